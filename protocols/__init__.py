@@ -1,0 +1,83 @@
+"""What is said: msgspec Structs and pure validation, no I/O, nothing else of ours imported."""
+
+from protocols.actions import Action, Call, Jump, Return, parse_action
+from protocols.capability import (
+    ArrayParam,
+    CapabilityMetadata,
+    Composition,
+    Decomposition,
+    RetryPolicy,
+    check_metadata,
+)
+from protocols.context import BlockContract, Segment, StepContext, SystemMetadata
+from protocols.errors import ManifestError, Problem, ProtocolError, ProtocolsError
+from protocols.manifest import (
+    Block,
+    Node,
+    Transition,
+    Trigger,
+    WorkflowManifest,
+    check_workflow_capabilities,
+    decode_document,
+    manifest_from_data,
+    signal_event,
+)
+from protocols.merge_strategy import DEFAULT_STRATEGY, MergeInstruction, parse_merge_instruction
+from protocols.messages import (
+    PROTOCOL_VERSION,
+    Cancel,
+    Disconnect,
+    Heartbeat,
+    Invoke,
+    Message,
+    Observation,
+    Outcome,
+    Ready,
+    Welcome,
+    WireMessage,
+)
+
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "PROTOCOL_VERSION",
+    "Action",
+    "ArrayParam",
+    "Block",
+    "BlockContract",
+    "Call",
+    "Cancel",
+    "CapabilityMetadata",
+    "Composition",
+    "Decomposition",
+    "Disconnect",
+    "Heartbeat",
+    "Invoke",
+    "Jump",
+    "ManifestError",
+    "MergeInstruction",
+    "Message",
+    "Node",
+    "Observation",
+    "Outcome",
+    "Problem",
+    "ProtocolError",
+    "ProtocolsError",
+    "Ready",
+    "RetryPolicy",
+    "Return",
+    "Segment",
+    "StepContext",
+    "SystemMetadata",
+    "Transition",
+    "Trigger",
+    "Welcome",
+    "WireMessage",
+    "WorkflowManifest",
+    "check_metadata",
+    "check_workflow_capabilities",
+    "decode_document",
+    "manifest_from_data",
+    "parse_action",
+    "parse_merge_instruction",
+    "signal_event",
+]

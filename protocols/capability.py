@@ -1,0 +1,151 @@
+"""Capability metadata: what a capability needs, what can come of it, how to run it robustly.
+
+Built in Python by capability authors (so a mistyped keyword is a ``TypeError`` at import) and
+carried on the wire inside ``Ready``; decoding tolerates fields added by newer versions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from protocols.errors import Problem
+from protocols.events import RESERVED_EVENTS
+
+__all__ = [
+    "ArrayParam",
+    "CapabilityMetadata",
+    "Composition",
+    "Decomposition",
+    "RetryPolicy",
+    "check_metadata",
+]
+
+_CAPABILITY_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
+_EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
+    """How the capability base retries transient failures (seed 001).
+
+    Attempt ``n`` (1-based retry number) waits ``min(initial_ms * multiplier**(n-1), max_ms)``
+    milliseconds, scaled by a uniform factor in ``[1 - jitter, 1 + jitter]``.
+    """
+
+    max_retries: int = 3
+    initial_ms: float = 100.0
+    multiplier: float = 2.0
+    max_ms: float = 10_000.0
+    jitter: float = 0.25
+
+
+class ArrayParam(msgspec.Struct, frozen=True, kw_only=True):
+    """A list parameter the planner fans out into one step per element (seed 004)."""
+
+    param_name: str
+    single_param_name: str
+    max_concurrency: int = 4
+
+
+class Decomposition(msgspec.Struct, frozen=True, kw_only=True):
+    """Planner metadata: which list parameters fan out (seed 004)."""
+
+    array_params: list[ArrayParam] = []
+
+
+class Composition(msgspec.Struct, frozen=True, kw_only=True):
+    """Planner metadata: follow-up steps appended when a condition holds (seed 004)."""
+
+    followup_roles: list[str] = []
+    enabled_if: dict[str, Any] = {}
+    param_map: dict[str, Any] = {}
+
+
+class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
+    """The declaration of one capability (DESIGN.md, "Capability metadata").
+
+    Attributes:
+        id: dotted, globally unique id.
+        version: the capability's own version string.
+        events: granular outcomes; ``failure`` is implied for every capability.
+        requires: capability ids that must have succeeded earlier in the same run.
+        input_schema: a JSON Schema object whose property names are ontology keys.
+        outputs: ontology keys the capability writes into the context bus.
+        retry: the retry policy of the capability base.
+        timeout_ms: the budget of one attempt (start-to-close); ``None`` for no limit.
+        idempotent: re-running after a lost worker is safe.
+        perceive_interval_ms: how often the worker host polls ``perceive()``; 0 = never.
+        roles: planner roles this capability can fill (e.g. ``notifier``).
+    """
+
+    id: str
+    version: str = "1.0"
+    description: str = ""
+    events: list[str] = msgspec.field(default_factory=lambda: ["success", "failure"])
+    requires: list[str] = []
+    input_schema: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
+    outputs: list[str] = []
+    retry: RetryPolicy = RetryPolicy()
+    timeout_ms: int | None = 30_000
+    idempotent: bool = False
+    perceive_interval_ms: int = 0
+    roles: list[str] = []
+    intent_hints: dict[str, Any] = {}
+    decomposition: Decomposition | None = None
+    composition: Composition | None = None
+    flow: dict[str, Any] = {}
+
+    @property
+    def all_events(self) -> frozenset[str]:
+        """Every event a step of this capability can end with: declared plus reserved."""
+        return frozenset(self.events) | RESERVED_EVENTS
+
+    @property
+    def required_inputs(self) -> list[str]:
+        """The ontology keys the input schema marks as required."""
+        return list(self.input_schema.get("required", []))
+
+    @property
+    def input_keys(self) -> list[str]:
+        """The ontology keys the input schema declares, in declaration order."""
+        return list(self.input_schema.get("properties", {}))
+
+
+def check_metadata(meta: CapabilityMetadata) -> list[Problem]:
+    """Return the problems with ``meta`` (an empty list when it is sound).
+
+    Checks the id's shape, event names, the retry knobs and the top level of the input schema
+    (the schema itself is compiled by the capability base, which reports its own errors).
+    """
+    where = f"capabilities[{meta.id!s}]"
+    problems: list[Problem] = []
+    if not _CAPABILITY_ID.match(meta.id):
+        problems.append(Problem(path=f"{where}.id", message="must be a dotted identifier"))
+    for i, event in enumerate(meta.events):
+        if not _EVENT_NAME.match(event):
+            problems.append(Problem(path=f"{where}.events[{i}]", message="must be snake_case"))
+    r = meta.retry
+    if r.max_retries < 0:
+        problems.append(Problem(path=f"{where}.retry.max_retries", message="must be >= 0"))
+    if r.initial_ms < 0 or r.max_ms < r.initial_ms:
+        problems.append(Problem(path=f"{where}.retry", message="need 0 <= initial_ms <= max_ms"))
+    if r.multiplier < 1.0:
+        problems.append(Problem(path=f"{where}.retry.multiplier", message="must be >= 1.0"))
+    if not 0.0 <= r.jitter < 1.0:
+        problems.append(Problem(path=f"{where}.retry.jitter", message="must be in [0, 1)"))
+    if meta.timeout_ms is not None and meta.timeout_ms <= 0:
+        problems.append(Problem(path=f"{where}.timeout_ms", message="must be > 0 or null"))
+    schema = meta.input_schema
+    if schema.get("type", "object") != "object":
+        problems.append(Problem(path=f"{where}.input_schema.type", message='must be "object"'))
+    if not isinstance(schema.get("properties", {}), dict):
+        problems.append(Problem(path=f"{where}.input_schema.properties", message="must be a map"))
+    props = schema.get("properties", {})
+    for i, key in enumerate(schema.get("required", [])):
+        if isinstance(props, dict) and key not in props:
+            problems.append(
+                Problem(path=f"{where}.input_schema.required[{i}]", message=f"names undeclared key {key!r}")
+            )
+    return problems

@@ -1,0 +1,55 @@
+"""Event names: the granular outcomes of capabilities and the runtime's reserved ones.
+
+A capability declares its own events (``success``, ``empty``, ``paginated``...). The runtime
+itself ends a step with one of the reserved events below, so that a transition table can route
+them like any other. Names starting with ``SIGNAL:`` belong to the engine.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CANCELLED",
+    "ENGINE_SIGNAL_PREFIX",
+    "FAILURE",
+    "FAIL_DEFAULT",
+    "INVALID",
+    "PREREQUISITE_FAILED",
+    "RESERVED_EVENTS",
+    "SUCCESS",
+    "TIMEOUT",
+    "UNAVAILABLE",
+    "full_event_name",
+    "is_success",
+]
+
+SUCCESS = "success"
+FAILURE = "failure"
+INVALID = "invalid"
+TIMEOUT = "timeout"
+UNAVAILABLE = "unavailable"
+CANCELLED = "cancelled"
+#: A capability's ``requires`` did not succeed in this run (ours: DESIGN.md leaves the name open).
+PREREQUISITE_FAILED = "prerequisite_failed"
+
+#: Events the runtime can end any step with, whatever the capability declares.
+RESERVED_EVENTS: frozenset[str] = frozenset(
+    {FAILURE, INVALID, TIMEOUT, UNAVAILABLE, CANCELLED, PREREQUISITE_FAILED}
+)
+
+ENGINE_SIGNAL_PREFIX = "SIGNAL:"
+#: The fallback transition taken when no transition matches the event exactly.
+FAIL_DEFAULT = "SIGNAL:FAIL_DEFAULT"
+
+
+def full_event_name(capability_id: str, event: str) -> str:
+    """Return the global name of ``event`` of ``capability_id`` (``<id>.<event>``)."""
+    return f"{capability_id}.{event}"
+
+
+def is_success(event: str) -> bool:
+    """Tell whether a step that ended with ``event`` succeeded.
+
+    Every event a capability declares counts as success (``empty`` and ``paginated`` are
+    outcomes, not errors) except the reserved failure events.
+    """
+    return event not in RESERVED_EVENTS

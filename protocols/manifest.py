@@ -1,0 +1,309 @@
+"""Workflow manifests (seeds 000 and 002): Nodes of Blocks routed by transition tables.
+
+The seed-002 ``workflows.json`` shape is accepted verbatim, in JSON, YAML or TOML, with one
+addition at the top level: ``start`` names the node a run enters first. Loading is strict:
+unknown fields, wrong types, unknown actions, JUMPs and CALLs to nothing and entry blocks
+missing from their node are all reported, each with its path
+(``nodes.main.blocks.load.transitions[1].action``).
+
+Block fields beyond the seed (all optional): ``params`` (block-local inputs, the first layer of
+the context bus), ``instructions`` (the block contract handed to the capability), ``artifacts``
+(paths of the primary artifact, relative to the manifest's folder) and ``timeout_ms`` (the
+step's schedule-to-close budget, overriding the one derived from the capability).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from protocols.actions import Call, Jump, parse_action
+from protocols.capability import CapabilityMetadata
+from protocols.errors import ManifestError, Problem
+from protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
+from protocols.merge_strategy import parse_merge_instruction
+
+__all__ = [
+    "Block",
+    "Node",
+    "Transition",
+    "Trigger",
+    "WorkflowManifest",
+    "check_workflow_capabilities",
+    "decode_document",
+    "manifest_from_data",
+    "signal_event",
+]
+
+
+class Transition(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One rule of a block's table: when the step ends with ``on_signal``, do ``action``."""
+
+    on_signal: str
+    action: str
+
+
+class Block(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """An atomic unit of execution: one capability and its transition table."""
+
+    worker: str
+    payload_merge_strategy: list[str] = []
+    transitions: list[Transition] = []
+    params: dict[str, Any] = {}
+    instructions: str = ""
+    artifacts: list[str] = []
+    timeout_ms: int | None = None
+    description: str = ""
+
+
+class Node(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A logical container of blocks that owns a static memory and a context boundary."""
+
+    entry_block: str
+    blocks: dict[str, Block]
+    context_inheritance: bool = True
+    static_memory: dict[str, Any] = {}
+    description: str = ""
+
+
+class Trigger(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Start a run whenever a capability observes something of ``kind`` (seed 001)."""
+
+    kind: str
+    capability: str = ""
+    description: str = ""
+
+
+class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A whole workflow: its nodes and the node a run starts in."""
+
+    start: str
+    nodes: dict[str, Node]
+    name: str = ""
+    description: str = ""
+    version: str = "1"
+    triggers: list[Trigger] = []
+
+
+class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    start: str
+    nodes: dict[str, Any]
+    name: str = ""
+    description: str = ""
+    version: str = "1"
+    triggers: list[Trigger] = []
+
+
+class _RawNode(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    entry_block: str
+    blocks: dict[str, Any]
+    context_inheritance: bool = True
+    static_memory: dict[str, Any] = {}
+    description: str = ""
+
+
+def decode_document(data: bytes, fmt: str) -> Any:
+    """Decode a JSON, YAML or TOML document into plain Python data.
+
+    Args:
+        data: the document's bytes.
+        fmt: ``json``, ``yaml`` (or ``yml``) or ``toml``.
+
+    Raises:
+        ManifestError: when the bytes are not a document of that format, or ``fmt`` is unknown.
+    """
+    fmt = fmt.lower().lstrip(".")
+    try:
+        if fmt == "json":
+            return msgspec.json.decode(data)
+        if fmt in ("yaml", "yml"):
+            return msgspec.yaml.decode(data)
+        if fmt == "toml":
+            return msgspec.toml.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ManifestError(Problem(path="", message=f"not valid {fmt.upper()}: {exc}")) from None
+    raise ManifestError(Problem(path="", message=f"unknown format {fmt!r}: use json, yaml or toml"))
+
+
+def _convert(data: Any, kind: type, path: str, problems: list[Problem]) -> Any:
+    """``msgspec.convert`` with the error's ``$`` path rewritten to ``path``; None on error."""
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError as exc:
+        message, sep, where = str(exc).rpartition(" - at `")
+        if not sep:  # an error at the root of ``data`` carries no location
+            message, where = str(exc), "$`"
+        suffix = where.rstrip("`")[1:]  # drop the leading "$"
+        full = path + suffix if path else suffix.lstrip(".")
+        # "unknown field `x`" and "missing required field `x`" read better with x in the path.
+        for prefix, text in (
+            ("Object contains unknown field `", "unknown field"),
+            ("Object missing required field `", "required field is missing"),
+        ):
+            if message.startswith(prefix):
+                field = message.split("`")[1]
+                full = f"{full}.{field}" if full else field
+                message = text
+        problems.append(Problem(path=full, message=message))
+        return None
+
+
+def manifest_from_data(data: Any, *, source: str = "") -> WorkflowManifest:
+    """Validate plain data as a workflow manifest and return it typed.
+
+    Every problem is collected before raising, so a user sees them all at once.
+
+    Raises:
+        ManifestError: listing each problem with its path.
+    """
+    problems: list[Problem] = []
+    if not isinstance(data, dict):
+        raise ManifestError(
+            Problem(path="", message=f"expected a map at the top level, got {type(data).__name__}"),
+            source=source,
+        )
+    raw = _convert(data, _RawManifest, "", problems)
+    if raw is None:
+        raise ManifestError(problems, source=source)
+    nodes: dict[str, Node] = {}
+    for node_id, node_data in raw.nodes.items():
+        npath = f"nodes.{node_id}"
+        raw_node = _convert(node_data, _RawNode, npath, problems)
+        if raw_node is None:
+            continue
+        blocks: dict[str, Block] = {}
+        for block_id, block_data in raw_node.blocks.items():
+            block = _convert(block_data, Block, f"{npath}.blocks.{block_id}", problems)
+            if block is not None:
+                blocks[block_id] = block
+        nodes[node_id] = Node(
+            entry_block=raw_node.entry_block,
+            blocks=blocks,
+            context_inheritance=raw_node.context_inheritance,
+            static_memory=raw_node.static_memory,
+            description=raw_node.description,
+        )
+        if not raw_node.blocks:
+            problems.append(Problem(path=f"{npath}.blocks", message="a node needs at least one block"))
+        elif raw_node.entry_block not in raw_node.blocks:
+            problems.append(
+                Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}")
+            )
+    if not raw.nodes:
+        problems.append(Problem(path="nodes", message="a manifest needs at least one node"))
+    elif raw.start not in raw.nodes:
+        problems.append(Problem(path="start", message=f"node {raw.start!r} does not exist"))
+    block_home = {b: n for n, node in nodes.items() for b in node.blocks}
+    for node_id, node in nodes.items():
+        for block_id, block in node.blocks.items():
+            _check_block(node_id, node, block_id, block, nodes, block_home, problems)
+    if problems:
+        raise ManifestError(problems, source=source)
+    return WorkflowManifest(
+        start=raw.start,
+        nodes=nodes,
+        name=raw.name,
+        description=raw.description,
+        version=raw.version,
+        triggers=raw.triggers,
+    )
+
+
+def _check_block(
+    node_id: str,
+    node: Node,
+    block_id: str,
+    block: Block,
+    nodes: Mapping[str, Node],
+    block_home: Mapping[str, str],
+    problems: list[Problem],
+) -> None:
+    bpath = f"nodes.{node_id}.blocks.{block_id}"
+    if not block.worker:
+        problems.append(Problem(path=f"{bpath}.worker", message="must name a capability id"))
+    if block.timeout_ms is not None and block.timeout_ms <= 0:
+        problems.append(Problem(path=f"{bpath}.timeout_ms", message="must be > 0"))
+    for i, text in enumerate(block.payload_merge_strategy):
+        try:
+            parse_merge_instruction(text)
+        except ValueError as exc:
+            problems.append(Problem(path=f"{bpath}.payload_merge_strategy[{i}]", message=str(exc)))
+    seen: dict[str, int] = {}
+    for i, transition in enumerate(block.transitions):
+        tpath = f"{bpath}.transitions[{i}]"
+        signal = transition.on_signal
+        if not signal:
+            problems.append(Problem(path=f"{tpath}.on_signal", message="must not be empty"))
+        elif signal.startswith(ENGINE_SIGNAL_PREFIX) and signal != FAIL_DEFAULT:
+            problems.append(
+                Problem(path=f"{tpath}.on_signal", message=f"names starting with SIGNAL: are reserved; only {FAIL_DEFAULT} is accepted")
+            )
+        key = signal_event(block.worker, signal)
+        if key in seen:
+            problems.append(
+                Problem(path=f"{tpath}.on_signal", message=f"signal {signal!r} is already routed by transitions[{seen[key]}]")
+            )
+        seen.setdefault(key, i)
+        try:
+            action = parse_action(transition.action)
+        except ValueError as exc:
+            problems.append(Problem(path=f"{tpath}.action", message=str(exc)))
+            continue
+        if isinstance(action, Jump) and action.block not in node.blocks:
+            hint = ""
+            if action.block in block_home:
+                hint = f" (it is in node {block_home[action.block]!r}: use CALL:{block_home[action.block]})"
+            problems.append(
+                Problem(path=f"{tpath}.action", message=f"JUMP to block {action.block!r} that does not exist in node {node_id!r}{hint}")
+            )
+        elif isinstance(action, Call) and action.node not in nodes:
+            problems.append(Problem(path=f"{tpath}.action", message=f"CALL to node {action.node!r} that does not exist"))
+
+
+def signal_event(worker: str, signal: str) -> str:
+    """Return the short event name a transition's ``on_signal`` matches.
+
+    ``on_signal`` may be the short event (``success``) or its full name
+    (``infobim.capability.base.list_pipes.success``).
+    """
+    prefix = worker + "."
+    return signal[len(prefix):] if signal.startswith(prefix) else signal
+
+
+def check_workflow_capabilities(
+    manifest: WorkflowManifest, catalog: Mapping[str, CapabilityMetadata]
+) -> list[Problem]:
+    """Check a valid manifest against the capabilities that will run it.
+
+    Reports blocks whose ``worker`` no capability provides, signals the capability can never
+    emit (a typo would otherwise silently fall through to the fallback), and ``requires`` that
+    no capability provides.
+    """
+    problems: list[Problem] = []
+    for node_id, node in manifest.nodes.items():
+        for block_id, block in node.blocks.items():
+            bpath = f"nodes.{node_id}.blocks.{block_id}"
+            meta = catalog.get(block.worker)
+            if meta is None:
+                problems.append(Problem(path=f"{bpath}.worker", message=f"no capability {block.worker!r} is loaded"))
+                continue
+            events = meta.all_events
+            for i, transition in enumerate(block.transitions):
+                if transition.on_signal == FAIL_DEFAULT:
+                    continue
+                event = signal_event(block.worker, transition.on_signal)
+                if event not in events:
+                    problems.append(
+                        Problem(
+                            path=f"{bpath}.transitions[{i}].on_signal",
+                            message=f"{block.worker} never emits {event!r} (it emits: {', '.join(sorted(events))})",
+                        )
+                    )
+            for i, req in enumerate(meta.requires):
+                if req not in catalog:
+                    problems.append(
+                        Problem(path=f"{bpath}.worker", message=f"{block.worker} requires {req!r}, which no capability provides")
+                    )
+    return problems

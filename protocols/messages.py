@@ -1,0 +1,127 @@
+"""Wire messages between the orchestrator and worker hosts: one tagged union.
+
+Every message is a msgspec Struct tagged by ``op`` and encoded as a msgpack array (hot
+messages stay small and fast). Evolution rules: a new field goes at the end with a default;
+fields are never reordered or removed; a decoder ignores trailing fields it does not know.
+
+Conversation (the Majordomo pattern of the ZeroMQ guide)::
+
+    worker -> orchestrator   Ready          announce capabilities and slots
+    orchestrator -> worker   Welcome        heartbeat interval and liveness
+    orchestrator -> worker   Invoke         run one step
+    worker -> orchestrator   Outcome        the step's event, outputs, duration, retries
+    both ways                Heartbeat      I am alive
+    orchestrator -> worker   Cancel         stop a step; the worker answers Outcome(cancelled)
+    both ways                Disconnect     goodbye, with the reason
+    worker -> orchestrator   Observation    something a capability perceived
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from protocols.capability import CapabilityMetadata
+from protocols.context import Segment, StepContext
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Cancel",
+    "Disconnect",
+    "Heartbeat",
+    "Invoke",
+    "Message",
+    "Observation",
+    "Outcome",
+    "Ready",
+    "WireMessage",
+    "Welcome",
+]
+
+#: Bumped on any change a peer of the previous version could not decode.
+PROTOCOL_VERSION = 1
+
+
+class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True):
+    """Base of every wire message."""
+
+
+class Ready(Message, tag="ready", frozen=True, kw_only=True):
+    """A worker host announces itself and what it offers."""
+
+    protocol: int
+    worker_id: str
+    host: str = ""
+    pid: int = 0
+    capabilities: list[CapabilityMetadata] = []
+    slots: int = 1
+
+
+class Welcome(Message, tag="welcome", frozen=True, kw_only=True):
+    """The orchestrator accepts a worker and announces the heartbeat it expects."""
+
+    worker_id: str
+    heartbeat_ms: int
+    liveness: int
+
+
+class Invoke(Message, tag="invoke", frozen=True, kw_only=True):
+    """Run one attempt of one step.
+
+    ``deadline_ms`` is the time the step may still take from receipt (relative, so clocks of
+    different hosts need not agree); ``None`` for no limit.
+    """
+
+    run_id: str
+    step_id: str
+    attempt: int
+    capability: str
+    inputs: dict[str, Any] = {}
+    context: StepContext = StepContext()
+    deadline_ms: int | None = None
+
+
+class Outcome(Message, tag="outcome", frozen=True, kw_only=True):
+    """The result of one attempt: never an exception, always an event."""
+
+    run_id: str
+    step_id: str
+    attempt: int
+    event: str
+    outputs: dict[str, Any] = {}
+    error: str | None = None
+    reason: str | None = None
+    duration_ms: float = 0.0
+    retries: int = 0
+    segments: list[Segment] = []
+
+
+class Heartbeat(Message, tag="heartbeat", frozen=True):
+    """Liveness: sent both ways every interval."""
+
+
+class Cancel(Message, tag="cancel", frozen=True, kw_only=True):
+    """Stop a running step; the worker cancels its task and reports ``cancelled``."""
+
+    run_id: str
+    step_id: str
+    attempt: int = 0
+
+
+class Disconnect(Message, tag="disconnect", frozen=True, kw_only=True):
+    """Goodbye, with the reason (a wrong protocol version, a shutdown)."""
+
+    reason: str
+
+
+class Observation(Message, tag="observation", frozen=True, kw_only=True):
+    """Something a capability perceived (seed 001); ``id`` makes repeats recognisable."""
+
+    capability: str
+    kind: str
+    id: str
+    data: dict[str, Any] = {}
+
+
+WireMessage = Ready | Welcome | Invoke | Outcome | Heartbeat | Cancel | Disconnect | Observation
