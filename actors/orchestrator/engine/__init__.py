@@ -1,0 +1,56 @@
+"""The orchestrator's pure engine: a run's state and a fact in, commands out.
+
+Compile a manifest once with :func:`compile_workflow`, make a :class:`RunState` per run with
+:func:`new_run`, and feed every fact to :func:`advance`; carry out the commands it returns.
+Nothing here does I/O, reads a clock or draws a random number, so replaying a journal of
+facts rebuilds a run exactly.
+"""
+
+from actors.orchestrator.engine._advance import advance
+from actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded
+from actors.orchestrator.engine._compile import (
+    BlockPlan,
+    CapabilityPlan,
+    CompiledWorkflow,
+    NodePlan,
+    Route,
+    compile_workflow,
+)
+from actors.orchestrator.engine._facts import (
+    Fact,
+    RunCancelled,
+    RunSubmitted,
+    StepDeadlineExpired,
+    StepFinished,
+    StepLost,
+    StepUnavailable,
+)
+from actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run
+from actors.orchestrator.engine._steps import LAST_FAILURE_KEY
+
+__all__ = [
+    "LAST_FAILURE_KEY",
+    "BlockPlan",
+    "CancelStep",
+    "CapabilityPlan",
+    "Command",
+    "CompiledWorkflow",
+    "Dispatch",
+    "Fact",
+    "Frame",
+    "NodePlan",
+    "PendingStep",
+    "Route",
+    "RunCancelled",
+    "RunEnded",
+    "RunState",
+    "RunSubmitted",
+    "StepDeadlineExpired",
+    "StepFinished",
+    "StepLost",
+    "StepUnavailable",
+    "TraceEntry",
+    "advance",
+    "compile_workflow",
+    "new_run",
+]

@@ -1,0 +1,66 @@
+"""Commands: what the engine asks its shell to do.
+
+The engine never performs them; the shell sends the ``Invoke``/``Cancel`` messages, arms the
+deadline timer, reads the artifacts, and publishes the end of the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from protocols.context import StepContext
+
+__all__ = ["CancelStep", "Command", "Dispatch", "RunEnded"]
+
+
+class _Command(msgspec.Struct, frozen=True, array_like=True, tag_field="command"):
+    """Base of every command."""
+
+
+class Dispatch(_Command, frozen=True, tag="dispatch"):
+    """Run one attempt of one step on a worker offering ``capability``.
+
+    Attributes:
+        run_id: the run.
+        step_id: ``s1``, ``s2``...; a re-dispatch keeps the id and bumps ``attempt``.
+        attempt: 1 for the first attempt.
+        capability: the capability id.
+        inputs: the resolved inputs (ontology key -> value).
+        context: the five layers; ``context.artifact`` is empty: the shell fills it from
+            ``artifacts`` before sending.
+        deadline_at_ms: when the shell must report :class:`StepDeadlineExpired` (same clock as
+            the facts' ``now_ms``); ``None`` for no limit.
+        idempotent: re-running after a lost worker is safe.
+        artifacts: the block's artifact paths (relative to the manifest's folder).
+    """
+
+    run_id: str
+    step_id: str
+    attempt: int
+    capability: str
+    inputs: dict[str, Any]
+    context: StepContext
+    deadline_at_ms: int | None
+    idempotent: bool
+    artifacts: list[str]
+
+
+class CancelStep(_Command, frozen=True, tag="cancel_step"):
+    """Stop that attempt of that step (the worker may still answer; the engine ignores it)."""
+
+    run_id: str
+    step_id: str
+    attempt: int
+
+
+class RunEnded(_Command, frozen=True, tag="run_ended"):
+    """The run ended; ``status`` is ``completed``, ``failed`` or ``cancelled``."""
+
+    run_id: str
+    status: str
+    error: str | None
+
+
+Command = Dispatch | CancelStep | RunEnded

@@ -1,0 +1,274 @@
+"""Beginning, ending and routing steps: the machinery under :func:`advance`.
+
+A block's turn runs its capability's missing prerequisites first (one step each), then its own
+step. A step either goes out as a :class:`Dispatch` (and the run waits for a fact about it) or
+ends at once without a worker (``invalid``, ``prerequisite_failed``) and is routed right away;
+:func:`drive` loops over the latter, never recursing, so an endless ``JUMP`` loop of such steps
+ends at the step limit rather than in a ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocols.actions import Call, Jump
+from protocols.context import BlockContract, StepContext, SystemMetadata
+from protocols.events import INVALID, PREREQUISITE_FAILED, is_success
+
+from actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
+from actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, Route
+from actors.orchestrator.engine._layers import assemble_payload, inherited_memory, resolve_inputs
+from actors.orchestrator.engine._state import (
+    COMPLETED,
+    FAILED,
+    Frame,
+    PendingStep,
+    RunState,
+    TraceEntry,
+)
+
+__all__ = ["LAST_FAILURE_KEY", "close_step", "drive", "end_run", "finish_block_step"]
+
+#: The context key that holds the last failed step: block, node, capability, event, reason, error.
+LAST_FAILURE_KEY = "ontoflow.last_failure"
+
+_NO_PARAMS: dict[str, Any] = {}
+
+
+class _Immediate:
+    """A step that ended without being dispatched."""
+
+    __slots__ = ("error", "event", "reason", "step_id")
+
+    def __init__(self, step_id: str, event: str, reason: str, error: str) -> None:
+        self.step_id = step_id
+        self.event = event
+        self.reason = reason
+        self.error = error
+
+
+def end_run(state: RunState, status: str, error: str | None, now_ms: int, cmds: list[Command]) -> None:
+    """End the run with ``status``; emits its one :class:`RunEnded`."""
+    state.status = status
+    state.error = error
+    state.ended_ms = now_ms
+    state.pending = None
+    cmds.append(RunEnded(state.run_id, status, error))
+
+
+def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command]) -> None:
+    """Take the current block's turn, and the next ones while steps end without a worker.
+
+    Returns when a step was dispatched or the run ended.
+    """
+    while True:
+        block = workflow.nodes[state.node].blocks[state.block]
+        done = _start_step(workflow, state, block, now_ms, cmds)
+        if done is None:
+            return
+        if not finish_block_step(workflow, state, block, done.step_id, done.event, 0, 0.0, 0,
+                                 done.reason, done.error, now_ms, now_ms, [], cmds):
+            return
+
+
+def _start_step(
+    workflow: CompiledWorkflow, state: RunState, block: BlockPlan, now_ms: int, cmds: list[Command]
+) -> _Immediate | None:
+    """Dispatch the block's next step, or return the block's step that ended at once.
+
+    ``None`` means a step went out or the run ended (step limit).
+    """
+    cap = block.capability
+    for req in cap.requires:
+        if req in state.succeeded:
+            continue
+        event = state.failed_prereqs.get(req)
+        if event is None:
+            done = _dispatch(workflow, state, block, workflow.capabilities[req], cap.id, now_ms, cmds)
+            if done is None:
+                return None
+            # The prerequisite could not even be dispatched: it failed, once and for all.
+            close_step(state, block, done.step_id, req, done.event, None, 0, 0.0, 0,
+                       done.reason, done.error, cap.id, now_ms, now_ms, [])
+            state.failed_prereqs[req] = event = done.event
+        step_id = _next_step_id(workflow, state, now_ms, cmds)
+        if step_id is None:
+            return None
+        error = f"prerequisite '{req}' of '{cap.id}' ended with '{event}'"
+        return _Immediate(step_id, PREREQUISITE_FAILED, "prerequisite", error)
+    return _dispatch(workflow, state, block, cap, None, now_ms, cmds)
+
+
+def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command]) -> str | None:
+    """Hand out the next step id, or end the run when it would exceed the step limit."""
+    if state.steps_taken >= workflow.max_steps:
+        end_run(state, FAILED, f"step limit of {workflow.max_steps} steps exceeded in block "
+                f"'{state.block}' of node '{state.node}'", now_ms, cmds)
+        return None
+    state.steps_taken += 1
+    state.step_seq += 1
+    return f"s{state.step_seq}"
+
+
+def _dispatch(
+    workflow: CompiledWorkflow,
+    state: RunState,
+    block: BlockPlan,
+    cap: CapabilityPlan,
+    prerequisite_of: str | None,
+    now_ms: int,
+    cmds: list[Command],
+) -> _Immediate | None:
+    """Build and emit the step of ``cap`` for ``block``; ``None`` when sent or the run ended."""
+    step_id = _next_step_id(workflow, state, now_ms, cmds)
+    if step_id is None:
+        return None
+    own = prerequisite_of is None
+    inherited = inherited_memory(workflow, workflow.nodes[block.node], state.stack)
+    inputs, missing = resolve_inputs(cap, block.params if own else _NO_PARAMS, inherited, state.context, workflow.defaults)
+    if missing is not None:
+        error = (
+            f"required input '{missing}' resolved to nothing "
+            "(block params, static memory, run context, defaults, schema default)"
+        )
+        return _Immediate(step_id, INVALID, "missing_input", error)
+    context = StepContext(
+        assemble_payload(block if own else None, state.payload, inherited, state.context),
+        block.contract if own else BlockContract(block.node, block.block, cap.id, ""),
+        inherited,
+        {},
+        SystemMetadata(state.run_id, block.node, block.block, step_id, workflow.manifest_hash, workflow.worktree),
+    )
+    budget = block.budget_ms if own else cap.budget_ms
+    command = Dispatch(
+        state.run_id,
+        step_id,
+        1,
+        cap.id,
+        inputs,
+        context,
+        None if budget is None else now_ms + budget,
+        cap.idempotent,
+        block.artifacts if own else [],
+    )
+    state.pending = PendingStep(
+        step_id=step_id,
+        attempt=1,
+        node=block.node,
+        block=block.block,
+        capability=cap.id,
+        prerequisite_of=prerequisite_of,
+        started_ms=now_ms,
+        dispatch=command,
+    )
+    cmds.append(command)
+    return None
+
+
+def close_step(
+    state: RunState,
+    block: BlockPlan,
+    step_id: str,
+    capability: str,
+    event: str,
+    action: str | None,
+    attempt: int,
+    duration_ms: float,
+    retries: int,
+    reason: str | None,
+    error: str | None,
+    prerequisite_of: str | None,
+    started_ms: int,
+    ended_ms: int,
+    dropped: list[str],
+) -> None:
+    """Record a finished step in the trace and, for a failure, in ``ontoflow.last_failure``."""
+    state.trace.append(
+        TraceEntry(
+            step_id=step_id,
+            node=block.node,
+            block=block.block,
+            capability=capability,
+            event=event,
+            action=action,
+            attempt=attempt,
+            duration_ms=duration_ms,
+            retries=retries,
+            reason=reason,
+            error=error,
+            prerequisite_of=prerequisite_of,
+            started_ms=started_ms,
+            ended_ms=ended_ms,
+            dropped_outputs=dropped,
+        )
+    )
+    if not is_success(event):
+        state.context[LAST_FAILURE_KEY] = {
+            "block": block.block,
+            "node": block.node,
+            "capability": capability,
+            "event": event,
+            "reason": reason,
+            "error": error,
+        }
+
+
+def finish_block_step(
+    workflow: CompiledWorkflow,
+    state: RunState,
+    block: BlockPlan,
+    step_id: str,
+    event: str,
+    attempt: int,
+    duration_ms: float,
+    retries: int,
+    reason: str | None,
+    error: str | None,
+    started_ms: int,
+    now_ms: int,
+    dropped: list[str],
+    cmds: list[Command],
+) -> bool:
+    """Record the block's own step that ended with ``event`` and route it.
+
+    Returns True when the run moved to a new block (the caller then calls :func:`drive`),
+    False when the run ended.
+    """
+    route = block.actions.get(event) or block.fail_default
+    close_step(state, block, step_id, block.capability.id, event, None if route is None else route.text,
+               attempt, duration_ms, retries, reason, error, None, started_ms, now_ms, dropped)
+    if route is not None:
+        return _apply(workflow, state, block, route, now_ms, cmds)
+    if block.has_transitions:
+        end_run(state, FAILED, f"no transition for signal '{event}' in block '{block.block}' of node "
+                f"'{block.node}' and no SIGNAL:FAIL_DEFAULT", now_ms, cmds)
+    elif is_success(event):
+        end_run(state, COMPLETED, None, now_ms, cmds)
+    else:
+        end_run(state, FAILED, f"block '{block.block}' of node '{block.node}' has no transitions "
+                f"and its step {step_id} ended with '{event}'", now_ms, cmds)
+    return False
+
+
+def _apply(
+    workflow: CompiledWorkflow, state: RunState, block: BlockPlan, route: Route, now_ms: int, cmds: list[Command]
+) -> bool:
+    """Execute a route's action; True when a block is to be begun, False when the run completed."""
+    action = route.action
+    if isinstance(action, Jump):
+        state.block = action.block
+        return True
+    if isinstance(action, Call):
+        state.stack.append(Frame(block.node, block.next_block))
+        state.node = action.node
+        state.block = workflow.nodes[action.node].entry_block
+        return True
+    # RETURN: pop until a frame with a block to continue at; a None block returns again.
+    stack = state.stack
+    while stack:
+        frame = stack.pop()
+        if frame.block is not None:
+            state.node, state.block = frame.node, frame.block
+            return True
+    end_run(state, COMPLETED, None, now_ms, cmds)
+    return False
