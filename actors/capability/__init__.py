@@ -1,0 +1,26 @@
+"""The capability base (seeds 000, 001): robust execution around a capability's business logic.
+
+A capability subclasses ``Capability``, declares ``metadata`` and writes ``execute``; the base
+validates inputs against the compiled schema, retries transient failures with jittered
+exponential backoff, classifies errors, measures duration and retries, scrubs error text and
+always answers with an ``Outcome``. ``load_capabilities`` finds capability classes in modules
+and ``.py`` files.
+"""
+
+from actors.capability._base import Capability
+from actors.capability._classify import ErrorClass, classify_error
+from actors.capability._loader import load_capabilities
+from actors.capability._result import Result
+from actors.capability._scrub import scrub
+from actors.errors import PermanentError, TransientError
+
+__all__ = [
+    "Capability",
+    "ErrorClass",
+    "PermanentError",
+    "Result",
+    "TransientError",
+    "classify_error",
+    "load_capabilities",
+    "scrub",
+]

@@ -1,0 +1,378 @@
+"""The capability base (seed 001): a template method around a capability's business logic.
+
+A subclass declares ``metadata`` and writes ``execute``; ``invoke`` (final, called by the
+worker host) validates the inputs against the compiled schema, runs attempts under their
+timeout, retries transient failures with jittered exponential backoff, checks what came back
+against the declaration, and always ends in an ``Outcome``: nothing but cancellation escapes.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+import random as _random
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple, final
+
+import anyio
+import fastjsonschema
+import msgspec
+import structlog
+
+from actors.capability._classify import ErrorClass, classify_error
+from actors.capability._result import Result
+from actors.capability._schema import Validator, compile_schema, describe_violation
+from actors.capability._scrub import MAX_CHARS, scrub
+from actors.errors import CapabilityDefinitionError
+from protocols.capability import CapabilityMetadata
+from protocols.context import Segment, StepContext
+from protocols.events import FAILURE, INVALID, SUCCESS, TIMEOUT
+from protocols.messages import Invoke, Observation, Outcome
+from runtime.retry import backoff_ms
+
+__all__ = ["Capability"]
+
+log = structlog.get_logger()
+
+# Reused: a fresh Encoder per call is the slow path msgspec warns about.
+_ENCODER = msgspec.msgpack.Encoder()
+_NOT_RETURNED = object()
+
+# Outcome reasons set by the base.
+REASON_INVALID_INPUT = "invalid_input"
+REASON_ERROR = "error"
+REASON_TIMEOUT = "timeout"
+REASON_UNDECLARED_EVENT = "undeclared_event"
+REASON_INVALID_RESULT = "invalid_result"
+REASON_INTERNAL = "internal"
+
+
+class _ClassSpec(NamedTuple):
+    """What the base precomputes once per capability class."""
+
+    metadata: CapabilityMetadata
+    validator: Validator
+    events: frozenset[str]
+    outputs: frozenset[str]
+
+
+class _BadResult(Exception):
+    """``execute`` returned something the base cannot turn into an Outcome."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def _encoded_size(value: Any) -> int:
+    try:
+        return len(_ENCODER.encode(value))
+    except Exception:  # sizes are for logs only; an unencodable input is validated elsewhere
+        return -1
+
+
+class Capability(abc.ABC):
+    """Base of every capability: perceive the world and act on it, robustly (seeds 000, 001).
+
+    Subclasses set ``metadata`` and implement ``execute``; the optional hooks are
+    ``initialize``, ``perceive`` and ``shutdown``. The worker host calls ``initialize`` once
+    before the first step, ``invoke`` for every step, ``perceive`` at the declared interval
+    and ``shutdown`` at the end.
+
+    Args:
+        config: per-deployment settings, available as ``self.config`` (never logged).
+        secrets: strings scrubbed from every error text the base produces.
+        sleep: the backoff sleep; injectable so tests check delays without waiting.
+        random: the source of jitter; a fresh ``random.Random()`` when ``None``.
+
+    Raises:
+        CapabilityDefinitionError: when the class has no ``metadata`` or its
+            ``input_schema`` does not compile (the id is named).
+    """
+
+    metadata: ClassVar[CapabilityMetadata]
+
+    def __init__(
+        self,
+        *,
+        config: Mapping[str, Any] | None = None,
+        secrets: Iterable[str] = (),
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        random: _random.Random | None = None,
+    ) -> None:
+        self._spec = type(self)._class_spec()
+        self.config: Mapping[str, Any] = MappingProxyType(dict(config or {}))
+        self._secrets: tuple[str, ...] = tuple(s for s in secrets if isinstance(s, str) and s)
+        self._sleep = sleep
+        self._random = random if random is not None else _random.Random()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        meta = cls.__dict__.get("metadata")
+        if meta is not None and not isinstance(meta, CapabilityMetadata):
+            raise CapabilityDefinitionError(
+                f"{cls.__qualname__}.metadata must be a CapabilityMetadata, not {type(meta).__name__}"
+            )
+
+    @classmethod
+    def _class_spec(cls) -> _ClassSpec:
+        """The compiled validator and declared sets of this class, built on first use.
+
+        Raises:
+            CapabilityDefinitionError: no ``metadata``, or a schema that does not compile.
+        """
+        meta = getattr(cls, "metadata", None)
+        if not isinstance(meta, CapabilityMetadata):
+            raise CapabilityDefinitionError(f"{cls.__qualname__} has no CapabilityMetadata 'metadata'")
+        cached = cls.__dict__.get("_ontoflow_class_spec")
+        # Keyed to the metadata object, so a subclass overriding it (or a test swapping it)
+        # never reuses its parent's validator.
+        if cached is not None and cached.metadata is meta:
+            return cached
+        spec = _ClassSpec(
+            metadata=meta,
+            validator=compile_schema(meta.id, meta.input_schema),
+            events=frozenset(meta.events) | {FAILURE},
+            outputs=frozenset(meta.outputs),
+        )
+        cls._ontoflow_class_spec = spec
+        return spec
+
+    # -- lifecycle hooks -------------------------------------------------------------------
+
+    async def initialize(self) -> None:  # noqa: B027 - optional hook, empty by design
+        """Prepare clients and resources; runs once, before the first step.
+
+        Raising here crashes the capability actor; its supervisor restarts it.
+        """
+
+    @abc.abstractmethod
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result | dict[str, Any] | None:
+        """The business logic of one attempt; the base handles everything else.
+
+        Args:
+            inputs: validated inputs (schema defaults filled in), a fresh copy per attempt.
+            context: the step's five context layers (seed 002).
+
+        Returns:
+            A ``Result``; a dict (the outputs of a ``success``); or ``None`` (``success``,
+            no outputs).
+
+        Raises:
+            Exception: any; ``TransientError`` is retried, ``PermanentError`` is not, others
+                are classified by ``classify_error``.
+        """
+
+    async def perceive(self) -> list[Observation]:
+        """Observe the world (a new file, a new message); polled by the worker host at
+        ``metadata.perceive_interval_ms``. The default perceives nothing.
+
+        Raising is logged by the worker host and the poll is retried at the next interval.
+        """
+        return []
+
+    async def shutdown(self) -> None:  # noqa: B027 - optional hook, empty by design
+        """Release what ``initialize`` acquired; runs once, after the last step."""
+
+    # -- the template method ---------------------------------------------------------------
+
+    @final
+    async def invoke(self, request: Invoke) -> Outcome:
+        """Run one step: validate, attempt with timeout and retries, check, report.
+
+        Never raises anything but cancellation: every failure becomes an Outcome whose event
+        is ``invalid`` (reason ``invalid_input``), ``timeout`` (reason ``timeout``) or
+        ``failure`` (reason ``error``, ``undeclared_event``, ``invalid_result`` or
+        ``internal``). ``duration_ms`` covers the whole call, ``retries`` the retries done.
+
+        Args:
+            request: the step to run; its ``deadline_ms`` bounds the whole call.
+
+        Returns:
+            The step's Outcome, carrying the request's run_id, step_id and attempt.
+        """
+        started = time.perf_counter()
+        try:
+            return await self._invoke(request, started)
+        except Exception as exc:  # the last line of the zero-exception guarantee
+            return self._internal_failure(request, started, exc)
+
+    async def _invoke(self, request: Invoke, started: float) -> Outcome:
+        meta = self._spec.metadata
+        raw_inputs = request.inputs
+        log.debug(
+            "capability_step_started",
+            capability=meta.id,
+            run_id=request.run_id,
+            step_id=request.step_id,
+            attempt=request.attempt,
+            input_keys=[str(k) for k in raw_inputs] if isinstance(raw_inputs, dict) else [],
+            input_bytes=_encoded_size(raw_inputs),
+        )
+        try:
+            # A copy: the validator writes schema defaults into what it is given.
+            inputs = self._spec.validator(dict(raw_inputs) if isinstance(raw_inputs, dict) else raw_inputs)
+            if not isinstance(inputs, dict):
+                raise fastjsonschema.JsonSchemaValueException("data must be object", name="data", rule="type")
+        except fastjsonschema.JsonSchemaValueException as exc:
+            message = scrub(describe_violation(exc), secrets=self._secrets)
+            return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message)
+        return await self._attempts(request, started, inputs)
+
+    async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any]) -> Outcome:
+        meta = self._spec.metadata
+        policy = meta.retry
+        timeout_s = meta.timeout_ms / 1000 if meta.timeout_ms is not None else math.inf
+        deadline = math.inf
+        if request.deadline_ms is not None:
+            deadline = anyio.current_time() + request.deadline_ms / 1000
+        retries = 0
+        while True:
+            attempt_deadline = min(anyio.current_time() + timeout_s, deadline)
+            raw: Any = _NOT_RETURNED
+            error: Exception | None = None
+            scope = anyio.CancelScope(deadline=attempt_deadline)
+            try:
+                with scope:
+                    raw = await self.execute(dict(inputs), request.context)
+            except Exception as exc:  # never BaseException: cancellation must propagate
+                error = exc
+            if error is None and raw is not _NOT_RETURNED:
+                return self._success(request, started, raw, retries)
+            # Nothing returned and nothing raised means our scope expired; an error raised in
+            # reaction to our expiry is a timeout too.
+            timed_out = error is None or scope.cancel_called
+            error_class = ErrorClass.TRANSIENT if timed_out else classify_error(error)
+            log.warning(
+                "capability_attempt_failed",
+                capability=meta.id,
+                run_id=request.run_id,
+                step_id=request.step_id,
+                attempt=retries + 1,
+                error_class=str(error_class),
+                exc_type="TimeoutError" if timed_out else type(error).__name__,
+            )
+            if error_class is ErrorClass.TRANSIENT and retries < policy.max_retries:
+                delay_s = backoff_ms(policy, retries + 1, self._random.random()) / 1000
+                # Never start a backoff that would end past the step's deadline.
+                if anyio.current_time() + delay_s < deadline:
+                    await self._sleep(delay_s)
+                    retries += 1
+                    continue
+            if timed_out or error is None:
+                hit_deadline = attempt_deadline >= deadline
+                budget = f"the step deadline of {request.deadline_ms} ms" if hit_deadline else f"{meta.timeout_ms} ms"
+                message = f"{error_class}: TimeoutError: attempt exceeded {budget}"
+                return self._finish(request, started, TIMEOUT, reason=REASON_TIMEOUT, error=message, retries=retries)
+            message = self._error_text(error_class, error, inputs)
+            return self._finish(request, started, FAILURE, reason=REASON_ERROR, error=message, retries=retries)
+
+    def _success(self, request: Invoke, started: float, raw: Any, retries: int) -> Outcome:
+        """Turn what ``execute`` returned into an Outcome, holding it to the declaration."""
+        try:
+            event, outputs, segments = self._interpret(raw)
+        except _BadResult as bad:
+            message = scrub(bad.message, secrets=self._secrets)
+            return self._finish(request, started, FAILURE, reason=bad.reason, error=message, retries=retries)
+        return self._finish(request, started, event, outputs=outputs, segments=segments, retries=retries)
+
+    def _interpret(self, raw: Any) -> tuple[str, dict[str, Any], list[Segment]]:
+        if raw is None:
+            return SUCCESS, {}, []
+        if isinstance(raw, dict):
+            event, outputs, segments = SUCCESS, raw, []
+        elif isinstance(raw, Result):
+            event, outputs, segments = raw.event, raw.outputs, raw.segments
+        else:
+            raise _BadResult(
+                REASON_INVALID_RESULT, f"execute returned {type(raw).__name__}, expected Result, dict or None"
+            )
+        if not isinstance(event, str):
+            raise _BadResult(REASON_INVALID_RESULT, f"Result.event is {type(event).__name__}, expected str")
+        if event not in self._spec.events:
+            raise _BadResult(REASON_UNDECLARED_EVENT, f"capability returned undeclared event {event[:100]!r}")
+        if not isinstance(outputs, dict) or not all(isinstance(k, str) for k in outputs):
+            raise _BadResult(REASON_INVALID_RESULT, f"outputs are {type(outputs).__name__}, expected dict[str, Any]")
+        if not isinstance(segments, list) or not all(isinstance(s, Segment) for s in segments):
+            raise _BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment")
+        declared = self._spec.outputs
+        if declared and not declared.issuperset(outputs):
+            dropped = sorted(k for k in outputs if k not in declared)
+            log.warning("undeclared_output_dropped", capability=self._spec.metadata.id, keys=dropped)
+            outputs = {k: v for k, v in outputs.items() if k in declared}
+        try:
+            # Caught here, where the capability is known, rather than in the host's encoder.
+            _ENCODER.encode(outputs)
+        except Exception as exc:
+            raise _BadResult(REASON_INVALID_RESULT, f"outputs are not encodable: {type(exc).__name__}") from None
+        return event, dict(outputs), list(segments)
+
+    def _error_text(self, error_class: ErrorClass, exc: Exception, inputs: dict[str, Any]) -> str:
+        """``"<class>: <ExcType>: <message>"``, scrubbed of inputs and secrets, capped."""
+        try:
+            message = str(exc)
+        except Exception:
+            message = "<unprintable message>"
+        head = f"{error_class}: {type(exc).__name__}: "
+        body = scrub(message, values=inputs.values(), secrets=self._secrets, max_chars=MAX_CHARS)
+        return (head + body)[:MAX_CHARS]
+
+    def _finish(
+        self,
+        request: Invoke,
+        started: float,
+        event: str,
+        *,
+        outputs: dict[str, Any] | None = None,
+        segments: list[Segment] | None = None,
+        error: str | None = None,
+        reason: str | None = None,
+        retries: int = 0,
+    ) -> Outcome:
+        duration_ms = (time.perf_counter() - started) * 1000.0
+        log.info(
+            "capability_step_completed",
+            capability=self._spec.metadata.id,
+            run_id=request.run_id,
+            step_id=request.step_id,
+            outcome=event,  # "event" is structlog's own key: the event name of the log line
+            reason=reason,
+            duration_ms=round(duration_ms, 3),
+            retries=retries,
+        )
+        return Outcome(
+            run_id=request.run_id,
+            step_id=request.step_id,
+            attempt=request.attempt,
+            event=event,
+            outputs=outputs or {},
+            error=error,
+            reason=reason,
+            duration_ms=duration_ms,
+            retries=retries,
+            segments=segments or [],
+        )
+
+    def _internal_failure(self, request: Any, started: float, exc: Exception) -> Outcome:
+        """An Outcome built from nothing that can raise: the base itself went wrong."""
+        exc_type = type(exc).__name__
+        try:
+            log.error("capability_internal_error", capability=self._spec.metadata.id, exc_type=exc_type)
+        except Exception:  # a broken log pipeline must not break the guarantee
+            pass
+        try:
+            ids = (str(request.run_id), str(request.step_id), int(request.attempt))
+        except Exception:
+            ids = ("", "", 0)
+        return Outcome(
+            run_id=ids[0],
+            step_id=ids[1],
+            attempt=ids[2],
+            event=FAILURE,
+            error=f"{ErrorClass.UNKNOWN}: {exc_type}: the capability base failed",
+            reason=REASON_INTERNAL,
+            duration_ms=(time.perf_counter() - started) * 1000.0,
+        )

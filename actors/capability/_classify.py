@@ -1,0 +1,125 @@
+"""Error classification (seed 001): is a failure worth retrying?"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import re
+import socket
+
+from actors.errors import PermanentError, TransientError
+
+__all__ = ["ErrorClass", "classify_error"]
+
+
+class ErrorClass(enum.StrEnum):
+    """How the capability base treats a failure: only ``TRANSIENT`` is retried."""
+
+    TRANSIENT = "transient"
+    PERMANENT = "permanent"
+    UNKNOWN = "unknown"
+
+
+#: Only the head of a message is searched: the cue is at the start, and regexes stay cheap.
+_MAX_TEXT = 2000
+_TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
+_PERMANENT_STATUS = frozenset({400, 401, 403, 404, 422})
+# errnos of a network that is down, refusing or slow: the same call may work a moment later.
+_TRANSIENT_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in (
+        "ECONNREFUSED",
+        "ECONNRESET",
+        "ECONNABORTED",
+        "ETIMEDOUT",
+        "EHOSTUNREACH",
+        "EHOSTDOWN",
+        "ENETUNREACH",
+        "ENETDOWN",
+        "ENETRESET",
+        "EPIPE",
+        "EAGAIN",
+        "EADDRNOTAVAIL",
+    )
+    if hasattr(errno, name)
+)
+# Numbers only as whole words, so "1429 rows" is not a rate limit.
+_TRANSIENT_TEXT = re.compile(
+    r"timeout|timed out|rate limit|too many requests|\b429\b|\b503\b|connection|network|temporarily|unavailable",
+    re.IGNORECASE,
+)
+_PERMANENT_TEXT = re.compile(
+    r"auth|unauthorized|forbidden|invalid|validation|\b400\b|\b401\b|\b403\b|\b404\b|not found",
+    re.IGNORECASE,
+)
+
+
+def _status_of(exc: BaseException) -> int | None:
+    """The HTTP-ish status an exception carries (``status_code``/``status``, or its
+    ``response``'s, as httpx and requests errors do)."""
+    for holder in (exc, getattr(exc, "response", None)):
+        if holder is None:
+            continue
+        for attr in ("status_code", "status"):
+            try:
+                value = getattr(holder, attr, None)
+            except Exception:  # a property that raises tells us nothing
+                continue
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def _classify_group(group: BaseExceptionGroup) -> ErrorClass:
+    # One permanent leaf makes the whole retry pointless; all-transient is worth another go.
+    classes = [classify_error(e) for e in group.exceptions if isinstance(e, Exception)]
+    if not classes:
+        return ErrorClass.UNKNOWN
+    if ErrorClass.PERMANENT in classes:
+        return ErrorClass.PERMANENT
+    if all(c is ErrorClass.TRANSIENT for c in classes):
+        return ErrorClass.TRANSIENT
+    return ErrorClass.UNKNOWN
+
+
+def classify_error(exc: BaseException) -> ErrorClass:
+    """Classify a failure as transient (retry), permanent or unknown (neither: not retried).
+
+    In order: ``TransientError``/``PermanentError``; ``TimeoutError``, ``ConnectionError`` and
+    socket-level ``OSError`` are transient; an int ``status_code``/``status`` of
+    429/502/503/504 is transient, 400/401/403/404/422 permanent; ``PermissionError`` is
+    permanent; otherwise the message decides (timeouts, rate limits, connection and network
+    troubles are transient; auth, validation and not-found are permanent); else unknown.
+
+    Args:
+        exc: the exception an attempt raised.
+
+    Returns:
+        The class; never raises, even when ``str(exc)`` does.
+    """
+    if isinstance(exc, TransientError):
+        return ErrorClass.TRANSIENT
+    if isinstance(exc, PermanentError):
+        return ErrorClass.PERMANENT
+    if isinstance(exc, BaseExceptionGroup):
+        return _classify_group(exc)
+    if isinstance(exc, (TimeoutError, ConnectionError, socket.gaierror, socket.herror)):
+        return ErrorClass.TRANSIENT
+    if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno in _TRANSIENT_ERRNOS:
+        return ErrorClass.TRANSIENT
+    status = _status_of(exc)
+    if status in _TRANSIENT_STATUS:
+        return ErrorClass.TRANSIENT
+    if status in _PERMANENT_STATUS:
+        return ErrorClass.PERMANENT
+    if isinstance(exc, PermissionError):
+        return ErrorClass.PERMANENT
+    try:
+        text = str(exc)[:_MAX_TEXT]
+    except Exception:
+        return ErrorClass.UNKNOWN
+    if _TRANSIENT_TEXT.search(text):
+        return ErrorClass.TRANSIENT
+    if _PERMANENT_TEXT.search(text):
+        return ErrorClass.PERMANENT
+    return ErrorClass.UNKNOWN

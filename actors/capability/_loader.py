@@ -1,0 +1,154 @@
+"""Loading capability classes from module names or ``.py`` files."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import itertools
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+
+from actors.capability._base import Capability
+from actors.capability._scrub import scrub
+from actors.errors import CapabilityDefinitionError
+from protocols.capability import CapabilityMetadata, check_metadata
+from runtime.errors import CapabilityLoadError
+
+__all__ = ["load_capabilities"]
+
+# Module names given to files; the counter keeps two loads of one file apart.
+_FILE_MODULE_PREFIX = "_ontoflow_capfile_"
+_file_counter = itertools.count()
+
+
+def _is_path(spec: str) -> bool:
+    return spec.endswith(".py") or "/" in spec or "\\" in spec
+
+
+def _import_file(spec: str) -> ModuleType:
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise CapabilityLoadError(f"capability file {spec!r} not found")
+    path = path.resolve()
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    name = f"{_FILE_MODULE_PREFIX}{path.stem.replace('-', '_')}_{digest}_{next(_file_counter)}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise CapabilityLoadError(f"capability file {spec!r} cannot be imported as Python")
+    module = importlib.util.module_from_spec(module_spec)
+    # Registered before running, as a normal import would be: dataclasses and pickling look
+    # the module up by name while it executes.
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise CapabilityLoadError(f"importing capability file {spec!r} failed: {_describe(exc)}") from None
+    return module
+
+
+def _import_name(spec: str) -> ModuleType:
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as exc:
+        # Tell "there is no such module" from "the module imports something missing".
+        if exc.name is not None and (spec == exc.name or spec.startswith(exc.name + ".")):
+            raise CapabilityLoadError(f"capability module {spec!r} not found") from None
+        raise CapabilityLoadError(f"importing capability module {spec!r} failed: {_describe(exc)}") from None
+    except Exception as exc:
+        raise CapabilityLoadError(f"importing capability module {spec!r} failed: {_describe(exc)}") from None
+
+
+def _describe(exc: Exception) -> str:
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<unprintable message>"
+    return f"{type(exc).__name__}: {scrub(message)}"
+
+
+def _classes_of(spec: str, module: ModuleType) -> list[type[Capability]]:
+    declared = getattr(module, "CAPABILITIES", None)
+    if declared is not None:
+        if not isinstance(declared, (list, tuple)):
+            raise CapabilityLoadError(
+                f"capability spec {spec!r}: CAPABILITIES must be a list, not {type(declared).__name__}"
+            )
+        for i, cls in enumerate(declared):
+            if not (isinstance(cls, type) and issubclass(cls, Capability)):
+                raise CapabilityLoadError(f"capability spec {spec!r}: CAPABILITIES[{i}] is not a Capability subclass")
+        return list(declared)
+    return [
+        obj
+        for obj in vars(module).values()
+        if isinstance(obj, type)
+        and issubclass(obj, Capability)
+        and obj is not Capability
+        # Only classes defined here: a base imported from elsewhere is not this module's.
+        and obj.__module__ == module.__name__
+        and isinstance(getattr(obj, "metadata", None), CapabilityMetadata)
+    ]
+
+
+def _check_class(spec: str, cls: type[Capability]) -> CapabilityMetadata:
+    meta = getattr(cls, "metadata", None)
+    if not isinstance(meta, CapabilityMetadata):
+        raise CapabilityLoadError(f"capability spec {spec!r}: {cls.__qualname__} has no CapabilityMetadata 'metadata'")
+    if inspect.isabstract(cls):
+        raise CapabilityLoadError(f"capability spec {spec!r}: capability {meta.id!r} does not implement execute")
+    problems = check_metadata(meta)
+    if problems:
+        listed = "; ".join(str(p) for p in problems)
+        raise CapabilityLoadError(f"capability spec {spec!r}: capability {meta.id!r} has invalid metadata: {listed}")
+    try:
+        cls._class_spec()  # compiles the input schema now, at load time, not at the first step
+    except CapabilityDefinitionError as exc:
+        raise CapabilityLoadError(f"capability spec {spec!r}: {exc}") from None
+    return meta
+
+
+def load_capabilities(specs: Iterable[str]) -> list[type[Capability]]:
+    """Import capability classes from module names and ``.py`` files.
+
+    A spec ending in ``.py`` or holding a path separator is a file, imported under a unique
+    module name; any other spec is an importable module name. A module contributes its
+    ``CAPABILITIES`` list when it has one, else every Capability subclass *defined* in it
+    that has ``metadata``. Each class's metadata is checked and its input schema compiled.
+
+    Args:
+        specs: module names (``mypkg.caps``) and paths (``/srv/caps/quote.py``).
+
+    Returns:
+        The classes, in spec order, each once.
+
+    Raises:
+        CapabilityLoadError: a module or file not found, an import that raises, a spec with
+            no capabilities, two classes with one id, metadata that fails ``check_metadata``,
+            or a schema that does not compile. The message names the spec (and the id).
+    """
+    loaded: list[type[Capability]] = []
+    owners: dict[str, tuple[str, type[Capability]]] = {}
+    for spec in specs:
+        if not isinstance(spec, str) or not spec.strip():
+            raise CapabilityLoadError(f"capability spec {spec!r} is empty or not a string")
+        module = _import_file(spec) if _is_path(spec) else _import_name(spec)
+        classes = _classes_of(spec, module)
+        if not classes:
+            raise CapabilityLoadError(f"capability spec {spec!r} defines no capabilities")
+        for cls in classes:
+            meta = _check_class(spec, cls)
+            previous = owners.get(meta.id)
+            if previous is not None:
+                if previous[1] is cls:  # the same class reached twice: harmless
+                    continue
+                raise CapabilityLoadError(
+                    f"capability id {meta.id!r} is defined twice: by {previous[1].__qualname__} "
+                    f"({previous[0]!r}) and {cls.__qualname__} ({spec!r})"
+                )
+            owners[meta.id] = (spec, cls)
+            loaded.append(cls)
+    return loaded

@@ -1,0 +1,72 @@
+"""Input validation: one compiled JSON Schema validator per capability class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import fastjsonschema
+
+from actors.errors import CapabilityDefinitionError
+
+__all__ = ["Validator", "compile_schema", "describe_violation"]
+
+#: A compiled validator: returns the data with schema defaults filled in, or raises
+#: ``fastjsonschema.JsonSchemaValueException``.
+Validator = Callable[[Any], Any]
+
+_ROOT = "data"
+
+
+def _refuse_remote(uri: str) -> Any:
+    # fastjsonschema would otherwise fetch a remote $ref with urlopen at compile time:
+    # loading a capability must not reach the network.
+    raise CapabilityDefinitionError(f"remote $ref {uri!r} is not allowed in an input_schema")
+
+
+_NO_REMOTE = {scheme: _refuse_remote for scheme in ("http", "https", "ftp", "file")}
+
+
+def compile_schema(capability_id: str, schema: dict[str, Any]) -> Validator:
+    """Compile ``schema`` once, with ``default`` values filling missing keys.
+
+    Args:
+        capability_id: named in the error.
+        schema: the capability's ``input_schema``.
+
+    Returns:
+        The validator.
+
+    Raises:
+        CapabilityDefinitionError: when the schema does not compile (an unknown type, a
+            broken regex, a remote ``$ref``); the message names the capability id.
+    """
+    try:
+        return fastjsonschema.compile(schema, handlers=_NO_REMOTE, use_default=True)
+    except Exception as exc:  # JsonSchemaDefinitionException, re.error, TypeError, ...
+        raise CapabilityDefinitionError(
+            f"capability {capability_id!r}: input_schema does not compile: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def describe_violation(exc: fastjsonschema.JsonSchemaValueException) -> str:
+    """Turn a validation error into a message that names the key and the rule, not the value.
+
+    ``data.obdc.base.lang.code must be one of ['en', 'pt_BR']`` becomes
+    ``input 'obdc.base.lang.code' must be one of ['en', 'pt_BR']``. fastjsonschema's messages
+    quote the schema (enum members, patterns, bounds), never the offending value.
+    """
+    name = exc.name or _ROOT
+    message = exc.message or ""
+    rule_text = message[len(name) + 1 :] if message.startswith(name + " ") else message
+    if name == _ROOT:
+        if exc.rule == "required" and isinstance(exc.rule_definition, list):
+            present = exc.value if isinstance(exc.value, dict) else {}
+            missing = [k for k in exc.rule_definition if k not in present]
+            if len(missing) == 1:
+                return f"input {missing[0]!r} is required"
+            if missing:
+                return "inputs " + ", ".join(repr(k) for k in missing) + " are required"
+        return f"inputs {rule_text}"
+    key = name[len(_ROOT) + 1 :] if name.startswith(_ROOT + ".") else name
+    return f"input {key!r} {rule_text}"

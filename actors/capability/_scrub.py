@@ -1,0 +1,116 @@
+"""Scrubbing secrets and parameter values out of error text (seed 001's safe error messages)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+__all__ = ["REDACTED", "scrub"]
+
+REDACTED = "<redacted>"
+#: The default cap of a scrubbed text (an Outcome's ``error``).
+MAX_CHARS = 500
+# Secrets hidden in an exception message are short; values are never nested this deep.
+_MAX_DEPTH = 8
+
+# key=value / key: value where the key names a credential; the key stays, the value goes.
+# The bounded {0,40} affixes keep the scan linear on long words.
+_CREDENTIAL = re.compile(
+    r"""(?P<key>[\w.\-]{0,40}(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key)[\w.\-]{0,40})
+        (?P<sep>["']?\s*[=:]\s*)
+        (?P<value>"[^"]*"|'[^']*'|[^\s,;&"'}\]]+)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_AUTHORIZATION = re.compile(
+    r"""(?P<head>authorization["']?\s*[=:]\s*)
+        (?:"[^"]*"|'[^']*'|(?:(?:bearer|basic|digest|token)\s+)?[^\s,;"']+)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_BEARER = re.compile(r"\bbearer\s+[A-Za-z0-9\-._~+/]+=*", re.IGNORECASE)
+# scheme://user:pass@host (or a token as the user): the whole userinfo goes.
+_URL_USERINFO = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@]+@")
+_AWS_KEY = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _long_run(match: re.Match[str]) -> str:
+    # Hex digests and base64 keys, not snake_case names, paths or UUIDs: a random base64 run of
+    # 32 chars mixes digits, upper and lower case; an identifier rarely does.
+    run = match.group(0)
+    if _HEX.fullmatch(run):
+        return REDACTED
+    has_digit = any(c.isdigit() for c in run)
+    if has_digit and any(c.isupper() for c in run) and any(c.islower() for c in run):
+        return REDACTED
+    return run
+
+
+def _flatten(value: Any, depth: int = 0) -> Iterator[str]:
+    """The literal forms of ``value`` worth redacting (nested containers walked)."""
+    if isinstance(value, str):
+        if len(value) >= 3:
+            yield value
+            # A message often quotes the value with repr(), which escapes newlines and quotes.
+            inner = repr(value)[1:-1]
+            if inner != value:
+                yield inner
+    elif isinstance(value, bool):  # str(True) is a word, not a parameter value
+        return
+    elif isinstance(value, (int, float)):
+        text = str(value)
+        if len(text) >= 4:
+            yield text
+    elif depth < _MAX_DEPTH and isinstance(value, Mapping):
+        for item in value.values():
+            yield from _flatten(item, depth + 1)
+    elif depth < _MAX_DEPTH and isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _flatten(item, depth + 1)
+
+
+def scrub(
+    text: str,
+    *,
+    values: Iterable[Any] = (),
+    secrets: Iterable[str] = (),
+    max_chars: int = MAX_CHARS,
+) -> str:
+    """Return ``text`` with secrets, parameter values and credential-looking parts redacted.
+
+    Replaced by ``<redacted>``: every non-empty string of ``secrets``; every string of length
+    >= 3 among ``values`` (walked into nested dicts and lists) and the ``str()`` of every
+    int/float of >= 4 characters; ``password=``/``passwd``/``secret``/``token``/``api_key``
+    values (``key=value`` and ``key: value``, quoted or not); ``Authorization`` headers and
+    ``Bearer`` tokens; the userinfo of URLs (``scheme://<redacted>@host``); AWS access key ids;
+    long hex or base64-looking runs (>= 32 chars). The result is cut to ``max_chars``.
+
+    Args:
+        text: the text to clean (an exception message).
+        values: parameter values (e.g. ``inputs.values()``) that must not appear.
+        secrets: configured secrets that must not appear.
+        max_chars: the longest result returned.
+
+    Returns:
+        The scrubbed text; never raises for a ``str`` input.
+    """
+    # Work on a bounded head: only max_chars survive, and the regexes stay cheap on huge text.
+    text = text[: max(max_chars * 4, 1024)]
+    literals = {s for s in secrets if isinstance(s, str) and s}
+    for value in values:
+        literals.update(_flatten(value))
+    if literals:
+        # One pass, longest first, so a value inside a longer one (or inside an earlier
+        # <redacted>) cannot leave a fragment behind.
+        pattern = re.compile("|".join(re.escape(s) for s in sorted(literals, key=len, reverse=True)))
+        text = pattern.sub(REDACTED, text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    text = _AUTHORIZATION.sub(lambda m: f"{m.group('head')}{REDACTED}", text)
+    text = _BEARER.sub(f"Bearer {REDACTED}", text)
+    text = _CREDENTIAL.sub(lambda m: f"{m.group('key')}{m.group('sep')}{REDACTED}", text)
+    text = _AWS_KEY.sub(REDACTED, text)
+    text = _LONG_RUN.sub(_long_run, text)
+    if len(text) > max_chars:
+        text = text[: max(max_chars - 1, 0)] + "…"
+    return text

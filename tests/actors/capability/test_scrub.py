@@ -1,0 +1,57 @@
+"""Scrubbing secrets and parameter values out of error text."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.capability import scrub
+
+
+@pytest.mark.parametrize(
+    ("text", "gone", "kept"),
+    [
+        ("password=hunter22 rest", "hunter22", "password=<redacted> rest"),
+        ("db_passwd: 'hunter 22'", "hunter 22", "db_passwd: <redacted>"),
+        ('{"client_secret": "abc def"}', "abc def", '{"client_secret": <redacted>}'),
+        ("access_token=XyZ123&next=1", "XyZ123", "access_token=<redacted>&next=1"),
+        ("API_KEY = k-1234", "k-1234", "API_KEY = <redacted>"),
+        ("apikey:zz99", "zz99", "apikey:<redacted>"),
+        ("Authorization: Bearer eyJhbGc.eyJzdWIi.sig", "eyJhbGc", "Authorization: <redacted>"),
+        ("sent bearer abc.def-ghi", "abc.def", "sent Bearer <redacted>"),
+        ("GET https://bob:s3cret@api.example.com/x", "s3cret", "GET https://<redacted>@api.example.com/x"),
+        ("key AKIAIOSFODNN7EXAMPLE used", "AKIAIOSFODNN7EXAMPLE", "key <redacted> used"),
+        ("sha 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "9f86d08", "sha <redacted>"),
+        ("blob QWxhZGRpbjpvcGVuIHNlc2FtZQ9xLmNvbZZ2== end", "QWxhZGRp", "blob <redacted> end"),
+    ],
+)
+def test_credential_patterns_are_redacted(text: str, gone: str, kept: str) -> None:
+    out = scrub(text)
+    assert gone not in out
+    assert out == kept
+
+
+def test_identifiers_paths_and_uuids_are_kept() -> None:
+    text = "step 123e4567-e89b-12d3-a456-426614174000 in /usr/lib/python3.11/site-packages: capability_step_completed_for_run"
+    assert scrub(text) == text
+
+
+def test_values_and_secrets_are_redacted() -> None:
+    values = ["alice@example.com", "ab", 12345, 123, 3.25, True, {"nested": ["deep-value"]}]
+    text = "alice@example.com ab 12345 123 3.25 True deep-value the-secret"
+    out = scrub(text, values=values, secrets=["the-secret", ""])
+    assert out == "<redacted> ab <redacted> 123 <redacted> True <redacted> <redacted>"
+
+
+def test_a_value_quoted_by_repr_is_redacted() -> None:
+    value = "line one\nline two"
+    assert scrub(f"bad value {value!r}", values=[value]) == "bad value '<redacted>'"
+
+
+def test_the_longer_literal_wins() -> None:
+    assert scrub("abcdef", values=["abc", "abcdef"]) == "<redacted>"
+
+
+def test_length_is_capped() -> None:
+    out = scrub("word " * 1000)
+    assert len(out) == 500 and out.endswith("…")
+    assert len(scrub("word " * 1000, max_chars=50)) == 50
