@@ -1,0 +1,11 @@
+"""The built-in capabilities: the InfoBIM building-report examples (seed 000).
+
+``CAPABILITIES`` lists the classes a worker host loads by default.
+"""
+
+from actors.capabilities.infobim import ExportCsv, ListMaterials, ListPipes, ReportError, Summarize
+
+__all__ = ["CAPABILITIES", "ExportCsv", "ListMaterials", "ListPipes", "ReportError", "Summarize"]
+
+#: Every built-in capability class, in the order a building report uses them.
+CAPABILITIES = [ListMaterials, ListPipes, ExportCsv, Summarize, ReportError]
