@@ -4,6 +4,7 @@ The hierarchy::
 
     KernelError
     ├── ActorDeadError               an actor is stopped; a tell/ask cannot be delivered
+    ├── ChildProcessCrashed          a supervised OS process exited non-zero or by a signal
     ├── RestartIntensityExceeded     a supervisor's children crashed too often; it gives up
     ├── TransportError               a socket could not be bound, connected or configured
     ├── ConfigError                  a command-line or config value is invalid
@@ -18,6 +19,7 @@ from __future__ import annotations
 __all__ = [
     "ActorDeadError",
     "CapabilityLoadError",
+    "ChildProcessCrashed",
     "ConfigError",
     "KernelError",
     "RestartIntensityExceeded",
@@ -31,6 +33,24 @@ class KernelError(Exception):
 
 class ActorDeadError(KernelError):
     """Raised when a message is sent to, or a reply awaited from, an actor that has stopped."""
+
+
+class ChildProcessCrashed(KernelError):
+    """Raised when a supervised OS process exits with a non-zero code or is killed by a signal.
+
+    Attributes:
+        name: the child's name in its supervisor.
+        returncode: the exit code; negative when a signal ended the process (``-signum``).
+    """
+
+    def __init__(self, name: str, returncode: int) -> None:
+        super().__init__(f"child process {name!r} exited with code {returncode}")
+        self.name = name
+        self.returncode = returncode
+
+    def __reduce__(self) -> tuple[type[ChildProcessCrashed], tuple[str, int]]:
+        # Custom __init__ arguments need this to survive pickling (e.g. across processes).
+        return (type(self), (self.name, self.returncode))
 
 
 class RestartIntensityExceeded(KernelError):

@@ -1,0 +1,172 @@
+"""Which workers are alive, what they offer, and what each is running (the Majordomo broker's
+book-keeping). Pure data and decisions: the orchestrator actor feeds it time and messages."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+
+import msgspec
+
+from protocols.capability import CapabilityMetadata
+
+__all__ = ["InFlight", "WorkerInfo", "WorkerRegistry"]
+
+StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
+
+
+class InFlight(msgspec.Struct, kw_only=True):
+    """A step attempt sent to a worker and not yet answered."""
+
+    run_id: str
+    step_id: str
+    attempt: int
+    capability: str
+    sent_ms: int
+
+
+class WorkerInfo(msgspec.Struct, kw_only=True):
+    """One live worker: its identity on the ROUTER, what it offers, its load."""
+
+    identity: bytes
+    worker_id: str
+    host: str
+    pid: int
+    capabilities: dict[str, CapabilityMetadata]
+    slots: int
+    last_seen_ms: int
+    in_flight: dict[StepKey, InFlight] = msgspec.field(default_factory=dict)
+
+    @property
+    def free_slots(self) -> int:
+        """Slots not taken by in-flight steps (credit-based flow control)."""
+        return self.slots - len(self.in_flight)
+
+
+class WorkerRegistry:
+    """The live workers, indexed by identity and by capability.
+
+    A step goes to a live worker that offers its capability and has a free slot; among
+    several, the least loaded (fewest in flight relative to slots), ties broken by
+    registration order so dispatch stays deterministic.
+    """
+
+    def __init__(self) -> None:
+        self._workers: dict[bytes, WorkerInfo] = {}
+        self._by_capability: dict[str, list[WorkerInfo]] = {}
+        self._step_owner: dict[StepKey, WorkerInfo] = {}
+
+    def __len__(self) -> int:
+        return len(self._workers)
+
+    def __iter__(self) -> Iterator[WorkerInfo]:
+        return iter(self._workers.values())
+
+    def get(self, identity: bytes) -> WorkerInfo | None:
+        """The worker registered under ``identity``, if any."""
+        return self._workers.get(identity)
+
+    def register(self, info: WorkerInfo) -> list[InFlight]:
+        """Add (or replace) a worker; returns the steps a replaced registration had in flight."""
+        orphans = self.remove(info.identity)
+        self._workers[info.identity] = info
+        for cap in info.capabilities:
+            self._by_capability.setdefault(cap, []).append(info)
+        return orphans
+
+    def remove(self, identity: bytes) -> list[InFlight]:
+        """Forget a worker; returns its in-flight steps (the caller decides their fate)."""
+        info = self._workers.pop(identity, None)
+        if info is None:
+            return []
+        for cap in info.capabilities:
+            peers = self._by_capability.get(cap, [])
+            if info in peers:
+                peers.remove(info)
+            if not peers:
+                self._by_capability.pop(cap, None)
+        for key in info.in_flight:
+            self._step_owner.pop(key, None)
+        return list(info.in_flight.values())
+
+    def offers(self, capability: str) -> bool:
+        """Whether any live worker offers ``capability``."""
+        return bool(self._by_capability.get(capability))
+
+    def catalog(self) -> dict[str, CapabilityMetadata]:
+        """The metadata of every capability some live worker offers."""
+        return {cap: peers[0].capabilities[cap] for cap, peers in self._by_capability.items()}
+
+    def pick(self, capability: str) -> WorkerInfo | None:
+        """The least-loaded live worker offering ``capability`` with a free slot, or None."""
+        best: WorkerInfo | None = None
+        best_load = 2.0
+        for info in self._by_capability.get(capability, ()):
+            free = info.free_slots
+            if free <= 0:
+                continue
+            load = len(info.in_flight) / info.slots
+            if load < best_load:
+                best, best_load = info, load
+        return best
+
+    def assign(self, info: WorkerInfo, step: InFlight) -> None:
+        """Record that ``step`` was sent to ``info``."""
+        key = (step.run_id, step.step_id, step.attempt)
+        info.in_flight[key] = step
+        self._step_owner[key] = info
+
+    def release(self, run_id: str, step_id: str, attempt: int) -> WorkerInfo | None:
+        """Forget an answered (or abandoned) step; returns the worker that held it, if any."""
+        key = (run_id, step_id, attempt)
+        info = self._step_owner.pop(key, None)
+        if info is not None:
+            info.in_flight.pop(key, None)
+        return info
+
+    def owner(self, run_id: str, step_id: str, attempt: int) -> WorkerInfo | None:
+        """The worker running that step attempt, if any."""
+        return self._step_owner.get((run_id, step_id, attempt))
+
+    def expired(self, now_ms: int, silence_ms: int) -> list[WorkerInfo]:
+        """Every worker silent for longer than ``silence_ms`` (all of them, not just the first)."""
+        return [w for w in self._workers.values() if now_ms - w.last_seen_ms > silence_ms]
+
+
+class PendingQueue:
+    """Dispatches waiting for a worker, per capability, in arrival order."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, deque] = {}
+
+    def push(self, capability: str, item: object) -> None:
+        self._queues.setdefault(capability, deque()).append(item)
+
+    def pop(self, capability: str) -> object | None:
+        queue = self._queues.get(capability)
+        if not queue:
+            return None
+        item = queue.popleft()
+        if not queue:
+            del self._queues[capability]
+        return item
+
+    def capabilities(self) -> list[str]:
+        return list(self._queues)
+
+    def items(self) -> Iterable[tuple[str, object]]:
+        for cap, queue in self._queues.items():
+            for item in queue:
+                yield cap, item
+
+    def remove_where(self, predicate) -> list[object]:
+        removed = []
+        for cap in list(self._queues):
+            queue = self._queues[cap]
+            keep = deque(x for x in queue if not predicate(x))
+            removed.extend(x for x in queue if predicate(x))
+            if keep:
+                self._queues[cap] = keep
+            else:
+                del self._queues[cap]
+        return removed

@@ -1,0 +1,25 @@
+"""What a finished run looks like to the caller that submitted it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["RunResult"]
+
+
+class RunResult(msgspec.Struct, kw_only=True):
+    """The end of a run: its status, final context and trace (one entry per step).
+
+    ``trace`` holds the engine's TraceEntry records (block, capability, event, action taken,
+    duration_ms, retries...).
+    """
+
+    run_id: str
+    status: str
+    error: str | None
+    context: dict[str, Any]
+    trace: list[Any]
+    started_ms: int
+    ended_ms: int

@@ -1,0 +1,5 @@
+"""``python -m runtime``: the ``ontoflow`` command."""
+
+from runtime.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,148 @@
+"""The embedded default: an orchestrator and its workers started locally, talking ZeroMQ.
+
+A composition root (it may import ``actors``). Workers run as supervised child processes over
+``ipc://`` or ``tcp://`` (a crashed worker process is restarted, within the supervisor's
+intensity), or inside this process over ``inproc://``. One code path: only the address differs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+
+from actors.capability import Capability
+from actors.orchestrator import Orchestrator, RunResult
+from actors.orchestrator.engine import CompiledWorkflow, compile_workflow
+from actors.worker import WorkerHost
+from protocols.capability import CapabilityMetadata
+from protocols.manifest import WorkflowManifest
+from runtime.actor import RestartPolicy, Supervisor, process_child
+from runtime.errors import KernelError
+from runtime.transport import shared_context
+
+__all__ = ["LocalCluster", "TRANSPORTS", "open_local_cluster", "worker_argv"]
+
+log = structlog.get_logger()
+
+TRANSPORTS = ("ipc", "tcp", "inproc")
+
+
+class StartupError(KernelError):
+    """Raised when the local workers do not register in time."""
+
+
+class LocalCluster:
+    """A running orchestrator with its local workers; submit runs and await their results."""
+
+    def __init__(self, orchestrator: Orchestrator, catalog: Mapping[str, CapabilityMetadata], defaults: Mapping[str, Any]) -> None:
+        self.orchestrator = orchestrator
+        self.catalog = dict(catalog)
+        self.defaults = dict(defaults)
+
+    def compile(self, manifest: WorkflowManifest, *, manifest_hash: str = "", worktree: str = "") -> CompiledWorkflow:
+        """Compile ``manifest`` against this cluster's capabilities.
+
+        Raises:
+            protocols.errors.ManifestError: naming each problem's path.
+        """
+        return compile_workflow(
+            manifest, self.catalog, defaults=self.defaults, manifest_hash=manifest_hash, worktree=worktree
+        )
+
+    async def run(self, workflow: CompiledWorkflow, inputs: Mapping[str, Any]) -> RunResult:
+        """Submit one run and wait for it to end."""
+        run_id = self.orchestrator.submit(workflow, inputs)
+        try:
+            return await self.orchestrator.result(run_id)
+        finally:
+            self.orchestrator.forget(run_id)
+
+
+def worker_argv(address: str, capability_specs: Sequence[str], *, slots: int, worker_id: str, log_level: str) -> list[str]:
+    """The command line of a local worker process."""
+    argv = [sys.executable, "-m", "runtime", "worker", "--connect", address, "--slots", str(slots)]
+    argv += ["--worker-id", worker_id, "--log-level", log_level, "--no-builtins"]
+    for spec in capability_specs:
+        argv += ["--capabilities", spec]
+    return argv
+
+
+@asynccontextmanager
+async def open_local_cluster(
+    capability_classes: Sequence[type[Capability]],
+    capability_specs: Sequence[str],
+    *,
+    transport: str = "ipc",
+    workers: int = 1,
+    slots: int = 8,
+    defaults: Mapping[str, Any] | None = None,
+    startup_timeout_s: float = 30.0,
+    log_level: str = "warning",
+    heartbeat_ms: int = 1000,
+) -> AsyncIterator[LocalCluster]:
+    """Start an orchestrator and ``workers`` worker hosts, wait until they registered.
+
+    Args:
+        capability_classes: the capabilities, already loaded here (for ``inproc``, and for the
+            catalog that manifests are checked against).
+        capability_specs: the same capabilities as module names or ``.py`` paths, for the
+            worker processes to load.
+        transport: ``ipc`` (default), ``tcp`` (loopback) or ``inproc`` (workers in-process).
+
+    Raises:
+        ValueError: for an unknown transport.
+        StartupError: when the workers do not all register within ``startup_timeout_s``.
+        runtime.errors.RestartIntensityExceeded: when worker processes keep crashing.
+    """
+    if transport not in TRANSPORTS:
+        raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
+    catalog = {cls.metadata.id: cls.metadata for cls in capability_classes}
+    tmpdir: Path | None = None
+    if transport == "ipc":
+        tmpdir = Path(tempfile.mkdtemp(prefix="ontoflow-"))
+        bind = f"ipc://{tmpdir}/orchestrator.sock"
+    elif transport == "tcp":
+        bind = "tcp://127.0.0.1:0"
+    else:
+        bind = f"inproc://ontoflow-{uuid.uuid4().hex}"
+    context = shared_context()
+    orchestrator = Orchestrator(address=bind, context=context, heartbeat_ms=heartbeat_ms)
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(orchestrator.run)
+            if transport == "inproc":
+                for i in range(workers):
+                    host = WorkerHost(
+                        [cls() for cls in capability_classes], address=orchestrator.address,
+                        slots=slots, worker_id=f"local-{i}", context=context,
+                    )
+                    await tg.start(host.run)
+            else:
+                children = [
+                    process_child(
+                        f"worker-{i}",
+                        worker_argv(orchestrator.address, capability_specs, slots=slots, worker_id=f"local-{i}", log_level=log_level),
+                        restart=RestartPolicy.PERMANENT,
+                    )
+                    for i in range(workers)
+                ]
+                tg.start_soon(Supervisor(children, max_restarts=3, within_s=10.0, name="local-workers").run)
+            try:
+                with anyio.fail_after(startup_timeout_s):
+                    await orchestrator.wait_for_capabilities(catalog)
+            except TimeoutError:
+                raise StartupError(f"local workers did not register within {startup_timeout_s:g} s") from None
+            yield LocalCluster(orchestrator, catalog, defaults or {})
+            tg.cancel_scope.cancel()
+    finally:
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)

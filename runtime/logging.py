@@ -1,0 +1,101 @@
+"""Logging setup for entry points: structlog, one JSON object per line.
+
+Library code never calls this: it logs through ``structlog.get_logger()``. The CLI, the
+daemon, ``bench/`` and test fixtures call ``configure_logging`` once at start.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import sys
+from typing import TextIO
+
+import structlog
+
+from runtime.errors import ConfigError
+
+__all__ = ["configure_logging"]
+
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+
+# The file opened by the last call, closed when logging is reconfigured or at exit.
+_open_file: TextIO | None = None
+
+
+def configure_logging(
+    *,
+    level: str = "info",
+    json: bool = True,
+    stream: TextIO | None = None,
+    file: str | os.PathLike[str] | None = None,
+) -> None:
+    """Configure structlog for the whole process.
+
+    Events carry the context bound with ``structlog.contextvars`` (merged first), the level
+    and an ISO-8601 UTC timestamp; they are rendered as one JSON object per line, or for a
+    human when ``json`` is False.
+
+    Args:
+        level: the lowest level written: debug, info, warning, error or critical.
+        json: JSON lines when True; a console rendering otherwise.
+        stream: where to write when no ``file`` is given; ``sys.stderr`` (looked up at call
+            time) by default, because stdout carries the command's own answer.
+        file: a path to append to (created if missing, line-buffered); wins over ``stream``.
+
+    Raises:
+        ConfigError: when ``level`` is unknown or ``file`` cannot be opened.
+    """
+    global _open_file
+    numeric = _LEVELS.get(level.lower()) if isinstance(level, str) else None
+    if numeric is None:
+        raise ConfigError(f"log level must be one of {', '.join(_LEVELS)}")
+    if file is not None:
+        try:
+            target: TextIO = open(file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        except OSError as exc:
+            where = os.fspath(file)
+            raise ConfigError(f"cannot open the log file {where!s}: {exc.strerror}") from None
+    else:
+        target = stream if stream is not None else sys.stderr
+    _close_open_file()
+    if file is not None:
+        _open_file = target
+
+    processors: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.StackInfoRenderer(),
+    ]
+    if json:
+        processors += [
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ]
+    else:
+        colors = hasattr(target, "isatty") and target.isatty()
+        processors.append(structlog.dev.ConsoleRenderer(colors=colors))
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.WriteLoggerFactory(file=target),
+        cache_logger_on_first_use=False,
+    )
+
+
+def _close_open_file() -> None:
+    global _open_file
+    if _open_file is not None:
+        _open_file.close()
+        _open_file = None
+
+
+atexit.register(_close_open_file)

@@ -1,0 +1,462 @@
+"""The ZeroMQ transport: an orchestrator's bound ROUTER and a worker's connected DEALER.
+
+All ZeroMQ use of the runtime lives in this module. One code path serves ``inproc://``,
+``ipc://`` and ``tcp://``; frames are those of ``runtime.codec`` (a ROUTER adds the peer's
+identity in front).
+
+Why no ``zmq.asyncio.Socket``: its per-call Futures cost more than the whole per-step budget
+allows. Each socket here is a plain (synchronous) pyzmq socket used only with ``NOBLOCK``;
+the event loop watches the socket's ``ZMQ_FD`` and a receiver parks on a bare asyncio Future
+only when nothing is queued. ``ZMQ_FD`` is edge-triggered: any call into libzmq on the socket
+(a send included) may consume the edge that announced an incoming message, so after every
+send a parked receiver is woken if ``ZMQ_EVENTS`` shows ``POLLIN``, and a receiver checks
+``ZMQ_EVENTS`` before it parks. The Context is a ``zmq.asyncio.Context`` so that code which
+does use zmq.asyncio sockets can share it (``inproc://`` needs both ends on one context).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import socket
+import stat
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+
+import anyio
+import structlog
+import zmq
+import zmq.asyncio
+from anyio.lowlevel import checkpoint
+
+from protocols.errors import ProtocolError
+from protocols.messages import WireMessage
+from runtime.codec import HEADER, encode, from_frames
+from runtime.errors import TransportError
+
+__all__ = [
+    "DealerSocket",
+    "RouterSocket",
+    "open_dealer",
+    "open_router",
+    "shared_context",
+]
+
+log = structlog.get_logger()
+
+#: Default ceiling of one incoming message; libzmq drops a peer that sends a bigger one.
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
+
+_SCHEMES = ("inproc://", "ipc://", "tcp://")
+_NOBLOCK = zmq.NOBLOCK
+_SNDMORE_NOBLOCK = zmq.SNDMORE | zmq.NOBLOCK
+_POLLIN = zmq.POLLIN
+_EVENTS = zmq.EVENTS
+
+
+def shared_context() -> zmq.asyncio.Context:
+    """Return the process-wide ZeroMQ context (never terminated by this module)."""
+    return zmq.asyncio.Context.instance()
+
+
+class _Endpoint:
+    """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
+
+    __slots__ = ("_fd", "_loop", "_pending", "_sock", "_waiter", "address")
+
+    def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
+        self._sock = sock
+        self._loop = loop
+        self._waiter: asyncio.Future[None] | None = None
+        self._pending: list = []
+        self._fd: int = sock.get(zmq.FD)
+        self.address = address
+        # Registered for the socket's whole life: one epoll_ctl, not one per wait.
+        loop.add_reader(self._fd, self._on_fd_readable)
+
+    def _on_fd_readable(self) -> None:
+        # Reading ZMQ_EVENTS makes libzmq process its command queue, which also clears the FD;
+        # it must happen even with no receiver parked, or the level-triggered loop would spin.
+        try:
+            events = self._sock.get(_EVENTS)
+        except zmq.ZMQError:
+            return
+        if events & _POLLIN:
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _after_send(self) -> None:
+        # The send may have swallowed the FD edge of a message that arrived meanwhile.
+        if self._waiter is not None and self._sock.get(_EVENTS) & _POLLIN:
+            self._wake()
+
+    async def _receive(self, max_batch: int) -> list:
+        """The receive loop shared by both socket kinds (``_drain`` differs)."""
+        if self._sock.closed:
+            raise anyio.ClosedResourceError
+        if max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        batch = self._pending or self._drain(max_batch, False)
+        if batch:
+            # Ready without waiting: still yield once, so a flooded socket cannot starve the
+            # other tasks. The batch is parked meanwhile: a cancellation here loses nothing,
+            # the next call returns it.
+            self._pending = batch
+            await checkpoint()
+            self._pending = []
+            return batch
+        while True:
+            # The drain above ended with ZMQ_EVENTS showing no input, which re-arms the FD.
+            await self._park()
+            batch = self._drain(max_batch, True)
+            if batch:
+                return batch
+
+    async def _park(self) -> None:
+        if self._waiter is not None:
+            raise anyio.BusyResourceError("receiving from")
+        waiter = self._loop.create_future()
+        self._waiter = waiter
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _drain(self, max_batch: int, known_ready: bool) -> list:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        if self._sock.closed:
+            return
+        self._loop.remove_reader(self._fd)
+        self._sock.close(linger=0)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(anyio.ClosedResourceError())
+
+    def _log_dropped_frames(self, peer: bytes | None, frames: list[bytes], exc: Exception) -> None:
+        log.warning(
+            "frame_dropped",
+            address=self.address,
+            peer=peer.hex() if peer is not None else None,
+            frames=len(frames),
+            bytes=sum(len(f) for f in frames),
+            reason=str(exc),
+        )
+
+    def _log_send_failure(
+        self, peer: bytes | None, message: WireMessage, exc: zmq.ZMQError
+    ) -> None:
+        if exc.errno == zmq.ENOTSOCK or self._sock.closed:
+            raise anyio.ClosedResourceError from None
+        if exc.errno == zmq.EHOSTUNREACH:
+            reason = "unknown_peer"
+        elif exc.errno == zmq.EAGAIN:
+            reason = "high_water_mark"
+        else:
+            reason = errno.errorcode.get(exc.errno, str(exc.errno))
+        log.warning(
+            "send_dropped",
+            address=self.address,
+            peer=peer.hex() if peer is not None else None,
+            op=type(message).__name__,
+            reason=reason,
+        )
+
+
+class RouterSocket(_Endpoint):
+    """An orchestrator's bound ROUTER. Obtain one with ``open_router``.
+
+    Attributes:
+        address: the bound address, with the real port when bound to port 0 or ``*``.
+    """
+
+    __slots__ = ()
+
+    async def recv_batch(self, max_batch: int = 512) -> list[tuple[bytes, WireMessage]]:
+        """Wait for at least one valid message, then return every message already queued.
+
+        A frame set that does not decode is logged as ``frame_dropped`` and skipped.
+
+        Args:
+            max_batch: the most frame sets read in one call (valid or not).
+
+        Returns:
+            ``(peer identity, message)`` pairs in arrival order; never empty.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+            anyio.BusyResourceError: when another task is already receiving.
+        """
+        return await self._receive(max_batch)
+
+    def _drain(self, max_batch: int, known_ready: bool) -> list[tuple[bytes, WireMessage]]:
+        sock = self._sock
+        batch: list[tuple[bytes, WireMessage]] = []
+        # Asking ZMQ_EVENTS is cheaper than a receive that fails with EAGAIN (an exception).
+        ready = known_ready or sock.get(_EVENTS) & _POLLIN
+        for _ in range(max_batch):
+            if not ready:
+                break
+            try:
+                frames = sock.recv_multipart(_NOBLOCK)
+            except zmq.Again:
+                break
+            try:
+                batch.append((frames[0], from_frames(frames[1:])))
+            except ProtocolError as exc:
+                self._log_dropped_frames(frames[0], frames[1:], exc)
+            ready = sock.get(_EVENTS) & _POLLIN
+        return batch
+
+    def send(self, identity: bytes, message: WireMessage) -> None:
+        """Send ``message`` to the peer ``identity`` without blocking.
+
+        When the peer is unknown (gone, or never connected) or its queue is full, the message
+        is logged as ``send_dropped`` and dropped.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        self._send_one(identity, message)
+        self._after_send()
+
+    def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:
+        """Send several ``(identity, message)`` pairs; each behaves as ``send``."""
+        for identity, message in items:
+            self._send_one(identity, message)
+        self._after_send()
+
+    def _send_one(self, identity: bytes, message: WireMessage) -> None:
+        body = encode(message)
+        sock = self._sock
+        try:
+            # ROUTER_MANDATORY makes an unknown identity fail on this first frame, so a
+            # message is either wholly queued or not at all.
+            sock.send(identity, _SNDMORE_NOBLOCK)
+        except zmq.ZMQError as exc:
+            self._log_send_failure(identity, message, exc)
+            return
+        sock.send(HEADER, _SNDMORE_NOBLOCK)
+        sock.send(body, _NOBLOCK)
+
+
+class DealerSocket(_Endpoint):
+    """A worker's connected DEALER. Obtain one with ``open_dealer``.
+
+    Attributes:
+        address: the address connected to.
+    """
+
+    __slots__ = ()
+
+    async def recv_batch(self, max_batch: int = 512) -> list[WireMessage]:
+        """Wait for at least one valid message, then return every message already queued.
+
+        A frame set that does not decode is logged as ``frame_dropped`` and skipped.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+            anyio.BusyResourceError: when another task is already receiving.
+        """
+        return await self._receive(max_batch)
+
+    def _drain(self, max_batch: int, known_ready: bool) -> list[WireMessage]:
+        sock = self._sock
+        batch: list[WireMessage] = []
+        ready = known_ready or sock.get(_EVENTS) & _POLLIN
+        for _ in range(max_batch):
+            if not ready:
+                break
+            try:
+                frames = sock.recv_multipart(_NOBLOCK)
+            except zmq.Again:
+                break
+            try:
+                batch.append(from_frames(frames))
+            except ProtocolError as exc:
+                self._log_dropped_frames(None, frames, exc)
+            ready = sock.get(_EVENTS) & _POLLIN
+        return batch
+
+    def send(self, message: WireMessage) -> None:
+        """Send ``message`` to the connected peer without blocking.
+
+        When the outgoing queue is full (the peer is slow or not there), the message is
+        logged as ``send_dropped`` and dropped.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        body = encode(message)
+        sock = self._sock
+        try:
+            sock.send(HEADER, _SNDMORE_NOBLOCK)
+        except zmq.ZMQError as exc:
+            self._log_send_failure(None, message, exc)
+            return
+        sock.send(body, _NOBLOCK)
+        self._after_send()
+
+
+@asynccontextmanager
+async def open_router(
+    address: str,
+    *,
+    context: zmq.asyncio.Context | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    curve: object | None = None,
+) -> AsyncIterator[RouterSocket]:
+    """Bind a ROUTER to ``address`` and close it on exit.
+
+    Args:
+        address: ``inproc://name``, ``ipc:///path`` (a stale socket file left by a dead
+            process is removed) or ``tcp://host:port`` (port ``0`` or ``*`` picks a free one;
+            read the real one from ``RouterSocket.address``).
+        context: the ZeroMQ context; ``shared_context()`` by default.
+        max_message_bytes: a peer that sends a bigger message is disconnected by libzmq.
+        curve: reserved for CURVE security; only ``None`` is accepted for now.
+
+    Raises:
+        TransportError: when the address is invalid or in use, or the socket cannot be
+            configured (the address is named).
+    """
+    loop = _check_options(address, max_message_bytes, curve)
+    sock = _new_socket(context, zmq.ROUTER, address, max_message_bytes)
+    try:
+        sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        if address.startswith("ipc://"):
+            _remove_stale_ipc(address)
+        try:
+            sock.bind(address)
+        except zmq.ZMQError as exc:
+            raise TransportError(f"cannot bind {address}: {exc.strerror}") from None
+        router = RouterSocket(sock, sock.get(zmq.LAST_ENDPOINT).decode(), loop)
+    except BaseException:
+        sock.close(linger=0)
+        raise
+    try:
+        yield router
+    finally:
+        router._close()
+
+
+@asynccontextmanager
+async def open_dealer(
+    address: str,
+    *,
+    identity: bytes | None = None,
+    context: zmq.asyncio.Context | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    curve: object | None = None,
+) -> AsyncIterator[DealerSocket]:
+    """Connect a DEALER to ``address`` and close it on exit.
+
+    The connection is made in the background (and remade after a loss) by libzmq; messages
+    sent before it is up are queued.
+
+    Args:
+        address: the ROUTER's address (``inproc://``, ``ipc://`` or ``tcp://``).
+        identity: the routing identity the ROUTER will see (1 to 255 bytes, not starting
+            with a zero byte); libzmq picks one when ``None``.
+        context: the ZeroMQ context; ``shared_context()`` by default.
+        max_message_bytes: a bigger incoming message makes libzmq drop the connection.
+        curve: reserved for CURVE security; only ``None`` is accepted for now.
+
+    Raises:
+        TransportError: when the address or identity is invalid, or the socket cannot be
+            configured (the address is named).
+    """
+    loop = _check_options(address, max_message_bytes, curve)
+    if identity is not None and (
+        not isinstance(identity, bytes) or not 1 <= len(identity) <= 255 or identity[0] == 0
+    ):
+        raise TransportError(
+            f"dealer for {address}: identity must be 1 to 255 bytes not starting with 0"
+        )
+    sock = _new_socket(context, zmq.DEALER, address, max_message_bytes)
+    try:
+        if identity is not None:
+            sock.setsockopt(zmq.ROUTING_ID, identity)
+        try:
+            sock.connect(address)
+        except zmq.ZMQError as exc:
+            raise TransportError(f"cannot connect to {address}: {exc.strerror}") from None
+        dealer = DealerSocket(sock, address, loop)
+    except BaseException:
+        sock.close(linger=0)
+        raise
+    try:
+        yield dealer
+    finally:
+        dealer._close()
+
+
+def _check_options(
+    address: str, max_message_bytes: int, curve: object | None
+) -> asyncio.AbstractEventLoop:
+    if not isinstance(address, str) or not address.startswith(_SCHEMES):
+        raise TransportError("address must start with inproc://, ipc:// or tcp://")
+    if curve is not None:
+        raise TransportError(f"{address}: CURVE security is not implemented yet (curve=None)")
+    if not isinstance(max_message_bytes, int) or max_message_bytes < 1:
+        raise TransportError(f"{address}: max_message_bytes must be a positive int")
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        raise TransportError(f"{address}: the transport needs anyio's asyncio backend") from None
+
+
+def _new_socket(
+    context: zmq.Context | None, kind: int, address: str, max_message_bytes: int
+) -> zmq.Socket:
+    ctx = context if context is not None else shared_context()
+    try:
+        # A plain socket on the (asyncio) context: see the module docstring for why.
+        sock: zmq.Socket = zmq.Socket(ctx, kind)
+    except zmq.ZMQError as exc:
+        raise TransportError(f"cannot create a socket for {address}: {exc.strerror}") from None
+    try:
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+    except zmq.ZMQError as exc:
+        sock.close(linger=0)
+        raise TransportError(f"cannot configure the socket for {address}: {exc.strerror}") from None
+    return sock
+
+
+def _remove_stale_ipc(address: str) -> None:
+    """Remove the socket file of ``address`` if no process listens on it any more.
+
+    libzmq itself would unlink the file and so silently steal the address from a live
+    orchestrator; probing first turns that into a bind conflict.
+    """
+    path = address[len("ipc://") :]
+    if not path or path.startswith("@") or path == "*":
+        return  # abstract namespace or a generated name: no file
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise TransportError(f"cannot bind {address}: {exc.strerror}") from None
+    if not stat.S_ISSOCK(mode):
+        raise TransportError(f"cannot bind {address}: the path exists and is not a socket")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.setblocking(False)
+    try:
+        probe.connect(path)
+    except ConnectionRefusedError:
+        os.unlink(path)
+        log.info("ipc_stale_socket_removed", address=address)
+        return
+    except BlockingIOError:
+        pass  # a full backlog: someone is listening
+    finally:
+        probe.close()
+    raise TransportError(f"cannot bind {address}: address in use")
