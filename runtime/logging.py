@@ -87,7 +87,7 @@ def configure_logging(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.WriteLoggerFactory(file=target),
-        cache_logger_on_first_use=False,
+        cache_logger_on_first_use=True,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from functools import partial
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,6 @@ from actors.orchestrator.engine import (
     Dispatch,
     RunCancelled,
     RunEnded,
-    RunState,
     RunSubmitted,
     StepDeadlineExpired,
     StepFinished,
@@ -75,11 +75,19 @@ class UnknownRunError(KeyError):
 
 
 class _Run:
-    __slots__ = ("done", "logged", "result", "state", "workflow")
+    __slots__ = ("advance", "done", "logged", "result", "state", "workflow")
 
-    def __init__(self, workflow: CompiledWorkflow, state: RunState) -> None:
+    def __init__(self, workflow: Any, run_id: str) -> None:
         self.workflow = workflow
-        self.state = state
+        # A workflow compiled by the engine, or any other plan kind that brings its own pure
+        # engine: an object with ``new_run(run_id)`` and ``advance(state, fact)`` speaking the
+        # same facts and commands (the DAG plans do).
+        if hasattr(workflow, "advance"):
+            self.state = workflow.new_run(run_id)
+            self.advance = workflow.advance
+        else:
+            self.state = new_run(workflow, run_id)
+            self.advance = partial(advance, workflow)
         self.done = anyio.Event()
         self.logged = 0
         self.result: RunResult | None = None
@@ -162,12 +170,13 @@ class Orchestrator:
 
     # -- the client side ---------------------------------------------------------------------
 
-    def submit(self, workflow: CompiledWorkflow, inputs: Mapping[str, Any], *, run_id: str | None = None) -> str:
+    def submit(self, workflow: CompiledWorkflow | Any, inputs: Mapping[str, Any], *, run_id: str | None = None) -> str:
         """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id."""
         run_id = run_id or uuid.uuid4().hex
-        run = _Run(workflow, new_run(workflow, run_id))
+        run = _Run(workflow, run_id)
         self._runs[run_id] = run
-        log.info("run_submitted", run_id=run_id, workflow=workflow.manifest.name, input_keys=sorted(inputs))
+        name = getattr(workflow, "name", None) or getattr(getattr(workflow, "manifest", None), "name", "")
+        log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs))
         self._apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=self._clock()))
         return run_id
 
@@ -347,7 +356,7 @@ class Orchestrator:
     # -- carrying out the engine's commands ------------------------------------------------
 
     def _apply(self, run: _Run, fact: Any) -> None:
-        commands = advance(run.workflow, run.state, fact)
+        commands = run.advance(run.state, fact)
         self._log_progress(run)
         for command in commands:
             match command:

@@ -1,9 +1,11 @@
 """The worker host: runs capability actors and speaks the wire protocol to an orchestrator.
 
 One DEALER connected to the orchestrator's ROUTER. It announces its capabilities with
-``Ready``, runs every ``Invoke`` as its own task inside a cancel scope (so ``Cancel`` stops
-exactly that step), answers with the ``Outcome`` the capability base produced, and exchanges
-heartbeats. Perceiving capabilities are polled at their declared interval and each observation
+``Ready``, queues every ``Invoke`` in its mailbox, where ``slots`` step runners take them one
+at a time, each step inside its own cancel scope (so ``Cancel`` stops exactly that step), and
+answers with the ``Outcome`` the capability base produced; it exchanges heartbeats. Runners are
+long-lived tasks rather than a task per step: spawning a task costs more than a whole no-op
+step. Perceiving capabilities are polled at their declared interval and each observation
 is sent on. A step is answered once: an attempt the host already answered is never reported
 again.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,6 +77,8 @@ class WorkerHost:
         self._context = context
         self._protocol = protocol
         self._running: dict[StepKey, anyio.CancelScope] = {}
+        self._mailbox: deque[Invoke] = deque()
+        self._idle: list[anyio.Event] = []
         self._heartbeat_s = 1.0
         self._dealer: DealerSocket | None = None
 
@@ -105,11 +110,13 @@ class WorkerHost:
                 log.info("worker_started", worker_id=self.worker_id, address=self._address, capabilities=sorted(self._capabilities))
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._heartbeat_loop, dealer)
+                    for _ in range(self.slots):
+                        tg.start_soon(self._step_runner, dealer)
                     for cap in self._capabilities.values():
                         if type(cap).metadata.perceive_interval_ms > 0:
                             tg.start_soon(self._perceive_loop, dealer, cap)
                     task_status.started(self)
-                    await self._serve(dealer, tg)
+                    await self._serve(dealer)
         finally:
             self._dealer = None
             with anyio.CancelScope(shield=True):
@@ -119,12 +126,12 @@ class WorkerHost:
                     except Exception as exc:  # a broken shutdown must not hide the others
                         log.warning("capability_shutdown_failed", capability=type(cap).metadata.id, error=type(exc).__name__)
 
-    async def _serve(self, dealer: DealerSocket, tg: anyio.abc.TaskGroup) -> None:
+    async def _serve(self, dealer: DealerSocket) -> None:
         while True:
             for message in await dealer.recv_batch():
                 match message:
                     case Invoke():
-                        self._start_step(dealer, tg, message)
+                        self._enqueue(dealer, message)
                     case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
                         scope = self._running.get((run_id, step_id, attempt))
                         if scope is not None:
@@ -139,10 +146,8 @@ class WorkerHost:
                     case _:
                         log.warning("message_unexpected", op=type(message).__name__)
 
-    def _start_step(self, dealer: DealerSocket, tg: anyio.abc.TaskGroup, invoke: Invoke) -> None:
-        key = (invoke.run_id, invoke.step_id, invoke.attempt)
-        cap = self._capabilities.get(invoke.capability)
-        if cap is None:
+    def _enqueue(self, dealer: DealerSocket, invoke: Invoke) -> None:
+        if invoke.capability not in self._capabilities:
             dealer.send(
                 Outcome(
                     run_id=invoke.run_id,
@@ -154,30 +159,45 @@ class WorkerHost:
                 )
             )
             return
+        key = (invoke.run_id, invoke.step_id, invoke.attempt)
         if key in self._running:
             log.warning("invoke_duplicate", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
             return
+        # Registered now, so a Cancel that arrives before a runner picks the step up still finds it.
         scope = anyio.CancelScope()
         self._running[key] = scope
-        tg.start_soon(self._run_step, dealer, cap, invoke, scope)
+        self._mailbox.append(invoke)
+        if self._idle:
+            self._idle.pop().set()
 
-    async def _run_step(self, dealer: DealerSocket, cap: Capability, invoke: Invoke, scope: anyio.CancelScope) -> None:
-        key = (invoke.run_id, invoke.step_id, invoke.attempt)
-        outcome: Outcome | None = None
-        try:
-            with scope:
-                outcome = await cap.invoke(invoke)
-        finally:
-            self._running.pop(key, None)
-        if outcome is None:  # the scope was cancelled: a Cancel arrived for this step
-            outcome = Outcome(
-                run_id=invoke.run_id,
-                step_id=invoke.step_id,
-                attempt=invoke.attempt,
-                event=CANCELLED,
-                reason="cancelled",
-            )
-        dealer.send(outcome)
+    async def _step_runner(self, dealer: DealerSocket) -> None:
+        mailbox = self._mailbox
+        while True:
+            if not mailbox:
+                wake = anyio.Event()
+                self._idle.append(wake)
+                await wake.wait()
+                continue
+            invoke = mailbox.popleft()
+            key = (invoke.run_id, invoke.step_id, invoke.attempt)
+            scope = self._running.get(key)
+            if scope is None:
+                continue
+            outcome: Outcome | None = None
+            try:
+                with scope:
+                    outcome = await self._capabilities[invoke.capability].invoke(invoke)
+            finally:
+                self._running.pop(key, None)
+            if outcome is None:  # the scope was cancelled: a Cancel arrived for this step
+                outcome = Outcome(
+                    run_id=invoke.run_id,
+                    step_id=invoke.step_id,
+                    attempt=invoke.attempt,
+                    event=CANCELLED,
+                    reason="cancelled",
+                )
+            dealer.send(outcome)
 
     async def _heartbeat_loop(self, dealer: DealerSocket) -> None:
         while True:
