@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from runtime.errors import CapabilityLoadError, ConfigError, KernelError
 from runtime.inputs import check_inputs, parse_inputs
 from runtime.logging import configure_logging
 
-__all__ = ["BUILTIN_CAPABILITIES", "load_manifest", "main"]
+__all__ = ["BUILTIN_CAPABILITIES", "COMMAND_GROUPS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "load_manifest", "main", "print_result"]
 
 log = structlog.get_logger()
 
@@ -39,6 +40,10 @@ log = structlog.get_logger()
 BUILTIN_CAPABILITIES = "actors.capabilities"
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+#: Modules that add command groups: each has ``register(subparsers)``, which adds its
+#: sub-commands with ``set_defaults(handler=fn)``; ``fn(args) -> int`` returns the exit code.
+COMMAND_GROUPS: tuple[str, ...] = ()
 
 
 def load_manifest(path: str | os.PathLike[str]) -> tuple[WorkflowManifest, str]:
@@ -72,7 +77,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     run.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
     run.add_argument("--no-builtins", action="store_true", help="do not load the built-in capabilities")
-    _logging_options(run)
+    logging_options(run)
 
     worker = sub.add_parser("worker", help="host capabilities for an orchestrator")
     worker.add_argument("--connect", required=True, metavar="ADDRESS", help="the orchestrator's address")
@@ -80,16 +85,18 @@ def _build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--slots", type=int, default=8)
     worker.add_argument("--worker-id", default=None)
     worker.add_argument("--no-builtins", action="store_true")
-    _logging_options(worker)
+    logging_options(worker)
+    for name in COMMAND_GROUPS:
+        importlib.import_module(name).register(sub)
     return parser
 
 
-def _logging_options(parser: argparse.ArgumentParser) -> None:
+def logging_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--log-file", default=None, help="append JSON log lines here instead of stderr")
 
 
-def _specs(args: argparse.Namespace) -> list[str]:
+def capability_specs(args: argparse.Namespace) -> list[str]:
     specs = [] if args.no_builtins else [BUILTIN_CAPABILITIES]
     # Worker processes may start elsewhere: give them absolute paths for .py files.
     for spec in args.capabilities:
@@ -97,7 +104,7 @@ def _specs(args: argparse.Namespace) -> list[str]:
     return specs
 
 
-def _fail(message: str, code: int = EXIT_INVALID) -> int:
+def fail(message: str, code: int = EXIT_INVALID) -> int:
     print(f"ontoflow: {message}", file=sys.stderr)
     return code
 
@@ -109,15 +116,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _cmd_run(args)
-        return _cmd_worker(args)
+        if args.command == "worker":
+            return _cmd_worker(args)
+        return args.handler(args)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.workers < 1 or args.slots < 1:
-        return _fail("--workers and --slots must be >= 1")
-    specs = _specs(args)
+        return fail("--workers and --slots must be >= 1")
+    specs = capability_specs(args)
     try:
         classes = load_capabilities(specs)
         manifest, digest = load_manifest(args.manifest)
@@ -125,12 +134,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         catalog = {cls.metadata.id: cls.metadata for cls in classes}
         check_inputs(inputs, catalog)
     except (CapabilityLoadError, ConfigError, ManifestError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     try:
         # Checked here, before any process starts, so a bad manifest costs nothing.
         compile_workflow(manifest, catalog, manifest_hash=digest, worktree=os.getcwd())
     except ManifestError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
 
     async def go() -> RunResult:
         async with open_local_cluster(
@@ -142,16 +151,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         result = anyio.run(go, backend="asyncio")
     except (KernelError, BaseExceptionGroup) as exc:
-        return _fail(str(_first_error(exc, KernelError)), EXIT_FAILED)
-    _print_result(result, as_json=args.json)
+        return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
+    print_result(result, as_json=args.json)
     return EXIT_OK if result.status == "completed" else EXIT_FAILED
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
     try:
-        classes = load_capabilities(_specs(args))
+        classes = load_capabilities(capability_specs(args))
     except CapabilityLoadError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
 
     async def go() -> None:
         host = WorkerHost([cls() for cls in classes], address=args.connect, slots=args.slots, worker_id=args.worker_id)
@@ -160,11 +169,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     try:
         anyio.run(go, backend="asyncio")
     except (WorkerRefusedError, BaseExceptionGroup) as exc:
-        return _fail(f"refused by the orchestrator: {_first_error(exc, WorkerRefusedError)}", EXIT_FAILED)
+        return fail(f"refused by the orchestrator: {first_error(exc, WorkerRefusedError)}", EXIT_FAILED)
     return EXIT_OK
 
 
-def _first_error(exc: BaseException, kind: type[BaseException]) -> BaseException:
+def first_error(exc: BaseException, kind: type[BaseException]) -> BaseException:
     """The first ``kind`` inside ``exc`` (task groups wrap errors in groups); re-raise otherwise."""
     if isinstance(exc, kind):
         return exc
@@ -194,7 +203,7 @@ def _trace_record(entry: Any) -> dict[str, Any]:
     }
 
 
-def _print_result(result: RunResult, *, as_json: bool) -> None:
+def print_result(result: RunResult, *, as_json: bool) -> None:
     trace = [_trace_record(e) for e in result.trace]
     if as_json:
         doc = {"run_id": result.run_id, "status": result.status, "error": result.error, "context": result.context, "trace": trace}
