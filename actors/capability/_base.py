@@ -9,6 +9,7 @@ against the declaration, and always ends in an ``Outcome``: nothing but cancella
 from __future__ import annotations
 
 import abc
+import logging
 import math
 import random as _random
 import time
@@ -203,15 +204,16 @@ class Capability(abc.ABC):
     async def _invoke(self, request: Invoke, started: float) -> Outcome:
         meta = self._spec.metadata
         raw_inputs = request.inputs
-        log.debug(
-            "capability_step_started",
-            capability=meta.id,
-            run_id=request.run_id,
-            step_id=request.step_id,
-            attempt=request.attempt,
-            input_keys=[str(k) for k in raw_inputs] if isinstance(raw_inputs, dict) else [],
-            input_bytes=_encoded_size(raw_inputs),
-        )
+        if log.is_enabled_for(logging.DEBUG):  # sizes cost an encode: only when logged
+            log.debug(
+                "capability_step_started",
+                capability=meta.id,
+                run_id=request.run_id,
+                step_id=request.step_id,
+                attempt=request.attempt,
+                input_keys=[str(k) for k in raw_inputs] if isinstance(raw_inputs, dict) else [],
+                input_bytes=_encoded_size(raw_inputs),
+            )
         try:
             # A copy: the validator writes schema defaults into what it is given.
             inputs = self._spec.validator(dict(raw_inputs) if isinstance(raw_inputs, dict) else raw_inputs)
@@ -234,17 +236,22 @@ class Capability(abc.ABC):
             attempt_deadline = min(anyio.current_time() + timeout_s, deadline)
             raw: Any = _NOT_RETURNED
             error: Exception | None = None
-            scope = anyio.CancelScope(deadline=attempt_deadline)
+            scope: anyio.CancelScope | None = None
             try:
-                with scope:
+                if attempt_deadline == math.inf:
+                    # No limit: a cancel scope would only cost time on the hot path.
                     raw = await self.execute(dict(inputs), request.context)
+                else:
+                    scope = anyio.CancelScope(deadline=attempt_deadline)
+                    with scope:
+                        raw = await self.execute(dict(inputs), request.context)
             except Exception as exc:  # never BaseException: cancellation must propagate
                 error = exc
             if error is None and raw is not _NOT_RETURNED:
                 return self._success(request, started, raw, retries)
             # Nothing returned and nothing raised means our scope expired; an error raised in
             # reaction to our expiry is a timeout too.
-            timed_out = error is None or scope.cancel_called
+            timed_out = error is None or (scope is not None and scope.cancel_called)
             error_class = ErrorClass.TRANSIENT if timed_out else classify_error(error)
             log.warning(
                 "capability_attempt_failed",
