@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 import structlog
 
@@ -31,6 +30,7 @@ from runtime.embedded import TRANSPORTS, open_local_cluster
 from runtime.errors import CapabilityLoadError, ConfigError, KernelError
 from runtime.inputs import check_inputs, parse_inputs
 from runtime.logging import configure_logging
+from runtime.loop import run as run_async
 
 __all__ = ["BUILTIN_CAPABILITIES", "COMMAND_GROUPS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "load_manifest", "main", "print_result"]
 
@@ -149,7 +149,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return await cluster.run(workflow, inputs)
 
     try:
-        result = anyio.run(go, backend="asyncio")
+        result = run_async(go)
     except (KernelError, BaseExceptionGroup) as exc:
         return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
     print_result(result, as_json=args.json)
@@ -167,7 +167,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         await host.run()
 
     try:
-        anyio.run(go, backend="asyncio")
+        run_async(go)
     except (WorkerRefusedError, BaseExceptionGroup) as exc:
         return fail(f"refused by the orchestrator: {first_error(exc, WorkerRefusedError)}", EXIT_FAILED)
     return EXIT_OK
