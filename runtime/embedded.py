@@ -88,6 +88,8 @@ async def open_local_cluster(
     startup_timeout_s: float = 30.0,
     log_level: str = "warning",
     heartbeat_ms: int = 1000,
+    max_restarts: int = 3,
+    restart_window_s: float = 10.0,
 ) -> AsyncIterator[LocalCluster]:
     """Start an orchestrator and ``workers`` worker hosts, wait until they registered.
 
@@ -97,6 +99,8 @@ async def open_local_cluster(
         capability_specs: the same capabilities as module names or ``.py`` paths, for the
             worker processes to load.
         transport: ``ipc`` (default), ``tcp`` (loopback) or ``inproc`` (workers in-process).
+        max_restarts, restart_window_s: the supervisor's restart intensity for worker
+            processes: more than ``max_restarts`` crashes within the window stop the cluster.
 
     Raises:
         ValueError: for an unknown transport.
@@ -135,7 +139,7 @@ async def open_local_cluster(
                     )
                     for i in range(workers)
                 ]
-                tg.start_soon(Supervisor(children, max_restarts=3, within_s=10.0, name="local-workers").run)
+                tg.start_soon(Supervisor(children, max_restarts=max_restarts, within_s=restart_window_s, name="local-workers").run)
             try:
                 with anyio.fail_after(startup_timeout_s):
                     await orchestrator.wait_for_capabilities(catalog)

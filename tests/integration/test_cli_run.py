@@ -153,3 +153,20 @@ def test_broken_capability_module_exits_2(ontoflow, workdir: Path) -> None:
     (workdir / "broken.py").write_text("raise RuntimeError('boom')\n")
     ran = ontoflow("run", MANIFEST, "--capabilities", "broken.py")
     assert ran.code == 2 and "broken.py" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_worker_that_keeps_crashing_stops_the_run_with_a_clear_error(ontoflow, workdir: Path) -> None:
+    (workdir / "bad_init.py").write_text(
+        "from actors.capability import Capability\n"
+        "from protocols import CapabilityMetadata\n"
+        "class BadInit(Capability):\n"
+        "    metadata = CapabilityMetadata(id='test.capability.bad_init')\n"
+        "    async def initialize(self):\n"
+        "        raise RuntimeError('cannot reach the database')\n"
+        "    async def execute(self, inputs, context):\n"
+        "        return None\n"
+    )
+    ran = ontoflow("run", MANIFEST, "--capabilities", "bad_init.py", timeout=120)
+    assert ran.code == 1
+    assert "restarts" in ran.stderr and "worker-0" in ran.stderr
+    assert "Traceback" not in ran.stderr.split("ontoflow:")[-1]
