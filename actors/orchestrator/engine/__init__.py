@@ -14,6 +14,7 @@ from actors.orchestrator.engine._compile import (
     CompiledWorkflow,
     NodePlan,
     Route,
+    capability_plan,
     compile_workflow,
 )
 from actors.orchestrator.engine._facts import (
@@ -25,6 +26,7 @@ from actors.orchestrator.engine._facts import (
     StepLost,
     StepUnavailable,
 )
+from actors.orchestrator.engine._layers import resolve_inputs
 from actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run
 from actors.orchestrator.engine._steps import LAST_FAILURE_KEY
 
@@ -51,6 +53,8 @@ __all__ = [
     "StepUnavailable",
     "TraceEntry",
     "advance",
+    "capability_plan",
     "compile_workflow",
     "new_run",
+    "resolve_inputs",
 ]

@@ -197,7 +197,7 @@ def compile_workflow(
             if cap_id not in plans:
                 # A prerequisite's closure is part of its dependant's, so it is sound too.
                 own = _closure(cap_id, catalog)
-                plans[cap_id] = _capability_plan(catalog[cap_id], own if isinstance(own, tuple) else ())
+                plans[cap_id] = capability_plan(catalog[cap_id], own if isinstance(own, tuple) else ())
     nodes = {node_id: _node_plan(node_id, node, plans) for node_id, node in manifest.nodes.items()}
     return CompiledWorkflow(
         manifest=manifest,
@@ -237,7 +237,9 @@ def _closure(cap_id: str, catalog: Mapping[str, CapabilityMetadata]) -> tuple[st
     return tuple(order)
 
 
-def _capability_plan(meta: CapabilityMetadata, closure: tuple[str, ...]) -> CapabilityPlan:
+def capability_plan(meta: CapabilityMetadata, closure: tuple[str, ...]) -> CapabilityPlan:
+    """Precompute what every step of capability ``meta`` needs (input keys, required keys,
+    schema defaults, the step budget); ``closure`` is its prerequisites in run order."""
     props = meta.input_schema.get("properties", {})
     required = meta.required_inputs
     keys = tuple(props) + tuple(k for k in required if k not in props)

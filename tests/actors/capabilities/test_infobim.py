@@ -61,14 +61,14 @@ def _write_model(path: Path, **doc: Any) -> str:
 
 
 def test_exports_are_complete_and_sorted() -> None:
-    public = {name for name in vars(actors.capabilities) if not name.startswith("_") and name != "infobim"}
+    public = {name for name in vars(actors.capabilities) if not name.startswith("_") and name not in ("infobim", "data")}
     assert set(actors.capabilities.__all__) == public
     assert actors.capabilities.__all__ == sorted(actors.capabilities.__all__)
 
 
 def test_builtins_are_sound_idempotent_and_loadable() -> None:
     ids = [cls.metadata.id for cls in CAPABILITIES]
-    assert len(set(ids)) == len(ids) == 5
+    assert len(set(ids)) == len(ids) == 9
     for cls in CAPABILITIES:
         assert check_metadata(cls.metadata) == []
         assert cls.metadata.idempotent

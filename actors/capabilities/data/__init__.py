@@ -1,0 +1,29 @@
+"""Built-in data capabilities: ``sqlite.extractor``, ``table.transform``, ``csv.writer``,
+``jsonl.writer``.
+
+They meet through the ``data.*`` ontology keys. Rows never travel through the orchestrator:
+each producing step spools them in bounded batches to a file in the run's work folder and
+outputs a *dataset reference* (``data.dataset``) that the next step streams from (see
+``_dataset``), so a table larger than memory is never loaded whole.
+"""
+
+from actors.capabilities.data._dataset import DATASET_FORMAT, DatasetSpool, check_ref, dataset_ref, read_batches, spool_path
+from actors.capabilities.data._expression import ExpressionError, compile_filter
+from actors.capabilities.data._sqlite import SqliteExtractor
+from actors.capabilities.data._transform import TableTransform
+from actors.capabilities.data._writers import CsvWriter, JsonlWriter
+
+__all__ = [
+    "DATASET_FORMAT",
+    "CsvWriter",
+    "DatasetSpool",
+    "ExpressionError",
+    "JsonlWriter",
+    "SqliteExtractor",
+    "TableTransform",
+    "check_ref",
+    "compile_filter",
+    "dataset_ref",
+    "read_batches",
+    "spool_path",
+]

@@ -1,0 +1,141 @@
+"""Dataset references: how rows travel between data steps without travelling through the context.
+
+A step's outputs go through the orchestrator and into later steps' inputs, so a table must
+not: a data capability writes its rows to a *spool file* in the run's work folder and outputs
+a small **dataset reference** instead::
+
+    {"format": "ontoflow.rows.v1", "path": "<work_dir>/<run_id>/<step_id>.rows",
+     "columns": ["id", "name"], "rows": 1000000}
+
+The spool file is a sequence of frames, each a 4-byte little-endian length then a msgpack array
+of rows (each row an array of values, in ``columns`` order). Writers append one batch at a
+time and readers yield one batch at a time, so memory holds one batch, never the table. The
+reference is plain data (JSON-safe), so it shows in traces and reports and can be followed by
+any later step on the same host (or a shared file system). The work folder is the input
+``data.work_dir`` (default: ``<system temp>/ontoflow-spool``); whoever runs the plan removes
+``<work_dir>/<run_id>`` when the run is over (``ontoflow pipeline run`` does).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio.from_thread
+import msgspec
+
+from actors.errors import PermanentError
+from protocols.context import StepContext
+
+__all__ = [
+    "DATASET_FORMAT",
+    "DatasetSpool",
+    "check_ref",
+    "dataset_ref",
+    "read_batches",
+    "spool_path",
+]
+
+DATASET_FORMAT = "ontoflow.rows.v1"
+_LEN = struct.Struct("<I")
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder(list[list[Any]]).decode
+
+
+def spool_path(work_dir: str | None, context: StepContext) -> Path:
+    """The spool file of this step: ``<work_dir>/<run_id>/<step_id>.rows`` (folders created)."""
+    root = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / "ontoflow-spool"
+    system = context.system
+    run = system.run_id or "adhoc"
+    step = (system.step_id or "step").replace("/", "_")
+    folder = root / run
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{step}.rows"
+
+
+def dataset_ref(path: Path, columns: Sequence[str], rows: int) -> dict[str, Any]:
+    """The reference a step outputs for the rows it spooled."""
+    return {"format": DATASET_FORMAT, "path": str(path), "columns": list(columns), "rows": rows}
+
+
+class DatasetSpool:
+    """Writes row batches to a spool file; use as a context manager, then read ``ref``.
+
+    The file is written under a temporary name and renamed when the context exits cleanly,
+    so a reader never sees half a dataset.
+    """
+
+    def __init__(self, path: Path, columns: Sequence[str]) -> None:
+        self.path = path
+        self.columns = list(columns)
+        self.rows = 0
+        self._tmp = path.with_name(path.name + ".part")
+        self._fh = self._tmp.open("wb")
+
+    def write(self, batch: list[Any]) -> None:
+        """Append one batch of rows (a list of row sequences)."""
+        if not batch:
+            return
+        data = _encode(batch)
+        self._fh.write(_LEN.pack(len(data)))
+        self._fh.write(data)
+        self.rows += len(batch)
+
+    def __enter__(self) -> DatasetSpool:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._fh.close()
+        if exc_type is None:
+            os.replace(self._tmp, self.path)
+        else:
+            self._tmp.unlink(missing_ok=True)
+
+    @property
+    def ref(self) -> dict[str, Any]:
+        """The dataset reference of what was written."""
+        return dataset_ref(self.path, self.columns, self.rows)
+
+
+def check_ref(ref: Any) -> tuple[Path, list[str]]:
+    """The path and columns of a dataset reference.
+
+    Raises:
+        PermanentError: when ``ref`` is not a dataset reference or its file is gone.
+    """
+    if not isinstance(ref, dict) or ref.get("format") != DATASET_FORMAT:
+        raise PermanentError(f"data.dataset is not a dataset reference ({DATASET_FORMAT})")
+    path = Path(str(ref.get("path", "")))
+    columns = ref.get("columns")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise PermanentError("data.dataset has no column list")
+    if not path.is_file():
+        raise PermanentError("the spool file of data.dataset does not exist (was the run's work folder removed?)")
+    return path, columns
+
+
+def read_batches(path: Path) -> Iterator[list[list[Any]]]:
+    """Yield the spool file's batches, one at a time; checks for cancellation between batches
+    when called from a worker thread started by anyio."""
+    in_thread = True
+    with path.open("rb") as fh:
+        while True:
+            head = fh.read(4)
+            if not head:
+                return
+            if len(head) < 4:
+                raise PermanentError("the spool file of data.dataset is truncated")
+            (size,) = _LEN.unpack(head)
+            data = fh.read(size)
+            if len(data) < size:
+                raise PermanentError("the spool file of data.dataset is truncated")
+            yield _decode(data)
+            if in_thread:
+                try:
+                    anyio.from_thread.check_cancelled()
+                except RuntimeError:  # not in an anyio worker thread (a direct call)
+                    in_thread = False

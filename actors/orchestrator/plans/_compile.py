@@ -1,0 +1,235 @@
+"""Compiling a plan once against the capability catalog.
+
+Everything static is checked and precomputed here: each step's capability plan (inputs,
+defaults, outputs, budget: the workflow engine's own :class:`CapabilityPlan`), effective
+dependencies, ancestors in merge order, fan-out rules, follow-up capabilities chosen by role.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from protocols.capability import ArrayParam, CapabilityMetadata, Composition
+from protocols.errors import ManifestError, Problem
+from protocols.plan import ExecutionPlan, check_plan, find_references, plan_dependencies
+
+from actors.orchestrator.engine import CapabilityPlan
+from actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
+from actors.orchestrator.plans._refs import declares_field
+
+if TYPE_CHECKING:
+    from actors.orchestrator.engine import Command, Fact
+    from actors.orchestrator.plans._state import PlanState
+
+__all__ = ["CompiledPlan", "FollowUp", "StepPlan", "compile_plan"]
+
+_CONDITION_OPS = ("equals", "not_equals", "exists")
+_NAMESPACES = ("parameters", "outputs", "context")
+_SOURCES = ("from_parameters", "from_outputs", "value")
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """A follow-up a step's capability asks for (seed 004 ``composition``)."""
+
+    role: str
+    capability: CapabilityPlan
+    enabled_if: dict[str, Any]
+    param_map: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StepPlan:
+    """One plan step, precomputed.
+
+    Attributes:
+        index: its position in the plan (the step order results are combined in).
+        id: the step id.
+        capability: the capability's plan.
+        params: the step's params as written (references unresolved).
+        deps: effective dependencies (the mode applied).
+        ancestors: every ancestor, sorted by (depth, index): the order their outputs are
+            layered into this step's context, so a nearer ancestor wins on a shared key.
+        required: a failure fails the plan.
+        output_key: its name in a report.
+        description: the contract's instructions.
+        fan_out: the capability's ``decomposition.array_params``.
+        follow_ups: the capability's composition, a capability chosen per role.
+    """
+
+    index: int
+    id: str
+    capability: CapabilityPlan
+    params: dict[str, Any]
+    deps: tuple[str, ...]
+    ancestors: tuple[str, ...]
+    required: bool
+    output_key: str
+    description: str
+    fan_out: tuple[ArrayParam, ...]
+    follow_ups: tuple[FollowUp, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPlan:
+    """A plan compiled against a catalog; immutable and shared by every run of it.
+
+    It is what the orchestrator shell submits: ``new_run`` and ``advance`` speak the workflow
+    engine's facts and commands.
+    """
+
+    plan: ExecutionPlan
+    catalog: dict[str, CapabilityMetadata]
+    defaults: dict[str, Any]
+    plan_hash: str
+    worktree: str
+    steps: tuple[StepPlan, ...]
+    by_id: dict[str, StepPlan] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The plan's name (for logs and traces)."""
+        return self.plan.name or "plan"
+
+    def new_run(self, run_id: str) -> PlanState:
+        """Return the state of a run that has not been submitted yet."""
+        from actors.orchestrator.plans._state import PlanState
+
+        return PlanState(run_id=run_id)
+
+    def advance(self, state: PlanState, fact: Fact) -> list[Command]:
+        """Apply ``fact`` to ``state`` in place; return the commands (see ``plans.advance``)."""
+        from actors.orchestrator.plans._advance import advance
+
+        return advance(self, state, fact)
+
+
+def _check_composition(where: str, comp: Composition, problems: list[Problem]) -> None:
+    cond = comp.enabled_if
+    if cond:
+        path = cond.get("path")
+        ops = [k for k in cond if k != "path"]
+        if not isinstance(path, str) or path.split(".", 1)[0] not in _NAMESPACES or "." not in path:
+            problems.append(Problem(path=where, message=f"composition.enabled_if.path must start with one of {', '.join(_NAMESPACES)}"))
+        if len(ops) != 1 or ops[0] not in _CONDITION_OPS:
+            problems.append(Problem(path=where, message=f"composition.enabled_if needs exactly one of {', '.join(_CONDITION_OPS)}"))
+    for key, spec in comp.param_map.items():
+        if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in _SOURCES:
+            problems.append(Problem(path=where, message=f"composition.param_map.{key} needs exactly one of {', '.join(_SOURCES)}"))
+
+
+def _depths(deps: Mapping[str, list[str]]) -> dict[str, int]:
+    depth: dict[str, int] = {}
+    for node in graphlib.TopologicalSorter(deps).static_order():
+        depth[node] = 1 + max((depth[d] for d in deps[node]), default=-1)
+    return depth
+
+
+def compile_plan(
+    plan: ExecutionPlan,
+    catalog: Mapping[str, CapabilityMetadata],
+    *,
+    defaults: Mapping[str, Any] = {},  # noqa: B006 - read, never mutated; copied below
+    plan_hash: str = "",
+    worktree: str = "",
+) -> CompiledPlan:
+    """Check ``plan`` against ``catalog`` and precompute everything a run needs.
+
+    Args:
+        plan: a plan (``protocols.plan_from_data`` already ran :func:`check_plan`; it is run
+            again here so that a plan built in code is checked too).
+        catalog: capability id -> metadata of every capability that may run.
+        defaults: daemon-wide input defaults.
+        plan_hash: put into every step's system metadata.
+        worktree: put into every step's system metadata.
+
+    Raises:
+        ManifestError: listing every problem with its path: the plan's own (ids, depends_on,
+            cycles, references to non-ancestors), a capability no one provides, a param the
+            capability does not take, a reference to a field the referenced capability does
+            not declare, a composition role no capability fills.
+    """
+    catalog = dict(catalog)
+    problems = check_plan(plan)
+    if problems:
+        raise ManifestError(problems)
+    plans: dict[str, CapabilityPlan] = {}
+
+    def cap_plan(cap_id: str) -> CapabilityPlan:
+        if cap_id not in plans:
+            plans[cap_id] = capability_plan(catalog[cap_id], ())
+        return plans[cap_id]
+
+    ids = {s.id: s for s in plan.steps}
+    for i, step in enumerate(plan.steps):
+        meta = catalog.get(step.capability)
+        if meta is None:
+            problems.append(Problem(path=f"steps[{i}].capability", message=f"no capability {step.capability!r} is loaded"))
+            continue
+        accepted = set(cap_plan(meta.id).input_keys)
+        fan_names = {a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])}
+        for key in step.params:
+            if key not in accepted and key not in fan_names:
+                problems.append(
+                    Problem(path=f"steps[{i}].params.{key}", message=f"{meta.id} takes no input {key!r} (it takes: {', '.join(sorted(accepted)) or 'none'})")
+                )
+        for where, ref in find_references(step.params, f"steps[{i}].params"):
+            target = catalog.get(ids[ref.step].capability) if not isinstance(ref, str) else None
+            if target is not None and target.outputs and not declares_field(frozenset(target.outputs), ref):  # type: ignore[union-attr]
+                problems.append(
+                    Problem(path=where, message=f"reference {ref.text} names a field {target.id} does not declare "  # type: ignore[union-attr]
+                            f"(it declares: {', '.join(sorted(target.outputs))})")
+                )
+        if meta.composition is not None:
+            _check_composition(f"steps[{i}].capability", meta.composition, problems)
+            for role in meta.composition.followup_roles:
+                if not any(role in m.roles for m in catalog.values()):
+                    problems.append(Problem(path=f"steps[{i}].capability", message=f"{meta.id} asks for a follow-up of role {role!r}, which no capability fills"))
+    if problems:
+        raise ManifestError(problems)
+
+    deps = plan_dependencies(plan)
+    depth = _depths(deps)
+    index = {s.id: i for i, s in enumerate(plan.steps)}
+    steps: list[StepPlan] = []
+    for i, step in enumerate(plan.steps):
+        meta = catalog[step.capability]
+        found: set[str] = set()
+        todo = list(deps[step.id])
+        while todo:
+            d = todo.pop()
+            if d not in found:
+                found.add(d)
+                todo.extend(deps[d])
+        follow_ups: list[FollowUp] = []
+        if meta.composition is not None:
+            for role in meta.composition.followup_roles:
+                chosen = min(c for c, m in catalog.items() if role in m.roles)  # deterministic: lowest id
+                follow_ups.append(FollowUp(role, cap_plan(chosen), dict(meta.composition.enabled_if), dict(meta.composition.param_map)))
+        steps.append(
+            StepPlan(
+                index=i,
+                id=step.id,
+                capability=cap_plan(meta.id),
+                params=step.params,
+                deps=tuple(deps[step.id]),
+                ancestors=tuple(sorted(found, key=lambda s: (depth[s], index[s]))),
+                required=step.required,
+                output_key=step.output_key or step.id,
+                description=step.description,
+                fan_out=tuple(meta.decomposition.array_params) if meta.decomposition else (),
+                follow_ups=tuple(follow_ups),
+            )
+        )
+    return CompiledPlan(
+        plan=plan,
+        catalog=catalog,
+        defaults=dict(defaults),
+        plan_hash=plan_hash,
+        worktree=worktree,
+        steps=tuple(steps),
+        by_id={s.id: s for s in steps},
+    )

@@ -1,0 +1,70 @@
+"""Composition (seed 004): whether a follow-up is enabled and what params it gets.
+
+Everything comes from the parent capability's ``composition`` metadata, never from its name:
+
+* ``enabled_if: {path: <namespace>.<key>, equals | not_equals: V | exists: bool}`` with the
+  namespaces ``parameters`` (the parent step's resolved params over the plan's ``parameters``),
+  ``outputs`` (the parent's outputs) and ``context`` (the run's inputs). An empty
+  ``enabled_if`` always holds.
+* ``param_map: {<follow-up input key>: SOURCE}`` where SOURCE is ``{from_parameters: [names]}``
+  (the first name found in the parent's params, then the plan's parameters, then the parent's
+  outputs), ``{from_outputs: [names]}`` (the first found in the parent's outputs) or
+  ``{value: V}``. A source that finds nothing leaves the input out (it may then resolve from
+  the run context or a default, or end the follow-up ``invalid`` if required).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from actors.orchestrator.plans._refs import lookup
+
+__all__ = ["condition_holds", "map_params"]
+
+_MISSING: Any = object()
+
+
+def _get(source: Mapping[str, Any], dotted: str) -> Any:
+    try:
+        return lookup(source, dotted.split("."))
+    except LookupError:
+        return _MISSING
+
+
+def condition_holds(
+    cond: Mapping[str, Any], params: Mapping[str, Any], outputs: Mapping[str, Any], context: Mapping[str, Any]
+) -> bool:
+    """Evaluate an ``enabled_if`` (already checked for shape at compile time)."""
+    if not cond:
+        return True
+    namespace, _, key = str(cond["path"]).partition(".")
+    source = {"parameters": params, "outputs": outputs, "context": context}[namespace]
+    value = _get(source, key)
+    if "exists" in cond:
+        return (value is not _MISSING) == bool(cond["exists"])
+    if "equals" in cond:
+        return value is not _MISSING and value == cond["equals"]
+    return value is _MISSING or value != cond["not_equals"]
+
+
+def map_params(param_map: Mapping[str, Any], params: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The follow-up's params from the parent's ``params`` and ``outputs``."""
+    mapped: dict[str, Any] = {}
+    for key, spec in param_map.items():
+        (kind, arg), = spec.items()
+        if kind == "value":
+            mapped[key] = arg
+            continue
+        sources = (params, outputs) if kind == "from_parameters" else (outputs,)
+        names = arg if isinstance(arg, list) else [arg]
+        for name in names:
+            found = _MISSING
+            for source in sources:
+                found = _get(source, str(name))
+                if found is not _MISSING:
+                    break
+            if found is not _MISSING:
+                mapped[key] = found
+                break
+    return mapped

@@ -1,0 +1,21 @@
+"""The planner: OML v0.1.0 pipelines compiled into execution plans (seeds 003, 004).
+
+:func:`compile_pipeline` turns a guarded pipeline into an :class:`~protocols.ExecutionPlan`
+(the same pipeline, the same plan, byte for byte with :func:`render_plan`);
+:func:`resolve_connections` fills in ``@name`` connections at run time, in memory only.
+"""
+
+from actors.planner._compile import compile_pipeline, render_plan
+from actors.planner._connections import ENV_PREFIX, connection_names, load_connections, resolve_connections
+from actors.planner.errors import ConnectionResolutionError, PlannerError
+
+__all__ = [
+    "ENV_PREFIX",
+    "ConnectionResolutionError",
+    "PlannerError",
+    "compile_pipeline",
+    "connection_names",
+    "load_connections",
+    "render_plan",
+    "resolve_connections",
+]

@@ -1,0 +1,240 @@
+"""OML v0.1.0 pipelines (seed 003) and their schema guard.
+
+A pipeline is a list of steps, each a *component* (a capability id) in a *mode*, with a
+component-specific ``config`` and the ``needs`` it waits for::
+
+    oml_version: "0.1.0"
+    name: sqlite-to-csv-export
+    steps:
+      - id: extract-users
+        component: sqlite.extractor
+        mode: read
+        config: {query: "SELECT * FROM users", connection: "@default"}
+      - id: write-users-csv
+        component: csv.writer
+        mode: write
+        needs: [extract-users]
+        config: {path: ./users.csv}
+
+:func:`check_oml` reports *every* problem at once, each with its path; legacy keys come with a
+hint of what replaces them. Secrets never live in the file: ``connection`` must be an
+``@name`` resolved at run time, and a literal password-looking value anywhere in ``config`` is
+refused (the message names the key, never the value).
+"""
+
+from __future__ import annotations
+
+import graphlib
+import re
+from collections.abc import Collection
+from typing import Any, Literal
+
+import msgspec
+
+from protocols.errors import ManifestError, Problem
+
+__all__ = [
+    "LEGACY_KEYS",
+    "OML_MODES",
+    "OML_VERSION",
+    "Pipeline",
+    "PipelineStep",
+    "check_oml",
+    "pipeline_from_data",
+]
+
+OML_VERSION = "0.1.0"
+OML_MODES = ("read", "write", "transform")
+
+#: Legacy top-level keys and what replaces each.
+LEGACY_KEYS: dict[str, str] = {
+    "version": 'replaced by oml_version: "0.1.0"',
+    "connectors": "declare the component on each step (steps[].component) and its connection in its config",
+    "tasks": "replaced by steps",
+    "outputs": "put the output settings in the config of the step that writes them",
+}
+
+_KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_CONNECTION = re.compile(r"^@[A-Za-z0-9_-]+$")
+_SECRET_KEY = re.compile(r"(pass(word|wd)?|pwd|secret|token|api[_-]?key|private[_-]?key|credential)", re.IGNORECASE)
+_URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+_TOP_KEYS = ("oml_version", "name", "steps", "description")
+_STEP_KEYS = ("id", "component", "mode", "config", "needs", "description")
+
+
+class PipelineStep(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One step of a pipeline: a component in a mode, its config and what it needs."""
+
+    id: str
+    component: str
+    mode: Literal["read", "write", "transform"]
+    config: dict[str, Any] = {}
+    needs: list[str] = []
+    description: str = ""
+
+
+class Pipeline(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A whole OML v0.1.0 pipeline."""
+
+    oml_version: str
+    name: str
+    steps: list[PipelineStep]
+    description: str = ""
+
+
+def _check_config(value: Any, path: str, problems: list[Problem]) -> None:
+    """Refuse literal secrets anywhere in ``value`` (a step's config)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}"
+            if not isinstance(key, str):
+                problems.append(Problem(path=where, message="config keys must be strings"))
+                continue
+            if key == "connection":
+                if not isinstance(item, str) or not _CONNECTION.match(item):
+                    problems.append(
+                        Problem(path=where, message='must be "@name": connections are resolved at run time, never written in the pipeline')
+                    )
+                continue
+            if _SECRET_KEY.search(key) and isinstance(item, str | int | float) and not (isinstance(item, str) and _CONNECTION.match(item)):
+                problems.append(
+                    Problem(path=where, message='a literal secret is not allowed in a pipeline: use connection: "@name"')
+                )
+                continue
+            _check_config(item, where, problems)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_config(item, f"{path}[{i}]", problems)
+    elif isinstance(value, str) and _URL_WITH_PASSWORD.match(value):
+        problems.append(Problem(path=path, message='a URL with a password is not allowed in a pipeline: use connection: "@name"'))
+
+
+def _check_step(i: int, step: Any, components: Collection[str] | None, problems: list[Problem]) -> None:
+    where = f"steps[{i}]"
+    if not isinstance(step, dict):
+        problems.append(Problem(path=where, message=f"expected a map, got {type(step).__name__}"))
+        return
+    for key in step:
+        if key not in _STEP_KEYS:
+            problems.append(Problem(path=f"{where}.{key}", message=f"unknown key (a step has: {', '.join(_STEP_KEYS)})"))
+    sid = step.get("id")
+    if sid is None:
+        problems.append(Problem(path=f"{where}.id", message="required key is missing"))
+    elif not isinstance(sid, str) or not _KEBAB.match(sid):
+        problems.append(Problem(path=f"{where}.id", message="must be kebab-case (e.g. extract-users)"))
+    component = step.get("component")
+    if component is None:
+        problems.append(Problem(path=f"{where}.component", message="required key is missing"))
+    elif not isinstance(component, str) or not component:
+        problems.append(Problem(path=f"{where}.component", message="must be a capability id"))
+    elif components is not None and component not in components:
+        problems.append(Problem(path=f"{where}.component", message=f"no capability {component!r} is loaded"))
+    mode = step.get("mode")
+    if mode is None:
+        problems.append(Problem(path=f"{where}.mode", message="required key is missing"))
+    elif mode not in OML_MODES:
+        problems.append(Problem(path=f"{where}.mode", message=f"must be one of {', '.join(OML_MODES)}"))
+    config = step.get("config", {})
+    if not isinstance(config, dict):
+        problems.append(Problem(path=f"{where}.config", message=f"must be a map, got {type(config).__name__}"))
+    else:
+        _check_config(config, f"{where}.config", problems)
+    if "description" in step and not isinstance(step["description"], str):
+        problems.append(Problem(path=f"{where}.description", message="must be a string"))
+
+
+def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[Problem]:
+    """Return every problem of ``data`` as an OML v0.1.0 pipeline (empty when valid).
+
+    Args:
+        data: the decoded document.
+        components: the capability ids that may serve as components; ``None`` skips that check.
+
+    Returns:
+        The problems, in document order, each with its path (``steps[1].needs[0]``).
+    """
+    if not isinstance(data, dict):
+        return [Problem(path="", message=f"expected a map at the top level, got {type(data).__name__}")]
+    problems: list[Problem] = []
+    for key in data:
+        if key in LEGACY_KEYS:
+            problems.append(Problem(path=str(key), message=f"legacy key is not allowed in OML {OML_VERSION}: {LEGACY_KEYS[key]}"))
+        elif key not in _TOP_KEYS:
+            problems.append(Problem(path=str(key), message=f"unknown key (a pipeline has: {', '.join(_TOP_KEYS)})"))
+    version = data.get("oml_version")
+    if version is None:
+        problems.append(Problem(path="oml_version", message=f'required key is missing (oml_version: "{OML_VERSION}")'))
+    elif version != OML_VERSION:
+        problems.append(Problem(path="oml_version", message=f'must be "{OML_VERSION}"'))
+    name = data.get("name")
+    if name is None:
+        problems.append(Problem(path="name", message="required key is missing"))
+    elif not isinstance(name, str) or not _KEBAB.match(name):
+        problems.append(Problem(path="name", message="must be kebab-case (e.g. mysql-to-csv-export)"))
+    if "description" in data and not isinstance(data["description"], str):
+        problems.append(Problem(path="description", message="must be a string"))
+    steps = data.get("steps")
+    if steps is None:
+        problems.append(Problem(path="steps", message="required key is missing"))
+        return problems
+    if not isinstance(steps, list) or not steps:
+        problems.append(Problem(path="steps", message="must be a non-empty list of steps"))
+        return problems
+    for i, step in enumerate(steps):
+        _check_step(i, step, components, problems)
+    _check_ids_and_needs(steps, problems)
+    return problems
+
+
+def _check_ids_and_needs(steps: list[Any], problems: list[Problem]) -> None:
+    index: dict[str, int] = {}
+    for i, step in enumerate(steps):
+        sid = step.get("id") if isinstance(step, dict) else None
+        if not isinstance(sid, str):
+            continue
+        if sid in index:
+            problems.append(Problem(path=f"steps[{i}].id", message=f"duplicate of steps[{index[sid]}].id ({sid!r})"))
+        else:
+            index[sid] = i
+    graph: dict[str, list[str]] = {}
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        needs = step.get("needs", [])
+        if not isinstance(needs, list):
+            problems.append(Problem(path=f"steps[{i}].needs", message="must be a list of step ids"))
+            continue
+        sid = step.get("id")
+        good: list[str] = []
+        for j, need in enumerate(needs):
+            where = f"steps[{i}].needs[{j}]"
+            if not isinstance(need, str):
+                problems.append(Problem(path=where, message="must be a step id"))
+            elif need == sid:
+                problems.append(Problem(path=where, message="a step cannot need itself"))
+            elif need not in index:
+                problems.append(Problem(path=where, message=f"step {need!r} does not exist"))
+            else:
+                good.append(need)
+        if isinstance(sid, str) and index.get(sid) == i:
+            graph[sid] = good
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        cycle = list(exc.args[1])
+        problems.append(Problem(path=f"steps[{index[cycle[0]]}].needs", message="needs form a cycle: " + " -> ".join(reversed(cycle))))
+
+
+def pipeline_from_data(data: Any, *, components: Collection[str] | None = None, source: str = "") -> Pipeline:
+    """Check ``data`` with :func:`check_oml` and return it typed.
+
+    Raises:
+        ManifestError: listing every problem with its path.
+    """
+    problems = check_oml(data, components=components)
+    if problems:
+        raise ManifestError(problems, source=source)
+    try:
+        return msgspec.convert(data, Pipeline)
+    except msgspec.ValidationError as exc:  # the guard covers the shape; this is a backstop
+        raise ManifestError(Problem(path="", message=str(exc)), source=source) from None

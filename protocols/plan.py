@@ -1,0 +1,329 @@
+"""Execution plans (seed 004): a DAG of capability steps, and its static validation.
+
+A plan is the second way to drive the runtime besides a workflow manifest: no transition
+table, just steps with ``depends_on``. ``execution_mode`` says how dependencies are read:
+
+* ``dag``: each step waits for its ``depends_on``;
+* ``sequential``: each step also waits for the step before it in the list;
+* ``parallel``: no step may declare ``depends_on``; all start at once (within
+  ``max_concurrency``).
+
+A string param that is exactly ``${<step>.<field>}`` becomes that field's value (any type); a
+reference inside a longer string is replaced by the value's text (JSON for non-strings).
+``<field>`` is a dotted path with optional list indexes (``${quote.prices[0].amount}``); since
+output keys are dotted ontology keys, the longest dotted prefix that names an output key is
+taken as the key and the rest walks into its value. Step ids may be integers in the document
+(the seed writes ``id: 1``); they are read as strings.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import re
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import msgspec
+
+from protocols.errors import ManifestError, Problem
+
+__all__ = [
+    "COMBINE_MODES",
+    "EXECUTION_MODES",
+    "ExecutionPlan",
+    "ExecutionStep",
+    "Reference",
+    "check_plan",
+    "find_references",
+    "plan_dependencies",
+    "plan_from_data",
+]
+
+EXECUTION_MODES = ("sequential", "parallel", "dag")
+COMBINE_MODES = ("last", "report", "merge")
+
+_STEP_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+_REFERENCE = re.compile(r"\$\{([^{}]*)\}")
+_FIELD_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
+
+
+class ExecutionStep(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One step of a plan.
+
+    Attributes:
+        id: unique in the plan; letters, digits, ``_`` and ``-``.
+        capability: the capability id the step runs.
+        params: ontology key -> value (or a ``${step.field}`` reference); the first input layer.
+        depends_on: steps that must end before this one begins.
+        required: when false, the step's failure does not fail the plan.
+        output_key: the step's name in a ``report`` (its id when empty).
+        domain: informative (seed 004).
+        description: informative.
+    """
+
+    id: str
+    capability: str
+    params: dict[str, Any] = {}
+    depends_on: list[str] = []
+    required: bool = True
+    output_key: str = ""
+    domain: str = ""
+    description: str = ""
+
+
+class ExecutionPlan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A whole plan.
+
+    Attributes:
+        steps: the steps; their list order is the *step order* results are combined in.
+        execution_mode: ``sequential``, ``parallel`` or ``dag``.
+        combine_mode: ``last`` (the outputs of the last step that succeeded), ``report``
+            (every step's record under ``ontoflow.plan.report``) or ``merge`` (every
+            successful step's outputs, later steps overriding earlier ones).
+        max_concurrency: the most steps in flight at once.
+        parameters: plan-level parameters, visible to composition conditions.
+        name: informative, used in traces.
+        description: informative.
+    """
+
+    steps: list[ExecutionStep]
+    execution_mode: Literal["sequential", "parallel", "dag"] = "dag"
+    combine_mode: Literal["last", "report", "merge"] = "last"
+    max_concurrency: int = 4
+    parameters: dict[str, Any] = {}
+    name: str = ""
+    description: str = ""
+
+
+class Reference(msgspec.Struct, frozen=True):
+    """A parsed ``${step.field}``: the step id, the field path (names and indexes), the text."""
+
+    step: str
+    path: tuple[str | int, ...]
+    text: str
+
+    @property
+    def field(self) -> str:
+        """The field path as written after the step id (``a.b[0]``)."""
+        out = ""
+        for part in self.path:
+            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        return out
+
+
+def _parse_reference(body: str) -> Reference | str:
+    """Parse the inside of ``${...}``; a message when it is malformed."""
+    text = "${" + body + "}"
+    step, dot, rest = body.partition(".")
+    if not step or not _STEP_ID.match(step):
+        return f"reference {text} must start with a step id"
+    if not dot or not rest:
+        return f"reference {text} must name a field after the step id"
+    parts: list[str | int] = []
+    pos = 0
+    expect_name = True
+    while pos < len(rest):
+        m = _FIELD_PART.match(rest, pos)
+        if m is None:
+            return f"reference {text} has a malformed field path"
+        name, index, dot_sep = m.groups()
+        if name is not None:
+            if not expect_name:
+                return f"reference {text} has a malformed field path"
+            parts.append(name)
+            expect_name = False
+        elif index is not None:
+            if not parts:
+                return f"reference {text} has a malformed field path"
+            parts.append(int(index))
+        else:
+            if expect_name:
+                return f"reference {text} has a malformed field path"
+            expect_name = True
+        pos = m.end()
+    if expect_name:
+        return f"reference {text} has a malformed field path"
+    return Reference(step, tuple(parts), text)
+
+
+def find_references(value: Any, path: str) -> Iterator[tuple[str, Reference | str]]:
+    """Yield ``(path, reference or problem message)`` for every ``${...}`` inside ``value``.
+
+    Walks maps and lists; ``path`` is where ``value`` sits (``steps[2].params.message``).
+    """
+    if isinstance(value, str):
+        if "${" in value:
+            for m in _REFERENCE.finditer(value):
+                yield path, _parse_reference(m.group(1))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from find_references(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from find_references(item, f"{path}[{i}]")
+
+
+def plan_dependencies(plan: ExecutionPlan) -> dict[str, list[str]]:
+    """Each step's effective dependencies, by the plan's ``execution_mode``.
+
+    Assumes step ids are unique (see :func:`check_plan`).
+    """
+    deps: dict[str, list[str]] = {}
+    previous: str | None = None
+    for step in plan.steps:
+        own = list(dict.fromkeys(step.depends_on))
+        if plan.execution_mode == "sequential" and previous is not None and previous not in own:
+            own.insert(0, previous)
+        deps[step.id] = own
+        previous = step.id
+    return deps
+
+
+def _ancestors(deps: dict[str, list[str]]) -> dict[str, set[str]]:
+    memo: dict[str, set[str]] = {}
+    for root in deps:
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if node in memo:
+                stack.pop()
+                continue
+            missing = [d for d in deps.get(node, ()) if d in deps and d not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            found: set[str] = set()
+            for d in deps.get(node, ()):
+                if d in deps:
+                    found.add(d)
+                    found |= memo[d]
+            memo[node] = found
+            stack.pop()
+    return memo
+
+
+def check_plan(plan: ExecutionPlan) -> list[Problem]:
+    """Return every problem of ``plan`` that needs no capability catalog.
+
+    Checks step ids (shape, uniqueness), ``depends_on`` (existing, not itself, allowed by the
+    mode, no cycle), ``max_concurrency`` and every ``${...}`` reference (well formed, to a
+    step that is an ancestor). Field names are checked against capabilities when the plan is
+    compiled.
+    """
+    problems: list[Problem] = []
+    if not plan.steps:
+        problems.append(Problem(path="steps", message="a plan needs at least one step"))
+    if plan.max_concurrency < 1:
+        problems.append(Problem(path="max_concurrency", message="must be >= 1"))
+    seen: dict[str, int] = {}
+    for i, step in enumerate(plan.steps):
+        if not _STEP_ID.match(step.id):
+            problems.append(Problem(path=f"steps[{i}].id", message="must be letters, digits, '_' or '-'"))
+        if step.id in seen:
+            problems.append(Problem(path=f"steps[{i}].id", message=f"duplicate of steps[{seen[step.id]}].id"))
+        seen.setdefault(step.id, i)
+        if not step.capability:
+            problems.append(Problem(path=f"steps[{i}].capability", message="must name a capability id"))
+    for i, step in enumerate(plan.steps):
+        for j, dep in enumerate(step.depends_on):
+            where = f"steps[{i}].depends_on[{j}]"
+            if plan.execution_mode == "parallel":
+                problems.append(Problem(path=where, message="a parallel plan runs every step at once; use execution_mode dag"))
+            elif dep == step.id:
+                problems.append(Problem(path=where, message="a step cannot depend on itself"))
+            elif dep not in seen:
+                problems.append(Problem(path=where, message=f"step {dep!r} does not exist"))
+    if problems:
+        return problems
+    deps = plan_dependencies(plan)
+    try:
+        graphlib.TopologicalSorter(deps).prepare()
+    except graphlib.CycleError as exc:
+        cycle = list(exc.args[1])
+        problems.append(
+            Problem(path=f"steps[{seen[cycle[0]]}].depends_on", message="steps form a cycle: " + " -> ".join(reversed(cycle)))
+        )
+        return problems
+    ancestors = _ancestors(deps)
+    for i, step in enumerate(plan.steps):
+        for where, ref in find_references(step.params, f"steps[{i}].params"):
+            if isinstance(ref, str):
+                problems.append(Problem(path=where, message=ref))
+            elif ref.step not in seen:
+                problems.append(Problem(path=where, message=f"reference {ref.text} names step {ref.step!r}, which does not exist"))
+            elif ref.step not in ancestors[step.id]:
+                problems.append(
+                    Problem(
+                        path=where,
+                        message=f"reference {ref.text} names step {ref.step!r}, which is not an ancestor of "
+                        f"step {step.id!r} (add it to depends_on)",
+                    )
+                )
+    return problems
+
+
+def _normalise_ids(data: dict[str, Any]) -> dict[str, Any]:
+    """Integer step ids (the seed's ``id: 1``) and their mentions become strings."""
+    steps = data.get("steps")
+    if not isinstance(steps, list):
+        return data
+    fixed = []
+    for step in steps:
+        if isinstance(step, dict):
+            step = dict(step)
+            if isinstance(step.get("id"), int) and not isinstance(step.get("id"), bool):
+                step["id"] = str(step["id"])
+            deps = step.get("depends_on")
+            if isinstance(deps, list):
+                step["depends_on"] = [str(d) if isinstance(d, int) and not isinstance(d, bool) else d for d in deps]
+        fixed.append(step)
+    return {**data, "steps": fixed}
+
+
+def _convert_problem(exc: msgspec.ValidationError) -> Problem:
+    message, sep, where = str(exc).rpartition(" - at `")
+    if not sep:
+        message, where = str(exc), "$`"
+    path = where.rstrip("`")[1:].lstrip(".")
+    for prefix, text in (
+        ("Object contains unknown field `", "unknown field"),
+        ("Object missing required field `", "required field is missing"),
+    ):
+        if message.startswith(prefix):
+            field = message.split("`")[1]
+            path = f"{path}.{field}" if path else field
+            message = text
+    return Problem(path=path, message=message)
+
+
+def plan_from_data(data: Any, *, source: str = "") -> ExecutionPlan:
+    """Validate plain data (a decoded JSON/YAML/TOML document) as a plan.
+
+    Raises:
+        ManifestError: listing every problem with its path (``steps[2].params.message``).
+    """
+    if not isinstance(data, dict):
+        raise ManifestError(Problem(path="", message=f"expected a map at the top level, got {type(data).__name__}"), source=source)
+    data = _normalise_ids(data)
+    problems: list[Problem] = []
+    steps: list[ExecutionStep] = []
+    raw_steps = data.get("steps")
+    if isinstance(raw_steps, list):
+        # Step by step, so that every step's typing problem is reported at once.
+        for i, raw in enumerate(raw_steps):
+            try:
+                steps.append(msgspec.convert(raw, ExecutionStep))
+            except msgspec.ValidationError as exc:
+                p = _convert_problem(exc)
+                problems.append(Problem(path=f"steps[{i}]" + (f".{p.path}" if p.path else ""), message=p.message))
+    try:
+        plan = msgspec.convert({**data, "steps": []} if isinstance(raw_steps, list) else data, ExecutionPlan)
+    except msgspec.ValidationError as exc:
+        problems.insert(0, _convert_problem(exc))
+    if problems:
+        raise ManifestError(problems, source=source)
+    plan = msgspec.structs.replace(plan, steps=steps)
+    problems = check_plan(plan)
+    if problems:
+        raise ManifestError(problems, source=source)
+    return plan

@@ -1,0 +1,191 @@
+"""``ontoflow plan ...`` and ``ontoflow pipeline ...``: a composition root (it may import ``actors``).
+
+    ontoflow plan run PLAN.yaml [--input KEY=VALUE ...] [--json]
+    ontoflow pipeline check PIPELINE.yaml [--json]     exit 0 valid, 2 with every error and its path
+    ontoflow pipeline compile PIPELINE.yaml            the plan, deterministic JSON
+    ontoflow pipeline run PIPELINE.yaml [--connections FILE] [--json]
+
+Exit codes as for ``ontoflow run``: 0 completed, 1 failed or cancelled, 2 invalid (nothing
+ran, nothing was written). Data steps spool rows in a temporary work folder, removed when the
+run ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from actors.capability import load_capabilities
+from actors.orchestrator import RunResult
+from actors.orchestrator.plans import compile_plan
+from actors.planner import ConnectionResolutionError, compile_pipeline, load_connections, render_plan, resolve_connections
+from protocols.errors import ManifestError, Problem
+from protocols.manifest import decode_document
+from protocols.oml import Pipeline, check_oml, pipeline_from_data
+from protocols.plan import ExecutionPlan, plan_from_data
+from runtime.cli import EXIT_FAILED, EXIT_INVALID, EXIT_OK, capability_specs, fail, first_error, logging_options, print_result
+from runtime.embedded import TRANSPORTS, open_local_cluster
+from runtime.errors import CapabilityLoadError, ConfigError, KernelError
+from runtime.inputs import check_inputs, parse_inputs
+
+__all__ = ["register"]
+
+#: The input key data capabilities spool under (a default of the run, never in its context).
+WORK_DIR_KEY = "data.work_dir"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``plan`` and ``pipeline`` command groups to the ``ontoflow`` parser."""
+    plan = subparsers.add_parser("plan", help="run execution plans (DAGs of capability steps)")
+    plan_sub = plan.add_subparsers(dest="plan_command", required=True)
+    run = plan_sub.add_parser("run", help="run a plan to the end on the embedded default")
+    run.add_argument("plan", help="a plan file (.yaml, .json or .toml)")
+    _run_options(run)
+    run.set_defaults(handler=_cmd_plan_run)
+
+    pipe = subparsers.add_parser("pipeline", help="check, compile and run OML v0.1.0 pipelines")
+    pipe_sub = pipe.add_subparsers(dest="pipeline_command", required=True)
+    check = pipe_sub.add_parser("check", help="the schema guard: every error, with its path")
+    check.add_argument("pipeline")
+    check.add_argument("--json", action="store_true", help="print {valid, errors: [{path, message}]}")
+    _catalog_options(check)
+    logging_options(check)
+    check.set_defaults(handler=_cmd_check)
+    comp = pipe_sub.add_parser("compile", help="print the plan a pipeline compiles to")
+    comp.add_argument("pipeline")
+    _catalog_options(comp)
+    logging_options(comp)
+    comp.set_defaults(handler=_cmd_compile)
+    prun = pipe_sub.add_parser("run", help="check, compile and run a pipeline")
+    prun.add_argument("pipeline")
+    prun.add_argument("--connections", default=None, metavar="FILE", help="a map of connection name -> value")
+    _run_options(prun)
+    prun.set_defaults(handler=_cmd_pipeline_run)
+
+
+def _catalog_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--capabilities", "-c", action="append", default=[], metavar="MODULE", help="a module name or .py file of capabilities to load")
+    parser.add_argument("--no-builtins", action="store_true", help="do not load the built-in capabilities")
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object: status, context, trace")
+    parser.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
+    parser.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    parser.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
+    _catalog_options(parser)
+    logging_options(parser)
+
+
+def _read(path: str) -> tuple[Any, str]:
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
+    return decode_document(data, p.suffix or "json"), hashlib.sha256(data).hexdigest()
+
+
+def _load_pipeline(path: str, catalog: dict[str, Any]) -> tuple[Pipeline, ExecutionPlan, str]:
+    data, digest = _read(path)
+    pipeline = pipeline_from_data(data, components=catalog, source=path)
+    return pipeline, compile_pipeline(pipeline, catalog), digest
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        classes = load_capabilities(capability_specs(args))
+    except CapabilityLoadError as exc:
+        return fail(str(exc))
+    catalog = {cls.metadata.id: cls.metadata for cls in classes}
+    try:
+        data, _ = _read(args.pipeline)
+        problems = check_oml(data, components=catalog)
+        if not problems:
+            compile_pipeline(pipeline_from_data(data, components=catalog), catalog)
+    except ManifestError as exc:
+        problems = exc.problems
+    if args.json:
+        doc = {"valid": not problems, "errors": [{"path": p.path, "message": p.message} for p in problems]}
+        sys.stdout.write(msgspec.json.encode(doc).decode() + "\n")
+    elif problems:
+        print(f"ontoflow: invalid pipeline {args.pipeline}:", file=sys.stderr)
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+    else:
+        print(f"{args.pipeline}: valid OML 0.1.0 pipeline")
+    return EXIT_INVALID if problems else EXIT_OK
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    try:
+        classes = load_capabilities(capability_specs(args))
+        catalog = {cls.metadata.id: cls.metadata for cls in classes}
+        _, plan, _ = _load_pipeline(args.pipeline, catalog)
+    except (CapabilityLoadError, ManifestError) as exc:
+        return fail(str(exc))
+    sys.stdout.buffer.write(render_plan(plan))
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def _cmd_plan_run(args: argparse.Namespace) -> int:
+    def load(catalog: dict[str, Any]) -> tuple[ExecutionPlan, str]:
+        data, digest = _read(args.plan)
+        return plan_from_data(data, source=args.plan), digest
+
+    return _run(args, load)
+
+
+def _cmd_pipeline_run(args: argparse.Namespace) -> int:
+    def load(catalog: dict[str, Any]) -> tuple[ExecutionPlan, str]:
+        _, plan, digest = _load_pipeline(args.pipeline, catalog)
+        connections = load_connections(args.connections) if args.connections else {}
+        # Resolved in memory for this run only: the plan on disk keeps "@name".
+        return resolve_connections(plan, connections), digest
+
+    return _run(args, load)
+
+
+def _run(args: argparse.Namespace, load: Any) -> int:
+    if args.workers < 1 or args.slots < 1:
+        return fail("--workers and --slots must be >= 1")
+    specs = capability_specs(args)
+    try:
+        classes = load_capabilities(specs)
+        catalog = {cls.metadata.id: cls.metadata for cls in classes}
+        plan, digest = load(catalog)
+        inputs = parse_inputs(args.input)
+        check_inputs(inputs, catalog)
+        # Checked here, before any process starts, so a bad plan costs nothing.
+        compile_plan(plan, catalog, plan_hash=digest, worktree=os.getcwd())
+    except (CapabilityLoadError, ConfigError, ManifestError, ConnectionResolutionError) as exc:
+        return fail(str(exc))
+    work_dir = tempfile.mkdtemp(prefix="ontoflow-work-")
+
+    async def go() -> RunResult:
+        async with open_local_cluster(
+            classes, specs, transport=args.transport, workers=args.workers, slots=args.slots,
+            log_level=args.log_level, defaults={WORK_DIR_KEY: work_dir},
+        ) as cluster:
+            compiled = compile_plan(plan, cluster.catalog, defaults=cluster.defaults, plan_hash=digest, worktree=os.getcwd())
+            return await cluster.run(compiled, inputs)  # type: ignore[arg-type]
+
+    try:
+        result = anyio.run(go, backend="asyncio")
+    except (KernelError, BaseExceptionGroup) as exc:
+        return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    print_result(result, as_json=args.json)
+    return EXIT_OK if result.status == "completed" else EXIT_FAILED
