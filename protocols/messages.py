@@ -56,6 +56,10 @@ class Ready(Message, tag="ready", frozen=True, kw_only=True):
     pid: int = 0
     capabilities: list[CapabilityMetadata] = []
     slots: int = 1
+    #: Step attempts ``(run_id, step_id, attempt)`` this host still runs or has answered
+    #: while cut off, when it registers again after a reconnect. The orchestrator keeps those
+    #: it still awaits on this worker and sends Cancel for the others (re-dispatched or ended).
+    holding: list[tuple[str, str, int]] = []
 
 
 class Welcome(Message, tag="welcome", frozen=True, kw_only=True):

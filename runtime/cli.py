@@ -27,12 +27,15 @@ from actors.worker import WorkerHost
 from protocols.errors import ManifestError, Problem
 from protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from runtime.embedded import TRANSPORTS, open_local_cluster
-from runtime.errors import CapabilityLoadError, ConfigError, KernelError
+from protocols.messages import PROTOCOL_VERSION
+from runtime.curve import CurveClient, load_keys, load_public_key
+from runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from runtime.inputs import check_inputs, parse_inputs
 from runtime.logging import configure_logging
 from runtime.loop import run as run_async
+from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
-__all__ = ["BUILTIN_CAPABILITIES", "COMMAND_GROUPS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "load_manifest", "main", "print_result"]
+__all__ = ["BUILTIN_CAPABILITIES", "COMMAND_GROUPS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "curve_client", "load_manifest", "main", "print_result"]
 
 log = structlog.get_logger()
 
@@ -43,7 +46,7 @@ EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: Modules that add command groups: each has ``register(subparsers)``, which adds its
 #: sub-commands with ``set_defaults(handler=fn)``; ``fn(args) -> int`` returns the exit code.
-COMMAND_GROUPS: tuple[str, ...] = ()
+COMMAND_GROUPS: tuple[str, ...] = ("runtime.cli_plans", "runtime.cli_daemon",)
 
 
 def load_manifest(path: str | os.PathLike[str]) -> tuple[WorkflowManifest, str]:
@@ -85,6 +88,12 @@ def _build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--slots", type=int, default=8)
     worker.add_argument("--worker-id", default=None)
     worker.add_argument("--no-builtins", action="store_true")
+    worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
+    worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
+    worker.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N", help="refuse bigger messages")
+    worker.add_argument("--reconnect-max", type=float, default=32.0, metavar="SECONDS", help="the reconnect backoff's ceiling (from 1 s, doubling)")
+    # Only for testing a daemon's refusal: announce another protocol version.
+    worker.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help=argparse.SUPPRESS)
     logging_options(worker)
     for name in COMMAND_GROUPS:
         importlib.import_module(name).register(sub)
@@ -162,15 +171,46 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     except CapabilityLoadError as exc:
         return fail(str(exc))
 
+    if args.slots < 1 or args.max_message_bytes < 1 or args.reconnect_max < 1:
+        return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
+    try:
+        curve = curve_client(args.curve_secret, args.curve_server_key)
+    except ConfigError as exc:
+        return fail(str(exc))
+
     async def go() -> None:
-        host = WorkerHost([cls() for cls in classes], address=args.connect, slots=args.slots, worker_id=args.worker_id)
+        host = WorkerHost(
+            [cls() for cls in classes],
+            address=args.connect,
+            slots=args.slots,
+            worker_id=args.worker_id,
+            protocol=args.protocol,
+            curve=curve,
+            max_message_bytes=args.max_message_bytes,
+            reconnect_max_s=args.reconnect_max,
+        )
         await host.run()
 
     try:
         run_async(go)
+    except TransportError as exc:
+        return fail(str(exc), EXIT_FAILED)
     except (WorkerRefusedError, BaseExceptionGroup) as exc:
         return fail(f"refused by the orchestrator: {first_error(exc, WorkerRefusedError)}", EXIT_FAILED)
     return EXIT_OK
+
+
+def curve_client(secret_file: str | None, server_key_file: str | None) -> CurveClient | None:
+    """CURVE settings of a worker or client from its key files; None when both are absent.
+
+    Raises:
+        ConfigError: when only one file is given, or a key file is invalid.
+    """
+    if secret_file is None and server_key_file is None:
+        return None
+    if secret_file is None or server_key_file is None:
+        raise ConfigError("CURVE needs both --curve-secret and --curve-server-key")
+    return CurveClient(keys=load_keys(secret_file), server_public=load_public_key(server_key_file))
 
 
 def first_error(exc: BaseException, kind: type[BaseException]) -> BaseException:

@@ -12,12 +12,21 @@ only when nothing is queued. ``ZMQ_FD`` is edge-triggered: any call into libzmq 
 send a parked receiver is woken if ``ZMQ_EVENTS`` shows ``POLLIN``, and a receiver checks
 ``ZMQ_EVENTS`` before it parks. The Context is a ``zmq.asyncio.Context`` so that code which
 does use zmq.asyncio sockets can share it (``inproc://`` needs both ends on one context).
+
+Security: with ``curve=`` a ROUTER serves CURVE (every connection encrypted; the ZAP
+authenticator of ``runtime.curve`` must run on its context, and admits only authorised keys)
+and a DEALER connects with its key pair and the server's public key. Binding a non-loopback
+``tcp://`` address without CURVE is refused unless ``insecure=True``, which logs a warning.
+The ROUTER sets ``ROUTER_HANDOVER``: a worker that reconnects with a fresh socket under the
+same identity takes the identity over from its half-dead old connection. It also carries the
+client API (``protocols.client``): frames with the client header decode to client messages.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import ipaddress
 import os
 import socket
 import stat
@@ -30,14 +39,18 @@ import zmq
 import zmq.asyncio
 from anyio.lowlevel import checkpoint
 
+from protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames
 from protocols.errors import ProtocolError
 from protocols.messages import WireMessage
 from runtime.codec import HEADER, encode, from_frames
+from runtime.curve import ZAP_DOMAIN, CurveClient, CurveServer, authenticator_running
 from runtime.errors import TransportError
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "DealerSocket",
     "RouterSocket",
+    "is_loopback",
     "open_dealer",
     "open_router",
     "shared_context",
@@ -229,7 +242,10 @@ class RouterSocket(_Endpoint):
             except zmq.Again:
                 break
             try:
-                batch.append((frames[0], from_frames(frames[1:])))
+                if len(frames) == 3 and frames[1] == CLIENT_HEADER:
+                    batch.append((frames[0], client_from_frames(frames[1:])))
+                else:
+                    batch.append((frames[0], from_frames(frames[1:])))
             except ProtocolError as exc:
                 self._log_dropped_frames(frames[0], frames[1:], exc)
             ready = sock.get(_EVENTS) & _POLLIN
@@ -245,6 +261,19 @@ class RouterSocket(_Endpoint):
             anyio.ClosedResourceError: when the socket is closed.
         """
         self._send_one(identity, message)
+        self._after_send()
+
+    def send_client(self, identity: bytes, message: ClientMessage) -> None:
+        """Send a client API reply to the client ``identity``; behaves as ``send``."""
+        sock = self._sock
+        header, body = client_to_frames(message)
+        try:
+            sock.send(identity, _SNDMORE_NOBLOCK)
+        except zmq.ZMQError as exc:
+            self._log_send_failure(identity, message, exc)
+            return
+        sock.send(header, _SNDMORE_NOBLOCK)
+        sock.send(body, _NOBLOCK)
         self._after_send()
 
     def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:
@@ -268,13 +297,14 @@ class RouterSocket(_Endpoint):
 
 
 class DealerSocket(_Endpoint):
-    """A worker's connected DEALER. Obtain one with ``open_dealer``.
+    """A worker's (or, with ``client=True``, a client's) connected DEALER. Obtain one with
+    ``open_dealer``; a client DEALER sends and receives ``protocols.client`` messages.
 
     Attributes:
         address: the address connected to.
     """
 
-    __slots__ = ()
+    __slots__ = ("_client",)
 
     async def recv_batch(self, max_batch: int = 512) -> list[WireMessage]:
         """Wait for at least one valid message, then return every message already queued.
@@ -299,7 +329,7 @@ class DealerSocket(_Endpoint):
             except zmq.Again:
                 break
             try:
-                batch.append(from_frames(frames))
+                batch.append(client_from_frames(frames) if self._client else from_frames(frames))
             except ProtocolError as exc:
                 self._log_dropped_frames(None, frames, exc)
             ready = sock.get(_EVENTS) & _POLLIN
@@ -314,10 +344,13 @@ class DealerSocket(_Endpoint):
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
         """
-        body = encode(message)
+        if self._client:
+            header, body = client_to_frames(message)
+        else:
+            header, body = HEADER, encode(message)
         sock = self._sock
         try:
-            sock.send(HEADER, _SNDMORE_NOBLOCK)
+            sock.send(header, _SNDMORE_NOBLOCK)
         except zmq.ZMQError as exc:
             self._log_send_failure(None, message, exc)
             return
@@ -331,7 +364,8 @@ async def open_router(
     *,
     context: zmq.asyncio.Context | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    curve: object | None = None,
+    curve: CurveServer | None = None,
+    insecure: bool = False,
 ) -> AsyncIterator[RouterSocket]:
     """Bind a ROUTER to ``address`` and close it on exit.
 
@@ -341,16 +375,34 @@ async def open_router(
             read the real one from ``RouterSocket.address``).
         context: the ZeroMQ context; ``shared_context()`` by default.
         max_message_bytes: a peer that sends a bigger message is disconnected by libzmq.
-        curve: reserved for CURVE security; only ``None`` is accepted for now.
+        curve: serve CURVE with this key pair; ``runtime.curve.open_authenticator`` must be
+            running on the context (it decides who gets in).
+        insecure: allow a non-loopback ``tcp://`` address without CURVE (logs a warning).
 
     Raises:
-        TransportError: when the address is invalid or in use, or the socket cannot be
-            configured (the address is named).
+        TransportError: when the address is invalid or in use, the socket cannot be
+            configured, CURVE is asked without an authenticator, or a non-loopback address
+            is bound without CURVE and without ``insecure`` (the address is named).
     """
-    loop = _check_options(address, max_message_bytes, curve)
-    sock = _new_socket(context, zmq.ROUTER, address, max_message_bytes)
+    loop = _check_options(address, max_message_bytes, curve, CurveServer)
+    ctx = context if context is not None else shared_context()
+    if curve is None and not is_loopback(address):
+        if not insecure:
+            raise TransportError(f"{address} is not a loopback address: serve it with CURVE, or pass insecure")
+        log.warning("insecure_bind", address=address, reason="non-loopback address without CURVE")
+    if curve is not None and not authenticator_running(ctx):
+        raise TransportError(f"{address}: CURVE needs the ZAP authenticator running on the context")
+    sock = _new_socket(ctx, zmq.ROUTER, address, max_message_bytes)
     try:
         sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        sock.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        if curve is not None:
+            try:
+                sock.setsockopt(zmq.ZAP_DOMAIN, ZAP_DOMAIN)
+                sock.setsockopt(zmq.CURVE_SERVER, 1)
+                sock.setsockopt(zmq.CURVE_SECRETKEY, curve.keys.secret)
+            except zmq.ZMQError as exc:
+                raise TransportError(f"cannot configure CURVE for {address}: {exc.strerror}") from None
         if address.startswith("ipc://"):
             _remove_stale_ipc(address)
         try:
@@ -374,7 +426,8 @@ async def open_dealer(
     identity: bytes | None = None,
     context: zmq.asyncio.Context | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    curve: object | None = None,
+    curve: CurveClient | None = None,
+    client: bool = False,
 ) -> AsyncIterator[DealerSocket]:
     """Connect a DEALER to ``address`` and close it on exit.
 
@@ -387,13 +440,14 @@ async def open_dealer(
             with a zero byte); libzmq picks one when ``None``.
         context: the ZeroMQ context; ``shared_context()`` by default.
         max_message_bytes: a bigger incoming message makes libzmq drop the connection.
-        curve: reserved for CURVE security; only ``None`` is accepted for now.
+        curve: connect with CURVE (this key pair, that server key); ``None`` for none.
+        client: speak the client API (``protocols.client``) instead of the worker protocol.
 
     Raises:
         TransportError: when the address or identity is invalid, or the socket cannot be
             configured (the address is named).
     """
-    loop = _check_options(address, max_message_bytes, curve)
+    loop = _check_options(address, max_message_bytes, curve, CurveClient)
     if identity is not None and (
         not isinstance(identity, bytes) or not 1 <= len(identity) <= 255 or identity[0] == 0
     ):
@@ -404,11 +458,19 @@ async def open_dealer(
     try:
         if identity is not None:
             sock.setsockopt(zmq.ROUTING_ID, identity)
+        if curve is not None:
+            try:
+                sock.setsockopt(zmq.CURVE_SERVERKEY, curve.server_public)
+                sock.setsockopt(zmq.CURVE_PUBLICKEY, curve.keys.public)
+                sock.setsockopt(zmq.CURVE_SECRETKEY, curve.keys.secret)
+            except zmq.ZMQError as exc:
+                raise TransportError(f"cannot configure CURVE for {address}: {exc.strerror}") from None
         try:
             sock.connect(address)
         except zmq.ZMQError as exc:
             raise TransportError(f"cannot connect to {address}: {exc.strerror}") from None
         dealer = DealerSocket(sock, address, loop)
+        dealer._client = client
     except BaseException:
         sock.close(linger=0)
         raise
@@ -418,13 +480,29 @@ async def open_dealer(
         dealer._close()
 
 
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` stays on this machine: ``inproc://``, ``ipc://`` or loopback TCP.
+
+    ``tcp://*`` and ``tcp://0.0.0.0`` bind every interface, so they are not loopback.
+    """
+    if not address.startswith("tcp://"):
+        return True
+    host = address[len("tcp://") :].rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # an interface name or a host name: cannot tell, so not loopback
+
+
 def _check_options(
-    address: str, max_message_bytes: int, curve: object | None
+    address: str, max_message_bytes: int, curve: object | None, curve_kind: type
 ) -> asyncio.AbstractEventLoop:
     if not isinstance(address, str) or not address.startswith(_SCHEMES):
         raise TransportError("address must start with inproc://, ipc:// or tcp://")
-    if curve is not None:
-        raise TransportError(f"{address}: CURVE security is not implemented yet (curve=None)")
+    if curve is not None and not isinstance(curve, curve_kind):
+        raise TransportError(f"{address}: CURVE settings must be a {curve_kind.__name__}, got {type(curve).__name__}")
     if not isinstance(max_message_bytes, int) or max_message_bytes < 1:
         raise TransportError(f"{address}: max_message_bytes must be a positive int")
     try:

@@ -36,6 +36,8 @@ from actors.orchestrator.engine import (
     advance,
     new_run,
 )
+from protocols.client import CancelRun, RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from protocols.client import Error as ClientError
 from protocols.messages import (
     PROTOCOL_VERSION,
     Cancel,
@@ -47,7 +49,8 @@ from protocols.messages import (
     Ready,
     Welcome,
 )
-from runtime.transport import RouterSocket, open_router
+from runtime.curve import CurveServer
+from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, RouterSocket, open_router
 
 __all__ = ["Orchestrator", "UnknownRunError"]
 
@@ -68,6 +71,9 @@ def _where(exc: BaseException) -> str:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else "?"
+
+
+_CLIENT_TYPES = (Submit, Status, Workers, CancelRun, SubmitAccepted, RunStatus, WorkersInfo, ClientError)
 
 
 class UnknownRunError(KeyError):
@@ -110,6 +116,16 @@ class Orchestrator:
             before it ends with ``unavailable``.
         tick_ms: resolution of deadlines and liveness checks.
         clock: returns "now" in milliseconds; the only clock the orchestrator reads.
+        curve: serve CURVE (the ZAP authenticator must run on ``context``).
+        insecure: allow a non-loopback address without CURVE (logged as a warning).
+        max_message_bytes: a peer sending a bigger message is disconnected by the socket.
+        client_handler: called as ``handler(identity, message)`` for each client API message
+            (``protocols.client``) arriving on the ROUTER; without one they are logged and
+            dropped. Replies go out with ``send_client``.
+
+    Late answers: an Outcome is applied only when its attempt is in flight on the worker that
+    sends it; any other (an attempt re-dispatched after its worker was lost, cancelled and
+    already answered, or answered twice across a reconnect) is logged as ``outcome_ignored``.
     """
 
     def __init__(
@@ -122,7 +138,13 @@ class Orchestrator:
         schedule_to_start_ms: int = 30_000,
         tick_ms: int = 50,
         clock=wall_clock_ms,
+        curve: CurveServer | None = None,
+        insecure: bool = False,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        client_handler: Any = None,
     ) -> None:
+        if heartbeat_ms < 1 or liveness < 1 or schedule_to_start_ms < 0 or tick_ms < 1:
+            raise ValueError("heartbeat_ms, liveness and tick_ms must be >= 1, schedule_to_start_ms >= 0")
         self._bind = address
         self._context = context
         self.heartbeat_ms = heartbeat_ms
@@ -139,6 +161,13 @@ class Orchestrator:
         self._registered = anyio.Event()
         self._last_heartbeat_ms = 0
         self._scope: anyio.CancelScope | None = None
+        self._curve = curve
+        self._insecure = insecure
+        self._max_message_bytes = max_message_bytes
+        self.client_handler = client_handler
+        self._run_deadlines: dict[str, int] = {}
+        #: Called with each run's RunResult when it ends (the daemon answers waiting clients).
+        self.on_run_ended: list[Any] = []
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -148,7 +177,13 @@ class Orchestrator:
         Raises:
             runtime.errors.TransportError: when the address cannot be bound.
         """
-        async with open_router(self._bind, context=self._context) as router:
+        async with open_router(
+            self._bind,
+            context=self._context,
+            curve=self._curve,
+            insecure=self._insecure,
+            max_message_bytes=self._max_message_bytes,
+        ) as router:
             self._router = router
             self.address = router.address
             log.info("orchestrator_started", address=router.address)
@@ -170,11 +205,33 @@ class Orchestrator:
 
     # -- the client side ---------------------------------------------------------------------
 
-    def submit(self, workflow: CompiledWorkflow | Any, inputs: Mapping[str, Any], *, run_id: str | None = None) -> str:
-        """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id."""
+    def submit(
+        self,
+        workflow: CompiledWorkflow | Any,
+        inputs: Mapping[str, Any],
+        *,
+        run_id: str | None = None,
+        deadline_ms: int | None = None,
+    ) -> str:
+        """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id.
+
+        Args:
+            deadline_ms: the run's whole budget; past it the run is cancelled (its running
+                step is sent Cancel) and ends ``cancelled``. ``None`` for no limit.
+
+        Raises:
+            ValueError: when ``run_id`` names a run this orchestrator already has, or
+                ``deadline_ms`` is not positive.
+        """
         run_id = run_id or uuid.uuid4().hex
+        if run_id in self._runs:
+            raise ValueError(f"run {run_id} exists already")
+        if deadline_ms is not None and deadline_ms < 1:
+            raise ValueError("deadline_ms must be >= 1")
         run = _Run(workflow, run_id)
         self._runs[run_id] = run
+        if deadline_ms is not None:
+            self._run_deadlines[run_id] = self._clock() + deadline_ms
         name = getattr(workflow, "name", None) or getattr(getattr(workflow, "manifest", None), "name", "")
         log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs))
         self._apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=self._clock()))
@@ -192,6 +249,22 @@ class Orchestrator:
         await run.done.wait()
         assert run.result is not None  # set before done, by _finish
         return run.result
+
+    def status(self, run_id: str) -> RunResult | None:
+        """The result of an ended run, or None while it runs.
+
+        Raises:
+            UnknownRunError: when no such run is known here (never submitted, or forgotten).
+        """
+        run = self._runs.get(run_id)
+        if run is None:
+            raise UnknownRunError(run_id)
+        return run.result
+
+    def send_client(self, identity: bytes, message: Any) -> None:
+        """Send a client API reply (``protocols.client``) to the client ``identity``."""
+        if self._router is not None:
+            self._router.send_client(identity, message)
 
     def forget(self, run_id: str) -> None:
         """Drop a finished run's result (a long-running process would otherwise keep them all)."""
@@ -252,6 +325,12 @@ class Orchestrator:
             self._on_tick(self._clock())
 
     def _on_message(self, identity: bytes, message: Any, now: int) -> None:
+        if isinstance(message, _CLIENT_TYPES):
+            if self.client_handler is None:
+                log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
+            else:
+                self.client_handler(identity, message)
+            return
         worker = self.registry.get(identity)
         if worker is not None:
             worker.last_seen_ms = now
@@ -291,7 +370,9 @@ class Orchestrator:
             slots=ready.slots,
             last_seen_ms=now,
         )
-        orphans = self.registry.register(info)
+        held = {tuple(k) for k in ready.holding}
+        again = self.registry.get(identity) is not None
+        orphans, kept = self.registry.register(info, keep=held)
         self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness))
         log.info(
             "worker_ready",
@@ -300,7 +381,15 @@ class Orchestrator:
             pid=ready.pid,
             slots=ready.slots,
             capabilities=sorted(info.capabilities),
+            again=again,
+            kept=len(kept),
+            orphaned=len(orphans),
         )
+        # Attempts the worker holds that are no longer awaited from it (re-dispatched, ended,
+        # or lost in this re-registration): stop them; their answers would be ignored anyway.
+        stale = (held - {(k.run_id, k.step_id, k.attempt) for k in kept}) | {(o.run_id, o.step_id, o.attempt) for o in orphans}
+        for run_id, step_id, attempt in stale:
+            self._send(identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
         self._orphaned(orphans, now, "worker_lost")
         self._registered.set()
         self._registered = anyio.Event()
@@ -308,7 +397,20 @@ class Orchestrator:
             self._drain_pending(cap, now)
 
     def _on_outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
-        owner = self.registry.release(outcome.run_id, outcome.step_id, outcome.attempt)
+        owner = self.registry.owner(outcome.run_id, outcome.step_id, outcome.attempt)
+        if owner is None or owner.identity != identity:
+            # Not in flight on that worker: re-dispatched after it was lost, or answered
+            # already (a re-send after a reconnect). Applying it would report a step twice.
+            log.info(
+                "outcome_ignored",
+                run_id=outcome.run_id,
+                step_id=outcome.step_id,
+                attempt=outcome.attempt,
+                outcome=outcome.event,
+                reason="attempt not in flight on this worker",
+            )
+            return
+        self.registry.release(outcome.run_id, outcome.step_id, outcome.attempt)
         self._deadlines.pop((outcome.run_id, outcome.step_id, outcome.attempt), None)
         run = self._runs.get(outcome.run_id)
         if run is None or run.result is not None:
@@ -334,6 +436,14 @@ class Orchestrator:
                 if run is not None and run.result is None:
                     log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
                     self._apply(run, StepDeadlineExpired(step_id=key[1], attempt=key[2], now_ms=now))
+        if self._run_deadlines:
+            for run_id, deadline in list(self._run_deadlines.items()):
+                if deadline <= now:
+                    del self._run_deadlines[run_id]
+                    run = self._runs.get(run_id)
+                    if run is not None and run.result is None:
+                        log.warning("run_deadline_expired", run_id=run_id)
+                        self._apply(run, RunCancelled(reason="run deadline expired", now_ms=now))
         late = self._pending.remove_where(lambda q: now - q.enqueued_ms > self.schedule_to_start_ms)
         for queued in late:
             d = queued.dispatch
@@ -441,7 +551,13 @@ class Orchestrator:
             log.info("run_completed", run_id=state.run_id, steps=len(state.trace), duration_ms=duration)
         else:
             log.warning("run_failed", run_id=state.run_id, status=ended.status, error=ended.error, steps=len(state.trace))
+        self._run_deadlines.pop(state.run_id, None)
         run.done.set()
+        for callback in self.on_run_ended:
+            try:
+                callback(run.result)
+            except Exception as exc:  # an observer's bug must not break the run's end
+                log.error("run_ended_callback_failed", run_id=state.run_id, error=type(exc).__name__, where=_where(exc))
 
     def _log_progress(self, run: _Run) -> None:
         state = run.state

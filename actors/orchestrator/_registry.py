@@ -4,7 +4,7 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 import msgspec
 
@@ -66,13 +66,27 @@ class WorkerRegistry:
         """The worker registered under ``identity``, if any."""
         return self._workers.get(identity)
 
-    def register(self, info: WorkerInfo) -> list[InFlight]:
-        """Add (or replace) a worker; returns the steps a replaced registration had in flight."""
-        orphans = self.remove(info.identity)
+    def register(self, info: WorkerInfo, *, keep: Collection[StepKey] = ()) -> tuple[list[InFlight], list[InFlight]]:
+        """Add (or replace) a worker.
+
+        Args:
+            info: the new registration (its ``in_flight`` is empty).
+            keep: attempts the worker says it still holds (a re-registration after a
+                reconnect); those the replaced registration had in flight stay in flight.
+
+        Returns:
+            ``(orphans, kept)``: the replaced registration's other in-flight steps (the
+            caller decides their fate), and the ones carried over.
+        """
+        previous = self.remove(info.identity)
+        kept = [step for step in previous if (step.run_id, step.step_id, step.attempt) in keep]
+        orphans = [step for step in previous if (step.run_id, step.step_id, step.attempt) not in keep]
         self._workers[info.identity] = info
         for cap in info.capabilities:
             self._by_capability.setdefault(cap, []).append(info)
-        return orphans
+        for step in kept:
+            self.assign(info, step)
+        return orphans, kept
 
     def remove(self, identity: bytes) -> list[InFlight]:
         """Forget a worker; returns its in-flight steps (the caller decides their fate)."""

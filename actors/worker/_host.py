@@ -1,19 +1,32 @@
 """The worker host: runs capability actors and speaks the wire protocol to an orchestrator.
 
-One DEALER connected to the orchestrator's ROUTER. It announces its capabilities with
-``Ready``, queues every ``Invoke`` in its mailbox, where ``slots`` step runners take them one
-at a time, each step inside its own cancel scope (so ``Cancel`` stops exactly that step), and
-answers with the ``Outcome`` the capability base produced; it exchanges heartbeats. Runners are
-long-lived tasks rather than a task per step: spawning a task costs more than a whole no-op
-step. Perceiving capabilities are polled at their declared interval and each observation
-is sent on. A step is answered once: an attempt the host already answered is never reported
-again.
+It announces its capabilities with ``Ready``, queues every ``Invoke`` in its mailbox, where
+``slots`` step runners take them one at a time, each step inside its own cancel scope (so
+``Cancel`` stops exactly that step), and answers with the ``Outcome`` the capability base
+produced. Runners are long-lived tasks rather than a task per step: spawning a task costs more
+than a whole no-op step. Perceiving capabilities are polled at their declared interval.
+
+Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
+is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
+is silent for ``liveness`` heartbeat intervals (both announced in its ``Welcome``), the host
+closes the socket and registers again on a new one after a backoff of 1 s doubling up to 32 s
+(reset by a Welcome). Steps keep running meanwhile.
+
+Not reported twice: an attempt is answered once by this host. An Outcome produced while no
+session is up waits in an outbox; an Outcome sent in a session is also kept for one liveness
+window plus one interval (it may have gone down a link that was already dead). A new ``Ready``
+lists every attempt the host still runs or holds an answer for (``holding``); after the
+``Welcome`` the held answers are sent once more. The orchestrator applies an Outcome only for
+an attempt it has in flight on this worker, so an answer it already had, or one for an attempt
+it re-dispatched or ended meanwhile, is ignored and logged (``outcome_ignored``); attempts it
+no longer awaits are sent Cancel.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
 from collections import deque
 from collections.abc import Sequence
@@ -23,19 +36,11 @@ import anyio
 import structlog
 
 from actors.capability import Capability
-from actors.errors import WorkerRefusedError
+from actors.worker._session import Session
 from protocols.events import CANCELLED, UNAVAILABLE
-from protocols.messages import (
-    PROTOCOL_VERSION,
-    Cancel,
-    Disconnect,
-    Heartbeat,
-    Invoke,
-    Outcome,
-    Ready,
-    Welcome,
-)
-from runtime.transport import DealerSocket, open_dealer
+from protocols.messages import PROTOCOL_VERSION, Invoke, Observation, Outcome, Ready
+from runtime.curve import CurveClient
+from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["WorkerHost"]
 
@@ -45,15 +50,21 @@ StepKey = tuple[str, str, int]
 
 
 class WorkerHost:
-    """Hosts capabilities and serves one orchestrator.
+    """Hosts capabilities and serves one orchestrator, reconnecting when it goes silent.
 
     Args:
         capabilities: the capability instances to host (one per capability id).
         address: the orchestrator's ROUTER address.
         slots: how many steps may run here at once (announced; the orchestrator respects it).
-        worker_id: a stable name; a random one by default.
+        worker_id: a stable name (the routing identity); a random one by default.
         context: the zmq context (``inproc://`` needs the orchestrator's one).
         protocol: the protocol version announced (tests use a wrong one on purpose).
+        curve: connect with CURVE (key pair and the orchestrator's public key).
+        max_message_bytes: a bigger incoming message makes libzmq drop the connection.
+        reconnect_initial_s: the first backoff before registering again (doubles per failure).
+        reconnect_max_s: the backoff's ceiling.
+        heartbeat_ms: the interval assumed until a Welcome announces the real one.
+        liveness: missed intervals assumed until a Welcome announces the real number.
 
     Raises (from ``run``):
         WorkerRefusedError: when the orchestrator answers with ``Disconnect`` (wrong protocol
@@ -69,6 +80,12 @@ class WorkerHost:
         worker_id: str | None = None,
         context: Any = None,
         protocol: int = PROTOCOL_VERSION,
+        curve: CurveClient | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        reconnect_initial_s: float = 1.0,
+        reconnect_max_s: float = 32.0,
+        heartbeat_ms: int = 1000,
+        liveness: int = 3,
     ) -> None:
         self._capabilities = {type(c).metadata.id: c for c in capabilities}
         self._address = address
@@ -76,14 +93,24 @@ class WorkerHost:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._context = context
         self._protocol = protocol
+        self._curve = curve
+        self._max_message_bytes = max_message_bytes
+        self._reconnect = (reconnect_initial_s, reconnect_max_s)
+        self.heartbeat_s = heartbeat_ms / 1000
+        self.liveness = liveness
         self._running: dict[StepKey, anyio.CancelScope] = {}
         self._mailbox: deque[Invoke] = deque()
         self._idle: list[anyio.Event] = []
-        self._heartbeat_s = 1.0
-        self._dealer: DealerSocket | None = None
+        self._session: Session | None = None  # the welcomed session, if any
+        self._outbox: dict[StepKey, Outcome] = {}  # answered while no session was up
+        self._recent: deque[tuple[float, Outcome]] = deque()  # sent, maybe down a dead link
+        self.sessions = 0
+        self.registered = anyio.Event()  # set by every Welcome, then replaced
+
+    # -- lifecycle -------------------------------------------------------------------------
 
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
-        """Initialise the capabilities, register, and serve until cancelled or refused.
+        """Initialise the capabilities, then register and serve until cancelled or refused.
 
         Raises:
             WorkerRefusedError: when the orchestrator sends ``Disconnect``.
@@ -93,32 +120,17 @@ class WorkerHost:
             for cap in self._capabilities.values():
                 await cap.initialize()
                 started.append(cap)
-            async with open_dealer(
-                self._address, identity=self.worker_id.encode(), context=self._context
-            ) as dealer:
-                self._dealer = dealer
-                dealer.send(
-                    Ready(
-                        protocol=self._protocol,
-                        worker_id=self.worker_id,
-                        host=socket.gethostname(),
-                        pid=os.getpid(),
-                        capabilities=[type(c).metadata for c in self._capabilities.values()],
-                        slots=self.slots,
-                    )
-                )
-                log.info("worker_started", worker_id=self.worker_id, address=self._address, capabilities=sorted(self._capabilities))
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._heartbeat_loop, dealer)
-                    for _ in range(self.slots):
-                        tg.start_soon(self._step_runner, dealer)
-                    for cap in self._capabilities.values():
-                        if type(cap).metadata.perceive_interval_ms > 0:
-                            tg.start_soon(self._perceive_loop, dealer, cap)
-                    task_status.started(self)
-                    await self._serve(dealer)
+            log.info("worker_started", worker_id=self.worker_id, address=self._address, capabilities=sorted(self._capabilities))
+            async with anyio.create_task_group() as tg:
+                for _ in range(self.slots):
+                    tg.start_soon(self._step_runner)
+                for cap in self._capabilities.values():
+                    if type(cap).metadata.perceive_interval_ms > 0:
+                        tg.start_soon(self._perceive_loop, cap)
+                task_status.started(self)
+                await self._connection_loop()
         finally:
-            self._dealer = None
+            self._session = None
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
                     try:
@@ -126,51 +138,107 @@ class WorkerHost:
                     except Exception as exc:  # a broken shutdown must not hide the others
                         log.warning("capability_shutdown_failed", capability=type(cap).metadata.id, error=type(exc).__name__)
 
-    async def _serve(self, dealer: DealerSocket) -> None:
-        while True:
-            for message in await dealer.recv_batch():
-                match message:
-                    case Invoke():
-                        self._enqueue(dealer, message)
-                    case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
-                        scope = self._running.get((run_id, step_id, attempt))
-                        if scope is not None:
-                            scope.cancel()
-                    case Heartbeat():
-                        pass
-                    case Welcome(heartbeat_ms=heartbeat_ms):
-                        self._heartbeat_s = heartbeat_ms / 1000
-                    case Disconnect(reason=reason):
-                        log.error("worker_refused", worker_id=self.worker_id, reason=reason)
-                        raise WorkerRefusedError(reason)
-                    case _:
-                        log.warning("message_unexpected", op=type(message).__name__)
+    def statistics(self) -> dict[str, int]:
+        """Counts for observability: sessions opened, steps running, answers held back."""
+        return {"sessions": self.sessions, "running": len(self._running), "outbox": len(self._outbox), "recent": len(self._recent)}
 
-    def _enqueue(self, dealer: DealerSocket, invoke: Invoke) -> None:
+    async def _connection_loop(self) -> None:
+        initial, ceiling = self._reconnect
+        backoff = initial
+        while True:
+            self.sessions += 1
+            session = Session(self, self.sessions)
+            welcomed = await session.run()
+            if welcomed:
+                backoff = initial
+            log.warning("orchestrator_unreachable", worker_id=self.worker_id, address=self._address, retry_in_s=backoff)
+            await anyio.sleep(backoff)
+            if not welcomed:
+                backoff = min(backoff * 2, ceiling)
+
+    # -- what a session calls ------------------------------------------------------------------
+
+    def ready_message(self) -> Ready:
+        """The announcement of a new session, listing every attempt still held here."""
+        self._prune_recent(time.monotonic())
+        holding = list(self._running) + list(self._outbox)
+        holding += [(o.run_id, o.step_id, o.attempt) for _, o in self._recent]
+        return Ready(
+            protocol=self._protocol,
+            worker_id=self.worker_id,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            capabilities=[type(c).metadata for c in self._capabilities.values()],
+            slots=self.slots,
+            holding=holding,
+        )
+
+    def welcomed(self, session: Session) -> None:
+        """A session was accepted: send what is held (once more), then send directly."""
+        resend = [o for _, o in self._recent] + list(self._outbox.values())
+        self._recent.clear()
+        self._outbox.clear()
+        self._session = session
+        for outcome in resend:
+            self._deliver(outcome)
+        if resend:
+            log.info("outcomes_resent", worker_id=self.worker_id, count=len(resend))
+        self.registered.set()
+        self.registered = anyio.Event()
+
+    def session_ended(self, session: Session) -> None:
+        if self._session is session:
+            self._session = None
+
+    def prune(self) -> None:
+        """Forget answers sent longer ago than a liveness window plus one interval."""
+        self._prune_recent(time.monotonic())
+
+    def _prune_recent(self, now: float) -> None:
+        horizon = now - self.heartbeat_s * (self.liveness + 1)
+        recent = self._recent
+        while recent and recent[0][0] < horizon:
+            recent.popleft()
+
+    def enqueue(self, invoke: Invoke) -> Outcome | None:
+        """Queue a step for a runner; returns an immediate answer when it cannot run here."""
         if invoke.capability not in self._capabilities:
-            dealer.send(
-                Outcome(
-                    run_id=invoke.run_id,
-                    step_id=invoke.step_id,
-                    attempt=invoke.attempt,
-                    event=UNAVAILABLE,
-                    reason="not_hosted",
-                    error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}",
-                )
+            return Outcome(
+                run_id=invoke.run_id,
+                step_id=invoke.step_id,
+                attempt=invoke.attempt,
+                event=UNAVAILABLE,
+                reason="not_hosted",
+                error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}",
             )
-            return
         key = (invoke.run_id, invoke.step_id, invoke.attempt)
         if key in self._running:
             log.warning("invoke_duplicate", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-            return
+            return None
         # Registered now, so a Cancel that arrives before a runner picks the step up still finds it.
-        scope = anyio.CancelScope()
-        self._running[key] = scope
+        self._running[key] = anyio.CancelScope()
         self._mailbox.append(invoke)
         if self._idle:
             self._idle.pop().set()
+        return None
 
-    async def _step_runner(self, dealer: DealerSocket) -> None:
+    def cancel(self, run_id: str, step_id: str, attempt: int) -> None:
+        """Cancel a running or queued attempt (an unknown one is already over: nothing to do)."""
+        scope = self._running.get((run_id, step_id, attempt))
+        if scope is not None:
+            scope.cancel()
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def _deliver(self, outcome: Outcome) -> None:
+        session = self._session
+        if session is None:
+            self._outbox[(outcome.run_id, outcome.step_id, outcome.attempt)] = outcome
+            return
+        session.send(outcome)
+        self._recent.append((time.monotonic(), outcome))
+
+    async def _step_runner(self) -> None:
         mailbox = self._mailbox
         while True:
             if not mailbox:
@@ -197,21 +265,20 @@ class WorkerHost:
                     event=CANCELLED,
                     reason="cancelled",
                 )
-            dealer.send(outcome)
+            self._deliver(outcome)
 
-    async def _heartbeat_loop(self, dealer: DealerSocket) -> None:
-        while True:
-            await anyio.sleep(self._heartbeat_s)
-            dealer.send(Heartbeat())
-
-    async def _perceive_loop(self, dealer: DealerSocket, cap: Capability) -> None:
+    async def _perceive_loop(self, cap: Capability) -> None:
         interval = type(cap).metadata.perceive_interval_ms / 1000
         while True:
             try:
-                observations = await cap.perceive()
+                observations: list[Observation] = await cap.perceive()
             except Exception as exc:  # perception must never take the host down
                 log.warning("perceive_failed", capability=type(cap).metadata.id, error=type(exc).__name__)
                 observations = []
+            session = self._session
             for observation in observations:
-                dealer.send(observation)
+                if session is not None:
+                    session.send(observation)
+                else:
+                    log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")
             await anyio.sleep(interval)

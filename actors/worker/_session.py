@@ -1,0 +1,131 @@
+"""One session of a worker host with its orchestrator: a fresh DEALER, Ready, Welcome, serve.
+
+A session ends when the orchestrator has been silent for ``liveness`` heartbeat intervals
+(any message counts as a sign of life); the host then opens a new one after its backoff. The
+host's step runners and held answers live on in ``WorkerHost``; a session only carries
+messages (see ``_host.py`` for why nothing is reported twice).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import anyio
+import structlog
+
+from actors.errors import WorkerRefusedError
+from protocols.messages import Cancel, Disconnect, Heartbeat, Invoke, Welcome, WireMessage
+from runtime.transport import DealerSocket, open_dealer
+
+if TYPE_CHECKING:
+    from actors.worker._host import WorkerHost
+
+__all__ = ["Session"]
+
+log = structlog.get_logger()
+
+
+class Session:
+    """A connection attempt and, once welcomed, a live registration. Run it once."""
+
+    def __init__(self, host: WorkerHost, number: int) -> None:
+        self._host = host
+        self.number = number
+        self.welcomed = False
+        self._dealer: DealerSocket | None = None
+        self._last_heard = 0.0
+        self._rearm = anyio.Event()  # set by the Welcome: the interval changed
+
+    async def run(self) -> bool:
+        """Connect, register and serve until the orchestrator goes silent.
+
+        Returns:
+            Whether the orchestrator welcomed this session at some point.
+
+        Raises:
+            WorkerRefusedError: when the orchestrator sends ``Disconnect``.
+            runtime.errors.TransportError: when the address cannot be connected to at all.
+        """
+        host = self._host
+        async with open_dealer(
+            host._address,
+            identity=host.worker_id.encode(),
+            context=host._context,
+            curve=host._curve,
+            max_message_bytes=host._max_message_bytes,
+        ) as dealer:
+            self._dealer = dealer
+            dealer.send(host.ready_message())
+            self._last_heard = time.monotonic()
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._serve, dealer)
+                    await self._watchdog()
+                    tg.cancel_scope.cancel()
+            finally:
+                self._dealer = None
+                host.session_ended(self)
+        return self.welcomed
+
+    def send(self, message: WireMessage) -> None:
+        """Send on this session's socket (dropped when the session is over)."""
+        dealer = self._dealer
+        if dealer is not None:
+            dealer.send(message)
+
+    async def _watchdog(self) -> None:
+        """Heartbeat out every interval; return once the orchestrator has been silent too long."""
+        host = self._host
+        while True:
+            with anyio.move_on_after(host.heartbeat_s):
+                await self._rearm.wait()
+            if self._rearm.is_set():  # welcomed: heartbeat at once, then at the announced interval
+                self._rearm = anyio.Event()
+                self.send(Heartbeat())
+                continue
+            host.prune()
+            silent_s = time.monotonic() - self._last_heard
+            if silent_s > host.heartbeat_s * host.liveness:
+                log.warning(
+                    "orchestrator_silent",
+                    worker_id=host.worker_id,
+                    session=self.number,
+                    silent_ms=round(silent_s * 1000),
+                    welcomed=self.welcomed,
+                )
+                return
+            if self.welcomed:
+                self.send(Heartbeat())
+
+    async def _serve(self, dealer: DealerSocket) -> None:
+        host = self._host
+        while True:
+            batch = await dealer.recv_batch()
+            self._last_heard = time.monotonic()
+            for message in batch:
+                match message:
+                    case Invoke():
+                        refusal = host.enqueue(message)
+                        if refusal is not None:
+                            host._deliver(refusal)
+                    case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
+                        host.cancel(run_id, step_id, attempt)
+                    case Heartbeat():
+                        pass
+                    case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness):
+                        if heartbeat_ms < 1 or liveness < 1:
+                            log.warning("welcome_invalid", worker_id=host.worker_id, reason="heartbeat_ms and liveness must be >= 1")
+                            continue
+                        host.heartbeat_s = heartbeat_ms / 1000
+                        host.liveness = liveness
+                        self._rearm.set()
+                        if not self.welcomed:
+                            self.welcomed = True
+                            log.info("worker_registered", worker_id=host.worker_id, session=self.number, heartbeat_ms=heartbeat_ms, liveness=liveness)
+                            host.welcomed(self)
+                    case Disconnect(reason=reason):
+                        log.error("worker_refused", worker_id=host.worker_id, reason=reason)
+                        raise WorkerRefusedError(reason)
+                    case _:
+                        log.warning("message_unexpected", op=type(message).__name__)

@@ -1,0 +1,177 @@
+"""Steps/s through a daemon with N worker processes, and the detection time of a killed worker.
+
+Everything is a real process on this machine over loopback TCP: ``ontoflow daemon``, N
+``ontoflow worker`` processes hosting ``bench.noop``, and this process as the client, which
+keeps ``in_flight`` runs of a 3-step linear no-op workflow outstanding (Submit, then
+Status(wait) for each; a new run as each ends). ``python -m bench.multihost_bench`` prints
+the records as JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bench.noop import linear_manifest
+from protocols.client import Error, RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from runtime.cli_daemon import open_client, request
+from runtime.loop import run as run_async
+
+__all__ = ["measure_detection", "measure_throughput"]
+
+REPO = Path(__file__).resolve().parents[1]
+STEPS = 3
+
+
+@contextmanager
+def _daemon(heartbeat_ms: int, liveness: int) -> Iterator[tuple[str, subprocess.Popen]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runtime", "daemon", "--bind", "tcp://127.0.0.1:0", "--heartbeat-ms", str(heartbeat_ms),
+         "--liveness", str(liveness), "--log-level", "error"],
+        cwd=REPO, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("listening on "):
+            raise RuntimeError("the daemon did not start")
+        yield line.removeprefix("listening on "), proc
+    finally:
+        _stop(proc)
+
+
+def _worker(address: str, slots: int, i: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "runtime", "worker", "--connect", address, "--no-builtins", "-c", "bench.noop",
+         "--slots", str(slots), "--worker-id", f"bench-{i}", "--log-level", "error"],
+        cwd=REPO, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+async def _wait_workers(address: str, count: int, timeout_s: float = 30) -> None:
+    async with open_client(address) as client:
+        with anyio.fail_after(timeout_s):
+            while True:
+                info = await request(client, Workers())
+                if isinstance(info, WorkersInfo) and len(info.workers) >= count:
+                    return
+                await anyio.sleep(0.02)
+
+
+async def _drive(address: str, runs: int, in_flight: int) -> float:
+    """Run ``runs`` runs with ``in_flight`` outstanding; returns the elapsed seconds."""
+    manifest = linear_manifest(STEPS)
+    async with open_client(address) as client:
+        submitted = done = 0
+        start = time.perf_counter()
+        while submitted < min(in_flight, runs):
+            client.send(Submit(manifest=manifest))
+            submitted += 1
+        while done < runs:
+            for reply in await client.recv_batch():
+                if isinstance(reply, SubmitAccepted):
+                    client.send(Status(run_id=reply.run_id, wait=True))
+                elif isinstance(reply, RunStatus):
+                    if reply.status != "completed":
+                        raise RuntimeError(f"a benchmark run ended {reply.status}")
+                    done += 1
+                    if submitted < runs:
+                        client.send(Submit(manifest=manifest))
+                        submitted += 1
+                elif isinstance(reply, Error):
+                    raise RuntimeError(f"the daemon refused a run: {reply.code}")
+        return time.perf_counter() - start
+
+
+def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 5000, in_flight: int = 256, *, slots: int = 64) -> list[dict[str, Any]]:
+    """Steps/s through the daemon for each worker count (one daemon per count, after a warm-up).
+
+    Returns:
+        One record per count: ``workers``, ``runs``, ``steps``, ``seconds``, ``steps_per_s``.
+
+    Raises:
+        RuntimeError: when the daemon does not start or a run does not complete.
+    """
+    records: list[dict[str, Any]] = []
+    for n in workers:
+        with _daemon(1000, 3) as (address, _):
+            procs = [_worker(address, slots, i) for i in range(n)]
+            try:
+                run_async(_wait_workers, address, n)
+                run_async(_drive, address, max(runs // 10, 100), in_flight)  # warm-up
+                seconds = run_async(_drive, address, runs, in_flight)
+            finally:
+                for p in procs:
+                    _stop(p)
+        records.append({
+            "name": "multihost_throughput", "workers": n, "runs": runs, "in_flight": in_flight, "slots": slots,
+            "steps": runs * STEPS, "seconds": round(seconds, 4), "steps_per_s": round(runs * STEPS / seconds, 1),
+            "transport": "tcp loopback, daemon + workers + client in separate processes",
+        })
+    return records
+
+
+async def _time_loss(address: str, victim: subprocess.Popen, poll_s: float) -> float:
+    async with open_client(address) as client:
+        victim.send_signal(signal.SIGKILL)
+        killed = time.perf_counter()
+        victim.wait()
+        with anyio.fail_after(60):
+            while True:
+                info = await request(client, Workers())
+                if isinstance(info, WorkersInfo) and not info.workers:
+                    return time.perf_counter() - killed
+                await anyio.sleep(poll_s)
+
+
+def measure_detection(heartbeat_ms: int = 100, liveness: int = 3, repeats: int = 5, *, poll_ms: float = 2.0) -> list[dict[str, Any]]:
+    """Time from kill -9 of a worker to its removal from the daemon's registry.
+
+    The bound to compare with is ``heartbeat_ms * liveness + heartbeat_ms``; the figure
+    includes up to ``poll_ms`` of polling resolution.
+
+    Returns:
+        One record per repetition: ``detection_ms`` and ``bound_ms``.
+    """
+    records: list[dict[str, Any]] = []
+    with _daemon(heartbeat_ms, liveness) as (address, _):
+        for i in range(repeats):
+            proc = _worker(address, 1, i)
+            try:
+                run_async(_wait_workers, address, 1)
+                seconds = run_async(_time_loss, address, proc, poll_ms / 1000)
+            finally:
+                _stop(proc)
+            records.append({
+                "name": "multihost_detection", "heartbeat_ms": heartbeat_ms, "liveness": liveness,
+                "detection_ms": round(seconds * 1000, 1), "bound_ms": heartbeat_ms * (liveness + 1),
+            })
+    return records
+
+
+if __name__ == "__main__":
+    for record in measure_throughput() + measure_detection():
+        print(json.dumps(record), flush=True)

@@ -1,0 +1,166 @@
+"""Client API messages between ``ontoflow`` commands and a daemon: one tagged union.
+
+A client (``ontoflow submit``, ``workers``, ``cancel``) connects a DEALER to the daemon's
+ROUTER, the same address its workers use, and sends one request at a time; the daemon answers
+each request with exactly one reply. Client messages travel as ``[CLIENT_HEADER, body]`` so
+the daemon tells them from worker messages by their first frame. Evolution rules are those of
+``protocols.messages``: new fields go at the end with a default.
+
+Conversation::
+
+    client -> daemon   Submit(manifest, inputs, deadline_ms)   start a run
+    daemon -> client   SubmitAccepted(run_id)                  ... it started
+    client -> daemon   Status(run_id, wait)                    where is that run (wait: at its end)
+    daemon -> client   RunStatus(run_id, status, error, ...)   running / completed / failed / cancelled
+    client -> daemon   Workers()                               who is connected
+    daemon -> client   WorkersInfo(workers)                    one WorkerRecord per live worker
+    client -> daemon   CancelRun(run_id, reason)               stop a run
+    daemon -> client   RunStatus                               its status after the request
+    daemon -> client   Error(code, message)                    any request refused (no stack trace)
+
+Error codes: ``invalid_request`` (an undecodable or unknown request), ``invalid_manifest``
+(the message names each problem's path), ``unknown_run``, ``internal`` (a bug; logged by the
+daemon, the client sees only the code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from protocols.errors import ProtocolError
+
+__all__ = [
+    "CLIENT_HEADER",
+    "CancelRun",
+    "ClientMessage",
+    "ClientRequest",
+    "Error",
+    "RunStatus",
+    "Status",
+    "Submit",
+    "SubmitAccepted",
+    "WorkerRecord",
+    "Workers",
+    "WorkersInfo",
+    "client_from_frames",
+    "client_to_frames",
+]
+
+#: First frame of every client message (worker messages start with ``b"ontoflow"``).
+CLIENT_HEADER = b"ontoflow-client"
+
+
+class _ClientMessage(msgspec.Struct, tag_field="op", frozen=True):
+    """Base of every client message (maps, not arrays: these are rare and must evolve)."""
+
+
+class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
+    """Start a run of ``manifest`` (the decoded document) with ``inputs`` in its context.
+
+    ``deadline_ms`` bounds the whole run: past it the run is cancelled (its running step is
+    sent Cancel). ``run_id`` lets a client choose the id (idempotent resubmission).
+    """
+
+    manifest: dict[str, Any]
+    inputs: dict[str, Any] = {}
+    deadline_ms: int | None = None
+    run_id: str | None = None
+    manifest_hash: str = ""
+
+
+class SubmitAccepted(_ClientMessage, tag="submit_accepted", frozen=True, kw_only=True):
+    """The run started under ``run_id``."""
+
+    run_id: str
+
+
+class Status(_ClientMessage, tag="status", frozen=True, kw_only=True):
+    """Ask for a run's status; with ``wait`` the reply comes when the run ends."""
+
+    run_id: str
+    wait: bool = False
+
+
+class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
+    """A run's status: ``running``, ``completed``, ``failed`` or ``cancelled``.
+
+    ``context`` and ``trace`` (one dict per step) are filled once the run has ended.
+    """
+
+    run_id: str
+    status: str
+    error: str | None = None
+    context: dict[str, Any] = {}
+    trace: list[dict[str, Any]] = []
+    started_ms: int = 0
+    ended_ms: int = 0
+
+
+class Workers(_ClientMessage, tag="workers", frozen=True):
+    """Ask who is connected."""
+
+
+class WorkerRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One live worker as a client sees it."""
+
+    worker_id: str
+    host: str
+    pid: int
+    capabilities: list[str]
+    slots: int
+    in_flight: int
+    last_seen_ms_ago: int
+
+
+class WorkersInfo(_ClientMessage, tag="workers_info", frozen=True, kw_only=True):
+    """The live workers, what they offer and their load."""
+
+    workers: list[WorkerRecord] = []
+
+
+class CancelRun(_ClientMessage, tag="cancel_run", frozen=True, kw_only=True):
+    """Cancel a run: its running step gets Cancel, the run ends ``cancelled``."""
+
+    run_id: str
+    reason: str = "cancelled by request"
+
+
+class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
+    """A request was refused; ``message`` says why (never a stack trace)."""
+
+    code: str
+    message: str
+
+
+ClientRequest = Submit | Status | Workers | CancelRun
+ClientMessage = Submit | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(ClientMessage)
+
+
+def client_to_frames(message: ClientMessage) -> list[bytes]:
+    """Return the frames of a client message (without a routing identity)."""
+    return [CLIENT_HEADER, _encoder.encode(message)]
+
+
+def client_from_frames(frames: Sequence[bytes | memoryview]) -> ClientMessage:
+    """Decode frames produced by ``client_to_frames`` (identity already removed).
+
+    Raises:
+        ProtocolError: for a wrong frame count, a foreign header or an invalid body (the
+            reason names the field, never the bytes).
+    """
+    if len(frames) != 2:
+        raise ProtocolError(f"expected 2 frames, got {len(frames)}")
+    if bytes(frames[0]) != CLIENT_HEADER:
+        raise ProtocolError("unknown header frame")
+    try:
+        return _decoder.decode(frames[1])
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(f"invalid client message: {exc}") from None
+    except msgspec.DecodeError:
+        raise ProtocolError("undecodable client message body") from None

@@ -1,0 +1,283 @@
+"""The daemon's command group: ``daemon``, ``submit``, ``status``, ``workers``, ``cancel``, ``keys``.
+
+A composition root (it may import ``actors``). Clients talk to a daemon with the client API
+of ``protocols.client`` over a DEALER (``open_client`` / ``request``, also used by bench/).
+Exit codes follow ``runtime.cli``: 0 done (a waited run completed), 1 failed, cancelled or the
+daemon did not answer in time, 2 invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from protocols.client import CancelRun, ClientMessage, Error, RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from protocols.errors import ManifestError, Problem
+from protocols.manifest import decode_document, manifest_from_data
+from runtime.curve import CurveClient, generate_keys
+from runtime.errors import ConfigError, KernelError, TransportError
+from runtime.inputs import parse_inputs
+from runtime.loop import run as run_async
+from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, DealerSocket, open_dealer
+
+__all__ = ["NoAnswerError", "open_client", "register", "request"]
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class NoAnswerError(KernelError):
+    """Raised when the daemon does not answer a request in time (down, or refusing our key)."""
+
+
+@asynccontextmanager
+async def open_client(address: str, *, curve: CurveClient | None = None) -> AsyncIterator[DealerSocket]:
+    """Connect a client DEALER to a daemon; close it on exit.
+
+    Raises:
+        runtime.errors.TransportError: when the address is invalid.
+    """
+    async with open_dealer(address, curve=curve, client=True) as dealer:
+        yield dealer
+
+
+async def request(client: DealerSocket, message: ClientMessage, *, timeout_s: float | None = 10.0) -> ClientMessage:
+    """Send one request and return the daemon's reply.
+
+    Raises:
+        NoAnswerError: when no reply comes within ``timeout_s`` (``None``: wait forever).
+    """
+    client.send(message)
+    with anyio.move_on_after(timeout_s):
+        return (await client.recv_batch(1))[0]
+    raise NoAnswerError(f"no answer from {client.address} within {timeout_s:g} s (is the daemon up, is our key authorised?)")
+
+
+def register(subparsers: Any) -> None:
+    """Add this group's sub-commands to the ``ontoflow`` parser."""
+    from runtime.cli import logging_options
+
+    d = subparsers.add_parser("daemon", help="serve runs to workers on many hosts")
+    d.add_argument("--bind", required=True, metavar="ADDRESS", help="e.g. tcp://0.0.0.0:7100")
+    d.add_argument("--curve-secret", default=None, metavar="FILE", help="the daemon's NAME.key_secret (CURVE on)")
+    d.add_argument("--authorized-keys", default=None, metavar="DIR", help="public keys (*.key) admitted")
+    d.add_argument("--insecure", action="store_true", help="allow a non-loopback address without CURVE")
+    d.add_argument("--heartbeat-ms", type=int, default=1000, help="heartbeat interval announced to workers")
+    d.add_argument("--liveness", type=int, default=3, help="missed heartbeats before a worker is dead")
+    d.add_argument("--schedule-to-start-ms", type=int, default=30_000, help="how long a step waits for a worker")
+    d.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N")
+    logging_options(d)
+    d.set_defaults(handler=_cmd_daemon)
+
+    s = subparsers.add_parser("submit", help="submit a run of a manifest to a daemon")
+    s.add_argument("manifest", help="a workflow manifest (.json, .yaml or .toml)")
+    s.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE")
+    s.add_argument("--wait", action="store_true", help="wait for the run's end and print it")
+    s.add_argument("--deadline-ms", type=int, default=None, help="cancel the run past this budget")
+    s.add_argument("--json", action="store_true")
+    _client_options(s, logging_options)
+    s.set_defaults(handler=_cmd_submit)
+
+    st = subparsers.add_parser("status", help="a run's status")
+    st.add_argument("run_id")
+    st.add_argument("--wait", action="store_true")
+    st.add_argument("--json", action="store_true")
+    _client_options(st, logging_options)
+    st.set_defaults(handler=_cmd_status)
+
+    w = subparsers.add_parser("workers", help="the daemon's live workers, what they offer, their load")
+    w.add_argument("--json", action="store_true")
+    _client_options(w, logging_options)
+    w.set_defaults(handler=_cmd_workers)
+
+    c = subparsers.add_parser("cancel", help="cancel a run")
+    c.add_argument("run_id")
+    c.add_argument("--reason", default="cancelled by request")
+    c.add_argument("--json", action="store_true")
+    _client_options(c, logging_options)
+    c.set_defaults(handler=_cmd_cancel)
+
+    k = subparsers.add_parser("keys", help="CURVE keys")
+    ksub = k.add_subparsers(dest="keys_command", required=True)
+    g = ksub.add_parser("generate", help="create NAME.key and NAME.key_secret (0600) in DIR")
+    g.add_argument("directory")
+    g.add_argument("--name", default="ontoflow")
+    logging_options(g)
+    g.set_defaults(handler=_cmd_keys_generate)
+
+
+def _client_options(parser: argparse.ArgumentParser, logging_options: Any) -> None:
+    parser.add_argument("--connect", required=True, metavar="ADDRESS", help="the daemon's address")
+    parser.add_argument("--curve-secret", default=None, metavar="FILE")
+    parser.add_argument("--curve-server-key", default=None, metavar="FILE")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for an answer (not the run)")
+    logging_options(parser)
+
+
+def _fail(message: str, code: int = EXIT_INVALID) -> int:
+    print(f"ontoflow: {message}", file=sys.stderr)
+    return code
+
+
+def _cmd_daemon(args: argparse.Namespace) -> int:
+    from runtime.daemon import DaemonConfig, serve_daemon
+
+    config = DaemonConfig(
+        bind=args.bind,
+        heartbeat_ms=args.heartbeat_ms,
+        liveness=args.liveness,
+        schedule_to_start_ms=args.schedule_to_start_ms,
+        curve_secret=args.curve_secret,
+        authorized_keys=args.authorized_keys,
+        insecure=args.insecure,
+        max_message_bytes=args.max_message_bytes,
+    )
+    try:
+        run_async(serve_daemon, config)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    except TransportError as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    except BaseExceptionGroup as group:
+        match, _ = group.split((ConfigError, TransportError))
+        if match is None:
+            raise
+        while isinstance(match, BaseExceptionGroup):
+            match = match.exceptions[0]
+        return _fail(str(match), EXIT_INVALID if isinstance(match, ConfigError) else EXIT_FAILED)
+    return EXIT_OK
+
+
+def _converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False) -> list[ClientMessage] | int:
+    """Send requests in order, one reply each; returns the replies or an exit code."""
+    from runtime.cli import curve_client
+
+    try:
+        curve = curve_client(args.curve_secret, args.curve_server_key)
+    except ConfigError as exc:
+        return _fail(str(exc))
+
+    async def go() -> list[ClientMessage]:
+        replies: list[ClientMessage] = []
+        async with open_client(args.connect, curve=curve) as client:
+            for i, message in enumerate(messages):
+                if i > 0 and isinstance(message, Status) and isinstance(replies[-1], SubmitAccepted):
+                    message = Status(run_id=replies[-1].run_id, wait=message.wait)
+                last = wait_last and i == len(messages) - 1
+                reply = await request(client, message, timeout_s=None if last else args.timeout)
+                replies.append(reply)
+                if isinstance(reply, Error):
+                    break
+        return replies
+
+    try:
+        return run_async(go)
+    except (NoAnswerError, TransportError) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+
+
+def _reply_code(reply: ClientMessage) -> int | None:
+    if isinstance(reply, Error):
+        return _fail(f"{reply.code}: {reply.message}", EXIT_INVALID if reply.code.startswith("invalid") else EXIT_FAILED)
+    return None
+
+
+def _print_status(status: RunStatus, as_json: bool) -> int:
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(status).decode() + "\n")
+    else:
+        print(f"run {status.run_id} {status.status}")
+        if status.error:
+            print(f"error: {status.error}")
+        for entry in status.trace:
+            print(f"  {entry.get('step_id', ''):>4}  {entry.get('capability', ''):<32} {entry.get('event', ''):<12} attempt {entry.get('attempt', '')}")
+    if status.status in ("running", "cancelling", "completed"):
+        return EXIT_OK
+    return EXIT_FAILED
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    path = Path(args.manifest)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return _fail(str(ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path))))
+    try:
+        document = decode_document(data, path.suffix or "json")
+        manifest_from_data(document, source=str(path))  # refused here, before the daemon sees it
+        inputs = parse_inputs(args.input)
+    except (ManifestError, ConfigError) as exc:
+        return _fail(str(exc))
+    if args.deadline_ms is not None and args.deadline_ms < 1:
+        return _fail("--deadline-ms must be >= 1")
+
+    submit = Submit(manifest=document, inputs=inputs, deadline_ms=args.deadline_ms, manifest_hash=hashlib.sha256(data).hexdigest())
+    messages: list[ClientMessage] = [submit]
+    if args.wait:
+        messages.append(Status(run_id="", wait=True))
+    replies = _converse(args, *messages, wait_last=args.wait)
+    if isinstance(replies, int):
+        return replies
+    code = _reply_code(replies[-1])
+    if code is not None:
+        return code
+    if not args.wait:
+        accepted = replies[0]
+        assert isinstance(accepted, SubmitAccepted)  # any other reply is an Error, handled above
+        print(msgspec.json.encode({"run_id": accepted.run_id}).decode() if args.json else accepted.run_id)
+        return EXIT_OK
+    return _print_status(replies[-1], args.json)  # type: ignore[arg-type]
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    replies = _converse(args, Status(run_id=args.run_id, wait=args.wait), wait_last=args.wait)
+    if isinstance(replies, int):
+        return replies
+    code = _reply_code(replies[-1])
+    return code if code is not None else _print_status(replies[-1], args.json)  # type: ignore[arg-type]
+
+
+def _cmd_cancel(args: argparse.Namespace) -> int:
+    replies = _converse(args, CancelRun(run_id=args.run_id, reason=args.reason))
+    if isinstance(replies, int):
+        return replies
+    code = _reply_code(replies[-1])
+    if code is not None:
+        return code
+    _print_status(replies[-1], args.json)  # type: ignore[arg-type]
+    return EXIT_OK
+
+
+def _cmd_workers(args: argparse.Namespace) -> int:
+    replies = _converse(args, Workers())
+    if isinstance(replies, int):
+        return replies
+    code = _reply_code(replies[-1])
+    if code is not None:
+        return code
+    info = replies[-1]
+    assert isinstance(info, WorkersInfo)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(info.workers).decode() + "\n")
+        return EXIT_OK
+    print(f"{'worker':<28} {'host':<20} {'pid':>7} {'load':>7}  capabilities")
+    for w in info.workers:
+        print(f"{w.worker_id:<28} {w.host:<20} {w.pid:>7} {w.in_flight:>3}/{w.slots:<3}  {', '.join(w.capabilities)}")
+    return EXIT_OK
+
+
+def _cmd_keys_generate(args: argparse.Namespace) -> int:
+    try:
+        public, secret = generate_keys(args.directory, args.name)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    print(public)
+    print(secret)
+    return EXIT_OK
