@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test soak bench install clean
+.PHONY: demo test soak bench bench-peers install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,27 @@ test: $(STAMP)
 soak: $(STAMP)
 	$(BIN)/python -m pytest -m soak
 
-bench: $(STAMP)
+# Benchmarks: the bench extra (matplotlib) in the project venv; the peers in their own venv.
+BENCH_STAMP := $(VENV)/.bench-installed
+PEERS_VENV := bench/.venv-peers
+PEERS := langgraph apache-burr ray 'celery[redis]' redis msgspec pyzmq matplotlib psutil
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
+
+$(PEERS_VENV)/.installed:
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet $(PEERS)
+	touch $@
+
+bench-peers: $(PEERS_VENV)/.installed $(BENCH_STAMP)
+	$(PEERS_VENV)/bin/python -m bench.peers
+	$(BIN)/python -m bench --render
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -1,88 +1,75 @@
-"""``python -m bench`` (``make bench``): ontoflow against the floor, in one run, as ratios.
+"""``python -m bench`` (``make bench``): ontoflow and the floor, every workload, in one run.
 
-Writes a Markdown table to stdout and ``bench/results/latest.md``, raw JSON lines beside it.
+Writes the Markdown table to stdout and ``bench/results/latest.md``, the raw records as JSON
+lines to ``bench/results/latest.jsonl`` and the PNG plots beside them. When
+``bench/results/peers.jsonl`` exists (``make bench-peers``), its figures join the table.
+
+    python -m bench              # the full configuration (make bench)
+    python -m bench --quick      # a tiny one, a minute or so
+    python -m bench --render     # only rebuild latest.md and the plots from the JSON lines
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import platform
 import sys
-from importlib import metadata
 from pathlib import Path
 
-import msgspec
-
-from bench.floor import measure_floor
-from bench.per_step import measure_per_step
-from runtime.logging import configure_logging
+from bench.config import FULL, QUICK, TINY
+from bench.record import machine_facts, write_jsonl
+from bench.report import attach_ratios, read_jsonl, render_markdown, write_plots
 
 RESULTS = Path(__file__).resolve().parent / "results"
+PACKAGES = ("ontoflow", "anyio", "msgspec", "pyzmq", "structlog", "matplotlib")
 
 
-def _machine() -> dict[str, str]:
-    versions = {}
-    for pkg in ("anyio", "msgspec", "pyzmq", "structlog"):
-        try:
-            versions[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            versions[pkg] = "?"
-    return {
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cores": str(os.cpu_count()),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        **versions,
-    }
+def _measure(config_name: str, out: Path) -> None:
+    from bench.floor_suite import measure_floor_suite
+    from bench.ontoflow_suite import measure_ontoflow
+    from runtime.logging import configure_logging
+
+    configure_logging(level="warning", stream=sys.stderr)
+    config = {"full": FULL, "quick": QUICK, "tiny": TINY}[config_name]
+    print(f"bench: {config.name} configuration; floor ...", file=sys.stderr, flush=True)
+    records = [
+        {**machine_facts(PACKAGES), "invocation": "ontoflow"},
+        {"kind": "config", "name": config.name, "scaled": list(config.scaled)},
+    ]
+    records += measure_floor_suite(
+        pingpong_n=config.floor_pingpong_n, pipelined_n=config.floor_pipelined_n, depth=config.in_flight,
+        echoes=config.w2_workers, fanout=config.fanout, repeats=config.repeats,
+    )
+    print("bench: ontoflow ...", file=sys.stderr, flush=True)
+    records += measure_ontoflow(config)
+    attach_ratios(records)
+    with (out / "latest.jsonl").open("w") as fh:
+        write_jsonl(records, fh)
+
+
+def _render(out: Path, peers: Path) -> str:
+    ours = read_jsonl(out / "latest.jsonl")
+    theirs = read_jsonl(peers)
+    text = render_markdown([ours] + ([theirs] if theirs else []))
+    (out / "latest.md").write_text(text)
+    for message in write_plots(ours + theirs, out):
+        print(message, file=sys.stderr)
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure, print and save; returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--runs", type=int, default=2000, help="sequential runs per repetition")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--floor-n", type=int, default=20000)
-    parser.add_argument("--out", default=str(RESULTS))
+    """Measure (unless ``--render``), then print and save the table and plots; returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="a small configuration (about a minute)")
+    group.add_argument("--tiny", action="store_true", help="a few runs of everything (the harness's tests)")
+    group.add_argument("--render", action="store_true", help="do not measure; rebuild the table and plots")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results folder (default bench/results)")
+    parser.add_argument("--peers", type=Path, default=None, help="peers' JSON lines (default OUT/peers.jsonl)")
     args = parser.parse_args(argv)
-    configure_logging(level="warning")
-
-    machine = _machine()
-    floor = measure_floor(n=args.floor_n, repeats=args.repeats)
-    ours = measure_per_step(runs=args.runs, repeats=args.repeats)
-    ratio = ours["per_step_us"] / floor["sync_rtt_us"]
-    rows = [
-        ("floor: sync pyzmq + msgspec ping-pong, 2 processes, ipc", f"{floor['sync_rtt_us']:.1f} us", "1.00"),
-        ("floor: asyncio pyzmq + msgspec ping-pong", f"{floor['async_rtt_us']:.1f} us", f"{floor['async_rtt_us'] / floor['sync_rtt_us']:.2f}"),
-        (
-            "ontoflow: per step, 3-step linear workflow, worker process over ipc",
-            f"{ours['per_step_us']:.1f} us (min {ours['per_step_us_min']:.1f}, max {ours['per_step_us_max']:.1f})",
-            f"{ratio:.2f}",
-        ),
-        ("ontoflow: per run (3 steps) p50 / p99", f"{ours['run_p50_us']:.0f} / {ours['run_p99_us']:.0f} us", ""),
-    ]
-    lines = [
-        f"# ontoflow benchmark — {machine['date']}",
-        "",
-        f"Machine: {machine['cores']} cores, Python {machine['python']}, {machine['platform']}; "
-        f"anyio {machine['anyio']}, msgspec {machine['msgspec']}, pyzmq {machine['pyzmq']}, structlog {machine['structlog']}.",
-        f"Median of {args.repeats} repetitions after a warm-up; ratio = figure / sync floor, measured in this same run.",
-        "Goal (issue 2): ontoflow per step <= 2.00 x the sync floor.",
-        "",
-        "| measurement | median | ratio to sync floor |",
-        "|---|---|---|",
-        *[f"| {a} | {b} | {c} |" for a, b, c in rows],
-        "",
-    ]
-    text = "\n".join(lines)
-    sys.stdout.write(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "latest.md").write_text(text)
-    with (out / "latest.jsonl").open("w") as fh:
-        for record in ({"kind": "machine", **machine}, {"kind": "floor", **floor}, {"kind": "per_step", **ours, "ratio_to_sync_floor": ratio}):
-            fh.write(msgspec.json.encode(record).decode() + "\n")
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.render:
+        _measure("tiny" if args.tiny else "quick" if args.quick else "full", args.out)
+    sys.stdout.write(_render(args.out, args.peers or args.out / "peers.jsonl"))
     return 0
 
 

@@ -1,54 +1,63 @@
-"""ontoflow's per-step cost: a linear workflow of no-op steps, one run at a time, with the
-capability actor in another process over ipc:// (the embedded default)."""
+"""W1 and W4's run-length series: ontoflow's latency, one run at a time.
+
+A linear workflow of no-op steps (``bench.noop.linear_manifest``) runs to its end before the
+next one is submitted; every step crosses to a worker process over ``ipc://`` and back. The
+per-step figure of a repetition is its wall time over the steps it ran; the per-run median
+and p99 come from every run of every repetition, and per step they are those over ``steps``
+(one run at a time, so a run's time is the sum of its steps').
+"""
 
 from __future__ import annotations
 
-import statistics
 import time
 from typing import Any
 
-import anyio
+from bench._stats import percentile
+from bench.record import figure
+from runtime.embedded import LocalCluster
 
-from actors.capability import load_capabilities
-from bench.noop import linear_manifest
-from protocols import manifest_from_data
-from runtime.embedded import open_local_cluster
-
-__all__ = ["measure_per_step"]
+__all__ = ["measure_latency"]
 
 
-async def _measure(runs: int, repeats: int, steps: int, transport: str) -> dict[str, Any]:
-    classes = load_capabilities(["bench.noop"])
-    manifest = manifest_from_data(linear_manifest(steps))
-    async with open_local_cluster(classes, ["bench.noop"], transport=transport) as cluster:
-        workflow = cluster.compile(manifest)
-        for _ in range(max(runs // 10, 20)):  # warm-up
-            await cluster.run(workflow, {})
-        samples: list[float] = []
-        run_us: list[float] = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(runs):
-                t0 = time.perf_counter()
-                result = await cluster.run(workflow, {})
-                run_us.append((time.perf_counter() - t0) * 1e6)
-                if result.status != "completed":
-                    raise RuntimeError(f"benchmark run ended {result.status}: {result.error}")
-            samples.append((time.perf_counter() - start) * 1e6 / (runs * steps))
-    run_us.sort()
-    return {
-        "transport": transport,
-        "steps_per_run": steps,
-        "runs": runs,
-        "repeats": repeats,
-        "per_step_us": statistics.median(samples),
-        "per_step_us_min": min(samples),
-        "per_step_us_max": max(samples),
-        "run_p50_us": run_us[len(run_us) // 2],
-        "run_p99_us": run_us[min(len(run_us) - 1, int(len(run_us) * 0.99))],
-    }
+async def measure_latency(cluster: LocalCluster, workflow: Any, *, steps: int, runs: int, repeats: int, workers: int) -> list[dict[str, Any]]:
+    """Run ``runs`` sequential runs ``repeats`` times after a warm-up; returns figure records.
+
+    Records: ``per_step_us`` (per repetition), ``run_p50_us`` and ``run_p99_us``.
+
+    Raises:
+        ValueError: when ``runs`` or ``repeats`` is below 1.
+        RuntimeError: when a run does not complete.
+    """
+    if runs < 1 or repeats < 1:
+        raise ValueError(f"runs and repeats must be >= 1, got {runs} and {repeats}")
+    for _ in range(max(runs // 10, 5)):  # warm-up: connections, caches, the allocator
+        await _one(cluster, workflow)
+    per_step: list[float] = []
+    run_us: list[float] = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(runs):
+            run_us.append(await _one(cluster, workflow))
+        per_step.append((time.perf_counter() - start) * 1e6 / (runs * steps))
+    params = {"steps": steps, "runs": runs, "repeats": repeats, "workers": workers, "transport": "ipc"}
+    note = "orchestrator in this process, each step in a worker process over ipc"
+    label = f"ontoflow: {steps}-step linear run, one at a time"
+    p50, p99 = percentile(run_us, 50), percentile(run_us, 99)
+    if steps != 3:  # W4's run-length series: the per-step cost is the figure
+        return [figure("ontoflow", "W4", "per_step_us", f"{label}, per step", "us", per_step, params=params, note=note)]
+    return [
+        figure("ontoflow", "W1", "per_step_us", f"{label}, per step", "us", per_step, params=params, note=note),
+        figure("ontoflow", "W1", "run_p50_us", f"{label}, per run p50 (per step {p50 / steps:.0f} us)", "us", [p50],
+               params=params, note=note, per_step_us=p50 / steps),
+        figure("ontoflow", "W1", "run_p99_us", f"{label}, per run p99 (per step {p99 / steps:.0f} us)", "us", [p99],
+               params=params, note=note, per_step_us=p99 / steps),
+    ]
 
 
-def measure_per_step(runs: int = 2000, repeats: int = 3, *, steps: int = 3, transport: str = "ipc") -> dict[str, Any]:
-    """Median microseconds per step over ``repeats`` batches of ``runs`` sequential runs."""
-    return anyio.run(_measure, runs, repeats, steps, transport, backend="asyncio")
+async def _one(cluster: LocalCluster, workflow: Any) -> float:
+    t0 = time.perf_counter()
+    result = await cluster.run(workflow, {})
+    elapsed = (time.perf_counter() - t0) * 1e6
+    if result.status != "completed":
+        raise RuntimeError(f"a benchmark run ended {result.status}")
+    return elapsed

@@ -1,0 +1,142 @@
+"""The floor for every workload: plain pyzmq + msgspec, sync and asyncio, same message pattern.
+
+No ontoflow code runs here (the peers' virtualenv runs this module too). Echo processes are
+``bench.floor``'s: each binds a ROUTER on ``ipc://`` and decodes and re-encodes an
+``Invoke``-sized message as a worker would. The figures:
+
+* W1: one request at a time (``measure_floor``'s ping-pong), microseconds per round trip;
+  one round trip is what a step costs at least when it crosses a process.
+* W2: ``depth`` requests in flight spread over ``echoes`` echo processes by one DEALER
+  (round-robin, as the orchestrator spreads steps over workers); round trips per second.
+* W3: ``fanout`` requests sent at once, then every answer gathered; wall milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from bench.floor import _decoder, _echo_process, _encoder, _sample_message, _wait_ready_blocking, measure_floor
+from bench.record import figure
+
+__all__ = ["measure_floor_suite"]
+
+#: Seconds a whole timed run may take before the floor is declared broken.
+_RUN_TIMEOUT_S = 120.0
+
+
+def _pipelined_sync(addresses: list[str], count: int, depth: int, repeats: int, warmup: int) -> list[float]:
+    body = _encoder.encode(_sample_message())
+    with zmq.Context() as ctx, ctx.socket(zmq.DEALER) as sock:
+        sock.linger = 0
+        sock.rcvtimeo = int(_RUN_TIMEOUT_S * 1000)
+        for address in addresses:
+            sock.connect(address)
+
+        def run(n: int) -> float:
+            start = time.perf_counter()
+            sent = 0
+            for _ in range(min(depth, n)):
+                sock.send(body)
+                sent += 1
+            for _ in range(n):
+                _decoder.decode(sock.recv())
+                if sent < n:
+                    sock.send(body)
+                    sent += 1
+            return time.perf_counter() - start
+
+        try:
+            run(warmup)
+            return [run(count) for _ in range(repeats)]
+        except zmq.Again:
+            raise RuntimeError("an echo process stopped answering") from None
+
+
+async def _pipelined_async(addresses: list[str], count: int, depth: int, repeats: int, warmup: int) -> list[float]:
+    body = _encoder.encode(_sample_message())
+    ctx = zmq.asyncio.Context()
+    try:
+        with ctx.socket(zmq.DEALER) as sock:
+            sock.linger = 0
+            for address in addresses:
+                sock.connect(address)
+
+            async def run(n: int) -> float:
+                start = time.perf_counter()
+                sent = 0
+                for _ in range(min(depth, n)):
+                    await sock.send(body)
+                    sent += 1
+                for _ in range(n):
+                    _decoder.decode(await sock.recv())
+                    if sent < n:
+                        await sock.send(body)
+                        sent += 1
+                return time.perf_counter() - start
+
+            async with asyncio.timeout(_RUN_TIMEOUT_S * (repeats + 1)):
+                await run(warmup)
+                return [await run(count) for _ in range(repeats)]
+    except TimeoutError:
+        raise RuntimeError("an echo process stopped answering") from None
+    finally:
+        ctx.term()
+
+
+def _pipelined(mode: str, echoes: int, count: int, depth: int, repeats: int, warmup: int) -> list[float]:
+    """Seconds per timed run of ``count`` round trips against ``echoes`` echo processes."""
+    with contextlib.ExitStack() as stack:
+        procs = [stack.enter_context(_echo_process(mode)) for _ in range(echoes)]
+        body = _encoder.encode(_sample_message())
+        for address, proc in procs:
+            _wait_ready_blocking(address, proc, body)
+        addresses = [address for address, _ in procs]
+        if mode == "sync":
+            return _pipelined_sync(addresses, count, depth, repeats, warmup)
+        return asyncio.run(_pipelined_async(addresses, count, depth, repeats, warmup))
+
+
+def measure_floor_suite(
+    *, pingpong_n: int, pipelined_n: int, depth: int, echoes: int, fanout: int, repeats: int
+) -> list[dict[str, Any]]:
+    """Measure the floor of W1, W2 and W3, sync and asyncio; returns figure records.
+
+    Systems are named ``floor-sync`` and ``floor-asyncio``; metrics ``per_step_us`` (W1),
+    ``steps_per_s`` (W2) and ``wall_ms`` (W3), the names ontoflow's and the peers' figures use.
+
+    Raises:
+        ValueError: when a count is below 1.
+        RuntimeError: when an echo process fails to start or stops answering.
+    """
+    for name, value in (("pingpong_n", pingpong_n), ("pipelined_n", pipelined_n), ("depth", depth),
+                        ("echoes", echoes), ("fanout", fanout), ("repeats", repeats)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    pingpong = measure_floor(n=pingpong_n, repeats=repeats, depth=depth)
+    records = []
+    note = "plain pyzmq + msgspec, DEALER -> ROUTER echo process(es) over ipc, no ontoflow code"
+    for mode, key in (("sync", "sync_rtt_us"), ("asyncio", "async_rtt_us")):
+        records.append(figure(
+            f"floor-{mode}", "W1", "per_step_us", f"floor {mode}: ping-pong, 1 echo process", "us",
+            pingpong["samples"][key], params={"n": pingpong_n, "payload_bytes": pingpong["payload_bytes"]}, note=note,
+        ))
+    warmup = max(10, min(pipelined_n // 10, 2000))
+    for mode in ("sync", "asyncio"):
+        runs = _pipelined("sync" if mode == "sync" else "async", echoes, pipelined_n, depth, repeats, warmup)
+        records.append(figure(
+            f"floor-{mode}", "W2", "steps_per_s", f"floor {mode}: pipelined x{depth}, {echoes} echo processes",
+            "steps/s", [pipelined_n / s for s in runs], better="higher",
+            params={"n": pipelined_n, "depth": depth, "echoes": echoes}, note=note,
+        ))
+        burst = _pipelined("sync" if mode == "sync" else "async", echoes, fanout, fanout, repeats, fanout)
+        records.append(figure(
+            f"floor-{mode}", "W3", "wall_ms", f"floor {mode}: {fanout} requests at once then gather, {echoes} echo processes",
+            "ms", [s * 1e3 for s in burst], params={"fanout": fanout, "echoes": echoes}, note=note,
+        ))
+    return records

@@ -1,0 +1,127 @@
+"""ontoflow's side of one invocation: W1, W2, W3 (through ``bench.plans_bench``), W4, W5.
+
+Local clusters come from ``runtime.embedded.open_local_cluster`` with the ``bench.noop``
+capability in worker processes over ``ipc://``; one cluster of ``w2_workers`` workers serves
+W1 and W2, and one more cluster per other worker count serves W4's series.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import anyio
+import structlog
+
+from actors.capability import load_capabilities
+from bench.config import BenchConfig
+from bench.memory import measure_memory
+from bench.noop import linear_manifest
+from bench.per_step import measure_latency
+from bench.record import figure
+from bench.throughput import measure_throughput
+from protocols import manifest_from_data
+from runtime.embedded import open_local_cluster
+
+__all__ = ["measure_ontoflow", "measure_plans"]
+
+log = structlog.get_logger()
+
+
+async def _cluster_figures(config: BenchConfig, workers: int, latency: bool) -> list[dict[str, Any]]:
+    classes = load_capabilities(["bench.noop"])
+    records: list[dict[str, Any]] = []
+    async with open_local_cluster(classes, ["bench.noop"], transport="ipc", workers=workers) as cluster:
+        linear3 = cluster.compile(manifest_from_data(linear_manifest(3)))
+        if latency:
+            for steps, runs in config.latency_runs:
+                workflow = linear3 if steps == 3 else cluster.compile(manifest_from_data(linear_manifest(steps)))
+                records += await measure_latency(cluster, workflow, steps=steps, runs=runs, repeats=config.repeats, workers=workers)
+        records.append(await measure_throughput(
+            cluster, linear3, steps=3, runs=config.throughput_runs, in_flight=config.in_flight,
+            repeats=config.repeats, workers=workers, workload="W2" if workers == config.w2_workers else "W4",
+        ))
+    return records
+
+
+def measure_plans(config: BenchConfig) -> list[dict[str, Any]]:
+    """W3 through ``bench.plans_bench`` when it exists; a ``missing`` record otherwise."""
+    try:
+        plans = importlib.import_module("bench.plans_bench")
+    except ImportError as exc:
+        return [{"kind": "missing", "system": "ontoflow", "workload": "W3",
+                 "label": f"ontoflow: {config.fanout:,}-way fan-out and a join", "reason": f"not available (bench.plans_bench: {exc})"}]
+    records = []
+    for metric_prefix, call, label in (
+        ("fanout", lambda: plans.measure_fanout(n=config.fanout), f"ontoflow: {config.fanout}-way fan-out and a join"),
+        ("rows", lambda: plans.measure_rows(config.rows), f"ontoflow: {config.rows:,} rows sqlite -> csv"),
+    ):
+        try:
+            result = call()
+        except Exception as exc:  # another engineer's module: report, do not lose the rest
+            records.append({"kind": "missing", "system": "ontoflow", "workload": "W3", "label": label,
+                            "reason": f"failed: {type(exc).__name__}: {exc}"})
+            continue
+        records += _plans_figures(metric_prefix, label, result)
+    return records
+
+
+def _plans_figures(prefix: str, label: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Figure records from ``bench.plans_bench``'s dicts (its keys, read as it documents them)."""
+    note = "measured by bench.plans_bench"
+    if prefix == "fanout" and "wall_s" in result:
+        samples = [t * 1e3 for t in result.get("runs_s") or [result["wall_s"]]]
+        workers = result.get("workers", "?")
+        return [figure("ontoflow", "W3", "wall_ms", f"{label}, {workers} worker process(es), plan on the orchestrator",
+                       "ms", samples, params={"source": "bench.plans_bench", "fanout": result.get("n"), "workers": workers},
+                       note=note + "; its own median differs: plans_bench reports the best run")]
+    if prefix == "rows" and "ontoflow_rows_per_s" in result:
+        plain = result.get("plain_rows_per_s", 0.0)
+        rss = result.get("peak_rss_mb")
+        extra = f"; plain sqlite3 + csv loop {plain:,.0f} rows/s" + (f"; worker peak RSS {rss:.0f} MB" if rss else "")
+        return [figure("ontoflow", "W3", "rows_per_s", f"{label}{extra}", "rows/s", [result["ontoflow_rows_per_s"]],
+                       better="higher", params={"source": "bench.plans_bench", "rows": result.get("rows")}, note=note,
+                       ratio_to_plain=result.get("ratio"))]
+    records = []  # an unknown shape: every number as it is
+    for key, value in result.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        records.append(figure("ontoflow", "W3", f"{prefix}.{key}", f"{label}: {key}", "", [value],
+                              params={"source": "bench.plans_bench"}, note=note))
+    return records
+
+
+def _guarded(what: str, workload: str, measure) -> list[dict[str, Any]]:
+    """``measure()``'s records, or one ``missing`` record naming the error (the rest still runs)."""
+    try:
+        return measure()
+    except Exception as exc:  # report it in the table; a partial benchmark beats none
+        log.warning("bench_part_failed", part=what, error=type(exc).__name__)
+        return [{"kind": "missing", "system": "ontoflow", "workload": workload, "label": f"ontoflow: {what}",
+                 "reason": f"failed: {type(exc).__name__}: {str(exc)[:200]}"}]
+
+
+def measure_ontoflow(config: BenchConfig) -> list[dict[str, Any]]:
+    """Every ontoflow figure of ``config``; returns figure (and ``missing``) records.
+
+    A part that fails (a run that does not complete, workers that do not start) becomes a
+    ``missing`` record with the error's type and message; the other parts still run.
+    """
+    records = _guarded(f"W1 and W2 with {config.w2_workers} workers", "W1",
+                       lambda: anyio.run(_cluster_figures, config, config.w2_workers, True, backend="asyncio"))
+    records += measure_plans(config)
+    for workers in config.worker_series:
+        if workers != config.w2_workers:
+            records += _guarded(f"W2 with {workers} workers", "W4",
+                                lambda w=workers: anyio.run(_cluster_figures, config, w, False, backend="asyncio"))
+    counts = list(config.memory_counts)
+    small = [n for n in counts if n <= config.memory_repeat_up_to]
+    large = [n for n in counts if n > config.memory_repeat_up_to]
+    if small:
+        records += _guarded("memory", "W4", lambda: anyio.run(lambda: measure_memory(small, repeats=config.repeats), backend="asyncio"))
+    if large:
+        records += _guarded("memory", "W4", lambda: anyio.run(lambda: measure_memory(large, repeats=1), backend="asyncio"))
+    records.append({"kind": "missing", "system": "ontoflow", "workload": "W5",
+                    "label": "ontoflow: W2 with the journal on and off",
+                    "reason": "needs the durable daemon (issue 4)"})
+    return records

@@ -1,0 +1,61 @@
+"""The harness end to end on its tiny configuration: a well-formed table and JSON lines.
+
+No assertion on any timing: only that every workload is reported, in the promised shapes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import main
+from bench._stats import percentile, summary
+from bench.report import attach_ratios, render_markdown
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_tiny_run_writes_table_and_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--tiny", "--out", str(tmp_path)]) == 0
+    records = [json.loads(line) for line in (tmp_path / "latest.jsonl").read_text().splitlines()]
+    kinds = {r["kind"] for r in records}
+    assert {"machine", "config", "figure", "missing"} <= kinds
+    figures = [r for r in records if r["kind"] == "figure"]
+    for r in figures:
+        assert {"system", "workload", "metric", "label", "unit", "median", "min", "max", "samples", "params"} <= set(r)
+        assert r["min"] <= r["median"] <= r["max"] and r["samples"]
+    seen = {(r["system"], r["workload"], r["metric"]) for r in figures}
+    for floor in ("floor-sync", "floor-asyncio"):
+        assert {(floor, "W1", "per_step_us"), (floor, "W2", "steps_per_s"), (floor, "W3", "wall_ms")} <= seen
+    assert {("ontoflow", "W1", "per_step_us"), ("ontoflow", "W2", "steps_per_s"),
+            ("ontoflow", "W4", "per_step_us"), ("ontoflow", "W4", "bytes_per_run_tracemalloc")} <= seen
+    ontoflow_w1 = next(r for r in figures if (r["system"], r["workload"], r["metric"]) == ("ontoflow", "W1", "per_step_us"))
+    assert ontoflow_w1["ratio_sync"] > 0 and ontoflow_w1["ratio_asyncio"] > 0
+    assert any(r["kind"] == "missing" and r["workload"] == "W5" for r in records)
+
+    table = (tmp_path / "latest.md").read_text()
+    assert capsys.readouterr().out == table
+    rows = [line for line in table.splitlines() if line.startswith("| W")]
+    assert len(rows) == len(figures) + sum(r["kind"] == "missing" for r in records)
+    assert all(line.count("|") == 7 for line in rows)
+
+
+def test_render_merges_peers_and_ratios() -> None:
+    floor = {"kind": "figure", "system": "floor-sync", "workload": "W1", "metric": "per_step_us", "label": "f",
+             "unit": "us", "median": 100.0, "min": 90.0, "max": 110.0, "samples": [90.0, 100.0, 110.0], "params": {}}
+    peer = {**floor, "system": "somepeer", "label": "p", "median": 300.0, "min": 300.0, "max": 300.0, "samples": [300.0]}
+    attach_ratios([floor, peer])
+    assert peer["ratio_sync"] == pytest.approx(3.0)
+    text = render_markdown([[floor], [peer, {"kind": "peer_note", "system": "somepeer", "note": "in-process"}]])
+    assert "| W1 | somepeer | p | 300.0 us | 3.00x |  |" in text
+    assert "- **somepeer**: in-process" in text
+
+
+def test_stats() -> None:
+    assert summary([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0, "samples": [3.0, 1.0, 2.0]}
+    assert percentile(list(range(1, 101)), 99) == 99
+    assert percentile([5.0], 50) == 5.0
+    with pytest.raises(ValueError, match="no samples"):
+        summary([])
