@@ -160,7 +160,9 @@ class Proc:
 
     def finish(self, timeout: float = 30) -> tuple[int, str]:
         """Wait for the process to exit; returns its code and stdout."""
-        out, _ = self.popen.communicate(timeout=timeout) if self.popen.stdout else ("", "")
+        # stderr belongs to the reader thread: communicate() would race it for lines.
+        out = self.popen.stdout.read() if self.popen.stdout else ""
+        self.popen.wait(timeout=timeout)
         self._reader.join(timeout=5)
         return self.popen.returncode, out
 
@@ -171,10 +173,14 @@ class Proc:
     def close(self) -> None:
         self.kill()
         try:
-            self.popen.communicate(timeout=10)
-        except (subprocess.TimeoutExpired, ValueError):
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
             pass
+        if self.popen.stdout:
+            self.popen.stdout.close()
         self._reader.join(timeout=5)
+        if self.popen.stderr:
+            self.popen.stderr.close()
 
 
 def first_with(procs: dict[str, Proc], name: str, timeout: float = 20) -> str:
