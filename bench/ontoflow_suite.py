@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-import anyio
 import structlog
 
 from actors.capability import load_capabilities
@@ -22,6 +21,7 @@ from bench.record import figure
 from bench.throughput import measure_throughput
 from protocols import manifest_from_data
 from runtime.embedded import open_local_cluster
+from runtime.loop import run as run_async
 
 __all__ = ["measure_ontoflow", "measure_plans"]
 
@@ -108,19 +108,19 @@ def measure_ontoflow(config: BenchConfig) -> list[dict[str, Any]]:
     ``missing`` record with the error's type and message; the other parts still run.
     """
     records = _guarded(f"W1 and W2 with {config.w2_workers} workers", "W1",
-                       lambda: anyio.run(_cluster_figures, config, config.w2_workers, True, backend="asyncio"))
+                       lambda: run_async(_cluster_figures, config, config.w2_workers, True))
     records += measure_plans(config)
     for workers in config.worker_series:
         if workers != config.w2_workers:
             records += _guarded(f"W2 with {workers} workers", "W4",
-                                lambda w=workers: anyio.run(_cluster_figures, config, w, False, backend="asyncio"))
+                                lambda w=workers: run_async(_cluster_figures, config, w, False))
     counts = list(config.memory_counts)
     small = [n for n in counts if n <= config.memory_repeat_up_to]
     large = [n for n in counts if n > config.memory_repeat_up_to]
     if small:
-        records += _guarded("memory", "W4", lambda: anyio.run(lambda: measure_memory(small, repeats=config.repeats), backend="asyncio"))
+        records += _guarded("memory", "W4", lambda: run_async(lambda: measure_memory(small, repeats=config.repeats)))
     if large:
-        records += _guarded("memory", "W4", lambda: anyio.run(lambda: measure_memory(large, repeats=1), backend="asyncio"))
+        records += _guarded("memory", "W4", lambda: run_async(lambda: measure_memory(large, repeats=1)))
     records.append({"kind": "missing", "system": "ontoflow", "workload": "W5",
                     "label": "ontoflow: W2 with the journal on and off",
                     "reason": "needs the durable daemon (issue 4)"})

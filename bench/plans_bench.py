@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-import anyio
 
 from actors.capability import Capability
 from protocols import ArrayParam, CapabilityMetadata, Decomposition, StepContext
+from runtime.loop import run as run_async
 
 __all__ = ["CAPABILITIES", "BenchFan", "BenchJoin", "measure_fanout", "measure_rows"]
 
@@ -93,7 +93,7 @@ def measure_fanout(n: int = 1000, *, repeats: int = 3, max_concurrency: int = 25
                     times.append(took)
         return times
 
-    times = anyio.run(go, backend="asyncio")
+    times = run_async(go)
     best = min(times)
     return {"n": n, "wall_s": best, "runs_s": times, "steps_per_s": (n + 1) / best, "transport": "ipc", "workers": 1}
 
@@ -153,7 +153,7 @@ def measure_rows(rows: int = 1_000_000) -> dict[str, Any]:
                     raise RuntimeError(f"rows run ended {result.status}: {result.error}")
                 return took
 
-        ontoflow_s = anyio.run(go, backend="asyncio")
+        ontoflow_s = run_async(go)
         # ru_maxrss of waited-for children: the worker process (KiB on Linux).
         peak_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         started = time.perf_counter()
