@@ -31,6 +31,7 @@ import os
 import socket
 import stat
 from collections.abc import AsyncIterator, Iterable
+from typing import Any
 from contextlib import asynccontextmanager
 
 import anyio
@@ -162,7 +163,33 @@ class _Endpoint:
             self._waiter = None
 
     def _drain(self, max_batch: int, known_ready: bool) -> list:
+        """Read what is queued, up to ``max_batch`` frame sets, decoding each with ``_decode``;
+        a frame set that does not decode is logged and skipped."""
+        sock = self._sock
+        batch: list = []
+        # Asking ZMQ_EVENTS is cheaper than a receive that fails with EAGAIN (an exception).
+        ready = known_ready or sock.get(_EVENTS) & _POLLIN
+        for _ in range(max_batch):
+            if not ready:
+                break
+            try:
+                frames = _recv_frames(sock)
+            except zmq.Again:
+                break
+            try:
+                batch.append(self._decode(frames))
+            except ProtocolError as exc:
+                self._log_dropped_frames(*self._peer_of(frames), exc)
+            ready = sock.get(_EVENTS) & _POLLIN
+        return batch
+
+    def _decode(self, frames: list[bytes]) -> Any:
         raise NotImplementedError
+
+    @staticmethod
+    def _peer_of(frames: list[bytes]) -> tuple[bytes | None, list[bytes]]:
+        """Split a frame set into the sending peer (None on a DEALER) and the message frames."""
+        return None, frames
 
     def _close(self) -> None:
         if self._sock.closed:
@@ -229,27 +256,14 @@ class RouterSocket(_Endpoint):
         """
         return await self._receive(max_batch)
 
-    def _drain(self, max_batch: int, known_ready: bool) -> list[tuple[bytes, WireMessage]]:
-        sock = self._sock
-        batch: list[tuple[bytes, WireMessage]] = []
-        # Asking ZMQ_EVENTS is cheaper than a receive that fails with EAGAIN (an exception).
-        ready = known_ready or sock.get(_EVENTS) & _POLLIN
-        for _ in range(max_batch):
-            if not ready:
-                break
-            try:
-                frames = _recv_frames(sock)
-            except zmq.Again:
-                break
-            try:
-                if len(frames) == 3 and frames[1] == CLIENT_HEADER:
-                    batch.append((frames[0], client_from_frames(frames[1:])))
-                else:
-                    batch.append((frames[0], from_frames(frames[1:])))
-            except ProtocolError as exc:
-                self._log_dropped_frames(frames[0], frames[1:], exc)
-            ready = sock.get(_EVENTS) & _POLLIN
-        return batch
+    def _decode(self, frames: list[bytes]) -> tuple[bytes, Any]:
+        if len(frames) == 3 and frames[1] == CLIENT_HEADER:
+            return frames[0], client_from_frames(frames[1:])
+        return frames[0], from_frames(frames[1:])
+
+    @staticmethod
+    def _peer_of(frames: list[bytes]) -> tuple[bytes | None, list[bytes]]:
+        return frames[0], frames[1:]
 
     def send(self, identity: bytes, message: WireMessage) -> None:
         """Send ``message`` to the peer ``identity`` without blocking.
@@ -317,23 +331,8 @@ class DealerSocket(_Endpoint):
         """
         return await self._receive(max_batch)
 
-    def _drain(self, max_batch: int, known_ready: bool) -> list[WireMessage]:
-        sock = self._sock
-        batch: list[WireMessage] = []
-        ready = known_ready or sock.get(_EVENTS) & _POLLIN
-        for _ in range(max_batch):
-            if not ready:
-                break
-            try:
-                frames = _recv_frames(sock)
-            except zmq.Again:
-                break
-            try:
-                batch.append(client_from_frames(frames) if self._client else from_frames(frames))
-            except ProtocolError as exc:
-                self._log_dropped_frames(None, frames, exc)
-            ready = sock.get(_EVENTS) & _POLLIN
-        return batch
+    def _decode(self, frames: list[bytes]) -> Any:
+        return client_from_frames(frames) if self._client else from_frames(frames)
 
     def send(self, message: WireMessage) -> None:
         """Send ``message`` to the connected peer without blocking.

@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import msgspec
 import pytest
+
+from tests.integration._cli import Ran, run_ontoflow
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "configs" / "examples" / "building_report"
-
-
-class Ran(msgspec.Struct):
-    """What a finished ``ontoflow`` process left behind."""
-
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> dict:
-        return msgspec.json.decode(self.stdout)
 
 
 @pytest.fixture
@@ -38,14 +26,6 @@ def ontoflow(workdir: Path):
     """Run ``ontoflow ARGS...`` in ``workdir`` as a real process; returns a Ran."""
 
     def run(*args: str, timeout: float = 60) -> Ran:
-        proc = subprocess.run(
-            [sys.executable, "-m", "runtime", *args],
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        return Ran(proc.returncode, proc.stdout, proc.stderr)
+        return run_ontoflow(workdir, *args, timeout=timeout)
 
     return run

@@ -8,21 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import msgspec
 import pytest
+
+from tests.integration._cli import Ran, run_ontoflow
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "configs" / "examples" / "pipelines"
 COUNTING = Path(__file__).with_name("plan_capabilities.py")
-
-
-class Ran(msgspec.Struct):
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> dict:
-        return msgspec.json.decode(self.stdout)
 
 
 @pytest.fixture
@@ -37,11 +29,7 @@ def here(tmp_path: Path) -> Path:
 @pytest.fixture
 def ontoflow(here: Path):
     def run(*args: str, env: dict | None = None) -> Ran:
-        proc = subprocess.run(
-            [sys.executable, "-m", "runtime", *args], cwd=here, capture_output=True, text=True,
-            timeout=60, stdin=subprocess.DEVNULL, env=env,
-        )
-        return Ran(proc.returncode, proc.stdout, proc.stderr)
+        return run_ontoflow(here, *args, env=env)
 
     return run
 
