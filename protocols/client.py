@@ -8,8 +8,18 @@ the daemon tells them from worker messages by their first frame. Evolution rules
 
 Conversation::
 
-    client -> daemon   Submit(manifest, inputs, deadline_ms)   start a run
-    daemon -> client   SubmitAccepted(run_id)                  ... it started
+    client -> daemon   Submit(manifest, inputs, deadline_ms,   start a run; a repeated
+                              idempotency_key)                 idempotency_key gets the same run
+    daemon -> client   SubmitAccepted(run_id, existing)        ... it started (committed to the
+                                                               journal first), or it existed
+    daemon -> client   Busy(runs_in_flight, limit)             ... refused: too many runs in flight
+    client -> daemon   ListRuns(status, limit)                 the newest runs first
+    daemon -> client   RunList(runs)                           one RunSummary each
+    client -> daemon   Show(run_id)                            a run's whole trace
+    daemon -> client   RunTrace(run_id, status, trace, events) every step, event, transition, timing
+    client -> daemon   Watch(run_id)                           live progress
+    daemon -> client   RunProgress(run_id, steps) ...          as steps end (zero or more), then
+    daemon -> client   RunStatus                               once, when the run has ended
     client -> daemon   Status(run_id, wait)                    where is that run (wait: at its end)
     daemon -> client   RunStatus(run_id, status, error, ...)   running / completed / failed / cancelled
     client -> daemon   Workers()                               who is connected
@@ -19,8 +29,15 @@ Conversation::
     daemon -> client   Error(code, message)                    any request refused (no stack trace)
 
 Error codes: ``invalid_request`` (an undecodable or unknown request), ``invalid_manifest``
-(the message names each problem's path), ``unknown_run``, ``internal`` (a bug; logged by the
-daemon, the client sees only the code).
+(the message names each problem's path), ``invalid_inputs``, ``payload_too_large`` (a context
+value bigger than the daemon's limit; the message names the key and the sizes),
+``unknown_run``, ``shutting_down`` (the daemon drains after SIGTERM: submit again to its
+successor), ``internal`` (a bug; logged by the daemon, the client sees only the code).
+
+Durability (a daemon started with ``--journal``): ``SubmitAccepted`` is sent only once the
+submission is committed to the journal, so an acknowledged run survives any crash of the
+daemon; a client that got no answer may resubmit with the same ``idempotency_key`` and gets
+the one run, whether the first attempt was recorded or not.
 """
 
 from __future__ import annotations
@@ -34,14 +51,22 @@ from protocols.errors import ProtocolError
 
 __all__ = [
     "CLIENT_HEADER",
+    "Busy",
     "CancelRun",
     "ClientMessage",
     "ClientRequest",
     "Error",
+    "ListRuns",
+    "RunList",
+    "RunProgress",
     "RunStatus",
+    "RunSummary",
+    "RunTrace",
+    "Show",
     "Status",
     "Submit",
     "SubmitAccepted",
+    "Watch",
     "WorkerRecord",
     "Workers",
     "WorkersInfo",
@@ -69,12 +94,81 @@ class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
     deadline_ms: int | None = None
     run_id: str | None = None
     manifest_hash: str = ""
+    #: A repeated submit with the same key returns the first one's run (``existing=True``).
+    idempotency_key: str | None = None
 
 
 class SubmitAccepted(_ClientMessage, tag="submit_accepted", frozen=True, kw_only=True):
-    """The run started under ``run_id``."""
+    """The run started under ``run_id``; ``existing`` when an idempotency key found it."""
 
     run_id: str
+    existing: bool = False
+
+
+class Busy(_ClientMessage, tag="busy", frozen=True, kw_only=True):
+    """A submit refused because ``limit`` runs are in flight; retry after ``retry_after_ms``."""
+
+    runs_in_flight: int
+    limit: int
+    retry_after_ms: int = 1000
+
+
+class ListRuns(_ClientMessage, tag="list_runs", frozen=True, kw_only=True):
+    """Ask for the newest runs, only those with ``status`` when set, at most ``limit``."""
+
+    status: str | None = None
+    limit: int = 50
+
+
+class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One run in a :class:`RunList`."""
+
+    run_id: str
+    status: str
+    name: str = ""
+    submitted_ms: int = 0
+    ended_ms: int | None = None
+
+
+class RunList(_ClientMessage, tag="run_list", frozen=True, kw_only=True):
+    """The runs a :class:`ListRuns` asked for, newest first."""
+
+    runs: list[RunSummary] = []
+
+
+class Show(_ClientMessage, tag="show", frozen=True, kw_only=True):
+    """Ask for a run's whole trace."""
+
+    run_id: str
+
+
+class RunTrace(_ClientMessage, tag="run_trace", frozen=True, kw_only=True):
+    """A run's trace: ``trace`` has one dict per ended step (block, capability, event, action
+    taken, attempt, timing); ``events`` every journaled fact in order (``at_ms``, ``kind``:
+    ``run_submitted``, ``dispatched``, ``step_finished``, ``step_lost``...); ``context`` the
+    run's context now."""
+
+    run_id: str
+    status: str
+    error: str | None = None
+    started_ms: int = 0
+    ended_ms: int = 0
+    context: dict[str, Any] = {}
+    trace: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+
+
+class Watch(_ClientMessage, tag="watch", frozen=True, kw_only=True):
+    """Follow a run: :class:`RunProgress` as its steps end, then its final :class:`RunStatus`."""
+
+    run_id: str
+
+
+class RunProgress(_ClientMessage, tag="run_progress", frozen=True, kw_only=True):
+    """Steps of a watched run that just ended (trace dicts)."""
+
+    run_id: str
+    steps: list[dict[str, Any]] = []
 
 
 class Status(_ClientMessage, tag="status", frozen=True, kw_only=True):
@@ -135,8 +229,11 @@ class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
     message: str
 
 
-ClientRequest = Submit | Status | Workers | CancelRun
-ClientMessage = Submit | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error
+ClientRequest = Submit | Status | Workers | CancelRun | ListRuns | Show | Watch
+ClientMessage = (
+    Submit | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy | ListRuns
+    | RunList | Show | RunTrace | Watch | RunProgress
+)
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(ClientMessage)

@@ -1,9 +1,11 @@
-"""The daemon's command group: ``daemon``, ``submit``, ``status``, ``workers``, ``cancel``, ``keys``.
+"""The daemon's command group: ``daemon``, ``submit``, ``status``, ``runs``, ``show``, ``watch``,
+``workers``, ``cancel``, ``keys``.
 
 A composition root (it may import ``actors``). Clients talk to a daemon with the client API
 of ``protocols.client`` over a DEALER (``open_client`` / ``request``, also used by bench/).
-Exit codes follow ``runtime.cli``: 0 done (a waited run completed), 1 failed, cancelled or the
-daemon did not answer in time, 2 invalid input.
+Exit codes follow ``runtime.cli``: 0 done (a waited run completed), 1 failed, cancelled, busy
+or the daemon did not answer in time, 2 invalid input, 3 the journal is corrupt or from a
+newer version (the daemon refuses to start; it never resets a journal).
 """
 
 from __future__ import annotations
@@ -19,18 +21,36 @@ from typing import Any
 import anyio
 import msgspec
 
-from protocols.client import CancelRun, ClientMessage, Error, RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from protocols.client import (
+    Busy,
+    CancelRun,
+    ClientMessage,
+    Error,
+    ListRuns,
+    RunList,
+    RunProgress,
+    RunStatus,
+    RunTrace,
+    Show,
+    Status,
+    Submit,
+    SubmitAccepted,
+    Watch,
+    Workers,
+    WorkersInfo,
+)
 from protocols.errors import ManifestError, Problem
 from protocols.manifest import decode_document, manifest_from_data
 from runtime.curve import CurveClient, generate_keys
 from runtime.errors import ConfigError, KernelError, TransportError
 from runtime.inputs import parse_inputs
+from runtime.journal import JournalError
 from runtime.loop import run as run_async
 from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, DealerSocket, open_dealer
 
 __all__ = ["NoAnswerError", "open_client", "register", "request"]
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class NoAnswerError(KernelError):
@@ -73,6 +93,14 @@ def register(subparsers: Any) -> None:
     d.add_argument("--liveness", type=int, default=3, help="missed heartbeats before a worker is dead")
     d.add_argument("--schedule-to-start-ms", type=int, default=30_000, help="how long a step waits for a worker")
     d.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N")
+    d.add_argument("--journal", default=None, metavar="PATH.sqlite", help="journal runs here; recover them at start")
+    d.add_argument("--synchronous", default="NORMAL", choices=["NORMAL", "FULL"], help="FULL: survive a power cut too")
+    d.add_argument("--max-runs", type=int, default=None, metavar="N", help="runs in flight before submits get busy")
+    d.add_argument("--max-value-bytes", type=int, default=1 << 20, metavar="N", help="largest context value")
+    d.add_argument("--grace-s", type=float, default=30.0, help="SIGTERM: how long running steps may finish")
+    d.add_argument("--retention-s", type=float, default=None, help="prune ended runs older than this")
+    d.add_argument("--trigger-workflow", action="append", default=[], metavar="MANIFEST",
+                   help="a workflow whose triggers start runs on observations (repeatable)")
     logging_options(d)
     d.set_defaults(handler=_cmd_daemon)
 
@@ -81,9 +109,29 @@ def register(subparsers: Any) -> None:
     s.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("--wait", action="store_true", help="wait for the run's end and print it")
     s.add_argument("--deadline-ms", type=int, default=None, help="cancel the run past this budget")
+    s.add_argument("--idempotency-key", default=None, metavar="K", help="a repeated submit with K gets the same run")
     s.add_argument("--json", action="store_true")
     _client_options(s, logging_options)
     s.set_defaults(handler=_cmd_submit)
+
+    r = subparsers.add_parser("runs", help="the daemon's runs, newest first")
+    r.add_argument("--status", default=None, choices=["running", "completed", "failed", "cancelled"])
+    r.add_argument("--limit", type=int, default=50)
+    r.add_argument("--json", action="store_true")
+    _client_options(r, logging_options)
+    r.set_defaults(handler=_cmd_runs)
+
+    sh = subparsers.add_parser("show", help="a run's trace: every step, event, transition, timing")
+    sh.add_argument("run_id")
+    sh.add_argument("--json", action="store_true")
+    _client_options(sh, logging_options)
+    sh.set_defaults(handler=_cmd_show)
+
+    wa = subparsers.add_parser("watch", help="a run's live progress until it ends")
+    wa.add_argument("run_id")
+    wa.add_argument("--json", action="store_true", help="one JSON object per line")
+    _client_options(wa, logging_options)
+    wa.set_defaults(handler=_cmd_watch)
 
     st = subparsers.add_parser("status", help="a run's status")
     st.add_argument("run_id")
@@ -138,21 +186,33 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         authorized_keys=args.authorized_keys,
         insecure=args.insecure,
         max_message_bytes=args.max_message_bytes,
+        journal=args.journal,
+        synchronous=args.synchronous,
+        max_runs=args.max_runs,
+        max_value_bytes=args.max_value_bytes,
+        grace_s=args.grace_s,
+        retention_s=args.retention_s,
+        trigger_workflows=list(args.trigger_workflow),
+        handle_signals=True,
     )
     try:
         run_async(serve_daemon, config)
-    except ConfigError as exc:
-        return _fail(str(exc))
-    except TransportError as exc:
-        return _fail(str(exc), EXIT_FAILED)
+    except (ConfigError, TransportError, JournalError) as exc:
+        return _fail(str(exc), _daemon_code(exc))
     except BaseExceptionGroup as group:
-        match, _ = group.split((ConfigError, TransportError))
+        match, _ = group.split((ConfigError, TransportError, JournalError))
         if match is None:
             raise
         while isinstance(match, BaseExceptionGroup):
             match = match.exceptions[0]
-        return _fail(str(match), EXIT_INVALID if isinstance(match, ConfigError) else EXIT_FAILED)
+        return _fail(str(match), _daemon_code(match))
     return EXIT_OK
+
+
+def _daemon_code(exc: BaseException) -> int:
+    if isinstance(exc, JournalError):
+        return EXIT_JOURNAL
+    return EXIT_INVALID if isinstance(exc, ConfigError) else EXIT_FAILED
 
 
 def _converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False) -> list[ClientMessage] | int:
@@ -173,7 +233,7 @@ def _converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: boo
                 last = wait_last and i == len(messages) - 1
                 reply = await request(client, message, timeout_s=None if last else args.timeout)
                 replies.append(reply)
-                if isinstance(reply, Error):
+                if isinstance(reply, Error | Busy):
                     break
         return replies
 
@@ -184,6 +244,8 @@ def _converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: boo
 
 
 def _reply_code(reply: ClientMessage) -> int | None:
+    if isinstance(reply, Busy):
+        return _fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED)
     if isinstance(reply, Error):
         return _fail(f"{reply.code}: {reply.message}", EXIT_INVALID if reply.code.startswith("invalid") else EXIT_FAILED)
     return None
@@ -218,7 +280,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.deadline_ms is not None and args.deadline_ms < 1:
         return _fail("--deadline-ms must be >= 1")
 
-    submit = Submit(manifest=document, inputs=inputs, deadline_ms=args.deadline_ms, manifest_hash=hashlib.sha256(data).hexdigest())
+    submit = Submit(manifest=document, inputs=inputs, deadline_ms=args.deadline_ms, manifest_hash=hashlib.sha256(data).hexdigest(),
+                    idempotency_key=args.idempotency_key)
     messages: list[ClientMessage] = [submit]
     if args.wait:
         messages.append(Status(run_id="", wait=True))
@@ -253,6 +316,91 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
         return code
     _print_status(replies[-1], args.json)  # type: ignore[arg-type]
     return EXIT_OK
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        return _fail("--limit must be >= 1")
+    replies = _converse(args, ListRuns(status=args.status, limit=args.limit))
+    if isinstance(replies, int):
+        return replies
+    code = _reply_code(replies[-1])
+    if code is not None:
+        return code
+    listing = replies[-1]
+    assert isinstance(listing, RunList)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(listing.runs).decode() + "\n")
+        return EXIT_OK
+    print(f"{'run':<34} {'status':<10} {'submitted (ms)':>15}  name")
+    for run in listing.runs:
+        print(f"{run.run_id:<34} {run.status:<10} {run.submitted_ms:>15}  {run.name}")
+    return EXIT_OK
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    replies = _converse(args, Show(run_id=args.run_id))
+    if isinstance(replies, int):
+        return replies
+    code = _reply_code(replies[-1])
+    if code is not None:
+        return code
+    trace = replies[-1]
+    assert isinstance(trace, RunTrace)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(trace).decode() + "\n")
+        return EXIT_OK
+    print(f"run {trace.run_id} {trace.status}" + (f" ({trace.ended_ms - trace.started_ms} ms)" if trace.ended_ms else ""))
+    if trace.error:
+        print(f"error: {trace.error}")
+    for e in trace.trace:
+        print(f"  {e.get('step_id', ''):>4}  {e.get('node', '')}.{e.get('block', '')}  {e.get('capability', ''):<32} "
+              f"{e.get('event', ''):<10} attempt {e.get('attempt', '')}  {e.get('duration_ms', 0):.1f} ms"
+              + (f"  -> {e['action']}" if e.get("action") else ""))
+    if trace.events:
+        print("events:")
+        start = trace.events[0]["at_ms"]
+        for ev in trace.events:
+            detail = " ".join(f"{k}={ev[k]}" for k in ("step_id", "attempt", "event", "reason", "worker_id") if ev.get(k) is not None)
+            print(f"  +{ev['at_ms'] - start:>7} ms  {ev['kind']:<22} {detail}")
+    return EXIT_OK
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from runtime.cli import curve_client
+
+    try:
+        curve = curve_client(args.curve_secret, args.curve_server_key)
+    except ConfigError as exc:
+        return _fail(str(exc))
+
+    async def go() -> ClientMessage:
+        async with open_client(args.connect, curve=curve) as client:
+            reply = await request(client, Watch(run_id=args.run_id), timeout_s=args.timeout)
+            while isinstance(reply, RunProgress):
+                for step in reply.steps:
+                    if args.json:
+                        sys.stdout.write(msgspec.json.encode(step).decode() + "\n")
+                    else:
+                        print(f"  {step.get('step_id', ''):>4}  {step.get('capability', ''):<32} {step.get('event', ''):<10}"
+                              f" attempt {step.get('attempt', '')}", flush=True)
+                sys.stdout.flush()
+                reply = (await client.recv_batch(1))[0]
+            return reply
+
+    try:
+        reply = run_async(go)
+    except (NoAnswerError, TransportError) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    code = _reply_code(reply)
+    if code is not None:
+        return code
+    assert isinstance(reply, RunStatus)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode({"run_id": reply.run_id, "status": reply.status, "error": reply.error}).decode() + "\n")
+        return EXIT_OK if reply.status == "completed" else EXIT_FAILED
+    print(f"run {reply.run_id} {reply.status}")
+    return EXIT_OK if reply.status == "completed" else EXIT_FAILED
 
 
 def _cmd_workers(args: argparse.Namespace) -> int:

@@ -3,11 +3,20 @@
 One ROUTER carries both the worker protocol and the client API (``protocols.client``); the
 orchestrator owns run state and the worker registry, ``actors.orchestrator.ClientService``
 answers clients. With CURVE, the ZAP authenticator (``runtime.curve``) runs for the daemon's
-whole life and admits only the keys of the authorised directory. A later issue adds a journal.
+whole life and admits only the keys of the authorised directory.
+
+With a journal (``journal=PATH.sqlite``) every accepted run is recorded before it is
+acknowledged and the unfinished ones are recovered at start (``actors.orchestrator``'s durable
+shell). SIGTERM (or SIGINT) stops accepting submits, lets running steps answer within
+``grace_s``, journals everything and returns; steps held back resume at the next start.
+Ended runs older than ``retention_s`` are pruned from the journal at start and every
+``prune_every_s``. Workflows with ``triggers`` listed in ``trigger_workflows`` start a run per
+observation their triggers name.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,9 +25,12 @@ import anyio
 import msgspec
 import structlog
 
-from actors.orchestrator import ClientService, Orchestrator
+from actors.orchestrator import ClientService, Orchestrator, TriggerService, wall_clock_ms
+from protocols.errors import ManifestError
+from protocols.manifest import decode_document
 from runtime.curve import CurveServer, load_keys, open_authenticator
 from runtime.errors import ConfigError
+from runtime.journal import open_journal
 from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
 __all__ = ["DaemonConfig", "serve_daemon"]
@@ -38,6 +50,15 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         insecure: allow a non-loopback address without CURVE (logged as a warning).
         max_message_bytes: a peer sending a bigger message is disconnected.
         announce: print ``listening on ADDRESS`` to stdout once bound (the real port).
+        journal: the SQLite journal file; ``None`` keeps runs in memory only.
+        synchronous: ``NORMAL`` (a commit survives a killed daemon) or ``FULL`` (a power cut).
+        max_runs: runs in flight past which a submit is answered ``Busy``; ``None``: no bound.
+        max_value_bytes: the largest encoded context value a submit or observation may carry.
+        grace_s: how long SIGTERM waits for running steps to answer.
+        retention_s: ended runs older than this are pruned from the journal; ``None``: kept.
+        prune_every_s: how often retention runs.
+        trigger_workflows: manifest files whose ``triggers`` start runs on observations.
+        handle_signals: drain on SIGTERM/SIGINT (the CLI); off when embedded in a test.
     """
 
     bind: str
@@ -49,6 +70,15 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     insecure: bool = False
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     announce: bool = True
+    journal: str | None = None
+    synchronous: str = "NORMAL"
+    max_runs: int | None = None
+    max_value_bytes: int = 1 << 20
+    grace_s: float = 30.0
+    retention_s: float | None = None
+    prune_every_s: float = 3600.0
+    trigger_workflows: list[str] = []
+    handle_signals: bool = False
 
 
 def _check(config: DaemonConfig) -> None:
@@ -60,19 +90,45 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--schedule-to-start-ms must be >= 0")
     if config.max_message_bytes < 1:
         raise ConfigError("--max-message-bytes must be >= 1")
+    if config.max_runs is not None and config.max_runs < 1:
+        raise ConfigError("--max-runs must be >= 1")
+    if config.max_value_bytes < 1 or config.grace_s < 0:
+        raise ConfigError("--max-value-bytes must be >= 1 and --grace-s >= 0")
+    if config.retention_s is not None and config.retention_s <= 0:
+        raise ConfigError("--retention-s must be > 0")
+    if config.synchronous not in ("NORMAL", "FULL"):
+        raise ConfigError("--synchronous must be NORMAL or FULL")
     if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
 
 
+def _trigger_documents(paths: list[str]) -> list[dict]:
+    documents = []
+    for path in paths:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"trigger workflow {path}: cannot read the file: {exc.strerror}") from None
+        try:
+            documents.append(decode_document(data, Path(path).suffix or "json"))
+        except ManifestError as exc:
+            raise ConfigError(f"trigger workflow {path}: {exc}") from None
+    return documents
+
+
 async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
-    """Serve until cancelled; ``task_status.started`` gets the Orchestrator once bound.
+    """Serve until cancelled (or, with ``handle_signals``, drained by SIGTERM/SIGINT);
+    ``task_status.started`` gets the Orchestrator once bound and recovered.
 
     Raises:
-        ConfigError: when the configuration or a key file is invalid.
+        ConfigError: when the configuration, a key file or a trigger workflow is invalid.
         runtime.errors.TransportError: when the address cannot be bound, or is not loopback
             and neither CURVE nor ``insecure`` is set.
+        runtime.journal.JournalError: when the journal is corrupt, from a newer version, or
+            cannot be written (``JournalCorruptError``, ``JournalVersionError``).
     """
     _check(config)
+    documents = _trigger_documents(config.trigger_workflows)
     context = shared_context()
     with ExitStack() as stack:
         curve = None
@@ -81,6 +137,11 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             allowed = stack.enter_context(open_authenticator(context, config.authorized_keys))
             curve = CurveServer(keys=keys)
             log.info("curve_enabled", authorized_keys=len(allowed))
+        journal = None
+        if config.journal is not None:
+            journal = stack.enter_context(open_journal(config.journal, synchronous=config.synchronous))
+            if config.retention_s is not None:
+                _prune(journal, config.retention_s)
         orchestrator = Orchestrator(
             address=config.bind,
             context=context,
@@ -90,11 +151,41 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             curve=curve,
             insecure=config.insecure,
             max_message_bytes=config.max_message_bytes,
+            journal=journal,
         )
-        ClientService(orchestrator)
+        clients = ClientService(orchestrator, max_runs=config.max_runs, max_value_bytes=config.max_value_bytes)
+        try:
+            TriggerService(orchestrator, clients, documents)
+        except ManifestError as exc:
+            raise ConfigError(str(exc)) from None
         async with anyio.create_task_group() as tg:
             await tg.start(orchestrator.run)
-            log.info("daemon_started", address=orchestrator.address, curve=curve is not None)
+            log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
+                     journal=config.journal is not None)
             if config.announce:
                 print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
+            if journal is not None and config.retention_s is not None:
+                tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
             task_status.started(orchestrator)
+            if config.handle_signals:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for signum in signals:
+                        log.info("daemon_stopping", signal=signal.Signals(signum).name)
+                        break
+                clients.accepting = False
+                left = await orchestrator.drain(config.grace_s)
+                log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
+                orchestrator.stop()
+                tg.cancel_scope.cancel()
+
+
+def _prune(journal, retention_s: float) -> None:
+    pruned = journal.prune(wall_clock_ms() - int(retention_s * 1000))
+    if pruned:
+        log.info("journal_pruned", runs=pruned)
+
+
+async def _retention_loop(journal, retention_s: float, every_s: float) -> None:
+    while True:
+        await anyio.sleep(every_s)
+        _prune(journal, retention_s)

@@ -4,10 +4,12 @@
 """
 
 from actors.capabilities import data as _data
+from actors.capabilities._watcher import FILE_CREATED, DirectoryWatcher
 from actors.capabilities.infobim import ExportCsv, ListMaterials, ListPipes, ReportError, Summarize
 
-__all__ = ["CAPABILITIES", "ExportCsv", "ListMaterials", "ListPipes", "ReportError", "Summarize"]
+__all__ = ["CAPABILITIES", "DirectoryWatcher", "ExportCsv", "FILE_CREATED", "ListMaterials", "ListPipes", "ReportError", "Summarize"]
 
 #: Every built-in capability class, in the order a building report uses them.
 CAPABILITIES = [ListMaterials, ListPipes, ExportCsv, Summarize, ReportError]
 CAPABILITIES += [_data.SqliteExtractor, _data.TableTransform, _data.CsvWriter, _data.JsonlWriter]
+CAPABILITIES += [DirectoryWatcher]

@@ -1,18 +1,28 @@
-"""The orchestrator: a pure engine inside an actor shell."""
+"""The orchestrator: a pure engine inside an actor shell, journaled when a journal is open."""
 
 from actors.orchestrator._actor import Orchestrator, UnknownRunError, wall_clock_ms
 from actors.orchestrator._clients import ClientService
+from actors.orchestrator._durable import RecoveryReport
 from actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from actors.orchestrator._results import RunResult
+from actors.orchestrator._source import WorkflowSource, compile_source, decode_source, encode_source
+from actors.orchestrator._triggers import OBSERVATION_KEY, TriggerService
 
 __all__ = [
     "ClientService",
     "InFlight",
+    "OBSERVATION_KEY",
     "Orchestrator",
     "PendingQueue",
+    "RecoveryReport",
     "RunResult",
+    "TriggerService",
     "UnknownRunError",
     "WorkerInfo",
     "WorkerRegistry",
+    "WorkflowSource",
+    "compile_source",
+    "decode_source",
+    "encode_source",
     "wall_clock_ms",
 ]

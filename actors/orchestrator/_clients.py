@@ -3,7 +3,9 @@
 Run state stays in the orchestrator; this module only translates requests into its calls
 (submit, status, cancel, the registry) and results into replies. A request that fails gets an
 ``Error`` with a code and a message naming what is wrong, never a stack trace; an unexpected
-failure is logged here with its location and answered ``internal``.
+failure is logged here with its location and answered ``internal``. The read-only requests
+(List, Show, and Status of a run no longer in memory) are answered from the journal by
+``_queries``.
 
 Manifests are compiled against the metadata of every capability a live worker offers or has
 offered since the daemon started, so a run can be submitted while its workers reconnect; its
@@ -18,29 +20,52 @@ from typing import Any
 import msgspec
 import structlog
 
-from actors.orchestrator._actor import Orchestrator, UnknownRunError, _where
+from actors.orchestrator._actor import Orchestrator
+from actors.orchestrator._queries import Queries, run_status, trace_dicts
 from actors.orchestrator._results import RunResult
+from actors.orchestrator._runs import _where
+from actors.orchestrator._source import encode_source
 from actors.orchestrator.engine import compile_workflow
 from protocols.capability import CapabilityMetadata
 from protocols.client import (
+    Busy,
     CancelRun,
     Error,
+    ListRuns,
+    RunProgress,
     RunStatus,
+    Show,
     Status,
     Submit,
     SubmitAccepted,
     WorkerRecord,
     Workers,
     WorkersInfo,
+    Watch,
 )
 from protocols.errors import ManifestError
 from protocols.manifest import manifest_from_data
 from runtime.errors import ConfigError
 from runtime.inputs import check_inputs
 
-__all__ = ["ClientService"]
+__all__ = ["ClientService", "check_payload"]
 
 log = structlog.get_logger()
+
+_encode = msgspec.msgpack.Encoder(order="deterministic").encode
+_size_encoder = msgspec.msgpack.Encoder()
+
+
+def check_payload(values: dict[str, Any], limit: int, what: str) -> str | None:
+    """The error message for the first value of ``values`` bigger than ``limit`` bytes, or None.
+
+    The message names the key and the sizes, never the value.
+    """
+    for key, value in values.items():
+        size = len(_size_encoder.encode(value))
+        if size > limit:
+            return f"{what} '{key}' is {size} bytes encoded, over the limit of {limit} bytes"
+    return None
 
 
 class ClientService:
@@ -48,20 +73,37 @@ class ClientService:
 
     Args:
         orchestrator: the orchestrator whose runs and workers clients ask about.
-        keep_finished: how many ended runs stay queryable before the oldest is forgotten.
+        keep_finished: how many ended runs stay in memory before the oldest is forgotten
+            (with a journal they stay queryable from it).
+        max_runs: runs in flight past which a submit gets ``Busy``; ``None``: no bound.
+        max_value_bytes: the largest encoded context value a submit may carry.
     """
 
-    def __init__(self, orchestrator: Orchestrator, *, keep_finished: int = 10_000) -> None:
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        *,
+        keep_finished: int = 10_000,
+        max_runs: int | None = None,
+        max_value_bytes: int = 1 << 20,
+    ) -> None:
         self._orch = orchestrator
         self._known: dict[str, CapabilityMetadata] = {}
         self._waiting: dict[str, list[bytes]] = {}
+        self._watchers: dict[str, list[bytes]] = {}
         self._finished: deque[str] = deque()
         self._keep = keep_finished
+        self.max_runs = max_runs
+        self.max_value_bytes = max_value_bytes
+        #: False once the daemon drains: submits are refused with ``shutting_down``.
+        self.accepting = True
+        self._queries = Queries(orchestrator)
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
         # (the common case) costs one encode, not a validation and a compilation.
-        self._compiled: dict[bytes, Any] = {}
+        self._compiled: dict[bytes, tuple[Any, tuple[str, bytes]]] = {}
         orchestrator.client_handler = self.handle
         orchestrator.on_run_ended.append(self._run_ended)
+        orchestrator.on_progress.append(self._progress)
 
     def handle(self, identity: bytes, message: Any) -> None:
         """Answer one client message (called by the orchestrator's receive loop)."""
@@ -79,43 +121,61 @@ class ClientService:
             case Submit():
                 return self._submit(message)
             case Status(run_id=run_id, wait=wait):
-                try:
-                    result = orch.status(run_id)
-                except UnknownRunError:
+                found = self._queries.lookup(run_id)
+                if found is None:
                     return Error(code="unknown_run", message=f"no run {run_id} here")
-                if result is not None:
-                    return _run_status(result)
+                if found.result is not None:
+                    return run_status(found.result)
                 if wait:
                     self._waiting.setdefault(run_id, []).append(identity)
                     return None
-                return RunStatus(run_id=run_id, status="running")
+                return RunStatus(run_id=run_id, status="running", started_ms=found.state.started_ms or 0)
+            case Watch(run_id=run_id):
+                found = self._queries.lookup(run_id)
+                if found is None:
+                    return Error(code="unknown_run", message=f"no run {run_id} here")
+                if found.result is not None:
+                    return run_status(found.result)
+                self._watchers.setdefault(run_id, []).append(identity)
+                return RunProgress(run_id=run_id, steps=trace_dicts(found.state.trace))
+            case ListRuns(status=status, limit=limit):
+                return self._queries.list_runs(status, limit)
+            case Show(run_id=run_id):
+                shown = self._queries.show(run_id)
+                return shown if shown is not None else Error(code="unknown_run", message=f"no run {run_id} here")
             case Workers():
                 return WorkersInfo(workers=self.workers())
             case CancelRun(run_id=run_id, reason=reason):
-                try:
-                    orch.cancel(run_id, reason)
-                    result = orch.status(run_id)
-                except UnknownRunError:
+                found = self._queries.lookup(run_id)
+                if found is None:
                     return Error(code="unknown_run", message=f"no run {run_id} here")
-                log.info("run_cancel_requested", run_id=run_id)
-                return _run_status(result) if result is not None else RunStatus(run_id=run_id, status="cancelling")
+                if found.result is None:
+                    orch.cancel(run_id, reason)
+                    log.info("run_cancel_requested", run_id=run_id)
+                    found = self._queries.lookup(run_id)
+                if found is not None and found.result is not None:
+                    return run_status(found.result)
+                return RunStatus(run_id=run_id, status="cancelling")
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
 
     def _submit(self, message: Submit) -> Any:
-        catalog = self._orch.registry.catalog()
-        if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
-            self._known.update(catalog)
-            self._compiled.clear()  # compiled against older metadata
-        key = _encode((message.manifest, message.manifest_hash))
+        orch = self._orch
+        if message.idempotency_key is not None:
+            existing = orch.find_run(idempotency_key=message.idempotency_key)
+            if existing is not None:
+                log.info("run_resubmitted", run_id=existing)
+                return SubmitAccepted(run_id=existing, existing=True)
+        if not self.accepting:
+            return Error(code="shutting_down", message="the daemon is shutting down; submit to its successor")
+        if self.max_runs is not None and orch.runs_in_flight >= self.max_runs:
+            log.info("run_refused_busy", runs_in_flight=orch.runs_in_flight, limit=self.max_runs)
+            return Busy(runs_in_flight=orch.runs_in_flight, limit=self.max_runs)
+        too_big = check_payload(message.inputs, self.max_value_bytes, "input")
+        if too_big is not None:
+            return Error(code="payload_too_large", message=too_big)
         try:
-            workflow = self._compiled.get(key)
-            if workflow is None:
-                manifest = manifest_from_data(message.manifest, source="submitted manifest")
-                workflow = compile_workflow(manifest, self._known, manifest_hash=message.manifest_hash)
-                if len(self._compiled) >= 256:
-                    self._compiled.clear()
-                self._compiled[key] = workflow
+            workflow, source = self.compile(message.manifest, message.manifest_hash)
             if message.inputs:
                 check_inputs(message.inputs, self._known)
         except ManifestError as exc:
@@ -123,10 +183,32 @@ class ClientService:
         except ConfigError as exc:
             return Error(code="invalid_inputs", message=str(exc))
         try:
-            run_id = self._orch.submit(workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms)
+            run_id = orch.submit(workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
+                                 source=source, idempotency_key=message.idempotency_key)
         except ValueError as exc:
             return Error(code="invalid_request", message=str(exc))
         return SubmitAccepted(run_id=run_id)
+
+    def compile(self, document: dict[str, Any], manifest_hash: str = "") -> tuple[Any, tuple[str, bytes]]:
+        """Compile ``document`` against the capabilities known so far; returns the workflow
+        and its pinned source ``(hash, bytes)``.
+
+        Raises:
+            ManifestError: naming each problem's path.
+        """
+        catalog = self._orch.registry.catalog()
+        if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
+            self._known.update(catalog)
+            self._compiled.clear()  # compiled against older metadata
+        key = _encode((document, manifest_hash))
+        found = self._compiled.get(key)
+        if found is None:
+            manifest = manifest_from_data(document, source="submitted manifest")
+            workflow = compile_workflow(manifest, self._known, manifest_hash=manifest_hash)
+            if len(self._compiled) >= 256:
+                self._compiled.clear()
+            found = self._compiled[key] = (workflow, encode_source(document, workflow))
+        return found
 
     def workers(self) -> list[WorkerRecord]:
         """The live workers as clients see them."""
@@ -144,24 +226,19 @@ class ClientService:
             for w in self._orch.registry
         ]
 
+    def _progress(self, run_id: str, entries: list[Any]) -> None:
+        watchers = self._watchers.get(run_id)
+        if watchers:
+            progress = RunProgress(run_id=run_id, steps=trace_dicts(entries))
+            for identity in watchers:
+                self._orch.send_client(identity, progress)
+
     def _run_ended(self, result: RunResult) -> None:
-        for identity in self._waiting.pop(result.run_id, []):
-            self._orch.send_client(identity, _run_status(result))
+        waiting = self._waiting.pop(result.run_id, []) + self._watchers.pop(result.run_id, [])
+        if waiting:
+            status = run_status(result)
+            for identity in waiting:
+                self._orch.send_client(identity, status)
         self._finished.append(result.run_id)
         while len(self._finished) > self._keep:
             self._orch.forget(self._finished.popleft())
-
-
-_encode = msgspec.msgpack.Encoder(order="deterministic").encode
-
-
-def _run_status(result: RunResult) -> RunStatus:
-    return RunStatus(
-        run_id=result.run_id,
-        status=result.status,
-        error=result.error,
-        context=result.context,
-        trace=[msgspec.to_builtins(entry) for entry in result.trace],
-        started_ms=result.started_ms,
-        ended_ms=result.ended_ms,
-    )

@@ -68,7 +68,7 @@ def test_exports_are_complete_and_sorted() -> None:
 
 def test_builtins_are_sound_idempotent_and_loadable() -> None:
     ids = [cls.metadata.id for cls in CAPABILITIES]
-    assert len(set(ids)) == len(ids) == 9
+    assert len(set(ids)) == len(ids) == 10
     for cls in CAPABILITIES:
         assert check_metadata(cls.metadata) == []
         assert cls.metadata.idempotent

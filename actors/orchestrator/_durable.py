@@ -1,0 +1,208 @@
+"""The durable side of the orchestrator shell: group commit and recovery from the journal.
+
+While a journal is open, everything one socket batch (or one tick, or one local call) causes
+is collected: the facts go into a :class:`~runtime.journal.Batch`, the messages into an outbox.
+:meth:`DurableMixin._flush` commits the batch in one transaction and only then sends the
+outbox, so no peer ever hears of something the journal could lose: a submit is acknowledged
+after its fact is committed, an Invoke leaves after its ``dispatched`` record, an outcome and
+the transition it causes are one append.
+
+Recovery replays each unfinished run's facts through the same pure engine, then carries on: a
+step whose attempt was recorded as dispatched may have run, so it is reported lost with the
+reason ``interrupted`` (the engine re-dispatches it as a new attempt when the capability is
+idempotent, otherwise ends it with ``failure``); a step never dispatched is simply dispatched.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+import msgspec
+import structlog
+
+from actors.orchestrator._runs import _Run, _where
+from actors.orchestrator._source import compile_source
+from actors.orchestrator.engine import Fact, StepLost
+from runtime.journal import Batch, Journal, RunRow
+
+__all__ = ["DurableMixin", "RecoveryReport"]
+
+log = structlog.get_logger()
+
+_fact_decoder = msgspec.msgpack.Decoder(Fact)
+_record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
+
+
+class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What a start from a journal found and did."""
+
+    runs: int = 0
+    facts: int = 0
+    redispatched: int = 0
+    interrupted: int = 0
+    unrecoverable: int = 0
+    seconds: float = 0.0
+
+
+class DurableMixin:
+    """Group commit and recovery (see the module docstring)."""
+
+    journal: Journal | None
+    _batch: Batch | None
+    _outbox: list[tuple[bytes, Any, bool]]
+    _in_batch: bool
+    _runs: dict[str, _Run]
+    _run_deadlines: dict[str, int]
+    _by_key: dict[str, str]
+    _by_trigger: dict[str, str]
+    _sources: set[str]
+    runs_in_flight: int
+
+    def _send(self, identity: bytes, message: Any) -> None:
+        if self.journal is not None:
+            self._outbox.append((identity, message, False))
+        elif self._router is not None:  # type: ignore[attr-defined]
+            self._router.send(identity, message)  # type: ignore[attr-defined]
+
+    def send_client(self, identity: bytes, message: Any) -> None:
+        """Send a client API reply (``protocols.client``) to the client ``identity``.
+
+        With a journal, it leaves after the facts of the current batch are committed.
+        """
+        if self.journal is not None:
+            self._outbox.append((identity, message, True))
+        elif self._router is not None:  # type: ignore[attr-defined]
+            self._router.send_client(identity, message)  # type: ignore[attr-defined]
+
+    def _flush(self) -> None:
+        """Commit the batch, then send what waited for it.
+
+        Raises:
+            runtime.journal.JournalError: when the commit fails; nothing of the batch is sent
+                (the daemon stops rather than acknowledge what it could not record).
+        """
+        batch = self._batch
+        if batch is not None and batch:
+            self._batch = Batch()
+            self.journal.commit(batch)  # type: ignore[union-attr]
+        if self._outbox:
+            out, self._outbox = self._outbox, []
+            router = self._router  # type: ignore[attr-defined]
+            if router is None:
+                return
+            for identity, message, client in out:
+                if client:
+                    router.send_client(identity, message)
+                else:
+                    router.send(identity, message)
+
+    def _maybe_flush(self) -> None:
+        """Flush now unless a socket batch is being handled (it flushes once at its end)."""
+        if not self._in_batch:
+            self._flush()
+
+    def find_run(self, *, idempotency_key: str | None = None, trigger_key: str | None = None) -> str | None:
+        """The run id submitted with ``idempotency_key`` (or started for ``trigger_key``), or None."""
+        if idempotency_key is not None:
+            found = self._by_key.get(idempotency_key)
+            if found is None and self.journal is not None:
+                row = self.journal.run_by_key(idempotency_key)
+                found = None if row is None else row.run_id
+            return found
+        if trigger_key is not None:
+            found = self._by_trigger.get(trigger_key)
+            if found is None and self.journal is not None:
+                row = self.journal.run_by_trigger(trigger_key)
+                found = None if row is None else row.run_id
+            return found
+        return None
+
+    def _journal_submit(self, run: _Run, source: tuple[str, bytes], row: RunRow) -> None:
+        batch = self._batch
+        assert batch is not None  # only called with a journal
+        source_hash, body = source
+        if source_hash not in self._sources:
+            batch.sources[source_hash] = body
+            self._sources.add(source_hash)
+        batch.runs.append(row)
+
+    def replay(self, row: RunRow, facts: list[Any], workflows: dict[str, Any]) -> _Run:
+        """Rebuild one run from its journaled rows through the pure engine (no I/O, no sends).
+
+        Raises:
+            runtime.journal.JournalError: when its pinned source is missing from the journal.
+            msgspec.DecodeError, protocols.errors.ManifestError: when the source or a fact does
+                not decode or compile.
+        """
+        from runtime.journal import JournalError
+
+        workflow = workflows.get(row.source_hash)
+        if workflow is None:
+            body = self.journal.source(row.source_hash)  # type: ignore[union-attr]
+            if body is None:
+                raise JournalError(f"run {row.run_id}: its workflow source {row.source_hash[:12]} is missing")
+            workflow = workflows[row.source_hash] = compile_source(body)
+        run = _Run(workflow, row.run_id, row.source_hash)
+        advance, state = run.advance, run.state
+        for fact_row in facts:
+            if fact_row.kind == "fact":
+                advance(state, _fact_decoder.decode(fact_row.body))
+        state.notes.clear()
+        run.logged = len(state.trace)
+        return run
+
+    def _recover(self, now: int) -> RecoveryReport:
+        """Replay every unfinished run and go on with it (called once, after binding)."""
+        journal = self.journal
+        assert journal is not None
+        started = time.perf_counter()
+        rows = journal.unfinished()
+        grouped: dict[str, list[Any]] = defaultdict(list)
+        nfacts = 0
+        for fact_row in journal.unfinished_facts():
+            grouped[fact_row.run_id].append(fact_row)
+            nfacts += 1
+        workflows: dict[str, Any] = {}
+        redispatched = interrupted = unrecoverable = 0
+        self._in_batch = True
+        try:
+            for row in rows:
+                facts = grouped.pop(row.run_id, [])
+                try:
+                    run = self.replay(row, facts, workflows)
+                except Exception as exc:  # one bad run must not keep every other one down
+                    log.error("run_unrecoverable", run_id=row.run_id, error=type(exc).__name__, where=_where(exc))
+                    unrecoverable += 1
+                    continue
+                self._runs[row.run_id] = run
+                self._sources.add(row.source_hash)
+                self.runs_in_flight += 1
+                if row.idempotency_key is not None:
+                    self._by_key[row.idempotency_key] = row.run_id
+                if row.trigger_key is not None:
+                    self._by_trigger[row.trigger_key] = row.run_id
+                if row.deadline_at_ms is not None:
+                    self._run_deadlines[row.run_id] = row.deadline_at_ms
+                pending = getattr(run.state, "pending", None)
+                if pending is None:
+                    continue
+                sent = {(r[0], r[1]) for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
+                if (pending.step_id, pending.attempt) in sent:
+                    # It may have run (or be running on a worker that will reconnect): a new
+                    # attempt if that is safe, else the step fails as interrupted.
+                    self._apply(run, StepLost(step_id=pending.step_id, attempt=pending.attempt, reason="interrupted",  # type: ignore[attr-defined]
+                                              now_ms=now))
+                    interrupted += 1
+                else:
+                    self._dispatch(pending.dispatch, now)  # type: ignore[attr-defined]
+                    redispatched += 1
+            self._flush()
+        finally:
+            self._in_batch = False
+        report = RecoveryReport(runs=len(rows) - unrecoverable, facts=nfacts, redispatched=redispatched,
+                                interrupted=interrupted, unrecoverable=unrecoverable,
+                                seconds=time.perf_counter() - started)
+        log.info("journal_recovered", **msgspec.structs.asdict(report))
+        return report

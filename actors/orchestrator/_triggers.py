@@ -1,0 +1,93 @@
+"""Perception triggers: one run per observation of a kind a workflow declares (seed 001).
+
+A workflow's manifest may declare ``triggers: [{kind, capability}]``. When a worker reports an
+Observation of that kind (from that capability, or any when ``capability`` is empty), the
+daemon starts one run of the workflow, journaled like a submit. The run's context holds the
+observation's ``data`` as it is (its keys are ontology keys, e.g. ``fs.file.path``) and, under
+:data:`OBSERVATION_KEY`, ``{"id", "kind", "capability"}``. An observation id seen before (by
+this daemon or, with a journal, any earlier one) starts no second run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import structlog
+
+from actors.orchestrator._actor import Orchestrator
+from actors.orchestrator._clients import ClientService, check_payload
+from protocols.errors import ManifestError, Problem
+from protocols.manifest import manifest_from_data
+from protocols.messages import Observation
+
+__all__ = ["OBSERVATION_KEY", "TriggerService"]
+
+log = structlog.get_logger()
+
+#: Context key of ``{"id", "kind", "capability"}`` in a run started by an observation.
+OBSERVATION_KEY = "ontoflow.observation"
+
+
+class _Triggered(msgspec.Struct):
+    document: dict[str, Any]
+    manifest_hash: str
+    triggers: list[tuple[str, str]]
+
+
+class TriggerService:
+    """Starts runs of ``workflows`` on the observations their triggers name.
+
+    Args:
+        orchestrator: where observations arrive and runs start.
+        clients: the client service (its compile cache, limits and drain state are shared).
+        workflows: decoded manifest documents, each with a trigger or more.
+
+    Raises:
+        ManifestError: when a document is not a valid manifest or declares no trigger.
+    """
+
+    def __init__(self, orchestrator: Orchestrator, clients: ClientService, workflows: Sequence[dict[str, Any]]) -> None:
+        self._orch = orchestrator
+        self._clients = clients
+        self._workflows: list[_Triggered] = []
+        for n, document in enumerate(workflows):
+            manifest = manifest_from_data(document, source=f"trigger workflow {n}")
+            if not manifest.triggers:
+                raise ManifestError(Problem(path="triggers", message="a trigger workflow must declare triggers"),
+                                    source=f"trigger workflow {n}")
+            digest = hashlib.sha256(msgspec.msgpack.Encoder(order="deterministic").encode(document)).hexdigest()
+            self._workflows.append(_Triggered(document, digest, [(t.kind, t.capability) for t in manifest.triggers]))
+        orchestrator.on_observation.append(self.observe)
+
+    def observe(self, observation: Observation) -> None:
+        """Start the runs ``observation`` triggers (called by the orchestrator's receive loop)."""
+        for wf in self._workflows:
+            if not any(kind == observation.kind and cap in ("", observation.capability) for kind, cap in wf.triggers):
+                continue
+            key = f"{wf.manifest_hash}:{observation.capability}:{observation.id}"
+            if self._orch.find_run(trigger_key=key) is not None:
+                log.debug("observation_repeated", capability=observation.capability, id=observation.id)
+                continue
+            clients = self._clients
+            if not clients.accepting or (clients.max_runs is not None and self._orch.runs_in_flight >= clients.max_runs):
+                # Not recorded: the capability reports it again and it starts a run then.
+                log.warning("observation_deferred", capability=observation.capability, id=observation.id,
+                            reason="draining" if not clients.accepting else "busy")
+                continue
+            too_big = check_payload(observation.data, clients.max_value_bytes, "observation value")
+            if too_big is not None:
+                log.warning("observation_refused", capability=observation.capability, id=observation.id, reason=too_big)
+                continue
+            try:
+                workflow, source = clients.compile(wf.document, wf.manifest_hash)
+            except ManifestError as exc:
+                log.warning("trigger_workflow_invalid", problems=len(exc.problems))
+                continue
+            inputs = dict(observation.data)
+            inputs[OBSERVATION_KEY] = {"id": observation.id, "kind": observation.kind, "capability": observation.capability}
+            run_id = self._orch.submit(workflow, inputs, source=source, trigger_key=key)
+            log.info("run_triggered", run_id=run_id, capability=observation.capability, kind=observation.kind,
+                     id=observation.id)

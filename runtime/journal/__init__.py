@@ -1,0 +1,28 @@
+"""The daemon's journal: an append-only record of every run's facts in SQLite (WAL).
+
+It stores bytes: the orchestrator encodes its facts and decodes them again on replay, so this
+package imports nothing of ``actors``. One :meth:`Journal.commit` is one transaction (group
+commit); what it returned from is durable against a killed process.
+"""
+
+from runtime.journal._journal import (
+    SCHEMA_VERSION,
+    Batch,
+    FactRow,
+    Journal,
+    RunRow,
+    open_journal,
+)
+from runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
+
+__all__ = [
+    "Batch",
+    "FactRow",
+    "Journal",
+    "JournalCorruptError",
+    "JournalError",
+    "JournalVersionError",
+    "RunRow",
+    "SCHEMA_VERSION",
+    "open_journal",
+]

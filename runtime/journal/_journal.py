@@ -1,0 +1,307 @@
+"""The journal file: SQLite in WAL mode, one transaction per batch of facts.
+
+Tables::
+
+    meta     (key, value)                    schema_version
+    sources  (hash, body)                    a run's pinned workflow source, stored once per hash
+    runs     (run_id, source_hash, status,   one row per run; status 'running' until it ends
+              submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name)
+    facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order
+
+``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
+promise the daemon makes); ``FULL`` adds an fsync per commit so it survives a power cut too.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import structlog
+
+from runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
+
+__all__ = ["SCHEMA_VERSION", "Batch", "FactRow", "Journal", "RunRow", "open_journal"]
+
+log = structlog.get_logger()
+
+#: Bumped when the tables change; a journal with a higher number is refused.
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sources (hash TEXT PRIMARY KEY, body BLOB NOT NULL);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    source_hash TEXT NOT NULL,
+    status TEXT NOT NULL,
+    submitted_ms INTEGER NOT NULL,
+    ended_ms INTEGER,
+    deadline_at_ms INTEGER,
+    idempotency_key TEXT UNIQUE,
+    trigger_key TEXT UNIQUE,
+    name TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_by_status ON runs (status, submitted_ms);
+CREATE TABLE facts (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    at_ms INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE INDEX facts_by_run ON facts (run_id, seq);
+"""
+
+_RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name"
+
+
+class RunRow(msgspec.Struct, kw_only=True):
+    """One run as the journal knows it."""
+
+    run_id: str
+    source_hash: str
+    status: str = "running"
+    submitted_ms: int
+    ended_ms: int | None = None
+    deadline_at_ms: int | None = None
+    idempotency_key: str | None = None
+    trigger_key: str | None = None
+    name: str = ""
+
+    def as_tuple(self) -> tuple:
+        """The row's values in column order."""
+        return (self.run_id, self.source_hash, self.status, self.submitted_ms, self.ended_ms, self.deadline_at_ms,
+                self.idempotency_key, self.trigger_key, self.name)
+
+
+class FactRow(msgspec.Struct, array_like=True):
+    """One journaled fact: its run, its kind (``fact`` is replayed; others are records), its
+    time and its encoded body (opaque to the journal)."""
+
+    run_id: str
+    kind: str
+    at_ms: int
+    body: bytes
+
+
+class Batch:
+    """What one :meth:`Journal.commit` writes: everything that arrived together."""
+
+    __slots__ = ("ended", "facts", "runs", "sources")
+
+    def __init__(self) -> None:
+        self.sources: dict[str, bytes] = {}
+        self.runs: list[RunRow] = []
+        self.facts: list[tuple[str, str, int, bytes]] = []
+        self.ended: list[tuple[str, int, str]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.facts or self.runs or self.ended or self.sources)
+
+    def fact(self, run_id: str, kind: str, at_ms: int, body: bytes) -> None:
+        """Append one fact row."""
+        self.facts.append((run_id, kind, at_ms, body))
+
+    def end(self, run_id: str, status: str, ended_ms: int) -> None:
+        """Mark a run ended (in the same transaction as the fact that ended it)."""
+        self.ended.append((status, ended_ms, run_id))
+
+
+class Journal:
+    """An open journal; use :func:`open_journal`. Not thread-safe: one user at a time."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        self._conn = conn
+        self.path = path
+        self.commits = 0
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def commit(self, batch: Batch) -> None:
+        """Write ``batch`` in one transaction; durable when this returns.
+
+        Raises:
+            JournalError: when SQLite refuses the write (disk full, file removed...).
+        """
+        if not batch:
+            return
+        conn = self._conn
+        try:
+            conn.execute("BEGIN")
+            if batch.sources:
+                conn.executemany("INSERT OR IGNORE INTO sources (hash, body) VALUES (?, ?)", batch.sources.items())
+            if batch.runs:
+                conn.executemany(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                                 [r.as_tuple() for r in batch.runs])
+            if batch.facts:
+                conn.executemany("INSERT INTO facts (run_id, kind, at_ms, body) VALUES (?, ?, ?, ?)", batch.facts)
+            if batch.ended:
+                conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", batch.ended)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise JournalError(f"journal {self.path}: write failed: {exc}") from None
+        self.commits += 1
+
+    def prune(self, ended_before_ms: int) -> int:
+        """Delete runs that ended before ``ended_before_ms`` with their facts; returns how many.
+
+        Raises:
+            JournalError: when SQLite refuses the delete.
+        """
+        conn = self._conn
+        try:
+            conn.execute("BEGIN")
+            cur = conn.execute(
+                "DELETE FROM facts WHERE run_id IN (SELECT run_id FROM runs WHERE status != 'running' AND ended_ms < ?)",
+                (ended_before_ms,))
+            cur = conn.execute("DELETE FROM runs WHERE status != 'running' AND ended_ms < ?", (ended_before_ms,))
+            pruned = cur.rowcount
+            conn.execute("DELETE FROM sources WHERE hash NOT IN (SELECT DISTINCT source_hash FROM runs)")
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise JournalError(f"journal {self.path}: prune failed: {exc}") from None
+        return pruned
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def source(self, source_hash: str) -> bytes | None:
+        """The workflow source pinned under ``source_hash``, or None."""
+        row = self._conn.execute("SELECT body FROM sources WHERE hash = ?", (source_hash,)).fetchone()
+        return None if row is None else row[0]
+
+    def run(self, run_id: str) -> RunRow | None:
+        """The run's row, or None."""
+        return self._one("WHERE run_id = ?", run_id)
+
+    def run_by_key(self, idempotency_key: str) -> RunRow | None:
+        """The run submitted with ``idempotency_key``, or None."""
+        return self._one("WHERE idempotency_key = ?", idempotency_key)
+
+    def run_by_trigger(self, trigger_key: str) -> RunRow | None:
+        """The run a trigger started for ``trigger_key``, or None."""
+        return self._one("WHERE trigger_key = ?", trigger_key)
+
+    def runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRow]:
+        """The newest runs first, optionally only those with ``status``."""
+        where, args = ("WHERE status = ?", (status, limit)) if status else ("", (limit,))
+        rows = self._conn.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", args)
+        return [_run_row(r) for r in rows]
+
+    def unfinished(self) -> list[RunRow]:
+        """Every run still ``running``, oldest first."""
+        rows = self._conn.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE status = 'running' ORDER BY submitted_ms, rowid")
+        return [_run_row(r) for r in rows]
+
+    def facts(self, run_id: str) -> list[FactRow]:
+        """The run's fact rows in the order they were appended."""
+        rows = self._conn.execute("SELECT run_id, kind, at_ms, body FROM facts WHERE run_id = ? ORDER BY seq", (run_id,))
+        return [FactRow(*r) for r in rows]
+
+    def unfinished_facts(self) -> Iterator[FactRow]:
+        """The fact rows of every unfinished run, grouped by run, each run's in append order."""
+        rows = self._conn.execute(
+            "SELECT f.run_id, f.kind, f.at_ms, f.body FROM runs r JOIN facts f ON f.run_id = r.run_id "
+            "WHERE r.status = 'running' ORDER BY f.run_id, f.seq")
+        for r in rows:
+            yield FactRow(*r)
+
+    def count(self, status: str | None = None) -> int:
+        """How many runs (with ``status``) the journal holds."""
+        if status is None:
+            return self._conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+        return self._conn.execute("SELECT count(*) FROM runs WHERE status = ?", (status,)).fetchone()[0]
+
+    def close(self) -> None:
+        """Checkpoint and close the file."""
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass  # closing still releases the file; the WAL is replayed by the next open
+        self._conn.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _one(self, where: str, value: str) -> RunRow | None:
+        row = self._conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs {where}", (value,)).fetchone()
+        return None if row is None else _run_row(row)
+
+
+def _run_row(r: tuple) -> RunRow:
+    return RunRow(run_id=r[0], source_hash=r[1], status=r[2], submitted_ms=r[3], ended_ms=r[4], deadline_at_ms=r[5],
+                  idempotency_key=r[6], trigger_key=r[7], name=r[8])
+
+
+def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool = True) -> Journal:
+    """Open (or create) the journal at ``path``.
+
+    Args:
+        path: the SQLite file; created with the current schema when absent or empty.
+        synchronous: ``NORMAL`` (survives a killed process) or ``FULL`` (survives a power cut).
+        check: run SQLite's ``quick_check`` first.
+
+    Raises:
+        JournalCorruptError: when the file is not a SQLite database, fails the check, or is a
+            database without ontoflow's tables.
+        JournalVersionError: when its schema version is newer than :data:`SCHEMA_VERSION`.
+        JournalError: when the file cannot be opened at all (a missing folder, no permission).
+    """
+    if synchronous not in ("NORMAL", "FULL"):
+        raise ValueError("synchronous must be NORMAL or FULL")
+    where = str(path)
+    try:
+        conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise JournalError(f"journal {where}: cannot open: {exc}") from None
+    try:
+        _prepare(conn, where, synchronous, check)
+    except BaseException:
+        conn.close()
+        raise
+    return Journal(conn, where)
+
+
+def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool) -> None:
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if check:
+            verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if verdict != "ok":
+                raise JournalCorruptError(f"journal {where} is damaged (SQLite quick_check failed); refusing to start")
+    except sqlite3.DatabaseError as exc:
+        raise JournalCorruptError(f"journal {where} is not a readable SQLite database ({exc}); refusing to start") from None
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        if not tables:
+            conn.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            log.info("journal_created", path=where, schema_version=SCHEMA_VERSION)
+            return
+        if "meta" not in tables:
+            raise JournalCorruptError(f"journal {where} is a SQLite database but not an ontoflow journal; refusing to start")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise JournalCorruptError(f"journal {where} cannot be read ({exc}); refusing to start") from None
+    try:
+        version = int(row[0]) if row is not None else -1
+    except ValueError:
+        version = -1
+    if version < 1:
+        raise JournalCorruptError(f"journal {where} has no valid schema version; refusing to start")
+    if version > SCHEMA_VERSION:
+        raise JournalVersionError(
+            f"journal {where} has schema version {version}, newer than this ontoflow's {SCHEMA_VERSION}; "
+            "upgrade ontoflow or use another journal")

@@ -1,0 +1,79 @@
+"""Capabilities and a worker for the durability tests (loaded by real worker processes).
+
+``t.durable.step`` writes an audit line when it starts and when it is done (with the outputs
+it produced), so a test can check that what the journal recorded is what the capability
+produced. Run as a script, this module is a worker process that reconnects quickly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, ClassVar
+
+import anyio
+
+from actors.capability import Capability
+from protocols import CapabilityMetadata, StepContext
+
+STEP_ID = "t.durable.step"
+MODULUS = 1_000_003
+
+
+def step_value(value: int) -> int:
+    """What one step makes of ``t.value`` (the parity test computes it too)."""
+    return (value * 3 + 1) % MODULUS
+
+
+def _audit(record: dict[str, Any]) -> None:
+    path = os.environ.get("DURABLE_AUDIT")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:  # one short line per write: O_APPEND keeps lines whole
+            fh.write(json.dumps(record) + "\n")
+
+
+class DurableStep(Capability):
+    """Computes ``t.value`` from ``t.value`` after a short pause (so kills land mid-step)."""
+
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
+        id=STEP_ID,
+        input_schema={"type": "object", "properties": {"t.value": {"type": "integer"}}, "required": ["t.value"]},
+        outputs=["t.value"],
+        idempotent=True,
+        timeout_ms=None,
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
+        system = context.system
+        where = {"run": system.run_id, "step": system.step_id}
+        _audit({**where, "phase": "start"})
+        await anyio.sleep(float(os.environ.get("DURABLE_STEP_S", "0.03")))
+        out = step_value(inputs["t.value"])
+        _audit({**where, "phase": "done", "out": out})
+        return {"t.value": out}
+
+
+def manifest(steps: int = 4) -> dict[str, Any]:
+    """A workflow of ``steps`` chained blocks of ``t.durable.step``."""
+    blocks = {}
+    for i in range(steps):
+        block: dict[str, Any] = {"worker": STEP_ID}
+        if i + 1 < steps:
+            block["transitions"] = [{"on_signal": f"{STEP_ID}.success", "action": f"JUMP:b{i + 1}"}]
+        blocks[f"b{i}"] = block
+    return {"name": "durable", "start": "m", "nodes": {"m": {"entry_block": "b0", "blocks": blocks}}}
+
+
+async def _serve(address: str) -> None:
+    from actors.worker import WorkerHost
+
+    host = WorkerHost([DurableStep()], address=address, worker_id=f"durable-{os.getpid()}", slots=16,
+                      reconnect_initial_s=0.05, reconnect_max_s=0.2)
+    await host.run()
+
+
+if __name__ == "__main__":
+    from runtime.loop import run
+
+    run(_serve, sys.argv[1])

@@ -1,0 +1,107 @@
+"""The journal file: schema, group commit, reads, pruning, and refusing what it cannot trust."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import runtime.journal
+from runtime.journal import (
+    SCHEMA_VERSION,
+    Batch,
+    JournalCorruptError,
+    JournalVersionError,
+    RunRow,
+    open_journal,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _batch(run_id: str, *, key: str | None = None, ended: bool = False) -> Batch:
+    batch = Batch()
+    batch.sources["h1"] = b"source"
+    batch.runs.append(RunRow(run_id=run_id, source_hash="h1", submitted_ms=10, idempotency_key=key))
+    batch.fact(run_id, "fact", 10, b"f1")
+    if ended:
+        batch.fact(run_id, "fact", 20, b"f2")
+        batch.end(run_id, "completed", 20)
+    return batch
+
+
+def test_exports_sorted() -> None:
+    assert runtime.journal.__all__ == sorted(runtime.journal.__all__)
+
+
+def test_a_commit_is_read_back_after_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    with open_journal(path) as journal:
+        journal.commit(_batch("r1", key="k1"))
+        journal.commit(_batch("r2", ended=True))
+    with open_journal(path) as journal:
+        assert [r.run_id for r in journal.unfinished()] == ["r1"]
+        assert journal.run_by_key("k1").run_id == "r1"
+        assert journal.run("r2").status == "completed" and journal.run("r2").ended_ms == 20
+        assert [f.body for f in journal.facts("r2")] == [b"f1", b"f2"]
+        assert [f.run_id for f in journal.unfinished_facts()] == ["r1"]
+        assert journal.source("h1") == b"source"
+        assert [r.run_id for r in journal.runs(status="completed")] == ["r2"]
+
+
+def test_a_failed_batch_writes_nothing(tmp_path: Path) -> None:
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        journal.commit(_batch("r1", key="k"))
+        with pytest.raises(runtime.journal.JournalError):
+            journal.commit(_batch("r2", key="k"))  # the key is taken: the whole batch rolls back
+        assert journal.run("r2") is None and journal.facts("r2") == []
+
+
+def test_prune_drops_only_ended_runs_older_than_the_cut(tmp_path: Path) -> None:
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        journal.commit(_batch("old", ended=True))
+        journal.commit(_batch("running"))
+        assert journal.prune(ended_before_ms=21) == 1
+        assert journal.run("old") is None and journal.facts("old") == []
+        assert journal.run("running") is not None and journal.source("h1") == b"source"
+
+
+def test_a_corrupt_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    path.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(JournalCorruptError, match="refusing to start"):
+        open_journal(path)
+    assert path.read_bytes().startswith(b"this is not")  # never reset
+
+
+def test_a_foreign_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE other (x)")
+    conn.close()
+    with pytest.raises(JournalCorruptError, match="not an ontoflow journal"):
+        open_journal(path)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    open_journal(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    conn.close()
+    with pytest.raises(JournalVersionError, match="newer"):
+        open_journal(path)
+
+
+def test_the_daemon_refuses_a_corrupt_journal_with_exit_code_3(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    path.write_bytes(b"\x00garbage" * 512)
+    proc = subprocess.run(
+        [sys.executable, "-m", "runtime", "daemon", "--bind", f"ipc://{tmp_path}/d.sock", "--journal", str(path)],
+        cwd=REPO, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert "refusing to start" in proc.stderr and "listening" not in proc.stdout
