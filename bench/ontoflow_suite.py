@@ -121,7 +121,23 @@ def measure_ontoflow(config: BenchConfig) -> list[dict[str, Any]]:
         records += _guarded("memory", "W4", lambda: run_async(lambda: measure_memory(small, repeats=config.repeats)))
     if large:
         records += _guarded("memory", "W4", lambda: run_async(lambda: measure_memory(large, repeats=1)))
-    records.append({"kind": "missing", "system": "ontoflow", "workload": "W5",
-                    "label": "ontoflow: W2 with the journal on and off",
-                    "reason": "needs the durable daemon (issue 4)"})
+    records += _guarded("W5, the journal on and off", "W5", lambda: _journal_figures(config))
     return records
+
+
+def _journal_figures(config: BenchConfig) -> list[dict[str, Any]]:
+    """W5: the same workload with the durable journal off and on, ``config.repeats`` times."""
+    from bench.durability_bench import measure_journal_overhead
+
+    runs = max(config.throughput_runs // 5, 4)
+    samples = [measure_journal_overhead(runs=runs, steps=3, concurrency=config.in_flight) for _ in range(config.repeats)]
+    params = {"runs": runs, "steps": 3, "in_flight": config.in_flight, "worker": "in-process (inproc)"}
+    what = f"{runs:,} runs x 3 steps, {config.in_flight} in flight, in-process worker"
+    return [
+        figure("ontoflow", "W5", "steps_per_s_journal_off", f"ontoflow: {what}, journal off", "steps/s",
+               [s["steps_per_s_off"] for s in samples], better="higher", params=params),
+        figure("ontoflow", "W5", "steps_per_s_journal_on", f"ontoflow: {what}, journal on (SQLite WAL, group commit)",
+               "steps/s", [s["steps_per_s_on"] for s in samples], better="higher", params=params),
+        figure("ontoflow", "W5", "journal_cost_pct", "ontoflow: throughput lost to the journal (goal <= 30%)", "%",
+               [s["overhead_pct"] for s in samples], params=params),
+    ]
