@@ -99,13 +99,17 @@ def register(subparsers: Any) -> None:
     d.add_argument("--max-value-bytes", type=int, default=1 << 20, metavar="N", help="largest context value")
     d.add_argument("--grace-s", type=float, default=30.0, help="SIGTERM: how long running steps may finish")
     d.add_argument("--retention-s", type=float, default=None, help="prune ended runs older than this")
+    d.add_argument("--prune-every-s", type=float, default=3600.0, help="how often ended runs are pruned (default 3600)")
+    d.add_argument("--connections", default=None, metavar="FILE",
+                   help="connection name -> value for pipelines' @name connections (else ONTOFLOW_CONNECTION_<NAME>)")
     d.add_argument("--trigger-workflow", action="append", default=[], metavar="MANIFEST",
                    help="a workflow whose triggers start runs on observations (repeatable)")
     logging_options(d)
     d.set_defaults(handler=_cmd_daemon)
 
-    s = subparsers.add_parser("submit", help="submit a run of a manifest to a daemon")
-    s.add_argument("manifest", help="a workflow manifest (.json, .yaml or .toml)")
+    s = subparsers.add_parser("submit", help="submit a run of a workflow, a plan or a pipeline to a daemon")
+    s.add_argument("manifest", help="a workflow manifest, an execution plan or an OML pipeline (.json, .yaml or .toml): "
+                   "oml_version -> pipeline, steps without nodes -> plan, else workflow")
     s.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("--wait", action="store_true", help="wait for the run's end and print it")
     s.add_argument("--deadline-ms", type=int, default=None, help="cancel the run past this budget")
@@ -192,6 +196,8 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         max_value_bytes=args.max_value_bytes,
         grace_s=args.grace_s,
         retention_s=args.retention_s,
+        prune_every_s=args.prune_every_s,
+        connections=args.connections,
         trigger_workflows=list(args.trigger_workflow),
         handle_signals=True,
     )
@@ -266,6 +272,8 @@ def _print_status(status: RunStatus, as_json: bool) -> int:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
+    from actors.orchestrator import document_kind
+
     path = Path(args.manifest)
     try:
         data = path.read_bytes()
@@ -273,7 +281,10 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         return _fail(str(ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path))))
     try:
         document = decode_document(data, path.suffix or "json")
-        manifest_from_data(document, source=str(path))  # refused here, before the daemon sees it
+        if document_kind(document) == "workflow":
+            manifest_from_data(document, source=str(path))  # refused here, before the daemon sees it
+        # Plans and pipelines are checked by the daemon, against its workers' catalog; a
+        # pipeline's @connections are resolved there too (never here, never in the journal).
         inputs = parse_inputs(args.input)
     except (ManifestError, ConfigError) as exc:
         return _fail(str(exc))

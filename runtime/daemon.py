@@ -12,6 +12,12 @@ shell). SIGTERM (or SIGINT) stops accepting submits, lets running steps answer w
 Ended runs older than ``retention_s`` are pruned from the journal at start and every
 ``prune_every_s``. Workflows with ``triggers`` listed in ``trigger_workflows`` start a run per
 observation their triggers name.
+
+Clients submit workflow manifests, execution plans or OML pipelines (told apart by content).
+A pipeline's ``connection: "@name"`` values are resolved on the daemon, when the run is
+compiled and again when it is recovered, from the ``connections`` file or
+``ONTOFLOW_CONNECTION_<NAME>``; the journal keeps the document unresolved. A step output value
+bigger than ``max_value_bytes`` ends its step ``failure`` (reason ``output_too_large``).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import msgspec
 import structlog
 
 from actors.orchestrator import ClientService, Orchestrator, TriggerService, wall_clock_ms
+from actors.planner import ConnectionResolutionError, load_connections
 from protocols.errors import ManifestError
 from protocols.manifest import decode_document
 from runtime.curve import CurveServer, load_keys, open_authenticator
@@ -53,12 +60,15 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         journal: the SQLite journal file; ``None`` keeps runs in memory only.
         synchronous: ``NORMAL`` (a commit survives a killed daemon) or ``FULL`` (a power cut).
         max_runs: runs in flight past which a submit is answered ``Busy``; ``None``: no bound.
-        max_value_bytes: the largest encoded context value a submit or observation may carry.
+        max_value_bytes: the largest encoded context value a submit, an observation or a step
+            output may carry.
         grace_s: how long SIGTERM waits for running steps to answer.
         retention_s: ended runs older than this are pruned from the journal; ``None``: kept.
         prune_every_s: how often retention runs.
         trigger_workflows: manifest files whose ``triggers`` start runs on observations.
         handle_signals: drain on SIGTERM/SIGINT (the CLI); off when embedded in a test.
+        connections: a file mapping connection name -> value, for pipelines' ``@name``
+            connections (``ONTOFLOW_CONNECTION_<NAME>`` is read for the others).
     """
 
     bind: str
@@ -79,6 +89,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     prune_every_s: float = 3600.0
     trigger_workflows: list[str] = []
     handle_signals: bool = False
+    connections: str | None = None
 
 
 def _check(config: DaemonConfig) -> None:
@@ -96,6 +107,8 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--max-value-bytes must be >= 1 and --grace-s >= 0")
     if config.retention_s is not None and config.retention_s <= 0:
         raise ConfigError("--retention-s must be > 0")
+    if config.prune_every_s <= 0:
+        raise ConfigError("--prune-every-s must be > 0")
     if config.synchronous not in ("NORMAL", "FULL"):
         raise ConfigError("--synchronous must be NORMAL or FULL")
     if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
@@ -129,6 +142,10 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
     """
     _check(config)
     documents = _trigger_documents(config.trigger_workflows)
+    try:
+        connections = load_connections(config.connections) if config.connections is not None else {}
+    except ConnectionResolutionError as exc:
+        raise ConfigError(str(exc)) from None
     context = shared_context()
     with ExitStack() as stack:
         curve = None
@@ -152,6 +169,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             insecure=config.insecure,
             max_message_bytes=config.max_message_bytes,
             journal=journal,
+            connections=connections,
+            max_value_bytes=config.max_value_bytes,
         )
         clients = ClientService(orchestrator, max_runs=config.max_runs, max_value_bytes=config.max_value_bytes)
         try:

@@ -5,11 +5,20 @@ from actors.orchestrator._clients import ClientService
 from actors.orchestrator._durable import RecoveryReport
 from actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from actors.orchestrator._results import RunResult
-from actors.orchestrator._source import WorkflowSource, compile_source, decode_source, encode_source
+from actors.orchestrator._source import (
+    DOCUMENT_KINDS,
+    WorkflowSource,
+    compile_document,
+    compile_source,
+    decode_source,
+    document_kind,
+    encode_source,
+)
 from actors.orchestrator._triggers import OBSERVATION_KEY, TriggerService
 
 __all__ = [
     "ClientService",
+    "DOCUMENT_KINDS",
     "InFlight",
     "OBSERVATION_KEY",
     "Orchestrator",
@@ -21,8 +30,10 @@ __all__ = [
     "WorkerInfo",
     "WorkerRegistry",
     "WorkflowSource",
+    "compile_document",
     "compile_source",
     "decode_source",
+    "document_kind",
     "encode_source",
     "wall_clock_ms",
 ]

@@ -69,6 +69,12 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
             dropped. Replies go out with ``send_client``.
         journal: an open journal: runs submitted with a source are journaled (group commit)
             and the unfinished ones are recovered when ``run`` starts. ``None``: in memory only.
+        connections: connection name -> value, for the ``@name`` connections of pipelines
+            (compiled at submit and at recovery; ``ONTOFLOW_CONNECTION_<NAME>`` otherwise).
+            Never journaled.
+        max_value_bytes: the largest encoded value a step output may put in the context; a
+            bigger one ends its step ``failure`` with the reason ``output_too_large`` (checked
+            in the shell, before the StepFinished fact exists). ``None``: no limit.
 
     Late answers: an Outcome is applied only when its attempt is in flight on the worker that
     sends it; any other (an attempt re-dispatched after its worker was lost, cancelled and
@@ -90,6 +96,8 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         client_handler: Any = None,
         journal: Journal | None = None,
+        connections: Mapping[str, Any] | None = None,
+        max_value_bytes: int | None = None,
     ) -> None:
         if heartbeat_ms < 1 or liveness < 1 or schedule_to_start_ms < 0 or tick_ms < 1:
             raise ValueError("heartbeat_ms, liveness and tick_ms must be >= 1, schedule_to_start_ms >= 0")
@@ -131,6 +139,8 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
         self._by_trigger: dict[str, str] = {}
         self._sources: set[str] = set()
         self.recovery: RecoveryReport | None = None
+        self.connections: dict[str, Any] = dict(connections or {})
+        self.max_value_bytes = max_value_bytes
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -7,7 +7,11 @@ failure is logged here with its location and answered ``internal``. The read-onl
 (List, Show, and Status of a run no longer in memory) are answered from the journal by
 ``_queries``.
 
-Manifests are compiled against the metadata of every capability a live worker offers or has
+A submitted document may be a workflow manifest, an execution plan or an OML pipeline (told
+apart by content, ``_source.document_kind``); all three are journaled and recovered alike.
+A pipeline's ``@name`` connections are resolved here from the orchestrator's ``connections``
+(the daemon's ``--connections`` file) or ``ONTOFLOW_CONNECTION_<NAME>``; the journal keeps the
+document as submitted. Documents are compiled against the metadata of every capability a live worker offers or has
 offered since the daemon started, so a run can be submitted while its workers reconnect; its
 steps then wait for a worker, up to their schedule-to-start timeout.
 """
@@ -21,11 +25,12 @@ import msgspec
 import structlog
 
 from actors.orchestrator._actor import Orchestrator
+from actors.orchestrator._payload import check_payload
 from actors.orchestrator._queries import Queries, run_status, trace_dicts
 from actors.orchestrator._results import RunResult
 from actors.orchestrator._runs import _where
-from actors.orchestrator._source import encode_source
-from actors.orchestrator.engine import compile_workflow
+from actors.orchestrator._source import compile_document, document_kind, encode_source
+from actors.planner import ConnectionResolutionError
 from protocols.capability import CapabilityMetadata
 from protocols.client import (
     Busy,
@@ -44,7 +49,6 @@ from protocols.client import (
     Watch,
 )
 from protocols.errors import ManifestError
-from protocols.manifest import manifest_from_data
 from runtime.errors import ConfigError
 from runtime.inputs import check_inputs
 
@@ -53,19 +57,6 @@ __all__ = ["ClientService", "check_payload"]
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
-_size_encoder = msgspec.msgpack.Encoder()
-
-
-def check_payload(values: dict[str, Any], limit: int, what: str) -> str | None:
-    """The error message for the first value of ``values`` bigger than ``limit`` bytes, or None.
-
-    The message names the key and the sizes, never the value.
-    """
-    for key, value in values.items():
-        size = len(_size_encoder.encode(value))
-        if size > limit:
-            return f"{what} '{key}' is {size} bytes encoded, over the limit of {limit} bytes"
-    return None
 
 
 class ClientService:
@@ -182,6 +173,8 @@ class ClientService:
             return Error(code="invalid_manifest", message=str(exc))
         except ConfigError as exc:
             return Error(code="invalid_inputs", message=str(exc))
+        except ConnectionResolutionError as exc:
+            return Error(code="invalid_connections", message=str(exc))
         try:
             run_id = orch.submit(workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
                                  source=source, idempotency_key=message.idempotency_key)
@@ -190,11 +183,13 @@ class ClientService:
         return SubmitAccepted(run_id=run_id)
 
     def compile(self, document: dict[str, Any], manifest_hash: str = "") -> tuple[Any, tuple[str, bytes]]:
-        """Compile ``document`` against the capabilities known so far; returns the workflow
-        and its pinned source ``(hash, bytes)``.
+        """Compile ``document`` (a workflow manifest, a plan or a pipeline) against the
+        capabilities known so far; returns the compiled workflow or plan and its pinned source
+        ``(hash, bytes)`` (the document as submitted, connections unresolved).
 
         Raises:
             ManifestError: naming each problem's path.
+            actors.planner.ConnectionResolutionError: naming a pipeline's connection defined nowhere.
         """
         catalog = self._orch.registry.catalog()
         if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
@@ -203,11 +198,12 @@ class ClientService:
         key = _encode((document, manifest_hash))
         found = self._compiled.get(key)
         if found is None:
-            manifest = manifest_from_data(document, source="submitted manifest")
-            workflow = compile_workflow(manifest, self._known, manifest_hash=manifest_hash)
+            kind = document_kind(document)
+            workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
+                                        connections=self._orch.connections, source=f"submitted {kind}")
             if len(self._compiled) >= 256:
                 self._compiled.clear()
-            found = self._compiled[key] = (workflow, encode_source(document, workflow))
+            found = self._compiled[key] = (workflow, encode_source(document, workflow, kind=kind))
         return found
 
     def workers(self) -> list[WorkerRecord]:

@@ -11,6 +11,10 @@ Recovery replays each unfinished run's facts through the same pure engine, then 
 step whose attempt was recorded as dispatched may have run, so it is reported lost with the
 reason ``interrupted`` (the engine re-dispatches it as a new attempt when the capability is
 idempotent, otherwise ends it with ``failure``); a step never dispatched is simply dispatched.
+Plans and pipelines recover the same way: their state (a live DAG sorter) is never snapshotted,
+it is rebuilt by replaying the facts through the plan engine, and every attempt it holds in
+flight (a plan may hold several) is handled as above, in step-id order. A pipeline is compiled
+again with its connections resolved anew from the daemon's configuration.
 """
 
 from __future__ import annotations
@@ -33,6 +37,18 @@ log = structlog.get_logger()
 
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
 _record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
+
+
+def _in_flight(state: Any) -> list[tuple[str, int, Any]]:
+    """``(step_id, attempt, Dispatch)`` of every attempt a replayed run holds in flight: the
+    workflow engine's one ``pending`` step, or a plan's ``running`` map, in step-id order."""
+    pending = getattr(state, "pending", None)
+    if pending is not None:
+        return [(pending.step_id, pending.attempt, pending.dispatch)]
+    running = getattr(state, "running", None)
+    if isinstance(running, dict):
+        return [(step_id, r.attempt, r.dispatch) for step_id, r in sorted(running.items())]
+    return []
 
 
 class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -143,7 +159,7 @@ class DurableMixin:
             body = self.journal.source(row.source_hash)  # type: ignore[union-attr]
             if body is None:
                 raise JournalError(f"run {row.run_id}: its workflow source {row.source_hash[:12]} is missing")
-            workflow = workflows[row.source_hash] = compile_source(body)
+            workflow = workflows[row.source_hash] = compile_source(body, connections=self.connections)  # type: ignore[attr-defined]
         run = _Run(workflow, row.run_id, row.source_hash)
         advance, state = run.advance, run.state
         for fact_row in facts:
@@ -185,19 +201,22 @@ class DurableMixin:
                     self._by_trigger[row.trigger_key] = row.run_id
                 if row.deadline_at_ms is not None:
                     self._run_deadlines[row.run_id] = row.deadline_at_ms
-                pending = getattr(run.state, "pending", None)
-                if pending is None:
+                in_flight = _in_flight(run.state)
+                if not in_flight:
                     continue
                 sent = {(r[0], r[1]) for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
-                if (pending.step_id, pending.attempt) in sent:
-                    # It may have run (or be running on a worker that will reconnect): a new
-                    # attempt if that is safe, else the step fails as interrupted.
-                    self._apply(run, StepLost(step_id=pending.step_id, attempt=pending.attempt, reason="interrupted",  # type: ignore[attr-defined]
-                                              now_ms=now))
-                    interrupted += 1
-                else:
-                    self._dispatch(pending.dispatch, now)  # type: ignore[attr-defined]
-                    redispatched += 1
+                for step_id, attempt, dispatch in in_flight:
+                    if run.result is not None:
+                        break  # an earlier interruption ended the run
+                    if (step_id, attempt) in sent:
+                        # It may have run (or be running on a worker that will reconnect): a new
+                        # attempt if that is safe, else the step fails as interrupted.
+                        self._apply(run, StepLost(step_id=step_id, attempt=attempt, reason="interrupted",  # type: ignore[attr-defined]
+                                                  now_ms=now))
+                        interrupted += 1
+                    else:
+                        self._dispatch(dispatch, now)  # type: ignore[attr-defined]
+                        redispatched += 1
             self._flush()
         finally:
             self._in_batch = False

@@ -1,9 +1,17 @@
-"""A run's pinned workflow source: the manifest document and the capability metadata it was
-compiled against, encoded once and identified by their hash.
+"""A run's pinned source: the submitted document and the capability metadata it was compiled
+against, encoded once and identified by their hash.
 
 A run recovered after a crash is compiled again from exactly these bytes, so it resumes with
-the manifest (and the capability contracts) it started with, whatever the daemon has learnt
+the document (and the capability contracts) it started with, whatever the daemon has learnt
 since.
+
+Three kinds of document are accepted, told apart by content (:func:`document_kind`): an OML
+pipeline (it has ``oml_version``), an execution plan (``steps`` and no ``nodes``), otherwise
+a workflow manifest. A pipeline is stored as submitted, its ``connection: "@name"`` values
+unresolved: they are resolved each time it is compiled (at submit and again at recovery), from
+the daemon's connections map or ``ONTOFLOW_CONNECTION_<NAME>``, so a secret never reaches the
+journal. Plans and pipelines pin the whole catalog known when they were compiled (follow-up
+capabilities are chosen by role among all of them); workflows only the capabilities they use.
 """
 
 from __future__ import annotations
@@ -15,10 +23,29 @@ from typing import Any
 import msgspec
 
 from actors.orchestrator.engine import CompiledWorkflow, compile_workflow
+from actors.orchestrator.plans import CompiledPlan, compile_plan
+from actors.planner import compile_pipeline, resolve_connections
 from protocols.capability import CapabilityMetadata
 from protocols.manifest import manifest_from_data
+from protocols.oml import pipeline_from_data
+from protocols.plan import plan_from_data
 
-__all__ = ["WorkflowSource", "compile_source", "decode_source", "encode_source"]
+__all__ = ["DOCUMENT_KINDS", "WorkflowSource", "compile_document", "compile_source", "decode_source", "document_kind",
+           "encode_source"]
+
+#: The kinds of document a daemon runs.
+DOCUMENT_KINDS = ("pipeline", "plan", "workflow")
+
+
+def document_kind(document: Any) -> str:
+    """``pipeline`` when ``document`` has ``oml_version``, ``plan`` when it has ``steps`` and no
+    ``nodes``, otherwise ``workflow`` (whose checks then name what is wrong)."""
+    if isinstance(document, Mapping):
+        if "oml_version" in document:
+            return "pipeline"
+        if "steps" in document and "nodes" not in document:
+            return "plan"
+    return "workflow"
 
 
 class WorkflowSource(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,6 +57,7 @@ class WorkflowSource(msgspec.Struct, frozen=True, kw_only=True):
         manifest_hash: the client's hash of the manifest file (step system metadata).
         defaults: daemon-wide input defaults.
         worktree: the worktree put in every step's system metadata.
+        kind: ``workflow``, ``plan`` or ``pipeline`` (see :func:`document_kind`).
     """
 
     manifest: dict[str, Any]
@@ -37,6 +65,7 @@ class WorkflowSource(msgspec.Struct, frozen=True, kw_only=True):
     manifest_hash: str = ""
     defaults: dict[str, Any] = {}
     worktree: str = ""
+    kind: str = "workflow"
 
 
 _encoder = msgspec.msgpack.Encoder(order="deterministic")
@@ -45,20 +74,29 @@ _decoder = msgspec.msgpack.Decoder(WorkflowSource)
 
 def encode_source(
     document: Mapping[str, Any],
-    workflow: CompiledWorkflow,
+    workflow: CompiledWorkflow | CompiledPlan,
+    *,
+    kind: str = "workflow",
 ) -> tuple[str, bytes]:
     """Return ``(hash, bytes)`` of the source of ``workflow`` compiled from ``document``.
 
-    Only the metadata of the capabilities the workflow uses is kept, so the hash changes only
-    when the manifest or one of its capabilities' contracts does.
+    For a workflow only the metadata of the capabilities it uses is kept, so the hash changes
+    only when the manifest or one of its capabilities' contracts does. ``document`` must be the
+    document as submitted (a pipeline's connections unresolved).
     """
-    used = {cap: workflow.catalog[cap] for cap in sorted(workflow.capabilities) if cap in workflow.catalog}
+    if isinstance(workflow, CompiledPlan):
+        used = {cap: workflow.catalog[cap] for cap in sorted(workflow.catalog)}
+        digest = workflow.plan_hash
+    else:
+        used = {cap: workflow.catalog[cap] for cap in sorted(workflow.capabilities) if cap in workflow.catalog}
+        digest = workflow.manifest_hash
     source = WorkflowSource(
         manifest=dict(document),
         catalog=used,
-        manifest_hash=workflow.manifest_hash,
+        manifest_hash=digest,
         defaults=dict(workflow.defaults),
         worktree=workflow.worktree,
+        kind=kind,
     )
     body = _encoder.encode(source)
     return hashlib.sha256(body).hexdigest(), body
@@ -73,14 +111,47 @@ def decode_source(body: bytes) -> WorkflowSource:
     return _decoder.decode(body)
 
 
-def compile_source(body: bytes) -> CompiledWorkflow:
-    """Compile the workflow pinned in ``body`` again.
+def compile_document(
+    document: Mapping[str, Any],
+    catalog: Mapping[str, CapabilityMetadata],
+    *,
+    kind: str | None = None,
+    manifest_hash: str = "",
+    defaults: Mapping[str, Any] = {},  # noqa: B006 - read, never mutated
+    worktree: str = "",
+    connections: Mapping[str, Any] | None = None,
+    source: str = "submitted document",
+) -> CompiledWorkflow | CompiledPlan:
+    """Compile a workflow manifest, a plan or a pipeline (``kind``, else by content) against
+    ``catalog``; a pipeline's ``@name`` connections are resolved from ``connections``, then
+    ``ONTOFLOW_CONNECTION_<NAME>`` (the result lives in memory only).
+
+    Raises:
+        protocols.errors.ManifestError: naming each problem's path.
+        actors.planner.ConnectionResolutionError: naming a connection defined nowhere.
+    """
+    kind = kind or document_kind(document)
+    if kind == "workflow":
+        manifest = manifest_from_data(document, source=source)
+        return compile_workflow(manifest, dict(catalog), defaults=defaults, manifest_hash=manifest_hash, worktree=worktree)
+    if kind == "pipeline":
+        pipeline = pipeline_from_data(document, components=catalog, source=source)
+        plan = resolve_connections(compile_pipeline(pipeline, catalog), connections or {})
+    else:
+        plan = plan_from_data(document, source=source)
+    return compile_plan(plan, catalog, defaults=defaults, plan_hash=manifest_hash, worktree=worktree)
+
+
+def compile_source(body: bytes, *, connections: Mapping[str, Any] | None = None) -> CompiledWorkflow | CompiledPlan:
+    """Compile the workflow, plan or pipeline pinned in ``body`` again (a pipeline's
+    connections resolved anew, see :func:`compile_document`).
 
     Raises:
         msgspec.DecodeError: when the bytes are not a source.
         protocols.errors.ManifestError: when it no longer compiles (a newer ontoflow's rules).
+        actors.planner.ConnectionResolutionError: when a pipeline's connection is defined nowhere.
     """
     source = decode_source(body)
-    manifest = manifest_from_data(source.manifest, source="journaled manifest")
-    return compile_workflow(manifest, source.catalog, defaults=source.defaults, manifest_hash=source.manifest_hash,
-                            worktree=source.worktree)
+    return compile_document(source.manifest, source.catalog, kind=source.kind, manifest_hash=source.manifest_hash,
+                            defaults=source.defaults, worktree=source.worktree, connections=connections,
+                            source=f"journaled {source.kind}")

@@ -3,6 +3,12 @@
 ``WorkersMixin`` turns worker messages and silences into facts (an Outcome, a lost worker) and
 the engine's Dispatch/CancelStep commands into Invoke/Cancel messages. A mixin of
 :class:`~actors.orchestrator.Orchestrator`.
+
+An outcome whose output holds a value bigger than ``max_value_bytes`` is replaced, here in
+the shell and before the StepFinished fact is built, by a ``failure`` outcome with the reason
+``output_too_large`` (its error names the key and the size, never the value): the value never
+enters the context nor the journal, the pure engines stay unaware of the limit, and the
+transition table routes the failure like any other.
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import anyio
 import msgspec
 import structlog
 
+from actors.orchestrator._payload import OUTPUT_TOO_LARGE, oversized
 from actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from actors.orchestrator.engine import Dispatch, StepFinished, StepLost, StepUnavailable
+from protocols.events import FAILURE
 from protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
 
 __all__ = ["ARTIFACT_LIMIT_BYTES", "WorkersMixin"]
@@ -31,6 +39,23 @@ _record_encoder = msgspec.msgpack.Encoder()
 class _Queued(msgspec.Struct):
     dispatch: Dispatch
     enqueued_ms: int
+
+
+def _limit_outputs(outcome: Outcome, limit: int) -> Outcome:
+    """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``."""
+    try:
+        found = oversized(outcome.outputs, limit)
+    except (TypeError, msgspec.EncodeError):  # it arrived decoded, so it encodes; belt and braces
+        return outcome
+    if found is None:
+        return outcome
+    key, size = found
+    log.warning("step_output_too_large", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+                key=key, size=size, limit=limit)
+    return msgspec.structs.replace(
+        outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
+        error=f"output '{key}' is {size} bytes encoded, over the limit of {limit} bytes",
+    )
 
 
 class WorkersMixin:
@@ -112,6 +137,9 @@ class WorkersMixin:
         if run is None or run.result is not None:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
         else:
+            limit = self.max_value_bytes  # type: ignore[attr-defined]
+            if limit is not None and outcome.outputs:
+                outcome = _limit_outputs(outcome, limit)
             self._apply(run, StepFinished(outcome=outcome, now_ms=now))  # type: ignore[attr-defined]
         for cap in owner.capabilities:
             self._drain_pending(cap, now)

@@ -18,6 +18,7 @@ from actors.capability import Capability
 from protocols import CapabilityMetadata, StepContext
 
 STEP_ID = "t.durable.step"
+BLOB_ID = "t.durable.blob"
 MODULUS = 1_000_003
 
 
@@ -54,6 +55,21 @@ class DurableStep(Capability):
         return {"t.value": out}
 
 
+class DurableBlob(Capability):
+    """Returns ``t.blob``: ``t.size`` characters (a step output over the daemon's value limit)."""
+
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
+        id=BLOB_ID,
+        input_schema={"type": "object", "properties": {"t.size": {"type": "integer"}}, "required": ["t.size"]},
+        outputs=["t.blob"],
+        idempotent=True,
+        timeout_ms=None,
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
+        return {"t.blob": "x" * inputs["t.size"]}
+
+
 def manifest(steps: int = 4) -> dict[str, Any]:
     """A workflow of ``steps`` chained blocks of ``t.durable.step``."""
     blocks = {}
@@ -68,7 +84,7 @@ def manifest(steps: int = 4) -> dict[str, Any]:
 async def _serve(address: str) -> None:
     from actors.worker import WorkerHost
 
-    host = WorkerHost([DurableStep()], address=address, worker_id=f"durable-{os.getpid()}", slots=16,
+    host = WorkerHost([DurableStep(), DurableBlob()], address=address, worker_id=f"durable-{os.getpid()}", slots=16,
                       reconnect_initial_s=0.05, reconnect_max_s=0.2)
     await host.run()
 
