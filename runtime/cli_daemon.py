@@ -80,6 +80,13 @@ async def request(client: DealerSocket, message: ClientMessage, *, timeout_s: fl
     raise NoAnswerError(f"no answer from {client.address} within {timeout_s:g} s (is the daemon up, is our key authorised?)")
 
 
+def _unexpected(reply: Any, wanted: type) -> int:
+    """A reply of the wrong kind is wire input, never an assertion: say what came and fail."""
+    from runtime.cli import EXIT_FAILED, fail
+
+    return fail(f"the daemon answered {type(reply).__name__} where {wanted.__name__} was expected (a version mismatch?)", EXIT_FAILED)
+
+
 def register(subparsers: Any) -> None:
     """Add this group's sub-commands to the ``ontoflow`` parser."""
     from runtime.cli import logging_options
@@ -304,7 +311,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         return code
     if not args.wait:
         accepted = replies[0]
-        assert isinstance(accepted, SubmitAccepted)  # any other reply is an Error, handled above
+        if not isinstance(accepted, SubmitAccepted):
+            return _unexpected(accepted, SubmitAccepted)
         print(msgspec.json.encode({"run_id": accepted.run_id}).decode() if args.json else accepted.run_id)
         return EXIT_OK
     return _print_status(replies[-1], args.json)  # type: ignore[arg-type]
@@ -339,7 +347,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     if code is not None:
         return code
     listing = replies[-1]
-    assert isinstance(listing, RunList)
+    if not isinstance(listing, RunList):
+        return _unexpected(listing, RunList)
     if args.json:
         sys.stdout.write(msgspec.json.encode(listing.runs).decode() + "\n")
         return EXIT_OK
@@ -357,7 +366,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if code is not None:
         return code
     trace = replies[-1]
-    assert isinstance(trace, RunTrace)
+    if not isinstance(trace, RunTrace):
+        return _unexpected(trace, RunTrace)
     if args.json:
         sys.stdout.write(msgspec.json.encode(trace).decode() + "\n")
         return EXIT_OK
@@ -406,7 +416,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     code = _reply_code(reply)
     if code is not None:
         return code
-    assert isinstance(reply, RunStatus)
+    if not isinstance(reply, RunStatus):
+        return _unexpected(reply, RunStatus)
     if args.json:
         sys.stdout.write(msgspec.json.encode({"run_id": reply.run_id, "status": reply.status, "error": reply.error}).decode() + "\n")
         return EXIT_OK if reply.status == "completed" else EXIT_FAILED
@@ -422,7 +433,8 @@ def _cmd_workers(args: argparse.Namespace) -> int:
     if code is not None:
         return code
     info = replies[-1]
-    assert isinstance(info, WorkersInfo)
+    if not isinstance(info, WorkersInfo):
+        return _unexpected(info, WorkersInfo)
     if args.json:
         sys.stdout.write(msgspec.json.encode(info.workers).decode() + "\n")
         return EXIT_OK
