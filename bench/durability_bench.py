@@ -60,7 +60,7 @@ async def _steps_per_s(journal_path: Path | None, runs: int, steps: int, concurr
 
             async def one() -> None:
                 async with limiter:
-                    run_id = orch.submit(workflow, {}, source=source)
+                    run_id = await orch.asubmit(workflow, {}, source=source)
                     await orch.result(run_id)
                     orch.forget(run_id)
 

@@ -135,6 +135,7 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
         self._batch: Batch | None = Batch() if journal is not None else None
         self._outbox: list[tuple[bytes, Any, bool]] = []
         self._in_batch = False
+        self._commit_group = None
         self._by_key: dict[str, str] = {}
         self._by_trigger: dict[str, str] = {}
         self._sources: set[str] = set()
@@ -226,8 +227,9 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
                 ``deadline_ms`` is not positive.
             runtime.journal.JournalError: when the submission cannot be journaled.
         """
-        run_id = run_id or uuid.uuid4().hex
-        if run_id in self._runs or (self.journal is not None and source is not None and self.journal.run(run_id)):
+        if run_id is None:
+            run_id = uuid.uuid4().hex  # fresh: no need to ask the journal whether it exists
+        elif run_id in self._runs or (self.journal is not None and source is not None and self.journal.run(run_id)):
             raise ValueError(f"run {run_id} exists already")
         if deadline_ms is not None and deadline_ms < 1:
             raise ValueError("deadline_ms must be >= 1")

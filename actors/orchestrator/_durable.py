@@ -19,10 +19,12 @@ again with its connections resolved anew from the daemon's configuration.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import defaultdict
 from typing import Any
 
+import anyio
 import msgspec
 import structlog
 
@@ -62,6 +64,16 @@ class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
     seconds: float = 0.0
 
 
+class _CommitGroup:
+    """The submissions of one event-loop turn waiting for their shared commit."""
+
+    __slots__ = ("done", "error")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.error: Exception | None = None
+
+
 class DurableMixin:
     """Group commit and recovery (see the module docstring)."""
 
@@ -69,6 +81,7 @@ class DurableMixin:
     _batch: Batch | None
     _outbox: list[tuple[bytes, Any, bool]]
     _in_batch: bool
+    _commit_group: _CommitGroup | None
     _runs: dict[str, _Run]
     _run_deadlines: dict[str, int]
     _by_key: dict[str, str]
@@ -118,6 +131,42 @@ class DurableMixin:
         """Flush now unless a socket batch is being handled (it flushes once at its end)."""
         if not self._in_batch:
             self._flush()
+
+    async def asubmit(self, workflow: Any, inputs: Any, **options: Any) -> str:
+        """``submit``, but the callers of one event-loop turn share one commit (group commit).
+
+        Returns only once the submission is committed, like ``submit``: the acknowledgement
+        still follows the commit. Without a journal it is ``submit``.
+
+        Raises:
+            The errors of ``submit``; runtime.journal.JournalError when the shared commit fails.
+        """
+        if self.journal is None:
+            return self.submit(workflow, inputs, **options)  # type: ignore[attr-defined]
+        was_in_batch = self._in_batch
+        self._in_batch = True  # hold the flush: the group's commit takes this submission too
+        try:
+            run_id = self.submit(workflow, inputs, **options)  # type: ignore[attr-defined]
+        finally:
+            self._in_batch = was_in_batch
+        group = self._commit_group
+        if group is None:
+            group = self._commit_group = _CommitGroup()
+            # After the other tasks made ready in this turn have submitted too.
+            asyncio.get_running_loop().call_soon(self._commit_group_now, group)
+        await group.done.wait()
+        if group.error is not None:
+            raise group.error
+        return run_id
+
+    def _commit_group_now(self, group: _CommitGroup) -> None:
+        self._commit_group = None
+        try:
+            if not self._in_batch:  # a socket batch in progress commits it at its end
+                self._flush()
+        except Exception as exc:  # handed to every waiter: each submit learns it failed
+            group.error = exc
+        group.done.set()
 
     def find_run(self, *, idempotency_key: str | None = None, trigger_key: str | None = None) -> str | None:
         """The run id submitted with ``idempotency_key`` (or started for ``trigger_key``), or None."""
