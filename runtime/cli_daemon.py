@@ -80,6 +80,21 @@ async def request(client: DealerSocket, message: ClientMessage, *, timeout_s: fl
     raise NoAnswerError(f"no answer from {client.address} within {timeout_s:g} s (is the daemon up, is our key authorised?)")
 
 
+def _ask(args: argparse.Namespace, message: ClientMessage, expected: type) -> Any:
+    """One request, one reply of kind ``expected``; an int is the exit code to return instead
+    (no answer, an Error reply, or a reply of another kind — wire input, never an assertion)."""
+    replies = _converse(args, message)
+    if isinstance(replies, int):
+        return replies
+    reply = replies[-1]
+    code = _reply_code(reply)
+    if code is not None:
+        return code
+    if not isinstance(reply, expected):
+        return _unexpected(reply, expected)
+    return reply
+
+
 def _unexpected(reply: Any, wanted: type) -> int:
     """A reply of the wrong kind is wire input, never an assertion: say what came and fail."""
     from runtime.cli import EXIT_FAILED, fail
@@ -340,15 +355,9 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 def _cmd_runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         return _fail("--limit must be >= 1")
-    replies = _converse(args, ListRuns(status=args.status, limit=args.limit))
-    if isinstance(replies, int):
-        return replies
-    code = _reply_code(replies[-1])
-    if code is not None:
-        return code
-    listing = replies[-1]
-    if not isinstance(listing, RunList):
-        return _unexpected(listing, RunList)
+    listing = _ask(args, ListRuns(status=args.status, limit=args.limit), RunList)
+    if isinstance(listing, int):
+        return listing
     if args.json:
         sys.stdout.write(msgspec.json.encode(listing.runs).decode() + "\n")
         return EXIT_OK
@@ -359,15 +368,9 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    replies = _converse(args, Show(run_id=args.run_id))
-    if isinstance(replies, int):
-        return replies
-    code = _reply_code(replies[-1])
-    if code is not None:
-        return code
-    trace = replies[-1]
-    if not isinstance(trace, RunTrace):
-        return _unexpected(trace, RunTrace)
+    trace = _ask(args, Show(run_id=args.run_id), RunTrace)
+    if isinstance(trace, int):
+        return trace
     if args.json:
         sys.stdout.write(msgspec.json.encode(trace).decode() + "\n")
         return EXIT_OK
@@ -426,15 +429,9 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _cmd_workers(args: argparse.Namespace) -> int:
-    replies = _converse(args, Workers())
-    if isinstance(replies, int):
-        return replies
-    code = _reply_code(replies[-1])
-    if code is not None:
-        return code
-    info = replies[-1]
-    if not isinstance(info, WorkersInfo):
-        return _unexpected(info, WorkersInfo)
+    info = _ask(args, Workers(), WorkersInfo)
+    if isinstance(info, int):
+        return info
     if args.json:
         sys.stdout.write(msgspec.json.encode(info.workers).decode() + "\n")
         return EXIT_OK

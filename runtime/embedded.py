@@ -26,7 +26,7 @@ from actors.worker import WorkerHost
 from protocols.capability import CapabilityMetadata
 from protocols.manifest import WorkflowManifest
 from runtime.actor import RestartPolicy, Supervisor, process_child
-from runtime.errors import KernelError
+from runtime.errors import StartupError
 from runtime.transport import shared_context
 
 __all__ = ["LocalCluster", "TRANSPORTS", "open_local_cluster", "worker_argv"]
@@ -34,10 +34,6 @@ __all__ = ["LocalCluster", "TRANSPORTS", "open_local_cluster", "worker_argv"]
 log = structlog.get_logger()
 
 TRANSPORTS = ("ipc", "tcp", "inproc")
-
-
-class StartupError(KernelError):
-    """Raised when the local workers do not register in time."""
 
 
 class LocalCluster:

@@ -8,6 +8,7 @@ The hierarchy::
     ├── RestartIntensityExceeded     a supervisor's children crashed too often; it gives up
     ├── TransportError               a socket could not be bound, connected or configured
     ├── ConfigError                  a command-line or config value is invalid
+    ├── StartupError                 local workers did not register in time
     └── CapabilityLoadError          a capability module or file could not be loaded
 
 anyio's own resource errors (``ClosedResourceError``, ``BrokenResourceError``,
@@ -23,6 +24,7 @@ __all__ = [
     "ConfigError",
     "KernelError",
     "RestartIntensityExceeded",
+    "StartupError",
     "TransportError",
 ]
 
@@ -59,6 +61,10 @@ class RestartIntensityExceeded(KernelError):
 
 class TransportError(KernelError):
     """Raised when a socket cannot be bound, connected or configured (the address is named)."""
+
+
+class StartupError(KernelError):
+    """Raised when the local workers of the embedded cluster do not register in time."""
 
 
 class ConfigError(KernelError):

@@ -154,9 +154,11 @@ class PendingQueue:
         self._queues: dict[str, deque] = {}
 
     def push(self, capability: str, item: object) -> None:
+        """Queue ``item`` behind the others waiting for ``capability``."""
         self._queues.setdefault(capability, deque()).append(item)
 
     def pop(self, capability: str) -> object | None:
+        """The oldest item waiting for ``capability``, removed; None when none waits."""
         queue = self._queues.get(capability)
         if not queue:
             return None
@@ -166,14 +168,17 @@ class PendingQueue:
         return item
 
     def capabilities(self) -> list[str]:
+        """The capabilities that have something waiting."""
         return list(self._queues)
 
     def items(self) -> Iterable[tuple[str, object]]:
+        """Every ``(capability, item)`` waiting, queue by queue, oldest first."""
         for cap, queue in self._queues.items():
             for item in queue:
                 yield cap, item
 
     def remove_where(self, predicate) -> list[object]:
+        """Remove every waiting item for which ``predicate(item)`` holds; returns them in order."""
         removed = []
         for cap in list(self._queues):
             queue = self._queues[cap]
