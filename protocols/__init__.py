@@ -25,6 +25,7 @@ from protocols.manifest import (
 from protocols.merge_strategy import DEFAULT_STRATEGY, MergeInstruction, parse_merge_instruction
 from protocols.messages import (
     PROTOCOL_VERSION,
+    Batch,
     Cancel,
     Disconnect,
     Heartbeat,
@@ -67,6 +68,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "Action",
     "ArrayParam",
+    "Batch",
     "Block",
     "BlockContract",
     "Call",

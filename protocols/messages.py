@@ -14,6 +14,12 @@ Conversation (the Majordomo pattern of the ZeroMQ guide)::
     orchestrator -> worker   Cancel         stop a step; the worker answers Outcome(cancelled)
     both ways                Disconnect     goodbye, with the reason
     worker -> orchestrator   Observation    something a capability perceived
+    both ways                Batch          several of the above to one peer, in one frame
+
+A ``Batch`` exists for throughput: a busy orchestrator answers many Outcomes in one pass and
+a busy worker finishes many steps in one loop turn; sending them as one ZeroMQ message pays the
+per-message costs (a libzmq send, a wake-up of the receiver's I/O thread and event loop) once.
+Receivers unpack it in order, so a batch means exactly what its messages sent one by one would.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from protocols.context import Segment, StepContext
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "Batch",
     "Cancel",
     "Disconnect",
     "Heartbeat",
@@ -39,8 +46,8 @@ __all__ = [
     "Welcome",
 ]
 
-#: Bumped on any change a peer of the previous version could not decode.
-PROTOCOL_VERSION = 1
+#: Bumped on any change a peer of the previous version could not decode (2: ``Batch``).
+PROTOCOL_VERSION = 2
 
 
 class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True):
@@ -129,3 +136,9 @@ class Observation(Message, tag="observation", frozen=True, kw_only=True):
 
 
 WireMessage = Ready | Welcome | Invoke | Outcome | Heartbeat | Cancel | Disconnect | Observation
+
+
+class Batch(Message, tag="batch", frozen=True):
+    """Several messages for one peer in one frame, applied in order (never nested)."""
+
+    messages: list[WireMessage]

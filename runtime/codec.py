@@ -1,8 +1,11 @@
 """The wire codec: msgpack bodies behind a constant header frame.
 
 A message travels as the frames ``[HEADER, body]`` (a ROUTER prepends the peer's identity).
-``to_frames`` and ``from_frames`` are pure; ``from_frames`` raises ``ProtocolError`` with a short
-reason and never echoes the bytes it could not read.
+A body holds one message or a ``Batch`` of several for the same peer: ``pack`` builds the
+bodies for a list of messages (one batch per body, under a byte cap), ``from_frames`` returns
+the messages of a body in order. ``to_frames``, ``pack`` and ``from_frames`` are pure;
+``from_frames`` raises ``ProtocolError`` with a short reason and never echoes the bytes it
+could not read.
 """
 
 from __future__ import annotations
@@ -12,15 +15,25 @@ from collections.abc import Sequence
 import msgspec
 
 from protocols.errors import ProtocolError
-from protocols.messages import WireMessage
+from protocols.messages import Batch, WireMessage
 
-__all__ = ["HEADER", "decode", "encode", "from_frames", "to_frames"]
+__all__ = ["BATCH_BYTES", "HEADER", "decode", "encode", "from_frames", "pack", "to_frames"]
 
 #: First frame of every ontoflow message; anything else on the socket is not ours.
 HEADER = b"ontoflow"
 
+#: The size a batch body grows to before ``pack`` starts another: big enough to amortise the
+#: per-message cost many times over, far below any sensible message size limit.
+BATCH_BYTES = 256 * 1024
+
 _encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(WireMessage)
+_decoder = msgspec.msgpack.Decoder(WireMessage | Batch)
+
+
+class _RawBatch(msgspec.Struct, tag_field="op", tag="batch", array_like=True):
+    """Encodes exactly as ``Batch`` from bodies already encoded (no second encoding pass)."""
+
+    messages: list[msgspec.Raw]
 
 
 def encode(message: WireMessage) -> bytes:
@@ -28,19 +41,47 @@ def encode(message: WireMessage) -> bytes:
     return _encoder.encode(message)
 
 
-def decode(body: bytes | memoryview) -> WireMessage:
-    """Decode one message body.
+def decode(body: bytes | memoryview) -> list[WireMessage]:
+    """Decode one body: the message it holds, or the messages of its batch, in order.
 
     Raises:
         ProtocolError: when the body is not a valid message (the reason names the field, not
             the bytes).
     """
     try:
-        return _decoder.decode(body)
+        message = _decoder.decode(body)
     except msgspec.ValidationError as exc:
         raise ProtocolError(f"invalid message: {exc}") from None
     except msgspec.DecodeError:
         raise ProtocolError("undecodable message body") from None
+    if type(message) is Batch:
+        return message.messages
+    return [message]
+
+
+def pack(messages: Sequence[WireMessage], max_bytes: int = BATCH_BYTES) -> list[bytes]:
+    """The bodies carrying ``messages`` in order: one per message when there is one, else
+    batches of consecutive messages, each closed once it reaches ``max_bytes`` (a single
+    message bigger than that travels alone)."""
+    if len(messages) == 1:
+        return [_encoder.encode(messages[0])]
+    bodies: list[bytes] = []
+    group: list[msgspec.Raw] = []
+    size = 0
+    for message in messages:
+        body = _encoder.encode(message)
+        group.append(msgspec.Raw(body))
+        size += len(body)
+        if size >= max_bytes:
+            bodies.append(_close(group))
+            group, size = [], 0
+    if group:
+        bodies.append(_close(group))
+    return bodies
+
+
+def _close(group: list[msgspec.Raw]) -> bytes:
+    return bytes(group[0]) if len(group) == 1 else _encoder.encode(_RawBatch(group))
 
 
 def to_frames(message: WireMessage) -> list[bytes]:
@@ -48,8 +89,9 @@ def to_frames(message: WireMessage) -> list[bytes]:
     return [HEADER, _encoder.encode(message)]
 
 
-def from_frames(frames: Sequence[bytes | memoryview]) -> WireMessage:
-    """Decode frames produced by ``to_frames`` (identity already removed).
+def from_frames(frames: Sequence[bytes | memoryview]) -> list[WireMessage]:
+    """Decode frames produced by ``to_frames`` or ``pack`` (identity already removed) into
+    their messages, in order.
 
     Raises:
         ProtocolError: for a wrong frame count, a foreign header or an invalid body.

@@ -43,7 +43,7 @@ from anyio.lowlevel import checkpoint
 from protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames
 from protocols.errors import ProtocolError
 from protocols.messages import WireMessage
-from runtime.codec import HEADER, encode, from_frames
+from runtime.codec import HEADER, encode, from_frames, pack
 from runtime.curve import ZAP_DOMAIN, CurveClient, CurveServer, authenticator_running
 from runtime.errors import TransportError
 
@@ -177,13 +177,14 @@ class _Endpoint:
             except zmq.Again:
                 break
             try:
-                batch.append(self._decode(frames))
+                batch += self._decode(frames)
             except ProtocolError as exc:
                 self._log_dropped_frames(*self._peer_of(frames), exc)
             ready = sock.get(_EVENTS) & _POLLIN
         return batch
 
-    def _decode(self, frames: list[bytes]) -> Any:
+    def _decode(self, frames: list[bytes]) -> list:
+        """The received items of one frame set (a batch body yields several, in order)."""
         raise NotImplementedError
 
     @staticmethod
@@ -256,10 +257,11 @@ class RouterSocket(_Endpoint):
         """
         return await self._receive(max_batch)
 
-    def _decode(self, frames: list[bytes]) -> tuple[bytes, Any]:
+    def _decode(self, frames: list[bytes]) -> list[tuple[bytes, Any]]:
+        identity = frames[0]
         if len(frames) == 3 and frames[1] == CLIENT_HEADER:
-            return frames[0], client_from_frames(frames[1:])
-        return frames[0], from_frames(frames[1:])
+            return [(identity, client_from_frames(frames[1:]))]
+        return [(identity, message) for message in from_frames(frames[1:])]
 
     @staticmethod
     def _peer_of(frames: list[bytes]) -> tuple[bytes | None, list[bytes]]:
@@ -291,13 +293,29 @@ class RouterSocket(_Endpoint):
         self._after_send()
 
     def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:
-        """Send several ``(identity, message)`` pairs; each behaves as ``send``."""
+        """Send several ``(identity, message)`` pairs, the messages of each peer in order and
+        in as few ZeroMQ messages as ``runtime.codec.pack`` makes (a ``Batch`` per peer).
+
+        A peer that is unknown or whose queue is full loses what was for it, logged as
+        ``send_dropped`` (as ``send``); the other peers get theirs.
+        """
+        per_peer: dict[bytes, list[WireMessage]] = {}
         for identity, message in items:
-            self._send_one(identity, message)
+            queued = per_peer.get(identity)
+            if queued is None:
+                per_peer[identity] = [message]
+            else:
+                queued.append(message)
+        for identity, messages in per_peer.items():
+            for body in pack(messages):
+                if not self._send_body(identity, body, messages[0]):
+                    break
         self._after_send()
 
     def _send_one(self, identity: bytes, message: WireMessage) -> None:
-        body = encode(message)
+        self._send_body(identity, encode(message), message)
+
+    def _send_body(self, identity: bytes, body: bytes, message: WireMessage) -> bool:
         sock = self._sock
         try:
             # ROUTER_MANDATORY makes an unknown identity fail on this first frame, so a
@@ -305,9 +323,10 @@ class RouterSocket(_Endpoint):
             sock.send(identity, _SNDMORE_NOBLOCK)
         except zmq.ZMQError as exc:
             self._log_send_failure(identity, message, exc)
-            return
+            return False
         sock.send(HEADER, _SNDMORE_NOBLOCK)
         sock.send(body, _NOBLOCK)
+        return True
 
 
 class DealerSocket(_Endpoint):
@@ -331,8 +350,8 @@ class DealerSocket(_Endpoint):
         """
         return await self._receive(max_batch)
 
-    def _decode(self, frames: list[bytes]) -> Any:
-        return client_from_frames(frames) if self._client else from_frames(frames)
+    def _decode(self, frames: list[bytes]) -> list:
+        return [client_from_frames(frames)] if self._client else from_frames(frames)
 
     def send(self, message: WireMessage) -> None:
         """Send ``message`` to the connected peer without blocking.
@@ -347,14 +366,32 @@ class DealerSocket(_Endpoint):
             header, body = client_to_frames(message)
         else:
             header, body = HEADER, encode(message)
+        self._send_body(header, body, message)
+        self._after_send()
+
+    def send_many(self, messages: list[WireMessage]) -> None:
+        """Send ``messages`` in order, in as few ZeroMQ messages as ``runtime.codec.pack``
+        makes; behaves as ``send`` otherwise (a worker's socket only, not a client's).
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        if not messages:
+            return
+        for body in pack(messages):
+            if not self._send_body(HEADER, body, messages[0]):
+                break
+        self._after_send()
+
+    def _send_body(self, header: bytes, body: bytes, message: WireMessage) -> bool:
         sock = self._sock
         try:
             sock.send(header, _SNDMORE_NOBLOCK)
         except zmq.ZMQError as exc:
             self._log_send_failure(None, message, exc)
-            return
+            return False
         sock.send(body, _NOBLOCK)
-        self._after_send()
+        return True
 
 
 @asynccontextmanager

@@ -231,9 +231,10 @@ class Capability(abc.ABC):
         deadline = math.inf
         if request.deadline_ms is not None:
             deadline = anyio.current_time() + request.deadline_ms / 1000
+        unbounded = deadline == math.inf and timeout_s == math.inf  # no clock read needed
         retries = 0
         while True:
-            attempt_deadline = min(anyio.current_time() + timeout_s, deadline)
+            attempt_deadline = math.inf if unbounded else min(anyio.current_time() + timeout_s, deadline)
             raw: Any = _NOT_RETURNED
             error: Exception | None = None
             scope: anyio.CancelScope | None = None

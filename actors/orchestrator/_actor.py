@@ -13,6 +13,7 @@ local code and the client service make.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -135,6 +136,9 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
         self._batch: Batch | None = Batch() if journal is not None else None
         self._outbox: list[tuple[bytes, Any, bool]] = []
         self._in_batch = False
+        self._flush_scheduled = False
+        self._failure: Exception | None = None  # a deferred flush that failed: run() raises it
+        self._refresh_log_levels()
         self._commit_group = None
         self._by_key: dict[str, str] = {}
         self._by_trigger: dict[str, str] = {}
@@ -172,10 +176,12 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
                         tg.start_soon(self._tick_loop)
                         task_status.started(self)
             finally:
-                if self.journal is not None:
-                    self._flush()  # what the last batch decided is recorded before we go
+                if self._failure is None:
+                    self._flush()  # what the last batch decided is recorded (and sent) before we go
                 self._router = None
                 log.info("orchestrator_stopped", runs_in_flight=self.runs_in_flight)
+        if self._failure is not None:
+            raise self._failure
 
     def stop(self) -> None:
         """Stop serving; ``run`` returns."""
@@ -194,8 +200,7 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
             while self.steps_in_flight():
                 await anyio.sleep(self._tick_s)  # re-checked each tick: answers arrive on the socket
         left = self.steps_in_flight()
-        if self.journal is not None:
-            self._flush()
+        self._flush()
         return left
 
     # -- the client side ---------------------------------------------------------------------
@@ -250,10 +255,10 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
             self._journal_submit(run, source, RunRow(
                 run_id=run_id, source_hash=source[0], submitted_ms=now, deadline_at_ms=deadline_at,
                 idempotency_key=idempotency_key, trigger_key=trigger_key, name=name or ""))
-        log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs), journaled=journaled)
+        if self._log_info:
+            log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs), journaled=journaled)
         self._apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=now))
-        if self.journal is not None:
-            self._maybe_flush()
+        self._maybe_flush()
         return run_id
 
     async def result(self, run_id: str) -> RunResult:
@@ -308,8 +313,7 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
             raise UnknownRunError(run_id)
         if run.result is None:
             self._apply(run, RunCancelled(reason=reason, now_ms=self._clock()))
-            if self.journal is not None:
-                self._maybe_flush()
+            self._maybe_flush()
 
     async def wait_for_capabilities(self, capability_ids: Iterable[str]) -> None:
         """Return once live workers offer every capability in ``capability_ids``."""
@@ -334,6 +338,7 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
         while True:
             batch = await router.recv_batch()
             now = self._clock()
+            self._refresh_log_levels()
             self._in_batch = True
             try:
                 for identity, message in batch:
@@ -349,21 +354,32 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
                         )
             finally:
                 self._in_batch = False
-            if self.journal is not None:
-                self._flush()  # one transaction for the whole batch, then its sends
+            self._flush()  # one transaction for the whole batch, then its sends, one per peer
 
     async def _tick_loop(self) -> None:
         while True:
             await anyio.sleep(self._tick_s)
             self._on_tick(self._clock())
 
+    def _refresh_log_levels(self) -> None:
+        # Per-step log lines cost microseconds even when filtered out (the lazy logger proxy
+        # and the keyword arguments), so the hot path asks these flags, read once per batch.
+        self._log_info = log.is_enabled_for(logging.INFO)
+        self._log_debug = log.is_enabled_for(logging.DEBUG)
+
     def _on_tick(self, now: int) -> None:
+        self._refresh_log_levels()
         self._check_workers(now)
         self._expire_deadlines(now)
-        if self.journal is not None:
-            self._flush()
+        self._flush()
 
     def _on_message(self, identity: bytes, message: Any, now: int) -> None:
+        if type(message) is Outcome:  # the hot path: most of what arrives
+            worker = self.registry.get(identity)
+            if worker is not None:
+                worker.last_seen_ms = now
+            self._on_outcome(identity, message, now)
+            return
         if isinstance(message, _CLIENT_TYPES):
             if self.client_handler is None:
                 log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)

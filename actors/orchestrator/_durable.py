@@ -1,11 +1,13 @@
-"""The durable side of the orchestrator shell: group commit and recovery from the journal.
+"""The durable side of the orchestrator shell: group commit, batched sends, and recovery.
 
-While a journal is open, everything one socket batch (or one tick, or one local call) causes
-is collected: the facts go into a :class:`~runtime.journal.Batch`, the messages into an outbox.
-:meth:`DurableMixin._flush` commits the batch in one transaction and only then sends the
-outbox, so no peer ever hears of something the journal could lose: a submit is acknowledged
-after its fact is committed, an Invoke leaves after its ``dispatched`` record, an outcome and
-the transition it causes are one append.
+Everything one socket batch (or one tick, or one event-loop turn of local calls) causes is
+collected: the messages into an outbox and, while a journal is open, the facts into a
+:class:`~runtime.journal.Batch`. :meth:`DurableMixin._flush` commits the batch in one
+transaction and only then sends the outbox, so no peer ever hears of something the journal
+could lose: a submit is acknowledged after its fact is committed, an Invoke leaves after its
+``dispatched`` record, an outcome and the transition it causes are one append. The outbox goes
+out grouped per peer (``RouterSocket.send_many``: one ZeroMQ message per worker per flush
+instead of one per step), which is what lets one pass over many Outcomes stay cheap.
 
 Recovery replays each unfinished run's facts through the same pure engine, then carries on: a
 step whose attempt was recorded as dispatched may have run, so it is reported lost with the
@@ -90,20 +92,41 @@ class DurableMixin:
     runs_in_flight: int
 
     def _send(self, identity: bytes, message: Any) -> None:
-        if self.journal is not None:
-            self._outbox.append((identity, message, False))
-        elif self._router is not None:  # type: ignore[attr-defined]
-            self._router.send(identity, message)  # type: ignore[attr-defined]
+        self._outbox.append((identity, message, False))
+        if not self._in_batch:
+            self._send_soon()
 
     def send_client(self, identity: bytes, message: Any) -> None:
         """Send a client API reply (``protocols.client``) to the client ``identity``.
 
-        With a journal, it leaves after the facts of the current batch are committed.
+        It leaves with the current batch's messages, after its facts are committed.
         """
-        if self.journal is not None:
-            self._outbox.append((identity, message, True))
-        elif self._router is not None:  # type: ignore[attr-defined]
-            self._router.send_client(identity, message)  # type: ignore[attr-defined]
+        self._outbox.append((identity, message, True))
+        if not self._in_batch:
+            self._send_soon()
+
+    def _send_soon(self) -> None:
+        """Flush once the tasks made ready in this event-loop turn have run (their sends share
+        the ZeroMQ messages); at once when no loop runs."""
+        if self._flush_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._flush()
+            return
+        self._flush_scheduled = True
+        loop.call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        self._flush_scheduled = False
+        if not self._in_batch:  # a socket batch in progress flushes at its end
+            try:
+                self._flush()
+            except Exception as exc:  # a failed commit: nothing of it was sent; stop serving
+                log.error("flush_failed", error=type(exc).__name__, where=_where(exc))
+                self._failure = exc
+                self.stop()  # type: ignore[attr-defined]
 
     def _flush(self) -> None:
         """Commit the batch, then send what waited for it.
@@ -121,16 +144,21 @@ class DurableMixin:
             router = self._router  # type: ignore[attr-defined]
             if router is None:
                 return
+            router.send_many([(identity, message) for identity, message, client in out if not client])
             for identity, message, client in out:
                 if client:
                     router.send_client(identity, message)
-                else:
-                    router.send(identity, message)
 
     def _maybe_flush(self) -> None:
-        """Flush now unless a socket batch is being handled (it flushes once at its end)."""
+        """Commit now unless a socket batch is being handled (it commits once at its end); the
+        messages follow within this event-loop turn (``_send_soon``)."""
         if not self._in_batch:
-            self._flush()
+            batch = self._batch
+            if batch is not None and batch:
+                self._batch = Batch()
+                self.journal.commit(batch)  # type: ignore[union-attr]
+            if self._outbox:
+                self._send_soon()
 
     async def asubmit(self, workflow: Any, inputs: Any, **options: Any) -> str:
         """``submit``, but the callers of one event-loop turn share one commit (group commit).

@@ -116,10 +116,10 @@ class WorkerRegistry:
         best: WorkerInfo | None = None
         best_load = 2.0
         for info in self._by_capability.get(capability, ()):
-            free = info.free_slots
-            if free <= 0:
+            busy = len(info.in_flight)  # free_slots inlined: this runs for every step
+            if busy >= info.slots:
                 continue
-            load = len(info.in_flight) / info.slots
+            load = busy / info.slots
             if load < best_load:
                 best, best_load = info, load
         return best
@@ -156,6 +156,10 @@ class PendingQueue:
     def push(self, capability: str, item: object) -> None:
         """Queue ``item`` behind the others waiting for ``capability``."""
         self._queues.setdefault(capability, deque()).append(item)
+
+    def __contains__(self, capability: object) -> bool:
+        """Whether something waits for ``capability`` (an emptied queue is removed)."""
+        return capability in self._queues
 
     def pop(self, capability: str) -> object | None:
         """The oldest item waiting for ``capability``, removed; None when none waits."""

@@ -112,7 +112,8 @@ class RunsMixin:
         self.runs_in_flight -= 1
         duration = (state.ended_ms or 0) - (state.started_ms or 0)
         if ended.status == "completed":
-            log.info("run_completed", run_id=state.run_id, steps=len(state.trace), duration_ms=duration)
+            if self._log_info:  # type: ignore[attr-defined]
+                log.info("run_completed", run_id=state.run_id, steps=len(state.trace), duration_ms=duration)
         else:
             log.warning("run_failed", run_id=state.run_id, status=ended.status, error=ended.error, steps=len(state.trace))
         self._run_deadlines.pop(state.run_id, None)
@@ -125,17 +126,31 @@ class RunsMixin:
 
     def _log_progress(self, run: _Run) -> None:
         state = run.state
-        for note in state.notes:
-            log.info("engine_note", run_id=state.run_id, note=note)
-        state.notes.clear()
+        verbose = self._log_info  # type: ignore[attr-defined]
+        if state.notes:
+            if verbose:
+                for note in state.notes:
+                    log.info("engine_note", run_id=state.run_id, note=note)
+            state.notes.clear()
         trace = state.trace
         if run.logged == len(trace):
             return
         fresh = trace[run.logged :]
-        for entry in fresh:
+        run.logged = len(trace)
+        if verbose:
+            self._log_steps(state.run_id, fresh)
+        for callback in self.on_progress:
+            try:
+                callback(state.run_id, fresh)
+            except Exception as exc:  # a watcher's bug must not break the run
+                log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__, where=_where(exc))
+
+    @staticmethod
+    def _log_steps(run_id: str, entries: list[Any]) -> None:
+        for entry in entries:
             log.info(
                 "step_completed",
-                run_id=state.run_id,
+                run_id=run_id,
                 step_id=entry.step_id,
                 node=entry.node,
                 block=entry.block,
@@ -147,13 +162,7 @@ class RunsMixin:
                 reason=entry.reason,
             )
             if entry.action is not None:
-                log.info("transition_taken", run_id=state.run_id, block=entry.block, signal=entry.event, action=entry.action)
-        run.logged = len(trace)
-        for callback in self.on_progress:
-            try:
-                callback(state.run_id, fresh)
-            except Exception as exc:  # a watcher's bug must not break the run
-                log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__, where=_where(exc))
+                log.info("transition_taken", run_id=run_id, block=entry.block, signal=entry.event, action=entry.action)
 
 
 def result_of(state: Any, status: str, error: str | None) -> RunResult:

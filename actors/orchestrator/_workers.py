@@ -210,20 +210,22 @@ class WorkersMixin:
                 body = _record_encoder.encode((d.step_id, d.attempt, d.capability, worker.worker_id))
                 batch.fact(d.run_id, "dispatched", now, body)
         self._send(worker.identity, invoke)  # type: ignore[attr-defined]
-        log.debug(
+        if self._log_debug:  # type: ignore[attr-defined]
+            log.debug(
             "step_dispatched",
-            run_id=d.run_id,
-            step_id=d.step_id,
-            attempt=d.attempt,
-            capability=d.capability,
-            worker_id=worker.worker_id,
-            input_keys=list(d.inputs),
-        )
+                run_id=d.run_id,
+                step_id=d.step_id,
+                attempt=d.attempt,
+                capability=d.capability,
+                worker_id=worker.worker_id,
+                input_keys=list(d.inputs),
+            )
 
     def _drain_pending(self, capability: str, now: int) -> None:
         if self.draining:
             return
-        while True:
+        pending = self._pending
+        while capability in pending:
             worker = self.registry.pick(capability)
             if worker is None:
                 return

@@ -1,10 +1,15 @@
 """The worker host: runs capability actors and speaks the wire protocol to an orchestrator.
 
 It announces its capabilities with ``Ready``, queues every ``Invoke`` in its mailbox, where
-``slots`` step runners take them one at a time, each step inside its own cancel scope (so
-``Cancel`` stops exactly that step), and answers with the ``Outcome`` the capability base
+``slots`` step runners take them one at a time, and answers with the ``Outcome`` the capability base
 produced. Runners are long-lived tasks rather than a task per step: spawning a task costs more
-than a whole no-op step. Perceiving capabilities are polled at their declared interval.
+than a whole no-op step. They are woken one at a time: a runner that takes a step while more
+wait wakes one other runner first, so steps that await run concurrently (up to ``slots``)
+while steps that finish without awaiting are run one after another by the same runner, with no
+task switch between them. ``Cancel`` stops exactly its step: a queued one never starts, a
+running one gets its runner task cancelled (``Task.cancel``, taken back with ``uncancel`` once
+the step is over; an anyio cancel scope per step would cost a third of a no-op step) and is
+answered ``cancelled``. Perceiving capabilities are polled at their declared interval.
 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
@@ -24,6 +29,7 @@ no longer awaits are sent Cancel.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import time
@@ -98,9 +104,12 @@ class WorkerHost:
         self._reconnect = (reconnect_initial_s, reconnect_max_s)
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
-        self._running: dict[StepKey, anyio.CancelScope] = {}
+        # Every attempt accepted and not answered: None while queued, its runner while running.
+        self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
+        self._cancel_requested: set[StepKey] = set()
         self._mailbox: deque[Invoke] = deque()
-        self._idle: list[anyio.Event] = []
+        self._idle: list[asyncio.Future[None]] = []  # parked runners, woken one at a time
+        self._waking = 0  # runners woken and not yet running: at most one at a time
         self._session: Session | None = None  # the welcomed session, if any
         self._outbox: dict[StepKey, Outcome] = {}  # answered while no session was up
         self._recent: deque[tuple[float, Outcome]] = deque()  # sent, maybe down a dead link
@@ -216,17 +225,26 @@ class WorkerHost:
             log.warning("invoke_duplicate", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
             return None
         # Registered now, so a Cancel that arrives before a runner picks the step up still finds it.
-        self._running[key] = anyio.CancelScope()
+        self._running[key] = None
         self._mailbox.append(invoke)
-        if self._idle:
-            self._idle.pop().set()
+        self._wake_runner()
         return None
+
+    def _wake_runner(self) -> None:
+        if self._waking or not self._idle:
+            return
+        self._waking += 1
+        self._idle.pop().set_result(None)
 
     def cancel(self, run_id: str, step_id: str, attempt: int) -> None:
         """Cancel a running or queued attempt (an unknown one is already over: nothing to do)."""
-        scope = self._running.get((run_id, step_id, attempt))
-        if scope is not None:
-            scope.cancel()
+        key = (run_id, step_id, attempt)
+        if key not in self._running or key in self._cancel_requested:
+            return
+        self._cancel_requested.add(key)
+        runner = self._running[key]
+        if runner is not None:
+            runner.cancel()  # the step is the only thing this runner awaits right now
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -240,24 +258,31 @@ class WorkerHost:
 
     async def _step_runner(self) -> None:
         mailbox = self._mailbox
+        loop = asyncio.get_running_loop()
         while True:
             if not mailbox:
-                wake = anyio.Event()
+                wake = loop.create_future()
                 self._idle.append(wake)
-                await wake.wait()
+                try:
+                    await wake
+                finally:
+                    if wake.done() and not wake.cancelled():
+                        self._waking -= 1
+                    else:  # cancelled while parked (the host stops): no longer idle
+                        self._idle.remove(wake)
                 continue
             invoke = mailbox.popleft()
+            if mailbox:
+                self._wake_runner()  # takes the next step should this one await
             key = (invoke.run_id, invoke.step_id, invoke.attempt)
-            scope = self._running.get(key)
-            if scope is None:
+            if key not in self._running:
                 continue
             outcome: Outcome | None = None
-            try:
-                with scope:
-                    outcome = await self._capabilities[invoke.capability].invoke(invoke)
-            finally:
-                self._running.pop(key, None)
-            if outcome is None:  # the scope was cancelled: a Cancel arrived for this step
+            if key not in self._cancel_requested:  # else cancelled while queued: never started
+                outcome = await self._run_step(key, invoke)
+            self._cancel_requested.discard(key)
+            self._running.pop(key, None)
+            if outcome is None:  # a Cancel arrived for this step
                 outcome = Outcome(
                     run_id=invoke.run_id,
                     step_id=invoke.step_id,
@@ -266,6 +291,23 @@ class WorkerHost:
                     reason="cancelled",
                 )
             self._deliver(outcome)
+
+    async def _run_step(self, key: StepKey, invoke: Invoke) -> Outcome | None:
+        """The step's Outcome, or None when a Cancel for it cancelled this runner meanwhile."""
+        runner = asyncio.current_task()
+        assert runner is not None
+        self._running[key] = runner
+        try:
+            return await self._capabilities[invoke.capability].invoke(invoke)
+        except asyncio.CancelledError:
+            if key not in self._cancel_requested:
+                raise  # the host itself is being cancelled
+            return None
+        finally:
+            if key in self._cancel_requested:
+                # Take back exactly the cancellation this host asked for (whether the step saw
+                # it or finished first), so the runner is not left "cancelling" for anyio.
+                runner.uncancel()
 
     async def _perceive_loop(self, cap: Capability) -> None:
         interval = type(cap).metadata.perceive_interval_ms / 1000

@@ -4,10 +4,15 @@ A session ends when the orchestrator has been silent for ``liveness`` heartbeat 
 (any message counts as a sign of life); the host then opens a new one after its backoff. The
 host's step runners and held answers live on in ``WorkerHost``; a session only carries
 messages (see ``_host.py`` for why nothing is reported twice).
+
+Sends are gathered for one event-loop turn and leave together (``DealerSocket.send_many``): the
+steps of one Invoke batch finish in the same turn, and their Outcomes then cost one ZeroMQ
+message and one wake-up of the orchestrator instead of one each.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
@@ -36,6 +41,8 @@ class Session:
         self._dealer: DealerSocket | None = None
         self._last_heard = 0.0
         self._rearm = anyio.Event()  # set by the Welcome: the interval changed
+        self._out: list[WireMessage] = []
+        self._flush_scheduled = False
 
     async def run(self) -> bool:
         """Connect, register and serve until the orchestrator goes silent.
@@ -69,10 +76,24 @@ class Session:
         return self.welcomed
 
     def send(self, message: WireMessage) -> None:
-        """Send on this session's socket (dropped when the session is over)."""
+        """Send on this session's socket once the current event-loop turn is over, with the
+        other messages of the turn (dropped when the session is over by then)."""
+        if self._dealer is None:
+            return
+        self._out.append(message)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        out, self._out = self._out, []
         dealer = self._dealer
         if dealer is not None:
-            dealer.send(message)
+            try:
+                dealer.send_many(out)
+            except anyio.ClosedResourceError:
+                pass  # the session ended meanwhile: held outcomes are re-sent by the next one
 
     async def _watchdog(self) -> None:
         """Heartbeat out every interval; return once the orchestrator has been silent too long."""

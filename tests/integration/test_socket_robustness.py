@@ -63,9 +63,11 @@ async def test_garbage_and_wrong_protocol_do_not_disturb_a_run(tmp_path: Path, s
                 await raw.send_multipart([HEADER, b"\xc1\xc1 not msgpack"])
                 await raw.send_multipart([HEADER, msgspec.msgpack.encode(["ready", "wrong shape"])])
                 await raw.send_multipart([b"a", b"b", b"c"])
+                # A batch inside a batch is not a valid message either.
+                await raw.send_multipart([HEADER, msgspec.msgpack.encode(["batch", [["batch", []]]])])
                 await raw.send_multipart(to_frames(Ready(protocol=99, worker_id="intruder")))
                 with anyio.fail_after(10):
-                    reply = from_frames(await raw.recv_multipart())
+                    [reply] = from_frames(await raw.recv_multipart())
             finally:
                 raw.close()
                 ctx.term()
@@ -78,6 +80,6 @@ async def test_garbage_and_wrong_protocol_do_not_disturb_a_run(tmp_path: Path, s
     assert result.status == "completed"
     assert result.context["test.passed"] is True
     dropped = [e for e in logs if e["event"] == "frame_dropped"]
-    assert len(dropped) == 4
+    assert len(dropped) == 5
     assert any(e["event"] == "worker_refused" and e.get("worker_id") == "intruder" for e in logs)
     assert "intruder" not in {w.worker_id for w in orch.registry}

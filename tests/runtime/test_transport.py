@@ -73,6 +73,28 @@ async def test_round_trip(address: str) -> None:
             assert await dealer.recv_batch() == [_outcome(1)]
 
 
+async def test_send_many_batches_per_peer_and_keeps_each_peers_order(address: str) -> None:
+    async with (
+        open_router(address) as router,
+        open_dealer(router.address, identity=b"w1") as one,
+        open_dealer(router.address, identity=b"w2") as two,
+    ):
+        with anyio.fail_after(5):
+            one.send(Heartbeat())
+            two.send(Heartbeat())
+            seen: set[bytes] = set()
+            while len(seen) < 2:
+                seen |= {identity for identity, _ in await router.recv_batch()}
+            interleaved = [(b"w1" if n % 2 else b"w2", _invoke(n)) for n in range(10)]
+            router.send_many(interleaved + [(b"nobody", _invoke(99))])  # an unknown peer loses only its own
+            # One ZeroMQ message per peer: the whole batch is there in the first receive.
+            assert await one.recv_batch() == [_invoke(n) for n in range(1, 10, 2)]
+            assert await two.recv_batch() == [_invoke(n) for n in range(0, 10, 2)]
+            one.send_many([_outcome(n) for n in range(4)])
+            got = await router.recv_batch()
+            assert got == [(b"w1", _outcome(n)) for n in range(4)]
+
+
 async def test_pump_many_round_trips_without_lost_wakeups(address: str) -> None:
     """Receivers park while other tasks send on the same sockets: the case where a send can
     swallow the edge of the ZMQ_FD that announced an incoming message."""
