@@ -2,7 +2,11 @@
 
 Local clusters come from ``runtime.embedded.open_local_cluster`` with the ``bench.noop``
 capability in worker processes over ``ipc://``; one cluster of ``w2_workers`` workers serves
-W1 and W2, and one more cluster per other worker count serves W4's series.
+W1 and W2, and one more cluster per other worker count serves W4's series. Each worker gets
+enough slots for the window of runs in flight to fit in the workers (``slots_for``): a slot is
+a step a worker may hold at once, and a no-op step needs no more than a place in the window
+(Ray's async actors allow 1,000 concurrent calls by default; Celery's prefork pool holds
+prefetched tasks the same way).
 """
 
 from __future__ import annotations
@@ -28,10 +32,16 @@ __all__ = ["measure_ontoflow", "measure_plans"]
 log = structlog.get_logger()
 
 
+def slots_for(config: BenchConfig, workers: int) -> int:
+    """Slots per worker: the runs in flight spread over the workers, at least the default 8."""
+    return max(8, -(-config.in_flight // workers))
+
+
 async def _cluster_figures(config: BenchConfig, workers: int, latency: bool) -> list[dict[str, Any]]:
     classes = load_capabilities(["bench.noop"])
     records: list[dict[str, Any]] = []
-    async with open_local_cluster(classes, ["bench.noop"], transport="ipc", workers=workers) as cluster:
+    slots = slots_for(config, workers)
+    async with open_local_cluster(classes, ["bench.noop"], transport="ipc", workers=workers, slots=slots) as cluster:
         linear3 = cluster.compile(manifest_from_data(linear_manifest(3)))
         if latency:
             for steps, runs in config.latency_runs:
@@ -40,6 +50,7 @@ async def _cluster_figures(config: BenchConfig, workers: int, latency: bool) -> 
         records.append(await measure_throughput(
             cluster, linear3, steps=3, runs=config.throughput_runs, in_flight=config.in_flight,
             repeats=config.repeats, workers=workers, workload="W2" if workers == config.w2_workers else "W4",
+            slots=slots,
         ))
     return records
 

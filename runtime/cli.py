@@ -87,6 +87,10 @@ def _build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--capabilities", "-c", action="append", default=[], metavar="MODULE")
     worker.add_argument("--slots", type=int, default=8)
     worker.add_argument("--worker-id", default=None)
+    worker.add_argument(
+        "--nice", type=int, default=0, metavar="N",
+        help="lower this worker's CPU priority by N (0-19): keeps a co-located orchestrator responsive",
+    )
     worker.add_argument("--no-builtins", action="store_true")
     worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
     worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
@@ -173,10 +177,14 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
     if args.slots < 1 or args.max_message_bytes < 1 or args.reconnect_max < 1:
         return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
+    if not 0 <= args.nice <= 19:
+        return fail(f"--nice must be between 0 and 19, got {args.nice}")
     try:
         curve = curve_client(args.curve_secret, args.curve_server_key)
     except ConfigError as exc:
         return fail(str(exc))
+    if args.nice:
+        os.nice(args.nice)
 
     async def go() -> None:
         host = WorkerHost(

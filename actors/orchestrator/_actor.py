@@ -321,6 +321,11 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
         while not all(self.registry.offers(c) for c in wanted):
             await self._registered.wait()
 
+    async def wait_for_workers(self, count: int) -> None:
+        """Return once at least ``count`` live workers are registered."""
+        while len(self.registry) < count:
+            await self._registered.wait()
+
     def statistics(self) -> dict[str, int]:
         """Counts for observability: runs in flight, workers, steps waiting for a worker."""
         return {

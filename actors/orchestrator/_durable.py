@@ -35,7 +35,10 @@ from actors.orchestrator._source import compile_source
 from actors.orchestrator.engine import Fact, StepLost
 from runtime.journal import Batch, Journal, RunRow
 
-__all__ = ["DurableMixin", "RecoveryReport"]
+__all__ = ["DurableMixin", "RecoveryReport", "SEND_CHUNK"]
+
+#: Messages per worker after which a socket batch's sends go out before its end.
+SEND_CHUNK = 32
 
 log = structlog.get_logger()
 
@@ -95,6 +98,11 @@ class DurableMixin:
         self._outbox.append((identity, message, False))
         if not self._in_batch:
             self._send_soon()
+        elif self.journal is None and len(self._outbox) >= SEND_CHUNK * max(len(self.registry), 1):  # type: ignore[attr-defined]
+            # A long socket batch need not be handled whole before its first steps go out:
+            # workers start on them while the rest is decided (with a journal, each flush
+            # is a commit, so the batch's end is waited for).
+            self._flush()
 
     def send_client(self, identity: bytes, message: Any) -> None:
         """Send a client API reply (``protocols.client``) to the client ``identity``.

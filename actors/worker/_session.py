@@ -26,7 +26,10 @@ from runtime.transport import DealerSocket, open_dealer
 if TYPE_CHECKING:
     from actors.worker._host import WorkerHost
 
-__all__ = ["Session"]
+__all__ = ["SEND_CHUNK", "Session"]
+
+#: Messages gathered before they are sent even though the loop turn is not over.
+SEND_CHUNK = 32
 
 log = structlog.get_logger()
 
@@ -81,7 +84,9 @@ class Session:
         if self._dealer is None:
             return
         self._out.append(message)
-        if not self._flush_scheduled:
+        if len(self._out) >= SEND_CHUNK:
+            self._flush()  # the orchestrator starts on these while the turn goes on
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 

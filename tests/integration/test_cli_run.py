@@ -85,6 +85,12 @@ def test_missing_manifest_exits_2(ontoflow) -> None:
     assert ran.code == 2 and "cannot read" in ran.stderr
 
 
+@pytest.mark.parametrize("nice", ["-1", "20"])
+def test_worker_nice_out_of_range_exits_2(ontoflow, nice: str) -> None:
+    ran = ontoflow("worker", "--connect", "ipc:///nonexistent/orchestrator.sock", "--nice", nice)
+    assert ran.code == 2 and "--nice must be between 0 and 19" in ran.stderr
+
+
 @pytest.mark.parametrize("pair", ["obdc.base.lang.code=klingon", "no-equals-sign", "=value"])
 def test_invalid_inputs_exit_2_without_echoing_the_value(ontoflow, pair: str) -> None:
     ran = ontoflow("run", MANIFEST, "--input", pair)

@@ -54,3 +54,16 @@ async def test_crashed_worker_process_is_restarted_and_the_step_redispatched(tmp
     events = [e["event"] for e in logs]
     assert "actor_crashed" in events
     assert "worker_lost" in events or "worker_ready" in events
+
+
+async def test_local_worker_processes_run_at_a_lower_cpu_priority(tmp_path: Path) -> None:
+    """The orchestrator is the serial part every step passes through: local workers yield to it."""
+    psutil = pytest.importorskip("psutil")
+    module = tmp_path / "crashy.py"
+    module.write_text(textwrap.dedent(CRASHY.format(marker=str(tmp_path / "marker"))))
+    classes = load_capabilities([str(module)])
+    own = psutil.Process().nice()
+    async with open_local_cluster(classes, [str(module)], transport="ipc", workers=2, worker_nice=3) as cluster:
+        pids = [worker.pid for worker in cluster.orchestrator.registry]
+        assert len(pids) == 2
+        assert [psutil.Process(pid).nice() for pid in pids] == [min(own + 3, 19)] * 2
