@@ -1,0 +1,28 @@
+"""The README's performance rows are copied from the results table, not typed."""
+
+from __future__ import annotations
+
+from bench.readme_table import readme_rows
+
+LATEST = """# ontoflow benchmark
+
+- ontoflow invocation, 2026-01-01 00:00 UTC: 2 cores
+- peers invocation, 2026-01-01 00:00 UTC: 2 cores
+
+| workload | system | measurement | median (min-max) | vs sync floor | vs asyncio floor |
+|---|---|---|---|---|---|
+| W1 | floor-sync | floor sync: ping-pong | 1 us | 1.00x | 1.00x |
+| W1 | floor-sync (peers run) | floor (peers run) sync: ping-pong | 2 us | 1.00x | 1.00x |
+| W1 | ontoflow | ontoflow: per run p50 (per step 3 us) | 9 us | 3.00x | 3.00x |
+| W4 | ontoflow | ontoflow: memory per run in flight, 10,000 runs (tracemalloc) | 5 B |  |  |
+| W4 | ontoflow | ontoflow: memory per run in flight, 10,000 runs (RSS delta) | 6 B |  |  |
+| W4 | ontoflow | ontoflow: memory per run in flight, 1,000 runs (tracemalloc) | 7 B |  |  |
+"""
+
+
+def test_keeps_the_invocations_and_the_headline_rows_only() -> None:
+    rows = readme_rows(LATEST)
+    assert rows[:2] == ["- ontoflow invocation, 2026-01-01 00:00 UTC: 2 cores", "- peers invocation, 2026-01-01 00:00 UTC: 2 cores"]
+    table = [row for row in rows if row.startswith("|")]
+    assert [row.split("|")[2].strip() for row in table[2:]] == ["floor-sync", "ontoflow"]
+    assert "10,000 runs (tracemalloc)" in table[-1]
