@@ -82,7 +82,7 @@ def _zmq_asyncio_server(address: str, ready: multiprocessing.synchronize.Event) 
         try:
             while True:
                 frames = await sock.recv_multipart()
-                message = from_frames(frames[1:])
+                [message] = from_frames(frames[1:])
                 if not isinstance(message, Invoke):
                     return
                 await sock.send_multipart([frames[0], *to_frames(_reply_to(message))])
@@ -131,7 +131,7 @@ def _raw_server(address: str, ready: multiprocessing.synchronize.Event) -> None:
     try:
         while True:
             frames = sock.recv_multipart()
-            message = from_frames(frames[1:])
+            [message] = from_frames(frames[1:])
             if not isinstance(message, Invoke):
                 return
             sock.send_multipart([frames[0], *to_frames(_reply_to(message))])

@@ -143,10 +143,7 @@ class DurableMixin:
             runtime.journal.JournalError: when the commit fails; nothing of the batch is sent
                 (the daemon stops rather than acknowledge what it could not record).
         """
-        batch = self._batch
-        if batch is not None and batch:
-            self._batch = Batch()
-            self.journal.commit(batch)  # type: ignore[union-attr]
+        self._commit()
         if self._outbox:
             out, self._outbox = self._outbox, []
             router = self._router  # type: ignore[attr-defined]
@@ -161,12 +158,20 @@ class DurableMixin:
         """Commit now unless a socket batch is being handled (it commits once at its end); the
         messages follow within this event-loop turn (``_send_soon``)."""
         if not self._in_batch:
-            batch = self._batch
-            if batch is not None and batch:
-                self._batch = Batch()
-                self.journal.commit(batch)  # type: ignore[union-attr]
+            self._commit()
             if self._outbox:
                 self._send_soon()
+
+    def _commit(self) -> None:
+        """Commit the facts collected so far (none without a journal).
+
+        Raises:
+            runtime.journal.JournalError: when the commit fails.
+        """
+        batch = self._batch
+        if batch is not None and batch:
+            self._batch = Batch()
+            self.journal.commit(batch)  # type: ignore[union-attr]
 
     async def asubmit(self, workflow: Any, inputs: Any, **options: Any) -> str:
         """``submit``, but the callers of one event-loop turn share one commit (group commit).
