@@ -83,5 +83,5 @@ async def measure_throughput(
         + ("" if slots is None else f" x {slots} slots"),
         "steps/s", rates, better="higher",
         params={"runs": runs, "steps": steps, "in_flight": in_flight, "workers": workers, "repeats": repeats, "slots": slots},
-        note="orchestrator in this process, steps in worker processes over ipc (nice +5: the local cluster's default)",
+        note="orchestrator in this process, steps in worker processes over ipc (nice +10: the local cluster's default)",
     )

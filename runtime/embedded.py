@@ -32,7 +32,7 @@ from runtime.transport import shared_context
 __all__ = ["LocalCluster", "TRANSPORTS", "WORKER_NICE", "open_local_cluster", "worker_argv"]
 
 #: The default CPU priority step-down of local worker processes (see ``open_local_cluster``).
-WORKER_NICE = 5
+WORKER_NICE = 10
 
 log = structlog.get_logger()
 
