@@ -3,8 +3,11 @@
 Everything is a real process on this machine over loopback TCP: ``ontoflow daemon``, N
 ``ontoflow worker`` processes hosting ``bench.noop``, and this process as the client, which
 keeps ``in_flight`` runs of a 3-step linear no-op workflow outstanding (Submit, then
-Status(wait) for each; a new run as each ends). ``python -m bench.multihost_bench`` prints
-the records as JSON lines.
+Status(wait) for each; a new run as each ends). The workers share this machine's cores with
+the daemon, so they run at ``--nice 10`` as the embedded cluster's do (on their own hosts they
+would not need it). ``python -m bench.multihost_bench`` prints the records as JSON lines, with
+the pipelined floor (plain pyzmq + msgspec, sync and asyncio, as many echo processes as
+workers) measured in the same invocation and each throughput's ratio to it.
 """
 
 from __future__ import annotations
@@ -51,10 +54,10 @@ def _daemon(heartbeat_ms: int, liveness: int) -> Iterator[tuple[str, subprocess.
         _stop(proc)
 
 
-def _worker(address: str, slots: int, i: int) -> subprocess.Popen:
+def _worker(address: str, slots: int, i: int, nice: int = 10) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "runtime", "worker", "--connect", address, "--no-builtins", "-c", "bench.noop",
-         "--slots", str(slots), "--worker-id", f"bench-{i}", "--log-level", "error"],
+         "--slots", str(slots), "--worker-id", f"bench-{i}", "--log-level", "error", "--nice", str(nice)],
         cwd=REPO, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)},
     )
 
@@ -172,6 +175,34 @@ def measure_detection(heartbeat_ms: int = 100, liveness: int = 3, repeats: int =
     return records
 
 
-if __name__ == "__main__":
-    for record in measure_throughput() + measure_detection():
+def measure_floor(workers: Sequence[int] = (1, 2, 4), count: int = 20_000, depth: int = 256, repeats: int = 3) -> list[dict[str, Any]]:
+    """The pipelined floor for each worker count: round trips/s of plain pyzmq + msgspec
+    against as many echo processes, ``depth`` in flight, sync and asyncio (median of repeats)."""
+    from statistics import median
+
+    from bench.floor_suite import _pipelined
+
+    records = []
+    for n in workers:
+        for mode in ("sync", "async"):
+            runs = _pipelined(mode, n, count, depth, repeats, max(count // 10, 100))
+            records.append({"name": "multihost_floor", "mode": mode, "workers": n, "depth": depth,
+                            "steps_per_s": round(median(count / s for s in runs), 1)})
+    return records
+
+
+def main() -> None:
+    """Print throughput, the floor of the same invocation (with ratios) and detection times."""
+    throughput = measure_throughput()
+    floor = {(r["mode"], r["workers"]): r["steps_per_s"] for r in measure_floor()}
+    for record in throughput:
+        n = record["workers"]
+        record["vs_sync_floor"] = round(record["steps_per_s"] / floor[("sync", n)], 3)
+        record["vs_asyncio_floor"] = round(record["steps_per_s"] / floor[("async", n)], 3)
+    for record in throughput + [{"name": "multihost_floor", "mode": m, "workers": n, "steps_per_s": v}
+                                for (m, n), v in floor.items()] + measure_detection():
         print(json.dumps(record), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -80,6 +80,7 @@ class ClientService:
     ) -> None:
         self._orch = orchestrator
         self._known: dict[str, CapabilityMetadata] = {}
+        self._catalog_version = -1
         self._waiting: dict[str, list[bytes]] = {}
         self._watchers: dict[str, list[bytes]] = {}
         self._finished: deque[str] = deque()
@@ -191,10 +192,13 @@ class ClientService:
             ManifestError: naming each problem's path.
             actors.planner.ConnectionResolutionError: naming a pipeline's connection defined nowhere.
         """
-        catalog = self._orch.registry.catalog()
-        if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
-            self._known.update(catalog)
-            self._compiled.clear()  # compiled against older metadata
+        registry = self._orch.registry
+        if registry.version != self._catalog_version:  # a worker came or went since the last look
+            self._catalog_version = registry.version
+            catalog = registry.catalog()
+            if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
+                self._known.update(catalog)
+                self._compiled.clear()  # compiled against older metadata
         key = _encode((document, manifest_hash))
         found = self._compiled.get(key)
         if found is None:

@@ -55,6 +55,8 @@ class WorkerRegistry:
         self._workers: dict[bytes, WorkerInfo] = {}
         self._by_capability: dict[str, list[WorkerInfo]] = {}
         self._step_owner: dict[StepKey, WorkerInfo] = {}
+        #: Bumped whenever a worker comes or goes: what is offered may have changed.
+        self.version = 0
 
     def __len__(self) -> int:
         return len(self._workers)
@@ -79,6 +81,7 @@ class WorkerRegistry:
             caller decides their fate), and the ones carried over.
         """
         previous = self.remove(info.identity)
+        self.version += 1
         kept = [step for step in previous if (step.run_id, step.step_id, step.attempt) in keep]
         orphans = [step for step in previous if (step.run_id, step.step_id, step.attempt) not in keep]
         self._workers[info.identity] = info
@@ -93,6 +96,7 @@ class WorkerRegistry:
         info = self._workers.pop(identity, None)
         if info is None:
             return []
+        self.version += 1
         for cap in info.capabilities:
             peers = self._by_capability.get(cap, [])
             if info in peers:
