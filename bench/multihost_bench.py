@@ -2,8 +2,8 @@
 
 Everything is a real process on this machine over loopback TCP: ``ontoflow daemon``, N
 ``ontoflow worker`` processes hosting ``bench.noop``, and this process as the client, which
-keeps ``in_flight`` runs of a 3-step linear no-op workflow outstanding (Submit, then
-Status(wait) for each; a new run as each ends). The workers share this machine's cores with
+keeps ``in_flight`` runs of a 3-step linear no-op workflow outstanding (``Submit(wait=True)``:
+accepted, then the run's status at its end; a new run as each ends). The workers share this machine's cores with
 the daemon, so they run at ``--nice 10`` as the embedded cluster's do (on their own hosts they
 would not need it). ``python -m bench.multihost_bench`` prints the records as JSON lines, with
 the pipelined floor (plain pyzmq + msgspec, sync and asyncio, as many echo processes as
@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 
 from bench.noop import linear_manifest
-from protocols.client import Error, RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from protocols.client import Error, RunStatus, Submit, SubmitAccepted, Workers, WorkersInfo
 from runtime.cli_daemon import open_client, request
 from runtime.loop import run as run_async
 
@@ -91,18 +91,18 @@ async def _drive(address: str, runs: int, in_flight: int) -> float:
         submitted = done = 0
         start = time.perf_counter()
         while submitted < min(in_flight, runs):
-            client.send(Submit(manifest=manifest))
+            client.send(Submit(manifest=manifest, wait=True))
             submitted += 1
         while done < runs:
             for reply in await client.recv_batch():
                 if isinstance(reply, SubmitAccepted):
-                    client.send(Status(run_id=reply.run_id, wait=True))
-                elif isinstance(reply, RunStatus):
+                    continue
+                if isinstance(reply, RunStatus):
                     if reply.status != "completed":
                         raise RuntimeError(f"a benchmark run ended {reply.status}")
                     done += 1
                     if submitted < runs:
-                        client.send(Submit(manifest=manifest))
+                        client.send(Submit(manifest=manifest, wait=True))
                         submitted += 1
                 elif isinstance(reply, Error):
                     raise RuntimeError(f"the daemon refused a run: {reply.code}")

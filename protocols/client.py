@@ -96,6 +96,9 @@ class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
     manifest_hash: str = ""
     #: A repeated submit with the same key returns the first one's run (``existing=True``).
     idempotency_key: str | None = None
+    #: Also answer the run's ``RunStatus`` when it ends (after ``SubmitAccepted``), as a
+    #: ``Status(wait=True)`` would: submit-and-wait in one request.
+    wait: bool = False
 
 
 class SubmitAccepted(_ClientMessage, tag="submit_accepted", frozen=True, kw_only=True):

@@ -110,8 +110,14 @@ class ClientService:
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
         match message:
-            case Submit():
+            case Submit(wait=False):
                 return self._submit(message)
+            case Submit():
+                reply = self._submit(message)
+                if not isinstance(reply, SubmitAccepted):
+                    return reply
+                self._orch.send_client(identity, reply)
+                return self._answer(identity, Status(run_id=reply.run_id, wait=True))
             case Status(run_id=run_id, wait=wait):
                 found = self._queries.lookup(run_id)
                 if found is None:

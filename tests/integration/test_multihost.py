@@ -112,3 +112,27 @@ async def test_client_cancel_and_run_deadline_reach_the_worker() -> None:
             refused = await request(client, Submit(manifest=other))
             assert refused.code == "invalid_manifest"
         tg.cancel_scope.cancel()
+
+
+async def test_submit_with_wait_answers_accepted_then_the_end() -> None:
+    Gate.entered, Gate.release = anyio.Event(), anyio.Event()
+    async with anyio.create_task_group() as tg:
+        orch = Orchestrator(address="tcp://127.0.0.1:0", context=shared_context(), heartbeat_ms=50)
+        ClientService(orch)
+        await tg.start(orch.run)
+        await tg.start(WorkerHost([Gate()], address=orch.address, worker_id="w1").run)
+        await orch.wait_for_capabilities([GATE_ID])
+        async with open_client(orch.address) as client:
+            with anyio.fail_after(10):
+                client.send(Submit(manifest=MANIFEST, wait=True))
+                [accepted] = await client.recv_batch()
+                assert isinstance(accepted, SubmitAccepted)
+                await Gate.entered.wait()
+                Gate.release.set()
+                [ended] = await client.recv_batch()
+            assert isinstance(ended, RunStatus) and ended.run_id == accepted.run_id and ended.status == "completed"
+            # A refused submit answers only its refusal.
+            other = {"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "test.nobody"}}}}}
+            refused = await request(client, Submit(manifest=other, wait=True))
+            assert refused.code == "invalid_manifest"
+        tg.cancel_scope.cancel()
