@@ -5,15 +5,19 @@
 
 Kept: the invocation lines and every row except the peers run's own floors, W1's p50/p99 rows,
 and the memory rows other than the 10,000-run tracemalloc one (the full table has them all).
+Between ``<!-- multihost -->`` and ``<!-- /multihost -->`` it writes the table of
+``bench/results/multihost.jsonl`` (``python -m bench.multihost_bench > ...``): throughput through
+the daemon per worker count with its floor ratios, and the detection times of a killed worker.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
 
-__all__ = ["readme_rows", "main"]
+__all__ = ["main", "multihost_rows", "readme_rows"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _SKIP = (
@@ -32,6 +36,31 @@ def readme_rows(latest: str) -> list[str]:
     return invocations + [""] + table
 
 
+def multihost_rows(jsonl: str) -> list[str]:
+    """A Markdown table of the multihost bench's records (throughput, then detection)."""
+    records = [json.loads(line) for line in jsonl.splitlines() if line.strip()]
+    rows = ["| through the daemon | steps/s | vs sync floor | vs asyncio floor |", "|---|---|---|---|"]
+    for r in records:
+        if r.get("name") == "multihost_throughput":
+            rows.append(f"| {r['workers']} worker process(es) x {r['slots']} slots, {r['in_flight']} runs in flight "
+                        f"| {r['steps_per_s']:,.0f} | {r['vs_sync_floor']:.2f}x | {r['vs_asyncio_floor']:.2f}x |")
+    detections = [r for r in records if r.get("name") == "multihost_detection"]
+    if detections:
+        times = sorted(r["detection_ms"] for r in detections)
+        first = detections[0]
+        rows.append(f"| killed worker detected (heartbeat {first['heartbeat_ms']} ms x {first['liveness']}, bound "
+                    f"{first['bound_ms']} ms) | {times[0]:.0f}-{times[-1]:.0f} ms over {len(times)} kills | | |")
+    return rows
+
+
+def _replace_between(lines: list[str], start: str, end: str, new: list[str]) -> list[str]:
+    try:
+        i, j = lines.index(start), lines.index(end)
+    except ValueError:
+        return lines
+    return lines[: i + 1] + new + lines[j:]
+
+
 def main() -> int:
     """Rewrite README.md's performance block; returns 0, or 1 when its markers are missing."""
     readme = _ROOT / "README.md"
@@ -47,7 +76,11 @@ def main() -> int:
     except StopIteration:
         print("README.md has no performance block to replace", file=sys.stderr)
         return 1
-    readme.write_text("\n".join(lines[:start] + readme_rows(latest) + lines[end + 1 :]) + "\n")
+    lines = lines[:start] + readme_rows(latest) + lines[end + 1 :]
+    multihost = _ROOT / "bench" / "results" / "multihost.jsonl"
+    if multihost.exists():
+        lines = _replace_between(lines, "<!-- multihost -->", "<!-- /multihost -->", multihost_rows(multihost.read_text()))
+    readme.write_text("\n".join(lines) + "\n")
     return 0
 
 

@@ -26,3 +26,18 @@ def test_keeps_the_invocations_and_the_headline_rows_only() -> None:
     table = [row for row in rows if row.startswith("|")]
     assert [row.split("|")[2].strip() for row in table[2:]] == ["floor-sync", "ontoflow"]
     assert "10,000 runs (tracemalloc)" in table[-1]
+
+
+def test_multihost_rows_give_throughput_ratios_and_the_detection_range() -> None:
+    from bench.readme_table import multihost_rows
+
+    jsonl = "\n".join([
+        '{"name": "multihost_throughput", "workers": 4, "slots": 64, "in_flight": 256, "steps_per_s": 12345.6, '
+        '"vs_sync_floor": 0.3, "vs_asyncio_floor": 1.5}',
+        '{"name": "multihost_floor", "mode": "sync", "workers": 4, "steps_per_s": 41000}',
+        '{"name": "multihost_detection", "heartbeat_ms": 100, "liveness": 3, "detection_ms": 310.0, "bound_ms": 400}',
+        '{"name": "multihost_detection", "heartbeat_ms": 100, "liveness": 3, "detection_ms": 290.4, "bound_ms": 400}',
+    ])
+    rows = multihost_rows(jsonl)
+    assert rows[2] == "| 4 worker process(es) x 64 slots, 256 runs in flight | 12,346 | 0.30x | 1.50x |"
+    assert "290-310 ms over 2 kills" in rows[3] and "bound 400 ms" in rows[3]
