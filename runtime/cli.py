@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 import structlog
 
-from actors.capability import Capability, load_capabilities
+from actors.capability import load_capabilities
 from actors.errors import WorkerRefusedError
 from actors.orchestrator import RunResult
 from actors.orchestrator.engine import compile_workflow

@@ -14,7 +14,6 @@ transition table routes the failure like any other.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import msgspec

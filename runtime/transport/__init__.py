@@ -1,0 +1,37 @@
+"""The ZeroMQ transport: an orchestrator's bound ROUTER and a worker's connected DEALER.
+
+All ZeroMQ use of the runtime lives in this module. One code path serves ``inproc://``,
+``ipc://`` and ``tcp://``; frames are those of ``runtime.codec`` (a ROUTER adds the peer's
+identity in front).
+
+Why no ``zmq.asyncio.Socket``: its per-call Futures cost more than the whole per-step budget
+allows. Each socket here is a plain (synchronous) pyzmq socket used only with ``NOBLOCK``;
+the event loop watches the socket's ``ZMQ_FD`` and a receiver parks on a bare asyncio Future
+only when nothing is queued. ``ZMQ_FD`` is edge-triggered: any call into libzmq on the socket
+(a send included) may consume the edge that announced an incoming message, so after every
+send a parked receiver is woken if ``ZMQ_EVENTS`` shows ``POLLIN``, and a receiver checks
+``ZMQ_EVENTS`` before it parks. The Context is a ``zmq.asyncio.Context`` so that code which
+does use zmq.asyncio sockets can share it (``inproc://`` needs both ends on one context).
+
+Security: with ``curve=`` a ROUTER serves CURVE (every connection encrypted; the ZAP
+authenticator of ``runtime.curve`` must run on its context, and admits only authorised keys)
+and a DEALER connects with its key pair and the server's public key. Binding a non-loopback
+``tcp://`` address without CURVE is refused unless ``insecure=True``, which logs a warning.
+The ROUTER sets ``ROUTER_HANDOVER``: a worker that reconnects with a fresh socket under the
+same identity takes the identity over from its half-dead old connection. It also carries the
+client API (``protocols.client``): frames with the client header decode to client messages.
+"""
+
+from runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES
+from runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
+from runtime.transport._sockets import DealerSocket, RouterSocket
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DealerSocket",
+    "RouterSocket",
+    "is_loopback",
+    "open_dealer",
+    "open_router",
+    "shared_context",
+]

@@ -1,0 +1,206 @@
+"""What a ROUTER and a DEALER share: the non-blocking socket, readiness and the wake-up rules
+(see the package docstring for why the loop watches ``ZMQ_FD`` instead of using zmq.asyncio)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+
+from typing import Any
+
+import anyio
+import structlog
+import zmq
+from anyio.lowlevel import checkpoint
+
+from protocols.errors import ProtocolError
+from protocols.messages import WireMessage
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES"]
+
+log = structlog.get_logger()
+
+
+#: Default ceiling of one incoming message; libzmq drops a peer that sends a bigger one.
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
+
+# Plain ints, not pyzmq's enums: flag arithmetic on an IntFlag goes through enum.__call__,
+# which costs microseconds per message on the hot path.
+_NOBLOCK = int(zmq.NOBLOCK)
+_SNDMORE_NOBLOCK = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
+_POLLIN = int(zmq.POLLIN)
+_EVENTS = int(zmq.EVENTS)
+_RCVMORE = int(zmq.RCVMORE)
+
+
+def _recv_frames(sock: zmq.Socket) -> list[bytes]:
+    """Receive one whole multipart message without blocking.
+
+    pyzmq's ``recv_multipart`` sugar, and every ``getsockopt`` (RCVMORE included), convert
+    flags through enums at a cost of microseconds per call; a frame's own ``more`` flag is
+    free, so frames are read one by one as ``zmq.Frame``.
+
+    Raises:
+        zmq.Again: when no message is queued.
+    """
+    frames: list[bytes] = []
+    while True:
+        frame = sock.recv(_NOBLOCK, copy=False)
+        frames.append(frame.bytes)
+        if not frame.more:
+            return frames
+
+
+class _Endpoint:
+    """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
+
+    __slots__ = ("_fd", "_loop", "_pending", "_sock", "_waiter", "address")
+
+    def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
+        self._sock = sock
+        self._loop = loop
+        self._waiter: asyncio.Future[None] | None = None
+        self._pending: list = []
+        self._fd: int = sock.get(zmq.FD)
+        self.address = address
+        # Registered for the socket's whole life: one epoll_ctl, not one per wait.
+        loop.add_reader(self._fd, self._on_fd_readable)
+
+    def _on_fd_readable(self) -> None:
+        # Reading ZMQ_EVENTS makes libzmq process its command queue, which also clears the FD;
+        # it must happen even with no receiver parked, or the level-triggered loop would spin.
+        try:
+            events = self._sock.get(_EVENTS)
+        except zmq.ZMQError:
+            return
+        if events & _POLLIN:
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _after_send(self) -> None:
+        # The send may have swallowed the FD edge of a message that arrived meanwhile.
+        if self._waiter is not None and self._sock.get(_EVENTS) & _POLLIN:
+            self._wake()
+
+    async def _receive(self, max_batch: int) -> list:
+        """The receive loop shared by both socket kinds (``_drain`` differs)."""
+        if self._sock.closed:
+            raise anyio.ClosedResourceError
+        if max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        batch = self._pending or self._drain(max_batch, False)
+        if batch:
+            # Ready without waiting: still yield once, so a flooded socket cannot starve the
+            # other tasks. The batch is parked meanwhile: a cancellation here loses nothing,
+            # the next call returns it.
+            self._pending = batch
+            await checkpoint()
+            self._pending = []
+            return batch
+        while True:
+            # The drain above ended with ZMQ_EVENTS showing no input, which re-arms the FD.
+            await self._park()
+            batch = self._drain(max_batch, True)
+            if batch:
+                return batch
+
+    async def _park(self) -> None:
+        if self._waiter is not None:
+            raise anyio.BusyResourceError("receiving from")
+        waiter = self._loop.create_future()
+        self._waiter = waiter
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _drain(self, max_batch: int, known_ready: bool) -> list:
+        """Read what is queued, up to ``max_batch`` frame sets, decoding each with ``_decode``;
+        a frame set that does not decode is logged and skipped."""
+        sock = self._sock
+        batch: list = []
+        # Asking ZMQ_EVENTS is cheaper than a receive that fails with EAGAIN (an exception).
+        ready = known_ready or sock.get(_EVENTS) & _POLLIN
+        for _ in range(max_batch):
+            if not ready:
+                break
+            try:
+                frames = _recv_frames(sock)
+            except zmq.Again:
+                break
+            try:
+                batch += self._decode(frames)
+            except ProtocolError as exc:
+                self._log_dropped_frames(*self._peer_of(frames), exc)
+            ready = sock.get(_EVENTS) & _POLLIN
+        return batch
+
+    def _decode(self, frames: list[bytes]) -> list:
+        """The received items of one frame set (a batch body yields several, in order)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _peer_of(frames: list[bytes]) -> tuple[bytes | None, list[bytes]]:
+        """Split a frame set into the sending peer (None on a DEALER) and the message frames."""
+        return None, frames
+
+    def _close(self) -> None:
+        if self._sock.closed:
+            return
+        self._loop.remove_reader(self._fd)
+        self._sock.close(linger=0)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(anyio.ClosedResourceError())
+
+    def _log_dropped_frames(self, peer: bytes | None, frames: list[bytes], exc: Exception) -> None:
+        log.warning(
+            "frame_dropped",
+            address=self.address,
+            peer=peer.hex() if peer is not None else None,
+            frames=len(frames),
+            bytes=sum(len(f) for f in frames),
+            reason=str(exc),
+        )
+
+    def _send_frames(self, peer: bytes | None, frames: tuple[bytes, ...], message: Any) -> bool:
+        """Queue one multipart message without blocking; False (logged as ``send_dropped``)
+        when its first frame is refused, so a message is either wholly queued or not at all.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        sock = self._sock
+        try:
+            sock.send(frames[0], _SNDMORE_NOBLOCK)
+        except zmq.ZMQError as exc:
+            self._log_send_failure(peer, message, exc)
+            return False
+        last = len(frames) - 1
+        for i in range(1, last):
+            sock.send(frames[i], _SNDMORE_NOBLOCK)
+        sock.send(frames[last], _NOBLOCK)
+        return True
+
+    def _log_send_failure(
+        self, peer: bytes | None, message: WireMessage, exc: zmq.ZMQError
+    ) -> None:
+        if exc.errno == zmq.ENOTSOCK or self._sock.closed:
+            raise anyio.ClosedResourceError from None
+        if exc.errno == zmq.EHOSTUNREACH:
+            reason = "unknown_peer"
+        elif exc.errno == zmq.EAGAIN:
+            reason = "high_water_mark"
+        else:
+            reason = errno.errorcode.get(exc.errno, str(exc.errno))
+        log.warning(
+            "send_dropped",
+            address=self.address,
+            peer=peer.hex() if peer is not None else None,
+            op=type(message).__name__,
+            reason=reason,
+        )

@@ -1,0 +1,147 @@
+"""The two socket kinds: an orchestrator's bound ROUTER and a worker's (or client's) DEALER."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames
+from protocols.messages import WireMessage
+from runtime.codec import HEADER, encode, from_frames, pack
+from runtime.transport._endpoint import _Endpoint
+
+__all__ = ["DealerSocket", "RouterSocket"]
+
+
+class RouterSocket(_Endpoint):
+    """An orchestrator's bound ROUTER. Obtain one with ``open_router``.
+
+    Attributes:
+        address: the bound address, with the real port when bound to port 0 or ``*``.
+    """
+
+    __slots__ = ()
+
+    async def recv_batch(self, max_batch: int = 512) -> list[tuple[bytes, WireMessage]]:
+        """Wait for at least one valid message, then return every message already queued.
+
+        A frame set that does not decode is logged as ``frame_dropped`` and skipped.
+
+        Args:
+            max_batch: the most frame sets read in one call (valid or not).
+
+        Returns:
+            ``(peer identity, message)`` pairs in arrival order; never empty.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+            anyio.BusyResourceError: when another task is already receiving.
+        """
+        return await self._receive(max_batch)
+
+    def _decode(self, frames: list[bytes]) -> list[tuple[bytes, Any]]:
+        identity = frames[0]
+        if len(frames) == 3 and frames[1] == CLIENT_HEADER:
+            return [(identity, client_from_frames(frames[1:]))]
+        return [(identity, message) for message in from_frames(frames[1:])]
+
+    @staticmethod
+    def _peer_of(frames: list[bytes]) -> tuple[bytes | None, list[bytes]]:
+        return frames[0], frames[1:]
+
+    def send(self, identity: bytes, message: WireMessage) -> None:
+        """Send ``message`` to the peer ``identity`` without blocking.
+
+        When the peer is unknown (gone, or never connected) or its queue is full, the message
+        is logged as ``send_dropped`` and dropped.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        self._send_one(identity, message)
+        self._after_send()
+
+    def send_client(self, identity: bytes, message: ClientMessage) -> None:
+        """Send a client API reply to the client ``identity``; behaves as ``send``."""
+        header, body = client_to_frames(message)
+        self._send_frames(identity, (identity, header, body), message)
+        self._after_send()
+
+    def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:
+        """Send several ``(identity, message)`` pairs, the messages of each peer in order and
+        in as few ZeroMQ messages as ``runtime.codec.pack`` makes (a ``Batch`` per peer).
+
+        A peer that is unknown or whose queue is full loses what was for it, logged as
+        ``send_dropped`` (as ``send``); the other peers get theirs.
+        """
+        per_peer: dict[bytes, list[WireMessage]] = {}
+        for identity, message in items:
+            queued = per_peer.get(identity)
+            if queued is None:
+                per_peer[identity] = [message]
+            else:
+                queued.append(message)
+        for identity, messages in per_peer.items():
+            for body in pack(messages):
+                # ROUTER_MANDATORY makes an unknown identity fail on the first frame.
+                if not self._send_frames(identity, (identity, HEADER, body), messages[0]):
+                    break
+        self._after_send()
+
+    def _send_one(self, identity: bytes, message: WireMessage) -> None:
+        self._send_frames(identity, (identity, HEADER, encode(message)), message)
+
+
+class DealerSocket(_Endpoint):
+    """A worker's (or, with ``client=True``, a client's) connected DEALER. Obtain one with
+    ``open_dealer``; a client DEALER sends and receives ``protocols.client`` messages.
+
+    Attributes:
+        address: the address connected to.
+    """
+
+    __slots__ = ("_client",)
+
+    async def recv_batch(self, max_batch: int = 512) -> list[WireMessage]:
+        """Wait for at least one valid message, then return every message already queued.
+
+        A frame set that does not decode is logged as ``frame_dropped`` and skipped.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+            anyio.BusyResourceError: when another task is already receiving.
+        """
+        return await self._receive(max_batch)
+
+    def _decode(self, frames: list[bytes]) -> list:
+        return [client_from_frames(frames)] if self._client else from_frames(frames)
+
+    def send(self, message: WireMessage) -> None:
+        """Send ``message`` to the connected peer without blocking.
+
+        When the outgoing queue is full (the peer is slow or not there), the message is
+        logged as ``send_dropped`` and dropped.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        if self._client:
+            header, body = client_to_frames(message)
+        else:
+            header, body = HEADER, encode(message)
+        self._send_frames(None, (header, body), message)
+        self._after_send()
+
+    def send_many(self, messages: list[WireMessage]) -> None:
+        """Send ``messages`` in order, in as few ZeroMQ messages as ``runtime.codec.pack``
+        makes; behaves as ``send`` otherwise (a worker's socket only, not a client's).
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        if not messages:
+            return
+        for body in pack(messages):
+            if not self._send_frames(None, (HEADER, body), messages[0]):
+                break
+        self._after_send()
