@@ -1,15 +1,27 @@
 """The worker host: runs capability actors and speaks the wire protocol to an orchestrator.
 
-It announces its capabilities with ``Ready``, queues every ``Invoke`` in its mailbox, where
-``slots`` step runners take them one at a time, and answers with the ``Outcome`` the capability base
-produced. Runners are long-lived tasks rather than a task per step: spawning a task costs more
-than a whole no-op step. They are woken one at a time: a runner that takes a step while more
-wait wakes one other runner first, so steps that await run concurrently (up to ``slots``)
-while steps that finish without awaiting are run one after another by the same runner, with no
-task switch between them. ``Cancel`` stops exactly its step: a queued one never starts, a
-running one gets its runner task cancelled (``Task.cancel``, taken back with ``uncancel`` once
-the step is over; an anyio cancel scope per step would cost a third of a no-op step) and is
-answered ``cancelled``. Perceiving capabilities are polled at their declared interval.
+It announces its capabilities with ``Ready`` and answers every ``Invoke`` with the ``Outcome``
+the capability base produced. The work is done by ``slots + 1`` long-lived step runners
+(spawning a task costs more than a whole no-op step) that take turns at two jobs:
+
+* **receiving**: one runner at a time reads the session's socket; it handles the control
+  messages itself (Cancel, Heartbeat, Welcome, Disconnect) and queues the Invokes;
+* **running steps**: a runner takes the next queued step (at most ``slots`` at once) and runs
+  it in its own task up to its first wait (``_inline.start``). A step that never waits (a
+  no-op, a lookup, a pure transform) is answered at once, and the runner goes on with the
+  next queued step or back to the socket, with no task switch at all; a step that waits makes
+  its runner wake one idle runner first (to receive, or to take the next step), so waiting
+  steps run concurrently. The extra runner guarantees someone can always read the socket,
+  so a Cancel or a heartbeat is seen even with every slot busy.
+
+``Cancel`` stops exactly its step: a queued one never starts, a running one gets its runner
+task cancelled (``Task.cancel``, taken back with ``uncancel`` once the step is over; an anyio
+cancel scope per step would cost a third of a no-op step) and is answered ``cancelled``.
+Perceiving capabilities are polled at their declared interval.
+
+Answers leave in batches: the Outcomes of steps run back to back are sent together when the
+queue runs dry (or every ``SEND_CHUNK``), those of steps that waited at the end of the
+event-loop turn they finished in (``Session.send``).
 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
@@ -42,6 +54,7 @@ import anyio
 import structlog
 
 from actors.capability import Capability
+from actors.worker._inline import resume, start
 from actors.worker._session import Session
 from protocols.events import CANCELLED, UNAVAILABLE
 from protocols.messages import PROTOCOL_VERSION, Invoke, Observation, Outcome, Ready
@@ -108,9 +121,12 @@ class WorkerHost:
         self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
         self._cancel_requested: set[StepKey] = set()
         self._mailbox: deque[Invoke] = deque()
+        self._busy = 0  # steps started and not answered: at most ``slots``
         self._idle: list[asyncio.Future[None]] = []  # parked runners, woken one at a time
         self._waking = 0  # runners woken and not yet running: at most one at a time
         self._session: Session | None = None  # the welcomed session, if any
+        self._current: Session | None = None  # the session whose socket is read (welcomed or not)
+        self._receiving = False  # a runner is reading the current session's socket
         self._outbox: dict[StepKey, Outcome] = {}  # answered while no session was up
         self._recent: deque[tuple[float, Outcome]] = deque()  # sent, maybe down a dead link
         self.sessions = 0
@@ -131,7 +147,7 @@ class WorkerHost:
                 started.append(cap)
             log.info("worker_started", worker_id=self.worker_id, address=self._address, capabilities=sorted(self._capabilities))
             async with anyio.create_task_group() as tg:
-                for _ in range(self.slots):
+                for _ in range(self.slots + 1):  # one more: someone can always read the socket
                     tg.start_soon(self._step_runner)
                 for cap in self._capabilities.values():
                     if type(cap).metadata.perceive_interval_ms > 0:
@@ -195,9 +211,17 @@ class WorkerHost:
         self.registered.set()
         self.registered = anyio.Event()
 
+    def session_started(self, session: Session) -> None:
+        """A session opened its socket: a runner is to read it from now on."""
+        self._current = session
+        self._wake_runner()
+
     def session_ended(self, session: Session) -> None:
+        """A session closed its socket (the runner reading it gets ``ClosedResourceError``)."""
         if self._session is session:
             self._session = None
+        if self._current is session:
+            self._current = None
 
     def prune(self) -> None:
         """Forget answers sent longer ago than a liveness window plus one interval."""
@@ -209,8 +233,13 @@ class WorkerHost:
         while recent and recent[0][0] < horizon:
             recent.popleft()
 
-    def enqueue(self, invoke: Invoke) -> Outcome | None:
-        """Queue a step for a runner; returns an immediate answer when it cannot run here."""
+    def enqueue(self, invoke: Invoke, *, wake: bool = True) -> Outcome | None:
+        """Queue a step for a runner; returns an immediate answer when it cannot run here.
+
+        Args:
+            wake: wake an idle runner for it; a runner that queues steps itself passes False,
+                as it goes on to run them.
+        """
         if invoke.capability not in self._capabilities:
             return Outcome(
                 run_id=invoke.run_id,
@@ -227,7 +256,8 @@ class WorkerHost:
         # Registered now, so a Cancel that arrives before a runner picks the step up still finds it.
         self._running[key] = None
         self._mailbox.append(invoke)
-        self._wake_runner()
+        if wake:
+            self._wake_runner()
         return None
 
     def _wake_runner(self) -> None:
@@ -256,53 +286,87 @@ class WorkerHost:
         session.send(outcome)
         self._recent.append((time.monotonic(), outcome))
 
+    def _has_work_for_another(self) -> bool:
+        """Whether an idle runner would find something to do: a step it may start, or the
+        socket with no one reading it."""
+        if self._mailbox and self._busy < self.slots:
+            return True
+        return self._current is not None and not self._receiving
+
     async def _step_runner(self) -> None:
+        """Run queued steps, else read the socket, else park; forever (see the module docstring)."""
         mailbox = self._mailbox
         loop = asyncio.get_running_loop()
         while True:
-            if not mailbox:
-                wake = loop.create_future()
-                self._idle.append(wake)
+            if mailbox and self._busy < self.slots:
+                await self._run_next(mailbox.popleft())
+                continue
+            session = self._current
+            if session is not None and not self._receiving:
+                self._receiving = True
                 try:
-                    await wake
+                    await session.receive()
                 finally:
-                    if wake.done() and not wake.cancelled():
-                        self._waking -= 1
-                    else:  # cancelled while parked (the host stops): no longer idle
-                        self._idle.remove(wake)
+                    self._receiving = False
                 continue
-            invoke = mailbox.popleft()
-            if mailbox:
-                self._wake_runner()  # takes the next step should this one await
-            key = (invoke.run_id, invoke.step_id, invoke.attempt)
-            if key not in self._running:
-                continue
-            outcome: Outcome | None = None
-            if key not in self._cancel_requested:  # else cancelled while queued: never started
-                outcome = await self._run_step(key, invoke)
-            self._cancel_requested.discard(key)
-            self._running.pop(key, None)
-            if outcome is None:  # a Cancel arrived for this step
-                outcome = Outcome(
-                    run_id=invoke.run_id,
-                    step_id=invoke.step_id,
-                    attempt=invoke.attempt,
-                    event=CANCELLED,
-                    reason="cancelled",
-                )
-            self._deliver(outcome)
+            wake = loop.create_future()
+            self._idle.append(wake)
+            try:
+                await wake
+            finally:
+                if wake.done() and not wake.cancelled():
+                    self._waking -= 1
+                else:  # cancelled while parked (the host stops): no longer idle
+                    self._idle.remove(wake)
 
-    async def _run_step(self, key: StepKey, invoke: Invoke) -> Outcome | None:
-        """The step's Outcome, or None when a Cancel for it cancelled this runner meanwhile."""
+    async def _run_next(self, invoke: Invoke) -> None:
+        """Run one queued step (unless cancelled while queued) and deliver its answer."""
+        key = (invoke.run_id, invoke.step_id, invoke.attempt)
+        if key not in self._running:
+            return
+        outcome: Outcome | None = None
+        waited = False
+        self._busy += 1
+        try:
+            if key not in self._cancel_requested:  # else cancelled while queued: never started
+                outcome, waited = await self._run_step(key, invoke)
+        finally:
+            self._busy -= 1
+        self._cancel_requested.discard(key)
+        self._running.pop(key, None)
+        if outcome is None:  # a Cancel arrived for this step
+            outcome = Outcome(
+                run_id=invoke.run_id,
+                step_id=invoke.step_id,
+                attempt=invoke.attempt,
+                event=CANCELLED,
+                reason="cancelled",
+            )
+        self._deliver(outcome)
+        if not waited and not self._mailbox:
+            # The last of the steps run back to back: their answers leave now, together.
+            session = self._session
+            if session is not None:
+                session.flush()
+
+    async def _run_step(self, key: StepKey, invoke: Invoke) -> tuple[Outcome | None, bool]:
+        """The step's Outcome (None when a Cancel for it cancelled this runner meanwhile), and
+        whether the step waited."""
         runner = asyncio.current_task()
         assert runner is not None
         self._running[key] = runner
         try:
-            return await self._capabilities[invoke.capability].invoke(invoke)
+            started = start(self._capabilities[invoke.capability].invoke(invoke))
+            if started.done:
+                return started.result, False
+            # The step waits: another runner takes the socket or the next step meanwhile.
+            if self._has_work_for_another():
+                self._wake_runner()
+            return await resume(started), True
         except asyncio.CancelledError:
             if key not in self._cancel_requested:
                 raise  # the host itself is being cancelled
-            return None
+            return None, True
         finally:
             if key in self._cancel_requested:
                 # Take back exactly the cancellation this host asked for (whether the step saw

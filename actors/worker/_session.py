@@ -5,9 +5,11 @@ A session ends when the orchestrator has been silent for ``liveness`` heartbeat 
 host's step runners and held answers live on in ``WorkerHost``; a session only carries
 messages (see ``_host.py`` for why nothing is reported twice).
 
-Sends are gathered for one event-loop turn and leave together (``DealerSocket.send_many``): the
-steps of one Invoke batch finish in the same turn, and their Outcomes then cost one ZeroMQ
-message and one wake-up of the orchestrator instead of one each.
+The socket is read by the host's step runners, one at a time (``receive``): the session only
+interprets what arrives. Sends are gathered and leave together (``DealerSocket.send_many``):
+at the end of the event-loop turn (``send``), or at once when a runner has answered the last
+of the steps it ran back to back (``flush``); the Outcomes of one Invoke batch then cost one
+ZeroMQ message and one wake-up of the orchestrator instead of one each.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Session:
         self._rearm = anyio.Event()  # set by the Welcome: the interval changed
         self._out: list[WireMessage] = []
         self._flush_scheduled = False
+        self._refused: str | None = None  # the reason of a Disconnect
 
     async def run(self) -> bool:
         """Connect, register and serve until the orchestrator goes silent.
@@ -68,14 +71,14 @@ class Session:
             self._dealer = dealer
             dealer.send(host.ready_message())
             self._last_heard = time.monotonic()
+            host.session_started(self)
             try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._serve, dealer)
-                    await self._watchdog()
-                    tg.cancel_scope.cancel()
+                await self._watchdog()
             finally:
                 self._dealer = None
                 host.session_ended(self)
+        if self._refused is not None:
+            raise WorkerRefusedError(self._refused)
         return self.welcomed
 
     def send(self, message: WireMessage) -> None:
@@ -89,6 +92,11 @@ class Session:
         elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
+
+    def flush(self) -> None:
+        """Send what ``send`` gathered now, without waiting for the end of the loop turn."""
+        if self._out:
+            self._flush()
 
     def _flush(self) -> None:
         self._flush_scheduled = False
@@ -106,6 +114,8 @@ class Session:
         while True:
             with anyio.move_on_after(host.heartbeat_s):
                 await self._rearm.wait()
+            if self._refused is not None:
+                return
             if self._rearm.is_set():  # welcomed: heartbeat at once, then at the announced interval
                 self._rearm = anyio.Event()
                 self.send(Heartbeat())
@@ -124,34 +134,47 @@ class Session:
             if self.welcomed:
                 self.send(Heartbeat())
 
-    async def _serve(self, dealer: DealerSocket) -> None:
-        host = self._host
-        while True:
+    async def receive(self) -> None:
+        """Wait for the next batch of messages and act on it; returns when the socket closed.
+
+        Called by one step runner at a time. Invokes are queued for the calling runner to run
+        (``WorkerHost.enqueue`` without a wake-up); a ``Disconnect`` ends the session, whose
+        ``run`` then raises ``WorkerRefusedError``.
+        """
+        dealer = self._dealer
+        if dealer is None:
+            return
+        try:
             batch = await dealer.recv_batch()
-            self._last_heard = time.monotonic()
-            for message in batch:
-                match message:
-                    case Invoke():
-                        refusal = host.enqueue(message)
-                        if refusal is not None:
-                            host._deliver(refusal)
-                    case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
-                        host.cancel(run_id, step_id, attempt)
-                    case Heartbeat():
-                        pass
-                    case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness):
-                        if heartbeat_ms < 1 or liveness < 1:
-                            log.warning("welcome_invalid", worker_id=host.worker_id, reason="heartbeat_ms and liveness must be >= 1")
-                            continue
-                        host.heartbeat_s = heartbeat_ms / 1000
-                        host.liveness = liveness
-                        self._rearm.set()
-                        if not self.welcomed:
-                            self.welcomed = True
-                            log.info("worker_registered", worker_id=host.worker_id, session=self.number, heartbeat_ms=heartbeat_ms, liveness=liveness)
-                            host.welcomed(self)
-                    case Disconnect(reason=reason):
-                        log.error("worker_refused", worker_id=host.worker_id, reason=reason)
-                        raise WorkerRefusedError(reason)
-                    case _:
-                        log.warning("message_unexpected", op=type(message).__name__)
+        except anyio.ClosedResourceError:
+            return  # the session ended meanwhile
+        self._last_heard = time.monotonic()
+        host = self._host
+        for message in batch:
+            match message:
+                case Invoke():
+                    refusal = host.enqueue(message, wake=False)
+                    if refusal is not None:
+                        host._deliver(refusal)
+                case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
+                    host.cancel(run_id, step_id, attempt)
+                case Heartbeat():
+                    pass
+                case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness):
+                    if heartbeat_ms < 1 or liveness < 1:
+                        log.warning("welcome_invalid", worker_id=host.worker_id, reason="heartbeat_ms and liveness must be >= 1")
+                        continue
+                    host.heartbeat_s = heartbeat_ms / 1000
+                    host.liveness = liveness
+                    self._rearm.set()
+                    if not self.welcomed:
+                        self.welcomed = True
+                        log.info("worker_registered", worker_id=host.worker_id, session=self.number, heartbeat_ms=heartbeat_ms, liveness=liveness)
+                        host.welcomed(self)
+                case Disconnect(reason=reason):
+                    log.error("worker_refused", worker_id=host.worker_id, reason=reason)
+                    self._refused = reason
+                    self._rearm.set()  # the watchdog returns and ``run`` raises
+                    return
+                case _:
+                    log.warning("message_unexpected", op=type(message).__name__)

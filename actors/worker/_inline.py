@@ -1,0 +1,76 @@
+"""Running a coroutine's first slice in the calling task, and awaiting the rest only if needed.
+
+A worker's step runner calls ``start(coro)``: when the coroutine finishes without ever
+waiting (a no-op, a lookup, a pure transform), its result is there at once and nothing was
+scheduled; when it waits, the runner knows it before awaiting the rest (``resume``) and can
+hand the socket to another runner meanwhile. Both halves run in the calling task, so
+``asyncio.current_task()``, anyio cancel scopes entered in the first slice and
+``Task.cancel()`` all see the task that finishes the coroutine: this is what ``await coro``
+does, split at its first suspension.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
+
+__all__ = ["Started", "resume", "start"]
+
+T = TypeVar("T")
+
+
+class Started:
+    """A coroutine whose first slice ran: either ``done`` with ``result``, or waiting on
+    ``pending`` (what it yielded to the event loop)."""
+
+    __slots__ = ("coro", "done", "pending", "result")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], done: bool, result: Any, pending: Any) -> None:
+        self.coro = coro
+        self.done = done
+        self.result = result
+        self.pending = pending
+
+
+def start(coro: Coroutine[Any, Any, T]) -> Started:
+    """Run ``coro`` up to its first suspension, in the calling task.
+
+    Returns:
+        A ``Started``: ``done`` and ``result`` when it returned without waiting; otherwise
+        ``await resume(started)`` (in the same task) finishes it.
+
+    Raises:
+        BaseException: whatever the coroutine raised in its first slice.
+    """
+    try:
+        pending = coro.send(None)
+    except StopIteration as stop:
+        return Started(coro, True, stop.value, None)
+    return Started(coro, False, None, pending)
+
+
+@types.coroutine
+def resume(started: Started) -> Generator[Any, Any, Any]:
+    """Await the rest of a coroutine ``start`` left waiting; returns its result.
+
+    What the task sends or throws in (a wake-up, a cancellation) is passed on to the
+    coroutine, exactly as a plain ``await`` would.
+    """
+    coro, pending = started.coro, started.pending
+    while True:
+        try:
+            sent = yield pending
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # a cancellation (or any throw): the coroutine decides
+            try:
+                pending = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                pending = coro.send(sent)
+            except StopIteration as stop:
+                return stop.value
