@@ -85,13 +85,15 @@ async def test_lost_worker_step_is_redispatched_and_its_late_answer_ignored() ->
     assert [(e["step_id"], e["attempt"]) for e in ignored] == [("s1", 1)]
 
 
-async def test_client_cancel_and_run_deadline_reach_the_worker() -> None:
+@pytest.mark.parametrize("slots", [1, 8])
+async def test_client_cancel_and_run_deadline_reach_the_worker(slots: int) -> None:
+    # With one slot, the waiting step holds it: the Cancel is read by the host's spare runner.
     Gate.entered, Gate.release = anyio.Event(), anyio.Event()
     async with anyio.create_task_group() as tg:
         orch = Orchestrator(address="tcp://127.0.0.1:0", context=shared_context(), heartbeat_ms=50, schedule_to_start_ms=100)
         ClientService(orch)
         await tg.start(orch.run)
-        await tg.start(WorkerHost([Gate()], address=orch.address, worker_id="w1").run)
+        await tg.start(WorkerHost([Gate()], address=orch.address, worker_id="w1", slots=slots).run)
         await orch.wait_for_capabilities([GATE_ID])
         async with open_client(orch.address) as client:
             accepted = await request(client, Submit(manifest=MANIFEST))
