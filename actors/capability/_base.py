@@ -204,7 +204,9 @@ class Capability(abc.ABC):
     async def _invoke(self, request: Invoke, started: float) -> Outcome:
         meta = self._spec.metadata
         raw_inputs = request.inputs
-        if log.is_enabled_for(logging.DEBUG):  # sizes cost an encode: only when logged
+        # Asked once per step: a filtered-out log call still costs a microsecond or two.
+        verbose = log.is_enabled_for(logging.INFO)
+        if verbose and log.is_enabled_for(logging.DEBUG):  # sizes cost an encode: only when logged
             log.debug(
                 "capability_step_started",
                 capability=meta.id,
@@ -221,10 +223,10 @@ class Capability(abc.ABC):
                 raise fastjsonschema.JsonSchemaValueException("data must be object", name="data", rule="type")
         except fastjsonschema.JsonSchemaValueException as exc:
             message = scrub(describe_violation(exc), secrets=self._secrets)
-            return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message)
-        return await self._attempts(request, started, inputs)
+            return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message, verbose=verbose)
+        return await self._attempts(request, started, inputs, verbose)
 
-    async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any]) -> Outcome:
+    async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], verbose: bool) -> Outcome:
         meta = self._spec.metadata
         policy = meta.retry
         timeout_s = meta.timeout_ms / 1000 if meta.timeout_ms is not None else math.inf
@@ -249,7 +251,7 @@ class Capability(abc.ABC):
             except Exception as exc:  # never BaseException: cancellation must propagate
                 error = exc
             if error is None and raw is not _NOT_RETURNED:
-                return self._success(request, started, raw, retries)
+                return self._success(request, started, raw, retries, verbose)
             # Nothing returned and nothing raised means our scope expired; an error raised in
             # reaction to our expiry is a timeout too.
             timed_out = error is None or (scope is not None and scope.cancel_called)
@@ -274,18 +276,22 @@ class Capability(abc.ABC):
                 hit_deadline = attempt_deadline >= deadline
                 budget = f"the step deadline of {request.deadline_ms} ms" if hit_deadline else f"{meta.timeout_ms} ms"
                 message = f"{error_class}: TimeoutError: attempt exceeded {budget}"
-                return self._finish(request, started, TIMEOUT, reason=REASON_TIMEOUT, error=message, retries=retries)
+                return self._finish(request, started, TIMEOUT, reason=REASON_TIMEOUT, error=message, retries=retries,
+                                    verbose=verbose)
             message = self._error_text(error_class, error, inputs)
-            return self._finish(request, started, FAILURE, reason=REASON_ERROR, error=message, retries=retries)
+            return self._finish(request, started, FAILURE, reason=REASON_ERROR, error=message, retries=retries,
+                                verbose=verbose)
 
-    def _success(self, request: Invoke, started: float, raw: Any, retries: int) -> Outcome:
+    def _success(self, request: Invoke, started: float, raw: Any, retries: int, verbose: bool) -> Outcome:
         """Turn what ``execute`` returned into an Outcome, holding it to the declaration."""
         try:
             event, outputs, segments = self._interpret(raw)
         except _BadResult as bad:
             message = scrub(bad.message, secrets=self._secrets)
-            return self._finish(request, started, FAILURE, reason=bad.reason, error=message, retries=retries)
-        return self._finish(request, started, event, outputs=outputs, segments=segments, retries=retries)
+            return self._finish(request, started, FAILURE, reason=bad.reason, error=message, retries=retries,
+                                verbose=verbose)
+        return self._finish(request, started, event, outputs=outputs, segments=segments, retries=retries,
+                            verbose=verbose)
 
     def _interpret(self, raw: Any) -> tuple[str, dict[str, Any], list[Segment]]:
         if raw is None:
@@ -302,10 +308,15 @@ class Capability(abc.ABC):
             raise _BadResult(REASON_INVALID_RESULT, f"Result.event is {type(event).__name__}, expected str")
         if event not in self._spec.events:
             raise _BadResult(REASON_UNDECLARED_EVENT, f"capability returned undeclared event {event[:100]!r}")
-        if not isinstance(outputs, dict) or not all(isinstance(k, str) for k in outputs):
-            raise _BadResult(REASON_INVALID_RESULT, f"outputs are {type(outputs).__name__}, expected dict[str, Any]")
-        if not isinstance(segments, list) or not all(isinstance(s, Segment) for s in segments):
+        if not isinstance(outputs, dict) or not isinstance(segments, list):
+            raise _BadResult(REASON_INVALID_RESULT, f"outputs are {type(outputs).__name__}, expected dict[str, Any]"
+                             if not isinstance(outputs, dict) else "segments must be a list of Segment")
+        if segments and not all(isinstance(s, Segment) for s in segments):
             raise _BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment")
+        if not outputs:  # the common answer of a step that only routes: nothing to check or copy
+            return event, {}, list(segments) if segments else []
+        if not all(isinstance(k, str) for k in outputs):
+            raise _BadResult(REASON_INVALID_RESULT, "outputs are dict with non-str keys, expected dict[str, Any]")
         declared = self._spec.outputs
         if declared and not declared.issuperset(outputs):
             dropped = sorted(k for k in outputs if k not in declared)
@@ -339,18 +350,20 @@ class Capability(abc.ABC):
         error: str | None = None,
         reason: str | None = None,
         retries: int = 0,
+        verbose: bool = True,
     ) -> Outcome:
         duration_ms = (time.perf_counter() - started) * 1000.0
-        log.info(
-            "capability_step_completed",
-            capability=self._spec.metadata.id,
-            run_id=request.run_id,
-            step_id=request.step_id,
-            outcome=event,  # "event" is structlog's own key: the event name of the log line
-            reason=reason,
-            duration_ms=round(duration_ms, 3),
-            retries=retries,
-        )
+        if verbose:
+            log.info(
+                "capability_step_completed",
+                capability=self._spec.metadata.id,
+                run_id=request.run_id,
+                step_id=request.step_id,
+                outcome=event,  # "event" is structlog's own key: the event name of the log line
+                reason=reason,
+                duration_ms=round(duration_ms, 3),
+                retries=retries,
+            )
         return Outcome(
             run_id=request.run_id,
             step_id=request.step_id,
