@@ -59,19 +59,20 @@ def decode(body: bytes | memoryview) -> list[WireMessage]:
     return [message]
 
 
-def pack(messages: Sequence[WireMessage], max_bytes: int = BATCH_BYTES) -> list[bytes]:
+def pack(messages: Sequence[WireMessage | msgspec.Raw], max_bytes: int = BATCH_BYTES) -> list[bytes]:
     """The bodies carrying ``messages`` in order: one per message when there is one, else
     batches of consecutive messages, each closed once it reaches ``max_bytes`` (a single
-    message bigger than that travels alone)."""
+    message bigger than that travels alone). A message may come already encoded
+    (``msgspec.Raw`` of ``encode``'s bytes): it is carried as it is."""
     if len(messages) == 1:
         return [_encoder.encode(messages[0])]
     bodies: list[bytes] = []
     group: list[msgspec.Raw] = []
     size = 0
     for message in messages:
-        body = _encoder.encode(message)
-        group.append(msgspec.Raw(body))
-        size += len(body)
+        raw = message if type(message) is msgspec.Raw else msgspec.Raw(_encoder.encode(message))
+        group.append(raw)
+        size += len(raw)
         if size >= max_bytes:
             bodies.append(_close(group))
             group, size = [], 0

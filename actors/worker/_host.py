@@ -51,6 +51,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import anyio
+import msgspec
 import structlog
 
 from actors.capability import Capability
@@ -58,6 +59,7 @@ from actors.worker._inline import resume, start
 from actors.worker._session import Session
 from protocols.events import CANCELLED, UNAVAILABLE
 from protocols.messages import PROTOCOL_VERSION, Invoke, Observation, Outcome, Ready
+from runtime.codec import encode
 from runtime.curve import CurveClient
 from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -128,7 +130,9 @@ class WorkerHost:
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)
         self._receiving = False  # a runner is reading the current session's socket
         self._outbox: dict[StepKey, Outcome] = {}  # answered while no session was up
-        self._recent: deque[tuple[float, Outcome]] = deque()  # sent, maybe down a dead link
+        # Sent, maybe down a dead link: kept encoded, because at full speed a liveness window
+        # holds a hundred thousand answers and bytes cost the garbage collector nothing.
+        self._recent: deque[tuple[float, StepKey, msgspec.Raw]] = deque()
         self.sessions = 0
         self.registered = anyio.Event()  # set by every Welcome, then replaced
 
@@ -187,7 +191,7 @@ class WorkerHost:
         """The announcement of a new session, listing every attempt still held here."""
         self._prune_recent(time.monotonic())
         holding = list(self._running) + list(self._outbox)
-        holding += [(o.run_id, o.step_id, o.attempt) for _, o in self._recent]
+        holding += [key for _, key, _ in self._recent]
         return Ready(
             protocol=self._protocol,
             worker_id=self.worker_id,
@@ -200,14 +204,17 @@ class WorkerHost:
 
     def welcomed(self, session: Session) -> None:
         """A session was accepted: send what is held (once more), then send directly."""
-        resend = [o for _, o in self._recent] + list(self._outbox.values())
+        resend = [body for _, _, body in self._recent]
+        outbox = list(self._outbox.values())
         self._recent.clear()
         self._outbox.clear()
         self._session = session
-        for outcome in resend:
+        for body in resend:
+            session.send(body)
+        for outcome in outbox:
             self._deliver(outcome)
-        if resend:
-            log.info("outcomes_resent", worker_id=self.worker_id, count=len(resend))
+        if resend or outbox:
+            log.info("outcomes_resent", worker_id=self.worker_id, count=len(resend) + len(outbox))
         self.registered.set()
         self.registered = anyio.Event()
 
@@ -280,11 +287,13 @@ class WorkerHost:
 
     def _deliver(self, outcome: Outcome) -> None:
         session = self._session
+        key = (outcome.run_id, outcome.step_id, outcome.attempt)
         if session is None:
-            self._outbox[(outcome.run_id, outcome.step_id, outcome.attempt)] = outcome
+            self._outbox[key] = outcome
             return
-        session.send(outcome)
-        self._recent.append((time.monotonic(), outcome))
+        body = msgspec.Raw(encode(outcome))
+        session.send(body)
+        self._recent.append((time.monotonic(), key, body))
 
     def _has_work_for_another(self) -> bool:
         """Whether an idle runner would find something to do: a step it may start, or the

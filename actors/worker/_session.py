@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 import anyio
+import msgspec
 import structlog
 
 from actors.errors import WorkerRefusedError
@@ -46,7 +47,7 @@ class Session:
         self._dealer: DealerSocket | None = None
         self._last_heard = 0.0
         self._rearm = anyio.Event()  # set by the Welcome: the interval changed
-        self._out: list[WireMessage] = []
+        self._out: list[WireMessage | msgspec.Raw] = []
         self._flush_scheduled = False
         self._refused: str | None = None  # the reason of a Disconnect
 
@@ -81,9 +82,10 @@ class Session:
             raise WorkerRefusedError(self._refused)
         return self.welcomed
 
-    def send(self, message: WireMessage) -> None:
+    def send(self, message: WireMessage | msgspec.Raw) -> None:
         """Send on this session's socket once the current event-loop turn is over, with the
-        other messages of the turn (dropped when the session is over by then)."""
+        other messages of the turn (dropped when the session is over by then). A message may
+        come already encoded (``msgspec.Raw``, see ``runtime.codec.pack``)."""
         if self._dealer is None:
             return
         self._out.append(message)

@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
+import msgspec
 import pytest
 
 from actors.capability import Capability, Result
 from actors.worker import WorkerHost
 from protocols import CapabilityMetadata
 from protocols.messages import Invoke, Outcome
+from runtime.codec import decode
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +57,9 @@ class Collector:
     def flush(self) -> None:
         pass
 
-    def send(self, message: Outcome) -> None:
+    def send(self, message: Outcome | msgspec.Raw) -> None:
+        if isinstance(message, msgspec.Raw):  # answers travel encoded
+            [message] = decode(bytes(message))
         self.outcomes.append(message)
         self.changed.set()
         self.changed = anyio.Event()
