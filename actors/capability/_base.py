@@ -197,34 +197,34 @@ class Capability(abc.ABC):
         """
         started = time.perf_counter()
         try:
-            return await self._invoke(request, started)
+            # One coroutine for validation and the first attempt's set-up: this is the path
+            # of every step, so it avoids a frame per stage.
+            spec = self._spec
+            raw_inputs = request.inputs
+            # Asked once per step: a filtered-out log call still costs a microsecond or two.
+            verbose = log.is_enabled_for(logging.INFO)
+            if verbose and log.is_enabled_for(logging.DEBUG):  # sizes cost an encode: only when logged
+                log.debug(
+                    "capability_step_started",
+                    capability=spec.metadata.id,
+                    run_id=request.run_id,
+                    step_id=request.step_id,
+                    attempt=request.attempt,
+                    input_keys=[str(k) for k in raw_inputs] if isinstance(raw_inputs, dict) else [],
+                    input_bytes=_encoded_size(raw_inputs),
+                )
+            try:
+                # A copy: the validator writes schema defaults into what it is given.
+                inputs = spec.validator(dict(raw_inputs) if isinstance(raw_inputs, dict) else raw_inputs)
+                if not isinstance(inputs, dict):
+                    raise fastjsonschema.JsonSchemaValueException("data must be object", name="data", rule="type")
+            except fastjsonschema.JsonSchemaValueException as exc:
+                message = scrub(describe_violation(exc), secrets=self._secrets)
+                return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message,
+                                    verbose=verbose)
+            return await self._attempts(request, started, inputs, verbose)
         except Exception as exc:  # the last line of the zero-exception guarantee
             return self._internal_failure(request, started, exc)
-
-    async def _invoke(self, request: Invoke, started: float) -> Outcome:
-        meta = self._spec.metadata
-        raw_inputs = request.inputs
-        # Asked once per step: a filtered-out log call still costs a microsecond or two.
-        verbose = log.is_enabled_for(logging.INFO)
-        if verbose and log.is_enabled_for(logging.DEBUG):  # sizes cost an encode: only when logged
-            log.debug(
-                "capability_step_started",
-                capability=meta.id,
-                run_id=request.run_id,
-                step_id=request.step_id,
-                attempt=request.attempt,
-                input_keys=[str(k) for k in raw_inputs] if isinstance(raw_inputs, dict) else [],
-                input_bytes=_encoded_size(raw_inputs),
-            )
-        try:
-            # A copy: the validator writes schema defaults into what it is given.
-            inputs = self._spec.validator(dict(raw_inputs) if isinstance(raw_inputs, dict) else raw_inputs)
-            if not isinstance(inputs, dict):
-                raise fastjsonschema.JsonSchemaValueException("data must be object", name="data", rule="type")
-        except fastjsonschema.JsonSchemaValueException as exc:
-            message = scrub(describe_violation(exc), secrets=self._secrets)
-            return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message, verbose=verbose)
-        return await self._attempts(request, started, inputs, verbose)
 
     async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], verbose: bool) -> Outcome:
         meta = self._spec.metadata

@@ -55,7 +55,7 @@ import msgspec
 import structlog
 
 from actors.capability import Capability
-from actors.worker._inline import resume, start
+from actors.worker._inline import resume
 from actors.worker._session import Session
 from protocols.events import CANCELLED, UNAVAILABLE
 from protocols.messages import PROTOCOL_VERSION, Invoke, Observation, Outcome, Ready
@@ -306,9 +306,11 @@ class WorkerHost:
         """Run queued steps, else read the socket, else park; forever (see the module docstring)."""
         mailbox = self._mailbox
         loop = asyncio.get_running_loop()
+        runner = asyncio.current_task()
+        assert runner is not None
         while True:
             if mailbox and self._busy < self.slots:
-                await self._run_next(mailbox.popleft())
+                await self._run_next(mailbox.popleft(), runner)
                 continue
             session = self._current
             if session is not None and not self._receiving:
@@ -328,21 +330,42 @@ class WorkerHost:
                 else:  # cancelled while parked (the host stops): no longer idle
                     self._idle.remove(wake)
 
-    async def _run_next(self, invoke: Invoke) -> None:
-        """Run one queued step (unless cancelled while queued) and deliver its answer."""
+    async def _run_next(self, invoke: Invoke, runner: asyncio.Task[Any]) -> None:
+        """Run one queued step in ``runner`` (the calling task), unless it was cancelled while
+        queued, and deliver its answer."""
         key = (invoke.run_id, invoke.step_id, invoke.attempt)
-        if key not in self._running:
+        running = self._running
+        if key not in running:
             return
         outcome: Outcome | None = None
         waited = False
-        self._busy += 1
-        try:
-            if key not in self._cancel_requested:  # else cancelled while queued: never started
-                outcome, waited = await self._run_step(key, invoke)
-        finally:
-            self._busy -= 1
+        if key not in self._cancel_requested:  # else cancelled while queued: never started
+            running[key] = runner
+            self._busy += 1
+            coro = self._capabilities[invoke.capability].invoke(invoke)
+            try:
+                # The step's first slice runs right here (``_inline``): most steps end in it.
+                try:
+                    pending = coro.send(None)
+                except StopIteration as stop:
+                    outcome = stop.value
+                else:
+                    waited = True
+                    # The step waits: another runner takes the socket or the next step meanwhile.
+                    if self._has_work_for_another():
+                        self._wake_runner()
+                    outcome = await resume(coro, pending)
+            except asyncio.CancelledError:
+                if key not in self._cancel_requested:
+                    raise  # the host itself is being cancelled
+            finally:
+                self._busy -= 1
+                if key in self._cancel_requested:
+                    # Take back exactly the cancellation this host asked for (whether the step
+                    # saw it or finished first), so the runner is not left "cancelling".
+                    runner.uncancel()
         self._cancel_requested.discard(key)
-        self._running.pop(key, None)
+        running.pop(key, None)
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(
                 run_id=invoke.run_id,
@@ -357,30 +380,6 @@ class WorkerHost:
             session = self._session
             if session is not None:
                 session.flush()
-
-    async def _run_step(self, key: StepKey, invoke: Invoke) -> tuple[Outcome | None, bool]:
-        """The step's Outcome (None when a Cancel for it cancelled this runner meanwhile), and
-        whether the step waited."""
-        runner = asyncio.current_task()
-        assert runner is not None
-        self._running[key] = runner
-        try:
-            started = start(self._capabilities[invoke.capability].invoke(invoke))
-            if started.done:
-                return started.result, False
-            # The step waits: another runner takes the socket or the next step meanwhile.
-            if self._has_work_for_another():
-                self._wake_runner()
-            return await resume(started), True
-        except asyncio.CancelledError:
-            if key not in self._cancel_requested:
-                raise  # the host itself is being cancelled
-            return None, True
-        finally:
-            if key in self._cancel_requested:
-                # Take back exactly the cancellation this host asked for (whether the step saw
-                # it or finished first), so the runner is not left "cancelling" for anyio.
-                runner.uncancel()
 
     async def _perceive_loop(self, cap: Capability) -> None:
         interval = type(cap).metadata.perceive_interval_ms / 1000

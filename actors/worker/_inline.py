@@ -1,6 +1,7 @@
 """Running a coroutine's first slice in the calling task, and awaiting the rest only if needed.
 
-A worker's step runner calls ``start(coro)``: when the coroutine finishes without ever
+A worker's step runner sends the coroutine its first ``None`` itself (``start`` does just that;
+the runner does it inline, it is the hot path): when the coroutine finishes without ever
 waiting (a no-op, a lookup, a pure transform), its result is there at once and nothing was
 scheduled; when it waits, the runner knows it before awaiting the rest (``resume``) and can
 hand the socket to another runner meanwhile. Both halves run in the calling task, so
@@ -38,7 +39,7 @@ def start(coro: Coroutine[Any, Any, T]) -> Started:
 
     Returns:
         A ``Started``: ``done`` and ``result`` when it returned without waiting; otherwise
-        ``await resume(started)`` (in the same task) finishes it.
+        ``await resume(started.coro, started.pending)`` (in the same task) finishes it.
 
     Raises:
         BaseException: whatever the coroutine raised in its first slice.
@@ -51,13 +52,13 @@ def start(coro: Coroutine[Any, Any, T]) -> Started:
 
 
 @types.coroutine
-def resume(started: Started) -> Generator[Any, Any, Any]:
-    """Await the rest of a coroutine ``start`` left waiting; returns its result.
+def resume(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]:
+    """Await the rest of ``coro``, whose first slice ran and yielded ``pending`` (``start``
+    returns both as ``Started.coro`` and ``Started.pending``); returns its result.
 
     What the task sends or throws in (a wake-up, a cancellation) is passed on to the
     coroutine, exactly as a plain ``await`` would.
     """
-    coro, pending = started.coro, started.pending
     while True:
         try:
             sent = yield pending

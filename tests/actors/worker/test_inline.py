@@ -37,7 +37,7 @@ async def test_a_coroutine_that_waits_is_finished_by_resume_in_the_same_task() -
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(wake)  # runs once this task waits in resume
-        assert await resume(started) == "woken"
+        assert await resume(started.coro, started.pending) == "woken"
     assert log == ["first slice", "after the wait"]
 
 
@@ -53,7 +53,7 @@ async def test_errors_raised_in_either_slice_reach_the_caller() -> None:
         start(fails_at_once())
     started = start(fails_after_a_wait())
     with pytest.raises(ValueError, match="second"):
-        await resume(started)
+        await resume(started.coro, started.pending)
 
 
 async def test_a_cancel_scope_entered_in_the_first_slice_cancels_the_task_that_resumes() -> None:
@@ -68,7 +68,7 @@ async def test_a_cancel_scope_entered_in_the_first_slice_cancels_the_task_that_r
     async def host_task(results: list[str]) -> None:
         started = start(times_out())
         assert not started.done
-        results.append(await resume(started))
+        results.append(await resume(started.coro, started.pending))
 
     results: list[str] = []
     with anyio.fail_after(5):
@@ -91,7 +91,7 @@ async def test_cancelling_the_task_reaches_the_coroutine_and_runs_its_cleanup() 
 
     async def host_task() -> None:
         started = start(waits_forever())
-        await resume(started)
+        await resume(started.coro, started.pending)
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
