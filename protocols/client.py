@@ -55,6 +55,7 @@ __all__ = [
     "CancelRun",
     "ClientMessage",
     "ClientRequest",
+    "DaemonRequest",
     "Error",
     "ListRuns",
     "RunList",
@@ -66,12 +67,14 @@ __all__ = [
     "Status",
     "Submit",
     "SubmitAccepted",
+    "SubmitRequest",
     "Watch",
     "WorkerRecord",
     "Workers",
     "WorkersInfo",
     "client_from_frames",
     "client_to_frames",
+    "request_from_frames",
 ]
 
 #: First frame of every client message (worker messages start with ``b"ontoflow"``).
@@ -98,6 +101,21 @@ class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
     idempotency_key: str | None = None
     #: Also answer the run's ``RunStatus`` when it ends (after ``SubmitAccepted``), as a
     #: ``Status(wait=True)`` would: submit-and-wait in one request.
+    wait: bool = False
+
+
+class SubmitRequest(_ClientMessage, tag="submit", frozen=True, kw_only=True):
+    """A ``Submit`` as the daemon reads it (``request_from_frames``): the same fields, with
+    ``manifest`` left encoded. A client that submits the same document again sends the same
+    bytes, so the daemon finds its compiled workflow by them without decoding the document;
+    it decodes it only the first time (and refuses it then if it is not a map)."""
+
+    manifest: msgspec.Raw
+    inputs: dict[str, Any] = {}
+    deadline_ms: int | None = None
+    run_id: str | None = None
+    manifest_hash: str = ""
+    idempotency_key: str | None = None
     wait: bool = False
 
 
@@ -238,8 +256,16 @@ ClientMessage = (
     | RunList | Show | RunTrace | Watch | RunProgress
 )
 
+#: What a daemon decodes: every client message, a Submit's document left encoded
+#: (``SubmitRequest``); a reply sent as a request is answered ``invalid_request``.
+DaemonRequest = (
+    SubmitRequest | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy
+    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress
+)
+
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(ClientMessage)
+_request_decoder = msgspec.msgpack.Decoder(DaemonRequest)
 
 
 def client_to_frames(message: ClientMessage) -> list[bytes]:
@@ -254,12 +280,26 @@ def client_from_frames(frames: Sequence[bytes | memoryview]) -> ClientMessage:
         ProtocolError: for a wrong frame count, a foreign header or an invalid body (the
             reason names the field, never the bytes).
     """
+    return _from_frames(frames, _decoder)
+
+
+def request_from_frames(frames: Sequence[bytes | memoryview]) -> DaemonRequest:
+    """Decode a request as a daemon reads it: as ``client_from_frames``, but a ``Submit``
+    arrives as a ``SubmitRequest`` (its document still encoded) and replies are refused.
+
+    Raises:
+        ProtocolError: as ``client_from_frames``.
+    """
+    return _from_frames(frames, _request_decoder)
+
+
+def _from_frames(frames: Sequence[bytes | memoryview], decoder: msgspec.msgpack.Decoder) -> Any:
     if len(frames) != 2:
         raise ProtocolError(f"expected 2 frames, got {len(frames)}")
     if bytes(frames[0]) != CLIENT_HEADER:
         raise ProtocolError("unknown header frame")
     try:
-        return _decoder.decode(frames[1])
+        return decoder.decode(frames[1])
     except msgspec.ValidationError as exc:
         raise ProtocolError(f"invalid client message: {exc}") from None
     except msgspec.DecodeError:

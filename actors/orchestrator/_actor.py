@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
@@ -23,12 +22,13 @@ import anyio
 import structlog
 
 from actors.orchestrator._durable import DurableMixin, RecoveryReport
+from actors.orchestrator._ids import new_run_id
 from actors.orchestrator._registry import PendingQueue, WorkerRegistry
 from actors.orchestrator._results import RunResult
 from actors.orchestrator._runs import RunsMixin, _Run, _where
 from actors.orchestrator._workers import WorkersMixin
 from actors.orchestrator.engine import CompiledWorkflow, RunCancelled, RunSubmitted
-from protocols.client import ClientMessage
+from protocols.client import ClientMessage, DaemonRequest
 from protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
 from runtime.curve import CurveServer
 from runtime.journal import Batch, Journal, RunRow
@@ -38,7 +38,7 @@ __all__ = ["Orchestrator", "UnknownRunError", "wall_clock_ms"]
 
 log = structlog.get_logger()
 
-_CLIENT_TYPES = get_args(ClientMessage)
+_CLIENT_TYPES = tuple(set(get_args(ClientMessage)) | set(get_args(DaemonRequest)))
 
 
 def wall_clock_ms() -> int:
@@ -233,7 +233,7 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
             runtime.journal.JournalError: when the submission cannot be journaled.
         """
         if run_id is None:
-            run_id = uuid.uuid4().hex  # fresh: no need to ask the journal whether it exists
+            run_id = new_run_id()  # fresh: no need to ask the journal whether it exists
         elif run_id in self._runs or (self.journal is not None and source is not None and self.journal.run(run_id)):
             raise ValueError(f"run {run_id} exists already")
         if deadline_ms is not None and deadline_ms < 1:

@@ -43,12 +43,13 @@ from protocols.client import (
     Status,
     Submit,
     SubmitAccepted,
+    SubmitRequest,
     WorkerRecord,
     Workers,
     WorkersInfo,
     Watch,
 )
-from protocols.errors import ManifestError
+from protocols.errors import ManifestError, Problem
 from runtime.errors import ConfigError
 from runtime.inputs import check_inputs
 
@@ -57,6 +58,20 @@ __all__ = ["ClientService", "check_payload"]
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
+_document_decoder = msgspec.msgpack.Decoder(dict[str, Any])
+
+
+def _decode_document(body: bytes) -> dict[str, Any]:
+    """The submitted document of a ``SubmitRequest``.
+
+    Raises:
+        ManifestError: when it is not a map with string keys (its content is not echoed).
+    """
+    try:
+        return _document_decoder.decode(body)
+    except msgspec.DecodeError:
+        raise ManifestError(Problem(path="manifest", message="expected an object with string keys"),
+                            source="submitted document") from None
 
 
 class ClientService:
@@ -91,8 +106,8 @@ class ClientService:
         self.accepting = True
         self._queries = Queries(orchestrator)
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
-        # (the common case) costs one encode, not a validation and a compilation.
-        self._compiled: dict[bytes, tuple[Any, tuple[str, bytes]]] = {}
+        # (the common case) costs a lookup, not a decode, a validation and a compilation.
+        self._compiled: dict[tuple[bytes, str], tuple[Any, tuple[str, bytes]]] = {}
         orchestrator.client_handler = self.handle
         orchestrator.on_run_ended.append(self._run_ended)
         orchestrator.on_progress.append(self._progress)
@@ -110,9 +125,9 @@ class ClientService:
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
         match message:
-            case Submit(wait=False):
+            case Submit(wait=False) | SubmitRequest(wait=False):
                 return self._submit(message)
-            case Submit():
+            case Submit() | SubmitRequest():
                 reply = self._submit(message)
                 if not isinstance(reply, SubmitAccepted):
                     return reply
@@ -157,7 +172,7 @@ class ClientService:
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
 
-    def _submit(self, message: Submit) -> Any:
+    def _submit(self, message: Submit | SubmitRequest) -> Any:
         orch = self._orch
         if message.idempotency_key is not None:
             existing = orch.find_run(idempotency_key=message.idempotency_key)
@@ -189,13 +204,15 @@ class ClientService:
             return Error(code="invalid_request", message=str(exc))
         return SubmitAccepted(run_id=run_id)
 
-    def compile(self, document: dict[str, Any], manifest_hash: str = "") -> tuple[Any, tuple[str, bytes]]:
-        """Compile ``document`` (a workflow manifest, a plan or a pipeline) against the
-        capabilities known so far; returns the compiled workflow or plan and its pinned source
-        ``(hash, bytes)`` (the document as submitted, connections unresolved).
+    def compile(self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "") -> tuple[Any, tuple[str, bytes]]:
+        """Compile ``document`` (a workflow manifest, a plan or a pipeline, decoded or still
+        encoded as it arrived in a ``SubmitRequest``) against the capabilities known so far;
+        returns the compiled workflow or plan and its pinned source ``(hash, bytes)`` (the
+        document as submitted, connections unresolved).
 
         Raises:
-            ManifestError: naming each problem's path.
+            ManifestError: naming each problem's path (an encoded document that is not a map
+                is refused as ``manifest: expected an object``).
             actors.planner.ConnectionResolutionError: naming a pipeline's connection defined nowhere.
         """
         registry = self._orch.registry
@@ -205,7 +222,14 @@ class ClientService:
             if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
                 self._known.update(catalog)
                 self._compiled.clear()  # compiled against older metadata
-        key = _encode((document, manifest_hash))
+        if isinstance(document, msgspec.Raw):
+            key = (bytes(document), manifest_hash)
+            found = self._compiled.get(key)
+            if found is not None:
+                return found
+            document = _decode_document(key[0])
+        else:
+            key = (_encode(document), manifest_hash)
         found = self._compiled.get(key)
         if found is None:
             kind = document_kind(document)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames
+from protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames, request_from_frames
 from protocols.messages import WireMessage
 from runtime.codec import HEADER, encode, from_frames, pack
 from runtime.transport._endpoint import _Endpoint
@@ -42,7 +42,7 @@ class RouterSocket(_Endpoint):
     def _decode(self, frames: list[bytes]) -> list[tuple[bytes, Any]]:
         identity = frames[0]
         if len(frames) == 3 and frames[1] == CLIENT_HEADER:
-            return [(identity, client_from_frames(frames[1:]))]
+            return [(identity, request_from_frames(frames[1:]))]
         return [(identity, message) for message in from_frames(frames[1:])]
 
     @staticmethod

@@ -137,4 +137,12 @@ async def test_submit_with_wait_answers_accepted_then_the_end() -> None:
             other = {"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "test.nobody"}}}}}
             refused = await request(client, Submit(manifest=other, wait=True))
             assert refused.code == "invalid_manifest"
+            # The daemon decodes a document only the first time it sees its bytes: one that is
+            # not a map is refused then, with where, and the daemon serves on.
+            not_a_map = await request(client, Submit(manifest=["a", "list"], wait=True))  # type: ignore[arg-type]
+            assert not_a_map.code == "invalid_manifest" and "manifest: expected an object" in not_a_map.message
+            Gate.entered, Gate.release = anyio.Event(), anyio.Event()
+            Gate.release.set()
+            again = await request(client, Submit(manifest=MANIFEST, wait=True))
+            assert isinstance(again, SubmitAccepted)
         tg.cancel_scope.cancel()
