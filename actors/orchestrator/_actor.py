@@ -270,7 +270,10 @@ class Orchestrator(RunsMixin, WorkersMixin, DurableMixin):
         run = self._runs.get(run_id)
         if run is None:
             raise UnknownRunError(run_id)
-        await run.done.wait()
+        if run.result is None:
+            if run.done is None:
+                run.done = anyio.Event()
+            await run.done.wait()
         assert run.result is not None  # set before done, by _finish
         return run.result
 

@@ -32,8 +32,13 @@ class Found(msgspec.Struct):
 
 
 def trace_dicts(entries: list[Any]) -> list[dict[str, Any]]:
-    """Trace entries as plain dicts for the wire."""
-    return [msgspec.to_builtins(entry) for entry in entries]
+    """Trace entries for the wire, where a client reads each as a map.
+
+    A ``TraceEntry`` (a map-encoded Struct) already encodes as exactly the map its
+    ``msgspec.to_builtins`` would give, so the entries go as they are; converting each one
+    cost the daemon microseconds per step for the same bytes.
+    """
+    return list(entries)
 
 
 def run_status(result: RunResult) -> RunStatus:

@@ -55,7 +55,9 @@ class _Run:
         else:
             self.state = new_run(workflow, run_id)
             self.advance = partial(advance, workflow)
-        self.done = anyio.Event()
+        # Made by the first ``result()`` that waits: most runs are never awaited one by one (a
+        # daemon answers through ``on_run_ended``), and an anyio Event costs microseconds.
+        self.done: anyio.Event | None = None
         self.logged = 0
         self.result: RunResult | None = None
         #: The pinned source in the journal; None for a run the journal does not hold.
@@ -117,7 +119,8 @@ class RunsMixin:
         else:
             log.warning("run_failed", run_id=state.run_id, status=ended.status, error=ended.error, steps=len(state.trace))
         self._run_deadlines.pop(state.run_id, None)
-        run.done.set()
+        if run.done is not None:
+            run.done.set()
         for callback in self.on_run_ended:
             try:
                 callback(run.result)

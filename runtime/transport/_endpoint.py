@@ -123,9 +123,13 @@ class _Endpoint:
         a frame set that does not decode is logged and skipped."""
         sock = self._sock
         batch: list = []
-        # Asking ZMQ_EVENTS is cheaper than a receive that fails with EAGAIN (an exception).
+        # Asking ZMQ_EVENTS (about 2 us: libzmq polls its mailbox) is cheaper than a receive
+        # that fails with EAGAIN (about 6 us: the same poll and an exception), so it decides
+        # whether to read the first message and whether a second one is there; from then on
+        # messages are queued up (clients send one request per message), and reading until
+        # EAGAIN costs one failure instead of a poll per message.
         ready = known_ready or sock.get(_EVENTS) & _POLLIN
-        for _ in range(max_batch):
+        for n in range(max_batch):
             if not ready:
                 break
             try:
@@ -136,7 +140,8 @@ class _Endpoint:
                 batch += self._decode(frames)
             except ProtocolError as exc:
                 self._log_dropped_frames(*self._peer_of(frames), exc)
-            ready = sock.get(_EVENTS) & _POLLIN
+            if n == 0:
+                ready = sock.get(_EVENTS) & _POLLIN
         return batch
 
     def _decode(self, frames: list[bytes]) -> list:

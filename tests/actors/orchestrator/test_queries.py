@@ -1,0 +1,25 @@
+"""The client's view of runs: what the daemon puts on the wire."""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors.orchestrator._queries import trace_dicts
+from actors.orchestrator.engine import TraceEntry
+from protocols.client import RunStatus, client_from_frames, client_to_frames
+
+
+def test_trace_entries_reach_a_client_as_the_maps_to_builtins_would_give() -> None:
+    entries = [
+        TraceEntry(step_id="s1", node="main", block="load", capability="acme.load", event="success",
+                   action="JUMP:done", attempt=1, duration_ms=1.5, retries=0, reason=None, error=None,
+                   prerequisite_of=None, started_ms=10, ended_ms=12, dropped_outputs=["x"]),
+        TraceEntry(step_id="s2", node="main", block="done", capability="acme.done", event="failure",
+                   action=None, attempt=2, duration_ms=0.0, retries=3, reason="error", error="boom",
+                   prerequisite_of=None, started_ms=12, ended_ms=20),
+    ]
+    fast = client_to_frames(RunStatus(run_id="r", status="failed", trace=trace_dicts(entries)))
+    plain = client_to_frames(RunStatus(run_id="r", status="failed", trace=[msgspec.to_builtins(e) for e in entries]))
+    assert fast == plain
+    decoded = client_from_frames(fast)
+    assert decoded.trace[0]["block"] == "load" and decoded.trace[1]["retries"] == 3
