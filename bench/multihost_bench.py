@@ -3,17 +3,21 @@
 Everything is a real process on this machine over loopback TCP: ``ontoflow daemon``, N
 ``ontoflow worker`` processes hosting ``bench.noop``, and this process as the client, which
 keeps ``in_flight`` runs of a 3-step linear no-op workflow outstanding (``Submit(wait=True)``:
-accepted, then the run's status at its end; a new run as each ends). The workers share this machine's cores with
+accepted, then the run's status at its end; a new run as each ends). Each worker count gets a
+warm-up and ``repeats`` timed batches (median and range reported): the machine is shared and
+a single short batch drifts by a third from one minute to the next. The workers share this machine's cores with
 the daemon, so they run at ``--nice 10`` as the embedded cluster's do (on their own hosts they
-would not need it). ``python -m bench.multihost_bench`` prints the records as JSON lines, with
+would not need it). ``python -m bench.multihost_bench [--runs N] [--repeats R] [--quick]`` prints the records as JSON lines, with
 the pipelined floor (plain pyzmq + msgspec, sync and asyncio, as many echo processes as
 workers) measured in the same invocation and each throughput's ratio to it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import statistics
 import signal
 import subprocess
 import sys
@@ -109,29 +113,38 @@ async def _drive(address: str, runs: int, in_flight: int) -> float:
         return time.perf_counter() - start
 
 
-def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 5000, in_flight: int = 256, *, slots: int = 64) -> list[dict[str, Any]]:
-    """Steps/s through the daemon for each worker count (one daemon per count, after a warm-up).
+def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 20_000, in_flight: int = 256, *, slots: int = 64,
+                       repeats: int = 3) -> list[dict[str, Any]]:
+    """Steps/s through the daemon for each worker count: one daemon per count, a warm-up of a
+    tenth of ``runs``, then ``repeats`` timed batches of ``runs`` runs (median and range).
 
     Returns:
-        One record per count: ``workers``, ``runs``, ``steps``, ``seconds``, ``steps_per_s``.
+        One record per count: ``workers``, ``runs``, ``steps``, ``repeats``, ``steps_per_s``
+        (the median), ``min_steps_per_s``, ``max_steps_per_s`` and ``samples``.
 
     Raises:
+        ValueError: when a count is below 1.
         RuntimeError: when the daemon does not start or a run does not complete.
     """
+    for name, value in (("runs", runs), ("in_flight", in_flight), ("slots", slots), ("repeats", repeats)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
     records: list[dict[str, Any]] = []
     for n in workers:
         with _daemon(1000, 3) as (address, _):
             procs = [_worker(address, slots, i) for i in range(n)]
             try:
                 run_async(_wait_workers, address, n)
-                run_async(_drive, address, max(runs // 10, 100), in_flight)  # warm-up
-                seconds = run_async(_drive, address, runs, in_flight)
+                run_async(_drive, address, max(runs // 10, min(runs, 100)), in_flight)  # warm-up
+                samples = [runs * STEPS / run_async(_drive, address, runs, in_flight) for _ in range(repeats)]
             finally:
                 for p in procs:
                     _stop(p)
         records.append({
             "name": "multihost_throughput", "workers": n, "runs": runs, "in_flight": in_flight, "slots": slots,
-            "steps": runs * STEPS, "seconds": round(seconds, 4), "steps_per_s": round(runs * STEPS / seconds, 1),
+            "steps": runs * STEPS, "repeats": repeats, "steps_per_s": round(statistics.median(samples), 1),
+            "min_steps_per_s": round(min(samples), 1), "max_steps_per_s": round(max(samples), 1),
+            "samples": [round(x, 1) for x in samples],
             "transport": "tcp loopback, daemon + workers + client in separate processes",
         })
     return records
@@ -191,16 +204,24 @@ def measure_floor(workers: Sequence[int] = (1, 2, 4), count: int = 20_000, depth
     return records
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Print throughput, the floor of the same invocation (with ratios) and detection times."""
-    throughput = measure_throughput()
-    floor = {(r["mode"], r["workers"]): r["steps_per_s"] for r in measure_floor()}
+    parser = argparse.ArgumentParser(prog="python -m bench.multihost_bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20_000, help="runs per timed batch (default 20000)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed batches per worker count (default 3)")
+    parser.add_argument("--quick", action="store_true", help="a few runs of everything (figures meaningless)")
+    args = parser.parse_args(argv)
+    runs, repeats, floor_count, kills = args.runs, args.repeats, 20_000, 5
+    if args.quick:
+        runs, repeats, floor_count, kills = 40, 1, 200, 1
+    throughput = measure_throughput(runs=runs, repeats=repeats)
+    floor = {(r["mode"], r["workers"]): r["steps_per_s"] for r in measure_floor(count=floor_count, repeats=repeats)}
     for record in throughput:
         n = record["workers"]
         record["vs_sync_floor"] = round(record["steps_per_s"] / floor[("sync", n)], 3)
         record["vs_asyncio_floor"] = round(record["steps_per_s"] / floor[("async", n)], 3)
     for record in throughput + [{"name": "multihost_floor", "mode": m, "workers": n, "steps_per_s": v}
-                                for (m, n), v in floor.items()] + measure_detection():
+                                for (m, n), v in floor.items()] + measure_detection(repeats=kills):
         print(json.dumps(record), flush=True)
 
 

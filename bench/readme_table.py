@@ -39,11 +39,13 @@ def readme_rows(latest: str) -> list[str]:
 def multihost_rows(jsonl: str) -> list[str]:
     """A Markdown table of the multihost bench's records (throughput, then detection)."""
     records = [json.loads(line) for line in jsonl.splitlines() if line.strip()]
-    rows = ["| through the daemon | steps/s | vs sync floor | vs asyncio floor |", "|---|---|---|---|"]
+    rows = ["| through the daemon | steps/s, median (min-max) | vs sync floor | vs asyncio floor |", "|---|---|---|---|"]
     for r in records:
         if r.get("name") == "multihost_throughput":
-            rows.append(f"| {r['workers']} worker process(es) x {r['slots']} slots, {r['in_flight']} runs in flight "
-                        f"| {r['steps_per_s']:,.0f} | {r['vs_sync_floor']:.2f}x | {r['vs_asyncio_floor']:.2f}x |")
+            spread = f" ({r['min_steps_per_s']:,.0f}-{r['max_steps_per_s']:,.0f})" if "min_steps_per_s" in r else ""
+            batches = f", {r['repeats']} x {r['runs']:,} runs" if "repeats" in r else ""
+            rows.append(f"| {r['workers']} worker process(es) x {r['slots']} slots, {r['in_flight']} runs in flight"
+                        f"{batches} | {r['steps_per_s']:,.0f}{spread} | {r['vs_sync_floor']:.2f}x | {r['vs_asyncio_floor']:.2f}x |")
     detections = [r for r in records if r.get("name") == "multihost_detection"]
     if detections:
         times = sorted(r["detection_ms"] for r in detections)

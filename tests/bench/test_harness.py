@@ -67,3 +67,24 @@ def test_stats() -> None:
     assert percentile([5.0], 50) == 5.0
     with pytest.raises(ValueError, match="no samples"):
         summary([])
+
+
+@pytest.mark.timeout(120)
+def test_multihost_bench_quick_run_prints_every_record() -> None:
+    # The daemon, its workers and a client as real processes, a few runs each (no timing asserted).
+    ran = subprocess.run(
+        [sys.executable, "-m", "bench.multihost_bench", "--quick"],
+        capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert ran.returncode == 0, ran.stderr
+    records = [json.loads(line) for line in ran.stdout.splitlines()]
+    throughput = [r for r in records if r["name"] == "multihost_throughput"]
+    assert [r["workers"] for r in throughput] == [1, 2, 4]
+    for r in throughput:
+        assert r["min_steps_per_s"] <= r["steps_per_s"] <= r["max_steps_per_s"] and len(r["samples"]) == r["repeats"]
+        assert r["vs_sync_floor"] > 0 and r["vs_asyncio_floor"] > 0
+    assert {(r["mode"], r["workers"]) for r in records if r["name"] == "multihost_floor"} == {
+        (mode, n) for mode in ("sync", "async") for n in (1, 2, 4)}
+    detections = [r for r in records if r["name"] == "multihost_detection"]
+    assert detections and all(r["detection_ms"] > 0 for r in detections)

@@ -33,11 +33,13 @@ def test_multihost_rows_give_throughput_ratios_and_the_detection_range() -> None
 
     jsonl = "\n".join([
         '{"name": "multihost_throughput", "workers": 4, "slots": 64, "in_flight": 256, "steps_per_s": 12345.6, '
+        '"min_steps_per_s": 11000.2, "max_steps_per_s": 13000.9, "repeats": 3, "runs": 20000, '
         '"vs_sync_floor": 0.3, "vs_asyncio_floor": 1.5}',
         '{"name": "multihost_floor", "mode": "sync", "workers": 4, "steps_per_s": 41000}',
         '{"name": "multihost_detection", "heartbeat_ms": 100, "liveness": 3, "detection_ms": 310.0, "bound_ms": 400}',
         '{"name": "multihost_detection", "heartbeat_ms": 100, "liveness": 3, "detection_ms": 290.4, "bound_ms": 400}',
     ])
     rows = multihost_rows(jsonl)
-    assert rows[2] == "| 4 worker process(es) x 64 slots, 256 runs in flight | 12,346 | 0.30x | 1.50x |"
+    assert rows[2] == ("| 4 worker process(es) x 64 slots, 256 runs in flight, 3 x 20,000 runs "
+                       "| 12,346 (11,000-13,001) | 0.30x | 1.50x |")
     assert "290-310 ms over 2 kills" in rows[3] and "bound 400 ms" in rows[3]
