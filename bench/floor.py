@@ -30,14 +30,14 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
 import zmq
 import zmq.asyncio
 
-__all__ = ["measure_floor", "main"]
+__all__ = ["main", "measure_floor", "open_sync_pingpong"]
 
 #: Seconds the echo process may take to start and answer its first message.
 _START_TIMEOUT_S = 30.0
@@ -240,6 +240,38 @@ def _wait_ready_blocking(address: str, proc: multiprocessing.process.BaseProcess
         sock.linger = 0
         sock.connect(address)
         _wait_ready(sock, proc, body)
+
+
+@contextlib.contextmanager
+def open_sync_pingpong() -> Iterator[Callable[[int], float]]:
+    """A sync echo process and a blocking DEALER, for figures measured between other ones.
+
+    Yields ``run(n)``: the seconds ``n`` blocking round trips take (call it from one thread at
+    a time; a worker thread is fine, so an event loop can stay responsive meanwhile). The
+    echo process is stopped and reaped on exit.
+
+    Raises:
+        RuntimeError: when the echo process fails to start or stops answering.
+    """
+    message = _sample_message()
+    with _echo_process("sync") as (address, proc), zmq.Context() as ctx, ctx.socket(zmq.DEALER) as sock:
+        sock.linger = 0
+        sock.connect(address)
+        _wait_ready(sock, proc, _encoder.encode(message))
+        sock.rcvtimeo = _RECV_TIMEOUT_MS
+
+        def run(count: int) -> float:
+            start = time.perf_counter()
+            try:
+                for _ in range(count):
+                    sock.send(_encoder.encode(message))
+                    _decoder.decode(sock.recv())
+            except zmq.Again:
+                raise RuntimeError(f"the echo process did not answer within {_RECV_TIMEOUT_MS} ms") from None
+            return time.perf_counter() - start
+
+        run(2000)  # warm-up: connections, caches, the allocator
+        yield run
 
 
 # ----------------------------------------------------------------------------- API

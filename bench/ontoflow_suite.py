@@ -1,8 +1,9 @@
 """ontoflow's side of one invocation: W1, W2, W3 (through ``bench.plans_bench``), W4, W5.
 
 Local clusters come from ``runtime.embedded.open_local_cluster`` with the ``bench.noop``
-capability in worker processes over ``ipc://``; one cluster of ``w2_workers`` workers serves
-W1 and W2, and one more cluster per other worker count serves W4's series. Each worker gets
+capability in worker processes over ``ipc://``: one per worker count, all open at once, so
+that W4's worker series takes its batches in turn (a shared machine's speed drifts by a third
+within minutes); the ``w2_workers`` cluster also serves W1, timed in turn with the sync floor. Each worker gets
 enough slots for the window of runs in flight to fit in the workers (``slots_for``): a slot is
 a step a worker may hold at once, and a no-op step needs no more than a place in the window
 (Ray's async actors allow 1,000 concurrent calls by default; Celery's prefork pool holds
@@ -11,6 +12,7 @@ prefetched tasks the same way).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from typing import Any
 
@@ -20,9 +22,10 @@ from actors.capability import load_capabilities
 from bench.config import BenchConfig
 from bench.memory import measure_memory
 from bench.noop import linear_manifest
+from bench.floor import open_sync_pingpong
 from bench.per_step import measure_latency
 from bench.record import figure
-from bench.throughput import measure_throughput
+from bench.throughput import measure_throughput_interleaved
 from protocols import manifest_from_data
 from runtime.embedded import open_local_cluster
 from runtime.loop import run as run_async
@@ -37,21 +40,35 @@ def slots_for(config: BenchConfig, workers: int) -> int:
     return max(8, -(-config.in_flight // workers))
 
 
-async def _cluster_figures(config: BenchConfig, workers: int, latency: bool) -> list[dict[str, Any]]:
+async def _cluster_figures(config: BenchConfig) -> list[dict[str, Any]]:
+    """W1, W2 and W4's worker and run-length series, on local clusters open side by side.
+
+    One cluster per worker count is started first; W1 and the run-length series run on the
+    W2 cluster with the sync floor timed between their repetitions; then the throughput batches
+    of every worker count are taken in turn (``measure_throughput_interleaved``). Idle
+    clusters only exchange a heartbeat a second.
+    """
     classes = load_capabilities(["bench.noop"])
+    counts = sorted(set(config.worker_series) | {config.w2_workers})
     records: list[dict[str, Any]] = []
-    slots = slots_for(config, workers)
-    async with open_local_cluster(classes, ["bench.noop"], transport="ipc", workers=workers, slots=slots) as cluster:
-        linear3 = cluster.compile(manifest_from_data(linear_manifest(3)))
-        if latency:
+    async with contextlib.AsyncExitStack() as stack:
+        clusters = {}
+        for workers in counts:
+            clusters[workers] = await stack.enter_async_context(open_local_cluster(
+                classes, ["bench.noop"], transport="ipc", workers=workers, slots=slots_for(config, workers)))
+        cluster = clusters[config.w2_workers]
+        linear3 = {n: c.compile(manifest_from_data(linear_manifest(3))) for n, c in clusters.items()}
+        with open_sync_pingpong() as floor:
             for steps, runs in config.latency_runs:
-                workflow = linear3 if steps == 3 else cluster.compile(manifest_from_data(linear_manifest(steps)))
-                records += await measure_latency(cluster, workflow, steps=steps, runs=runs, repeats=config.repeats, workers=workers)
-        records.append(await measure_throughput(
-            cluster, linear3, steps=3, runs=config.throughput_runs, in_flight=config.in_flight,
-            repeats=config.repeats, workers=workers, workload="W2" if workers == config.w2_workers else "W4",
-            slots=slots,
-        ))
+                workflow = linear3[config.w2_workers] if steps == 3 else cluster.compile(manifest_from_data(linear_manifest(steps)))
+                records += await measure_latency(
+                    cluster, workflow, steps=steps, runs=runs, repeats=config.repeats, workers=config.w2_workers,
+                    floor=floor if steps == 3 else None, floor_n=config.floor_pingpong_n // 2,
+                )
+        setups = [(clusters[n], linear3[n], n, slots_for(config, n), "W2" if n == config.w2_workers else "W4")
+                  for n in counts]
+        records += await measure_throughput_interleaved(
+            setups, steps=3, runs=config.throughput_runs, in_flight=config.in_flight, repeats=config.repeats)
     return records
 
 
@@ -118,13 +135,9 @@ def measure_ontoflow(config: BenchConfig) -> list[dict[str, Any]]:
     A part that fails (a run that does not complete, workers that do not start) becomes a
     ``missing`` record with the error's type and message; the other parts still run.
     """
-    records = _guarded(f"W1 and W2 with {config.w2_workers} workers", "W1",
-                       lambda: run_async(_cluster_figures, config, config.w2_workers, True))
+    records = _guarded(f"W1, W2 and W4 with {', '.join(map(str, sorted(set(config.worker_series) | {config.w2_workers})))} workers",
+                       "W1", lambda: run_async(_cluster_figures, config))
     records += measure_plans(config)
-    for workers in config.worker_series:
-        if workers != config.w2_workers:
-            records += _guarded(f"W2 with {workers} workers", "W4",
-                                lambda w=workers: run_async(_cluster_figures, config, w, False))
     counts = list(config.memory_counts)
     small = [n for n in counts if n <= config.memory_repeat_up_to]
     large = [n for n in counts if n > config.memory_repeat_up_to]

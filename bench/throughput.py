@@ -15,7 +15,7 @@ import anyio
 from bench.record import figure
 from runtime.embedded import LocalCluster
 
-__all__ = ["measure_throughput"]
+__all__ = ["measure_throughput", "measure_throughput_interleaved"]
 
 
 async def _batch(cluster: LocalCluster, workflow: Any, runs: int, in_flight: int) -> float:
@@ -72,16 +72,56 @@ async def measure_throughput(
         ValueError: when a count is below 1.
         RuntimeError: when a run does not complete.
     """
+    [record] = await measure_throughput_interleaved(
+        [(cluster, workflow, workers, slots, workload)], steps=steps, runs=runs, in_flight=in_flight, repeats=repeats,
+    )
+    return record
+
+
+async def measure_throughput_interleaved(
+    setups: list[tuple[LocalCluster, Any, int, int | None, str]], *, steps: int, runs: int, in_flight: int, repeats: int,
+) -> list[dict[str, Any]]:
+    """Steps per second of several clusters, their batches taken in turn.
+
+    ``setups`` holds ``(cluster, workflow, workers, slots, workload)``. Each cluster gets a
+    warm-up batch, then ``repeats`` rounds time one batch of each cluster after the other: a
+    comparison between worker counts then holds even when the machine's speed drifts.
+
+    Returns:
+        One figure record per setup, in order.
+
+    Raises:
+        ValueError: when a count is below 1.
+        RuntimeError: when a run does not complete.
+    """
     for name, value in (("runs", runs), ("in_flight", in_flight), ("repeats", repeats)):
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
-    await _batch(cluster, workflow, max(runs // 10, in_flight), in_flight)
-    rates = [runs * steps / await _batch(cluster, workflow, runs, in_flight) for _ in range(repeats)]
+    for cluster, workflow, *_ in setups:
+        await _batch(cluster, workflow, max(runs // 10, in_flight), in_flight)
+    rates: list[list[float]] = [[] for _ in setups]
+    for _ in range(repeats):
+        for i, (cluster, workflow, *_) in enumerate(setups):
+            rates[i].append(runs * steps / await _batch(cluster, workflow, runs, in_flight))
+    return [
+        _throughput_figure(samples, steps=steps, runs=runs, in_flight=in_flight, repeats=repeats, workers=workers,
+                           workload=workload, slots=slots, interleaved=len(setups) > 1)
+        for samples, (_, _, workers, slots, workload) in zip(rates, setups, strict=True)
+    ]
+
+
+def _throughput_figure(
+    rates: list[float], *, steps: int, runs: int, in_flight: int, repeats: int, workers: int, workload: str,
+    slots: int | None, interleaved: bool,
+) -> dict[str, Any]:
+    note = "orchestrator in this process, steps in worker processes over ipc (nice +10: the local cluster's default)"
+    if interleaved:
+        note += "; batches taken in turn with the other worker counts' clusters"
     return figure(
         "ontoflow", workload, "steps_per_s",
         f"ontoflow: {runs:,} runs x {steps} steps, {in_flight} in flight, {workers} worker process(es)"
         + ("" if slots is None else f" x {slots} slots"),
         "steps/s", rates, better="higher",
         params={"runs": runs, "steps": steps, "in_flight": in_flight, "workers": workers, "repeats": repeats, "slots": slots},
-        note="orchestrator in this process, steps in worker processes over ipc (nice +10: the local cluster's default)",
+        note=note,
     )
