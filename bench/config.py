@@ -34,6 +34,7 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 FULL = BenchConfig(
     name="full",
+    repeats=5,  # the machine is shared: five repetitions keep a burst from moving a median
     scaled=("memory: 100,000 runs in flight measured once per figure (1,000 and 10,000: 3 times)",
             "W3 rows: 100,000 rows instead of 1,000,000"),
 )

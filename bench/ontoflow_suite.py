@@ -153,7 +153,7 @@ def _journal_figures(config: BenchConfig) -> list[dict[str, Any]]:
     """W5: the same workload with the durable journal off and on, ``config.repeats`` times."""
     from bench.durability_bench import measure_journal_overhead
 
-    runs = max(config.throughput_runs // 5, 4)
+    runs = max(config.throughput_runs // 2, 4)  # a second or more per figure: shorter ones are mostly noise here
     samples = [measure_journal_overhead(runs=runs, steps=3, concurrency=config.in_flight) for _ in range(config.repeats)]
     params = {"runs": runs, "steps": 3, "in_flight": config.in_flight, "worker": "in-process (inproc)"}
     what = f"{runs:,} runs x 3 steps, {config.in_flight} in flight, in-process worker"
