@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from bench.config import FULL, QUICK, TINY
-from bench.record import machine_facts, write_jsonl
+from bench.record import cpu_ticks, machine_facts, steal_percent, write_jsonl
 from bench.report import attach_ratios, read_jsonl, render_markdown, write_plots
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -31,10 +31,9 @@ def _measure(config_name: str, out: Path) -> None:
     configure_logging(level="warning", stream=sys.stderr)
     config = {"full": FULL, "quick": QUICK, "tiny": TINY}[config_name]
     print(f"bench: {config.name} configuration; floor ...", file=sys.stderr, flush=True)
-    records = [
-        {**machine_facts(PACKAGES), "invocation": "ontoflow"},
-        {"kind": "config", "name": config.name, "scaled": list(config.scaled)},
-    ]
+    machine = {**machine_facts(PACKAGES), "invocation": "ontoflow"}
+    records = [machine, {"kind": "config", "name": config.name, "scaled": list(config.scaled)}]
+    ticks = cpu_ticks()
     floor = measure_floor_suite(
         pingpong_n=config.floor_pingpong_n, pipelined_n=config.floor_pipelined_n, depth=config.in_flight,
         echoes=config.w2_workers, fanout=config.fanout, repeats=config.repeats,
@@ -46,6 +45,7 @@ def _measure(config_name: str, out: Path) -> None:
         # minutes earlier: W1's ratio is between figures of the same minutes.
         floor = [r for r in floor if not _is_sync_w1_floor(r)]
     records += floor + ours
+    machine["steal_pct"] = steal_percent(ticks, cpu_ticks())
     attach_ratios(records)
     with (out / "latest.jsonl").open("w") as fh:
         write_jsonl(records, fh)

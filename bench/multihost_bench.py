@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 
 from bench.noop import linear_manifest
+from bench.record import cpu_ticks, machine_facts, steal_percent
 from protocols.client import Error, RunStatus, Submit, SubmitAccepted, Workers, WorkersInfo
 from runtime.cli_daemon import open_client, request
 from runtime.loop import run as run_async
@@ -214,14 +215,19 @@ def main(argv: list[str] | None = None) -> None:
     runs, repeats, floor_count, kills = args.runs, args.repeats, 20_000, 5
     if args.quick:
         runs, repeats, floor_count, kills = 40, 1, 200, 1
+    ticks = cpu_ticks()
+    machine = machine_facts(("ontoflow", "pyzmq", "msgspec", "anyio"))
     throughput = measure_throughput(runs=runs, repeats=repeats)
     floor = {(r["mode"], r["workers"]): r["steps_per_s"] for r in measure_floor(count=floor_count, repeats=repeats)}
     for record in throughput:
         n = record["workers"]
         record["vs_sync_floor"] = round(record["steps_per_s"] / floor[("sync", n)], 3)
         record["vs_asyncio_floor"] = round(record["steps_per_s"] / floor[("async", n)], 3)
-    for record in throughput + [{"name": "multihost_floor", "mode": m, "workers": n, "steps_per_s": v}
-                                for (m, n), v in floor.items()] + measure_detection(repeats=kills):
+    detection = measure_detection(repeats=kills)
+    machine = {"name": "multihost_machine", "date": machine["date"], "cores": machine["cores"],
+               "python": machine["python"], "packages": machine["packages"], "steal_pct": steal_percent(ticks, cpu_ticks())}
+    for record in [machine] + throughput + [{"name": "multihost_floor", "mode": m, "workers": n, "steps_per_s": v}
+                                            for (m, n), v in floor.items()] + detection:
         print(json.dumps(record), flush=True)
 
 

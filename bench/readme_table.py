@@ -39,7 +39,12 @@ def readme_rows(latest: str) -> list[str]:
 def multihost_rows(jsonl: str) -> list[str]:
     """A Markdown table of the multihost bench's records (throughput, then detection)."""
     records = [json.loads(line) for line in jsonl.splitlines() if line.strip()]
-    rows = ["| through the daemon | steps/s, median (min-max) | vs sync floor | vs asyncio floor |", "|---|---|---|---|"]
+    rows = []
+    for m in records:
+        if m.get("name") == "multihost_machine":
+            steal = "" if m.get("steal_pct") is None else f", {m['steal_pct']:.1f}% of CPU time stolen by the hypervisor while measuring"
+            rows += [f"Measured {m['date']}, {m['cores']} cores{steal}.", ""]
+    rows += ["| through the daemon | steps/s, median (min-max) | vs sync floor | vs asyncio floor |", "|---|---|---|---|"]
     for r in records:
         if r.get("name") == "multihost_throughput":
             spread = f" ({r['min_steps_per_s']:,.0f}-{r['max_steps_per_s']:,.0f})" if "min_steps_per_s" in r else ""

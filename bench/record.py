@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from bench._stats import summary
 
-__all__ = ["figure", "machine_facts", "ratio_to", "write_jsonl"]
+__all__ = ["cpu_ticks", "figure", "machine_facts", "ratio_to", "steal_percent", "write_jsonl"]
 
 
 def figure(
@@ -77,6 +77,28 @@ def machine_facts(packages: Iterable[str]) -> dict[str, Any]:
         "executable": sys.executable,
         "packages": versions,
     }
+
+
+def cpu_ticks() -> tuple[int, int] | None:
+    """``(steal, total)`` CPU ticks of the whole machine since boot (``/proc/stat``), or None
+    where there is no such file. Steal is the time the hypervisor gave this machine's CPUs to
+    others: on a shared virtual machine it is the noise every figure carries."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = fh.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:]]
+    return (ticks[7] if len(ticks) > 7 else 0), sum(ticks)
+
+
+def steal_percent(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of CPU time stolen by the hypervisor between two ``cpu_ticks`` readings."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return 100.0 * (after[0] - before[0]) / (after[1] - before[1])
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], stream: TextIO) -> None:

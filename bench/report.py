@@ -80,7 +80,9 @@ def _order(r: dict[str, Any]) -> tuple:
 
 def _machine_line(m: dict[str, Any]) -> str:
     packages = ", ".join(f"{k} {v}" for k, v in sorted(m.get("packages", {}).items()))
-    return f"{m.get('date')}: {m.get('cores')} cores, Python {m.get('python')}, {m.get('platform')}; {packages}"
+    steal = m.get("steal_pct")
+    stolen = "" if steal is None else f", {steal:.1f}% of CPU time stolen by the hypervisor while measuring"
+    return f"{m.get('date')}: {m.get('cores')} cores{stolen}, Python {m.get('python')}, {m.get('platform')}; {packages}"
 
 
 def render_markdown(invocations: Iterable[list[dict[str, Any]]]) -> str:

@@ -88,3 +88,5 @@ def test_multihost_bench_quick_run_prints_every_record() -> None:
         (mode, n) for mode in ("sync", "async") for n in (1, 2, 4)}
     detections = [r for r in records if r["name"] == "multihost_detection"]
     assert detections and all(r["detection_ms"] > 0 for r in detections)
+    [machine] = [r for r in records if r["name"] == "multihost_machine"]
+    assert machine["cores"] >= 1 and "date" in machine

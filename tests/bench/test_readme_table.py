@@ -40,6 +40,14 @@ def test_multihost_rows_give_throughput_ratios_and_the_detection_range() -> None
         '{"name": "multihost_detection", "heartbeat_ms": 100, "liveness": 3, "detection_ms": 290.4, "bound_ms": 400}',
     ])
     rows = multihost_rows(jsonl)
+    assert rows[0].startswith("| through the daemon")
     assert rows[2] == ("| 4 worker process(es) x 64 slots, 256 runs in flight, 3 x 20,000 runs "
                        "| 12,346 (11,000-13,001) | 0.30x | 1.50x |")
     assert "290-310 ms over 2 kills" in rows[3] and "bound 400 ms" in rows[3]
+
+
+def test_multihost_rows_say_when_and_how_noisy() -> None:
+    from bench.readme_table import multihost_rows
+
+    rows = multihost_rows('{"name": "multihost_machine", "date": "2026-01-01 00:00 UTC", "cores": 2, "steal_pct": 12.34}')
+    assert rows[0] == "Measured 2026-01-01 00:00 UTC, 2 cores, 12.3% of CPU time stolen by the hypervisor while measuring."
