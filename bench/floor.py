@@ -177,28 +177,6 @@ def _wait_ready(sock: zmq.Socket, proc: multiprocessing.process.BaseProcess, bod
 # ----------------------------------------------------------------------------- clients
 
 
-def _sync_runs(address: str, proc: multiprocessing.process.BaseProcess, message: _Invoke, n: int, repeats: int, warmup: int) -> list[float]:
-    """Blocking ping-pong; returns seconds per run of ``n`` round trips."""
-    with zmq.Context() as ctx, ctx.socket(zmq.DEALER) as sock:
-        sock.linger = 0
-        sock.connect(address)
-        _wait_ready(sock, proc, _encoder.encode(message))
-        sock.rcvtimeo = _RECV_TIMEOUT_MS
-
-        def run(count: int) -> float:
-            start = time.perf_counter()
-            for _ in range(count):
-                sock.send(_encoder.encode(message))
-                _decoder.decode(sock.recv())
-            return time.perf_counter() - start
-
-        try:
-            run(warmup)
-            return [run(n) for _ in range(repeats)]
-        except zmq.Again:
-            raise RuntimeError(f"the echo process did not answer within {_RECV_TIMEOUT_MS} ms") from None
-
-
 async def _async_runs(address: str, message: _Invoke, n: int, repeats: int, warmup: int, depth: int) -> list[float]:
     """asyncio ping-pong (``depth == 1``) or pipelined; returns seconds per run of ``n``."""
     ctx = zmq.asyncio.Context()
@@ -243,7 +221,7 @@ def _wait_ready_blocking(address: str, proc: multiprocessing.process.BaseProcess
 
 
 @contextlib.contextmanager
-def open_sync_pingpong() -> Iterator[Callable[[int], float]]:
+def open_sync_pingpong(warmup: int = 2000) -> Iterator[Callable[[int], float]]:
     """A sync echo process and a blocking DEALER, for figures measured between other ones.
 
     Yields ``run(n)``: the seconds ``n`` blocking round trips take (call it from one thread at
@@ -270,7 +248,7 @@ def open_sync_pingpong() -> Iterator[Callable[[int], float]]:
                 raise RuntimeError(f"the echo process did not answer within {_RECV_TIMEOUT_MS} ms") from None
             return time.perf_counter() - start
 
-        run(2000)  # warm-up: connections, caches, the allocator
+        run(warmup)  # connections, caches, the allocator
         yield run
 
 
@@ -303,8 +281,8 @@ def measure_floor(n: int = 20000, repeats: int = 3, *, depth: int = 64) -> dict[
             raise ValueError(f"{name} must be >= 1, got {value}")
     message = _sample_message()
     warmup = max(10, min(n // 10, 2000))
-    with _echo_process("sync") as (address, proc):
-        sync_runs = _sync_runs(address, proc, message, n, repeats, warmup)
+    with open_sync_pingpong(warmup) as pingpong:
+        sync_runs = [pingpong(n) for _ in range(repeats)]
     with _echo_process("async") as (address, proc):
         # Readiness is checked with a blocking socket so a dead process is noticed at once.
         _wait_ready_blocking(address, proc, _encoder.encode(message))

@@ -104,19 +104,13 @@ class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
     wait: bool = False
 
 
-class SubmitRequest(_ClientMessage, tag="submit", frozen=True, kw_only=True):
-    """A ``Submit`` as the daemon reads it (``request_from_frames``): the same fields, with
+class SubmitRequest(Submit, tag="submit", frozen=True, kw_only=True):
+    """A ``Submit`` as the daemon reads it (``request_from_frames``): the same message, with
     ``manifest`` left encoded. A client that submits the same document again sends the same
     bytes, so the daemon finds its compiled workflow by them without decoding the document;
     it decodes it only the first time (and refuses it then if it is not a map)."""
 
-    manifest: msgspec.Raw
-    inputs: dict[str, Any] = {}
-    deadline_ms: int | None = None
-    run_id: str | None = None
-    manifest_hash: str = ""
-    idempotency_key: str | None = None
-    wait: bool = False
+    manifest: msgspec.Raw  # type: ignore[assignment]
 
 
 class SubmitAccepted(_ClientMessage, tag="submit_accepted", frozen=True, kw_only=True):

@@ -43,7 +43,6 @@ from protocols.client import (
     Status,
     Submit,
     SubmitAccepted,
-    SubmitRequest,
     WorkerRecord,
     Workers,
     WorkersInfo,
@@ -125,9 +124,9 @@ class ClientService:
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
         match message:
-            case Submit(wait=False) | SubmitRequest(wait=False):
+            case Submit(wait=False):  # a SubmitRequest is a Submit
                 return self._submit(message)
-            case Submit() | SubmitRequest():
+            case Submit():
                 reply = self._submit(message)
                 if not isinstance(reply, SubmitAccepted):
                     return reply
@@ -172,7 +171,7 @@ class ClientService:
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
 
-    def _submit(self, message: Submit | SubmitRequest) -> Any:
+    def _submit(self, message: Submit) -> Any:
         orch = self._orch
         if message.idempotency_key is not None:
             existing = orch.find_run(idempotency_key=message.idempotency_key)
