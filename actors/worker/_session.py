@@ -137,7 +137,8 @@ class Session:
                 self.send(Heartbeat())
 
     async def receive(self) -> None:
-        """Wait for the next batch of messages and act on it; returns when the socket closed.
+        """Wait for the next batch of messages and act on it; returns after one batch, or at
+        once when the session's socket is closed (or closes meanwhile).
 
         Called by one step runner at a time. Invokes are queued for the calling runner to run
         (``WorkerHost.enqueue`` without a wake-up); a ``Disconnect`` ends the session, whose
