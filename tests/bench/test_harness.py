@@ -90,3 +90,15 @@ def test_multihost_bench_quick_run_prints_every_record() -> None:
     assert detections and all(r["detection_ms"] > 0 for r in detections)
     [machine] = [r for r in records if r["name"] == "multihost_machine"]
     assert machine["cores"] >= 1 and "date" in machine
+
+
+@pytest.mark.timeout(120)
+def test_cpu_split_reports_who_spent_the_cpu() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-m", "bench.cpu_split", "--workers", "2", "--runs", "40", "--repeats", "1"],
+        capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert ran.returncode == 0, ran.stderr
+    [line] = ran.stdout.splitlines()
+    assert line.startswith("2 worker(s): ") and "orchestrator" in line and "voluntary" in line
