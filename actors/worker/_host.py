@@ -7,7 +7,7 @@ the capability base produced. The work is done by ``slots + 1`` long-lived step 
 * **receiving**: one runner at a time reads the session's socket; it handles the control
   messages itself (Cancel, Heartbeat, Welcome, Disconnect) and queues the Invokes;
 * **running steps**: a runner takes the next queued step (at most ``slots`` at once) and runs
-  it in its own task up to its first wait (``_inline.start``). A step that never waits (a
+  it in its own task up to its first wait (see ``_inline``). A step that never waits (a
   no-op, a lookup, a pure transform) is answered at once, and the runner goes on with the
   next queued step or back to the socket, with no task switch at all; a step that waits makes
   its runner wake one idle runner first (to receive, or to take the next step), so waiting
