@@ -28,7 +28,7 @@ from actors.orchestrator._results import RunResult
 from actors.orchestrator._runs import RunsMixin, _Run, _where
 from actors.orchestrator._workers import WorkersMixin
 from actors.orchestrator.engine import CompiledWorkflow, RunCancelled, RunSubmitted
-from protocols.client import ClientMessage, DaemonRequest
+from protocols.client import ClientMessage
 from protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
 from runtime.curve import CurveServer
 from runtime.journal import Batch, Journal, RunRow
@@ -38,7 +38,7 @@ __all__ = ["Orchestrator", "UnknownRunError", "wall_clock_ms"]
 
 log = structlog.get_logger()
 
-_CLIENT_TYPES = tuple(set(get_args(ClientMessage)) | set(get_args(DaemonRequest)))
+_CLIENT_TYPES = get_args(ClientMessage)  # a daemon's SubmitRequest is a Submit
 
 
 def wall_clock_ms() -> int:

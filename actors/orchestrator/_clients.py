@@ -221,16 +221,12 @@ class ClientService:
             if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
                 self._known.update(catalog)
                 self._compiled.clear()  # compiled against older metadata
-        if isinstance(document, msgspec.Raw):
-            key = (bytes(document), manifest_hash)
-            found = self._compiled.get(key)
-            if found is not None:
-                return found
-            document = _decode_document(key[0])
-        else:
-            key = (_encode(document), manifest_hash)
+        encoded = isinstance(document, msgspec.Raw)
+        key = (bytes(document) if encoded else _encode(document), manifest_hash)
         found = self._compiled.get(key)
         if found is None:
+            if encoded:  # decoded only the first time these bytes arrive
+                document = _decode_document(key[0])
             kind = document_kind(document)
             workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
                                         connections=self._orch.connections, source=f"submitted {kind}")
