@@ -158,14 +158,21 @@ async def test_a_file_dropped_in_a_watched_folder_starts_exactly_one_run(tmp_pat
                             return listing.runs
                         await anyio.sleep(0.02)  # re-asked: the run is the daemon's move
 
-            (inbox / "first.txt").write_text("hello")
+            def drop(name: str, text: str) -> None:
+                # Whole or not at all, as a user drops a file: a file caught half-written (size 0,
+                # then 5) would be two observations, as a rewritten file is.
+                staged = tmp_path / name
+                staged.write_text(text)
+                os.replace(staged, inbox / name)
+
+            drop("first.txt", "hello")
             runs = await completed(1)
             status = await request(client, Status(run_id=runs[0].run_id))
             assert isinstance(status, RunStatus)
             assert status.context["fs.file.name"] == "first.txt"
             assert status.context["ontoflow.observation"]["kind"] == "file_created"
             # the first file is announced again every other poll meanwhile: no second run for it
-            (inbox / "second.txt").write_text("world")
+            drop("second.txt", "world")
             runs = await completed(2)
             assert len(runs) == 2
     finally:
