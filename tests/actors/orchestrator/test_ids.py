@@ -1,15 +1,31 @@
-"""Run ids: UUID4-shaped, unique, and cheap."""
+"""Run ids: UUID version 7, unique, ordered by the millisecond they were made in."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from actors.orchestrator._ids import new_run_id
 
 
-def test_run_ids_are_uuid4_hex_and_do_not_repeat() -> None:
+def test_run_ids_are_uuid7_hex_and_do_not_repeat() -> None:
     ids = [new_run_id() for _ in range(50_000)]
     assert len(set(ids)) == len(ids)
     for run_id in ids[:1000]:
         parsed = uuid.UUID(run_id)
-        assert parsed.hex == run_id and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+        assert parsed.hex == run_id and parsed.version == 7 and parsed.variant == uuid.RFC_4122
+
+
+def test_run_ids_of_one_millisecond_are_unique_and_sort_before_the_next_ones() -> None:
+    earlier = [new_run_id(1_700_000_000_000) for _ in range(10_000)]
+    later = [new_run_id(1_700_000_000_001) for _ in range(10_000)]
+    assert len(set(earlier)) == len(earlier)
+    assert max(earlier) < min(later)
+    assert {run_id[:12] for run_id in earlier} == {f"{1_700_000_000_000:012x}"}
+
+
+def test_run_ids_start_with_the_wall_clock_millisecond() -> None:
+    before = time.time_ns() // 1_000_000
+    run_id = new_run_id()
+    after = time.time_ns() // 1_000_000
+    assert before <= int(run_id[:12], 16) <= after
