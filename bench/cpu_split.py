@@ -5,7 +5,7 @@ workload (``bench.throughput``) on a local cluster and reads the CPU times and c
 of this process's threads (the orchestrator and the driver, libzmq's I/O thread) and of the
 worker processes (their main threads, their other threads) before and after each batch::
 
-    python -m bench.cpu_split [--workers 1 8] [--runs 10000] [--repeats 3]
+    python -m bench.cpu_split [--workers 1 8] [--runs 10000] [--repeats 3] [--in-flight 256]
 
 It is how W4's drop at 8 workers on 2 cores was traced to the workers' own steps costing more
 CPU (cold caches after each switch), not to the orchestrator. Needs psutil (the bench extra).
@@ -57,7 +57,8 @@ async def measure_cpu_split(workers: int, runs: int = 10_000, repeats: int = 3, 
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
     classes = load_capabilities(["bench.noop"])
-    slots = max(8, -(-in_flight // workers))
+    import os
+    slots = int(os.environ.get('OF_SLOTS') or max(8, -(-in_flight // workers)))
     records = []
     async with open_local_cluster(classes, ["bench.noop"], transport="ipc", workers=workers, slots=slots) as cluster:
         workflow = cluster.compile(manifest_from_data(linear_manifest(STEPS)))
@@ -91,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 8], help="worker counts (default 1 8)")
     parser.add_argument("--runs", type=int, default=10_000, help="runs per timed batch (default 10000)")
     parser.add_argument("--repeats", type=int, default=3, help="timed batches per worker count (default 3)")
+    parser.add_argument("--in-flight", type=int, default=256, help="runs in flight (default 256)")
     args = parser.parse_args(argv)
     configure_logging(level="warning", stream=sys.stderr)
     for workers in args.workers:
-        for r in run_async(measure_cpu_split, workers, args.runs, args.repeats):
+        for r in run_async(measure_cpu_split, workers, args.runs, args.repeats, args.in_flight):
             print(f"{r['workers']} worker(s): {r['steps_per_s']:,} steps/s; CPU us per step: orchestrator "
                   f"{r['orchestrator_us']}, its other threads {r['io_us']}, workers {r['worker_main_us']} "
                   f"(+{r['worker_other_us']} other threads); worker switches per step "
