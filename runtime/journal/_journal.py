@@ -57,6 +57,14 @@ CREATE INDEX facts_by_run ON facts (run_id, seq);
 
 _RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name"
 
+#: Fact rows per INSERT statement, largest first: a batch is cut into chunks of these sizes so
+#: that only these few statements exist and stay in sqlite3's statement cache. 4 parameters per
+#: row keep the largest under SQLite's oldest limit of 999.
+_CHUNK_SIZES = (128, 64, 32, 16, 8, 4, 2, 1)
+_FACTS_INSERT = {
+    n: "INSERT INTO facts (run_id, kind, at_ms, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n) for n in _CHUNK_SIZES
+}
+
 
 class RunRow(msgspec.Struct, kw_only=True):
     """One run as the journal knows it."""
@@ -137,7 +145,7 @@ class Journal:
                 conn.executemany(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
                                  [r.as_tuple() for r in batch.runs])
             if batch.facts:
-                conn.executemany("INSERT INTO facts (run_id, kind, at_ms, body) VALUES (?, ?, ?, ?)", batch.facts)
+                self._insert_facts(batch.facts)
             if batch.ended:
                 conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", batch.ended)
             conn.execute("COMMIT")
@@ -146,6 +154,18 @@ class Journal:
                 conn.execute("ROLLBACK")
             raise JournalError(f"journal {self.path}: write failed: {exc}") from None
         self.commits += 1
+
+    def _insert_facts(self, facts: list[tuple[str, str, int, bytes]]) -> None:
+        # Multi-row statements: a statement step per chunk instead of one per row saves a
+        # fifth of a group commit's time; rows are inserted (and numbered) in their order.
+        conn = self._conn
+        start, left = 0, len(facts)
+        for size in _CHUNK_SIZES:
+            statement = _FACTS_INSERT[size]
+            while left >= size:
+                conn.execute(statement, [value for row in facts[start:start + size] for value in row])
+                start += size
+                left -= size
 
     def prune(self, ended_before_ms: int) -> int:
         """Delete runs that ended before ``ended_before_ms`` with their facts; returns how many.

@@ -52,6 +52,23 @@ def test_a_commit_is_read_back_after_reopening(tmp_path: Path) -> None:
         assert [r.run_id for r in journal.runs(status="completed")] == ["r2"]
 
 
+@pytest.mark.parametrize("facts", [1, 127, 128, 129, 421])
+def test_every_fact_of_a_batch_is_kept_in_its_order(tmp_path: Path, facts: int) -> None:
+    # A batch's facts go in as multi-row statements of a few fixed sizes: no row may be lost,
+    # doubled or reordered at the seams between them, whatever the count.
+    batch = Batch()
+    for run_id in ("a", "b", "c"):
+        batch.runs.append(RunRow(run_id=run_id, source_hash="h1", submitted_ms=10))
+    for i in range(facts):
+        batch.fact("abc"[i % 3], "fact", i, i.to_bytes(2, "big"))
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        journal.commit(batch)
+        for n, run_id in enumerate("abc"):
+            expected = list(range(n, facts, 3))
+            assert [int.from_bytes(f.body, "big") for f in journal.facts(run_id)] == expected
+            assert [f.at_ms for f in journal.facts(run_id)] == expected
+
+
 def test_a_failed_batch_writes_nothing(tmp_path: Path) -> None:
     with open_journal(tmp_path / "j.sqlite") as journal:
         journal.commit(_batch("r1", key="k"))
