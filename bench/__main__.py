@@ -36,7 +36,7 @@ def _measure(config_name: str, out: Path) -> None:
     ticks = cpu_ticks()
     floor = measure_floor_suite(
         pingpong_n=config.floor_pingpong_n, pipelined_n=config.floor_pipelined_n, depth=config.in_flight,
-        echoes=config.w2_workers, fanout=config.fanout, repeats=config.repeats,
+        echoes=config.w2_workers, fanout=config.fanout, repeats=config.repeats, worker_series=config.worker_series,
     )
     print("bench: ontoflow ...", file=sys.stderr, flush=True)
     ours = measure_ontoflow(config)
@@ -60,7 +60,7 @@ def _render(out: Path, peers: Path) -> str:
     theirs = read_jsonl(peers)
     text = render_markdown([ours] + ([theirs] if theirs else []))
     (out / "latest.md").write_text(text)
-    for message in write_plots(ours + theirs, out):
+    for message in write_plots(ours, out):  # the peers' floors are another invocation's
         print(message, file=sys.stderr)
     return text
 

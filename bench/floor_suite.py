@@ -8,6 +8,10 @@ No ontoflow code runs here (the peers' virtualenv runs this module too). Echo pr
   one round trip is what a step costs at least when it crosses a process.
 * W2: ``depth`` requests in flight spread over ``echoes`` echo processes by one DEALER
   (round-robin, as the orchestrator spreads steps over workers); round trips per second.
+* W4: the same with each echo count of ``worker_series``, so that each of W4's worker counts is
+  read against the floor with as many processes on the same cores. The counts' echo processes
+  are all started first and their timed runs taken in turn (W2's count among them), as
+  ontoflow's W4 does, so the series holds while the machine's speed drifts.
 * W3: ``fanout`` requests sent at once, then every answer gathered; wall milliseconds.
 """
 
@@ -91,33 +95,59 @@ async def _pipelined_async(addresses: list[str], count: int, depth: int, repeats
 
 def _pipelined(mode: str, echoes: int, count: int, depth: int, repeats: int, warmup: int) -> list[float]:
     """Seconds per timed run of ``count`` round trips against ``echoes`` echo processes."""
+    return _pipelined_series(mode, (echoes,), count, depth, repeats, warmup)[echoes]
+
+
+def _pipelined_series(
+    mode: str, counts: tuple[int, ...], count: int, depth: int, repeats: int, warmup: int
+) -> dict[int, list[float]]:
+    """Seconds per timed run against each number of echo processes in ``counts``: every
+    process is started first, then each round times one run per count, in turn."""
     with contextlib.ExitStack() as stack:
-        procs = [stack.enter_context(_echo_process(mode)) for _ in range(echoes)]
         body = _encoder.encode(_sample_message())
-        for address, proc in procs:
-            _wait_ready_blocking(address, proc, body)
-        addresses = [address for address, _ in procs]
-        if mode == "sync":
-            return _pipelined_sync(addresses, count, depth, repeats, warmup)
-        return asyncio.run(_pipelined_async(addresses, count, depth, repeats, warmup))
+        addresses: dict[int, list[str]] = {}
+        for echoes in counts:
+            procs = [stack.enter_context(_echo_process(mode)) for _ in range(echoes)]
+            for address, proc in procs:
+                _wait_ready_blocking(address, proc, body)
+            addresses[echoes] = [address for address, _ in procs]
+
+        def timed(echoes: int, runs: int) -> list[float]:
+            if mode == "sync":
+                return _pipelined_sync(addresses[echoes], count, depth, runs, warmup)
+            return asyncio.run(_pipelined_async(addresses[echoes], count, depth, runs, warmup))
+
+        if len(counts) == 1:
+            return {counts[0]: timed(counts[0], repeats)}
+        seconds: dict[int, list[float]] = {echoes: [] for echoes in counts}
+        for _ in range(repeats):
+            for echoes in counts:
+                seconds[echoes] += timed(echoes, 1)  # each run after its own warm-up
+        return seconds
 
 
 def measure_floor_suite(
-    *, pingpong_n: int, pipelined_n: int, depth: int, echoes: int, fanout: int, repeats: int
+    *, pingpong_n: int, pipelined_n: int, depth: int, echoes: int, fanout: int, repeats: int,
+    worker_series: tuple[int, ...] = (),
 ) -> list[dict[str, Any]]:
-    """Measure the floor of W1, W2 and W3, sync and asyncio; returns figure records.
+    """Measure the floor of W1, W2 and W3 (and W4's worker series when ``worker_series`` is
+    given), sync and asyncio; returns figure records.
 
     Systems are named ``floor-sync`` and ``floor-asyncio``; metrics ``per_step_us`` (W1),
-    ``steps_per_s`` (W2) and ``wall_ms`` (W3), the names ontoflow's and the peers' figures use.
+    ``steps_per_s`` (W2, and W4 for each echo count of ``worker_series`` other than ``echoes``)
+    and ``wall_ms`` (W3), the names ontoflow's and the peers' figures use. Every steps/s
+    record has ``params["echoes"]``.
 
     Raises:
         ValueError: when a count is below 1.
         RuntimeError: when an echo process fails to start or stops answering.
     """
     for name, value in (("pingpong_n", pingpong_n), ("pipelined_n", pipelined_n), ("depth", depth),
-                        ("echoes", echoes), ("fanout", fanout), ("repeats", repeats)):
+                        ("echoes", echoes), ("fanout", fanout), ("repeats", repeats),
+                        *(("worker_series", n) for n in worker_series)):
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
+    counts = tuple(sorted(set(worker_series) | {echoes}))
     pingpong = measure_floor(n=pingpong_n, repeats=repeats, depth=depth)
     records = []
     note = "plain pyzmq + msgspec, DEALER -> ROUTER echo process(es) over ipc, no ontoflow code"
@@ -128,12 +158,15 @@ def measure_floor_suite(
         ))
     warmup = max(10, min(pipelined_n // 10, 2000))
     for mode in ("sync", "asyncio"):
-        runs = _pipelined("sync" if mode == "sync" else "async", echoes, pipelined_n, depth, repeats, warmup)
-        records.append(figure(
-            f"floor-{mode}", "W2", "steps_per_s", f"floor {mode}: pipelined x{depth}, {echoes} echo processes",
-            "steps/s", [pipelined_n / s for s in runs], better="higher",
-            params={"n": pipelined_n, "depth": depth, "echoes": echoes}, note=note,
-        ))
+        series = _pipelined_series("sync" if mode == "sync" else "async", counts, pipelined_n, depth, repeats, warmup)
+        for count, runs in series.items():
+            label = f"floor {mode}: pipelined x{depth}, {count} echo process{'es' if count > 1 else ''}"
+            records.append(figure(
+                f"floor-{mode}", "W2" if count == echoes else "W4", "steps_per_s", label,
+                "steps/s", [pipelined_n / s for s in runs], better="higher",
+                params={"n": pipelined_n, "depth": depth, "echoes": count},
+                note=note + ("; runs taken in turn with the other echo counts" if len(counts) > 1 else ""),
+            ))
         burst = _pipelined("sync" if mode == "sync" else "async", echoes, fanout, fanout, repeats, fanout)
         records.append(figure(
             f"floor-{mode}", "W3", "wall_ms", f"floor {mode}: {fanout} requests at once then gather, {echoes} echo processes",

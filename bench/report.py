@@ -22,10 +22,15 @@ _FLOOR_OF = {"per_step_us": ("W1", "per_step_us"), "steps_per_s": ("W2", "steps_
 def attach_ratios(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Set ``ratio_sync`` / ``ratio_asyncio`` on each figure: its median over the floor's.
 
-    The floor figures must come from the same list (the same invocation). Returns ``records``.
+    A steps/s figure with ``params["workers"]`` is read against the pipelined floor with as
+    many echo processes when there is one (W4's worker series), else against W2's floor. The
+    floor figures must come from the same list (the same invocation). Returns ``records``.
     """
     floors = {(r["system"], r["workload"], r["metric"]): r for r in records
               if r.get("kind") == "figure" and r["system"] in _FLOORS}
+    by_processes = {(r["system"], r["params"]["echoes"]): r for r in records
+                    if r.get("kind") == "figure" and r["system"] in _FLOORS and r["metric"] == "steps_per_s"
+                    and "echoes" in r.get("params", {})}
     for r in records:
         if r.get("kind") != "figure":
             continue
@@ -35,8 +40,9 @@ def attach_ratios(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             target = _FLOOR_OF["per_step_us"]
         if target is None:
             continue
+        workers = r.get("params", {}).get("workers") if r["metric"] == "steps_per_s" else None
         for floor_system, key in zip(_FLOORS, ("ratio_sync", "ratio_asyncio"), strict=True):
-            floor = floors.get((floor_system, *target))
+            floor = by_processes.get((floor_system, workers)) or floors.get((floor_system, *target))
             if floor is not None and floor["median"]:
                 r[key] = value / floor["median"]
     return records
@@ -174,8 +180,9 @@ def write_plots(records: list[dict[str, Any]], out: Path) -> list[str]:
         plt.close(fig)
         written.append(f"plot written: {out / name}")
 
-    plot("throughput_vs_workers.png", "W2/W4: throughput vs worker processes", "worker processes", "steps/s",
-         [("ontoflow", "steps_per_s", "workers")], [("floor-sync", "W2", "steps_per_s"), ("floor-asyncio", "W2", "steps_per_s")])
+    plot("throughput_vs_workers.png", "W2/W4: throughput vs worker processes", "worker (or echo) processes", "steps/s",
+         [("ontoflow", "steps_per_s", "workers"), ("floor-sync", "steps_per_s", "echoes"),
+          ("floor-asyncio", "steps_per_s", "echoes")], [])
     plot("per_step_vs_run_length.png", "W1/W4: per-step cost vs run length", "steps per run", "us per step",
          [("ontoflow", "per_step_us", "steps")], [("floor-sync", "W1", "per_step_us"), ("floor-asyncio", "W1", "per_step_us")], logx=True)
     plot("memory_vs_runs_in_flight.png", "W4: orchestrator memory per run in flight", "runs in flight", "bytes per run",

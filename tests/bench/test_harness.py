@@ -38,6 +38,13 @@ def test_tiny_run_writes_table_and_json_lines(tmp_path: Path) -> None:
         assert {(floor, "W1", "per_step_us"), (floor, "W2", "steps_per_s"), (floor, "W3", "wall_ms")} <= seen
     assert {("ontoflow", "W1", "per_step_us"), ("ontoflow", "W2", "steps_per_s"),
             ("ontoflow", "W4", "per_step_us"), ("ontoflow", "W4", "bytes_per_run_tracemalloc")} <= seen
+    # W4's worker series has a floor per worker count, and each count is read against its own.
+    floors_w4 = {(r["system"], r["params"]["echoes"]): r for r in figures if (r["workload"], r["metric"]) == ("W4", "steps_per_s")
+                 and r["system"].startswith("floor")}
+    assert set(floors_w4) == {("floor-sync", 2), ("floor-asyncio", 2)}
+    two_workers = next(r for r in figures if r["system"] == "ontoflow" and r["metric"] == "steps_per_s"
+                       and r["params"]["workers"] == 2)
+    assert two_workers["ratio_sync"] == pytest.approx(two_workers["median"] / floors_w4[("floor-sync", 2)]["median"])
     ontoflow_w1 = next(r for r in figures if (r["system"], r["workload"], r["metric"]) == ("ontoflow", "W1", "per_step_us"))
     assert ontoflow_w1["ratio_sync"] > 0 and ontoflow_w1["ratio_asyncio"] > 0
     assert {("ontoflow", "W5", "steps_per_s_journal_off"), ("ontoflow", "W5", "steps_per_s_journal_on"),
@@ -59,6 +66,21 @@ def test_render_merges_peers_and_ratios() -> None:
     text = render_markdown([[floor], [peer, {"kind": "peer_note", "system": "somepeer", "note": "in-process"}]])
     assert "| W1 | somepeer | p | 300.0 us | 3.00x |  |" in text
     assert "- **somepeer**: in-process" in text
+
+
+def test_a_worker_count_is_read_against_the_floor_with_as_many_processes() -> None:
+    def steps(system: str, workload: str, median: float, **params: int) -> dict:
+        return {"kind": "figure", "system": system, "workload": workload, "metric": "steps_per_s", "label": system,
+                "unit": "steps/s", "median": median, "min": median, "max": median, "samples": [median], "params": params}
+
+    w2_floor, w4_floor = steps("floor-sync", "W2", 1000.0, echoes=4), steps("floor-sync", "W4", 500.0, echoes=8)
+    eight, three, in_process = (steps("ontoflow", "W4", 400.0, workers=8), steps("ontoflow", "W4", 400.0, workers=3),
+                                steps("somepeer", "W2", 400.0))
+    attach_ratios([w2_floor, w4_floor, eight, three, in_process])
+    assert eight["ratio_sync"] == pytest.approx(0.8)  # against the floor with eight echo processes
+    assert three["ratio_sync"] == pytest.approx(0.4)  # no floor with three: W2's
+    assert in_process["ratio_sync"] == pytest.approx(0.4)
+    assert "ratio_asyncio" not in eight
 
 
 def test_stats() -> None:
