@@ -44,9 +44,9 @@ async def _cluster_figures(config: BenchConfig) -> list[dict[str, Any]]:
     """W1, W2 and W4's worker and run-length series, on local clusters open side by side.
 
     One cluster per worker count is started first; W1 and the run-length series run on the
-    W2 cluster with the sync floor timed between their repetitions; then the throughput batches
-    of every worker count are taken in turn (``measure_throughput_interleaved``). Idle
-    clusters only exchange a heartbeat a second.
+    W2 cluster, their repetitions in turn with each other and with the sync floor; then the
+    throughput batches of every worker count are taken in turn
+    (``measure_throughput_interleaved``). Idle clusters only exchange a heartbeat a second.
     """
     classes = load_capabilities(["bench.noop"])
     counts = sorted(set(config.worker_series) | {config.w2_workers})
@@ -58,13 +58,14 @@ async def _cluster_figures(config: BenchConfig) -> list[dict[str, Any]]:
                 classes, ["bench.noop"], transport="ipc", workers=workers, slots=slots_for(config, workers)))
         cluster = clusters[config.w2_workers]
         linear3 = {n: c.compile(manifest_from_data(linear_manifest(3))) for n, c in clusters.items()}
+        series = [
+            (steps, linear3[config.w2_workers] if steps == 3 else cluster.compile(manifest_from_data(linear_manifest(steps))),
+             runs)
+            for steps, runs in config.latency_runs
+        ]
         with open_sync_pingpong() as floor:
-            for steps, runs in config.latency_runs:
-                workflow = linear3[config.w2_workers] if steps == 3 else cluster.compile(manifest_from_data(linear_manifest(steps)))
-                records += await measure_latency(
-                    cluster, workflow, steps=steps, runs=runs, repeats=config.repeats, workers=config.w2_workers,
-                    floor=floor if steps == 3 else None, floor_n=config.floor_pingpong_n // 2,
-                )
+            records += await measure_latency(cluster, series, repeats=config.repeats, workers=config.w2_workers,
+                                             floor=floor, floor_n=config.floor_pingpong_n // 2)
         setups = [(clusters[n], linear3[n], n, slots_for(config, n), "W2" if n == config.w2_workers else "W4")
                   for n in counts]
         records += await measure_throughput_interleaved(
