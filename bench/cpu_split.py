@@ -57,8 +57,7 @@ async def measure_cpu_split(workers: int, runs: int = 10_000, repeats: int = 3, 
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
     classes = load_capabilities(["bench.noop"])
-    import os
-    slots = int(os.environ.get('OF_SLOTS') or max(8, -(-in_flight // workers)))
+    slots = max(8, -(-in_flight // workers))
     records = []
     async with open_local_cluster(classes, ["bench.noop"], transport="ipc", workers=workers, slots=slots) as cluster:
         workflow = cluster.compile(manifest_from_data(linear_manifest(STEPS)))
