@@ -2,8 +2,8 @@
 
 Time-ordered, because the journal indexes every run and every fact by run id: with random ids
 each insert lands on a random page of those B-trees and a group commit writes a page per row,
-while ids that grow with time append next to each other (a commit of 60 runs took 3.0-3.5 ms
-with random ids and 2.3 ms with these, measured on the journal's own schema). The layout is
+while ids that grow with time append next to each other (a commit of 60 runs took 3.0-3.6 ms
+with random ids and 2.3-2.5 ms with these, measured on the journal's own schema). The layout is
 RFC 9562's version 7: 48 bits of Unix milliseconds, the version, 74 random bits, the variant.
 Ids made within one millisecond are unique, not ordered among themselves (nothing needs that).
 
