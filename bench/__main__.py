@@ -26,7 +26,7 @@ PACKAGES = ("ontoflow", "anyio", "msgspec", "pyzmq", "structlog", "matplotlib")
 def _measure(config_name: str, out: Path) -> None:
     from bench.floor_suite import measure_floor_suite
     from bench.ontoflow_suite import measure_ontoflow
-    from runtime.logging import configure_logging
+    from ontoflow.runtime.logging import configure_logging
 
     configure_logging(level="warning", stream=sys.stderr)
     config = {"full": FULL, "quick": QUICK, "tiny": TINY}[config_name]

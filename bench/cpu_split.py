@@ -19,12 +19,12 @@ from typing import Any
 
 import psutil
 
-from actors.capability import load_capabilities
+from ontoflow.actors.capability import load_capabilities
 from bench.noop import linear_manifest
 from bench.throughput import _batch
-from protocols import manifest_from_data
-from runtime.embedded import open_local_cluster
-from runtime.loop import run as run_async
+from ontoflow.protocols import manifest_from_data
+from ontoflow.runtime.embedded import open_local_cluster
+from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["measure_cpu_split", "main"]
 
@@ -85,7 +85,7 @@ async def measure_cpu_split(workers: int, runs: int = 10_000, repeats: int = 3, 
 
 def main(argv: list[str] | None = None) -> int:
     """Print one line per timed batch; returns 0."""
-    from runtime.logging import configure_logging
+    from ontoflow.runtime.logging import configure_logging
 
     parser = argparse.ArgumentParser(prog="python -m bench.cpu_split", description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 8], help="worker counts (default 1 8)")

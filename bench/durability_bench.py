@@ -25,14 +25,14 @@ import anyio
 import msgspec
 import structlog
 
-from actors.orchestrator import Orchestrator, encode_source
-from actors.orchestrator.engine import RunSubmitted, StepFinished, compile_workflow
-from actors.worker import WorkerHost
+from ontoflow.actors.orchestrator import Orchestrator, encode_source
+from ontoflow.actors.orchestrator.engine import RunSubmitted, StepFinished, compile_workflow
+from ontoflow.actors.worker import WorkerHost
 from bench.noop import NoOp, linear_manifest
-from protocols.manifest import manifest_from_data
-from protocols.messages import Outcome
-from runtime.journal import Batch, RunRow, open_journal
-from runtime.transport import shared_context
+from ontoflow.protocols.manifest import manifest_from_data
+from ontoflow.protocols.messages import Outcome
+from ontoflow.runtime.journal import Batch, RunRow, open_journal
+from ontoflow.runtime.transport import shared_context
 
 __all__ = ["measure_journal_overhead", "measure_memory_per_run", "measure_recovery"]
 

@@ -23,12 +23,12 @@ from typing import Any
 
 import anyio
 
-from actors.orchestrator import Orchestrator
-from actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.orchestrator import Orchestrator
+from ontoflow.actors.orchestrator.engine import compile_workflow
 from bench.noop import NoOp, linear_manifest
 from bench.record import figure
-from protocols import manifest_from_data
-from runtime.transport import shared_context
+from ontoflow.protocols import manifest_from_data
+from ontoflow.runtime.transport import shared_context
 
 __all__ = ["measure_memory"]
 

@@ -31,9 +31,9 @@ import anyio
 
 from bench.noop import linear_manifest
 from bench.record import cpu_ticks, machine_facts, steal_percent
-from protocols.client import Error, RunStatus, Submit, SubmitAccepted, Workers, WorkersInfo
-from runtime.cli_daemon import open_client, request
-from runtime.loop import run as run_async
+from ontoflow.protocols.client import Error, RunStatus, Submit, SubmitAccepted, Workers, WorkersInfo
+from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["measure_detection", "measure_throughput"]
 
@@ -44,7 +44,7 @@ STEPS = 3
 @contextmanager
 def _daemon(heartbeat_ms: int, liveness: int) -> Iterator[tuple[str, subprocess.Popen]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "runtime", "daemon", "--bind", "tcp://127.0.0.1:0", "--heartbeat-ms", str(heartbeat_ms),
+        [sys.executable, "-m", "ontoflow", "daemon", "--bind", "tcp://127.0.0.1:0", "--heartbeat-ms", str(heartbeat_ms),
          "--liveness", str(liveness), "--log-level", "error"],
         cwd=REPO, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -61,7 +61,7 @@ def _daemon(heartbeat_ms: int, liveness: int) -> Iterator[tuple[str, subprocess.
 
 def _worker(address: str, slots: int, i: int, nice: int = 10) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "runtime", "worker", "--connect", address, "--no-builtins", "-c", "bench.noop",
+        [sys.executable, "-m", "ontoflow", "worker", "--connect", address, "--no-builtins", "-c", "bench.noop",
          "--slots", str(slots), "--worker-id", f"bench-{i}", "--log-level", "error", "--nice", str(nice)],
         cwd=REPO, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)},
     )

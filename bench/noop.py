@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from actors.capability import Capability, Result
-from protocols import CapabilityMetadata
+from ontoflow.actors.capability import Capability, Result
+from ontoflow.protocols import CapabilityMetadata
 
 __all__ = ["CAPABILITIES", "NoOp"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import structlog
 
-from actors.capability import load_capabilities
+from ontoflow.actors.capability import load_capabilities
 from bench.config import BenchConfig
 from bench.memory import measure_memory
 from bench.noop import linear_manifest
@@ -26,9 +26,9 @@ from bench.floor import open_sync_pingpong
 from bench.per_step import measure_latency
 from bench.record import figure
 from bench.throughput import measure_throughput_interleaved
-from protocols import manifest_from_data
-from runtime.embedded import open_local_cluster
-from runtime.loop import run as run_async
+from ontoflow.protocols import manifest_from_data
+from ontoflow.runtime.embedded import open_local_cluster
+from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["measure_ontoflow", "measure_plans"]
 

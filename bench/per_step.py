@@ -21,7 +21,7 @@ import anyio
 
 from bench._stats import percentile
 from bench.record import figure
-from runtime.embedded import LocalCluster
+from ontoflow.runtime.embedded import LocalCluster
 
 __all__ = ["measure_latency"]
 

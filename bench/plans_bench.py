@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 
-from actors.capability import Capability
-from protocols import ArrayParam, CapabilityMetadata, Decomposition, StepContext
-from runtime.loop import run as run_async
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import ArrayParam, CapabilityMetadata, Decomposition, StepContext
+from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["CAPABILITIES", "BenchFan", "BenchJoin", "measure_fanout", "measure_rows"]
 
@@ -66,9 +66,9 @@ def measure_fanout(n: int = 1000, *, repeats: int = 3, max_concurrency: int = 25
 
     Returns the best of ``repeats`` runs (after one warm-up) in seconds, and steps per second.
     """
-    from actors.orchestrator.plans import compile_plan
-    from protocols import plan_from_data
-    from runtime.embedded import open_local_cluster
+    from ontoflow.actors.orchestrator.plans import compile_plan
+    from ontoflow.protocols import plan_from_data
+    from ontoflow.runtime.embedded import open_local_cluster
 
     plan = plan_from_data({
         "name": "fanout",
@@ -126,10 +126,10 @@ def measure_rows(rows: int = 1_000_000) -> dict[str, Any]:
     """Rows/s of ``sqlite.extractor`` -> ``csv.writer`` (worker process, ipc) against a plain
     ``sqlite3`` + ``csv`` loop, and the worker's peak RSS (flat memory: it does not grow with
     ``rows``)."""
-    from actors.capabilities import CAPABILITIES as BUILTINS
-    from actors.orchestrator.plans import compile_plan
-    from protocols import plan_from_data
-    from runtime.embedded import open_local_cluster
+    from ontoflow.actors.capabilities import CAPABILITIES as BUILTINS
+    from ontoflow.actors.orchestrator.plans import compile_plan
+    from ontoflow.protocols import plan_from_data
+    from ontoflow.runtime.embedded import open_local_cluster
 
     with tempfile.TemporaryDirectory(prefix="ontoflow-rows-") as tmp:
         folder = Path(tmp)
@@ -144,7 +144,7 @@ def measure_rows(rows: int = 1_000_000) -> dict[str, Any]:
         })
 
         async def go() -> float:
-            async with open_local_cluster(BUILTINS, ["actors.capabilities"], transport="ipc", defaults={"data.work_dir": str(folder / "work")}) as cluster:
+            async with open_local_cluster(BUILTINS, ["ontoflow.actors.capabilities"], transport="ipc", defaults={"data.work_dir": str(folder / "work")}) as cluster:
                 compiled = compile_plan(plan, cluster.catalog, defaults=cluster.defaults)
                 started = time.perf_counter()
                 result = await cluster.run(compiled, {})  # type: ignore[arg-type]

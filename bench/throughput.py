@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from bench.record import figure
-from runtime.embedded import LocalCluster
+from ontoflow.runtime.embedded import LocalCluster
 
 __all__ = ["measure_throughput", "measure_throughput_interleaved"]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import anyio
 import zmq
 
-from protocols.messages import Invoke, Outcome
-from runtime.codec import from_frames, to_frames
-from runtime.transport import open_dealer, open_router
+from ontoflow.protocols.messages import Invoke, Outcome
+from ontoflow.runtime.codec import from_frames, to_frames
+from ontoflow.runtime.transport import open_dealer, open_router
 
 REQUEST = Invoke(run_id="run-1", step_id="step-1", attempt=1, capability="bench.echo")
 
@@ -51,7 +51,7 @@ def _transport_server(address: str, ready: multiprocessing.synchronize.Event) ->
 
 
 async def _transport_client(address: str, rounds: int) -> list[float]:
-    from protocols.messages import Heartbeat
+    from ontoflow.protocols.messages import Heartbeat
 
     timings = []
     async with open_dealer(address, identity=b"bench") as dealer:
@@ -96,7 +96,7 @@ def _zmq_asyncio_server(address: str, ready: multiprocessing.synchronize.Event) 
 async def _zmq_asyncio_client(address: str, rounds: int) -> list[float]:
     import zmq.asyncio
 
-    from protocols.messages import Heartbeat
+    from ontoflow.protocols.messages import Heartbeat
 
     ctx = zmq.asyncio.Context()
     sock = ctx.socket(zmq.DEALER)
@@ -155,7 +155,7 @@ def _raw_client(address: str, rounds: int) -> list[float]:
                 sock.send_multipart(to_frames(REQUEST))
                 from_frames(sock.recv_multipart())
             timings.append((time.perf_counter() - start) / rounds * 1e6)
-        from protocols.messages import Heartbeat
+        from ontoflow.protocols.messages import Heartbeat
 
         sock.send_multipart(to_frames(Heartbeat()))
     finally:

@@ -1,7 +1,7 @@
 """What is said: msgspec Structs and pure validation, no I/O, nothing else of ours imported."""
 
-from protocols.actions import Action, Call, Jump, Return, parse_action
-from protocols.capability import (
+from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
+from ontoflow.protocols.capability import (
     ArrayParam,
     CapabilityMetadata,
     Composition,
@@ -9,9 +9,9 @@ from protocols.capability import (
     RetryPolicy,
     check_metadata,
 )
-from protocols.context import BlockContract, Segment, StepContext, SystemMetadata
-from protocols.errors import ManifestError, Problem, ProtocolError, ProtocolsError
-from protocols.manifest import (
+from ontoflow.protocols.context import BlockContract, Segment, StepContext, SystemMetadata
+from ontoflow.protocols.errors import ManifestError, Problem, ProtocolError, ProtocolsError
+from ontoflow.protocols.manifest import (
     Block,
     Node,
     Transition,
@@ -22,8 +22,8 @@ from protocols.manifest import (
     manifest_from_data,
     signal_event,
 )
-from protocols.merge_strategy import DEFAULT_STRATEGY, MergeInstruction, parse_merge_instruction
-from protocols.messages import (
+from ontoflow.protocols.merge_strategy import DEFAULT_STRATEGY, MergeInstruction, parse_merge_instruction
+from ontoflow.protocols.messages import (
     PROTOCOL_VERSION,
     Batch,
     Cancel,
@@ -37,7 +37,7 @@ from protocols.messages import (
     Welcome,
     WireMessage,
 )
-from protocols.oml import (
+from ontoflow.protocols.oml import (
     LEGACY_KEYS,
     OML_MODES,
     OML_VERSION,
@@ -46,7 +46,7 @@ from protocols.oml import (
     check_oml,
     pipeline_from_data,
 )
-from protocols.plan import (
+from ontoflow.protocols.plan import (
     COMBINE_MODES,
     EXECUTION_MODES,
     ExecutionPlan,

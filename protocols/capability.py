@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-from protocols.errors import Problem
-from protocols.events import RESERVED_EVENTS
+from ontoflow.protocols.errors import Problem
+from ontoflow.protocols.events import RESERVED_EVENTS
 
 __all__ = [
     "ArrayParam",

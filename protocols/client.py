@@ -47,7 +47,7 @@ from typing import Any
 
 import msgspec
 
-from protocols.errors import ProtocolError
+from ontoflow.protocols.errors import ProtocolError
 
 __all__ = [
     "CLIENT_HEADER",

@@ -19,11 +19,11 @@ from typing import Any
 
 import msgspec
 
-from protocols.actions import Call, Jump, parse_action
-from protocols.capability import CapabilityMetadata
-from protocols.errors import ManifestError, Problem
-from protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
-from protocols.merge_strategy import parse_merge_instruction
+from ontoflow.protocols.actions import Call, Jump, parse_action
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
+from ontoflow.protocols.merge_strategy import parse_merge_instruction
 
 __all__ = [
     "Block",

@@ -28,8 +28,8 @@ from typing import Any
 
 import msgspec
 
-from protocols.capability import CapabilityMetadata
-from protocols.context import Segment, StepContext
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.context import Segment, StepContext
 
 __all__ = [
     "PROTOCOL_VERSION",

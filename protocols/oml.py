@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from protocols.errors import ManifestError, Problem
+from ontoflow.protocols.errors import ManifestError, Problem
 
 __all__ = [
     "LEGACY_KEYS",

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from protocols.errors import ManifestError, Problem
+from ontoflow.protocols.errors import ManifestError, Problem
 
 __all__ = [
     "COMBINE_MODES",

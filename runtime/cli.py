@@ -19,34 +19,34 @@ from typing import Any
 import msgspec
 import structlog
 
-from actors.capability import load_capabilities
-from actors.errors import WorkerRefusedError
-from actors.orchestrator import RunResult
-from actors.orchestrator.engine import compile_workflow
-from actors.worker import WorkerHost
-from protocols.errors import ManifestError, Problem
-from protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
-from runtime.embedded import TRANSPORTS, open_local_cluster
-from protocols.messages import PROTOCOL_VERSION
-from runtime.curve import CurveClient, load_keys, load_public_key
-from runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
-from runtime.inputs import check_inputs, parse_inputs
-from runtime.logging import configure_logging
-from runtime.loop import run as run_async
-from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.actors.errors import WorkerRefusedError
+from ontoflow.actors.orchestrator import RunResult
+from ontoflow.actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.worker import WorkerHost
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
+from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
+from ontoflow.protocols.messages import PROTOCOL_VERSION
+from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
+from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
+from ontoflow.runtime.inputs import check_inputs, parse_inputs
+from ontoflow.runtime.logging import configure_logging
+from ontoflow.runtime.loop import run as run_async
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["BUILTIN_CAPABILITIES", "COMMAND_GROUPS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "curve_client", "load_manifest", "main", "print_result"]
 
 log = structlog.get_logger()
 
 #: The capability module every run and worker loads unless told otherwise.
-BUILTIN_CAPABILITIES = "actors.capabilities"
+BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: Modules that add command groups: each has ``register(subparsers)``, which adds its
 #: sub-commands with ``set_defaults(handler=fn)``; ``fn(args) -> int`` returns the exit code.
-COMMAND_GROUPS: tuple[str, ...] = ("runtime.cli_plans", "runtime.cli_daemon",)
+COMMAND_GROUPS: tuple[str, ...] = ("ontoflow.runtime.cli_plans", "ontoflow.runtime.cli_daemon",)
 
 
 def load_manifest(path: str | os.PathLike[str]) -> tuple[WorkflowManifest, str]:

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from protocols.client import (
+from ontoflow.protocols.client import (
     Busy,
     CancelRun,
     ClientMessage,
@@ -39,14 +39,14 @@ from protocols.client import (
     Workers,
     WorkersInfo,
 )
-from protocols.errors import ManifestError, Problem
-from protocols.manifest import decode_document, manifest_from_data
-from runtime.curve import CurveClient, generate_keys
-from runtime.errors import ConfigError, KernelError, TransportError
-from runtime.inputs import parse_inputs
-from runtime.journal import JournalError
-from runtime.loop import run as run_async
-from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, DealerSocket, open_dealer
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.manifest import decode_document, manifest_from_data
+from ontoflow.runtime.curve import CurveClient, generate_keys
+from ontoflow.runtime.errors import ConfigError, KernelError, TransportError
+from ontoflow.runtime.inputs import parse_inputs
+from ontoflow.runtime.journal import JournalError
+from ontoflow.runtime.loop import run as run_async
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, DealerSocket, open_dealer
 
 __all__ = ["NoAnswerError", "open_client", "register", "request"]
 
@@ -97,14 +97,14 @@ def _ask(args: argparse.Namespace, message: ClientMessage, expected: type) -> An
 
 def _unexpected(reply: Any, wanted: type) -> int:
     """A reply of the wrong kind is wire input, never an assertion: say what came and fail."""
-    from runtime.cli import EXIT_FAILED, fail
+    from ontoflow.runtime.cli import EXIT_FAILED, fail
 
     return fail(f"the daemon answered {type(reply).__name__} where {wanted.__name__} was expected (a version mismatch?)", EXIT_FAILED)
 
 
 def register(subparsers: Any) -> None:
     """Add this group's sub-commands to the ``ontoflow`` parser."""
-    from runtime.cli import logging_options
+    from ontoflow.runtime.cli import logging_options
 
     d = subparsers.add_parser("daemon", help="serve runs to workers on many hosts")
     d.add_argument("--bind", required=True, metavar="ADDRESS", help="e.g. tcp://0.0.0.0:7100")
@@ -201,7 +201,7 @@ def _fail(message: str, code: int = EXIT_INVALID) -> int:
 
 
 def _cmd_daemon(args: argparse.Namespace) -> int:
-    from runtime.daemon import DaemonConfig, serve_daemon
+    from ontoflow.runtime.daemon import DaemonConfig, serve_daemon
 
     config = DaemonConfig(
         bind=args.bind,
@@ -245,7 +245,7 @@ def _daemon_code(exc: BaseException) -> int:
 
 def _converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False) -> list[ClientMessage] | int:
     """Send requests in order, one reply each; returns the replies or an exit code."""
-    from runtime.cli import curve_client
+    from ontoflow.runtime.cli import curve_client
 
     try:
         curve = curve_client(args.curve_secret, args.curve_server_key)
@@ -294,7 +294,7 @@ def _print_status(status: RunStatus, as_json: bool) -> int:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from actors.orchestrator import document_kind
+    from ontoflow.actors.orchestrator import document_kind
 
     path = Path(args.manifest)
     try:
@@ -391,7 +391,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    from runtime.cli import curve_client
+    from ontoflow.runtime.cli import curve_client
 
     try:
         curve = curve_client(args.curve_secret, args.curve_server_key)

@@ -24,18 +24,18 @@ from typing import Any
 import anyio
 import msgspec
 
-from actors.capability import load_capabilities
-from actors.orchestrator import RunResult
-from actors.orchestrator.plans import compile_plan
-from actors.planner import ConnectionResolutionError, compile_pipeline, load_connections, render_plan, resolve_connections
-from protocols.errors import ManifestError, Problem
-from protocols.manifest import decode_document
-from protocols.oml import Pipeline, check_oml, pipeline_from_data
-from protocols.plan import ExecutionPlan, plan_from_data
-from runtime.cli import EXIT_FAILED, EXIT_INVALID, EXIT_OK, capability_specs, fail, first_error, logging_options, print_result
-from runtime.embedded import TRANSPORTS, open_local_cluster
-from runtime.errors import CapabilityLoadError, ConfigError, KernelError
-from runtime.inputs import check_inputs, parse_inputs
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.actors.orchestrator import RunResult
+from ontoflow.actors.orchestrator.plans import compile_plan
+from ontoflow.actors.planner import ConnectionResolutionError, compile_pipeline, load_connections, render_plan, resolve_connections
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.manifest import decode_document
+from ontoflow.protocols.oml import Pipeline, check_oml, pipeline_from_data
+from ontoflow.protocols.plan import ExecutionPlan, plan_from_data
+from ontoflow.runtime.cli import EXIT_FAILED, EXIT_INVALID, EXIT_OK, capability_specs, fail, first_error, logging_options, print_result
+from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
+from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError
+from ontoflow.runtime.inputs import check_inputs, parse_inputs
 
 __all__ = ["register"]
 

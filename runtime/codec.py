@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from protocols.errors import ProtocolError
-from protocols.messages import Batch, WireMessage
+from ontoflow.protocols.errors import ProtocolError
+from ontoflow.protocols.messages import Batch, WireMessage
 
 __all__ = ["BATCH_BYTES", "HEADER", "decode", "encode", "from_frames", "pack", "to_frames"]
 

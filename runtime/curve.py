@@ -27,7 +27,7 @@ import structlog
 import zmq
 import zmq.utils.z85
 
-from runtime.errors import ConfigError
+from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
     "ZAP_DOMAIN",

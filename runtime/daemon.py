@@ -31,14 +31,14 @@ import anyio
 import msgspec
 import structlog
 
-from actors.orchestrator import ClientService, Orchestrator, TriggerService, wall_clock_ms
-from actors.planner import ConnectionResolutionError, load_connections
-from protocols.errors import ManifestError
-from protocols.manifest import decode_document
-from runtime.curve import CurveServer, load_keys, open_authenticator
-from runtime.errors import ConfigError
-from runtime.journal import open_journal
-from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
+from ontoflow.actors.orchestrator import ClientService, Orchestrator, TriggerService, wall_clock_ms
+from ontoflow.actors.planner import ConnectionResolutionError, load_connections
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.curve import CurveServer, load_keys, open_authenticator
+from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.journal import open_journal
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
 __all__ = ["DaemonConfig", "serve_daemon"]
 

@@ -19,15 +19,15 @@ from typing import Any
 import anyio
 import structlog
 
-from actors.capability import Capability
-from actors.orchestrator import Orchestrator, RunResult
-from actors.orchestrator.engine import CompiledWorkflow, compile_workflow
-from actors.worker import WorkerHost
-from protocols.capability import CapabilityMetadata
-from protocols.manifest import WorkflowManifest
-from runtime.actor import RestartPolicy, Supervisor, process_child
-from runtime.errors import StartupError
-from runtime.transport import shared_context
+from ontoflow.actors.capability import Capability
+from ontoflow.actors.orchestrator import Orchestrator, RunResult
+from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workflow
+from ontoflow.actors.worker import WorkerHost
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.manifest import WorkflowManifest
+from ontoflow.runtime.actor import RestartPolicy, Supervisor, process_child
+from ontoflow.runtime.errors import StartupError
+from ontoflow.runtime.transport import shared_context
 
 __all__ = ["LocalCluster", "TRANSPORTS", "WORKER_NICE", "open_local_cluster", "worker_argv"]
 
@@ -70,7 +70,7 @@ def worker_argv(
     address: str, capability_specs: Sequence[str], *, slots: int, worker_id: str, log_level: str, nice: int = 0
 ) -> list[str]:
     """The command line of a local worker process."""
-    argv = [sys.executable, "-m", "runtime", "worker", "--connect", address, "--slots", str(slots)]
+    argv = [sys.executable, "-m", "ontoflow", "worker", "--connect", address, "--slots", str(slots)]
     argv += ["--worker-id", worker_id, "--log-level", log_level, "--no-builtins", "--nice", str(nice)]
     for spec in capability_specs:
         argv += ["--capabilities", spec]

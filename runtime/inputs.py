@@ -9,8 +9,8 @@ from typing import Any
 import fastjsonschema
 import msgspec
 
-from protocols.capability import CapabilityMetadata
-from runtime.errors import ConfigError
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.runtime.errors import ConfigError
 
 __all__ = ["check_inputs", "parse_inputs"]
 

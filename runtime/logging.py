@@ -14,7 +14,7 @@ from typing import TextIO
 
 import structlog
 
-from runtime.errors import ConfigError
+from ontoflow.runtime.errors import ConfigError
 
 __all__ = ["configure_logging"]
 

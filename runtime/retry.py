@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocols.capability import RetryPolicy
+from ontoflow.protocols.capability import RetryPolicy
 
 __all__ = ["backoff_ms", "nominal_backoff_ms", "worst_case_step_ms"]
 

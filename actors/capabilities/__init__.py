@@ -3,9 +3,9 @@
 ``CAPABILITIES`` lists the classes a worker host loads by default.
 """
 
-from actors.capabilities import data as _data
-from actors.capabilities._watcher import FILE_CREATED, DirectoryWatcher
-from actors.capabilities.infobim import ExportCsv, ListMaterials, ListPipes, ReportError, Summarize
+from ontoflow.actors.capabilities import data as _data
+from ontoflow.actors.capabilities._watcher import FILE_CREATED, DirectoryWatcher
+from ontoflow.actors.capabilities.infobim import ExportCsv, ListMaterials, ListPipes, ReportError, Summarize
 
 __all__ = ["CAPABILITIES", "DirectoryWatcher", "ExportCsv", "FILE_CREATED", "ListMaterials", "ListPipes", "ReportError", "Summarize"]
 

@@ -21,7 +21,7 @@ import anyio
 import msgspec
 import structlog
 
-from actors.capability import PermanentError
+from ontoflow.actors.capability import PermanentError
 
 __all__ = [
     "CSV_COLUMNS",

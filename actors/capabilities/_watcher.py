@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 import structlog
 
-from actors.capability import Capability
-from protocols import CapabilityMetadata, StepContext
-from protocols.messages import Observation
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import CapabilityMetadata, StepContext
+from ontoflow.protocols.messages import Observation
 
 __all__ = ["DirectoryWatcher", "FILE_CREATED"]
 

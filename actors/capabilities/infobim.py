@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import anyio
 import structlog
 
-from actors.capabilities._building import (
+from ontoflow.actors.capabilities._building import (
     CSV_COLUMNS,
     DEFAULT_LANG,
     LANG_KEY,
@@ -37,8 +37,8 @@ from actors.capabilities._building import (
     localized,
     text,
 )
-from actors.capability import Capability, PermanentError, Result
-from protocols import CapabilityMetadata, Segment, StepContext
+from ontoflow.actors.capability import Capability, PermanentError, Result
+from ontoflow.protocols import CapabilityMetadata, Segment, StepContext
 
 __all__ = ["ExportCsv", "ListMaterials", "ListPipes", "ReportError", "Summarize"]
 

@@ -7,12 +7,12 @@ always answers with an ``Outcome``. ``load_capabilities`` finds capability class
 and ``.py`` files.
 """
 
-from actors.capability._base import Capability
-from actors.capability._classify import ErrorClass, classify_error
-from actors.capability._loader import load_capabilities
-from actors.capability._result import Result
-from actors.capability._scrub import scrub
-from actors.errors import PermanentError, TransientError
+from ontoflow.actors.capability._base import Capability
+from ontoflow.actors.capability._classify import ErrorClass, classify_error
+from ontoflow.actors.capability._loader import load_capabilities
+from ontoflow.actors.capability._result import Result
+from ontoflow.actors.capability._scrub import scrub
+from ontoflow.actors.errors import PermanentError, TransientError
 
 __all__ = [
     "Capability",

@@ -22,16 +22,16 @@ import fastjsonschema
 import msgspec
 import structlog
 
-from actors.capability._classify import ErrorClass, classify_error
-from actors.capability._result import Result
-from actors.capability._schema import Validator, compile_schema, describe_violation
-from actors.capability._scrub import MAX_CHARS, scrub
-from actors.errors import CapabilityDefinitionError
-from protocols.capability import CapabilityMetadata
-from protocols.context import Segment, StepContext
-from protocols.events import FAILURE, INVALID, SUCCESS, TIMEOUT
-from protocols.messages import Invoke, Observation, Outcome
-from runtime.retry import backoff_ms
+from ontoflow.actors.capability._classify import ErrorClass, classify_error
+from ontoflow.actors.capability._result import Result
+from ontoflow.actors.capability._schema import Validator, compile_schema, describe_violation
+from ontoflow.actors.capability._scrub import MAX_CHARS, scrub
+from ontoflow.actors.errors import CapabilityDefinitionError
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.context import Segment, StepContext
+from ontoflow.protocols.events import FAILURE, INVALID, SUCCESS, TIMEOUT
+from ontoflow.protocols.messages import Invoke, Observation, Outcome
+from ontoflow.runtime.retry import backoff_ms
 
 __all__ = ["Capability"]
 

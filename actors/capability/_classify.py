@@ -7,7 +7,7 @@ import errno
 import re
 import socket
 
-from actors.errors import PermanentError, TransientError
+from ontoflow.actors.errors import PermanentError, TransientError
 
 __all__ = ["ErrorClass", "classify_error"]
 

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-from actors.capability._base import Capability
-from actors.capability._scrub import scrub
-from actors.errors import CapabilityDefinitionError
-from protocols.capability import CapabilityMetadata, check_metadata
-from runtime.errors import CapabilityLoadError
+from ontoflow.actors.capability._base import Capability
+from ontoflow.actors.capability._scrub import scrub
+from ontoflow.actors.errors import CapabilityDefinitionError
+from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
+from ontoflow.runtime.errors import CapabilityLoadError
 
 __all__ = ["load_capabilities"]
 

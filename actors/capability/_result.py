@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from protocols.context import Segment
+from ontoflow.protocols.context import Segment
 
 __all__ = ["Result"]
 

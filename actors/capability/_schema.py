@@ -7,7 +7,7 @@ from typing import Any
 
 import fastjsonschema
 
-from actors.errors import CapabilityDefinitionError
+from ontoflow.actors.errors import CapabilityDefinitionError
 
 __all__ = ["Validator", "compile_schema", "describe_violation"]
 

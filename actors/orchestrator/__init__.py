@@ -1,11 +1,11 @@
 """The orchestrator: a pure engine inside an actor shell, journaled when a journal is open."""
 
-from actors.orchestrator._actor import Orchestrator, UnknownRunError, wall_clock_ms
-from actors.orchestrator._clients import ClientService
-from actors.orchestrator._durable import RecoveryReport
-from actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
-from actors.orchestrator._results import RunResult
-from actors.orchestrator._source import (
+from ontoflow.actors.orchestrator._actor import Orchestrator, UnknownRunError, wall_clock_ms
+from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._durable import RecoveryReport
+from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator._source import (
     DOCUMENT_KINDS,
     WorkflowSource,
     compile_document,
@@ -14,7 +14,7 @@ from actors.orchestrator._source import (
     document_kind,
     encode_source,
 )
-from actors.orchestrator._triggers import OBSERVATION_KEY, TriggerService
+from ontoflow.actors.orchestrator._triggers import OBSERVATION_KEY, TriggerService
 
 __all__ = [
     "ClientService",

@@ -21,18 +21,18 @@ from typing import Any, get_args
 import anyio
 import structlog
 
-from actors.orchestrator._durable import DurableMixin, RecoveryReport
-from actors.orchestrator._ids import new_run_id
-from actors.orchestrator._registry import PendingQueue, WorkerRegistry
-from actors.orchestrator._results import RunResult
-from actors.orchestrator._runs import RunsMixin, _Run, _where
-from actors.orchestrator._workers import WorkersMixin
-from actors.orchestrator.engine import CompiledWorkflow, RunCancelled, RunSubmitted
-from protocols.client import ClientMessage
-from protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
-from runtime.curve import CurveServer
-from runtime.journal import Batch, Journal, RunRow
-from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, RouterSocket, open_router
+from ontoflow.actors.orchestrator._durable import DurableMixin, RecoveryReport
+from ontoflow.actors.orchestrator._ids import new_run_id
+from ontoflow.actors.orchestrator._registry import PendingQueue, WorkerRegistry
+from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator._runs import RunsMixin, _Run, _where
+from ontoflow.actors.orchestrator._workers import WorkersMixin
+from ontoflow.actors.orchestrator.engine import CompiledWorkflow, RunCancelled, RunSubmitted
+from ontoflow.protocols.client import ClientMessage
+from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
+from ontoflow.runtime.curve import CurveServer
+from ontoflow.runtime.journal import Batch, Journal, RunRow
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, RouterSocket, open_router
 
 __all__ = ["Orchestrator", "UnknownRunError", "wall_clock_ms"]
 

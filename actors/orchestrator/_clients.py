@@ -24,15 +24,15 @@ from typing import Any
 import msgspec
 import structlog
 
-from actors.orchestrator._actor import Orchestrator
-from actors.orchestrator._payload import check_payload
-from actors.orchestrator._queries import Queries, run_status, trace_dicts
-from actors.orchestrator._results import RunResult
-from actors.orchestrator._runs import _where
-from actors.orchestrator._source import compile_document, document_kind, encode_source
-from actors.planner import ConnectionResolutionError
-from protocols.capability import CapabilityMetadata
-from protocols.client import (
+from ontoflow.actors.orchestrator._actor import Orchestrator
+from ontoflow.actors.orchestrator._payload import check_payload
+from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
+from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator._runs import _where
+from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
+from ontoflow.actors.planner import ConnectionResolutionError
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.client import (
     Busy,
     CancelRun,
     Error,
@@ -48,9 +48,9 @@ from protocols.client import (
     WorkersInfo,
     Watch,
 )
-from protocols.errors import ManifestError, Problem
-from runtime.errors import ConfigError
-from runtime.inputs import check_inputs
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.inputs import check_inputs
 
 __all__ = ["ClientService", "check_payload"]
 

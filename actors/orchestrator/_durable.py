@@ -30,10 +30,10 @@ import anyio
 import msgspec
 import structlog
 
-from actors.orchestrator._runs import _Run, _where
-from actors.orchestrator._source import compile_source
-from actors.orchestrator.engine import Fact, StepLost
-from runtime.journal import Batch, Journal, RunRow
+from ontoflow.actors.orchestrator._runs import _Run, _where
+from ontoflow.actors.orchestrator._source import compile_source
+from ontoflow.actors.orchestrator.engine import Fact, StepLost
+from ontoflow.runtime.journal import Batch, Journal, RunRow
 
 __all__ = ["DurableMixin", "RecoveryReport", "SEND_CHUNK"]
 
@@ -242,7 +242,7 @@ class DurableMixin:
             msgspec.DecodeError, protocols.errors.ManifestError: when the source or a fact does
                 not decode or compile.
         """
-        from runtime.journal import JournalError
+        from ontoflow.runtime.journal import JournalError
 
         workflow = workflows.get(row.source_hash)
         if workflow is None:

@@ -12,11 +12,11 @@ from typing import Any
 
 import msgspec
 
-from actors.orchestrator._actor import Orchestrator, UnknownRunError
-from actors.orchestrator._results import RunResult
-from actors.orchestrator._runs import result_of
-from actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
-from protocols.client import RunList, RunStatus, RunSummary, RunTrace
+from ontoflow.actors.orchestrator._actor import Orchestrator, UnknownRunError
+from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator._runs import result_of
+from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
+from ontoflow.protocols.client import RunList, RunStatus, RunSummary, RunTrace
 
 __all__ = ["Found", "Queries", "run_status", "trace_dicts"]
 

@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Iterator
 
 import msgspec
 
-from protocols.capability import CapabilityMetadata
+from ontoflow.protocols.capability import CapabilityMetadata
 
 __all__ = ["InFlight", "WorkerInfo", "WorkerRegistry"]
 

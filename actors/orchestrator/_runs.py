@@ -15,8 +15,8 @@ import anyio
 import msgspec
 import structlog
 
-from actors.orchestrator._results import RunResult
-from actors.orchestrator.engine import (
+from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator.engine import (
     CancelStep,
     Dispatch,
     RunCancelled,

@@ -22,13 +22,13 @@ from typing import Any
 
 import msgspec
 
-from actors.orchestrator.engine import CompiledWorkflow, compile_workflow
-from actors.orchestrator.plans import CompiledPlan, compile_plan
-from actors.planner import compile_pipeline, resolve_connections
-from protocols.capability import CapabilityMetadata
-from protocols.manifest import manifest_from_data
-from protocols.oml import pipeline_from_data
-from protocols.plan import plan_from_data
+from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workflow
+from ontoflow.actors.orchestrator.plans import CompiledPlan, compile_plan
+from ontoflow.actors.planner import compile_pipeline, resolve_connections
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.manifest import manifest_from_data
+from ontoflow.protocols.oml import pipeline_from_data
+from ontoflow.protocols.plan import plan_from_data
 
 __all__ = ["DOCUMENT_KINDS", "WorkflowSource", "compile_document", "compile_source", "decode_source", "document_kind",
            "encode_source"]

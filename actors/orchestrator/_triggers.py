@@ -17,11 +17,11 @@ from typing import Any
 import msgspec
 import structlog
 
-from actors.orchestrator._actor import Orchestrator
-from actors.orchestrator._clients import ClientService, check_payload
-from protocols.errors import ManifestError, Problem
-from protocols.manifest import manifest_from_data
-from protocols.messages import Observation
+from ontoflow.actors.orchestrator._actor import Orchestrator
+from ontoflow.actors.orchestrator._clients import ClientService, check_payload
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.manifest import manifest_from_data
+from ontoflow.protocols.messages import Observation
 
 __all__ = ["OBSERVATION_KEY", "TriggerService"]
 

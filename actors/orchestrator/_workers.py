@@ -19,11 +19,11 @@ import anyio
 import msgspec
 import structlog
 
-from actors.orchestrator._payload import OUTPUT_TOO_LARGE, oversized
-from actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
-from actors.orchestrator.engine import Dispatch, StepFinished, StepLost, StepUnavailable
-from protocols.events import FAILURE
-from protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
+from ontoflow.actors.orchestrator._payload import OUTPUT_TOO_LARGE, oversized
+from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator.engine import Dispatch, StepFinished, StepLost, StepUnavailable
+from ontoflow.protocols.events import FAILURE
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
 
 __all__ = ["ARTIFACT_LIMIT_BYTES", "WorkersMixin"]
 

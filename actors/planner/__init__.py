@@ -5,9 +5,9 @@
 :func:`resolve_connections` fills in ``@name`` connections at run time, in memory only.
 """
 
-from actors.planner._compile import compile_pipeline, render_plan
-from actors.planner._connections import ENV_PREFIX, connection_names, load_connections, resolve_connections
-from actors.planner.errors import ConnectionResolutionError, PlannerError
+from ontoflow.actors.planner._compile import compile_pipeline, render_plan
+from ontoflow.actors.planner._connections import ENV_PREFIX, connection_names, load_connections, resolve_connections
+from ontoflow.actors.planner.errors import ConnectionResolutionError, PlannerError
 
 __all__ = [
     "ENV_PREFIX",

@@ -19,10 +19,10 @@ from typing import Any
 
 import msgspec
 
-from protocols.capability import CapabilityMetadata
-from protocols.errors import ManifestError, Problem
-from protocols.oml import Pipeline
-from protocols.plan import ExecutionPlan, ExecutionStep, check_plan
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.oml import Pipeline
+from ontoflow.protocols.plan import ExecutionPlan, ExecutionStep, check_plan
 
 __all__ = ["compile_pipeline", "render_plan"]
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import msgspec
 
-from protocols.errors import ManifestError
-from protocols.manifest import decode_document
-from protocols.plan import ExecutionPlan
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.manifest import decode_document
+from ontoflow.protocols.plan import ExecutionPlan
 
-from actors.planner.errors import ConnectionResolutionError
+from ontoflow.actors.planner.errors import ConnectionResolutionError
 
 __all__ = ["ENV_PREFIX", "connection_names", "load_connections", "resolve_connections"]
 

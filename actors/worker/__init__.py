@@ -1,5 +1,5 @@
 """The worker host: capability actors served over the wire protocol."""
 
-from actors.worker._host import WorkerHost
+from ontoflow.actors.worker._host import WorkerHost
 
 __all__ = ["WorkerHost"]

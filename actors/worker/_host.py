@@ -54,14 +54,14 @@ import anyio
 import msgspec
 import structlog
 
-from actors.capability import Capability
-from actors.worker._inline import resume
-from actors.worker._session import Session
-from protocols.events import CANCELLED, UNAVAILABLE
-from protocols.messages import PROTOCOL_VERSION, Invoke, Observation, Outcome, Ready
-from runtime.codec import encode
-from runtime.curve import CurveClient
-from runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
+from ontoflow.actors.capability import Capability
+from ontoflow.actors.worker._inline import resume
+from ontoflow.actors.worker._session import Session
+from ontoflow.protocols.events import CANCELLED, UNAVAILABLE
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Invoke, Observation, Outcome, Ready
+from ontoflow.runtime.codec import encode
+from ontoflow.runtime.curve import CurveClient
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["WorkerHost"]
 

@@ -22,12 +22,12 @@ import anyio
 import msgspec
 import structlog
 
-from actors.errors import WorkerRefusedError
-from protocols.messages import Cancel, Disconnect, Heartbeat, Invoke, Welcome, WireMessage
-from runtime.transport import DealerSocket, open_dealer
+from ontoflow.actors.errors import WorkerRefusedError
+from ontoflow.protocols.messages import Cancel, Disconnect, Heartbeat, Invoke, Welcome, WireMessage
+from ontoflow.runtime.transport import DealerSocket, open_dealer
 
 if TYPE_CHECKING:
-    from actors.worker._host import WorkerHost
+    from ontoflow.actors.worker._host import WorkerHost
 
 __all__ = ["SEND_CHUNK", "Session"]
 

@@ -8,8 +8,8 @@ import anyio
 import structlog
 from anyio.abc import TaskStatus
 
-from runtime.actor._envelope import Envelope
-from runtime.actor._ref import ActorRef, _Cell
+from ontoflow.runtime.actor._envelope import Envelope
+from ontoflow.runtime.actor._ref import ActorRef, _Cell
 
 __all__ = ["Actor"]
 

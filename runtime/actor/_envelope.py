@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from runtime.errors import ActorDeadError
+from ontoflow.runtime.errors import ActorDeadError
 
 __all__ = ["Envelope", "ReplySlot"]
 

@@ -10,8 +10,8 @@ import anyio
 import structlog
 from anyio.abc import Process
 
-from runtime.actor._supervisor import ChildSpec, RestartPolicy
-from runtime.errors import ChildProcessCrashed
+from ontoflow.runtime.actor._supervisor import ChildSpec, RestartPolicy
+from ontoflow.runtime.errors import ChildProcessCrashed
 
 __all__ = ["process_child"]
 

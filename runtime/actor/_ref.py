@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-from runtime.actor._envelope import Envelope, ReplySlot
-from runtime.errors import ActorDeadError
+from ontoflow.runtime.actor._envelope import Envelope, ReplySlot
+from ontoflow.runtime.errors import ActorDeadError
 
 __all__ = ["ActorRef", "ActorStatistics"]
 

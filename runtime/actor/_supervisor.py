@@ -14,7 +14,7 @@ import structlog
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.lowlevel import checkpoint
 
-from runtime.errors import RestartIntensityExceeded
+from ontoflow.runtime.errors import RestartIntensityExceeded
 
 __all__ = ["ChildSpec", "RestartPolicy", "Supervisor", "SupervisorStatistics"]
 

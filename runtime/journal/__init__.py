@@ -5,7 +5,7 @@ package imports nothing of ``actors``. One :meth:`Journal.commit` is one transac
 commit); what it returned from is durable against a killed process.
 """
 
-from runtime.journal._journal import (
+from ontoflow.runtime.journal._journal import (
     SCHEMA_VERSION,
     Batch,
     FactRow,
@@ -13,7 +13,7 @@ from runtime.journal._journal import (
     RunRow,
     open_journal,
 )
-from runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
+from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
 __all__ = [
     "Batch",

@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
+from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
 __all__ = ["SCHEMA_VERSION", "Batch", "FactRow", "Journal", "RunRow", "open_journal"]
 

@@ -11,7 +11,7 @@ A journal is never reset silently: both errors stop the daemon with a clear mess
 
 from __future__ import annotations
 
-from runtime.errors import KernelError
+from ontoflow.runtime.errors import KernelError
 
 __all__ = ["JournalCorruptError", "JournalError", "JournalVersionError"]
 

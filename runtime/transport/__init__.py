@@ -22,9 +22,9 @@ same identity takes the identity over from its half-dead old connection. It also
 client API (``protocols.client``): frames with the client header decode to client messages.
 """
 
-from runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES
-from runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
-from runtime.transport._sockets import DealerSocket, RouterSocket
+from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES
+from ontoflow.runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
+from ontoflow.runtime.transport._sockets import DealerSocket, RouterSocket
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",

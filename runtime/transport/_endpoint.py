@@ -13,8 +13,8 @@ import structlog
 import zmq
 from anyio.lowlevel import checkpoint
 
-from protocols.errors import ProtocolError
-from protocols.messages import WireMessage
+from ontoflow.protocols.errors import ProtocolError
+from ontoflow.protocols.messages import WireMessage
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES"]
 

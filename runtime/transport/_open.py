@@ -14,10 +14,10 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from runtime.curve import ZAP_DOMAIN, CurveClient, CurveServer, authenticator_running
-from runtime.errors import TransportError
-from runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES
-from runtime.transport._sockets import DealerSocket, RouterSocket
+from ontoflow.runtime.curve import ZAP_DOMAIN, CurveClient, CurveServer, authenticator_running
+from ontoflow.runtime.errors import TransportError
+from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES
+from ontoflow.runtime.transport._sockets import DealerSocket, RouterSocket
 
 __all__ = ["is_loopback", "open_dealer", "open_router", "shared_context"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames, request_from_frames
-from protocols.messages import WireMessage
-from runtime.codec import HEADER, encode, from_frames, pack
-from runtime.transport._endpoint import _Endpoint
+from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames, request_from_frames
+from ontoflow.protocols.messages import WireMessage
+from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
+from ontoflow.runtime.transport._endpoint import _Endpoint
 
 __all__ = ["DealerSocket", "RouterSocket"]
 

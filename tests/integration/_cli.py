@@ -24,7 +24,7 @@ class Ran(msgspec.Struct):
 def run_ontoflow(cwd: Path, *args: str, env: dict | None = None, timeout: float = 60) -> Ran:
     """``python -m runtime ARGS...`` in ``cwd``, no stdin; returns what it printed and its code."""
     proc = subprocess.run(
-        [sys.executable, "-m", "runtime", *args],
+        [sys.executable, "-m", "ontoflow", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import anyio
 
-from actors.capability import Capability
-from protocols import CapabilityMetadata, StepContext
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import CapabilityMetadata, StepContext
 
 STEP_ID = "t.durable.step"
 BLOB_ID = "t.durable.blob"
@@ -82,7 +82,7 @@ def manifest(steps: int = 4) -> dict[str, Any]:
 
 
 async def _serve(address: str) -> None:
-    from actors.worker import WorkerHost
+    from ontoflow.actors.worker import WorkerHost
 
     host = WorkerHost([DurableStep(), DurableBlob()], address=address, worker_id=f"durable-{os.getpid()}", slots=16,
                       reconnect_initial_s=0.05, reconnect_max_s=0.2)
@@ -90,6 +90,6 @@ async def _serve(address: str) -> None:
 
 
 if __name__ == "__main__":
-    from runtime.loop import run
+    from ontoflow.runtime.loop import run
 
     run(_serve, sys.argv[1])

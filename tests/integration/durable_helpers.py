@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from actors.orchestrator.engine import Fact, StepFinished
+from ontoflow.actors.orchestrator.engine import Fact, StepFinished
 
 REPO = Path(__file__).resolve().parents[2]
 CAPS = Path(__file__).with_name("durable_capabilities.py")
@@ -31,7 +31,7 @@ class Daemon:
     """``ontoflow daemon`` as a child process (stdout: the ``listening on`` line)."""
 
     def __init__(self, address: str, journal: Path, log: Path, *extra: str) -> None:
-        argv = [sys.executable, "-m", "runtime", "daemon", "--bind", address, "--journal", str(journal),
+        argv = [sys.executable, "-m", "ontoflow", "daemon", "--bind", address, "--journal", str(journal),
                 "--heartbeat-ms", "100", "--liveness", "3", "--grace-s", "10", "--log-level", "info",
                 "--log-file", str(log), *extra]
         self.proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 import anyio
 
-from actors.capability import Capability
-from protocols import ArrayParam, CapabilityMetadata, Decomposition, StepContext
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import ArrayParam, CapabilityMetadata, Decomposition, StepContext
 
 
 class CountConcurrent(Capability):

@@ -163,8 +163,8 @@ def test_broken_capability_module_exits_2(ontoflow, workdir: Path) -> None:
 
 def test_a_worker_that_keeps_crashing_stops_the_run_with_a_clear_error(ontoflow, workdir: Path) -> None:
     (workdir / "bad_init.py").write_text(
-        "from actors.capability import Capability\n"
-        "from protocols import CapabilityMetadata\n"
+        "from ontoflow import Capability\n"
+        "from ontoflow import CapabilityMetadata\n"
         "class BadInit(Capability):\n"
         "    metadata = CapabilityMetadata(id='test.capability.bad_init')\n"
         "    async def initialize(self):\n"

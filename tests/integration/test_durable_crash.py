@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
-from runtime.cli_daemon import open_client, request
+from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from ontoflow.runtime.cli_daemon import open_client, request
 from tests.integration.durable_capabilities import manifest, step_value
 from tests.integration.durable_helpers import (
     Daemon,

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from protocols.client import (
+from ontoflow.protocols.client import (
     Busy,
     Error,
     ListRuns,
@@ -26,7 +26,7 @@ from protocols.client import (
     Workers,
     WorkersInfo,
 )
-from runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli_daemon import open_client, request
 from tests.integration.durable_capabilities import manifest
 from tests.integration.durable_helpers import REPO, Daemon, Worker, audit_lines, wait_for_starts
 
@@ -141,7 +141,7 @@ async def test_a_file_dropped_in_a_watched_folder_starts_exactly_one_run(tmp_pat
     inbox.mkdir()
     env = dict(os.environ, ONTOFLOW_WATCH_DIR=str(inbox), ONTOFLOW_WATCH_INTERVAL_MS="20", ONTOFLOW_WATCH_REANNOUNCE="2",
                PYTHONPATH=str(REPO))
-    worker = subprocess.Popen([sys.executable, "-m", "runtime", "worker", "--connect", address], cwd=REPO, env=env,
+    worker = subprocess.Popen([sys.executable, "-m", "ontoflow", "worker", "--connect", address], cwd=REPO, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log", "--trigger-workflow", str(EXAMPLE))
     try:

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 
-from protocols.client import (
+from ontoflow.protocols.client import (
     ListRuns,
     RunList,
     RunStatus,
@@ -30,7 +30,7 @@ from protocols.client import (
     Workers,
     WorkersInfo,
 )
-from runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli_daemon import open_client, request
 from tests.integration._cli import Ran, run_ontoflow
 from tests.integration.durable_capabilities import BLOB_ID, STEP_ID, manifest, step_value
 from tests.integration.durable_helpers import REPO, Daemon, Worker, journal_outcomes, wait_for_starts
@@ -88,7 +88,7 @@ async def test_submit_wait_runs_a_plan_and_a_pipeline(tmp_path: Path, monkeypatc
     plan_file = here / "plan.json"
     plan_file.write_text(json.dumps(_plan()))
     durable = Worker(address, tmp_path / "a.audit")
-    builtin = subprocess.Popen([sys.executable, "-m", "runtime", "worker", "--connect", address], cwd=here,
+    builtin = subprocess.Popen([sys.executable, "-m", "ontoflow", "worker", "--connect", address], cwd=here,
                                env=_cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                stdin=subprocess.DEVNULL)
     daemon = Daemon(address, journal, tmp_path / "d.log")

@@ -6,14 +6,14 @@ import anyio
 import pytest
 import structlog
 
-from actors.capability import Capability
-from actors.orchestrator import ClientService, InFlight, Orchestrator, WorkerInfo, WorkerRegistry
-from actors.orchestrator.engine import compile_workflow
-from actors.worker import WorkerHost
-from protocols import CapabilityMetadata, manifest_from_data
-from protocols.client import CancelRun, RunStatus, Status, Submit, SubmitAccepted
-from runtime.cli_daemon import open_client, request
-from runtime.transport import shared_context
+from ontoflow.actors.capability import Capability
+from ontoflow.actors.orchestrator import ClientService, InFlight, Orchestrator, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.worker import WorkerHost
+from ontoflow.protocols import CapabilityMetadata, manifest_from_data
+from ontoflow.protocols.client import CancelRun, RunStatus, Status, Submit, SubmitAccepted
+from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.transport import shared_context
 
 pytestmark = pytest.mark.anyio
 

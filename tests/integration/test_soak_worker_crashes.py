@@ -13,17 +13,17 @@ from pathlib import Path
 import anyio
 import pytest
 
-from actors.capability import load_capabilities
-from protocols import manifest_from_data
-from runtime.embedded import open_local_cluster
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.protocols import manifest_from_data
+from ontoflow.runtime.embedded import open_local_cluster
 
 pytestmark = [pytest.mark.anyio, pytest.mark.soak]
 
 FLAKY = '''
 import os
 from pathlib import Path
-from actors.capability import Capability
-from protocols import CapabilityMetadata
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import CapabilityMetadata
 
 FOLDER = Path({folder!r})
 

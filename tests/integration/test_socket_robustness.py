@@ -11,13 +11,13 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from actors.capability import Capability
-from actors.orchestrator import Orchestrator
-from actors.orchestrator.engine import compile_workflow
-from actors.worker import WorkerHost
-from protocols import CapabilityMetadata, Disconnect, Ready, manifest_from_data
-from runtime.codec import HEADER, from_frames, to_frames
-from runtime.transport import shared_context
+from ontoflow.actors.capability import Capability
+from ontoflow.actors.orchestrator import Orchestrator
+from ontoflow.actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.worker import WorkerHost
+from ontoflow.protocols import CapabilityMetadata, Disconnect, Ready, manifest_from_data
+from ontoflow.runtime.codec import HEADER, from_frames, to_frames
+from ontoflow.runtime.transport import shared_context
 
 pytestmark = pytest.mark.anyio
 

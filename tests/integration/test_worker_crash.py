@@ -10,17 +10,17 @@ import anyio
 import pytest
 import structlog
 
-from actors.capability import load_capabilities
-from protocols import manifest_from_data
-from runtime.embedded import open_local_cluster
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.protocols import manifest_from_data
+from ontoflow.runtime.embedded import open_local_cluster
 
 pytestmark = pytest.mark.anyio
 
 CRASHY = '''
 import os
 from pathlib import Path
-from actors.capability import Capability
-from protocols import CapabilityMetadata
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import CapabilityMetadata
 
 MARKER = Path({marker!r})
 

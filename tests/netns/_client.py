@@ -12,9 +12,9 @@ import sys
 import anyio
 import msgspec
 
-from protocols.client import Error, Status, Submit
-from runtime.cli_daemon import open_client
-from runtime.loop import run
+from ontoflow.protocols.client import Error, Status, Submit
+from ontoflow.runtime.cli_daemon import open_client
+from ontoflow.runtime.loop import run
 
 
 async def main(address: str, manifest: dict, runs: int) -> list[dict]:

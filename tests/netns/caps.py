@@ -11,8 +11,8 @@ import os
 import anyio
 import structlog
 
-from actors.capability import Capability
-from protocols import CapabilityMetadata
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import CapabilityMetadata
 
 log = structlog.get_logger()
 

@@ -210,7 +210,7 @@ class Cluster:
         return proc
 
     def daemon(self, *extra: str) -> Proc:
-        argv = ["-m", "runtime", "daemon", "--bind", self.address, "--heartbeat-ms", str(HEARTBEAT_MS),
+        argv = ["-m", "ontoflow", "daemon", "--bind", self.address, "--heartbeat-ms", str(HEARTBEAT_MS),
                 "--liveness", "3", "--log-level", "info", *extra]
         if "--curve-secret" not in extra:
             argv.append("--insecure")
@@ -219,14 +219,14 @@ class Cluster:
         return proc
 
     def worker(self, role: str, worker_id: str, caps: str, *extra: str) -> Proc:
-        argv = ["-m", "runtime", "worker", "--connect", self.address, "--no-builtins", "-c", "tests.netns.caps",
+        argv = ["-m", "ontoflow", "worker", "--connect", self.address, "--no-builtins", "-c", "tests.netns.caps",
                 "--worker-id", worker_id, "--slots", "2", "--log-level", "info", *extra]
         return self.start(role, argv, name=worker_id, env={"OF_TEST_HOST": role, "OF_TEST_CAPS": caps})
 
     def cli(self, *args: str, timeout: float = 30) -> tuple[int, str, str]:
         """Run ``ontoflow ARGS`` on the daemon host to its end."""
         proc = subprocess.run(
-            ["ip", "netns", "exec", self.hosts.ns["d"], PY, "-m", "runtime", *args],
+            ["ip", "netns", "exec", self.hosts.ns["d"], PY, "-m", "ontoflow", *args],
             cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=timeout,
             stdin=subprocess.DEVNULL,
         )

@@ -61,7 +61,7 @@ def test_worker_killed_mid_step(cluster: Cluster, tmp_path: Path, capability: st
     _ready(daemon, "k1")
     _ready(daemon, "k2")
     path = manifest(tmp_path / "m.json", capability)
-    waiter = cluster.start("d", ["-m", "runtime", "submit", str(path), "--wait", "--json", "--connect", cluster.address],
+    waiter = cluster.start("d", ["-m", "ontoflow", "submit", str(path), "--wait", "--json", "--connect", cluster.address],
                            name="submit")
     # Whichever host got the step says so; kill -9 that worker process mid-step.
     victim_role = first_with(workers, "test_step_started")
@@ -100,7 +100,7 @@ def test_unauthorised_key_gets_nothing_through(cluster: Cluster, tmp_path: Path)
     keys, authorised = tmp_path / "keys", tmp_path / "authorised"
     authorised.mkdir()
     for name in ("daemon", "good", "bad", "client"):
-        subprocess.run([PY, "-m", "runtime", "keys", "generate", str(keys), "--name", name], check=True,
+        subprocess.run([PY, "-m", "ontoflow", "keys", "generate", str(keys), "--name", name], check=True,
                        capture_output=True, cwd=Path(__file__).parents[2])
     for name in ("good", "client"):
         (authorised / f"{name}.key").write_bytes((keys / f"{name}.key").read_bytes())
@@ -146,7 +146,7 @@ def test_garbage_from_a_host_does_not_disturb_runs(cluster: Cluster, tmp_path: P
     cluster.worker("w1", "g1", "test.spread")
     _ready(daemon, "g1")
     path = manifest(tmp_path / "m.json", "test.spread")
-    waiter = cluster.start("d", ["-m", "runtime", "submit", str(path), "--wait", "--json", "--connect", cluster.address],
+    waiter = cluster.start("d", ["-m", "ontoflow", "submit", str(path), "--wait", "--json", "--connect", cluster.address],
                            name="submit")
     sender = cluster.start("w2", ["-c", GARBAGE, cluster.address], name="garbage")
     assert sender.finish(timeout=20)[0] == 0

@@ -8,10 +8,10 @@ from typing import Any
 import msgspec
 import pytest
 
-import protocols
-from actors.capabilities import CAPABILITIES
-from actors.capability import load_capabilities
-from protocols import WorkflowManifest
+from ontoflow import protocols
+from ontoflow.actors.capabilities import CAPABILITIES
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.protocols import WorkflowManifest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "configs" / "examples" / "building_report"

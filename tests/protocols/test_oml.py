@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocols import ManifestError, check_oml, pipeline_from_data
+from ontoflow.protocols import ManifestError, check_oml, pipeline_from_data
 
 COMPONENTS = {"sqlite.extractor", "csv.writer"}
 

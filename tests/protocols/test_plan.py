@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocols import ExecutionPlan, ManifestError, check_plan, find_references, plan_dependencies, plan_from_data
+from ontoflow.protocols import ExecutionPlan, ManifestError, check_plan, find_references, plan_dependencies, plan_from_data
 
 
 def _problems(data: dict) -> dict[str, str]:

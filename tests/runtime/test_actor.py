@@ -7,8 +7,8 @@ from typing import Any
 import anyio
 import pytest
 
-from runtime.actor import Actor, ActorRef, ActorStatistics
-from runtime.errors import ActorDeadError
+from ontoflow.runtime.actor import Actor, ActorRef, ActorStatistics
+from ontoflow.runtime.errors import ActorDeadError
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from protocols.errors import ProtocolError
-from protocols.messages import Batch, Cancel, Heartbeat, Outcome
-from runtime.codec import HEADER, decode, encode, from_frames, pack, to_frames
+from ontoflow.protocols.errors import ProtocolError
+from ontoflow.protocols.messages import Batch, Cancel, Heartbeat, Outcome
+from ontoflow.runtime.codec import HEADER, decode, encode, from_frames, pack, to_frames
 
 
 def _outcome(n: int, payload: str = "") -> Outcome:

@@ -11,8 +11,8 @@ import structlog
 import zmq.asyncio
 import zmq.auth
 
-from protocols import Heartbeat
-from runtime.curve import (
+from ontoflow.protocols import Heartbeat
+from ontoflow.runtime.curve import (
     CurveClient,
     CurveServer,
     authenticator_running,
@@ -21,8 +21,8 @@ from runtime.curve import (
     load_public_key,
     open_authenticator,
 )
-from runtime.errors import ConfigError, TransportError
-from runtime.transport import is_loopback, open_dealer, open_router
+from ontoflow.runtime.errors import ConfigError, TransportError
+from ontoflow.runtime.transport import is_loopback, open_dealer, open_router
 
 
 def test_generated_keys_load_and_the_secret_is_private(tmp_path: Path) -> None:

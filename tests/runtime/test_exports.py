@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import runtime.actor
-import runtime.errors
-import runtime.transport
+import ontoflow.runtime.actor
+from ontoflow import runtime
+import ontoflow.runtime.errors
+import ontoflow.runtime.transport
 
 
 def _public(module: object) -> list[str]:
@@ -24,7 +25,7 @@ def test_actor_package_exports_everything_sorted() -> None:
         name
         for name, value in vars(runtime.actor).items()
         if not name.startswith("_")
-        and getattr(value, "__module__", "").startswith("runtime.actor.")
+        and getattr(value, "__module__", "").startswith("ontoflow.runtime.actor.")
     }
     assert defined == set(names)
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import runtime.journal
-from runtime.journal import (
+import ontoflow.runtime.journal
+from ontoflow import runtime
+from ontoflow.runtime.journal import (
     SCHEMA_VERSION,
     Batch,
     JournalCorruptError,
@@ -117,7 +118,7 @@ def test_the_daemon_refuses_a_corrupt_journal_with_exit_code_3(tmp_path: Path) -
     path = tmp_path / "j.sqlite"
     path.write_bytes(b"\x00garbage" * 512)
     proc = subprocess.run(
-        [sys.executable, "-m", "runtime", "daemon", "--bind", f"ipc://{tmp_path}/d.sock", "--journal", str(path)],
+        [sys.executable, "-m", "ontoflow", "daemon", "--bind", f"ipc://{tmp_path}/d.sock", "--journal", str(path)],
         cwd=REPO, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 3, proc.stderr

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import structlog
 
-from runtime.errors import ConfigError
-from runtime.logging import configure_logging
+from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.logging import configure_logging
 
 
 def test_json_lines_to_a_stream_with_context_level_and_utc_timestamp() -> None:

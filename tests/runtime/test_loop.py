@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from runtime.loop import GC_THRESHOLDS, run, tune_gc
+from ontoflow.runtime.loop import GC_THRESHOLDS, run, tune_gc
 
 
 @pytest.fixture

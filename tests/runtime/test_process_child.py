@@ -11,8 +11,8 @@ import psutil
 import pytest
 from structlog.testing import capture_logs
 
-from runtime.actor import ChildSpec, RestartPolicy, Supervisor, process_child
-from runtime.errors import ChildProcessCrashed, RestartIntensityExceeded
+from ontoflow.runtime.actor import ChildSpec, RestartPolicy, Supervisor, process_child
+from ontoflow.runtime.errors import ChildProcessCrashed, RestartIntensityExceeded
 
 pytestmark = pytest.mark.anyio
 

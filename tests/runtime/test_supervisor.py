@@ -6,8 +6,8 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from runtime.actor import ChildSpec, RestartPolicy, Supervisor
-from runtime.errors import RestartIntensityExceeded
+from ontoflow.runtime.actor import ChildSpec, RestartPolicy, Supervisor
+from ontoflow.runtime.errors import RestartIntensityExceeded
 
 pytestmark = pytest.mark.anyio
 

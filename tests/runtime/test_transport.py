@@ -11,10 +11,10 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 from structlog.testing import capture_logs
 
-from protocols.messages import Heartbeat, Invoke, Outcome
-from runtime.codec import HEADER, to_frames
-from runtime.errors import TransportError
-from runtime.transport import DealerSocket, RouterSocket, open_dealer, open_router, shared_context
+from ontoflow.protocols.messages import Heartbeat, Invoke, Outcome
+from ontoflow.runtime.codec import HEADER, to_frames
+from ontoflow.runtime.errors import TransportError
+from ontoflow.runtime.transport import DealerSocket, RouterSocket, open_dealer, open_router, shared_context
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,11 @@ outputs a *dataset reference* (``data.dataset``) that the next step streams from
 ``_dataset``), so a table larger than memory is never loaded whole.
 """
 
-from actors.capabilities.data._dataset import DATASET_FORMAT, DatasetSpool, check_ref, dataset_ref, read_batches, spool_path
-from actors.capabilities.data._expression import ExpressionError, compile_filter
-from actors.capabilities.data._sqlite import SqliteExtractor
-from actors.capabilities.data._transform import TableTransform
-from actors.capabilities.data._writers import CsvWriter, JsonlWriter
+from ontoflow.actors.capabilities.data._dataset import DATASET_FORMAT, DatasetSpool, check_ref, dataset_ref, read_batches, spool_path
+from ontoflow.actors.capabilities.data._expression import ExpressionError, compile_filter
+from ontoflow.actors.capabilities.data._sqlite import SqliteExtractor
+from ontoflow.actors.capabilities.data._transform import TableTransform
+from ontoflow.actors.capabilities.data._writers import CsvWriter, JsonlWriter
 
 __all__ = [
     "DATASET_FORMAT",

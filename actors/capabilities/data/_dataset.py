@@ -28,8 +28,8 @@ from typing import Any
 import anyio.from_thread
 import msgspec
 
-from actors.errors import PermanentError
-from protocols.context import StepContext
+from ontoflow.actors.errors import PermanentError
+from ontoflow.protocols.context import StepContext
 
 __all__ = [
     "DATASET_FORMAT",

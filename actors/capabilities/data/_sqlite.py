@@ -10,10 +10,10 @@ from urllib.parse import quote
 import anyio
 import anyio.from_thread
 
-from actors.capabilities.data._dataset import DatasetSpool, spool_path
-from actors.capabilities.data._keys import BATCH_ROWS, COMMON_INPUTS, CONNECTION, DATABASE, DATASET, QUERY, ROWS, WORK_DIR
-from actors.capability import Capability, PermanentError, Result
-from protocols import CapabilityMetadata, RetryPolicy, StepContext
+from ontoflow.actors.capabilities.data._dataset import DatasetSpool, spool_path
+from ontoflow.actors.capabilities.data._keys import BATCH_ROWS, COMMON_INPUTS, CONNECTION, DATABASE, DATASET, QUERY, ROWS, WORK_DIR
+from ontoflow.actors.capability import Capability, PermanentError, Result
+from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
 
 __all__ = ["SqliteExtractor"]
 

@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 import anyio
 
-from actors.capabilities.data._dataset import DatasetSpool, check_ref, read_batches, spool_path
-from actors.capabilities.data._expression import ExpressionError, compile_filter
-from actors.capabilities.data._keys import COMMON_INPUTS, DATASET, FILTER, RENAME, ROWS, SELECT, WORK_DIR
-from actors.capability import Capability, PermanentError, Result
-from protocols import CapabilityMetadata, StepContext
+from ontoflow.actors.capabilities.data._dataset import DatasetSpool, check_ref, read_batches, spool_path
+from ontoflow.actors.capabilities.data._expression import ExpressionError, compile_filter
+from ontoflow.actors.capabilities.data._keys import COMMON_INPUTS, DATASET, FILTER, RENAME, ROWS, SELECT, WORK_DIR
+from ontoflow.actors.capability import Capability, PermanentError, Result
+from ontoflow.protocols import CapabilityMetadata, StepContext
 
 __all__ = ["TableTransform"]
 

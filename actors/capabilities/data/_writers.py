@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 import anyio
 import msgspec
 
-from actors.capabilities.data._dataset import check_ref, read_batches
-from actors.capabilities.data._keys import DATASET, DELIMITER, FILE, HEADER, PATH, ROWS
-from actors.capability import Capability, PermanentError
-from protocols import CapabilityMetadata, RetryPolicy, StepContext
+from ontoflow.actors.capabilities.data._dataset import check_ref, read_batches
+from ontoflow.actors.capabilities.data._keys import DATASET, DELIMITER, FILE, HEADER, PATH, ROWS
+from ontoflow.actors.capability import Capability, PermanentError
+from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
 
 __all__ = ["CsvWriter", "JsonlWriter"]
 

@@ -6,9 +6,9 @@ Nothing here does I/O, reads a clock or draws a random number, so replaying a jo
 facts rebuilds a run exactly.
 """
 
-from actors.orchestrator.engine._advance import advance
-from actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded
-from actors.orchestrator.engine._compile import (
+from ontoflow.actors.orchestrator.engine._advance import advance
+from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded
+from ontoflow.actors.orchestrator.engine._compile import (
     BlockPlan,
     CapabilityPlan,
     CompiledWorkflow,
@@ -17,7 +17,7 @@ from actors.orchestrator.engine._compile import (
     capability_plan,
     compile_workflow,
 )
-from actors.orchestrator.engine._facts import (
+from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
     RunCancelled,
     RunSubmitted,
@@ -26,9 +26,9 @@ from actors.orchestrator.engine._facts import (
     StepLost,
     StepUnavailable,
 )
-from actors.orchestrator.engine._layers import resolve_inputs
-from actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run
-from actors.orchestrator.engine._steps import LAST_FAILURE_KEY
+from ontoflow.actors.orchestrator.engine._layers import resolve_inputs
+from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run
+from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY
 
 __all__ = [
     "LAST_FAILURE_KEY",

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import msgspec
 
-from protocols.context import Segment
-from protocols.events import CANCELLED as CANCELLED_EVENT
-from protocols.events import FAILURE, TIMEOUT, UNAVAILABLE, is_success
+from ontoflow.protocols.context import Segment
+from ontoflow.protocols.events import CANCELLED as CANCELLED_EVENT
+from ontoflow.protocols.events import FAILURE, TIMEOUT, UNAVAILABLE, is_success
 
-from actors.orchestrator.engine._commands import CancelStep, Command
-from actors.orchestrator.engine._compile import CompiledWorkflow
-from actors.orchestrator.engine._facts import (
+from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
+from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
+from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
     RunCancelled,
     RunSubmitted,
@@ -25,8 +25,8 @@ from actors.orchestrator.engine._facts import (
     StepLost,
     StepUnavailable,
 )
-from actors.orchestrator.engine._state import CANCELLED, RUNNING, PendingStep, RunState
-from actors.orchestrator.engine._steps import close_step, drive, end_run, finish_block_step
+from ontoflow.actors.orchestrator.engine._state import CANCELLED, RUNNING, PendingStep, RunState
+from ontoflow.actors.orchestrator.engine._steps import close_step, drive, end_run, finish_block_step
 
 __all__ = ["advance"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from protocols.context import StepContext
+from ontoflow.protocols.context import StepContext
 
 __all__ = ["CancelStep", "Command", "Dispatch", "RunEnded"]
 

@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from protocols.actions import Action, parse_action
-from protocols.capability import CapabilityMetadata
-from protocols.context import BlockContract, Segment
-from protocols.errors import ManifestError, Problem
-from protocols.events import FAIL_DEFAULT
-from protocols.manifest import WorkflowManifest, check_workflow_capabilities, signal_event
-from protocols.merge_strategy import MergeInstruction, parse_merge_instruction
-from runtime.retry import worst_case_step_ms
+from ontoflow.protocols.actions import Action, parse_action
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.context import BlockContract, Segment
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.manifest import WorkflowManifest, check_workflow_capabilities, signal_event
+from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
+from ontoflow.runtime.retry import worst_case_step_ms
 
 __all__ = ["BlockPlan", "CapabilityPlan", "CompiledWorkflow", "NodePlan", "Route", "compile_workflow"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from protocols.messages import Outcome
+from ontoflow.protocols.messages import Outcome
 
 __all__ = [
     "Fact",

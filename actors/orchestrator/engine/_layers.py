@@ -11,10 +11,10 @@ from typing import Any
 
 import msgspec
 
-from protocols.context import Segment
+from ontoflow.protocols.context import Segment
 
-from actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, NodePlan
-from actors.orchestrator.engine._state import Frame
+from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, NodePlan
+from ontoflow.actors.orchestrator.engine._state import Frame
 
 __all__ = ["assemble_payload", "inherited_memory", "resolve_inputs"]
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from protocols.context import Segment
+from ontoflow.protocols.context import Segment
 
-from actors.orchestrator.engine._commands import Dispatch
+from ontoflow.actors.orchestrator.engine._commands import Dispatch
 
 if TYPE_CHECKING:
-    from actors.orchestrator.engine._compile import CompiledWorkflow
+    from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 
 __all__ = ["Frame", "PendingStep", "RunState", "TraceEntry", "new_run"]
 

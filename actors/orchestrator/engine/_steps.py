@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.actions import Call, Jump
-from protocols.context import BlockContract, StepContext, SystemMetadata
-from protocols.events import INVALID, PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.actions import Call, Jump
+from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
+from ontoflow.protocols.events import INVALID, PREREQUISITE_FAILED, is_success
 
-from actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
-from actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, Route
-from actors.orchestrator.engine._layers import assemble_payload, inherited_memory, resolve_inputs
-from actors.orchestrator.engine._state import (
+from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
+from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, Route
+from ontoflow.actors.orchestrator.engine._layers import assemble_payload, inherited_memory, resolve_inputs
+from ontoflow.actors.orchestrator.engine._state import (
     COMPLETED,
     FAILED,
     Frame,

@@ -27,10 +27,10 @@ required plan step succeeded, fails otherwise, and in both cases its context get
 combined output of ``combine_mode`` (see ``_combine``).
 """
 
-from actors.orchestrator.plans._advance import SKIPPED_EVENT, advance
-from actors.orchestrator.plans._combine import REPORT_KEY, STEPS_KEY, combine, step_order
-from actors.orchestrator.plans._compile import CompiledPlan, FollowUp, StepPlan, compile_plan
-from actors.orchestrator.plans._state import FanOut, PlanState, Running, StepResult, Unit
+from ontoflow.actors.orchestrator.plans._advance import SKIPPED_EVENT, advance
+from ontoflow.actors.orchestrator.plans._combine import REPORT_KEY, STEPS_KEY, combine, step_order
+from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, FollowUp, StepPlan, compile_plan
+from ontoflow.actors.orchestrator.plans._state import FanOut, PlanState, Running, StepResult, Unit
 
 __all__ = [
     "REPORT_KEY",

@@ -17,11 +17,11 @@ from typing import Any
 
 import msgspec
 
-from protocols.context import BlockContract, StepContext, SystemMetadata
-from protocols.events import CANCELLED as CANCELLED_EVENT
-from protocols.events import FAILURE, INVALID, TIMEOUT, UNAVAILABLE, is_success
+from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
+from ontoflow.protocols.events import CANCELLED as CANCELLED_EVENT
+from ontoflow.protocols.events import FAILURE, INVALID, TIMEOUT, UNAVAILABLE, is_success
 
-from actors.orchestrator.engine import (
+from ontoflow.actors.orchestrator.engine import (
     CancelStep,
     Command,
     Dispatch,
@@ -35,12 +35,12 @@ from actors.orchestrator.engine import (
     StepUnavailable,
     TraceEntry,
 )
-from actors.orchestrator.engine import resolve_inputs  # the workflow engine's resolution order
-from actors.orchestrator.plans._combine import combine
-from actors.orchestrator.plans._compile import CompiledPlan, StepPlan
-from actors.orchestrator.plans._compose import condition_holds, map_params
-from actors.orchestrator.plans._refs import UnresolvedReference, substitute
-from actors.orchestrator.plans._state import (
+from ontoflow.actors.orchestrator.engine import resolve_inputs  # the workflow engine's resolution order
+from ontoflow.actors.orchestrator.plans._combine import combine
+from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, StepPlan
+from ontoflow.actors.orchestrator.plans._compose import condition_holds, map_params
+from ontoflow.actors.orchestrator.plans._refs import UnresolvedReference, substitute
+from ontoflow.actors.orchestrator.plans._state import (
     CANCELLED,
     FAILED,
     SKIPPED,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.orchestrator.plans._compile import CompiledPlan
-from actors.orchestrator.plans._state import SUCCEEDED, PlanState
+from ontoflow.actors.orchestrator.plans._compile import CompiledPlan
+from ontoflow.actors.orchestrator.plans._state import SUCCEEDED, PlanState
 
 __all__ = ["REPORT_KEY", "STEPS_KEY", "combine", "step_order"]
 

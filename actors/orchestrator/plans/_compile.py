@@ -12,17 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from protocols.capability import ArrayParam, CapabilityMetadata, Composition
-from protocols.errors import ManifestError, Problem
-from protocols.plan import ExecutionPlan, check_plan, find_references, plan_dependencies
+from ontoflow.protocols.capability import ArrayParam, CapabilityMetadata, Composition
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.plan import ExecutionPlan, check_plan, find_references, plan_dependencies
 
-from actors.orchestrator.engine import CapabilityPlan
-from actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
-from actors.orchestrator.plans._refs import declares_field
+from ontoflow.actors.orchestrator.engine import CapabilityPlan
+from ontoflow.actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
+from ontoflow.actors.orchestrator.plans._refs import declares_field
 
 if TYPE_CHECKING:
-    from actors.orchestrator.engine import Command, Fact
-    from actors.orchestrator.plans._state import PlanState
+    from ontoflow.actors.orchestrator.engine import Command, Fact
+    from ontoflow.actors.orchestrator.plans._state import PlanState
 
 __all__ = ["CompiledPlan", "FollowUp", "StepPlan", "compile_plan"]
 
@@ -96,13 +96,13 @@ class CompiledPlan:
 
     def new_run(self, run_id: str) -> PlanState:
         """Return the state of a run that has not been submitted yet."""
-        from actors.orchestrator.plans._state import PlanState
+        from ontoflow.actors.orchestrator.plans._state import PlanState
 
         return PlanState(run_id=run_id)
 
     def advance(self, state: PlanState, fact: Fact) -> list[Command]:
         """Apply ``fact`` to ``state`` in place; return the commands (see ``plans.advance``)."""
-        from actors.orchestrator.plans._advance import advance
+        from ontoflow.actors.orchestrator.plans._advance import advance
 
         return advance(self, state, fact)
 

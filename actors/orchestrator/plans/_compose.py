@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from actors.orchestrator.plans._refs import lookup
+from ontoflow.actors.orchestrator.plans._refs import lookup
 
 __all__ = ["condition_holds", "map_params"]
 

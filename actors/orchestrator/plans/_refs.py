@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from protocols.plan import Reference, find_references
+from ontoflow.protocols.plan import Reference, find_references
 
 __all__ = ["UnresolvedReference", "declares_field", "lookup", "substitute"]
 

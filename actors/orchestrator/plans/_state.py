@@ -14,8 +14,8 @@ import graphlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from actors.orchestrator.engine import Dispatch, TraceEntry
-from actors.orchestrator.engine._compile import CapabilityPlan
+from ontoflow.actors.orchestrator.engine import Dispatch, TraceEntry
+from ontoflow.actors.orchestrator.engine._compile import CapabilityPlan
 
 __all__ = ["FanOut", "PlanState", "Running", "StepResult", "Unit"]
 

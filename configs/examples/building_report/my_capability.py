@@ -1,6 +1,6 @@
 """A capability of your own: find the longest pipe of a building model.
 
-This file is what a user writes: it imports only ``actors.capability`` and ``protocols``.
+This file is what a user writes: it imports only the public face, ``ontoflow``.
 Load it next to the built-ins with ``--capabilities``::
 
     ontoflow run configs/examples/building_report/my_workflow.yaml \
@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from actors.capability import Capability, Result
-from protocols import CapabilityMetadata, StepContext
+from ontoflow import Capability, CapabilityMetadata, Result, StepContext
 
 
 class LongestPipe(Capability):

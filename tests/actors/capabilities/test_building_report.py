@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-import protocols
-from actors.capabilities import CAPABILITIES
-from actors.capability import Capability, load_capabilities
-from actors.orchestrator.engine import Dispatch, RunEnded, RunState, RunSubmitted, StepFinished, advance, compile_workflow, new_run
+from ontoflow import protocols
+from ontoflow.actors.capabilities import CAPABILITIES
+from ontoflow.actors.capability import Capability, load_capabilities
+from ontoflow.actors.orchestrator.engine import Dispatch, RunEnded, RunState, RunSubmitted, StepFinished, advance, compile_workflow, new_run
 
 SOURCE = Path(__file__).resolve().parents[3] / "configs" / "examples" / "building_report"
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-import actors.capabilities
-from actors.capabilities import CAPABILITIES, ExportCsv, ListMaterials, ListPipes, ReportError, Summarize
-from actors.capability import Capability, load_capabilities
-from protocols import Invoke, Outcome, check_metadata
+import ontoflow.actors.capabilities
+from ontoflow import actors
+from ontoflow.actors.capabilities import CAPABILITIES, ExportCsv, ListMaterials, ListPipes, ReportError, Summarize
+from ontoflow.actors.capability import Capability, load_capabilities
+from ontoflow.protocols import Invoke, Outcome, check_metadata
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "configs" / "examples" / "building_report"
 MODEL = str(EXAMPLE / "model.json")
@@ -74,7 +75,7 @@ def test_builtins_are_sound_idempotent_and_loadable() -> None:
         assert cls.metadata.idempotent
         assert cls.metadata.timeout_ms is not None
         assert cls.__doc__
-    assert load_capabilities(["actors.capabilities"]) == CAPABILITIES
+    assert load_capabilities(["ontoflow.actors.capabilities"]) == CAPABILITIES
 
 
 # -- list_materials ------------------------------------------------------------------------

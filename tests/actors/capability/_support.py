@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.capability import CapabilityMetadata, RetryPolicy
-from protocols.messages import Invoke
+from ontoflow.protocols.capability import CapabilityMetadata, RetryPolicy
+from ontoflow.protocols.messages import Invoke
 
 LANG_KEY = "obdc.base.lang.code"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.capability import Capability
-from protocols.capability import CapabilityMetadata
-from protocols.context import StepContext
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.context import StepContext
 
 
 class _Base(Capability):

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from actors.capability import ErrorClass, PermanentError, TransientError, classify_error
+from ontoflow.actors.capability import ErrorClass, PermanentError, TransientError, classify_error
 
 T, P, U = ErrorClass.TRANSIENT, ErrorClass.PERMANENT, ErrorClass.UNKNOWN
 

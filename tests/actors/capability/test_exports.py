@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-import actors.capability
+import ontoflow.actors.capability
+from ontoflow import actors
 
 
 def test_all_is_sorted_and_complete() -> None:

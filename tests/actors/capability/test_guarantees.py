@@ -9,10 +9,10 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from actors.capability import Capability, Result
-from protocols.capability import RetryPolicy
-from protocols.context import StepContext
-from protocols.messages import Outcome
+from ontoflow.actors.capability import Capability, Result
+from ontoflow.protocols.capability import RetryPolicy
+from ontoflow.protocols.context import StepContext
+from ontoflow.protocols.messages import Outcome
 from tests.actors.capability._support import make_metadata, make_request
 from tests.actors.capability.test_invoke import Forever, scripted
 

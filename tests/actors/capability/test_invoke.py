@@ -9,11 +9,11 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from actors.capability import Capability, PermanentError, Result, TransientError
-from actors.errors import CapabilityDefinitionError
-from protocols.capability import RetryPolicy
-from protocols.context import Segment, StepContext
-from runtime.retry import backoff_ms
+from ontoflow.actors.capability import Capability, PermanentError, Result, TransientError
+from ontoflow.actors.errors import CapabilityDefinitionError
+from ontoflow.protocols.capability import RetryPolicy
+from ontoflow.protocols.context import Segment, StepContext
+from ontoflow.runtime.retry import backoff_ms
 from tests.actors.capability._support import LANG_KEY, FakeSleep, make_metadata, make_request
 
 pytestmark = pytest.mark.anyio

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from actors.capability import load_capabilities
-from runtime.errors import CapabilityLoadError
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.runtime.errors import CapabilityLoadError
 from tests.actors.capability.sample_capabilities import EchoCapability, ShoutCapability
 
 HEADER = """\
-from actors.capability import Capability
-from protocols.capability import CapabilityMetadata
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols.capability import CapabilityMetadata
 
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.capability import scrub
+from ontoflow.actors.capability import scrub
 
 
 @pytest.mark.parametrize(

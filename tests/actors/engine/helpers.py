@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols import CapabilityMetadata, Outcome, Segment, manifest_from_data
+from ontoflow.protocols import CapabilityMetadata, Outcome, Segment, manifest_from_data
 
-from actors.orchestrator.engine import (
+from ontoflow.actors.orchestrator.engine import (
     Command,
     CompiledWorkflow,
     Dispatch,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocols import ManifestError, RetryPolicy, manifest_from_data
+from ontoflow.protocols import ManifestError, RetryPolicy, manifest_from_data
 
-from actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.orchestrator.engine import compile_workflow
 from tests.actors.engine.helpers import block, cap, compile_nodes, node
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from protocols import BlockContract, Segment, SystemMetadata
+from ontoflow.protocols import BlockContract, Segment, SystemMetadata
 
-from actors.orchestrator.engine import RunEnded
+from ontoflow.actors.orchestrator.engine import RunEnded
 from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, dispatches, node, schema
 
 

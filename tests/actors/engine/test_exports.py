@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import actors.orchestrator.engine as engine
-from actors.orchestrator.engine import _advance, _commands, _compile, _facts, _state, _steps
+import ontoflow.actors.orchestrator.engine as engine
+from ontoflow.actors.orchestrator.engine import _advance, _commands, _compile, _facts, _state, _steps
 
 
 def _isort_key(name: str) -> tuple[int, str]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from protocols import Outcome
+from ontoflow.protocols import Outcome
 
-from actors.orchestrator.engine import (
+from ontoflow.actors.orchestrator.engine import (
     CancelStep,
     Dispatch,
     RunCancelled,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.orchestrator.engine import RunEnded
+from ontoflow.actors.orchestrator.engine import RunEnded
 from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, dispatches, node, schema
 
 CAPS = [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from protocols import Segment
+from ontoflow.protocols import Segment
 
-from actors.orchestrator.engine import Fact, RunState, StepLost, advance, new_run
+from ontoflow.actors.orchestrator.engine import Fact, RunState, StepLost, advance, new_run
 from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, node, schema
 
 

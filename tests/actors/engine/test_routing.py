@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.orchestrator.engine import Frame, RunEnded
+from ontoflow.actors.orchestrator.engine import Frame, RunEnded
 from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, dispatches, node
 
 CAPS = [cap("x.a", events=["success", "failure", "empty"]), cap("x.b"), cap("x.c")]

@@ -8,11 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from actors.orchestrator import Orchestrator, encode_source
-from actors.orchestrator.engine import compile_workflow
-from protocols import CapabilityMetadata, manifest_from_data
-from runtime.journal import open_journal
-from runtime.transport import shared_context
+from ontoflow.actors.orchestrator import Orchestrator, encode_source
+from ontoflow.actors.orchestrator.engine import compile_workflow
+from ontoflow.protocols import CapabilityMetadata, manifest_from_data
+from ontoflow.runtime.journal import open_journal
+from ontoflow.runtime.transport import shared_context
 
 pytestmark = pytest.mark.anyio
 

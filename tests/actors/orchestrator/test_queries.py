@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from actors.orchestrator._queries import trace_dicts
-from actors.orchestrator.engine import TraceEntry
-from protocols.client import RunStatus, client_from_frames, client_to_frames
+from ontoflow.actors.orchestrator._queries import trace_dicts
+from ontoflow.actors.orchestrator.engine import TraceEntry
+from ontoflow.protocols.client import RunStatus, client_from_frames, client_to_frames
 
 
 def test_trace_entries_reach_a_client_as_the_maps_to_builtins_would_give() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from actors.orchestrator._registry import InFlight, WorkerInfo, WorkerRegistry
-from protocols import CapabilityMetadata
+from ontoflow.actors.orchestrator._registry import InFlight, WorkerInfo, WorkerRegistry
+from ontoflow.protocols import CapabilityMetadata
 
 META = CapabilityMetadata(id="test.cap")
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from protocols import ManifestError, pipeline_from_data, plan_from_data
+from ontoflow.protocols import ManifestError, pipeline_from_data, plan_from_data
 
-from actors.capabilities import CAPABILITIES
-from actors.orchestrator.plans import compile_plan
-from actors.planner import ConnectionResolutionError, compile_pipeline, connection_names, load_connections, render_plan, resolve_connections
+from ontoflow.actors.capabilities import CAPABILITIES
+from ontoflow.actors.orchestrator.plans import compile_plan
+from ontoflow.actors.planner import ConnectionResolutionError, compile_pipeline, connection_names, load_connections, render_plan, resolve_connections
 
 CATALOG = {c.metadata.id: c.metadata for c in CAPABILITIES}
 DOC = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols import CapabilityMetadata, Outcome, plan_from_data
+from ontoflow.protocols import CapabilityMetadata, Outcome, plan_from_data
 
-from actors.orchestrator.engine import Command, Dispatch, RunSubmitted, StepFinished
-from actors.orchestrator.plans import CompiledPlan, PlanState, compile_plan
+from ontoflow.actors.orchestrator.engine import Command, Dispatch, RunSubmitted, StepFinished
+from ontoflow.actors.orchestrator.plans import CompiledPlan, PlanState, compile_plan
 
 
 def cap(cap_id: str, *inputs: str, outputs: tuple[str, ...] = (), required: tuple[str, ...] = (), **fields: Any) -> CapabilityMetadata:

@@ -14,9 +14,9 @@ def _key(name: str) -> tuple[int, str]:
 @pytest.mark.parametrize(
     ("package", "modules"),
     [
-        ("actors.orchestrator.plans", ["_advance", "_combine", "_compile", "_state"]),
-        ("actors.planner", ["_compile", "_connections", "errors"]),
-        ("actors.capabilities.data", ["_dataset", "_expression", "_sqlite", "_transform", "_writers"]),
+        ("ontoflow.actors.orchestrator.plans", ["_advance", "_combine", "_compile", "_state"]),
+        ("ontoflow.actors.planner", ["_compile", "_connections", "errors"]),
+        ("ontoflow.actors.capabilities.data", ["_dataset", "_expression", "_sqlite", "_transform", "_writers"]),
     ],
 )
 def test_all_is_complete_and_sorted(package: str, modules: list[str]) -> None:
@@ -27,7 +27,7 @@ def test_all_is_complete_and_sorted(package: str, modules: list[str]) -> None:
 
 
 def test_protocols_all_is_sorted() -> None:
-    import protocols
+    from ontoflow import protocols
 
     assert protocols.__all__ == sorted(protocols.__all__, key=_key)
     for name in ("ExecutionPlan", "Pipeline", "check_oml", "plan_from_data"):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocols import ArrayParam, Composition, Decomposition, ManifestError, RetryPolicy
-from protocols.plan import plan_from_data
+from ontoflow.protocols import ArrayParam, Composition, Decomposition, ManifestError, RetryPolicy
+from ontoflow.protocols.plan import plan_from_data
 
-from actors.orchestrator.engine import CancelStep, RunCancelled, RunEnded, StepDeadlineExpired, StepLost, StepUnavailable
+from ontoflow.actors.orchestrator.engine import CancelStep, RunCancelled, RunEnded, StepDeadlineExpired, StepLost, StepUnavailable
 
 from tests.actors.plans.helpers import Driver, cap, compile_data, dispatched
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocols import ManifestError, RetryPolicy
+from ontoflow.protocols import ManifestError, RetryPolicy
 
-from actors.orchestrator.engine import RunEnded
-from actors.orchestrator.plans import REPORT_KEY, STEPS_KEY
+from ontoflow.actors.orchestrator.engine import RunEnded
+from ontoflow.actors.orchestrator.plans import REPORT_KEY, STEPS_KEY
 
 from tests.actors.plans.helpers import Driver, cap, compile_data, dispatched
 

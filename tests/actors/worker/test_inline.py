@@ -7,7 +7,7 @@ import asyncio
 import anyio
 import pytest
 
-from actors.worker._inline import resume, start
+from ontoflow.actors.worker._inline import resume, start
 
 pytestmark = pytest.mark.anyio
 

@@ -10,11 +10,11 @@ import anyio
 import msgspec
 import pytest
 
-from actors.capability import Capability, Result
-from actors.worker import WorkerHost
-from protocols import CapabilityMetadata
-from protocols.messages import Invoke, Outcome
-from runtime.codec import decode
+from ontoflow.actors.capability import Capability, Result
+from ontoflow.actors.worker import WorkerHost
+from ontoflow.protocols import CapabilityMetadata
+from ontoflow.protocols.messages import Invoke, Outcome
+from ontoflow.runtime.codec import decode
 
 pytestmark = pytest.mark.anyio
 
@@ -72,7 +72,7 @@ class Collector:
 
 
 def _invoke(step: str, wait: bool = False) -> Invoke:
-    from protocols.context import StepContext, SystemMetadata
+    from ontoflow.protocols.context import StepContext, SystemMetadata
 
     context = StepContext(system=SystemMetadata(run_id="r", node="n", block="b", step_id=step))
     return Invoke(run_id="r", step_id=step, attempt=1, capability="test.gate", inputs={"test.wait": wait}, context=context)

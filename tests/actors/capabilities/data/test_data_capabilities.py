@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from protocols import Invoke, StepContext, SystemMetadata
+from ontoflow.protocols import Invoke, StepContext, SystemMetadata
 
-from actors.capabilities.data import (
+from ontoflow.actors.capabilities.data import (
     CsvWriter,
     ExpressionError,
     JsonlWriter,

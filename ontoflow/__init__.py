@@ -1,0 +1,45 @@
+"""ontoflow: deterministic capability orchestration.
+
+The public face for capability authors. Everything a capability and its tests need is here::
+
+    from ontoflow import Capability, CapabilityMetadata, Result, TransientError, PermanentError
+
+    class Greet(Capability):
+        metadata = CapabilityMetadata(id="acme.capability.greet", ...)
+
+        async def execute(self, inputs, context):
+            return Result(outputs={"acme.greeting": "Hello"})
+
+and :func:`run_manifest` runs a workflow manifest (or a plan, or a pipeline) in this process,
+with the capabilities given, and returns its :class:`RunResult` — what a test of a capability
+or a manifest calls. The runtime's own packages are ``ontoflow.protocols`` (what is said),
+``ontoflow.runtime`` (what runs it) and ``ontoflow.actors`` (who says it).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
+from ontoflow._run import run_manifest
+from ontoflow.actors.capability import Capability, PermanentError, Result, TransientError
+from ontoflow.actors.orchestrator import RunResult
+from ontoflow.protocols import CapabilityMetadata, Observation, StepContext
+
+try:
+    __version__ = _version("ontoflow")
+except PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0.0.0+unknown"
+
+__all__ = [
+    "Capability",
+    "CapabilityMetadata",
+    "Observation",
+    "PermanentError",
+    "Result",
+    "RunResult",
+    "StepContext",
+    "TransientError",
+    "__version__",
+    "run_manifest",
+]
