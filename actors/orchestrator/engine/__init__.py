@@ -8,6 +8,7 @@ facts rebuilds a run exactly.
 
 from ontoflow.actors.orchestrator.engine._advance import advance
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded
+from ontoflow.actors.orchestrator.engine._contract import RunEngine, RunView
 from ontoflow.actors.orchestrator.engine._compile import (
     BlockPlan,
     CapabilityPlan,
@@ -31,7 +32,6 @@ from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunSt
 from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY
 
 __all__ = [
-    "LAST_FAILURE_KEY",
     "BlockPlan",
     "CancelStep",
     "CapabilityPlan",
@@ -40,13 +40,16 @@ __all__ = [
     "Dispatch",
     "Fact",
     "Frame",
+    "LAST_FAILURE_KEY",
     "NodePlan",
     "PendingStep",
     "Route",
     "RunCancelled",
     "RunEnded",
+    "RunEngine",
     "RunState",
     "RunSubmitted",
+    "RunView",
     "StepDeadlineExpired",
     "StepFinished",
     "StepLost",

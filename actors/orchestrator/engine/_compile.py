@@ -12,7 +12,7 @@ import graphlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.actions import Action, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -22,6 +22,12 @@ from ontoflow.protocols.events import FAIL_DEFAULT
 from ontoflow.protocols.manifest import WorkflowManifest, check_workflow_capabilities, signal_event
 from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
 from ontoflow.runtime.retry import worst_case_step_ms
+
+from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
+
+if TYPE_CHECKING:
+    from ontoflow.actors.orchestrator.engine._facts import Fact
+    from ontoflow.actors.orchestrator.engine._state import RunState
 
 __all__ = ["BlockPlan", "CapabilityPlan", "CompiledWorkflow", "NodePlan", "Route", "compile_workflow"]
 
@@ -139,6 +145,31 @@ class CompiledWorkflow:
     max_steps: int
     nodes: dict[str, NodePlan]
     capabilities: dict[str, CapabilityPlan]
+
+    #: The engine contract's kind (``RunEngine``).
+    kind: ClassVar[str] = "workflow"
+
+    @property
+    def name(self) -> str:
+        """The manifest's name (for logs and run lists)."""
+        return self.manifest.name
+
+    def new_run(self, run_id: str) -> RunState:
+        """Return the state of a run that has not been submitted yet (``RunEngine``)."""
+        from ontoflow.actors.orchestrator.engine._state import new_run
+
+        return new_run(self, run_id)
+
+    def advance(self, state: RunState, fact: Fact) -> list[Command]:
+        """Apply ``fact`` to ``state`` in place; return the commands (``RunEngine``)."""
+        from ontoflow.actors.orchestrator.engine._advance import advance
+
+        return advance(self, state, fact)
+
+    def in_flight(self, state: RunState) -> list[Dispatch]:
+        """The run's one pending Dispatch, if any (``RunEngine``)."""
+        pending = state.pending
+        return [] if pending is None else [pending.dispatch]
 
     def block(self, node: str, block: str) -> BlockPlan:
         """Return the plan of ``block`` of ``node``.

@@ -10,13 +10,13 @@ from __future__ import annotations
 import graphlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.capability import ArrayParam, CapabilityMetadata, Composition
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.plan import ExecutionPlan, check_plan, find_references, plan_dependencies
 
-from ontoflow.actors.orchestrator.engine import CapabilityPlan
+from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch
 from ontoflow.actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
 from ontoflow.actors.orchestrator.plans._refs import declares_field
 
@@ -89,6 +89,9 @@ class CompiledPlan:
     steps: tuple[StepPlan, ...]
     by_id: dict[str, StepPlan] = field(default_factory=dict)
 
+    #: The engine contract's kind (``RunEngine``).
+    kind: ClassVar[str] = "plan"
+
     @property
     def name(self) -> str:
         """The plan's name (for logs and traces)."""
@@ -105,6 +108,10 @@ class CompiledPlan:
         from ontoflow.actors.orchestrator.plans._advance import advance
 
         return advance(self, state, fact)
+
+    def in_flight(self, state: PlanState) -> list[Dispatch]:
+        """The last Dispatch of every attempt in flight, in step-id order (``RunEngine``)."""
+        return [running.dispatch for _, running in sorted(state.running.items())]
 
 
 def _check_composition(where: str, comp: Composition, problems: list[Problem]) -> None:

@@ -1,0 +1,68 @@
+"""The engine contract: what the orchestrator's run table asks of any compiled document.
+
+Workflows (``CompiledWorkflow``) and execution plans (``CompiledPlan``), and whatever kind of
+document comes next, are compiled once and then drive every run of them through the same four
+calls. The shell never tells the engines apart: it holds a :class:`RunEngine` and a state.
+Every engine is pure: no clock (time comes in on each fact), no I/O, no randomness, no logging.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
+from ontoflow.actors.orchestrator.engine._facts import Fact
+
+__all__ = ["RunEngine", "RunView"]
+
+
+class RunView(Protocol):
+    """The fields of a run's state that the shell reads, whatever the engine.
+
+    Attributes:
+        run_id, status, context, trace, notes, error, started_ms, ended_ms: see
+            ``RunState``; ``notes`` may be cleared by the shell once logged.
+    """
+
+    run_id: str
+    status: str
+    context: dict[str, Any]
+    trace: list[Any]
+    notes: list[str]
+    error: str | None
+    started_ms: int | None
+    ended_ms: int | None
+
+
+@runtime_checkable
+class RunEngine(Protocol):
+    """A compiled document that runs: start a run, apply a fact, list what is in flight.
+
+    Attributes:
+        kind: ``workflow`` or ``plan`` (a pipeline compiles to a plan).
+        name: the document's name, for logs and run lists.
+    """
+
+    kind: str
+
+    @property
+    def name(self) -> str:
+        """The document's name (for logs, traces and run lists)."""
+        ...
+
+    def new_run(self, run_id: str) -> Any:
+        """The state of a run that has not been submitted yet (feed it ``RunSubmitted``)."""
+        ...
+
+    def advance(self, state: Any, fact: Fact) -> list[Command]:
+        """Apply ``fact`` to ``state`` in place; return the commands, in the order to carry out.
+
+        Raises:
+            TypeError: when ``fact`` is not one of the engine's facts.
+        """
+        ...
+
+    def in_flight(self, state: Any) -> list[Dispatch]:
+        """The last Dispatch of every attempt the run holds in flight, in step-id order
+        (what recovery re-sends or reports lost)."""
+        ...
