@@ -32,6 +32,7 @@ from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunSt
 from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY
 
 __all__ = [
+    "LAST_FAILURE_KEY",
     "BlockPlan",
     "CancelStep",
     "CapabilityPlan",
@@ -40,7 +41,6 @@ __all__ = [
     "Dispatch",
     "Fact",
     "Frame",
-    "LAST_FAILURE_KEY",
     "NodePlan",
     "PendingStep",
     "Route",
