@@ -18,17 +18,17 @@ or a manifest calls. The runtime's own packages are ``ontoflow.protocols`` (what
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
-from ontoflow._run import run_manifest
+from ontoflow._run import arun_manifest, run_manifest
 from ontoflow.actors.capability import Capability, PermanentError, Result, TransientError
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.protocols import CapabilityMetadata, Observation, StepContext
 
 try:
     __version__ = _version("ontoflow")
-except PackageNotFoundError:  # run from a source tree that was never installed
+except _PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
 __all__ = [
@@ -41,5 +41,6 @@ __all__ = [
     "StepContext",
     "TransientError",
     "__version__",
+    "arun_manifest",
     "run_manifest",
 ]
