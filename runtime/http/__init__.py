@@ -1,0 +1,24 @@
+"""The HTTP entry: the OpenAI chat-completions API in front of the runtime (seed 004's Entry).
+
+Any chat client or SDK that speaks that API talks to ontoflow: each request becomes one turn
+answered by an :class:`Answerer` the composition root provides; the conversation's session is
+named by the request or found from its history (``ConversationBook``).
+"""
+
+from ontoflow.runtime.http._app import MAX_BODY_BYTES, MAX_TEXT_CHARS, create_app
+from ontoflow.runtime.http._conversations import ConversationBook, conversation_key
+from ontoflow.runtime.http._reply import Answerer, Reply
+from ontoflow.runtime.http._serve import HttpEntryConfig, parse_bind, serve_http_entry
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_TEXT_CHARS",
+    "Answerer",
+    "ConversationBook",
+    "HttpEntryConfig",
+    "Reply",
+    "conversation_key",
+    "create_app",
+    "parse_bind",
+    "serve_http_entry",
+]

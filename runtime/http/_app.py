@@ -1,0 +1,200 @@
+"""The ASGI application of the HTTP entry: the OpenAI chat-completions API over an Answerer.
+
+Routes: ``POST /v1/chat/completions`` (plain, or streamed as server-sent events when the
+request says ``stream``), ``GET /v1/models`` and ``GET /health``. With a token configured,
+every ``/v1`` route needs ``Authorization: Bearer <token>`` (compared in constant time).
+
+Every error answers the API's own error body (``{"error": {"message", "type", "param",
+"code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
+decode (the message names the field, never the value), 401 without the right token, 404 for
+an unknown route, 413 for a body over the limit, 500 when the runtime behind failed (logged
+with its type and location, answered without its text).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+
+import msgspec
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from ontoflow.protocols.chat_completions import (
+    ChatChoice,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    ChatDelta,
+    ChatError,
+    ChatErrorBody,
+    ChatMessage,
+    ChatModel,
+    ChatModelList,
+    ChatUsage,
+    ChunkChoice,
+    message_text,
+)
+from ontoflow.runtime.http._conversations import ConversationBook
+from ontoflow.runtime.http._reply import Answerer, Reply
+
+__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "create_app"]
+
+log = structlog.get_logger()
+
+#: The largest request body read; a bigger one is answered 413 before it is decoded.
+MAX_BODY_BYTES = 4 << 20
+#: The longest user message handed to the runtime (100 KB of text is refused with 400).
+MAX_TEXT_CHARS = 32_768
+
+_request_decoder = msgspec.json.Decoder(ChatCompletionRequest)
+_encode = msgspec.json.encode
+_JSON = "application/json"
+
+
+def _error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None) -> Response:
+    body = _encode(ChatError(ChatErrorBody(message=message, type=kind, param=param, code=code)))
+    return Response(body, status_code=status, media_type=_JSON)
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def create_app(
+    answer: Answerer,
+    *,
+    token: str | None = None,
+    model: str = "ontoflow",
+    conversations: ConversationBook | None = None,
+    clock: Callable[[], float] = time.time,
+) -> Starlette:
+    """The ASGI app answering chat requests with ``answer``.
+
+    Args:
+        answer: the runtime behind the entry (one call per turn).
+        token: the bearer token every ``/v1`` request must carry; ``None``: no check (only
+            for loopback, which ``serve_http_entry`` enforces).
+        model: the model id listed by ``/v1/models`` (any requested model is answered).
+        conversations: the session book (a fresh one by default).
+        clock: seconds since the epoch, for the ``created`` fields.
+    """
+    book = conversations if conversations is not None else ConversationBook()
+    expected = None if token is None else token.encode()
+
+    def authorised(request: Request) -> bool:
+        if expected is None:
+            return True
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected)
+
+    async def health(request: Request) -> Response:
+        return Response(b'{"status":"ok"}', media_type=_JSON)
+
+    async def models(request: Request) -> Response:
+        if not authorised(request):
+            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        return Response(_encode(ChatModelList(data=[ChatModel(id=model, created=int(clock()))])), media_type=_JSON)
+
+    async def completions(request: Request) -> Response:
+        if not authorised(request):
+            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        size = request.headers.get("content-length")
+        if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
+            return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        body = b""
+        async for part in request.stream():
+            body += part
+            if len(body) > MAX_BODY_BYTES:
+                return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        try:
+            chat = _request_decoder.decode(body)
+        except msgspec.ValidationError as exc:
+            return _error(400, f"invalid request: {exc}", "invalid_request_error", param=_param_of(exc))
+        except msgspec.DecodeError:
+            return _error(400, "the request body is not JSON", "invalid_request_error")
+        if not chat.messages or chat.messages[-1].role != "user":
+            return _error(400, "messages: the last message must be the user's", "invalid_request_error", param="messages")
+        text = message_text(chat.messages[-1])
+        if not text.strip():
+            return _error(400, "messages[-1].content: the message is empty", "invalid_request_error",
+                          param="messages[-1].content")
+        if len(text) > MAX_TEXT_CHARS:
+            return _error(400, f"messages[-1].content: {len(text)} characters, over the limit of {MAX_TEXT_CHARS}",
+                          "invalid_request_error", param="messages[-1].content")
+        history = chat.messages[:-1]
+        named = chat.user or (chat.metadata or {}).get("session_id")
+        session = named or book.session_for(history)
+        try:
+            reply = await answer(session, text, channel="http")
+        except Exception as exc:  # a bug behind the entry: logged by type, never echoed
+            log.error("http_answer_failed", error=type(exc).__name__, session_chars=len(session))
+            return _error(500, "the runtime failed to answer (see its log)", "server_error")
+        if not named:
+            book.remember([*chat.messages, ChatMessage(role="assistant", content=reply.text)], session)
+        log.info("http_turn_answered", status=reply.status, run_id=reply.run_id, stream=chat.stream,
+                 text_chars=len(text))
+        completion_id = f"chatcmpl-{secrets.token_hex(12)}"
+        created = int(clock())
+        if chat.stream:
+            return StreamingResponse(_chunks(completion_id, created, chat.model, reply), media_type="text/event-stream",
+                                     headers={"cache-control": "no-cache"})
+        prompt = sum(_words(message_text(m)) for m in chat.messages)
+        done = ChatCompletion(
+            id=completion_id, created=created, model=chat.model,
+            choices=[ChatChoice(index=0, message=ChatMessage(role="assistant", content=reply.text), finish_reason="stop")],
+            usage=ChatUsage(prompt_tokens=prompt, completion_tokens=_words(reply.text),
+                            total_tokens=prompt + _words(reply.text)),
+            system_fingerprint=f"ontoflow-{reply.status}",
+        )
+        return Response(_encode(done), media_type=_JSON)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _error(404, f"no route {request.url.path}", "invalid_request_error", code="unknown_url")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return _error(405, f"{request.method} is not allowed on {request.url.path}", "invalid_request_error")
+
+    return Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+        ],
+        exception_handlers={404: not_found, 405: not_allowed},
+    )
+
+
+def _param_of(exc: msgspec.ValidationError) -> str | None:
+    """The ``$.path`` msgspec names in a validation error, without the ``$``."""
+    text = str(exc)
+    at = text.rfind("`$")
+    if at < 0:
+        return None
+    return text[at + 2 :].strip("`.") or None
+
+
+def _pieces(text: str) -> list[str]:
+    """The answer cut after each line, so a streaming client shows it as it would a model's."""
+    lines = text.splitlines(keepends=True)
+    return lines or [text]
+
+
+async def _chunks(completion_id: str, created: int, model: str, reply: Reply) -> AsyncIterator[bytes]:
+    def event(delta: ChatDelta, finish: str | None = None) -> bytes:
+        chunk = ChatCompletionChunk(id=completion_id, created=created, model=model,
+                                    choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
+                                    system_fingerprint=f"ontoflow-{reply.status}")
+        return b"data: " + _encode(chunk) + b"\n\n"
+
+    yield event(ChatDelta(role="assistant", content=""))
+    for piece in _pieces(reply.text):
+        yield event(ChatDelta(content=piece))
+    yield event(ChatDelta(), "stop")
+    yield b"data: [DONE]\n\n"

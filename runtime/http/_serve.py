@@ -1,0 +1,131 @@
+"""Serving the HTTP entry with Hypercorn, inside the caller's task group.
+
+The socket is bound here (so ``:0`` picks a free port and the real address is reported
+through ``task_status``) and handed to Hypercorn by file descriptor. Hypercorn runs with a
+shutdown trigger, so it installs no signal handlers of its own: the daemon keeps its SIGTERM
+drain. Cancelling the task stops the server.
+
+Security: a loopback address needs no token; any other address refuses to start without one
+(a chat entry on the network without a key would run anybody's requests).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+from anyio.abc import TaskStatus
+
+from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.http._app import create_app
+from ontoflow.runtime.http._reply import Answerer
+
+__all__ = ["HttpEntryConfig", "parse_bind", "serve_http_entry"]
+
+log = structlog.get_logger()
+
+
+class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Where and how the HTTP entry serves.
+
+    Attributes:
+        bind: ``HOST:PORT`` (``127.0.0.1:8080``, ``[::1]:0``; port 0 picks a free one).
+        token: the bearer token clients must send; required on a non-loopback address.
+        model: the model id ``/v1/models`` lists.
+    """
+
+    bind: str = "127.0.0.1:8080"
+    token: str | None = None
+    model: str = "ontoflow"
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """``(host, port)`` of ``HOST:PORT`` (IPv6 hosts in brackets).
+
+    Raises:
+        ConfigError: naming the address when it is not ``HOST:PORT`` with a port in 0-65535.
+    """
+    host, sep, port = bind.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"--http-bind {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
+    return host, int(port)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"--http-bind {host}:{port}: cannot bind: {exc.strerror}") from None
+    return sock
+
+
+async def serve_http_entry(
+    config: HttpEntryConfig,
+    answer: Answerer,
+    *,
+    task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the chat-completions API until cancelled; reports ``http://HOST:PORT`` once bound.
+
+    Raises:
+        ConfigError: when the address is invalid or cannot be bound, or a non-loopback address
+            has no token.
+    """
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config
+
+    host, port = parse_bind(config.bind)
+    if config.token is None and not _is_loopback(host):
+        raise ConfigError(f"--http-bind {config.bind}: a non-loopback address needs a bearer token (http_token)")
+    if config.token is not None and not config.token.strip():
+        raise ConfigError("the HTTP entry's token is empty")
+    sock = _bind(host, port)
+    try:
+        real_host, real_port = sock.getsockname()[:2]
+        shown = f"[{real_host}]" if ":" in real_host else real_host
+        address = f"http://{shown}:{real_port}"
+        hyper = Config()
+        hyper.bind = [f"fd://{sock.detach()}"]  # Hypercorn's from here on: it closes it
+        hyper.accesslog = None
+        hyper.errorlog = None
+        hyper.graceful_timeout = 1.0
+        stopped = anyio.Event()
+        app: Any = create_app(answer, token=config.token, model=config.model)
+
+        async def run_server() -> None:
+            # Shielded: a cancelled caller sets ``stopped`` and Hypercorn closes its connections
+            # itself (cancelling it mid-connection leaves asyncio callbacks failing).
+            with anyio.CancelScope(shield=True):
+                await serve(app, hyper, shutdown_trigger=stopped.wait)
+
+        log.info("http_entry_started", address=address, token=config.token is not None)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run_server)
+            task_status.started(address)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                stopped.set()
+                log.info("http_entry_stopped", address=address)
+    finally:
+        sock.close()
