@@ -1,0 +1,127 @@
+"""The deterministic synthesiser: a request and a discovery summary in, an OML v0.1.0 pipeline out.
+
+The embedded default of seed 003's OML_SYNTHESIS: no model, the same request with the same
+discovery always gives the same pipeline, byte for byte (:func:`render_pipeline`). It uses the
+built-in components only: one ``sqlite.extractor`` per table, then one writer per table
+(``csv.writer`` or ``jsonl.writer``), each writer needing its extractor. A request it cannot
+satisfy (a table discovery did not find, a format no writer supports) raises, naming what is
+missing, instead of writing a pipeline that would fail later.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from ontoflow.actors.synthesis._discovery import DiscoverySummary, TableSummary, quote_identifier
+from ontoflow.actors.synthesis.errors import SynthesisError, UnknownTableError, UnsupportedFormatError
+from ontoflow.protocols.oml import OML_VERSION
+
+__all__ = ["WRITERS", "SynthesisRequest", "render_pipeline", "synthesize"]
+
+#: Output format -> the component that writes it, and the file suffix.
+WRITERS: dict[str, tuple[str, str]] = {"csv": ("csv.writer", ".csv"), "jsonl": ("jsonl.writer", ".jsonl")}
+
+_NOT_KEBAB = re.compile(r"[^a-z0-9]+")
+_UNSAFE_FILE = re.compile(r"[/\\\x00]")
+
+
+class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What the person asked for, in the pipelines domain's entities.
+
+    Attributes:
+        source: the database as the person named it: a file path, or ``@name`` (a connection
+            resolved at run time, never written into the pipeline).
+        tables: the tables to export; ``None`` for all of them.
+        format: ``csv`` or ``jsonl``.
+        destination: the folder the files are written to.
+        name: the pipeline's name (kebab-case); derived from the source and format by default.
+    """
+
+    source: str
+    tables: list[str] | None = None
+    format: str = "csv"
+    destination: str = "./out"
+    name: str | None = None
+
+
+def _kebab(text: str, fallback: str) -> str:
+    slug = _NOT_KEBAB.sub("-", text.casefold()).strip("-")
+    return slug or fallback
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _file_name(table: str, suffix: str, taken: set[str]) -> str:
+    stem = _UNSAFE_FILE.sub("_", table)
+    if stem.startswith(".") or not stem:
+        stem = "_" + stem
+    return _unique(stem, taken) + suffix
+
+
+def _chosen(request: SynthesisRequest, discovery: DiscoverySummary) -> list[TableSummary]:
+    if request.tables is None:
+        if not discovery.tables:
+            raise SynthesisError(f"{discovery.source} holds no table to export")
+        return list(discovery.tables)
+    if not request.tables:
+        raise SynthesisError("the request names no table to export")
+    chosen, missing = [], []
+    for name in request.tables:
+        table = discovery.table(name)
+        if table is None:
+            missing.append(name)
+        elif table not in chosen:
+            chosen.append(table)
+    if missing:
+        known = ", ".join(t.name for t in discovery.tables) or "none"
+        raise UnknownTableError(f"{discovery.source} has no table {', '.join(map(repr, missing))} (its tables: {known})")
+    return chosen
+
+
+def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[str, Any]:
+    """The pipeline document for ``request`` over what ``discovery`` found.
+
+    Raises:
+        UnsupportedFormatError: when no writer handles ``request.format``.
+        UnknownTableError: when a requested table is not in ``discovery``.
+        SynthesisError: when there is nothing to export.
+    """
+    fmt = request.format.casefold()
+    if fmt not in WRITERS:
+        raise UnsupportedFormatError(f"no writer for the format {request.format!r}: use one of {', '.join(WRITERS)}")
+    writer, suffix = WRITERS[fmt]
+    tables = _chosen(request, discovery)
+    where: dict[str, str] = (
+        {"connection": request.source} if request.source.startswith("@") else {"database": request.source}
+    )
+    destination = request.destination.rstrip("/") or "."
+    ids: set[str] = set()
+    files: set[str] = set()
+    steps: list[dict[str, Any]] = []
+    for table in tables:
+        slug = _kebab(table.name, "table")
+        extract = _unique(f"extract-{slug}", ids)
+        steps.append({"id": extract, "component": "sqlite.extractor", "mode": "read",
+                      "config": {"query": f"SELECT * FROM {quote_identifier(table.name)}", **where}})
+        config: dict[str, Any] = {"path": f"{destination}/{_file_name(table.name, suffix, files)}"}
+        if fmt == "csv":
+            config["header"] = True
+        steps.append({"id": _unique(f"write-{slug}-{fmt}", ids), "component": writer, "mode": "write",
+                      "needs": [extract], "config": config})
+    source_stem = _kebab(request.source.removeprefix("@").rsplit("/", 1)[-1].rsplit(".", 1)[0], "source")
+    name = request.name or f"{source_stem}-to-{fmt}"
+    return {"oml_version": OML_VERSION, "name": _kebab(name, "pipeline"), "steps": steps}
+
+
+def render_pipeline(document: dict[str, Any]) -> str:
+    """The pipeline as YAML text, the same bytes for the same document."""
+    return msgspec.yaml.encode(document).decode()

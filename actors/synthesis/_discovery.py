@@ -1,0 +1,90 @@
+"""Discovery: what a SQLite database holds, summarised for synthesis (seed 003's DISCOVERY).
+
+The summary names tables, their columns with declared types, and row counts; it never holds
+a row, and it names the source only as the request named it (a path, or ``@name``), never by a
+connection's resolved value, so it can go into a prompt, a log line or the journal.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+import msgspec
+
+from ontoflow.actors.synthesis.errors import SourceNotFoundError
+
+__all__ = ["ColumnSummary", "DiscoverySummary", "TableSummary", "discover_sqlite", "quote_identifier"]
+
+
+class ColumnSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One column: its name and declared type (``""`` when the table declares none)."""
+
+    name: str
+    type: str = ""
+
+
+class TableSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One table: its name, its columns in order, and how many rows it has."""
+
+    name: str
+    columns: list[ColumnSummary]
+    rows: int
+
+
+class DiscoverySummary(msgspec.Struct, frozen=True, kw_only=True):
+    """What a source holds: ``source`` as the request named it, its tables by name."""
+
+    source: str
+    kind: str = "sqlite"
+    tables: list[TableSummary] = []
+
+    def table(self, name: str) -> TableSummary | None:
+        """The table called ``name`` (exact, then case-insensitive), or None."""
+        for table in self.tables:
+            if table.name == name:
+                return table
+        folded = name.casefold()
+        return next((t for t in self.tables if t.name.casefold() == folded), None)
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a SQLite identifier in double quotes (a quote inside doubled)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def discover_sqlite(path: str | Path, *, source: str | None = None) -> DiscoverySummary:
+    """Summarise the SQLite database file at ``path``, opened read-only.
+
+    Args:
+        path: the database file (a resolved connection or the path the request gave).
+        source: how the request named it (kept in the summary); ``str(path)`` by default.
+
+    Raises:
+        SourceNotFoundError: when the file does not exist or is not a SQLite database (the
+            message names ``source``, never a resolved connection value).
+    """
+    shown = source if source is not None else str(path)
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise SourceNotFoundError(f"the SQLite database {shown} does not exist")
+    uri = f"file:{quote(str(file.resolve()))}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error:
+        raise SourceNotFoundError(f"{shown} cannot be opened as a SQLite database") from None
+    try:
+        names = [row[0] for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        tables = []
+        for name in names:
+            ident = quote_identifier(name)
+            columns = [ColumnSummary(name=row[1], type=row[2] or "") for row in db.execute(f"PRAGMA table_info({ident})")]
+            (rows,) = db.execute(f"SELECT count(*) FROM {ident}").fetchone()
+            tables.append(TableSummary(name=name, columns=columns, rows=int(rows)))
+    except sqlite3.DatabaseError:
+        raise SourceNotFoundError(f"{shown} is not a SQLite database") from None
+    finally:
+        db.close()
+    return DiscoverySummary(source=shown, tables=tables)
