@@ -6,6 +6,20 @@ the request and that summary, the same bytes every time; the contract block and 
 regeneration prompt are what a model-backed synthesiser is given.
 """
 
+from pathlib import Path
+
+from ontoflow.actors.synthesis._capabilities import (
+    CHAT_CAPABILITIES,
+    AskForDetails,
+    CaptureIntent,
+    CompilePipeline,
+    DiscoverSource,
+    GuardPipeline,
+    HandOver,
+    RegeneratePipeline,
+    ReportProblem,
+    SynthesizePipeline,
+)
 from ontoflow.actors.synthesis._contract import contract_block, regeneration_prompt
 from ontoflow.actors.synthesis._deterministic import WRITERS, SynthesisRequest, render_pipeline, synthesize
 from ontoflow.actors.synthesis._discovery import (
@@ -22,13 +36,27 @@ from ontoflow.actors.synthesis.errors import (
     UnsupportedFormatError,
 )
 
+#: Seed 003's chat state machine: a workflow manifest shipped with the package.
+CHAT_FSM = Path(__file__).with_name("chat_fsm.yaml")
+
 __all__ = [
+    "CHAT_CAPABILITIES",
+    "CHAT_FSM",
     "WRITERS",
+    "AskForDetails",
+    "CaptureIntent",
     "ColumnSummary",
+    "CompilePipeline",
+    "DiscoverSource",
     "DiscoverySummary",
+    "GuardPipeline",
+    "HandOver",
+    "RegeneratePipeline",
+    "ReportProblem",
     "SourceNotFoundError",
     "SynthesisError",
     "SynthesisRequest",
+    "SynthesizePipeline",
     "TableSummary",
     "UnknownTableError",
     "UnsupportedFormatError",

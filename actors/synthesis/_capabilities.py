@@ -1,0 +1,255 @@
+"""The capabilities of seed 003's chat state machine, one per state that does work.
+
+The state machine itself is the workflow manifest ``chat_fsm.yaml`` beside this file, run by
+ontoflow's own engine: these capabilities do the work of its blocks and emit the events its
+transitions route. Each logs the seed's structured event for its state (keys, counts and
+paths, never values), on the worker's log; stdout stays for the answer.
+
+Context keys (the ``pipelines.*`` ontology):
+``pipelines.request`` (the request as a map: source, tables, format, destination, name),
+``pipelines.discovery`` (the discovery summary), ``pipelines.document`` (the pipeline),
+``pipelines.guard_errors`` (``[{path, message}]`` of the last guard), ``pipelines.yaml`` (the
+rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
+``pipelines.message`` (what the person reads when the machine stops short).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+import msgspec
+import structlog
+
+from ontoflow.actors.capability import Capability, PermanentError, Result
+from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline, synthesize
+from ontoflow.actors.synthesis._discovery import DiscoverySummary, discover_sqlite
+from ontoflow.actors.synthesis.errors import SynthesisError
+from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
+from ontoflow.protocols.oml import check_oml
+
+__all__ = [
+    "CHAT_CAPABILITIES",
+    "AskForDetails",
+    "CaptureIntent",
+    "CompilePipeline",
+    "DiscoverSource",
+    "GuardPipeline",
+    "HandOver",
+    "RegeneratePipeline",
+    "ReportProblem",
+    "SynthesizePipeline",
+]
+
+log = structlog.get_logger()
+
+REQUEST = "pipelines.request"
+DISCOVERY = "pipelines.discovery"
+DOCUMENT = "pipelines.document"
+GUARD_ERRORS = "pipelines.guard_errors"
+YAML = "pipelines.yaml"
+PLAN_STEPS = "pipelines.plan_steps"
+MESSAGE = "pipelines.message"
+
+_request_decoder = msgspec.json.Decoder(SynthesisRequest)
+_ENV_PREFIX = "ONTOFLOW_CONNECTION_"
+
+
+def _meta(cap_id: str, description: str, inputs: list[str], outputs: list[str], events: list[str]) -> CapabilityMetadata:
+    return CapabilityMetadata(
+        id=cap_id,
+        description=description,
+        events=[*events, "failure"],
+        input_schema={"type": "object", "properties": {k: {"type": ["object", "array", "string"]} for k in inputs},
+                      "required": inputs},
+        outputs=outputs,
+        retry=RetryPolicy(max_retries=0),
+        idempotent=True,
+        timeout_ms=60_000,
+    )
+
+
+def _request(inputs: dict[str, Any]) -> SynthesisRequest:
+    try:
+        return msgspec.convert(inputs[REQUEST], SynthesisRequest)
+    except msgspec.ValidationError as exc:
+        raise PermanentError(f"{REQUEST}: {exc}") from None
+
+
+class _Unconfigured(ValueError):
+    """A ``@name`` source whose connection is configured nowhere."""
+
+
+def _database_of(source: str) -> str:
+    """The file a source names: the path itself, or the value of a ``@name`` connection."""
+    if not source.startswith("@"):
+        return source
+    name = source[1:]
+    value = os.environ.get(_ENV_PREFIX + name.upper().replace("-", "_"))
+    if value is None:
+        raise _Unconfigured(f"connection {source} is not configured: set {_ENV_PREFIX}{name.upper().replace('-', '_')}")
+    try:
+        decoded = msgspec.json.decode(value)
+    except msgspec.DecodeError:
+        return value
+    if isinstance(decoded, dict):
+        return str(decoded.get("database") or decoded.get("path") or "")
+    return str(decoded)
+
+
+class CaptureIntent(Capability):
+    """INTENT_CAPTURED: check the request's entities; a usable one goes on to discovery."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.capture_intent", "Check an export request's entities (source, tables, format, destination).",
+        [REQUEST], [REQUEST], ["success", "incomplete"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        request = _request(inputs)
+        if not request.source.strip():
+            return Result(event="incomplete", outputs={})
+        log.info("intent_captured", source_kind="connection" if request.source.startswith("@") else "path",
+                 tables=None if request.tables is None else len(request.tables), format=request.format)
+        return Result(outputs={REQUEST: msgspec.to_builtins(request)})
+
+
+class DiscoverSource(Capability):
+    """DISCOVERY: summarise the SQLite source the request names (tables, columns, row counts)."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.discover", "Inspect the SQLite database a request names.", [REQUEST], [DISCOVERY, MESSAGE],
+        ["success", "not_found"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        request = _request(inputs)
+        try:
+            summary = discover_sqlite(_database_of(request.source), source=request.source)
+        except (SynthesisError, _Unconfigured) as exc:
+            # An output, not an error text: the base scrubs errors of every input value, and
+            # the person must read which source is missing (their own words, never a secret).
+            return Result(event="not_found", outputs={MESSAGE: str(exc)})
+        log.info("discovery_done", tables=len(summary.tables), rows=sum(t.rows for t in summary.tables))
+        return Result(outputs={DISCOVERY: msgspec.to_builtins(summary)})
+
+
+class SynthesizePipeline(Capability):
+    """OML_SYNTHESIS: write the pipeline from the request and the discovery summary."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.synthesize", "Write an OML v0.1.0 pipeline from a request and a discovery summary.",
+        [REQUEST, DISCOVERY], [DOCUMENT, MESSAGE], ["success", "cannot_synthesize"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        request = _request(inputs)
+        discovery = msgspec.convert(inputs[DISCOVERY], DiscoverySummary)
+        log.info("oml_synthesis_start", synthesizer="deterministic", tables=len(discovery.tables))
+        try:
+            document = synthesize(request, discovery)
+        except SynthesisError as exc:  # a table discovery did not find, a format no writer has
+            return Result(event="cannot_synthesize", outputs={MESSAGE: str(exc)})
+        log.info("oml_synthesis_complete", steps=len(document["steps"]))
+        return Result(outputs={DOCUMENT: document})
+
+
+class GuardPipeline(Capability):
+    """VALIDATE_OML: the schema guard; ``pass`` or ``fail`` with every error's path."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.guard", "Check a pipeline against the OML v0.1.0 contract.", [DOCUMENT], [GUARD_ERRORS],
+        ["pass", "fail"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        problems = check_oml(inputs[DOCUMENT])
+        errors = [{"path": p.path, "message": p.message} for p in problems]
+        if problems:
+            log.info("schema_guard_fail", errors=len(problems), paths=[p.path for p in problems])
+            return Result(event="fail", outputs={GUARD_ERRORS: errors})
+        log.info("schema_guard_pass")
+        return Result(event="pass", outputs={GUARD_ERRORS: []})
+
+
+class RegeneratePipeline(Capability):
+    """REGENERATE_ONCE: one guided regeneration naming each guard error (the deterministic
+    synthesiser writes the pipeline again from the request and the discovery)."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.regenerate", "Write the pipeline again, once, guided by the guard's errors.",
+        [REQUEST, DISCOVERY, GUARD_ERRORS], [DOCUMENT], ["success"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        log.info("regeneration_attempt", errors=len(inputs[GUARD_ERRORS]),
+                 paths=[e.get("path") for e in inputs[GUARD_ERRORS] if isinstance(e, dict)])
+        try:
+            document = synthesize(_request(inputs), msgspec.convert(inputs[DISCOVERY], DiscoverySummary))
+        except SynthesisError as exc:
+            raise PermanentError(str(exc)) from None
+        return Result(outputs={DOCUMENT: document})
+
+
+class CompilePipeline(Capability):
+    """COMPILE: compile the guarded pipeline into an execution plan; answer its YAML."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.compile", "Compile a guarded pipeline into an execution plan.", [DOCUMENT], [YAML, PLAN_STEPS],
+        ["success"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        from ontoflow.actors.capabilities import CAPABILITIES
+        from ontoflow.actors.planner import compile_pipeline
+        from ontoflow.protocols.errors import ManifestError
+        from ontoflow.protocols.oml import pipeline_from_data
+
+        document = inputs[DOCUMENT]
+        log.info("compile_start", steps=len(document.get("steps", [])))
+        catalog = {cls.metadata.id: cls.metadata for cls in CAPABILITIES}
+        try:
+            plan = compile_pipeline(pipeline_from_data(document, components=catalog, source="synthesised pipeline"),
+                                    catalog)
+        except ManifestError as exc:
+            raise PermanentError(str(exc)) from None
+        log.info("compile_complete", plan_steps=len(plan.steps))
+        return Result(outputs={YAML: render_pipeline(document), PLAN_STEPS: [s.id for s in plan.steps]})
+
+
+class HandOver(Capability):
+    """The concise human-in-the-loop message after a second invalid pipeline (never a third
+    generation)."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.hand_over", "Tell the person the pipeline could not be made valid, and why.", [GUARD_ERRORS],
+        [MESSAGE], ["needs_human"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        paths = ", ".join(str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict))
+        message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
+                   "Please name the tables and the output format, or edit the pipeline by hand.")
+        return Result(event="needs_human", outputs={MESSAGE: message})
+
+
+class AskForDetails(Capability):
+    """The open question, asked only before discovery: the request names no source."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.ask_for_details", "Ask which database to export from.", [REQUEST], [MESSAGE], ["needs_details"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        message = "Which SQLite database should I export from? Give its path (./shop.db) or a connection (@name)."
+        return Result(event="needs_details", outputs={MESSAGE: message})
+
+
+class ReportProblem(Capability):
+    """The request cannot be met as asked: the message already says what is missing."""
+
+    metadata: ClassVar[CapabilityMetadata] = _meta(
+        "pipelines.report_problem", "Answer why the request cannot be met.", [MESSAGE], [], ["reported"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        log.info("request_not_met")
+        return Result(event="reported")
+
+
+#: The capabilities of the chat state machine, in the order of its states.
+CHAT_CAPABILITIES: list[type[Capability]] = [
+    CaptureIntent, AskForDetails, DiscoverSource, SynthesizePipeline, GuardPipeline, RegeneratePipeline, CompilePipeline, HandOver,
+    ReportProblem,
+]
