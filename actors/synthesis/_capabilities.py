@@ -22,10 +22,12 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability, PermanentError, Result
-from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline, synthesize
+from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline
+from ontoflow.actors.synthesis._synthesizers import DeterministicSynthesizer, LlmSynthesizer, Synthesizer
 from ontoflow.actors.synthesis._discovery import DiscoverySummary, discover_sqlite
 from ontoflow.actors.synthesis.errors import SynthesisError
 from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
+from ontoflow.protocols.errors import Problem
 from ontoflow.protocols.oml import check_oml
 
 __all__ = [
@@ -50,20 +52,30 @@ GUARD_ERRORS = "pipelines.guard_errors"
 YAML = "pipelines.yaml"
 PLAN_STEPS = "pipelines.plan_steps"
 MESSAGE = "pipelines.message"
+LAST_FAILURE = "ontoflow.last_failure"
 
 _request_decoder = msgspec.json.Decoder(SynthesisRequest)
 _ENV_PREFIX = "ONTOFLOW_CONNECTION_"
 
 
+SYNTHESIZER = "pipelines.synthesizer"
+#: What the person reads when the model answered nothing (seed 003: never a silent failure).
+EMPTY_FALLBACK = ("The pipeline writer gave no answer, so no pipeline was made. Please try again; "
+                  "the deterministic synthesiser (the default) always answers.")
+_OPTIONAL = {SYNTHESIZER: {"type": "string", "enum": ["deterministic", "llm"], "default": "deterministic"}}
+
+
 def _meta(cap_id: str, description: str, inputs: list[str], outputs: list[str], events: list[str]) -> CapabilityMetadata:
+    properties: dict[str, Any] = {k: {"type": ["object", "array", "string"]} for k in inputs}
+    if cap_id in ("pipelines.synthesize", "pipelines.regenerate"):
+        properties.update(_OPTIONAL)
     return CapabilityMetadata(
         id=cap_id,
         description=description,
         events=[*events, "failure"],
-        input_schema={"type": "object", "properties": {k: {"type": ["object", "array", "string"]} for k in inputs},
-                      "required": inputs},
+        input_schema={"type": "object", "properties": properties, "required": inputs},
         outputs=outputs,
-        retry=RetryPolicy(max_retries=0),
+        retry=RetryPolicy(max_retries=2),  # only transient errors are retried (a model endpoint's 429/5xx)
         idempotent=True,
         timeout_ms=60_000,
     )
@@ -95,6 +107,18 @@ def _database_of(source: str) -> str:
     if isinstance(decoded, dict):
         return str(decoded.get("database") or decoded.get("path") or "")
     return str(decoded)
+
+
+def _synthesizer(kind: str) -> Synthesizer:
+    """The synthesiser a step asks for: the deterministic one, or the model configured by the
+    worker's environment (``ONTOFLOW_LLM_URL``, ``ONTOFLOW_LLM_MODEL``, the key's variable)."""
+    if kind != "llm":
+        return DeterministicSynthesizer()
+    from ontoflow.actors.capabilities import CAPABILITIES
+    from ontoflow.actors.llm import LlmClient, llm_config_from_env
+
+    components = [c.metadata.id for c in CAPABILITIES if c.metadata.flow.get("modes")]
+    return LlmSynthesizer(LlmClient(llm_config_from_env()), components)
 
 
 class CaptureIntent(Capability):
@@ -137,18 +161,21 @@ class SynthesizePipeline(Capability):
 
     metadata: ClassVar[CapabilityMetadata] = _meta(
         "pipelines.synthesize", "Write an OML v0.1.0 pipeline from a request and a discovery summary.",
-        [REQUEST, DISCOVERY], [DOCUMENT, MESSAGE], ["success", "cannot_synthesize"])
+        [REQUEST, DISCOVERY], [DOCUMENT, MESSAGE], ["success", "cannot_synthesize", "empty"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs)
         discovery = msgspec.convert(inputs[DISCOVERY], DiscoverySummary)
-        log.info("oml_synthesis_start", synthesizer="deterministic", tables=len(discovery.tables))
+        log.info("oml_synthesis_start", synthesizer=inputs[SYNTHESIZER], tables=len(discovery.tables))
         try:
-            document = synthesize(request, discovery)
+            answer = await _synthesizer(inputs[SYNTHESIZER]).generate(request, discovery)
         except SynthesisError as exc:  # a table discovery did not find, a format no writer has
             return Result(event="cannot_synthesize", outputs={MESSAGE: str(exc)})
-        log.info("oml_synthesis_complete", steps=len(document["steps"]))
-        return Result(outputs={DOCUMENT: document})
+        if answer.empty:
+            return Result(event="empty", outputs={MESSAGE: EMPTY_FALLBACK})
+        steps = answer.document.get("steps") if isinstance(answer.document, dict) else None
+        log.info("oml_synthesis_complete", steps=len(steps) if isinstance(steps, list) else None)
+        return Result(outputs={DOCUMENT: answer.document})
 
 
 class GuardPipeline(Capability):
@@ -174,16 +201,20 @@ class RegeneratePipeline(Capability):
 
     metadata: ClassVar[CapabilityMetadata] = _meta(
         "pipelines.regenerate", "Write the pipeline again, once, guided by the guard's errors.",
-        [REQUEST, DISCOVERY, GUARD_ERRORS], [DOCUMENT], ["success"])
+        [REQUEST, DISCOVERY, GUARD_ERRORS, DOCUMENT], [DOCUMENT, MESSAGE], ["success", "cannot_synthesize", "empty"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        log.info("regeneration_attempt", errors=len(inputs[GUARD_ERRORS]),
-                 paths=[e.get("path") for e in inputs[GUARD_ERRORS] if isinstance(e, dict)])
+        errors = [e for e in inputs[GUARD_ERRORS] if isinstance(e, dict)]
+        log.info("regeneration_attempt", errors=len(errors), paths=[e.get("path") for e in errors])
+        problems = [Problem(path=str(e.get("path", "")), message=str(e.get("message", ""))) for e in errors]
         try:
-            document = synthesize(_request(inputs), msgspec.convert(inputs[DISCOVERY], DiscoverySummary))
+            answer = await _synthesizer(inputs[SYNTHESIZER]).regenerate(
+                _request(inputs), msgspec.convert(inputs[DISCOVERY], DiscoverySummary), inputs[DOCUMENT], problems)
         except SynthesisError as exc:
-            raise PermanentError(str(exc)) from None
-        return Result(outputs={DOCUMENT: document})
+            return Result(event="cannot_synthesize", outputs={MESSAGE: str(exc)})
+        if answer.empty:
+            return Result(event="empty", outputs={MESSAGE: EMPTY_FALLBACK})
+        return Result(outputs={DOCUMENT: answer.document})
 
 
 class CompilePipeline(Capability):
@@ -240,12 +271,22 @@ class AskForDetails(Capability):
 class ReportProblem(Capability):
     """The request cannot be met as asked: the message already says what is missing."""
 
-    metadata: ClassVar[CapabilityMetadata] = _meta(
-        "pipelines.report_problem", "Answer why the request cannot be met.", [MESSAGE], [], ["reported"])
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
+        id="pipelines.report_problem",
+        description="Answer why the request cannot be met.",
+        events=["reported", "failure"],
+        input_schema={"type": "object", "properties": {MESSAGE: {"type": "string"}, LAST_FAILURE: {"type": "object"}}},
+        outputs=[MESSAGE],
+        idempotent=True,
+    )
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        log.info("request_not_met")
-        return Result(event="reported")
+        message = inputs.get(MESSAGE)
+        if not message:  # a step failed (a model endpoint down, say): its recorded error says why
+            failure = inputs.get(LAST_FAILURE) or {}
+            message = f"The pipeline could not be made: {failure.get('error') or 'a step failed'}."
+        log.info("request_not_met", failed_block=(inputs.get(LAST_FAILURE) or {}).get("block"))
+        return Result(event="reported", outputs={MESSAGE: message})
 
 
 #: The capabilities of the chat state machine, in the order of its states.

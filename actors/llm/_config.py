@@ -1,0 +1,68 @@
+"""Where the model is and how to authenticate: configured by URL, model and a key that is read
+from the environment or a file, never from a manifest, and never shown."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from ontoflow.actors.llm.errors import LlmConfigError
+
+__all__ = ["LlmConfig", "llm_config_from_env"]
+
+
+class LlmConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """An OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp's server).
+
+    Attributes:
+        base_url: the API root, e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:11434/v1``.
+        model: the model name the endpoint serves.
+        api_key_env: the environment variable holding the key (``None``: no key, e.g. Ollama).
+        api_key_file: a file holding the key (read when the variable is unset).
+        timeout_s: one request's budget.
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str | None = "OPENAI_API_KEY"
+    api_key_file: str | None = None
+    timeout_s: float = 30.0
+
+    def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The key from ``api_key_env``, else from ``api_key_file``; None when neither is set.
+
+        Raises:
+            LlmConfigError: when the key file cannot be read (named; its content never shown).
+        """
+        environ = os.environ if environ is None else environ
+        if self.api_key_env and environ.get(self.api_key_env):
+            return environ[self.api_key_env].strip()
+        if self.api_key_file:
+            try:
+                return Path(self.api_key_file).expanduser().read_text().strip()
+            except OSError as exc:
+                raise LlmConfigError(f"cannot read the API key file {self.api_key_file}: {exc.strerror}") from None
+        return None
+
+
+def llm_config_from_env(environ: Mapping[str, str] | None = None) -> LlmConfig:
+    """The endpoint from ``ONTOFLOW_LLM_URL`` and ``ONTOFLOW_LLM_MODEL``; the key from
+    ``ONTOFLOW_LLM_API_KEY_ENV`` (the variable's name, default ``OPENAI_API_KEY``) or
+    ``ONTOFLOW_LLM_API_KEY_FILE``.
+
+    Raises:
+        LlmConfigError: naming the variable that is missing.
+    """
+    environ = os.environ if environ is None else environ
+    url = environ.get("ONTOFLOW_LLM_URL", "").strip()
+    model = environ.get("ONTOFLOW_LLM_MODEL", "").strip()
+    if not url:
+        raise LlmConfigError("no model endpoint: set ONTOFLOW_LLM_URL (an OpenAI-compatible /v1 root)")
+    if not model:
+        raise LlmConfigError("no model: set ONTOFLOW_LLM_MODEL")
+    return LlmConfig(base_url=url, model=model, api_key_env=environ.get("ONTOFLOW_LLM_API_KEY_ENV", "OPENAI_API_KEY"),
+                     api_key_file=environ.get("ONTOFLOW_LLM_API_KEY_FILE") or None,
+                     timeout_s=float(environ.get("ONTOFLOW_LLM_TIMEOUT_S", "30")))

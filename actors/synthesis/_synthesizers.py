@@ -1,0 +1,147 @@
+"""Two implementations of one interface: the deterministic synthesiser and the model's.
+
+A :class:`Synthesizer` writes a pipeline from a request and a discovery summary
+(``generate``), and once more from the guard's errors (``regenerate``). The deterministic one
+is the embedded default and never needs the second call (it writes valid pipelines); the
+model's is offered exactly one tool, ``generate_pipeline`` (seed 003's capability scoping:
+at synthesis nothing else, no discovery, no questions), and its prompt carries the one
+contract block (``_contract``). A model that answers with nothing gives ``empty``, never a
+silent failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+import msgspec
+import structlog
+
+from ontoflow.actors.llm import LlmClient
+from ontoflow.actors.synthesis._contract import contract_block, regeneration_prompt
+from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline, synthesize
+from ontoflow.actors.synthesis._discovery import DiscoverySummary
+from ontoflow.protocols.errors import Problem
+
+__all__ = ["DeterministicSynthesizer", "LlmSynthesizer", "SynthesisAnswer", "Synthesizer"]
+
+log = structlog.get_logger()
+
+#: The one tool the model is offered at synthesis.
+GENERATE_PIPELINE: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "generate_pipeline",
+        "description": "Return the whole OML v0.1.0 pipeline as YAML text.",
+        "parameters": {
+            "type": "object",
+            "properties": {"pipeline_yaml": {"type": "string", "description": "the pipeline, as YAML"}},
+            "required": ["pipeline_yaml"],
+            "additionalProperties": False,
+        },
+    },
+}
+_CHOICE = {"type": "function", "function": {"name": "generate_pipeline"}}
+
+
+class SynthesisAnswer(msgspec.Struct, frozen=True):
+    """A synthesiser's answer: the pipeline document (whatever the model wrote: the guard
+    judges it), or ``empty`` when the model answered nothing."""
+
+    document: Any = None
+    empty: bool = False
+
+
+class Synthesizer(Protocol):
+    """Writes pipelines (see the module docstring)."""
+
+    async def generate(self, request: SynthesisRequest, discovery: DiscoverySummary) -> SynthesisAnswer:
+        """The first pipeline for ``request``.
+
+        Raises:
+            ontoflow.actors.synthesis.SynthesisError: the request cannot be met as asked.
+        """
+        ...
+
+    async def regenerate(
+        self, request: SynthesisRequest, discovery: DiscoverySummary, previous: Any, problems: Sequence[Problem]
+    ) -> SynthesisAnswer:
+        """The one guided regeneration, naming each of ``problems``."""
+        ...
+
+
+class DeterministicSynthesizer:
+    """The embedded default: :func:`synthesize`, the same bytes every time."""
+
+    async def generate(self, request: SynthesisRequest, discovery: DiscoverySummary) -> SynthesisAnswer:
+        """See :class:`Synthesizer`."""
+        return SynthesisAnswer(synthesize(request, discovery))
+
+    async def regenerate(
+        self, request: SynthesisRequest, discovery: DiscoverySummary, previous: Any, problems: Sequence[Problem]
+    ) -> SynthesisAnswer:
+        """See :class:`Synthesizer` (it writes the pipeline again: it has nothing to learn)."""
+        return SynthesisAnswer(synthesize(request, discovery))
+
+
+class LlmSynthesizer:
+    """Synthesis by a model behind an OpenAI-compatible endpoint.
+
+    Args:
+        client: the endpoint.
+        components: the component ids the contract block lists.
+    """
+
+    def __init__(self, client: LlmClient, components: Iterable[str]) -> None:
+        self._client = client
+        self._components = sorted(set(components))
+
+    def _system(self) -> dict[str, str]:
+        return {"role": "system", "content": (
+            "You write data pipelines for ontoflow. Answer only by calling generate_pipeline with the "
+            "whole pipeline as YAML. Do not ask questions: the discovery below is all there is.\n\n"
+            + contract_block(self._components))}
+
+    def _request(self, request: SynthesisRequest, discovery: DiscoverySummary) -> dict[str, str]:
+        facts = msgspec.json.encode({"request": request, "discovery": discovery}).decode()
+        return {"role": "user", "content": f"Write the pipeline for this request over this database:\n{facts}"}
+
+    async def _ask(self, messages: list[dict[str, str]]) -> SynthesisAnswer:
+        answer = await self._client.chat(messages, tools=[GENERATE_PIPELINE], tool_choice=_CHOICE)
+        text = ""
+        for call in answer.tool_calls:
+            if call.name == "generate_pipeline":
+                try:
+                    arguments = msgspec.json.decode(call.arguments)
+                except msgspec.DecodeError:
+                    arguments = None
+                if isinstance(arguments, dict) and isinstance(arguments.get("pipeline_yaml"), str):
+                    text = arguments["pipeline_yaml"]
+                else:
+                    text = call.arguments  # the guard will say it is not a pipeline
+                break
+        else:
+            text = answer.content  # a model that ignored the tool and wrote text
+        if not text.strip():
+            log.warning("empty_llm_response", tool_calls=len(answer.tool_calls), finish_reason=answer.finish_reason)
+            return SynthesisAnswer(empty=True)
+        try:
+            document = msgspec.yaml.decode(text.encode())
+        except msgspec.DecodeError:
+            document = text  # not YAML at all: the guard reports it at the document's root
+        return SynthesisAnswer(document)
+
+    async def generate(self, request: SynthesisRequest, discovery: DiscoverySummary) -> SynthesisAnswer:
+        """See :class:`Synthesizer`."""
+        return await self._ask([self._system(), self._request(request, discovery)])
+
+    async def regenerate(
+        self, request: SynthesisRequest, discovery: DiscoverySummary, previous: Any, problems: Sequence[Problem]
+    ) -> SynthesisAnswer:
+        """See :class:`Synthesizer`: the previous pipeline, then one targeted prompt."""
+        shown = render_pipeline(previous) if isinstance(previous, dict) else str(previous)
+        return await self._ask([
+            self._system(), self._request(request, discovery),
+            {"role": "assistant", "content": shown},
+            {"role": "user", "content": regeneration_prompt(problems, self._components)},
+        ])
