@@ -134,9 +134,10 @@ def _describe(one: RunReplay) -> str:
     word = "DIVERGES" if one.against else "MISMATCH"
     where = f"at fact {m.fact_index} ({m.fact})" if m.fact_index else "at the end"
     about = ", ".join(f"{k} {v}" for k, v in (("step", m.step_id), ("block", m.block), ("signal", m.signal)) if v)
+    label = "then:" if one.against else "recorded:"
     lines = [f"{head}: {word} {where}" + (f", {about}" if about else "") + f" [{m.what}]",
-             f"  {'then' if one.against else 'recorded'}: {m.recorded}",
-             f"  now:      {m.now}"]
+             f"  {label:<9} {m.recorded}",
+             f"  {'now:':<9} {m.now}"]
     return "\n".join(lines)
 
 

@@ -221,3 +221,83 @@ async def test_a_call_returns_to_the_block_declared_after_it_in_a_recompiled_run
         worker.close()
     ran = await ontoflow(tmp_path, "replay", called.run_id, "--journal", str(journal))
     assert ran.code == 0, ran.stdout
+
+
+# -- bad input: a clear error, exit 2 or 3, and the journal's bytes as they were -----------------
+
+
+def _recorded(tmp_path: Path) -> Path:
+    from tests.actors.replay.recording import record, workflow
+
+    path = tmp_path / "j.sqlite"
+    record(path, workflow())
+    return path
+
+
+@pytest.mark.parametrize(("case", "code", "says"), [
+    ("unknown run", 2, "run nope is not in journal"),
+    ("unparsable manifest", 2, "not valid YAML"),
+    ("invalid manifest", 2, "nodes.main.blocks.load.transitions[0].action"),
+    ("manifest of another kind", 2, "is a plan, the run ran a workflow"),
+    ("unreadable manifest", 2, "cannot read the file"),
+    ("no run named", 2, "name one RUN, or --all"),
+    ("newer journal", 3, "newer than this ontoflow's"),
+    ("not a journal", 3, "not a readable SQLite database"),
+])
+async def test_bad_input_is_refused_clearly_and_the_journal_is_untouched(tmp_path: Path, case: str, code: int,
+                                                                         says: str) -> None:
+    from tests.actors.replay.recording import plan, workflow
+
+    journal = _recorded(tmp_path)
+    run = ["r1"]
+    extra: list[str] = []
+    new = tmp_path / "new.yaml"
+    if case == "unknown run":
+        run = ["nope"]
+    elif case == "unparsable manifest":
+        new.write_text("nodes: [unclosed\n")
+        extra = ["--manifest", str(new)]
+    elif case == "invalid manifest":
+        new.write_text(msgspec.yaml.encode(workflow(on_success="JUMP:nowhere")).decode())
+        extra = ["--manifest", str(new)]
+    elif case == "manifest of another kind":
+        new.write_text(msgspec.yaml.encode(plan()).decode())
+        extra = ["--manifest", str(new)]
+    elif case == "unreadable manifest":
+        extra = ["--manifest", str(tmp_path / "missing.yaml")]
+    elif case == "no run named":
+        run = []
+    elif case == "newer journal":
+        import sqlite3
+
+        with sqlite3.connect(journal) as conn:
+            conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+        conn.close()
+    elif case == "not a journal":
+        journal.write_bytes(b"this is no database" * 100)
+    before = journal_files(journal)
+    ran = await ontoflow(tmp_path, "replay", *run, "--journal", str(journal), *extra)
+    assert ran.code == code, ran.stdout + ran.stderr
+    assert says in ran.stderr and ran.stdout == ""
+    assert journal_files(journal) == before  # no byte changed, no -wal or -shm created
+
+
+async def test_a_journal_that_does_not_exist_is_exit_3_and_is_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.sqlite"
+    ran = await ontoflow(tmp_path, "replay", "r1", "--journal", str(missing))
+    assert ran.code == 3 and "does not exist" in ran.stderr and str(missing) in ran.stderr
+    assert not list(tmp_path.glob("nowhere*"))
+
+
+async def test_a_wrong_recorded_dispatch_is_reported_with_exit_1(tmp_path: Path) -> None:
+    from tests.actors.replay.recording import record, workflow
+
+    journal = tmp_path / "j.sqlite"
+    record(journal, workflow(), tamper=lambda d: (d.step_id, d.attempt, "t.other" if d.step_id == "s2" else d.capability,
+                                                  "w1"))
+    ran = await ontoflow(tmp_path, "replay", "r1", "--journal", str(journal))
+    assert ran.code == 1, ran.stderr
+    assert "MISMATCH at fact 2 (step_finished), step s2" in ran.stdout
+    assert "recorded: dispatch s2#1 t.other" in ran.stdout and "now:      dispatch s2#1 t.work" in ran.stdout
+    ran = await ontoflow(tmp_path, "replay", "--all", "--journal", str(journal))
+    assert ran.code == 1 and "replayed 1 runs: 0 matched, 1 mismatched" in ran.stdout
