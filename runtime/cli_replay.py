@@ -97,7 +97,10 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
         data = path.read_bytes()
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path)) from None
-    document = decode_document(data, path.suffix or "json")
+    try:
+        document = decode_document(data, path.suffix or "json")
+    except ManifestError as exc:  # name the file: the decoder does not know it
+        raise ManifestError(exc.problems, source=str(path)) from None
     if not isinstance(document, dict):
         raise ManifestError(Problem(path="", message="the document is not a map"), source=str(path))
     digest = hashlib.sha256(data).hexdigest()
