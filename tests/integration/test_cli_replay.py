@@ -65,7 +65,7 @@ async def test_runs_of_every_kind_replay_bit_identical(tmp_path: Path, monkeypat
     address = f"ipc://{tmp_path}/d.sock"
     journal = tmp_path / "j.sqlite"
     audit = tmp_path / "slow.audit"
-    workers = [ReplayWorker(address, audit), ReplayWorker(address, audit)]
+    workers = [ReplayWorker(address, audit, slow_s=1.0), ReplayWorker(address, audit, slow_s=1.0)]  # kills land mid-step
     builtin = subprocess.Popen([sys.executable, "-m", "ontoflow", "worker", "--connect", address], cwd=here, env=env(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     daemon = Daemon(address, journal, tmp_path / "d.log")
@@ -112,6 +112,8 @@ async def test_runs_of_every_kind_replay_bit_identical(tmp_path: Path, monkeypat
         assert recovered.status == "completed", recovered
         assert recovered.trace[0]["attempt"] == 2  # attempt 1 was interrupted by the kill
         answered[recovered.run_id] = recovered
+        live = await ontoflow(tmp_path, "replay", "--all", "--journal", str(journal))  # beside its live writer
+        assert live.code == 0 and "replayed 6 runs: 6 matched" in live.stdout, live.stdout + live.stderr
         daemon.kill()  # the WAL keeps frames no checkpoint moved: replay must read them, unchanged
     finally:
         daemon.close()

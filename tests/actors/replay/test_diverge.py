@@ -79,3 +79,32 @@ def test_all_runs_of_the_new_documents_name_are_checked(tmp_path: Path) -> None:
         summary = replay_journal(journal, new=new)
     assert [r.run_id for r in summary.runs] == ["r1", "r3"] and summary.skipped == 1
     assert (summary.matched, summary.mismatched) == (1, 1)  # r3 took "empty", which did not change
+
+
+class _Forgetful:
+    """The new version, but one that holds nothing in flight (a pure stand-in: the same
+    decisions, so only the in-flight check can tell)."""
+
+    def __init__(self, engine) -> None:
+        self._engine = engine
+        self.kind, self.name = engine.kind, engine.name
+
+    def new_run(self, run_id):
+        return self._engine.new_run(run_id)
+
+    def advance(self, state, fact):
+        return self._engine.advance(state, fact)
+
+    def in_flight(self, state):
+        return []
+
+
+def test_an_outcome_for_an_attempt_the_new_version_never_dispatched_is_the_divergence(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    record(path, workflow())
+    with open_journal_readonly(path) as journal:
+        new = _Forgetful(compile_replacement(journal.source(journal.run("r1").source_hash), workflow()))
+        one = replay_run(journal, "r1", new=new, against="new.yaml")
+    m = one.mismatch
+    assert m is not None and m.what == "outcome" and (m.fact_index, m.step_id, m.block) == (2, "s1", "main.load")
+    assert m.recorded == "s1#1 was in flight" and m.now.startswith("the new version never dispatched s1#1")
