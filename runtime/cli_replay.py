@@ -23,8 +23,8 @@ from typing import Any
 
 import msgspec
 
-from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
 from ontoflow.actors.orchestrator.engine import RunEngine
+from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli import logging_options

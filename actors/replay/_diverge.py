@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ontoflow.actors.orchestrator import compile_document, compile_source, decode_source, document_kind
-from ontoflow.actors.orchestrator.engine import Fact, RunEngine, RunSubmitted, RunCancelled
+from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunEngine, RunSubmitted
 from ontoflow.actors.replay._decisions import (
     UNRESOLVED,
     Dispatched,
