@@ -13,6 +13,7 @@ from ontoflow.runtime.journal._journal import (
     RunRow,
     open_journal,
 )
+from ontoflow.runtime.journal._readonly import ReadOnlyJournal, open_journal_readonly
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
 __all__ = [
@@ -22,7 +23,9 @@ __all__ = [
     "JournalCorruptError",
     "JournalError",
     "JournalVersionError",
+    "ReadOnlyJournal",
     "RunRow",
     "SCHEMA_VERSION",
     "open_journal",
+    "open_journal_readonly",
 ]

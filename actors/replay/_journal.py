@@ -1,0 +1,84 @@
+"""Replaying runs straight from a journal: one run by id, or every run (``--all``).
+
+The journal is read as it is handed over (open it with
+:func:`~runtime.journal.open_journal_readonly`); nothing here writes. A run that cannot be
+replayed (its pinned source missing, a row or the source that no longer decodes or compiles)
+is answered with its ``error`` rather than stopping the others.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ontoflow.actors.orchestrator.engine import RunEngine
+from ontoflow.actors.replay._diverge import diverge_run
+from ontoflow.actors.replay._results import ReplaySummary, RunReplay
+from ontoflow.actors.replay._verify import verify_run
+from ontoflow.actors.replay.errors import RunNotFoundError
+from ontoflow.protocols.errors import ProtocolsError
+from ontoflow.runtime.journal import Journal, RunRow
+
+__all__ = ["replay_journal", "replay_run"]
+
+
+def replay_run(journal: Journal, run_id: str, *, new: RunEngine | None = None, against: str = "") -> RunReplay:
+    """Replay one run of ``journal``: check its decisions, or (with ``new``) find where ``new``
+    would diverge from it.
+
+    Raises:
+        RunNotFoundError: when ``run_id`` is not in the journal.
+        runtime.journal.JournalError: when the journal cannot be read.
+    """
+    row = journal.run(run_id)
+    if row is None:
+        raise RunNotFoundError(f"run {run_id} is not in journal {journal.path}")
+    return _replay(journal, row, new, against)
+
+
+def replay_journal(journal: Journal, *, new: RunEngine | None = None, against: str = "") -> ReplaySummary:
+    """Replay every run of ``journal``, oldest first; with ``new``, only the runs of a document
+    of the same kind and name (the runs ``new`` would take over), the others counted as skipped.
+
+    Raises:
+        runtime.journal.JournalError: when the journal cannot be read.
+    """
+    rows = list(reversed(journal.runs(limit=max(journal.count(), 1))))
+    skipped = 0
+    if new is not None:
+        kept = [r for r in rows if r.name == new.name]
+        skipped = len(rows) - len(kept)
+        rows = kept
+    runs = [_replay(journal, row, new, against) for row in rows]
+    return ReplaySummary(
+        runs=runs,
+        matched=sum(1 for r in runs if r.matched),
+        mismatched=sum(1 for r in runs if r.mismatch is not None),
+        failed=sum(1 for r in runs if r.error is not None),
+        skipped=skipped,
+    )
+
+
+def _replay(journal: Journal, row: RunRow, new: RunEngine | None, against: str) -> RunReplay:
+    source = journal.source(row.source_hash)
+    if source is None:
+        return _failed(row, f"its pinned source {row.source_hash[:12]} is missing from the journal")
+    rows = journal.facts(row.run_id)
+    try:
+        if new is None:
+            return verify_run(row, rows, source)
+        return diverge_run(row, rows, source, new, against=against)
+    except msgspec.DecodeError as exc:
+        return _failed(row, f"a journal row does not decode ({exc})")
+    except (ProtocolsError, ValueError) as exc:  # its source no longer compiles under this version
+        return _failed(row, f"its pinned source no longer compiles: {_first_line(exc)}")
+    except Exception as exc:  # noqa: BLE001 - one run's failure is its answer; the others go on
+        return _failed(row, f"{type(exc).__name__}: {_first_line(exc)}")
+
+
+def _failed(row: RunRow, error: str) -> RunReplay:
+    return RunReplay(run_id=row.run_id, name=row.name, status=row.status, matched=False, error=error)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,160 @@
+"""``ontoflow replay``: the journal as the proof (a composition root: it may import ``actors``).
+
+    ontoflow replay RUN --journal FILE [--manifest NEW] [--json]
+    ontoflow replay --all --journal FILE [--manifest NEW] [--json]
+
+Re-applies a journaled run's facts through the pure engine and checks every decision it
+recorded; with ``--manifest``, finds the first fact where a new version of its document would
+decide otherwise. Never calls a capability or a model; opens the journal read-only.
+
+Exit codes: 0 every decision matched; 1 a mismatch or divergence (or a run that could not be
+replayed); 2 bad input (a run id not in the journal, a new document that does not parse or
+compile, or is of another kind); 3 the journal does not exist, is not a journal, or is from a
+newer ontoflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ontoflow.actors.orchestrator.engine import RunEngine
+from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.cli import logging_options
+from ontoflow.runtime.journal import Journal, JournalError, open_journal_readonly
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_MISMATCH, EXIT_INVALID, EXIT_JOURNAL = 0, 1, 2, 3
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``replay`` command to the ``ontoflow`` parser."""
+    replay = subparsers.add_parser("replay", help="re-apply a journaled run through the engine and check its decisions")
+    replay.add_argument("run", nargs="?", default=None, help="the run id (or --all)")
+    replay.add_argument("--journal", required=True, metavar="FILE", help="the daemon's journal (opened read-only)")
+    replay.add_argument("--all", action="store_true", help="every run of the journal, with a summary")
+    replay.add_argument("--manifest", default=None, metavar="NEW",
+                        help="a new version of the run's document: report where its decisions would diverge")
+    replay.add_argument("--json", action="store_true", help="print one JSON object (a run, or the summary with --all)")
+    logging_options(replay)
+    replay.set_defaults(handler=_cmd_replay)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    if (args.run is None) == (not args.all):
+        return _fail("name one RUN, or --all (not both)", EXIT_INVALID)
+    try:
+        journal = open_journal_readonly(args.journal)
+    except JournalError as exc:
+        return _fail(str(exc), EXIT_JOURNAL)
+    try:
+        return _replay(args, journal)
+    finally:
+        journal.close()
+
+
+def _replay(args: argparse.Namespace, journal: Journal) -> int:
+    new: RunEngine | None = None
+    if args.manifest is not None:
+        try:
+            new = _load_new(args, journal)
+        except (ManifestError, ReplayError) as exc:
+            return _fail(str(exc), EXIT_INVALID)
+    try:
+        if args.all:
+            summary = replay_journal(journal, new=new, against=args.manifest or "")
+            _print_summary(summary, args.json)
+            return EXIT_OK if summary.ok else EXIT_MISMATCH
+        one = replay_run(journal, args.run, new=new, against=args.manifest or "")
+    except ReplayError as exc:
+        return _fail(str(exc), EXIT_INVALID)
+    except JournalError as exc:
+        return _fail(str(exc), EXIT_JOURNAL)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(one).decode() + "\n")
+    else:
+        print(_describe(one))
+    return EXIT_OK if one.matched else EXIT_MISMATCH
+
+
+def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
+    """The new document compiled as the run's (or, with ``--all``, the newest run of its name) was.
+
+    Raises:
+        ManifestError: when the file cannot be read, parsed or compiled.
+        ReplayError: when the run is not in the journal, or the document is of another kind.
+    """
+    path = Path(args.manifest)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path)) from None
+    try:
+        document = decode_document(data, path.suffix or "json")
+    except ManifestError as exc:  # name the file: the decoder does not know it
+        raise ManifestError(exc.problems, source=str(path)) from None
+    if not isinstance(document, dict):
+        raise ManifestError(Problem(path="", message="the document is not a map"), source=str(path))
+    digest = hashlib.sha256(data).hexdigest()
+    if args.all:
+        # The pinned catalogue of the newest run of the same name (the runs it would take over).
+        name = document.get("name")
+        rows = [r for r in journal.runs(limit=max(journal.count(), 1)) if r.name == name]
+        if not rows:
+            raise ReplayError(f"no run of a document named {name!r} in journal {journal.path}")
+        row = rows[0]
+    else:
+        row = journal.run(args.run)
+        if row is None:
+            raise ReplayError(f"run {args.run} is not in journal {journal.path}")
+    source = journal.source(row.source_hash)
+    if source is None:
+        raise ReplayError(f"run {row.run_id}: its pinned source is missing from journal {journal.path}")
+    return compile_replacement(source, document, manifest_hash=digest, origin=str(path))
+
+
+def _describe(one: RunReplay) -> str:
+    head = f"run {one.run_id} ({one.kind or 'unknown'} {one.name!r}, {one.status})"
+    if one.error is not None:
+        return f"{head}: cannot be replayed: {one.error}"
+    counts = f"{one.facts} facts"
+    if not one.against:
+        counts += f", {one.dispatches} dispatches"
+    if one.mismatch is None:
+        verdict = (f"every decision is the same under {one.against}" if one.against
+                   else "every recorded decision made again")
+        return (f"{head}: {verdict} ({counts}; ends {one.status_now}"
+                + (f": {one.error_now}" if one.error_now else "") + f"; context sha256 {one.context_sha256})")
+    m = one.mismatch
+    word = "DIVERGES" if one.against else "MISMATCH"
+    where = f"at fact {m.fact_index} ({m.fact})" if m.fact_index else "at the end"
+    about = ", ".join(f"{k} {v}" for k, v in (("step", m.step_id), ("block", m.block), ("signal", m.signal)) if v)
+    label = "then:" if one.against else "recorded:"
+    lines = [f"{head}: {word} {where}" + (f", {about}" if about else "") + f" [{m.what}]",
+             f"  {label:<9} {m.recorded}",
+             f"  {'now:':<9} {m.now}"]
+    return "\n".join(lines)
+
+
+def _print_summary(summary: ReplaySummary, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
+        return
+    for one in summary.runs:
+        print(_describe(one))
+    skipped = f", {summary.skipped} of other documents skipped" if summary.skipped else ""
+    print(f"replayed {len(summary.runs)} runs: {summary.matched} matched, {summary.mismatched} mismatched, "
+          f"{summary.failed} could not be replayed{skipped}")
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"ontoflow replay: {message}", file=sys.stderr)
+    return code

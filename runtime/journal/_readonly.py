@@ -1,0 +1,103 @@
+"""Opening a journal to read only: for ``ontoflow replay`` and other tools that must not change it.
+
+A tool that inspects a journal must leave its bytes exactly as they were, whether the daemon
+that owns it is running, stopped cleanly or was killed. SQLite's ``mode=ro`` alone is not
+enough: on a journal closed cleanly (no ``-wal`` file) it creates an empty ``-wal`` and a
+``-shm`` beside it. So:
+
+- no ``-wal`` file, or an empty one: everything is in the main file and nobody is writing;
+  it is opened ``immutable=1`` (no lock, no side file, nothing created);
+- a ``-wal`` with frames (a daemon running, or one killed before its checkpoint): it is opened
+  ``mode=ro``, which reads the WAL's committed frames and never writes the main file or the
+  WAL. SQLite may rebuild its shared-memory index (``-shm``), which is a cache of the WAL and
+  not part of the journal's content.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from ontoflow.runtime.journal._journal import SCHEMA_VERSION, Batch, Journal
+from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
+
+__all__ = ["ReadOnlyJournal", "open_journal_readonly"]
+
+
+class ReadOnlyJournal(Journal):
+    """A journal opened by :func:`open_journal_readonly`: every read of :class:`Journal`, no write."""
+
+    def commit(self, batch: Batch) -> None:
+        """Refuse: a read-only journal is never written.
+
+        Raises:
+            JournalError: always.
+        """
+        raise JournalError(f"journal {self.path} is open read-only")
+
+    def prune(self, ended_before_ms: int) -> int:
+        """Refuse: a read-only journal is never written.
+
+        Raises:
+            JournalError: always.
+        """
+        raise JournalError(f"journal {self.path} is open read-only")
+
+    def close(self) -> None:
+        """Close the file (no checkpoint: that would write)."""
+        self._conn.close()
+
+
+def open_journal_readonly(path: str | Path, *, check: bool = True) -> ReadOnlyJournal:
+    """Open the existing journal at ``path`` without changing a byte of it (see the module docstring).
+
+    Args:
+        path: the journal's SQLite file.
+        check: run SQLite's ``quick_check`` first.
+
+    Raises:
+        JournalError: when the file does not exist or cannot be opened.
+        JournalCorruptError: when it is not a SQLite database, fails the check, or has no
+            ontoflow tables.
+        JournalVersionError: when its schema version is newer than :data:`SCHEMA_VERSION`.
+    """
+    file = Path(path)
+    where = str(path)
+    if not file.is_file():
+        raise JournalError(f"journal {where} does not exist (or is not a file)")
+    wal = file.with_name(file.name + "-wal")
+    quiet = not wal.exists() or wal.stat().st_size == 0
+    uri = f"file:{quote(str(file.resolve()))}?" + ("immutable=1" if quiet else "mode=ro")
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise JournalError(f"journal {where}: cannot open: {exc}") from None
+    try:
+        _check(conn, where, check)
+    except BaseException:
+        conn.close()
+        raise
+    return ReadOnlyJournal(conn, where)
+
+
+def _check(conn: sqlite3.Connection, where: str, check: bool) -> None:
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if check and conn.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
+            raise JournalCorruptError(f"journal {where} is damaged (SQLite quick_check failed)")
+        if not {"meta", "runs", "facts", "sources"} <= tables:
+            raise JournalCorruptError(f"journal {where} is not an ontoflow journal (its tables are missing)")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise JournalCorruptError(f"journal {where} is not a readable SQLite database ({exc})") from None
+    try:
+        version = int(row[0]) if row is not None else -1
+    except ValueError:
+        version = -1
+    if version < 1:
+        raise JournalCorruptError(f"journal {where} has no valid schema version")
+    if version > SCHEMA_VERSION:
+        raise JournalVersionError(
+            f"journal {where} has schema version {version}, newer than this ontoflow's {SCHEMA_VERSION}; "
+            "upgrade ontoflow to read it")
