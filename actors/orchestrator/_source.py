@@ -68,7 +68,10 @@ class WorkflowSource(msgspec.Struct, frozen=True, kw_only=True):
     kind: str = "workflow"
 
 
-_encoder = msgspec.msgpack.Encoder(order="deterministic")
+# Insertion order, not sorted keys: a manifest's block order is meaning (a CALL returns to the
+# block declared after it), so the pinned document keeps the order it was submitted in; the
+# catalog and the defaults are sorted here, so the same document gives the same bytes.
+_encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(WorkflowSource)
 
 
@@ -94,7 +97,7 @@ def encode_source(
         manifest=dict(document),
         catalog=used,
         manifest_hash=digest,
-        defaults=dict(workflow.defaults),
+        defaults={key: workflow.defaults[key] for key in sorted(workflow.defaults)},
         worktree=workflow.worktree,
         kind=kind,
     )

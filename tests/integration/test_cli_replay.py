@@ -203,10 +203,6 @@ async def test_a_changed_transition_is_named_as_the_divergence(tmp_path: Path) -
     assert journal_files(journal) == before  # a cleanly closed journal: not even an index file appears
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "found by replay: encode_source pins the manifest with sorted map keys, so a recompiled run "
-    "(replay, or recovery after a crash) sees the blocks in alphabetical order, and a CALL from "
-    "'first' returns past 'after' (the block declared after it live) and ends the run"))
 async def test_a_call_returns_to_the_block_declared_after_it_in_a_recompiled_run_too(tmp_path: Path) -> None:
     address = f"ipc://{tmp_path}/d.sock"
     journal = tmp_path / "j.sqlite"

@@ -1,0 +1,29 @@
+"""A pinned source keeps the manifest's block order: a CALL returns to the block declared
+after it, so a run compiled again from the journal (recovery, replay) must see that order."""
+
+from __future__ import annotations
+
+from ontoflow.actors.orchestrator import compile_document, compile_source, decode_source, encode_source
+from ontoflow.protocols import CapabilityMetadata
+
+CATALOG = {"t.cap": CapabilityMetadata(id="t.cap")}
+DOCUMENT = {
+    "start": "main",
+    "nodes": {
+        "main": {"entry_block": "zeta", "blocks": {
+            "zeta": {"worker": "t.cap", "transitions": [{"on_signal": "success", "action": "CALL:sub"}]},
+            "after": {"worker": "t.cap"},
+        }},
+        "sub": {"entry_block": "only", "blocks": {
+            "only": {"worker": "t.cap", "transitions": [{"on_signal": "success", "action": "RETURN"}]}}},
+    },
+}
+
+
+def test_the_pinned_manifest_keeps_its_block_order_and_its_call_return_address() -> None:
+    compiled = compile_document(DOCUMENT, CATALOG)
+    digest, body = encode_source(DOCUMENT, compiled)
+    assert list(decode_source(body).manifest["nodes"]["main"]["blocks"]) == ["zeta", "after"]
+    again = compile_source(body)
+    assert again.nodes["main"].blocks["zeta"].next_block == "after"
+    assert encode_source(DOCUMENT, compiled) == (digest, body)  # the same document, the same bytes
