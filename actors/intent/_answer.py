@@ -50,25 +50,33 @@ def answer_of(status: str, error: str | None, context: Mapping[str, Any], answer
             return msgspec.structs.replace(out, metadata={**out.metadata, "step": name})
     answers: list[dict[str, Any]] = []
     lines: list[str] = []
+    step_errors: list[str] = []
     failed = status != "completed"
     for name, record in report.items():
-        if name not in answer_steps and "+" not in name:
-            continue
         out = _output(record)
+        answering = name in answer_steps or "+" in name
         if isinstance(out, str):
             failed = True
             lines.append(out)
+        elif isinstance(out, DomainOutput) and out.status == "failure":
+            # A pre step's failure ("no ticker for ...") is the reason its served step never ran.
+            failed = True
+            lines.append(out.explanation or f"step {name} failed")
+            if answering:
+                answers.append({"step": name, "capability": record.get("capability"), "status": out.status, "result": out.result})
+        elif not answering:
             continue
-        if out is None:
+        elif out is None:
             if record.get("status") != "succeeded":
-                lines.append(f"step {name} ({record.get('capability')}) ended with {record.get('event')!r}: {record.get('error') or 'no detail'}")
-                continue
-            answers.append({"step": name, "capability": record.get("capability"), "status": "success", "result": record.get("outputs") or {}})
-            continue
-        failed = failed or out.status == "failure"
-        answers.append({"step": name, "capability": record.get("capability"), "status": out.status, "result": out.result})
-        if out.explanation:
-            lines.append(out.explanation)
+                failed = True
+                step_errors.append(f"step {name} ({record.get('capability')}) ended with {record.get('event')!r}: {record.get('error') or 'no detail'}")
+            else:
+                answers.append({"step": name, "capability": record.get("capability"), "status": "success", "result": record.get("outputs") or {}})
+        else:
+            answers.append({"step": name, "capability": record.get("capability"), "status": out.status, "result": out.result})
+            if out.explanation:
+                lines.append(out.explanation)
+    lines.extend(step_errors)
     if failed and not lines and error:
         lines.append(error)
     return DomainOutput(
