@@ -58,7 +58,7 @@ def _stem(word: str) -> str:
 
 
 def _stems(text: str) -> tuple[str, ...]:
-    return tuple(_stem(t.text) for t in tokens(fold(text)))
+    return tuple(_stem(t[0]) for t in tokens(fold(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,18 @@ class _Phrase:
     strength: float  # before sharing; 0 for words that are not goal evidence (booleans)
     entity: str | None = None
     value: Any = None
+    weight: float = 0.0  # strength / how many goals share the words: what a hit adds
+
+
+@dataclass(frozen=True, slots=True)
+class _GoalEntities:
+    """A goal's entities, sorted by how the matcher reads them (computed once)."""
+
+    choices: tuple[str, ...]  # enum and boolean entities: read from their synonyms
+    patterns: tuple[tuple[str, str, tuple[re.Pattern[str], ...]], ...]  # (name, type, compiled)
+    numbers: tuple[str, ...]
+    dates: tuple[str, ...]
+    free: tuple[str, ...]  # string entities without patterns, required first
 
 
 @dataclass(slots=True)
@@ -85,6 +97,20 @@ class _Index:
     shared: dict[tuple[str, ...], int] = field(default_factory=dict)
     vocab: list[str] = field(default_factory=list)
     goal_words: list[frozenset[str]] = field(default_factory=list)
+    entities: list[_GoalEntities] = field(default_factory=list)
+
+
+def _goal_entities(goal: GoalSpec) -> _GoalEntities:
+    schema = goal.entities_schema
+    free = [n for n, e in schema.items() if e.type == "string" and not e.patterns]
+    free.sort(key=lambda n: not schema[n].required)
+    return _GoalEntities(
+        choices=tuple(n for n, e in schema.items() if e.type in ("enum", "boolean")),
+        patterns=tuple((n, e.type, tuple(re.compile(p) for p in e.patterns)) for n, e in schema.items() if e.patterns and e.type not in ("enum", "boolean")),
+        numbers=tuple(n for n, e in schema.items() if e.type == "number" and not e.patterns),
+        dates=tuple(n for n, e in schema.items() if e.type == "date" and not e.patterns),
+        free=tuple(free),
+    )
 
 
 def _build(catalogue: Catalogue) -> _Index:
@@ -121,13 +147,15 @@ def _build(catalogue: Catalogue) -> _Index:
             own.append(_Phrase((w,), g, EXAMPLE))
         phrases.extend(dict.fromkeys(own))
         index.goal_words.append(frozenset(vocab | example_words))
+        index.entities.append(_goal_entities(goal))
     goals_of: dict[tuple[str, ...], set[int]] = {}
     for p in phrases:
         if p.strength > 0:
             goals_of.setdefault(p.words, set()).add(p.goal)
     index.shared = {words: len(gs) for words, gs in goals_of.items()}
     for p in phrases:
-        index.by_first.setdefault(p.words[0], []).append(p)
+        weighted = _Phrase(p.words, p.goal, p.strength, p.entity, p.value, p.strength / index.shared.get(p.words, 1))
+        index.by_first.setdefault(p.words[0], []).append(weighted)
     index.vocab = sorted({w for p in phrases for w in p.words if len(w) >= 4})
     return index
 
@@ -146,6 +174,8 @@ class Matcher(IntentAdapter):
         self._index = _build(catalogue)
         self._vocab_set = frozenset(self._index.vocab)
         self._fuzzy_cache: dict[str, tuple[str, float] | None] = {}
+        # Each word's stem and correction, once per word seen (bounded).
+        self._word_cache: dict[str, tuple[str, float]] = {}
 
     async def classify(self, text: str, *, previous: Turn | None = None) -> IntentOutput:
         """See :meth:`IntentAdapter.classify`; this one never waits."""
@@ -170,10 +200,13 @@ class Matcher(IntentAdapter):
     def _hits(self, words: Sequence[str], qualities: Sequence[float]) -> list[_Hit]:
         hits: list[_Hit] = []
         n = len(words)
-        for i in range(n):
-            for p in self._index.by_first.get(words[i], ()):
+        by_first = self._index.by_first
+        for i, w in enumerate(words):
+            for p in by_first.get(w, ()):
                 k = len(p.words)
-                if i + k <= n and tuple(words[i : i + k]) == p.words:
+                if k == 1:
+                    hits.append(_Hit(i, i + 1, p, qualities[i]))
+                elif i + k <= n and tuple(words[i : i + k]) == p.words:
                     hits.append(_Hit(i, i + k, p, min(qualities[i : i + k])))
         return hits
 
@@ -187,26 +220,43 @@ class Matcher(IntentAdapter):
         """
         folded = fold(text)
         toks = tokens(folded)
+        cache = self._word_cache
         words: list[str] = []
         qualities: list[float] = []
         for t in toks:
-            w, q = self._correct(_stem(t.text))
-            words.append(w)
-            qualities.append(q)
+            found = cache.get(t[0])
+            if found is None:
+                found = self._correct(_stem(t[0]))
+                if len(cache) >= _FUZZY_CACHE_MAX:
+                    cache.clear()
+                cache[t[0]] = found
+            words.append(found[0])
+            qualities.append(found[1])
         hits = self._hits(words, qualities)
         scores: dict[int, float] = {}
-        seen: dict[int, set[tuple[str, ...]]] = {}
-        covered: dict[int, set[int]] = {}
-        for h in sorted(hits, key=lambda h: (h.start - h.end, h.start)):
+        seen: set[tuple[int, tuple[str, ...]]] = set()
+        covered: set[tuple[int, int]] = set()
+        # Longest phrases first, so a word inside "maiores altas" is not counted again as "altas".
+        ordered = sorted(hits, key=_longest_first) if any(h.end - h.start > 1 for h in hits) else hits
+        for h in ordered:
             p = h.phrase
-            if p.strength <= 0:
+            if p.weight <= 0:
                 continue
-            cov = covered.setdefault(p.goal, set())
-            if p.words in seen.setdefault(p.goal, set()) or any(i in cov for i in range(h.start, h.end)):
+            g = p.goal
+            key = (g, p.words)
+            if key in seen:
                 continue
-            seen[p.goal].add(p.words)
-            cov.update(range(h.start, h.end))
-            scores[p.goal] = scores.get(p.goal, 0.0) + p.strength * h.quality / self._index.shared[p.words]
+            if h.end - h.start == 1:
+                if (g, h.start) in covered:
+                    continue
+                covered.add((g, h.start))
+            else:
+                span = [(g, i) for i in range(h.start, h.end)]
+                if not covered.isdisjoint(span):
+                    continue
+                covered.update(span)
+            seen.add(key)
+            scores[g] = scores.get(g, 0.0) + p.weight * h.quality
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         if previous is not None and (not ranked or is_follow_up(text)):
             found = self._follow_up(text, folded, toks, words, hits, previous)
@@ -253,39 +303,38 @@ class Matcher(IntentAdapter):
         for h in hits:
             if h.phrase.goal == g:
                 consumed.update(range(h.start, h.end))
-        for name, spec in goal.entities_schema.items():
-            if spec.type in ("enum", "boolean"):
-                own = [h for h in hits if h.phrase.goal == g and h.phrase.entity == name]
-                if own:
-                    longest = max(own, key=lambda h: (h.end - h.start, -h.start))
-                    rivals = {h.phrase.value for h in own if h.end - h.start == longest.end - longest.start}
-                    if len(rivals) == 1:  # two values said equally strongly: leave it to the default
-                        entities[name] = longest.phrase.value
-            elif spec.patterns:
-                for pattern in spec.patterns:
-                    m = re.search(pattern, folded)
-                    if m is not None and m.group("value") and m.group("value").strip():
-                        start, end = m.span("value")
-                        raw = text[start:end].strip()
-                        value = _as_number(raw) if spec.type == "number" else raw
-                        if value is not None:
-                            entities[name] = value
-                            consumed.update(i for i, t in enumerate(toks) if t.start >= start and t.end <= end)
-                            break
-            elif spec.type == "number":
-                for i, t in enumerate(toks):
-                    if i not in consumed and _NUMBER.match(t.text):
-                        entities[name] = _as_number(t.text)
-                        consumed.add(i)
+        plan = self._index.entities[g]
+        for name in plan.choices:
+            own = [h for h in hits if h.phrase.goal == g and h.phrase.entity == name]
+            if own:
+                longest = max(own, key=lambda h: (h.end - h.start, -h.start))
+                rivals = {h.phrase.value for h in own if h.end - h.start == longest.end - longest.start}
+                if len(rivals) == 1:  # two values said equally strongly: leave it to the default
+                    entities[name] = longest.phrase.value
+        for name, kind, patterns in plan.patterns:
+            for pattern in patterns:
+                m = pattern.search(folded)
+                if m is not None and m.group("value") and m.group("value").strip():
+                    start, end = m.span("value")
+                    raw = text[start:end].strip()
+                    value = _as_number(raw) if kind == "number" else raw
+                    if value is not None:
+                        entities[name] = value
+                        consumed.update(i for i, t in enumerate(toks) if t[1] >= start and t[2] <= end)
                         break
-            elif spec.type == "date":
-                m = _ISO_DATE.search(text)
-                if m is not None:
-                    entities[name] = m.group()
-                    consumed.update(i for i, t in enumerate(toks) if t.start >= m.start() and t.end <= m.end())
+        for name in plan.numbers:
+            for i, t in enumerate(toks):
+                if i not in consumed and _NUMBER.match(t[0]):
+                    entities[name] = _as_number(t[0])
+                    consumed.add(i)
+                    break
+        for name in plan.dates:
+            m = _ISO_DATE.search(text)
+            if m is not None:
+                entities[name] = m.group()
+                consumed.update(i for i, t in enumerate(toks) if t[1] >= m.start() and t[2] <= m.end())
         # The rest of the sentence goes to the first string entity still empty (required first).
-        free = [n for n, s in goal.entities_schema.items() if s.type == "string" and not s.patterns and n not in entities]
-        free.sort(key=lambda n: not goal.entities_schema[n].required)
+        free = [n for n in plan.free if n not in entities]
         if free:
             rest = self._rest(g, text, toks, words, consumed)
             if rest:
@@ -299,13 +348,17 @@ class Matcher(IntentAdapter):
         segments: list[list[Token]] = [[]]
         previous_end = 0
         for i, t in enumerate(toks):
-            if t.text in CONJUNCTIONS or _SEPARATOR.search(text, previous_end, t.start):
+            if t[0] in CONJUNCTIONS or _SEPARATOR.search(text, previous_end, t[1]):
                 segments.append([])
-            previous_end = t.end
-            if t.text in CONJUNCTIONS or i in consumed or t.text in STOPWORDS or words[i] in STOPWORDS or words[i] in vocab:
+            previous_end = t[2]
+            if t[0] in CONJUNCTIONS or i in consumed or t[0] in STOPWORDS or words[i] in STOPWORDS or words[i] in vocab:
                 continue
             segments[-1].append(t)
-        return [text[seg[0].start : seg[-1].end] for seg in segments if seg]
+        return [text[seg[0][1] : seg[-1][2]] for seg in segments if seg]
+
+
+def _longest_first(h: _Hit) -> tuple[int, int]:
+    return (h.start - h.end, h.start)
 
 
 def rest_span(items: list[str], text: str) -> slice:

@@ -45,23 +45,13 @@ FOLLOW_UP_OPENINGS = (
 )
 
 
-class Token:
-    """A word of the folded text and where it sits (offsets into the original)."""
-
-    __slots__ = ("end", "start", "text")
-
-    def __init__(self, text: str, start: int, end: int) -> None:
-        self.text = text
-        self.start = start
-        self.end = end
-
-    def __repr__(self) -> str:
-        return f"Token({self.text!r}, {self.start}, {self.end})"
+#: A word of the folded text and where it sits: ``(text, start, end)``, offsets into the original.
+Token = tuple[str, int, int]
 
 
 def tokens(folded: str) -> list[Token]:
     """The words of ``folded`` text, with their offsets."""
-    return [Token(m.group(), m.start(), m.end()) for m in _WORD.finditer(folded)]
+    return [(m.group(), *m.span()) for m in _WORD.finditer(folded)]
 
 
 def is_follow_up(text: str) -> bool:
