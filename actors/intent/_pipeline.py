@@ -3,8 +3,9 @@
     check_entry -> adapter.classify (with the session's previous turn) -> confidence gate
       -> inject_memory -> resolve_goal -> build_plan -> remember the turn
 
-Memory is injected after the gate (an unsure guess is never completed from memory) and
-before the resolver (so a carried entity counts as given). The new memory is returned, never
+Memory is injected after the gate (an unsure guess is never completed from memory), before
+the resolver (so a carried entity counts as given), and only into a sentence that opens like
+a follow-up. The new memory is returned, never
 stored here; the caller stores it once the plan was accepted.
 """
 
@@ -18,6 +19,7 @@ from ontoflow.actors.intent._gate import confidence_gate
 from ontoflow.actors.intent._memory import MemoryLimits, inject_memory, recall, remember
 from ontoflow.actors.intent._planner import Planned, build_plan
 from ontoflow.actors.intent._resolve import resolve_goal
+from ontoflow.actors.intent._text import is_follow_up
 from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.intent import EntryRequest, ExecutionIntent, IntentOutput, SessionMemory, Turn, check_entry
@@ -70,7 +72,9 @@ async def understand(
     question = confidence_gate(intent, catalogue)
     if question is not None:
         return Understanding(intent=intent, memory=memory, clarification=question)
-    injected = inject_memory(intent, previous, catalogue)
+    # Only an elliptical sentence ("e as baixas?") leans on the previous turn; a whole new
+    # question ("top movers in Sweden") starts afresh even when its goal is the same.
+    injected = inject_memory(intent, previous if is_follow_up(request.input_text) else None, catalogue)
     said = intent.original_query
     if injected is not intent and previous is not None:
         said = (previous.said + "\n" + said)[-_SAID_MAX:]

@@ -102,6 +102,9 @@ def test_a_conversation_with_a_follow_up(catalogue: Catalogue, matcher: Matcher)
     third = _ask("e da Suécia?", catalogue, matcher, second.memory, 3_000)
     assert third.intent.entities == {"direction": "LOSERS", "market_text": "Suécia"}
     assert len(third.memory.sessions["s1"]) == 3
+    fresh = _ask("top movers in Sweden", catalogue, matcher, third.memory, 4_000)
+    assert fresh.intent.entities == {"market_text": "Sweden"}  # a whole question: nothing carried
+    assert [s.capability for s in fresh.planned.plan.steps] == ["finance.get_top_gainers", "finance.get_top_losers"]
 
 
 def test_an_unsure_sentence_is_a_question_and_remembers_nothing(catalogue: Catalogue, matcher: Matcher) -> None:
