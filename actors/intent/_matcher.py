@@ -347,8 +347,9 @@ class Matcher(IntentAdapter):
         vocab = self._index.goal_words[g]
         segments: list[list[Token]] = [[]]
         previous_end = 0
+        separators = "," in text or ";" in text
         for i, t in enumerate(toks):
-            if t[0] in CONJUNCTIONS or _SEPARATOR.search(text, previous_end, t[1]):
+            if t[0] in CONJUNCTIONS or (separators and _SEPARATOR.search(text, previous_end, t[1])):
                 segments.append([])
             previous_end = t[2]
             if t[0] in CONJUNCTIONS or i in consumed or t[0] in STOPWORDS or words[i] in STOPWORDS or words[i] in vocab:

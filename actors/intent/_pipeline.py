@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import structlog
+
 from ontoflow.actors.intent._adapter import IntentAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._gate import confidence_gate
@@ -25,6 +27,8 @@ from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.intent import EntryRequest, ExecutionIntent, IntentOutput, SessionMemory, Turn, check_entry
 
 __all__ = ["Understanding", "understand"]
+
+log = structlog.get_logger()
 
 _SAID_MAX = 4000
 
@@ -69,8 +73,14 @@ async def understand(
         raise IntentRejected(problems)
     previous = recall(memory, request.session_id, now_ms, limits)
     intent = await adapter.classify(request.input_text, previous=previous)
+    # Keys and figures only: the sentence and the entity values are the user's words.
+    log.info("intent_classified", adapter=adapter.name, domain=intent.primary_domain, goal=intent.goal,
+             confidence=intent.confidence, entity_keys=sorted(intent.entities), text_chars=len(request.input_text),
+             had_previous=previous is not None)
     question = confidence_gate(intent, catalogue)
     if question is not None:
+        log.info("intent_gated", domain=intent.primary_domain, goal=intent.goal, confidence=intent.confidence,
+                 resolution=question.metadata.get("resolution"))
         return Understanding(intent=intent, memory=memory, clarification=question)
     # Only an elliptical sentence ("e as baixas?") leans on the previous turn; a whole new
     # question ("top movers in Sweden") starts afresh even when its goal is the same.
@@ -80,10 +90,14 @@ async def understand(
         said = (previous.said + "\n" + said)[-_SAID_MAX:]
     resolution = resolve_goal(injected, catalogue, said=said)
     if resolution.clarification is not None:
+        log.info("intent_needs_entities", domain=injected.primary_domain, goal=injected.goal,
+                 missing=[m["entity"] for m in resolution.clarification.result.get("missing", [])])
         return Understanding(intent=injected, memory=memory, clarification=resolution.clarification)
     planned = build_plan(
         resolution.intents, catalogue, entities=resolution.entities, name=f"ask:{injected.primary_domain}.{injected.goal}"
     )
+    log.info("intent_planned", domain=injected.primary_domain, goal=injected.goal,
+             capabilities=[i.capability for i in resolution.intents], steps=len(planned.plan.steps))
     turn = Turn(domain=injected.primary_domain, goal=injected.goal, entities=resolution.entities, at_ms=now_ms, said=said)
     return Understanding(
         intent=injected,

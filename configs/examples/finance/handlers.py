@@ -39,12 +39,16 @@ TOP_N = 3
 
 
 class Market(msgspec.Struct, frozen=True):
+    """A market: the names users call it by, its exchange and time zone."""
+
     names: list[str]
     exchange: str
     timezone: str
 
 
 class Quote(msgspec.Struct, frozen=True):
+    """One stock's last price and the day's change."""
+
     symbol: str
     name: str
     market: str
@@ -54,6 +58,8 @@ class Quote(msgspec.Struct, frozen=True):
 
 
 class QuoteBook(msgspec.Struct, frozen=True):
+    """The whole quotes file."""
+
     as_of: str
     markets: dict[str, Market]
     aliases: dict[str, list[str]]

@@ -118,3 +118,15 @@ def test_an_unsure_sentence_is_a_question_and_remembers_nothing(catalogue: Catal
 def test_bad_text_is_rejected_before_the_adapter(catalogue: Catalogue, matcher: Matcher, text: str) -> None:
     with pytest.raises(IntentRejected, match="input_text"):
         _ask(text, catalogue, matcher, SessionMemory(), 1)
+
+
+def test_the_front_half_logs_keys_and_figures_never_the_users_words(catalogue: Catalogue, matcher: Matcher) -> None:
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        _ask("qual o preço da Zyxwvutsr?", catalogue, matcher, SessionMemory(), 1)
+        _ask("tubos xyzzyplugh", catalogue, matcher, SessionMemory(), 1)
+    events = [e["event"] for e in logs]
+    assert events == ["intent_classified", "intent_planned", "intent_classified", "intent_gated"]
+    assert logs[0]["entity_keys"] == ["symbol_text"]
+    assert "Zyxwvutsr" not in repr(logs) and "xyzzyplugh" not in repr(logs)
