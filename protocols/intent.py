@@ -115,6 +115,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
         said: the user's words its ``*_text`` entities came from (this sentence and the
             earlier ones it carried entities from), so a carried value still passes the
             "the user's own words" rule.
+        pending: entities the turn asked the user for (a clarification); the next message
+            is read as the answer.
     """
 
     domain: str
@@ -122,6 +124,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     entities: dict[str, Any] = {}
     at_ms: int = 0
     said: str = ""
+    pending: list[str] = []
 
 
 class SessionMemory(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -196,6 +196,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         return fail(str(exc))
     intent = msgspec.to_builtins(understood.intent)
     if understood.clarification is not None or understood.planned is None:
+        if store is not None and understood.memory is not memory:
+            _save_memory(store, understood.memory)  # a question was asked: its answer comes next
         answer = understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
         _print_answer(answer, as_json=args.json, extra={"intent": intent})
         return _exit_code(answer)

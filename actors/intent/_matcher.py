@@ -258,7 +258,7 @@ class Matcher(IntentAdapter):
             seen.add(key)
             scores[g] = scores.get(g, 0.0) + p.weight * h.quality
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        if previous is not None and (not ranked or is_follow_up(text)):
+        if previous is not None and (not ranked or previous.pending or is_follow_up(text)):
             found = self._follow_up(text, folded, toks, words, hits, previous)
             if found is not None:
                 return found
@@ -290,7 +290,8 @@ class Matcher(IntentAdapter):
         entities = self._entities(g, goal, text, folded, toks, words, hits)
         if not entities:
             return None
-        confidence = FOLLOW_UP_CONFIDENCE if is_follow_up(text) else 0.9
+        # An opening such as "e da ..." or the answer to a question just asked: as sure as a keyword.
+        confidence = FOLLOW_UP_CONFIDENCE if is_follow_up(text) or any(e in entities for e in previous.pending) else 0.9
         return IntentOutput(primary_domain=previous.domain, goal=goal.id, confidence=confidence, entities=entities, original_query=text)
 
     # -- entities ------------------------------------------------------------------------------

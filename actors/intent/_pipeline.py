@@ -39,7 +39,7 @@ class Understanding:
 
     Attributes:
         intent: the adapter's answer (after memory injection when it went that far).
-        memory: the memory to keep (unchanged unless a plan was made).
+        memory: the memory to keep (unchanged unless a plan was made or entities were asked for).
         clarification: a question back to the user (then ``planned`` is None).
         intents: the resolved intents.
         planned: the plan to run and its answering steps.
@@ -84,15 +84,20 @@ async def understand(
         return Understanding(intent=intent, memory=memory, clarification=question)
     # Only an elliptical sentence ("e as baixas?") leans on the previous turn; a whole new
     # question ("top movers in Sweden") starts afresh even when its goal is the same.
-    injected = inject_memory(intent, previous if is_follow_up(request.input_text) else None, catalogue)
+    leans = previous is not None and (bool(previous.pending) or is_follow_up(request.input_text))
+    injected = inject_memory(intent, previous if leans else None, catalogue)
     said = intent.original_query
     if injected is not intent and previous is not None:
         said = (previous.said + "\n" + said)[-_SAID_MAX:]
     resolution = resolve_goal(injected, catalogue, said=said)
     if resolution.clarification is not None:
-        log.info("intent_needs_entities", domain=injected.primary_domain, goal=injected.goal,
-                 missing=[m["entity"] for m in resolution.clarification.result.get("missing", [])])
-        return Understanding(intent=injected, memory=memory, clarification=resolution.clarification)
+        missing = [m["entity"] for m in resolution.clarification.result.get("missing", [])]
+        log.info("intent_needs_entities", domain=injected.primary_domain, goal=injected.goal, missing=missing)
+        # Remembered as pending: the next message ("Nordea") is read as the answer.
+        asked = Turn(domain=injected.primary_domain, goal=injected.goal, entities=resolution.entities, at_ms=now_ms,
+                     said=said, pending=missing)
+        return Understanding(intent=injected, memory=remember(memory, request.session_id, asked, limits),
+                             clarification=resolution.clarification)
     planned = build_plan(
         resolution.intents, catalogue, entities=resolution.entities, name=f"ask:{injected.primary_domain}.{injected.goal}"
     )

@@ -106,6 +106,10 @@ def test_a_session_remembers_the_previous_turn(ontoflow, here: Path) -> None:
     assert stat.S_IMODE(memory.stat().st_mode) == 0o600
     other = ontoflow("ask", "--session", "s2", "e da Petrobras?")  # another session remembers nothing
     assert other.code == CLARIFICATION
+    asked = ontoflow("ask", "--session", "s3", "qual a cotação?")
+    assert asked.code == CLARIFICATION and "the company or ticker, as you said it" in asked.stdout
+    answered = ontoflow("ask", "--session", "s3", "Vale")
+    assert answered.code == 0 and answered.stdout.startswith("Vale (VALE3.SA)"), answered.stderr
 
 
 @pytest.mark.parametrize(

@@ -130,3 +130,14 @@ def test_the_front_half_logs_keys_and_figures_never_the_users_words(catalogue: C
     assert events == ["intent_classified", "intent_planned", "intent_classified", "intent_gated"]
     assert logs[0]["entity_keys"] == ["symbol_text"]
     assert "Zyxwvutsr" not in repr(logs) and "xyzzyplugh" not in repr(logs)
+
+
+def test_the_answer_to_a_missing_entity_question_completes_the_turn(catalogue: Catalogue, matcher: Matcher) -> None:
+    asked = _ask("qual a cotação?", catalogue, matcher, SessionMemory(), 1_000)
+    assert asked.clarification.metadata["resolution"] == "missing_entity"
+    assert asked.memory.sessions["s1"][-1].pending == ["symbol_text"]
+    answered = _ask("Petrobras", catalogue, matcher, asked.memory, 2_000)
+    assert answered.intent.goal == "GET_QUOTE" and answered.intent.entities == {"symbol_text": "Petrobras"}
+    assert answered.planned is not None
+    assert answered.memory.sessions["s1"][-1].pending == []
+    assert _ask("Petrobras", catalogue, matcher, answered.memory, 3_000).planned is None  # nothing pending any more
