@@ -19,8 +19,12 @@ __all__ = [
     "CapabilityMetadata",
     "Composition",
     "Decomposition",
+    "FlowStep",
+    "IntentHints",
     "RetryPolicy",
     "check_metadata",
+    "flow_pre",
+    "intent_hints",
 ]
 
 _CAPABILITY_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
@@ -61,6 +65,28 @@ class Composition(msgspec.Struct, frozen=True, kw_only=True):
     followup_roles: list[str] = []
     enabled_if: dict[str, Any] = {}
     param_map: dict[str, Any] = {}
+
+
+class IntentHints(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Words that point an intent matcher at this capability (seed 004 ``intent_hints``)."""
+
+    keywords: list[str] = []
+    examples: list[str] = []
+
+
+class FlowStep(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A step the planner places before the step it serves (seed 004 ``flow.pre``).
+
+    Attributes:
+        type: names the step (``resolve_symbol``); the planner uses it in the step id.
+        param: the input of the served step that the pre step produces (``finance.symbol``).
+        search_capability: the capability that produces it; it takes whatever of the served
+            step's parameters it declares (``finance.symbol_text``) and must output ``param``.
+    """
+
+    type: str
+    param: str
+    search_capability: str
 
 
 class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,6 +139,25 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
         return list(self.input_schema.get("properties", {}))
 
 
+def intent_hints(meta: CapabilityMetadata) -> IntentHints:
+    """The capability's ``intent_hints`` as a typed record (empty when it declares none).
+
+    Raises:
+        msgspec.ValidationError: when the hints have the wrong shape (see :func:`check_metadata`).
+    """
+    return msgspec.convert(meta.intent_hints, IntentHints) if meta.intent_hints else IntentHints()
+
+
+def flow_pre(meta: CapabilityMetadata) -> list[FlowStep]:
+    """The capability's ``flow.pre`` steps, typed (``flow`` stays a map: it holds other keys too).
+
+    Raises:
+        msgspec.ValidationError: when ``flow.pre`` has the wrong shape (see :func:`check_metadata`).
+    """
+    pre = meta.flow.get("pre")
+    return msgspec.convert(pre, list[FlowStep]) if pre else []
+
+
 def check_metadata(meta: CapabilityMetadata) -> list[Problem]:
     """Return the problems with ``meta`` (an empty list when it is sound).
 
@@ -142,6 +187,11 @@ def check_metadata(meta: CapabilityMetadata) -> list[Problem]:
         problems.append(Problem(path=f"{where}.input_schema.type", message='must be "object"'))
     if not isinstance(schema.get("properties", {}), dict):
         problems.append(Problem(path=f"{where}.input_schema.properties", message="must be a map"))
+    for name, read in (("intent_hints", intent_hints), ("flow.pre", flow_pre)):
+        try:
+            read(meta)
+        except msgspec.ValidationError as exc:
+            problems.append(Problem(path=f"{where}.{name}", message=str(exc)))
     props = schema.get("properties", {})
     for i, key in enumerate(schema.get("required", [])):
         if isinstance(props, dict) and key not in props:

@@ -1,0 +1,52 @@
+"""From a sentence to a run (seed 004's front half): matcher, gate, resolver, planner, memory.
+
+Everything here is pure but the adapter's ``classify`` (an LLM adapter waits on a network):
+:func:`understand` takes an ``EntryRequest`` and a session memory and returns a plan for the
+existing plan engine, or a clarification, and the new memory. :func:`answer_of` reads the
+finished plan back as one ``DomainOutput``. The front half never imports the orchestrator:
+the composition root (the CLI) runs the plan.
+"""
+
+from ontoflow.actors.intent._adapter import IntentAdapter
+from ontoflow.actors.intent._answer import REPORT_KEY, answer_of
+from ontoflow.actors.intent._catalogue import Catalogue
+from ontoflow.actors.intent._eval import EvalCase, EvalReport, GoalFigures, evaluate
+from ontoflow.actors.intent._gate import MAX_CANDIDATES, confidence_gate
+from ontoflow.actors.intent._loader import MANIFEST_NAMES, DomainSource, find_domain_folders, read_domain
+from ontoflow.actors.intent._matcher import Matcher
+from ontoflow.actors.intent._memory import MemoryLimits, inject_memory, recall, remember
+from ontoflow.actors.intent._pipeline import Understanding, understand
+from ontoflow.actors.intent._planner import Planned, build_plan
+from ontoflow.actors.intent._resolve import Resolution, resolve_goal
+from ontoflow.actors.intent.errors import DomainLoadError, IntentError, IntentRejected
+
+__all__ = [
+    "MANIFEST_NAMES",
+    "MAX_CANDIDATES",
+    "REPORT_KEY",
+    "Catalogue",
+    "DomainLoadError",
+    "DomainSource",
+    "EvalCase",
+    "EvalReport",
+    "GoalFigures",
+    "IntentAdapter",
+    "IntentError",
+    "IntentRejected",
+    "Matcher",
+    "MemoryLimits",
+    "Planned",
+    "Resolution",
+    "Understanding",
+    "answer_of",
+    "build_plan",
+    "confidence_gate",
+    "evaluate",
+    "find_domain_folders",
+    "inject_memory",
+    "read_domain",
+    "recall",
+    "remember",
+    "resolve_goal",
+    "understand",
+]

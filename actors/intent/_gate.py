@@ -1,0 +1,52 @@
+"""The confidence gate (seed 004): below its domain's threshold an intent is a question, never a guess.
+
+The threshold is the domain manifest's ``confidence_threshold`` (0.94 by default); the
+``general`` domain is exempt. The clarification lists the closest goals (the adapter's pick
+and its alternatives, or every goal when nothing matched), each with its description.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ontoflow.actors.intent._catalogue import Catalogue
+from ontoflow.protocols.domain import GATE_EXEMPT_DOMAIN, DomainOutput
+from ontoflow.protocols.intent import IntentOutput
+
+__all__ = ["MAX_CANDIDATES", "confidence_gate"]
+
+MAX_CANDIDATES = 5
+
+
+def _candidate(catalogue: Catalogue, domain: str, goal: str, confidence: float) -> dict[str, Any] | None:
+    found = catalogue.find(domain, goal)
+    if found is None:
+        return None
+    return {"domain": domain, "goal": goal, "description": found[1].description, "confidence": confidence}
+
+
+def confidence_gate(intent: IntentOutput, catalogue: Catalogue) -> DomainOutput | None:
+    """None when ``intent`` may go on; else a clarification listing the closest goals."""
+    manifest = catalogue.domains.get(intent.primary_domain)
+    if intent.primary_domain == GATE_EXEMPT_DOMAIN and intent.goal:
+        return None
+    if manifest is not None and intent.goal and intent.confidence >= manifest.confidence_threshold:
+        return None
+    picks = [(intent.primary_domain, intent.goal, intent.confidence)] if intent.goal else []
+    picks += [(a.domain, a.goal, a.confidence) for a in intent.alternatives]
+    candidates = [c for c in (_candidate(catalogue, *p) for p in picks) if c is not None]
+    if not candidates:
+        candidates = [{"domain": m.domain, "goal": g.id, "description": g.description, "confidence": 0.0} for m, g in catalogue.goals()]
+    candidates = candidates[:MAX_CANDIDATES]
+    threshold = manifest.confidence_threshold if manifest is not None else None
+    if intent.goal:
+        why = f"I am not sure enough what you mean (confidence {intent.confidence:.2f}, needed {threshold:.2f})."
+    else:
+        why = "I did not recognise what you want."
+    return DomainOutput(
+        status="clarification",
+        result={"candidates": candidates},
+        explanation=why + " Did you mean one of these?",
+        confidence=intent.confidence,
+        metadata={"resolution": "low_confidence" if intent.goal else "no_match", "threshold": threshold},
+    )

@@ -1,0 +1,112 @@
+"""From an entry request to a plan or a question: the front half in order, pure but for the adapter.
+
+    check_entry -> adapter.classify (with the session's previous turn) -> confidence gate
+      -> inject_memory -> resolve_goal -> build_plan -> remember the turn
+
+Memory is injected after the gate (an unsure guess is never completed from memory), before
+the resolver (so a carried entity counts as given), and only into a sentence that opens like
+a follow-up. The new memory is returned, never
+stored here; the caller stores it once the plan was accepted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import structlog
+
+from ontoflow.actors.intent._adapter import IntentAdapter
+from ontoflow.actors.intent._catalogue import Catalogue
+from ontoflow.actors.intent._gate import confidence_gate
+from ontoflow.actors.intent._memory import MemoryLimits, inject_memory, recall, remember
+from ontoflow.actors.intent._planner import Planned, build_plan
+from ontoflow.actors.intent._resolve import resolve_goal
+from ontoflow.actors.intent._text import is_follow_up
+from ontoflow.actors.intent.errors import IntentRejected
+from ontoflow.protocols.domain import DomainOutput
+from ontoflow.protocols.intent import EntryRequest, ExecutionIntent, IntentOutput, SessionMemory, Turn, check_entry
+
+__all__ = ["Understanding", "understand"]
+
+log = structlog.get_logger()
+
+_SAID_MAX = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class Understanding:
+    """What the front half made of one request.
+
+    Attributes:
+        intent: the adapter's answer (after memory injection when it went that far).
+        memory: the memory to keep (unchanged unless a plan was made or entities were asked for).
+        clarification: a question back to the user (then ``planned`` is None).
+        intents: the resolved intents.
+        planned: the plan to run and its answering steps.
+    """
+
+    intent: IntentOutput
+    memory: SessionMemory
+    clarification: DomainOutput | None = None
+    intents: list[ExecutionIntent] = field(default_factory=list)
+    planned: Planned | None = None
+
+
+async def understand(
+    request: EntryRequest,
+    *,
+    catalogue: Catalogue,
+    adapter: IntentAdapter,
+    memory: SessionMemory,
+    now_ms: int,
+    limits: MemoryLimits = MemoryLimits(),
+) -> Understanding:
+    """Run the front half on ``request``.
+
+    Raises:
+        IntentRejected: the request itself is invalid (empty, too long, a bad session id), or
+            the adapter's answer breaks the catalogue's rules (unknown goal, undeclared entity,
+            wrong type). Nothing is remembered then.
+    """
+    problems = check_entry(request)
+    if problems:
+        raise IntentRejected(problems)
+    previous = recall(memory, request.session_id, now_ms, limits)
+    intent = await adapter.classify(request.input_text, previous=previous)
+    # Keys and figures only: the sentence and the entity values are the user's words.
+    log.info("intent_classified", adapter=adapter.name, domain=intent.primary_domain, goal=intent.goal,
+             confidence=intent.confidence, entity_keys=sorted(intent.entities), text_chars=len(request.input_text),
+             had_previous=previous is not None)
+    question = confidence_gate(intent, catalogue)
+    if question is not None:
+        log.info("intent_gated", domain=intent.primary_domain, goal=intent.goal, confidence=intent.confidence,
+                 resolution=question.metadata.get("resolution"))
+        return Understanding(intent=intent, memory=memory, clarification=question)
+    # Only an elliptical sentence ("e as baixas?") leans on the previous turn; a whole new
+    # question ("top movers in Sweden") starts afresh even when its goal is the same.
+    leans = previous is not None and (bool(previous.pending) or is_follow_up(request.input_text))
+    injected = inject_memory(intent, previous if leans else None, catalogue)
+    said = intent.original_query
+    if injected is not intent and previous is not None:
+        said = (previous.said + "\n" + said)[-_SAID_MAX:]
+    resolution = resolve_goal(injected, catalogue, said=said)
+    if resolution.clarification is not None:
+        missing = [m["entity"] for m in resolution.clarification.result.get("missing", [])]
+        log.info("intent_needs_entities", domain=injected.primary_domain, goal=injected.goal, missing=missing)
+        # Remembered as pending: the next message ("Nordea") is read as the answer.
+        asked = Turn(domain=injected.primary_domain, goal=injected.goal, entities=resolution.entities, at_ms=now_ms,
+                     said=said, pending=missing)
+        return Understanding(intent=injected, memory=remember(memory, request.session_id, asked, limits),
+                             clarification=resolution.clarification)
+    planned = build_plan(
+        resolution.intents, catalogue, entities=resolution.entities, name=f"ask:{injected.primary_domain}.{injected.goal}"
+    )
+    log.info("intent_planned", domain=injected.primary_domain, goal=injected.goal,
+             capabilities=[i.capability for i in resolution.intents], steps=len(planned.plan.steps))
+    turn = Turn(domain=injected.primary_domain, goal=injected.goal, entities=resolution.entities, at_ms=now_ms, said=said)
+    return Understanding(
+        intent=injected,
+        memory=remember(memory, request.session_id, turn, limits),
+        intents=resolution.intents,
+        planned=planned,
+    )

@@ -1,0 +1,122 @@
+"""The planner (seed 004): resolved intents -> an ``ExecutionPlan`` for the existing plan engine.
+
+Pure, and driven by capability metadata only (never by a capability's name):
+
+* **decomposition**: a parameter holding a list, named by one of the capability's
+  ``decomposition.array_params`` (``param_name``), becomes one step per element with the
+  element under ``single_param_name``; the plan's ``max_concurrency`` is the rule's;
+* **flow.pre**: each ``{type, param, search_capability}`` of the capability becomes a step
+  placed before the step it serves: it runs ``search_capability`` with the parameters that
+  capability declares, and the served step's ``param`` is bound to its output
+  (``${<pre step>.<param>}``), so the served step waits for it;
+* **composition**: follow-ups (``composition.followup_roles`` with ``enabled_if`` and
+  ``param_map``) are run by the plan engine itself after the step that asks for them; the
+  planner hands it the intent's entities as the plan's ``parameters`` (what
+  ``enabled_if: {path: parameters.notify, ...}`` reads).
+
+Intents of one goal (a capability_map value mapped to a list) are independent steps: the
+engine runs them in parallel. Each step gets the parameters its capability declares.
+Step ids: ``<n>`` per intent (1-based), ``<n>-<k>`` per element, ``<step>-<type>`` for a pre
+step; the combine mode is ``report``, so every step's answer is read back in step order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ontoflow.actors.intent._catalogue import Catalogue
+from ontoflow.actors.intent.errors import IntentRejected
+from ontoflow.protocols.capability import CapabilityMetadata, flow_pre
+from ontoflow.protocols.errors import Problem
+from ontoflow.protocols.intent import ExecutionIntent
+from ontoflow.protocols.plan import ExecutionPlan, ExecutionStep
+
+__all__ = ["Planned", "build_plan"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+DEFAULT_MAX_CONCURRENCY = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A plan and the ids of the steps that answer the user (the served steps, not pre steps)."""
+
+    plan: ExecutionPlan
+    answer_steps: tuple[str, ...]
+
+
+def _accepted(meta: CapabilityMetadata, params: Mapping[str, Any]) -> dict[str, Any]:
+    keys = set(meta.input_keys) | set(meta.required_inputs)
+    return {k: v for k, v in params.items() if k in keys}
+
+
+def _elements(meta: CapabilityMetadata, params: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None]:
+    """The parameter sets of each element (one set when nothing fans out) and the rule's concurrency."""
+    rules = meta.decomposition.array_params if meta.decomposition else []
+    for rule in rules:
+        items = params.get(rule.param_name)
+        if isinstance(items, list):
+            base = {k: v for k, v in params.items() if k != rule.param_name}
+            return [{**base, rule.single_param_name: item} for item in items], rule.max_concurrency
+    return [params], None
+
+
+def build_plan(
+    intents: list[ExecutionIntent], catalogue: Catalogue, *, entities: Mapping[str, Any], name: str = "ask"
+) -> Planned:
+    """Plan ``intents`` (all of one goal).
+
+    Args:
+        intents: from the goal resolver.
+        catalogue: where each capability's metadata is read.
+        entities: the goal's entities (name -> value): the plan's ``parameters``.
+        name: the plan's name (for traces).
+
+    Raises:
+        IntentRejected: a capability the catalogue does not hold, a list parameter that no
+            decomposition rule takes, or a ``flow.pre`` search capability not loaded.
+    """
+    steps: list[ExecutionStep] = []
+    answers: list[str] = []
+    concurrency: list[int] = []
+    for n, intent in enumerate(intents, start=1):
+        meta = catalogue.capabilities.get(intent.capability)
+        if meta is None:
+            raise IntentRejected([Problem(path=f"intents[{n - 1}].capability", message="no such capability is loaded")])
+        elements, limit = _elements(meta, dict(intent.parameters))
+        if limit is not None:
+            concurrency.append(limit)
+        for k, params in enumerate(elements, start=1):
+            sid = str(n) if len(elements) == 1 else f"{n}-{k}"
+            for key, value in params.items():
+                if isinstance(value, list) and key in set(meta.input_keys) and meta.input_schema.get("properties", {}).get(key, {}).get("type") != "array":
+                    raise IntentRejected([Problem(path=f"parameters.{key}", message=f"carries several values, and {meta.id} takes one (it declares no decomposition for it)")])
+            own = _accepted(meta, params)
+            depends: list[str] = []
+            for pre in flow_pre(meta):
+                search = catalogue.capabilities.get(pre.search_capability)
+                if search is None:
+                    raise IntentRejected([Problem(path=f"{meta.id}.flow.pre", message=f"search capability {pre.search_capability!r} is not loaded")])
+                pid = f"{sid}-{_UNSAFE.sub('_', pre.type)}"
+                steps.append(
+                    ExecutionStep(id=pid, capability=search.id, params=_accepted(search, params), domain=intent.domain,
+                                  description=f"{pre.type} for step {sid}", output_key=pid)
+                )
+                own[pre.param] = "${" + pid + "." + pre.param + "}"
+                depends.append(pid)
+            steps.append(
+                ExecutionStep(id=sid, capability=meta.id, params=own, depends_on=depends, domain=intent.domain, output_key=sid)
+            )
+            answers.append(sid)
+    plan = ExecutionPlan(
+        steps=steps,
+        execution_mode="dag",
+        combine_mode="report",
+        max_concurrency=min(concurrency) if concurrency else DEFAULT_MAX_CONCURRENCY,
+        parameters=dict(entities),
+        name=name,
+    )
+    return Planned(plan=plan, answer_steps=tuple(answers))

@@ -1,0 +1,266 @@
+"""``ontoflow ask`` and ``ontoflow intents eval``: a composition root (it may import ``actors``).
+
+    ontoflow ask "TEXT" [--session S] [--json] [--domains DIR ...]
+    ontoflow intents eval FILE [--domains DIR ...] [--json]
+
+``ask`` turns a sentence into a run: the deterministic matcher -> the confidence gate -> the
+goal resolver -> the planner -> the plan, run on the embedded default (an orchestrator and
+worker processes, as ``ontoflow plan run``) -> the answer. Exit codes: 0 answered, 1 the run
+or the domain failed, 2 invalid (empty or oversized text, a bad session id, a domain that
+does not load, an intent the catalogue refuses: nothing ran, nothing was remembered),
+4 a clarification (a question back, with its candidates: nothing was guessed), 130
+interrupted.
+
+Domains: every ``--domains DIR`` (a folder with a ``domain.yaml`` and its handlers); without
+one, the folders listed in ``$ONTOFLOW_DOMAINS`` (separated by ``os.pathsep``), else every
+domain folder under ``./configs/examples`` (so it works from a fresh clone's root).
+
+Session memory (``--session S``) lives in ``$XDG_STATE_HOME/ontoflow/sessions.json``
+(``~/.local/state/ontoflow`` by default), readable by its owner only; without ``--session``
+nothing is remembered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.actors.intent import (
+    Catalogue,
+    DomainLoadError,
+    EvalCase,
+    IntentRejected,
+    Matcher,
+    answer_of,
+    evaluate,
+    find_domain_folders,
+    read_domain,
+    understand,
+)
+from ontoflow.actors.orchestrator.plans import compile_plan
+from ontoflow.protocols.domain import DomainOutput
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
+from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.cli import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options
+from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
+from ontoflow.runtime.errors import CapabilityLoadError, KernelError
+
+__all__ = ["EXIT_CLARIFICATION", "register", "state_file"]
+
+#: ``ask`` answered with a question (a clarification) instead of a result.
+EXIT_CLARIFICATION = 4
+DOMAINS_ENV = "ONTOFLOW_DOMAINS"
+EXAMPLES = Path("configs") / "examples"
+_memory_decoder = msgspec.json.Decoder(SessionMemory)
+
+
+def register(subparsers: Any) -> None:
+    """Add ``ask`` and the ``intents`` command group to the ``ontoflow`` parser."""
+    ask = subparsers.add_parser("ask", help="turn a sentence into a run and print the answer")
+    ask.add_argument("text", help="what you want, in English or Portuguese")
+    ask.add_argument("--session", default=None, metavar="S", help="remember this turn under session S (follow-ups)")
+    ask.add_argument("--json", action="store_true", help="print one JSON object: status, explanation, result, intent")
+    ask.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
+    _domain_options(ask)
+    logging_options(ask)
+    # A conversation: the answer itself says what failed, so the run's warnings stay quiet.
+    ask.set_defaults(handler=_cmd_ask, log_level="error")
+
+    intents = subparsers.add_parser("intents", help="evaluate the intent adapter")
+    sub = intents.add_subparsers(dest="intents_command", required=True)
+    ev = sub.add_parser("eval", help="accuracy, per-goal precision and recall, the gate, on a labelled set")
+    ev.add_argument("file", help="a YAML/JSON list of {text, domain, goal, entities}")
+    ev.add_argument("--json", action="store_true", help="print the report as JSON")
+    _domain_options(ev)
+    logging_options(ev)
+    ev.set_defaults(handler=_cmd_eval)
+
+
+def _domain_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--domains", action="append", default=[], metavar="DIR", help="a domain folder (repeatable)")
+
+
+def domain_paths(args: argparse.Namespace) -> list[Path]:
+    """The domain folders to load (see the module docstring for the order of sources)."""
+    if args.domains:
+        return [Path(d) for d in args.domains]
+    env = os.environ.get(DOMAINS_ENV, "")
+    if env.strip():
+        return [Path(p) for p in env.split(os.pathsep) if p.strip()]
+    return find_domain_folders(EXAMPLES)
+
+
+def load_catalogue(paths: list[Path]) -> tuple[Catalogue, list[Any], list[str]]:
+    """Read the domains and load their handlers: ``(catalogue, capability classes, specs)``.
+
+    Raises:
+        DomainLoadError: no domain found, or one that does not load.
+        CapabilityLoadError: handlers that do not import.
+        ManifestError: a domain naming a capability its handlers do not provide.
+    """
+    if not paths:
+        raise DomainLoadError(f"no domains: give --domains DIR, set ${DOMAINS_ENV}, or run where {EXAMPLES} holds domain folders")
+    sources = [read_domain(p) for p in paths]
+    specs = [s.handlers for s in sources if s.handlers]
+    classes = load_capabilities(specs) if specs else []
+    catalogue = Catalogue([s.manifest for s in sources], {c.metadata.id: c.metadata for c in classes})
+    return catalogue, classes, specs
+
+
+def state_file() -> Path:
+    """Where session memory is kept: ``$XDG_STATE_HOME/ontoflow/sessions.json``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "ontoflow" / "sessions.json"
+
+
+def _load_memory(path: Path) -> SessionMemory:
+    try:
+        return _memory_decoder.decode(path.read_bytes())
+    except FileNotFoundError:
+        return SessionMemory()
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        # A damaged memory file costs the follow-ups, never the question: start afresh.
+        print(f"ontoflow: session memory {path} is unreadable; starting without it", file=sys.stderr)
+        return SessionMemory()
+
+
+def _save_memory(path: Path, memory: SessionMemory) -> None:
+    """Write atomically (temporary file, then rename), readable by the owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=".sessions.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(msgspec.json.encode(memory))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _print_answer(answer: DomainOutput, *, as_json: bool, extra: dict[str, Any]) -> None:
+    if as_json:
+        doc = {"status": answer.status, "explanation": answer.explanation, "result": answer.result,
+               "confidence": answer.confidence, "metadata": answer.metadata, **extra}
+        sys.stdout.write(msgspec.json.encode(doc).decode() + "\n")
+        return
+    if answer.explanation:
+        print(answer.explanation)
+    if answer.status == "clarification":
+        for i, c in enumerate(answer.result.get("candidates", []), start=1):
+            label = c.get("symbol") or c.get("goal") or c.get("market") or ""
+            detail = c.get("name") or c.get("description") or c.get("exchange") or ""
+            print(f"  {i}. {label}  {detail}".rstrip())
+        for m in answer.result.get("missing", []):
+            print(f"  - {m['entity']}: {m['description']}")
+    elif not answer.explanation:
+        for a in answer.result.get("answers", []):
+            print(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
+
+
+def _exit_code(answer: DomainOutput) -> int:
+    return {"success": EXIT_OK, "clarification": EXIT_CLARIFICATION}.get(answer.status, EXIT_FAILED)
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    request = EntryRequest(session_id=args.session or "cli", input_text=args.text, channel="cli")
+    problems = check_entry(request)
+    if problems:
+        return fail("invalid question: " + "; ".join(str(p) for p in problems))
+    try:
+        catalogue, classes, specs = load_catalogue(domain_paths(args))
+    except (DomainLoadError, CapabilityLoadError, ManifestError) as exc:
+        return fail(str(exc))
+    store = state_file() if args.session else None
+    memory = _load_memory(store) if store is not None else SessionMemory()
+    adapter = Matcher(catalogue)
+
+    async def think() -> Any:
+        return await understand(request, catalogue=catalogue, adapter=adapter, memory=memory, now_ms=int(time.time() * 1000))
+
+    try:
+        understood = anyio.run(think, backend="asyncio")
+    except IntentRejected as exc:
+        return fail(str(exc))
+    intent = msgspec.to_builtins(understood.intent)
+    if understood.clarification is not None or understood.planned is None:
+        if store is not None and understood.memory is not memory:
+            _save_memory(store, understood.memory)  # a question was asked: its answer comes next
+        answer = understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
+        _print_answer(answer, as_json=args.json, extra={"intent": intent})
+        return _exit_code(answer)
+    planned = understood.planned
+    try:
+        compile_plan(planned.plan, catalogue.capabilities)  # checked before any process starts
+    except ManifestError as exc:
+        return fail(f"the plan for this question does not compile (a domain manifest bug): {exc}")
+
+    async def go() -> Any:
+        async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level) as cluster:
+            compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
+            return await cluster.run(compiled, {})  # type: ignore[arg-type]
+
+    try:
+        result = anyio.run(go, backend="asyncio")
+    except (KernelError, BaseExceptionGroup) as exc:
+        return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
+    if store is not None:
+        _save_memory(store, understood.memory)
+    answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
+    plan_doc = [{"id": s.id, "capability": s.capability, "depends_on": s.depends_on} for s in planned.plan.steps]
+    _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})
+    return _exit_code(answer)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    try:
+        catalogue, _, _ = load_catalogue(domain_paths(args))
+        data = decode_document(Path(args.file).read_bytes(), Path(args.file).suffix or "yaml")
+        cases = msgspec.convert(data, list[EvalCase])
+    except OSError as exc:
+        return fail(f"{args.file}: cannot read the file: {exc.strerror}")
+    except msgspec.ValidationError as exc:
+        return fail(f"{args.file}: not a labelled set: {exc}")
+    except (DomainLoadError, CapabilityLoadError, ManifestError) as exc:
+        return fail(str(exc))
+    if not cases:
+        return fail(f"{args.file}: the labelled set is empty")
+    matcher = Matcher(catalogue)
+
+    async def classify_all() -> list[Any]:
+        # Through the adapter interface, as an LLM adapter will be evaluated; no memory.
+        return [await matcher.classify(c.text) for c in cases]
+
+    predictions = anyio.run(classify_all, backend="asyncio")
+    thresholds = {d: m.confidence_threshold for d, m in catalogue.domains.items()}
+    report = evaluate(cases, predictions, thresholds)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        return EXIT_OK
+    print(f"adapter: {matcher.name}   cases: {report.cases}")
+    print(f"goal accuracy:     {report.goal_accuracy:.1%}")
+    print(f"entity accuracy:   {report.entity_accuracy:.1%}   (goal right and every labelled entity right)")
+    print(f"under the gate:    {report.under_gate} of {report.cases} (a clarification instead of an answer)")
+    print(f"precision of what passed the gate: {report.accepted_precision:.1%}")
+    print(f"threshold for 100% precision on this set: {report.threshold_for_full_precision:.4f} "
+          f"(would keep {report.kept_at_that_threshold} right answers)")
+    print(f"{'goal':<28} {'support':>7} {'precision':>9} {'recall':>7}")
+    for g in report.per_goal:
+        print(f"{g.goal:<28} {g.support:>7} {g.precision:>9.1%} {g.recall:>7.1%}")
+    if report.mistakes:
+        print("mistakes:")
+        for m in report.mistakes:
+            print(f"  {m['text']!r}: expected {m['expected']} {m['expected_entities']}, got {m['got']} {m['got_entities']} ({m['confidence']:.2f})")
+    return EXIT_OK
