@@ -12,6 +12,8 @@ from ontoflow.actors.intent._answer import REPORT_KEY, answer_of
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._eval import EvalCase, EvalReport, GoalFigures, evaluate
 from ontoflow.actors.intent._gate import MAX_CANDIDATES, confidence_gate
+from ontoflow.actors.intent._llm_adapter import LlmAdapter, catalogue_view, intent_prompt, intent_schema
+from ontoflow.actors.intent._llm_capability import LlmClassify
 from ontoflow.actors.intent._loader import MANIFEST_NAMES, DomainSource, find_domain_folders, read_domain
 from ontoflow.actors.intent._matcher import Matcher
 from ontoflow.actors.intent._memory import MemoryLimits, inject_memory, recall, remember
@@ -33,6 +35,8 @@ __all__ = [
     "IntentAdapter",
     "IntentError",
     "IntentRejected",
+    "LlmAdapter",
+    "LlmClassify",
     "Matcher",
     "MemoryLimits",
     "Planned",
@@ -40,10 +44,13 @@ __all__ = [
     "Understanding",
     "answer_of",
     "build_plan",
+    "catalogue_view",
     "confidence_gate",
     "evaluate",
     "find_domain_folders",
     "inject_memory",
+    "intent_prompt",
+    "intent_schema",
     "read_domain",
     "recall",
     "remember",

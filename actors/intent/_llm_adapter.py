@@ -1,0 +1,144 @@
+"""The LLM intent adapter: a model behind any OpenAI-compatible endpoint turns a sentence into a
+goal and entities, asked for as JSON matching a JSON Schema and decoded strictly.
+
+The prompt is built from the catalogue alone (every goal with its description and its
+``entities_schema``); the schema the answer must match names the goals and the domains as
+enums, so a model cannot invent one. An answer that does not decode into an
+``IntentOutput`` gets one guided retry that says what was wrong (the decoder's message: a
+field and a type, never the answer's text); a second bad answer becomes an empty intent
+(confidence 0), which the confidence gate turns into a clarification. Whatever decodes is still
+checked by the same pure rules as the matcher's (gate, entity validator, resolver), so a model
+can be wrong but cannot smuggle an undeclared entity through.
+
+Endpoint failures (down, slow, 429, 5xx) raise the client's typed errors: run as the
+capability ``intent.llm_classify`` (``_llm_capability``), the capability base retries the
+transient ones with backoff and jitter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import msgspec
+import structlog
+
+from ontoflow.actors.intent._adapter import IntentAdapter
+from ontoflow.actors.intent._catalogue import Catalogue
+from ontoflow.actors.llm import LlmClient
+from ontoflow.protocols.intent import IntentOutput, Turn
+
+__all__ = ["LlmAdapter", "catalogue_view", "intent_schema", "intent_prompt"]
+
+log = structlog.get_logger()
+
+
+class _Answer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What the model must answer (``original_query`` is ours, not the model's)."""
+
+    primary_domain: str
+    goal: str
+    entities: dict[str, Any]
+    confidence: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+
+
+_answer_decoder = msgspec.json.Decoder(_Answer)
+
+
+def catalogue_view(catalogue: Catalogue) -> dict[str, Any]:
+    """The catalogue as plain data for a prompt: domain -> goal -> description and entities."""
+    view: dict[str, Any] = {}
+    for manifest, goal in catalogue.goals():
+        entities = {}
+        for name, spec in goal.entities_schema.items():
+            shown: dict[str, Any] = {"type": spec.type}
+            if spec.values:
+                shown["values"] = list(spec.values)
+            if spec.required:
+                shown["required"] = True
+            if spec.description:
+                shown["description"] = spec.description
+            if spec.many:
+                shown["many"] = True
+            entities[name] = shown
+        view.setdefault(manifest.domain, {})[goal.id] = {"description": goal.description, "entities": entities}
+    return view
+
+
+def intent_schema(view: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON Schema the model's answer must match: known domains and goals (or ``""``)."""
+    goals = sorted({goal for domain in view.values() for goal in domain})
+    return {
+        "type": "object",
+        "properties": {
+            "primary_domain": {"type": "string", "enum": [*sorted(view), ""]},
+            "goal": {"type": "string", "enum": [*goals, ""]},
+            "entities": {"type": "object"},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["primary_domain", "goal", "entities", "confidence"],
+        "additionalProperties": False,
+    }
+
+
+def intent_prompt(view: Mapping[str, Any]) -> str:
+    """The system prompt: the rules of seed 004's intent layer and the catalogue."""
+    return (
+        "You classify one user sentence into one goal of the catalogue below, with its entities.\n"
+        "Rules: answer only JSON matching the schema; entities named *_text carry the user's own words, "
+        "copied from the sentence; enum entities carry exactly one of their declared values; never add an "
+        "entity the goal does not declare; never infer a technical id (a ticker, a table name) the user "
+        "did not say; confidence is how sure you are (0 to 1); when no goal fits, answer goal \"\" and "
+        "confidence 0.\nCatalogue (domain -> goal -> entities):\n"
+        + msgspec.json.encode(view).decode()
+    )
+
+
+class LlmAdapter(IntentAdapter):
+    """Classifies with a model (see the module docstring).
+
+    Args:
+        client: the endpoint.
+        catalogue: the domains and goals to choose among, or their :func:`catalogue_view` (what
+            a worker that runs the adapter as a capability receives).
+    """
+
+    name = "llm"
+
+    def __init__(self, client: LlmClient, catalogue: Catalogue | Mapping[str, Any]) -> None:
+        self._client = client
+        self._view = catalogue_view(catalogue) if isinstance(catalogue, Catalogue) else dict(catalogue)
+        self._format = {"type": "json_schema",
+                        "json_schema": {"name": "intent_output", "strict": True, "schema": intent_schema(self._view)}}
+
+    async def classify(self, text: str, *, previous: Turn | None = None) -> IntentOutput:
+        """See :class:`IntentAdapter`.
+
+        Raises:
+            ontoflow.actors.llm.LlmUnavailableError: the endpoint is down, slow, 429 or 5xx.
+            ontoflow.actors.llm.LlmError: the endpoint refused the request.
+        """
+        messages: list[dict[str, str]] = [{"role": "system", "content": intent_prompt(self._view)}]
+        if previous is not None:
+            messages.append({"role": "system", "content": "The previous turn of this conversation was: "
+                             + msgspec.json.encode({"domain": previous.domain, "goal": previous.goal,
+                                                    "entities": previous.entities}).decode()})
+        messages.append({"role": "user", "content": text})
+        for attempt in (1, 2):
+            answer = await self._client.chat(messages, response_format=self._format)
+            try:
+                decoded = _answer_decoder.decode(answer.content.encode())
+            except msgspec.ValidationError as exc:
+                problem = f"the answer does not match the schema: {exc}"
+            except msgspec.DecodeError:
+                problem = "the answer is not JSON"
+            else:
+                log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entity_keys=sorted(decoded.entities))
+                return IntentOutput(primary_domain=decoded.primary_domain, goal=decoded.goal,
+                                    entities=dict(decoded.entities), confidence=decoded.confidence,
+                                    original_query=text)
+            log.warning("llm_intent_undecodable", attempt=attempt, problem=problem[:200])
+            messages += [{"role": "assistant", "content": answer.content},
+                         {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again with JSON "
+                                                     "matching the schema exactly, nothing else."}]
+        return IntentOutput(primary_domain="", goal="", entities={}, confidence=0.0, original_query=text)
