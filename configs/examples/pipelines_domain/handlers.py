@@ -1,0 +1,96 @@
+"""The pipelines domain's handler: seed 003's chat state machine behind one capability.
+
+``pipelines.export_tables`` runs the state machine shipped with ontoflow (``CHAT_FSM``, a
+workflow manifest) on ontoflow's own engine, in this worker, with the request's entities as its
+input; answers the pipeline YAML (saved to the file the person named, if any) and, when asked,
+runs the compiled pipeline and answers how many rows each file got. A request the machine
+cannot meet answers what is missing; a second invalid pipeline answers a question for a person.
+This file imports only the public face and the synthesis package: a domain is a worker and its
+manifest, with nothing changed in the core.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ontoflow import Capability, CapabilityMetadata, Result, StepContext, arun_manifest
+from ontoflow.actors.capabilities import CAPABILITIES as BUILTINS
+from ontoflow.actors.synthesis import CHAT_CAPABILITIES, CHAT_FSM
+
+OUT = "ontoflow.domain.output"
+SOURCE, FORMAT, DESTINATION = "pipelines.source", "pipelines.format", "pipelines.destination"
+TABLES = "pipelines.tables"
+_SPLIT = re.compile(r"\s*(?:,|\band\b|\be\b)\s*")
+_ALL = {"all", "todas", "all the", "every", "todas as"}
+_FORMATS = {"json lines": "jsonl", "ndjson": "jsonl"}
+PIPELINE_FILE, RUN = "pipelines.pipeline_file", "pipelines.run"
+
+
+def _answer(status: str, explanation: str, result: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"status": status, "explanation": explanation, "result": result or {}, "confidence": 1.0, "metadata": {}}
+
+
+class ExportTables(Capability):
+    """Write (and optionally run) the pipeline that exports a SQLite database's tables."""
+
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
+        id="pipelines.export_tables",
+        description="Write an OML pipeline exporting a SQLite database's tables, and run it if asked.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                SOURCE: {"type": "string", "minLength": 1},
+                FORMAT: {"type": "string", "minLength": 1, "default": "csv"},
+                TABLES: {"type": "string", "minLength": 1},
+                DESTINATION: {"type": "string", "minLength": 1, "default": "./out"},
+                PIPELINE_FILE: {"type": "string", "minLength": 1},
+                RUN: {"type": "boolean", "default": False},
+            },
+            "required": [SOURCE],
+        },
+        outputs=[OUT],
+        timeout_ms=600_000,
+        idempotent=True,
+        intent_hints={"keywords": ["export", "exportar", "pipeline", "sqlite"]},
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
+        fmt = inputs[FORMAT].strip().lower()
+        request: dict[str, Any] = {"source": inputs[SOURCE], "format": _FORMATS.get(fmt, fmt),
+                                   "destination": inputs[DESTINATION]}
+        named = [t for t in _SPLIT.split(inputs.get(TABLES, "").strip()) if t and t.lower() not in _ALL]
+        if named:  # the tables as the person named them; discovery says whether they exist
+            request["tables"] = named
+        machine = await arun_manifest(CHAT_FSM, CHAT_CAPABILITIES, inputs={"pipelines.request": request})
+        ended_in = machine.trace[-1].block if machine.trace else ""
+        message = machine.context.get("pipelines.message", "")
+        if ended_in == "hand_over":
+            return Result(outputs={OUT: _answer("clarification", message, {"missing": []})})
+        if ended_in != "compile" or machine.status != "completed":
+            return Result(outputs={OUT: _answer("failure", message or f"the pipeline could not be made ({machine.error})")})
+        text: str = machine.context["pipelines.yaml"]
+        lines = []
+        result: dict[str, Any] = {"pipeline_yaml": text}
+        saved = inputs.get(PIPELINE_FILE)
+        if saved:
+            target = Path(saved)
+            if not target.parent.is_dir():
+                return Result(outputs={OUT: _answer("failure", f"cannot save the pipeline: the folder {target.parent} "
+                                                               "does not exist")})
+            target.write_text(text)
+            result["pipeline_file"] = saved
+            lines.append(f"Pipeline saved to {saved}:")
+        lines.append(text.rstrip())
+        if inputs[RUN]:
+            ran = await arun_manifest(machine.context["pipelines.document"], BUILTINS)
+            rows = {e.block: e.event for e in ran.trace}
+            result["run"] = {"status": ran.status, "error": ran.error, "steps": rows}
+            lines.append(f"Ran it: {ran.status}" + (f" ({ran.error})" if ran.error else "") + ".")
+            if ran.status != "completed":
+                return Result(outputs={OUT: _answer("failure", "\n".join(lines), result)})
+        return Result(outputs={OUT: _answer("success", "\n".join(lines), result)})
+
+
+CAPABILITIES = [ExportTables]
