@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from ontoflow.runtime.cli import _completion
 from ontoflow.runtime.cli._config import find_config, load_config, section_defaults
-from ontoflow.runtime.cli._shared import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_INVALID, fail, set_json_errors
+from ontoflow.runtime.cli._shared import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_INVALID, fail, json_errors, set_json_errors
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.logging import configure_logging
 
@@ -46,8 +46,10 @@ class _Parser(argparse.ArgumentParser):
     verbs: dict[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        sys.exit(fail(f"{self.prog}: {message}", EXIT_INVALID, kind="usage"))
+        if not json_errors():
+            self.print_usage(sys.stderr)
+        verb = self.prog.removeprefix("ontoflow").strip()  # "run", "keys generate"; "" at the top
+        sys.exit(fail(f"{verb}: {message}" if verb else message, EXIT_INVALID, kind="usage"))
 
 
 def _version() -> str:

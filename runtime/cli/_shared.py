@@ -45,6 +45,7 @@ __all__ = [
     "error_code",
     "fail",
     "first_error",
+    "json_errors",
     "logging_options",
     "print_result",
     "print_table",
@@ -72,6 +73,11 @@ class _ErrorFormat:
 def set_json_errors(on: bool) -> None:
     """Print errors as one JSON object (``--json``) or as ``ontoflow: MESSAGE`` lines."""
     _ErrorFormat.json = on
+
+
+def json_errors() -> bool:
+    """Whether errors are printed as JSON (``--json`` was given)."""
+    return _ErrorFormat.json
 
 
 def error_code(exit_code: int) -> str:
