@@ -12,6 +12,8 @@ import time
 from types import TracebackType
 from typing import Any, TextIO
 
+import anyio
+
 __all__ = ["ProgressLine"]
 
 #: How long a run goes before its progress is shown.
@@ -32,9 +34,11 @@ class ProgressLine:
         self._delay_s = delay_s
         self._since = time.monotonic()
         self._status: Any = None
+        self.text = ""
 
     def show(self, text: str) -> None:
         """Draw ``text`` as the line (a no-op when not a terminal or still within the delay)."""
+        self.text = text
         if not self.enabled:
             return
         elapsed = time.monotonic() - self._since
@@ -48,6 +52,13 @@ class ProgressLine:
         from rich.markup import escape
 
         self._status.update(f"{escape(text)}  [dim]{elapsed:.1f} s[/dim]")
+
+    async def keep_drawn(self, every_s: float = 0.1) -> None:
+        """Redraw the last text every ``every_s`` (the clock moves while nothing else does);
+        runs until cancelled."""
+        while True:
+            await anyio.sleep(every_s)  # a display refresh, not a synchronisation
+            self.show(self.text)
 
     def close(self) -> None:
         """Erase the line (the run ended); safe to call twice."""

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from ontoflow.protocols.client import (
     CancelRun,
     ClientMessage,
@@ -152,15 +154,18 @@ def _submit_and_watch(args: argparse.Namespace, submit: Submit) -> list[ClientMe
             done = 0
             with ProgressLine() as line:
                 line.show(describe(done, []))
-                reply = await request(client, Watch(run_id=accepted.run_id), timeout_s=None)
-                while isinstance(reply, RunProgress):
-                    done += len(reply.steps)
-                    last = reply.steps[-1] if reply.steps else None
-                    text = describe(done, [])
-                    if last is not None:
-                        text += f" · last {last.get('step_id', '')} {last.get('capability', '')} {last.get('event', '')}"
-                    line.show(text)
-                    reply = (await client.recv_batch(1))[0]
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(line.keep_drawn)
+                    reply = await request(client, Watch(run_id=accepted.run_id), timeout_s=None)
+                    while isinstance(reply, RunProgress):
+                        done += len(reply.steps)
+                        last = reply.steps[-1] if reply.steps else None
+                        text = describe(done, [])
+                        if last is not None:
+                            text += f" · last {last.get('step_id', '')} {last.get('capability', '')} {last.get('event', '')}"
+                        line.show(text)
+                        reply = (await client.recv_batch(1))[0]
+                    tg.cancel_scope.cancel()
             return [accepted, reply]
 
     try:
