@@ -1,0 +1,32 @@
+"""The CLI package's public face, and the verb groups it joins."""
+
+from __future__ import annotations
+
+import importlib
+
+from ontoflow.runtime import cli
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert cli.__all__ == sorted(cli.__all__)
+    for name in cli.__all__:
+        assert hasattr(cli, name), name
+
+
+def test_every_group_registers_and_no_verb_is_lost() -> None:
+    for name in cli.COMMAND_GROUPS:
+        assert callable(importlib.import_module(name).register), name
+    verbs = set(cli.build_parser().verbs)
+    assert verbs == {
+        "run", "worker", "plan", "pipeline", "daemon", "submit", "status", "cancel", "watch",
+        "runs", "show", "workers", "keys", "completion",
+    }
+
+
+def test_every_verb_has_the_common_options() -> None:
+    parser = cli.build_parser()
+    for name, verb in parser.verbs.items():
+        if name in ("plan", "pipeline", "keys", "completion"):  # groups of sub-verbs, and completion
+            continue
+        args = verb.parse_args(["x"] if name in ("run", "status", "cancel", "watch", "show") else [])
+        assert args.log_level == "warning" and args.log_file is None, name
