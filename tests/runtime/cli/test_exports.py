@@ -28,5 +28,5 @@ def test_every_verb_has_the_common_options() -> None:
     for name, verb in parser.verbs.items():
         if name in ("plan", "pipeline", "keys", "completion"):  # groups of sub-verbs, and completion
             continue
-        args = verb.parse_args(["x"] if name in ("run", "status", "cancel", "watch", "show") else [])
+        args = verb.parse_args(["x"] if name in ("run", "submit", "status", "cancel", "watch", "show") else [])
         assert args.log_level == "warning" and args.log_file is None, name
