@@ -66,6 +66,14 @@ def test_completion_scripts_are_valid_and_know_the_verbs_and_flags(cli, shell: s
     script.write_text(ran.stdout)
     check = subprocess.run([shell, "-n", str(script)], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+    if shell == "bash":  # complete for real, as bash does on Tab
+        probe = (
+            f"source {script}; "
+            "COMP_WORDS=(ontoflow sub); COMP_CWORD=1; _shtab_ontoflow ontoflow sub ontoflow; echo \"${COMPREPLY[@]}\"; "
+            "COMP_WORDS=(ontoflow submit --cu); COMP_CWORD=2; _shtab_ontoflow ontoflow --cu submit; echo \"${COMPREPLY[@]}\""
+        )
+        done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True)
+        assert done.stdout.splitlines() == ["submit", "--curve-secret --curve-server-key"], done.stderr
 
 
 def test_a_closed_stdout_ends_quietly_with_141(workdir: Path) -> None:
@@ -229,3 +237,9 @@ def test_progress_is_shown_on_a_terminal_while_the_run_is_long(workdir: Path) ->
     assert proc.returncode == 0
     doc = msgspec.json.decode(out)
     assert doc["status"] == "completed" and doc["context"]["test.opened"] == "open"
+
+
+@pytest.mark.parametrize(("verb", "needs"), [("worker", "--connect"), ("daemon", "--bind")])
+def test_an_address_from_nowhere_is_a_clear_error(cli, verb: str, needs: str) -> None:
+    ran = cli(verb)
+    assert ran.code == 2 and needs in ran.stderr and f"[{verb}]" in ran.stderr and "Traceback" not in ran.stderr
