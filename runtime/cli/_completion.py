@@ -27,7 +27,7 @@ def register(subparsers: Any, root: argparse.ArgumentParser) -> None:
     """Add ``completion`` to the ``ontoflow`` parser ``root`` (whose script it prints)."""
     c = subparsers.add_parser("completion", help="print the shell completion script (bash or zsh)")
     c.add_argument("shell", choices=SHELLS)
-    c.set_defaults(handler=lambda args: _cmd_completion(root, args), log_level="warning", log_file=None)
+    c.set_defaults(handler=lambda args: _cmd_completion(root, args))
 
 
 def _cmd_completion(root: argparse.ArgumentParser, args: argparse.Namespace) -> int:

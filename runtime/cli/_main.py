@@ -121,7 +121,8 @@ def _main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     set_json_errors(bool(getattr(args, "json", False)))
     try:
-        configure_logging(level=args.log_level, file=args.log_file)
+        # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.
+        configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None))
     except ConfigError as exc:
         return fail(str(exc))
     return args.handler(args)

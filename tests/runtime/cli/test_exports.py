@@ -30,3 +30,18 @@ def test_every_verb_has_the_common_options() -> None:
             continue
         args = verb.parse_args(["x"] if name in ("run", "submit", "status", "cancel", "watch", "show") else [])
         assert args.log_level == "warning" and args.log_file is None, name
+
+
+def test_a_group_joins_with_one_line(tmp_path, monkeypatch) -> None:
+    (tmp_path / "hello_group.py").write_text(
+        "def register(subparsers):\n"
+        "    p = subparsers.add_parser('hello')\n"
+        "    p.set_defaults(handler=lambda args: 7)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from ontoflow.runtime.cli import _main
+
+    monkeypatch.setattr(_main, "COMMAND_GROUPS", (*_main.COMMAND_GROUPS, "hello_group"))
+    parser = _main.build_parser()
+    args = parser.parse_args(["hello"])
+    assert args.handler(args) == 7
