@@ -107,9 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _stdout_closed()
     except BaseExceptionGroup as group:  # a task group wraps what its tasks raised
-        if group.split(BrokenPipeError)[0] is None:
-            raise
-        return _stdout_closed()
+        if group.split(BrokenPipeError)[0] is not None:
+            return _stdout_closed()
+        if group.split(KeyboardInterrupt)[0] is not None:
+            return EXIT_INTERRUPTED
+        raise
 
 
 def _main(argv: list[str]) -> int:
