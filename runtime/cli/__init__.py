@@ -10,11 +10,12 @@ codes, error reporting, output) is in ``_shared``; the configuration file in ``_
     _queries.py     runs, show, workers
     _keys.py        keys generate
     _completion.py  completion bash|zsh
+    errors.py       NoAnswerError
     _client.py      the client socket (open_client, request) and the connection flags
     _progress.py    a run's progress on stderr
 """
 
-from ontoflow.runtime.cli._client import NoAnswerError, curve_client, open_client, request
+from ontoflow.runtime.cli._client import curve_client, open_client, request
 from ontoflow.runtime.cli._local import load_manifest
 from ontoflow.runtime.cli._main import COMMAND_GROUPS, build_parser, main
 from ontoflow.runtime.cli._shared import (
@@ -33,6 +34,7 @@ from ontoflow.runtime.cli._shared import (
     print_result,
     write_json,
 )
+from ontoflow.runtime.cli.errors import NoAnswerError
 
 __all__ = [
     "BUILTIN_CAPABILITIES",

@@ -19,12 +19,12 @@ import anyio
 from ontoflow.protocols.client import Busy, ClientMessage, Error, Status, SubmitAccepted
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, common_options, fail
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
-from ontoflow.runtime.errors import ConfigError, KernelError, TransportError
+from ontoflow.runtime.cli.errors import NoAnswerError
+from ontoflow.runtime.errors import ConfigError, TransportError
 from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DealerSocket, open_dealer
 
 __all__ = [
-    "NoAnswerError",
     "ask",
     "client_curve",
     "client_options",
@@ -35,10 +35,6 @@ __all__ = [
     "request",
     "unexpected",
 ]
-
-
-class NoAnswerError(KernelError):
-    """Raised when the daemon does not answer a request in time (down, or refusing our key)."""
 
 
 @asynccontextmanager

@@ -28,7 +28,6 @@ from ontoflow.protocols.client import (
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document, manifest_from_data
 from ontoflow.runtime.cli._client import (
-    NoAnswerError,
     client_curve,
     client_options,
     converse,
@@ -40,6 +39,7 @@ from ontoflow.runtime.cli._client import (
 from ontoflow.runtime.cli._local import gather_inputs, input_options
 from ontoflow.runtime.cli._progress import ProgressLine, describe
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, print_result, utc, write_json
+from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
 from ontoflow.runtime.loop import run as run_async
 
