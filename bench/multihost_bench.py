@@ -32,7 +32,7 @@ import anyio
 from bench.noop import linear_manifest
 from bench.record import cpu_ticks, machine_facts, steal_percent
 from ontoflow.protocols.client import Error, RunStatus, Submit, SubmitAccepted, Workers, WorkersInfo
-from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli import open_client, request
 from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["measure_detection", "measure_throughput"]

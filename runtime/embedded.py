@@ -27,6 +27,7 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.manifest import WorkflowManifest
 from ontoflow.runtime.actor import RestartPolicy, Supervisor, process_child
 from ontoflow.runtime.errors import StartupError
+from ontoflow.runtime.logging import log_file
 from ontoflow.runtime.transport import shared_context
 
 __all__ = ["LocalCluster", "TRANSPORTS", "WORKER_NICE", "open_local_cluster", "worker_argv"]
@@ -72,6 +73,7 @@ def worker_argv(
     """The command line of a local worker process."""
     argv = [sys.executable, "-m", "ontoflow", "worker", "--connect", address, "--slots", str(slots)]
     argv += ["--worker-id", worker_id, "--log-level", log_level, "--no-builtins", "--nice", str(nice)]
+    argv += ["--log-file", path] if (path := log_file()) is not None else []  # one log for the whole cluster
     for spec in capability_specs:
         argv += ["--capabilities", spec]
     return argv

@@ -16,7 +16,7 @@ import structlog
 
 from ontoflow.runtime.errors import ConfigError
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "log_file"]
 
 _LEVELS = {
     "debug": logging.DEBUG,
@@ -28,6 +28,17 @@ _LEVELS = {
 
 # The file opened by the last call, closed when logging is reconfigured or at exit.
 _open_file: TextIO | None = None
+# Its path, for child processes that log to the same file (``log_file``).
+_open_path: str | None = None
+
+
+def log_file() -> str | None:
+    """The absolute path of the file this process logs to; None when it logs to a stream.
+
+    A process that starts others (the embedded cluster's workers) passes it on, so that one
+    ``--log-file`` holds the log lines of them all.
+    """
+    return _open_path
 
 
 def configure_logging(
@@ -53,7 +64,7 @@ def configure_logging(
     Raises:
         ConfigError: when ``level`` is unknown or ``file`` cannot be opened.
     """
-    global _open_file
+    global _open_file, _open_path
     numeric = _LEVELS.get(level.lower()) if isinstance(level, str) else None
     if numeric is None:
         raise ConfigError(f"log level must be one of {', '.join(_LEVELS)}")
@@ -68,6 +79,7 @@ def configure_logging(
     _close_open_file()
     if file is not None:
         _open_file = target
+        _open_path = os.path.abspath(file)
 
     processors: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
@@ -92,10 +104,11 @@ def configure_logging(
 
 
 def _close_open_file() -> None:
-    global _open_file
+    global _open_file, _open_path
     if _open_file is not None:
         _open_file.close()
         _open_file = None
+        _open_path = None
 
 
 atexit.register(_close_open_file)

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from ontoflow.protocols.client import Workers, WorkersInfo
-from ontoflow.runtime.cli_daemon import request
+from ontoflow.runtime.cli import request
 from tests.integration._cli import Ran, run_ontoflow
 from tests.integration.durable_helpers import REPO
 

@@ -24,7 +24,7 @@ import pytest
 from ontoflow.actors.replay import context_digest
 from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli import open_client, request
 from tests.integration.durable_helpers import REPO, Daemon
 from tests.integration.replay_helpers import (
     ReplayWorker,

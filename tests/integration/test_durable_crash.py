@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
-from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli import open_client, request
 from tests.integration.durable_capabilities import manifest, step_value
 from tests.integration.durable_helpers import (
     Daemon,

@@ -26,7 +26,7 @@ from ontoflow.protocols.client import (
     Workers,
     WorkersInfo,
 )
-from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli import open_client, request
 from tests.integration.durable_capabilities import manifest
 from tests.integration.durable_helpers import REPO, Daemon, Worker, audit_lines, wait_for_starts
 

@@ -30,7 +30,7 @@ from ontoflow.protocols.client import (
     Workers,
     WorkersInfo,
 )
-from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli import open_client, request
 from tests.integration._cli import Ran, run_ontoflow
 from tests.integration.durable_capabilities import BLOB_ID, STEP_ID, manifest, step_value
 from tests.integration.durable_helpers import REPO, Daemon, Worker, journal_outcomes, wait_for_starts

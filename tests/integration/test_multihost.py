@@ -12,7 +12,7 @@ from ontoflow.actors.orchestrator.engine import compile_workflow
 from ontoflow.actors.worker import WorkerHost
 from ontoflow.protocols import CapabilityMetadata, manifest_from_data
 from ontoflow.protocols.client import CancelRun, RunStatus, Status, Submit, SubmitAccepted
-from ontoflow.runtime.cli_daemon import open_client, request
+from ontoflow.runtime.cli import open_client, request
 from ontoflow.runtime.transport import shared_context
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ import anyio
 import msgspec
 
 from ontoflow.protocols.client import Error, Status, Submit
-from ontoflow.runtime.cli_daemon import open_client
+from ontoflow.runtime.cli import open_client
 from ontoflow.runtime.loop import run
 
 

@@ -27,7 +27,7 @@ from ontoflow.actors.orchestrator.engine import RunEngine
 from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli import logging_options
+from ontoflow.runtime.cli._shared import logging_options
 from ontoflow.runtime.journal import Journal, JournalError, open_journal_readonly
 
 __all__ = ["register"]

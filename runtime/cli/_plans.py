@@ -1,6 +1,6 @@
 """``ontoflow plan ...`` and ``ontoflow pipeline ...``: a composition root (it may import ``actors``).
 
-    ontoflow plan run PLAN.yaml [--input KEY=VALUE ...] [--json]
+    ontoflow plan run PLAN.yaml [--input KEY=VALUE ...] [--input-file FILE] [--json]
     ontoflow pipeline check PIPELINE.yaml [--json]     exit 0 valid, 2 with every error and its path
     ontoflow pipeline compile PIPELINE.yaml            the plan, deterministic JSON
     ontoflow pipeline run PIPELINE.yaml [--connections FILE] [--json]
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import msgspec
 
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import RunResult
@@ -32,10 +31,21 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.protocols.oml import Pipeline, check_oml, pipeline_from_data
 from ontoflow.protocols.plan import ExecutionPlan, plan_from_data
-from ontoflow.runtime.cli import EXIT_FAILED, EXIT_INVALID, EXIT_OK, capability_specs, fail, first_error, logging_options, print_result
+from ontoflow.runtime.cli._local import gather_inputs, input_options, run_with_progress
+from ontoflow.runtime.cli._shared import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_OK,
+    capability_specs,
+    common_options,
+    fail,
+    first_error,
+    print_result,
+    write_json,
+)
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError
-from ontoflow.runtime.inputs import check_inputs, parse_inputs
+from ontoflow.runtime.inputs import check_inputs
 
 __all__ = ["register"]
 
@@ -58,12 +68,12 @@ def register(subparsers: Any) -> None:
     check.add_argument("pipeline")
     check.add_argument("--json", action="store_true", help="print {valid, errors: [{path, message}]}")
     _catalog_options(check)
-    logging_options(check)
+    common_options(check)
     check.set_defaults(handler=_cmd_check)
     comp = pipe_sub.add_parser("compile", help="print the plan a pipeline compiles to")
     comp.add_argument("pipeline")
     _catalog_options(comp)
-    logging_options(comp)
+    common_options(comp)
     comp.set_defaults(handler=_cmd_compile)
     prun = pipe_sub.add_parser("run", help="check, compile and run a pipeline")
     prun.add_argument("pipeline")
@@ -78,13 +88,13 @@ def _catalog_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
+    input_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object: status, context, trace")
     parser.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
     parser.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     parser.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
     _catalog_options(parser)
-    logging_options(parser)
+    common_options(parser)
 
 
 def _read(path: str) -> tuple[Any, str]:
@@ -93,7 +103,7 @@ def _read(path: str) -> tuple[Any, str]:
         data = p.read_bytes()
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
-    return decode_document(data, p.suffix or "json"), hashlib.sha256(data).hexdigest()
+    return decode_document(data, p.suffix or "json", source=str(p)), hashlib.sha256(data).hexdigest()
 
 
 def _load_pipeline(path: str, catalog: dict[str, Any]) -> tuple[Pipeline, ExecutionPlan, str]:
@@ -117,7 +127,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         problems = exc.problems
     if args.json:
         doc = {"valid": not problems, "errors": [{"path": p.path, "message": p.message} for p in problems]}
-        sys.stdout.write(msgspec.json.encode(doc).decode() + "\n")
+        write_json(doc)
     elif problems:
         print(f"ontoflow: invalid pipeline {args.pipeline}:", file=sys.stderr)
         for p in problems:
@@ -165,7 +175,7 @@ def _run(args: argparse.Namespace, load: Any) -> int:
         classes = load_capabilities(specs)
         catalog = {cls.metadata.id: cls.metadata for cls in classes}
         plan, digest = load(catalog)
-        inputs = parse_inputs(args.input)
+        inputs = gather_inputs(args)
         check_inputs(inputs, catalog)
         # Checked here, before any process starts, so a bad plan costs nothing.
         compile_plan(plan, catalog, plan_hash=digest, worktree=os.getcwd())
@@ -179,7 +189,7 @@ def _run(args: argparse.Namespace, load: Any) -> int:
             log_level=args.log_level, defaults={WORK_DIR_KEY: work_dir},
         ) as cluster:
             compiled = compile_plan(plan, cluster.catalog, defaults=cluster.defaults, plan_hash=digest, worktree=os.getcwd())
-            return await cluster.run(compiled, inputs)  # type: ignore[arg-type]
+            return await run_with_progress(cluster, compiled, inputs)
 
     try:
         result = anyio.run(go, backend="asyncio")

@@ -1,0 +1,62 @@
+"""The ``ontoflow`` command: a composition root (it may import ``actors``).
+
+One module per verb group, joined in ``_main`` (``COMMAND_GROUPS``); what they share (exit
+codes, error reporting, output) is in ``_shared``; the configuration file in ``_config``.
+
+    _local.py       run, worker
+    _plans.py       plan run, pipeline check|compile|run
+    _daemon.py      daemon
+    _runs.py        submit, status, cancel, watch
+    _queries.py     runs, show, workers
+    _keys.py        keys generate
+    _completion.py  completion bash|zsh
+    errors.py       NoAnswerError
+    _client.py      the client socket (open_client, request) and the connection flags
+    _progress.py    a run's progress on stderr
+"""
+
+from ontoflow.runtime.cli._client import curve_client, open_client, request
+from ontoflow.runtime.cli._local import load_manifest
+from ontoflow.runtime.cli._main import COMMAND_GROUPS, build_parser, main
+from ontoflow.runtime.cli._shared import (
+    BUILTIN_CAPABILITIES,
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_JOURNAL,
+    EXIT_OK,
+    capability_specs,
+    common_options,
+    fail,
+    first_error,
+    logging_options,
+    print_result,
+    write_json,
+)
+from ontoflow.runtime.cli.errors import NoAnswerError
+
+__all__ = [
+    "BUILTIN_CAPABILITIES",
+    "COMMAND_GROUPS",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_INVALID",
+    "EXIT_JOURNAL",
+    "EXIT_OK",
+    "NoAnswerError",
+    "build_parser",
+    "capability_specs",
+    "common_options",
+    "curve_client",
+    "fail",
+    "first_error",
+    "load_manifest",
+    "logging_options",
+    "main",
+    "open_client",
+    "print_result",
+    "request",
+    "write_json",
+]

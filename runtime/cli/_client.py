@@ -1,0 +1,155 @@
+"""Talking to a daemon: the client's socket, one request and its reply, the connection flags.
+
+Clients talk to a daemon with the client API of ``protocols.client`` over a DEALER
+(``open_client`` / ``request``, also used by ``bench/`` and the tests). The connection comes
+from ``--connect`` / ``--curve-secret`` / ``--curve-server-key``, else the environment
+(``ONTOFLOW_CONNECT``, ``ONTOFLOW_CURVE_SECRET``, ``ONTOFLOW_CURVE_SERVER_KEY``), else the
+``[client]`` section of the config file (see ``_config``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from ontoflow.protocols.client import Busy, ClientMessage, Error, Status, SubmitAccepted
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, common_options, fail
+from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
+from ontoflow.runtime.cli.errors import NoAnswerError
+from ontoflow.runtime.errors import ConfigError, TransportError
+from ontoflow.runtime.loop import run as run_async
+from ontoflow.runtime.transport import DealerSocket, open_dealer
+
+__all__ = [
+    "ask",
+    "client_curve",
+    "client_options",
+    "converse",
+    "curve_client",
+    "open_client",
+    "reply_code",
+    "request",
+    "unexpected",
+]
+
+
+@asynccontextmanager
+async def open_client(address: str, *, curve: CurveClient | None = None) -> AsyncIterator[DealerSocket]:
+    """Connect a client DEALER to a daemon; close it on exit.
+
+    Raises:
+        runtime.errors.TransportError: when the address is invalid.
+    """
+    async with open_dealer(address, curve=curve, client=True) as dealer:
+        yield dealer
+
+
+async def request(client: DealerSocket, message: ClientMessage, *, timeout_s: float | None = 10.0) -> ClientMessage:
+    """Send one request and return the daemon's reply.
+
+    Raises:
+        NoAnswerError: when no reply comes within ``timeout_s`` (``None``: wait forever).
+    """
+    client.send(message)
+    with anyio.move_on_after(timeout_s):
+        return (await client.recv_batch(1))[0]
+    raise NoAnswerError(f"no answer from {client.address} within {timeout_s:g} s (is the daemon up, is our key authorised?)")
+
+
+def curve_client(secret_file: str | None, server_key_file: str | None) -> CurveClient | None:
+    """CURVE settings of a worker or client from its key files; None when both are absent.
+
+    Raises:
+        ConfigError: when only one file is given, or a key file is invalid.
+    """
+    if secret_file is None and server_key_file is None:
+        return None
+    if secret_file is None or server_key_file is None:
+        raise ConfigError("CURVE needs both --curve-secret and --curve-server-key")
+    return CurveClient(keys=load_keys(secret_file), server_public=load_public_key(server_key_file))
+
+
+def client_options(parser: argparse.ArgumentParser) -> None:
+    """The flags every client verb has: where the daemon is, CURVE, the answer's timeout."""
+    parser.add_argument("--connect", default=None, metavar="ADDRESS", help="the daemon's address (else ONTOFLOW_CONNECT)")
+    parser.add_argument("--curve-secret", default=None, metavar="FILE", help="this client's NAME.key_secret (else ONTOFLOW_CURVE_SECRET)")
+    parser.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's NAME.key (else ONTOFLOW_CURVE_SERVER_KEY)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for an answer (not the run)")
+    common_options(parser)
+    parser.set_defaults(config_section="client")
+
+
+def client_curve(args: argparse.Namespace) -> CurveClient | None:
+    """The connection's CURVE settings from the parsed flags (after the env and config).
+
+    Raises:
+        ConfigError: when there is no daemon address, or the key files are wrong.
+    """
+    if args.connect is None:
+        raise ConfigError("no daemon address: give --connect, set ONTOFLOW_CONNECT, or connect in the [client] section of the config file")
+    return curve_client(args.curve_secret, args.curve_server_key)
+
+
+def converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False) -> list[ClientMessage] | int:
+    """Send requests in order, one reply each; returns the replies or an exit code.
+
+    A ``Status`` after a ``SubmitAccepted`` asks for the run just accepted; ``wait_last``
+    waits for the last reply without a timeout (a run's end).
+    """
+    try:
+        curve = client_curve(args)
+    except ConfigError as exc:
+        return fail(str(exc))
+
+    async def go() -> list[ClientMessage]:
+        replies: list[ClientMessage] = []
+        async with open_client(args.connect, curve=curve) as client:
+            for i, message in enumerate(messages):
+                if i > 0 and isinstance(message, Status) and isinstance(replies[-1], SubmitAccepted):
+                    message = Status(run_id=replies[-1].run_id, wait=message.wait)
+                last = wait_last and i == len(messages) - 1
+                reply = await request(client, message, timeout_s=None if last else args.timeout)
+                replies.append(reply)
+                if isinstance(reply, Error | Busy):
+                    break
+        return replies
+
+    try:
+        return run_async(go)
+    except (NoAnswerError, TransportError) as exc:
+        return fail(str(exc), EXIT_FAILED, kind="no_answer" if isinstance(exc, NoAnswerError) else "transport")
+
+
+def ask(args: argparse.Namespace, message: ClientMessage, expected: type) -> Any:
+    """One request, one reply of kind ``expected``; an int is the exit code to return instead
+    (no answer, an Error reply, or a reply of another kind — wire input, never an assertion)."""
+    replies = converse(args, message)
+    if isinstance(replies, int):
+        return replies
+    reply = replies[-1]
+    code = reply_code(reply)
+    if code is not None:
+        return code
+    if not isinstance(reply, expected):
+        return unexpected(reply, expected)
+    return reply
+
+
+def reply_code(reply: ClientMessage) -> int | None:
+    """The exit code of a refusal (``Busy``, ``Error``), reported; None for any other reply."""
+    if isinstance(reply, Busy):
+        return fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED, kind="busy")
+    if isinstance(reply, Error):
+        code = EXIT_INVALID if reply.code.startswith("invalid") else EXIT_FAILED
+        return fail(f"{reply.code}: {reply.message}", code, kind=reply.code)
+    return None
+
+
+def unexpected(reply: Any, wanted: type) -> int:
+    """A reply of the wrong kind is wire input, never an assertion: say what came and fail."""
+    return fail(f"the daemon answered {type(reply).__name__} where {wanted.__name__} was expected (a version mismatch?)",
+                EXIT_FAILED, kind="unexpected_reply")

@@ -1,0 +1,190 @@
+"""The ``ontoflow`` configuration file (TOML) and the client's environment variables.
+
+Where the file is found, first match wins: ``--config FILE``; ``ontoflow.toml`` in the current
+folder; ``$XDG_CONFIG_HOME/ontoflow/config.toml`` (``~/.config`` when the variable is unset).
+Three sections, each optional, with the keys of the flags they stand for (``curve-secret`` for
+``--curve-secret``)::
+
+    [daemon]   the ``daemon`` verb
+    [worker]   the ``worker`` verb
+    [client]   submit, status, cancel, runs, show, watch, workers
+
+Precedence: flags > environment > file > built-in defaults. The environment holds the common
+client settings only (a worker has keys of its own): ``ONTOFLOW_CONNECT``,
+``ONTOFLOW_CURVE_SECRET``, ``ONTOFLOW_CURVE_SERVER_KEY``. A relative path in the file is taken
+from the file's folder, not from where the command runs. A list in the file (``capabilities``,
+``trigger-workflow``) comes first and the flags add to it. A key the section does not know, or
+a value of the wrong type, is an error naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.errors import ConfigError
+
+__all__ = ["ClientSection", "Config", "DaemonSection", "WorkerSection", "find_config", "load_config", "section_defaults"]
+
+LOCAL_NAME = "ontoflow.toml"
+
+#: Environment variable -> the client setting it gives.
+CLIENT_ENV = {
+    "ONTOFLOW_CONNECT": "connect",
+    "ONTOFLOW_CURVE_SECRET": "curve_secret",
+    "ONTOFLOW_CURVE_SERVER_KEY": "curve_server_key",
+}
+
+# Settings that are file paths: relative ones are taken from the config file's folder.
+_PATHS = frozenset({"curve_secret", "curve_server_key", "authorized_keys", "journal", "connections", "log_file"})
+_PATH_LISTS = frozenset({"trigger_workflow"})
+
+
+class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
+    """Keys every section has. ``None``: not set here (the next source decides)."""
+
+    log_level: Literal["debug", "info", "warning", "error"] | None = None
+    log_file: str | None = None
+
+
+class DaemonSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
+    """``[daemon]``: the flags of ``ontoflow daemon``."""
+
+    bind: str | None = None
+    curve_secret: str | None = None
+    authorized_keys: str | None = None
+    insecure: bool | None = None
+    heartbeat_ms: int | None = None
+    liveness: int | None = None
+    schedule_to_start_ms: int | None = None
+    max_message_bytes: int | None = None
+    journal: str | None = None
+    synchronous: Literal["NORMAL", "FULL"] | None = None
+    max_runs: int | None = None
+    max_value_bytes: int | None = None
+    grace_s: float | None = None
+    retention_s: float | None = None
+    prune_every_s: float | None = None
+    connections: str | None = None
+    trigger_workflow: list[str] | None = None
+
+
+class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
+    """``[worker]``: the flags of ``ontoflow worker``."""
+
+    connect: str | None = None
+    capabilities: list[str] | None = None
+    no_builtins: bool | None = None
+    slots: int | None = None
+    worker_id: str | None = None
+    nice: int | None = None
+    curve_secret: str | None = None
+    curve_server_key: str | None = None
+    max_message_bytes: int | None = None
+    reconnect_max: float | None = None
+
+
+class ClientSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
+    """``[client]``: the connection flags of the client verbs (submit, status, runs...)."""
+
+    connect: str | None = None
+    curve_secret: str | None = None
+    curve_server_key: str | None = None
+    timeout: float | None = None
+
+
+class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A whole configuration file; ``source`` is where it was read (empty: none)."""
+
+    daemon: DaemonSection = msgspec.field(default_factory=DaemonSection)
+    worker: WorkerSection = msgspec.field(default_factory=WorkerSection)
+    client: ClientSection = msgspec.field(default_factory=ClientSection)
+
+
+def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[str, str] | None = None) -> Path | None:
+    """The configuration file to read: ``explicit``, else the first of the usual places present.
+
+    Raises:
+        ConfigError: when ``explicit`` names a file that does not exist.
+    """
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"--config {explicit}: no such file")
+        return path
+    local = (cwd or Path.cwd()) / LOCAL_NAME
+    if local.is_file():
+        return local
+    env = os.environ if environ is None else environ
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
+    user = base / "ontoflow" / "config.toml"
+    return user if user.is_file() else None
+
+
+def load_config(path: Path | None) -> Config:
+    """Read and check a configuration file; an empty ``Config`` for ``None``.
+
+    Raises:
+        ConfigError: naming the file and, for a syntax error, the line and column; for a bad
+            key or value, the key's path (``daemon.bnd``).
+    """
+    if path is None:
+        return Config()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: cannot read it: {exc.strerror}") from None
+    try:
+        raw = decode_document(data, "toml", source=str(path))
+    except ManifestError as exc:
+        raise ConfigError(f"config file {path}: {exc.problems[0].message}") from None
+    try:
+        config = msgspec.convert(raw, Config)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"config file {path}: {_where(str(exc))}") from None
+    _resolve_paths(config, path.parent)
+    return config
+
+
+def _where(message: str) -> str:
+    """msgspec's ``Object contains unknown field `x` - at `$.daemon``` as ``daemon.x: unknown key``."""
+    text, sep, where = message.rpartition(" - at `")
+    if not sep:
+        text, where = message, "$`"
+    key = where.rstrip("`").removeprefix("$").lstrip(".")
+    for prefix, what in (("Object contains unknown field `", "unknown key"), ("Object missing required field `", "missing key")):
+        if text.startswith(prefix):
+            field = text.split("`")[1]
+            return f"{key + '.' if key else ''}{field}: {what}"
+    return f"{key}: {text}" if key else text
+
+
+def _resolve_paths(config: Config, folder: Path) -> None:
+    for section in (config.daemon, config.worker, config.client):
+        for name in section.__struct_fields__:
+            value = getattr(section, name)
+            if value is None:
+                continue
+            if name in _PATHS:
+                setattr(section, name, str(folder / Path(value).expanduser()))
+            elif name in _PATH_LISTS or name == "capabilities":
+                # A capability is a module name unless it names a .py file.
+                setattr(section, name, [str(folder / Path(v).expanduser()) if name != "capabilities" or v.endswith(".py") else v for v in value])
+
+
+def section_defaults(config: Config, section: str, environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """The argparse defaults a section gives its verbs: the file's values, then (for the
+    client) the environment's over them. Only what is set; argparse keeps the rest."""
+    part = getattr(config, section)
+    values = {name: getattr(part, name) for name in part.__struct_fields__ if getattr(part, name) is not None}
+    if section == "client":
+        env = os.environ if environ is None else environ
+        for variable, name in CLIENT_ENV.items():
+            if env.get(variable):
+                values[name] = env[variable]
+    return values

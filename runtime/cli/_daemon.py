@@ -1,0 +1,85 @@
+"""``ontoflow daemon``: serve runs to workers on many hosts, and clients.
+
+A composition root. Exit codes: 0 stopped cleanly (SIGTERM drained), 1 a transport error, 2
+an invalid setting, 3 the journal is corrupt or from a newer version (the daemon refuses to
+start; it never resets a journal). Every flag can come from the ``[daemon]`` section of the
+config file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_OK, common_options, fail, first_error
+from ontoflow.runtime.errors import ConfigError, TransportError
+from ontoflow.runtime.journal import JournalError
+from ontoflow.runtime.loop import run as run_async
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``daemon`` to the ``ontoflow`` parser."""
+    d = subparsers.add_parser("daemon", help="serve runs to workers on many hosts")
+    d.add_argument("--bind", default=None, metavar="ADDRESS", help="e.g. tcp://0.0.0.0:7100 (or [daemon] bind)")
+    d.add_argument("--curve-secret", default=None, metavar="FILE", help="the daemon's NAME.key_secret (CURVE on)")
+    d.add_argument("--authorized-keys", default=None, metavar="DIR", help="public keys (*.key) admitted")
+    d.add_argument("--insecure", action="store_true", help="allow a non-loopback address without CURVE")
+    d.add_argument("--heartbeat-ms", type=int, default=1000, help="heartbeat interval announced to workers")
+    d.add_argument("--liveness", type=int, default=3, help="missed heartbeats before a worker is dead")
+    d.add_argument("--schedule-to-start-ms", type=int, default=30_000, help="how long a step waits for a worker")
+    d.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N")
+    d.add_argument("--journal", default=None, metavar="PATH.sqlite", help="journal runs here; recover them at start")
+    d.add_argument("--synchronous", default="NORMAL", choices=["NORMAL", "FULL"], help="FULL: survive a power cut too")
+    d.add_argument("--max-runs", type=int, default=None, metavar="N", help="runs in flight before submits get busy")
+    d.add_argument("--max-value-bytes", type=int, default=1 << 20, metavar="N", help="largest context value")
+    d.add_argument("--grace-s", type=float, default=30.0, help="SIGTERM: how long running steps may finish")
+    d.add_argument("--retention-s", type=float, default=None, help="prune ended runs older than this")
+    d.add_argument("--prune-every-s", type=float, default=3600.0, help="how often ended runs are pruned (default 3600)")
+    d.add_argument("--connections", default=None, metavar="FILE",
+                   help="connection name -> value for pipelines' @name connections (else ONTOFLOW_CONNECTION_<NAME>)")
+    d.add_argument("--trigger-workflow", action="append", default=[], metavar="MANIFEST",
+                   help="a workflow whose triggers start runs on observations (repeatable)")
+    common_options(d)
+    d.set_defaults(handler=_cmd_daemon, config_section="daemon")
+
+
+def _cmd_daemon(args: argparse.Namespace) -> int:
+    from ontoflow.runtime.daemon import DaemonConfig, serve_daemon
+
+    if args.bind is None:
+        return fail("no address to bind: give --bind, or bind in the [daemon] section of the config file")
+    config = DaemonConfig(
+        bind=args.bind,
+        heartbeat_ms=args.heartbeat_ms,
+        liveness=args.liveness,
+        schedule_to_start_ms=args.schedule_to_start_ms,
+        curve_secret=args.curve_secret,
+        authorized_keys=args.authorized_keys,
+        insecure=args.insecure,
+        max_message_bytes=args.max_message_bytes,
+        journal=args.journal,
+        synchronous=args.synchronous,
+        max_runs=args.max_runs,
+        max_value_bytes=args.max_value_bytes,
+        grace_s=args.grace_s,
+        retention_s=args.retention_s,
+        prune_every_s=args.prune_every_s,
+        connections=args.connections,
+        trigger_workflows=list(args.trigger_workflow),
+        handle_signals=True,
+    )
+    try:
+        run_async(serve_daemon, config)
+    except (ConfigError, TransportError, JournalError, BaseExceptionGroup) as exc:
+        error = first_error(exc, (ConfigError, TransportError, JournalError))
+        return fail(str(error), _exit_code(error))
+    return EXIT_OK
+
+
+def _exit_code(exc: BaseException) -> int:
+    if isinstance(exc, JournalError):
+        return EXIT_JOURNAL
+    return EXIT_INVALID if isinstance(exc, ConfigError) else EXIT_FAILED

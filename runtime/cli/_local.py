@@ -1,0 +1,215 @@
+"""``ontoflow run`` (a workflow on the embedded default) and ``ontoflow worker``.
+
+A composition root (it may import ``actors``).
+
+    ontoflow run MANIFEST [--input KEY=VALUE ...] [--input-file FILE] [--json] ...
+    ontoflow worker --connect ADDRESS [--capabilities MODULE ...] [--slots N] ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.actors.errors import WorkerRefusedError
+from ontoflow.actors.orchestrator import RunResult
+from ontoflow.actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.worker import WorkerHost
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
+from ontoflow.protocols.messages import PROTOCOL_VERSION
+from ontoflow.runtime.cli._client import curve_client
+from ontoflow.runtime.cli._progress import ProgressLine, describe
+from ontoflow.runtime.cli._shared import (
+    EXIT_FAILED,
+    EXIT_OK,
+    capability_specs,
+    common_options,
+    fail,
+    first_error,
+    print_result,
+)
+from ontoflow.runtime.embedded import TRANSPORTS, LocalCluster, open_local_cluster
+from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
+from ontoflow.runtime.inputs import check_inputs, parse_inputs, read_input_file
+from ontoflow.runtime.loop import run as run_async
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
+
+__all__ = ["gather_inputs", "input_options", "load_manifest", "register", "run_with_progress"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``run`` and ``worker`` to the ``ontoflow`` parser."""
+    run = subparsers.add_parser("run", help="run a workflow manifest to the end on the embedded default")
+    run.add_argument("manifest", help="a workflow manifest (.json, .yaml or .toml)")
+    input_options(run)
+    run.add_argument("--capabilities", "-c", action="append", default=[], metavar="MODULE", help="a module name or .py file of capabilities to load")
+    run.add_argument("--json", action="store_true", help="print one JSON object: status, context, trace")
+    run.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
+    run.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    run.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
+    run.add_argument("--no-builtins", action="store_true", help="do not load the built-in capabilities")
+    common_options(run)
+    run.set_defaults(handler=_cmd_run)
+
+    worker = subparsers.add_parser("worker", help="host capabilities for an orchestrator")
+    worker.add_argument("--connect", default=None, metavar="ADDRESS", help="the orchestrator's address (or [worker] connect)")
+    worker.add_argument("--capabilities", "-c", action="append", default=[], metavar="MODULE")
+    worker.add_argument("--slots", type=int, default=8)
+    worker.add_argument("--worker-id", default=None)
+    worker.add_argument(
+        "--nice", type=int, default=0, metavar="N",
+        help="lower this worker's CPU priority by N (0-19): keeps a co-located orchestrator responsive",
+    )
+    worker.add_argument("--no-builtins", action="store_true")
+    worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
+    worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
+    worker.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N", help="refuse bigger messages")
+    worker.add_argument("--reconnect-max", type=float, default=32.0, metavar="SECONDS", help="the reconnect backoff's ceiling (from 1 s, doubling)")
+    # Only for testing a daemon's refusal: announce another protocol version.
+    worker.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help=argparse.SUPPRESS)
+    common_options(worker)
+    worker.set_defaults(handler=_cmd_worker, config_section="worker")
+
+
+def input_options(parser: argparse.ArgumentParser) -> None:
+    """``--input KEY=VALUE`` (repeatable) and ``--input-file FILE``."""
+    parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
+    parser.add_argument("--input-file", default=None, metavar="FILE", help="a JSON or YAML map of ontology key -> value (--input wins)")
+
+
+def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """The run's inputs: ``--input-file``'s map, then the ``--input`` pairs over it.
+
+    Raises:
+        ConfigError: naming the file or the pair that is malformed (never a value).
+    """
+    inputs = read_input_file(args.input_file) if args.input_file else {}
+    inputs.update(parse_inputs(args.input))
+    return inputs
+
+
+def load_manifest(path: str | os.PathLike[str]) -> tuple[WorkflowManifest, str]:
+    """Read and validate a manifest file (JSON, YAML or TOML by its suffix).
+
+    Returns:
+        The manifest and the SHA-256 of its bytes (a run is pinned to it).
+
+    Raises:
+        ManifestError: when the file cannot be read or is not a valid manifest (a syntax
+            error names the line and column).
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
+    manifest = manifest_from_data(decode_document(data, p.suffix or "json", source=str(p)), source=str(p))
+    return manifest, hashlib.sha256(data).hexdigest()
+
+
+async def run_with_progress(cluster: LocalCluster, compiled: Any, inputs: dict[str, Any]) -> RunResult:
+    """Run ``compiled`` on ``cluster`` to its end; on a terminal, show its progress on stderr.
+
+    The same as ``cluster.run``, with the run's state read every 0.1 s while it runs: the
+    steps it has done (its trace) and the ones in flight (the engine's ``in_flight``).
+    """
+    with ProgressLine() as line:
+        if not line.enabled:
+            return await cluster.run(compiled, inputs)
+        orchestrator = cluster.orchestrator
+        run_id = orchestrator.submit(compiled, inputs)
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch() -> None:
+                    while True:
+                        await anyio.sleep(0.1)  # a display refresh, not a synchronisation
+                        state = orchestrator.run_state(run_id)
+                        running = [(d.step_id, d.capability) for d in compiled.in_flight(state)]
+                        line.show(describe(len(state.trace), running))
+
+                tg.start_soon(watch)
+                result = await orchestrator.result(run_id)
+                tg.cancel_scope.cancel()
+            return result
+        finally:
+            orchestrator.forget(run_id)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    if args.workers < 1 or args.slots < 1:
+        return fail("--workers and --slots must be >= 1")
+    specs = capability_specs(args)
+    try:
+        classes = load_capabilities(specs)
+        manifest, digest = load_manifest(args.manifest)
+        inputs = gather_inputs(args)
+        catalog = {cls.metadata.id: cls.metadata for cls in classes}
+        check_inputs(inputs, catalog)
+        # Checked here, before any process starts, so a bad manifest costs nothing.
+        compile_workflow(manifest, catalog, manifest_hash=digest, worktree=os.getcwd())
+    except (CapabilityLoadError, ConfigError, ManifestError) as exc:
+        return fail(str(exc))
+
+    async def go() -> RunResult:
+        async with open_local_cluster(
+            classes, specs, transport=args.transport, workers=args.workers, slots=args.slots,
+            log_level=args.log_level,
+        ) as cluster:
+            workflow = cluster.compile(manifest, manifest_hash=digest, worktree=os.getcwd())
+            return await run_with_progress(cluster, workflow, inputs)
+
+    try:
+        result = run_async(go)
+    except (KernelError, BaseExceptionGroup) as exc:
+        return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
+    print_result(result, as_json=args.json)
+    return EXIT_OK if result.status == "completed" else EXIT_FAILED
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    if args.connect is None:
+        return fail("no orchestrator address: give --connect, or connect in the [worker] section of the config file")
+    try:
+        classes = load_capabilities(capability_specs(args))
+    except CapabilityLoadError as exc:
+        return fail(str(exc))
+
+    if args.slots < 1 or args.max_message_bytes < 1 or args.reconnect_max < 1:
+        return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
+    if not 0 <= args.nice <= 19:
+        return fail(f"--nice must be between 0 and 19, got {args.nice}")
+    try:
+        curve = curve_client(args.curve_secret, args.curve_server_key)
+    except ConfigError as exc:
+        return fail(str(exc))
+    if args.nice:
+        os.nice(args.nice)
+
+    async def go() -> None:
+        host = WorkerHost(
+            [cls() for cls in classes],
+            address=args.connect,
+            slots=args.slots,
+            worker_id=args.worker_id,
+            protocol=args.protocol,
+            curve=curve,
+            max_message_bytes=args.max_message_bytes,
+            reconnect_max_s=args.reconnect_max,
+        )
+        await host.run()
+
+    try:
+        run_async(go)
+    except TransportError as exc:
+        return fail(str(exc), EXIT_FAILED)
+    except (WorkerRefusedError, BaseExceptionGroup) as exc:
+        return fail(f"refused by the orchestrator: {first_error(exc, WorkerRefusedError)}", EXIT_FAILED)
+    return EXIT_OK

@@ -1,0 +1,144 @@
+"""The ``ontoflow`` parser and ``main``: one place where the verb groups are joined.
+
+A verb group is a module with ``register(subparsers)``, which adds its sub-commands with
+``set_defaults(handler=fn)``; ``fn(args) -> int`` returns the exit code and reports errors
+with ``_shared.fail``. A sub-command that reads a section of the configuration file says
+which with ``set_defaults(config_section="client")`` (or ``daemon``, ``worker``). Joining a
+group is one line in :data:`COMMAND_GROUPS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import NoReturn
+
+from ontoflow.runtime.cli import _completion
+from ontoflow.runtime.cli._config import find_config, load_config, section_defaults
+from ontoflow.runtime.cli._shared import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_INVALID, fail, json_errors, set_json_errors
+from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.logging import configure_logging
+
+__all__ = ["COMMAND_GROUPS", "build_parser", "main"]
+
+#: The modules that add verbs, in the order ``ontoflow --help`` lists them.
+COMMAND_GROUPS: tuple[str, ...] = (
+    "ontoflow.runtime.cli._local",    # run, worker
+    "ontoflow.runtime.cli._plans",    # plan run, pipeline check|compile|run
+    "ontoflow.runtime.cli._daemon",   # daemon
+    "ontoflow.runtime.cli._runs",     # submit, status, cancel, watch
+    "ontoflow.runtime.cli._queries",  # runs, show, workers
+    "ontoflow.runtime.cli._keys",     # keys generate
+    "ontoflow.runtime.cli._replay",   # replay
+    "ontoflow.runtime.cli._intents",  # ask, intents eval
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors reported like every other error (JSON with --json).
+
+    Attributes:
+        verbs: the top-level sub-commands by name (set by ``build_parser``).
+    """
+
+    verbs: dict[str, argparse.ArgumentParser] = {}
+
+    def error(self, message: str) -> NoReturn:
+        if not json_errors():
+            self.print_usage(sys.stderr)
+        verb = self.prog.removeprefix("ontoflow").strip()  # "run", "keys generate"; "" at the top
+        sys.exit(fail(f"{verb}: {message}" if verb else message, EXIT_INVALID, kind="usage"))
+
+
+def _version() -> str:
+    try:
+        return version("ontoflow")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+def build_parser() -> _Parser:
+    """The whole ``ontoflow`` parser: every group of :data:`COMMAND_GROUPS`, and ``completion``."""
+    parser = _Parser(prog="ontoflow", description="Deterministic capability orchestration.")
+    parser.add_argument("--version", action="version", version=f"ontoflow {_version()}")
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="a TOML configuration file (default: ./ontoflow.toml, else $XDG_CONFIG_HOME/ontoflow/config.toml)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_GROUPS:
+        importlib.import_module(name).register(sub)
+    _completion.register(sub, parser)
+    parser.verbs = dict(sub.choices)
+    return parser
+
+
+def _apply_config(parser: _Parser, argv: Sequence[str]) -> None:
+    """Make the config file's and the environment's settings the defaults of their verbs.
+
+    Flags still win (argparse only uses a default when the flag is absent), so the order is
+    flags > environment > file > built-in defaults.
+
+    Raises:
+        ConfigError: when the file is missing (``--config``) or invalid.
+    """
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--config", default=None)
+    known, _ = pre.parse_known_args(argv)
+    config = load_config(find_config(known.config))
+    for verb in parser.verbs.values():
+        section = verb.get_default("config_section")
+        if section is not None:
+            verb.set_defaults(**section_defaults(config, section))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ontoflow`` command line; returns the exit code.
+
+    Exit codes and error output: see ``_shared``.
+    """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # Known before parsing, so that a usage error is already reported in the right format.
+    set_json_errors("--json" in args_list)
+    try:
+        return _main(args_list)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _stdout_closed()
+    except BaseExceptionGroup as group:  # a task group wraps what its tasks raised
+        if group.split(BrokenPipeError)[0] is not None:
+            return _stdout_closed()
+        if group.split(KeyboardInterrupt)[0] is not None:
+            return EXIT_INTERRUPTED
+        raise
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        _apply_config(parser, argv)
+    except ConfigError as exc:
+        return fail(str(exc))
+    args = parser.parse_args(argv)
+    set_json_errors(bool(getattr(args, "json", False)))
+    try:
+        # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.
+        configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None))
+    except ConfigError as exc:
+        return fail(str(exc))
+    return args.handler(args)
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``ontoflow runs | head``): stop quietly.
+
+    stdout is pointed at /dev/null so that the interpreter's last flush at exit does not
+    raise again (the Python documentation's recipe for SIGPIPE).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE

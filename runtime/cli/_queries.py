@@ -1,0 +1,84 @@
+"""The client verbs that read a daemon's state: ``runs``, ``show``, ``workers``.
+
+Exit codes: 0 answered, 1 no answer in time, 2 invalid input. Listings are plain columns
+(``print_table``), times in UTC.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ontoflow.protocols.client import ListRuns, RunList, RunTrace, Show, Workers, WorkersInfo
+from ontoflow.runtime.cli._client import ask, client_options
+from ontoflow.runtime.cli._shared import EXIT_OK, fail, print_result, print_table, utc, write_json
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``runs``, ``show`` and ``workers`` to the ``ontoflow`` parser."""
+    r = subparsers.add_parser("runs", help="the daemon's runs, newest first")
+    r.add_argument("--status", default=None, choices=["running", "completed", "failed", "cancelled"])
+    r.add_argument("--limit", type=int, default=50)
+    r.add_argument("--json", action="store_true")
+    client_options(r)
+    r.set_defaults(handler=_cmd_runs)
+
+    sh = subparsers.add_parser("show", help="a run's result and trace: every step, event, transition, timing")
+    sh.add_argument("run_id")
+    sh.add_argument("--json", action="store_true")
+    client_options(sh)
+    sh.set_defaults(handler=_cmd_show)
+
+    w = subparsers.add_parser("workers", help="the daemon's live workers, what they offer, their load")
+    w.add_argument("--json", action="store_true")
+    client_options(w)
+    w.set_defaults(handler=_cmd_workers)
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        return fail("--limit must be >= 1")
+    listing = ask(args, ListRuns(status=args.status, limit=args.limit), RunList)
+    if isinstance(listing, int):
+        return listing
+    if args.json:
+        write_json(listing.runs)
+        return EXIT_OK
+    print_table(
+        ["run", "status", "submitted (UTC)", "ended (UTC)", "name"],
+        [[run.run_id, run.status, utc(run.submitted_ms), utc(run.ended_ms), run.name] for run in listing.runs],
+    )
+    return EXIT_OK
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    trace = ask(args, Show(run_id=args.run_id), RunTrace)
+    if isinstance(trace, int):
+        return trace
+    if args.json:
+        write_json(trace)
+        return EXIT_OK
+    print_result(trace, as_json=False)
+    if trace.events:
+        start = trace.events[0]["at_ms"]
+        print(f"events (from {utc(start)}):")
+        for ev in trace.events:
+            detail = " ".join(f"{k}={ev[k]}" for k in ("step_id", "attempt", "event", "reason", "worker_id") if ev.get(k) is not None)
+            print(f"  +{ev['at_ms'] - start:>7} ms  {ev['kind']:<22} {detail}")
+    return EXIT_OK
+
+
+def _cmd_workers(args: argparse.Namespace) -> int:
+    info = ask(args, Workers(), WorkersInfo)
+    if isinstance(info, int):
+        return info
+    if args.json:
+        write_json(info.workers)
+        return EXIT_OK
+    print_table(
+        ["worker", "host", "pid", "load", "capabilities"],
+        [[w.worker_id, w.host, str(w.pid), f"{w.in_flight}/{w.slots}", ", ".join(w.capabilities)] for w in info.workers],
+    )
+    return EXIT_OK

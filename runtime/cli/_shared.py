@@ -1,0 +1,222 @@
+"""What every verb of the ``ontoflow`` command shares: exit codes, errors, output.
+
+One copy of each rule (STYLE 29): a verb reports an error with :func:`fail`, prints a JSON
+answer with :func:`write_json`, a run's end with :func:`print_result`, a time with
+:func:`utc`.
+
+Listings (``runs``, ``workers``) are plain columns, one row per line, so that ``grep`` and
+``cut`` work on them; ``--json`` gives the same data as JSON.
+
+Exit codes:
+
+    0    done (a run completed, a query answered)
+    1    a run failed or was cancelled; the daemon is busy or did not answer in time
+    2    invalid input: a manifest, an input, a capability, a flag, a config file (nothing ran)
+    3    the daemon's journal is corrupt or from a newer version (it never resets a journal)
+    130  interrupted (Ctrl-C)
+    141  stdout was closed early (``ontoflow runs | head``), as for a process killed by SIGPIPE
+
+Errors go to stderr: ``ontoflow: MESSAGE`` in text mode; with ``--json``, one JSON object
+``{"error": {"code": CODE, "message": MESSAGE}}`` on one line. The exit code is the same in
+both modes. stdout carries only the command's answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "BUILTIN_CAPABILITIES",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_INVALID",
+    "EXIT_JOURNAL",
+    "EXIT_OK",
+    "capability_specs",
+    "common_options",
+    "error_code",
+    "fail",
+    "first_error",
+    "json_errors",
+    "logging_options",
+    "print_result",
+    "print_table",
+    "set_json_errors",
+    "utc",
+    "write_json",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
+
+#: The capability module every run and worker loads unless told otherwise.
+BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
+
+# The ``code`` of a JSON error when the verb gives none: named after the exit code.
+_CODES = {EXIT_FAILED: "failed", EXIT_INVALID: "invalid", EXIT_JOURNAL: "journal", EXIT_INTERRUPTED: "interrupted"}
+
+
+class _ErrorFormat:
+    """How :func:`fail` prints: set once by ``main`` from the parsed ``--json``."""
+
+    json = False
+
+
+def set_json_errors(on: bool) -> None:
+    """Print errors as one JSON object (``--json``) or as ``ontoflow: MESSAGE`` lines."""
+    _ErrorFormat.json = on
+
+
+def json_errors() -> bool:
+    """Whether errors are printed as JSON (``--json`` was given)."""
+    return _ErrorFormat.json
+
+
+def error_code(exit_code: int) -> str:
+    """The JSON error ``code`` a verb that names none reports for ``exit_code``."""
+    return _CODES.get(exit_code, "error")
+
+
+def fail(message: str, code: int = EXIT_INVALID, *, kind: str | None = None) -> int:
+    """Report an error on stderr and return the exit code to return from the verb.
+
+    Args:
+        message: what went wrong and where (never a secret, never a parameter's value).
+        code: the exit code (see the module docstring).
+        kind: the JSON error's ``code``, e.g. a daemon's ``invalid_manifest``; by default
+            named after the exit code (``invalid``, ``failed``...).
+
+    Returns:
+        ``code``.
+    """
+    if _ErrorFormat.json:
+        doc = {"error": {"code": kind or error_code(code), "message": message}}
+        sys.stderr.write(msgspec.json.encode(doc).decode() + "\n")
+    else:
+        print(f"ontoflow: {message}", file=sys.stderr)
+    sys.stderr.flush()
+    return code
+
+
+def write_json(value: Any) -> None:
+    """Print ``value`` as one JSON line on stdout (Structs as maps)."""
+    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Print rows under their headers, each column as wide as its widest cell (the last one
+    unpadded), two spaces apart: one rule for every listing, whatever its cells hold."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    for cells in (headers, *rows):
+        print("  ".join(c.ljust(w) for c, w in zip(cells[:-1], widths, strict=False)) + "  " + cells[-1])
+
+
+def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:
+    """The first ``kind`` inside ``exc`` (task groups wrap errors in groups); re-raise otherwise."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        match, _ = exc.split(kind)
+        if match is not None:
+            while isinstance(match, BaseExceptionGroup):
+                match = match.exceptions[0]
+            return match
+    raise exc
+
+
+def common_options(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``, ``--log-file`` and ``--config``: every verb has them."""
+    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-file", default=None, metavar="FILE", help="append JSON log lines here instead of stderr")
+    # SUPPRESS: a verb's absent --config must not hide one given before the verb.
+    parser.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="a TOML configuration file")
+
+
+#: The name other command groups used before the package: the same function.
+logging_options = common_options
+
+
+def capability_specs(args: argparse.Namespace) -> list[str]:
+    """The capability modules to load: the built-ins unless ``--no-builtins``, then ``-c``s.
+
+    ``.py`` files are made absolute: worker processes may start in another folder.
+    """
+    specs = [] if args.no_builtins else [BUILTIN_CAPABILITIES]
+    for spec in args.capabilities:
+        specs.append(str(Path(spec).resolve()) if spec.endswith(".py") else spec)
+    return specs
+
+
+def utc(ms: int | None) -> str:
+    """A Unix time in milliseconds as ISO 8601 UTC (``2026-11-23T01:02:03.456Z``); ``-`` for none."""
+    if not ms:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _get(entry: Any, name: str, default: Any = None) -> Any:
+    # Trace entries are Structs in-process and maps once they crossed the wire.
+    if isinstance(entry, Mapping):
+        return entry.get(name, default)
+    return getattr(entry, name, default)
+
+
+def trace_record(entry: Any) -> dict[str, Any]:
+    """One step of a trace as the JSON of ``ontoflow run`` shows it."""
+    return {
+        "step_id": _get(entry, "step_id", ""),
+        "node": _get(entry, "node", ""),
+        "block": _get(entry, "block", ""),
+        "capability": _get(entry, "capability", ""),
+        "event": _get(entry, "event", ""),
+        "action": _get(entry, "action"),
+        "attempt": _get(entry, "attempt", 1),
+        "duration_ms": round(_get(entry, "duration_ms", 0.0) or 0.0, 3),
+        "retries": _get(entry, "retries", 0),
+        "reason": _get(entry, "reason"),
+        "error": _get(entry, "error"),
+        "prerequisite_of": _get(entry, "prerequisite_of"),
+    }
+
+
+def print_result(result: Any, *, as_json: bool) -> None:
+    """Print a run's end: a ``RunResult`` (in-process) or a ``RunStatus`` / ``RunTrace`` (a daemon's).
+
+    Text mode: the status and times, the error, the path (one line per step) and the context.
+    JSON mode: one object with ``run_id``, ``status``, ``error``, ``context``, ``trace``.
+    """
+    trace = [trace_record(e) for e in result.trace]
+    context: dict[str, Any] = result.context
+    if as_json:
+        write_json({"run_id": result.run_id, "status": result.status, "error": result.error, "context": context, "trace": trace})
+        return
+    started, ended = result.started_ms, result.ended_ms
+    took = f" in {ended - started} ms" if started and ended else ""
+    print(f"run {result.run_id} {result.status}{took}")
+    print(f"started {utc(started)}  ended {utc(ended)}")
+    if result.error:
+        print(f"error: {result.error}")
+    print("path:")
+    for t in trace:
+        where = f"{t['node']}.{t['block']}" if t["node"] else str(t["block"] or t["capability"])
+        if t["prerequisite_of"]:
+            where += " (prerequisite)"
+        action = t["action"] or "end"
+        extra = f", {t['retries']} retries" if t["retries"] else ""
+        print(f"  {t['step_id']:>4}  {where:<32} {t['event']:<12} -> {action:<18} {t['duration_ms']:8.2f} ms{extra}")
+        if t["error"]:
+            print(f"        {t['error']}")
+    print("context:")
+    for key in sorted(context):
+        text = msgspec.json.encode(context[key]).decode()
+        if len(text) > 100:
+            text = text[:97] + "..."
+        print(f"  {key} = {text}")

@@ -1,0 +1,108 @@
+"""The configuration file: the shipped examples load, typos are errors, precedence holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ontoflow.runtime.cli._config import Config, find_config, load_config, section_defaults
+from ontoflow.runtime.cli._main import _apply_config, build_parser
+from ontoflow.runtime.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize("name", ["daemon.toml", "worker.toml"])
+def test_the_example_configurations_load(name: str) -> None:
+    config = load_config(REPO / "configs" / name)
+    assert config != Config()
+
+
+def test_the_daemon_example_gives_the_daemon_and_the_clients_their_settings() -> None:
+    config = load_config(REPO / "configs" / "daemon.toml")
+    assert config.daemon.bind == config.client.connect == "tcp://127.0.0.1:7100"
+    assert config.daemon.journal == str(REPO / "configs" / "runs.sqlite")  # from the file's folder
+
+
+def test_the_worker_example_points_at_a_capability_file_that_exists() -> None:
+    config = load_config(REPO / "configs" / "worker.toml")
+    assert config.worker.capabilities is not None
+    for spec in config.worker.capabilities:
+        assert Path(spec).is_file(), spec
+
+
+def _write(tmp_path: Path, text: str, name: str = "ontoflow.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_an_unknown_key_is_an_error_naming_the_key_and_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, '[daemon]\nbnd = "tcp://127.0.0.1:1"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value) and "daemon.bnd" in str(info.value)
+
+
+def test_an_unknown_section_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="clinet: unknown key"):
+        load_config(_write(tmp_path, "[clinet]\n"))
+
+
+def test_a_wrong_type_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"worker\.slots"):
+        load_config(_write(tmp_path, '[worker]\nslots = "eight"\n'))
+
+
+def test_a_syntax_error_names_the_file_the_line_and_the_column(tmp_path: Path) -> None:
+    path = _write(tmp_path, '[client]\nconnect = "tcp://x:1"\ntimeout = = 3\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value) and "line 3, column" in str(info.value)
+
+
+def test_where_the_file_is_found(tmp_path: Path) -> None:
+    here, xdg = tmp_path / "here", tmp_path / "xdg"
+    here.mkdir()
+    (xdg / "ontoflow").mkdir(parents=True)
+    env = {"XDG_CONFIG_HOME": str(xdg)}
+    assert find_config(None, cwd=here, environ=env) is None
+    user = _write(xdg / "ontoflow", "", name="config.toml")
+    assert find_config(None, cwd=here, environ=env) == user
+    local = _write(here, "")
+    assert find_config(None, cwd=here, environ=env) == local
+    explicit = _write(tmp_path, "", name="other.toml")
+    assert find_config(str(explicit), cwd=here, environ=env) == explicit
+    with pytest.raises(ConfigError, match="no such file"):
+        find_config(str(tmp_path / "missing.toml"), cwd=here, environ=env)
+
+
+def test_the_environment_wins_over_the_file_for_the_client(tmp_path: Path) -> None:
+    config = load_config(_write(tmp_path, '[client]\nconnect = "tcp://file:1"\ntimeout = 3.0\n'))
+    assert section_defaults(config, "client", {}) == {"connect": "tcp://file:1", "timeout": 3.0}
+    env = {"ONTOFLOW_CONNECT": "tcp://env:1", "ONTOFLOW_CURVE_SECRET": "c.key_secret", "ONTOFLOW_CURVE_SERVER_KEY": "d.key"}
+    assert section_defaults(config, "client", env) == {
+        "connect": "tcp://env:1", "timeout": 3.0, "curve_secret": "c.key_secret", "curve_server_key": "d.key",
+    }
+    assert section_defaults(config, "worker", env) == {}  # a worker's keys are its own
+
+
+def test_flags_beat_the_environment_which_beats_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, '[client]\nconnect = "tcp://file:1"\ntimeout = 3.0\n[worker]\nslots = 3\ncapabilities = ["m1"]\n')
+    monkeypatch.delenv("ONTOFLOW_CONNECT", raising=False)
+
+    def parse(*argv: str):
+        parser = build_parser()
+        _apply_config(parser, argv)
+        return parser.parse_args(argv)
+
+    args = parse("--config", str(path), "status", "r1")
+    assert (args.connect, args.timeout) == ("tcp://file:1", 3.0)
+    monkeypatch.setenv("ONTOFLOW_CONNECT", "tcp://env:1")
+    assert parse("status", "r1", "--config", str(path)).connect == "tcp://env:1"
+    assert parse("--config", str(path), "status", "r1", "--connect", "tcp://flag:1").connect == "tcp://flag:1"
+    worker = parse("--config", str(path), "worker", "-c", "m2")
+    assert worker.slots == 3 and worker.capabilities == ["m1", "m2"]
+    assert parse("--config", str(path), "worker", "--slots", "5").slots == 5
+    assert parse("--config", str(path), "run", "m.yaml").slots == 8  # run reads no section
