@@ -46,7 +46,7 @@ EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: Modules that add command groups: each has ``register(subparsers)``, which adds its
 #: sub-commands with ``set_defaults(handler=fn)``; ``fn(args) -> int`` returns the exit code.
-COMMAND_GROUPS: tuple[str, ...] = ("ontoflow.runtime.cli_plans", "ontoflow.runtime.cli_daemon",)
+COMMAND_GROUPS: tuple[str, ...] = ("ontoflow.runtime.cli_plans", "ontoflow.runtime.cli_daemon", "ontoflow.runtime.cli_check",)
 
 
 def load_manifest(path: str | os.PathLike[str]) -> tuple[WorkflowManifest, str]:
