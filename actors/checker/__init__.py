@@ -5,7 +5,8 @@ capabilities' metadata: no capability runs. See :func:`check_document`.
 """
 
 from ontoflow.actors.checker._check import Analysis, analyse_document, check_document, read_document, refuse_if_invalid
-from ontoflow.actors.checker._explore import MAX_STATES, Edge, Exploration, format_step
+from ontoflow.actors.checker._explore import MAX_STATES, Edge, Exploration
+from ontoflow.actors.checker._paths import format_step, return_targets
 from ontoflow.actors.checker._report import ERROR, KINDS, WARNING, Finding, Report, render_text
 from ontoflow.actors.checker.errors import CheckerError
 
@@ -26,4 +27,5 @@ __all__ = [
     "read_document",
     "refuse_if_invalid",
     "render_text",
+    "return_targets",
 ]

@@ -14,17 +14,8 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.events import PREREQUISITE_FAILED, is_success
 from ontoflow.protocols.manifest import WorkflowManifest, check_workflow_capabilities
 
-from ontoflow.actors.checker._explore import (
-    MAX_STATES,
-    Ctrl,
-    Exploration,
-    blocks_of,
-    explore,
-    format_step,
-    inherited,
-    missing_keys,
-    reaches_end,
-)
+from ontoflow.actors.checker._explore import MAX_STATES, Ctrl, Exploration, explore, inherited, missing_keys
+from ontoflow.actors.checker._paths import PathFinder, format_step, reaches_end, recursive_calls
 from ontoflow.actors.checker._model import BlockModel, Model, build_model
 from ontoflow.actors.checker._report import ERROR, WARNING, Finding
 from ontoflow.actors.checker._schema import declared_contradiction, literal_problem
@@ -51,12 +42,37 @@ def check_workflow(
         findings.append(Finding(kind="no-exit", severity=WARNING, path="nodes",
                                 message=f"the analysis stopped after {MAX_STATES} control states: its findings are partial"))
     seen: set[Any] = set()
+    paths = _Paths(exploration)
     for ctrl, (keys, wins) in exploration.values.items():
         b = model.blocks[(ctrl[0], ctrl[1])]
-        _state_findings(exploration, ctrl, b, keys, wins, seen, findings)
-    findings.extend(_no_exit(exploration))
+        _state_findings(exploration, paths, ctrl, b, keys, wins, seen, findings)
+    findings.extend(_recursion(exploration, paths))
+    findings.extend(_completing_calls(exploration, paths))
+    findings.extend(_no_exit(exploration, paths))
     findings.extend(_unreachable(exploration))
     return findings, exploration
+
+
+class _Paths:
+    """Counterexample finders, one per key asked about, built on first use."""
+
+    def __init__(self, ex: Exploration) -> None:
+        self.ex = ex
+        self.any = PathFinder(ex)
+        self._by_key: dict[str, PathFinder] = {}
+
+    def to(self, ctrl: Ctrl) -> list[str]:
+        return self.any.path(ctrl)
+
+    def avoiding(self, ctrl: Ctrl, key: str) -> list[str]:
+        finder = self._by_key.get(key)
+        if finder is None:
+            finder = self._by_key[key] = PathFinder(self.ex, key)
+        return finder.path(ctrl) if finder.reached(ctrl) else self.any.path(ctrl)
+
+
+def _blocks_of(states: Any) -> set[tuple[str, str]]:
+    return {(c[0], c[1]) for c in states}
 
 
 def _prerequisites(model: Model) -> list[Finding]:
@@ -79,17 +95,16 @@ def _prerequisites(model: Model) -> list[Finding]:
 
 
 def _state_findings(
-    ex: Exploration, ctrl: Ctrl, b: BlockModel, keys: frozenset[str], wins: frozenset[str], seen: set[Any],
-    findings: list[Finding],
+    ex: Exploration, paths: _Paths, ctrl: Ctrl, b: BlockModel, keys: frozenset[str], wins: frozenset[str],
+    seen: set[Any], findings: list[Finding],
 ) -> None:
     model = ex.model
     memory = inherited(model, ctrl[0], ctrl[2])
-    for cap_id, key in missing_keys(model, b, ctrl, keys, wins, memory):
+    for cap_id, key in missing_keys(model, b, keys, wins, memory):
         if ("missing", b.path, cap_id, key) in seen:
             continue
         seen.add(("missing", b.path, cap_id, key))
-        steps = ex.path_avoiding(ctrl, key)
-        steps = ex.path_to(ctrl) if steps is None else steps
+        steps = paths.avoiding(ctrl, key)
         who = cap_id if b.cap is None or cap_id == b.cap.id else f"{cap_id} (a prerequisite of {b.cap.id})"
         findings.append(Finding(
             kind="missing-input", severity=ERROR, path=f"{b.path}.worker",
@@ -97,7 +112,7 @@ def _state_findings(
                     f"the static memory it inherits, the outputs that must have run, the declared inputs or a schema default",
             counterexample=[*steps, f"{ctrl[0]}.{ctrl[1]}: {cap_id} starts without {key!r} -> invalid"],
         ))
-    _type_findings(ex, ctrl, b, keys, memory, seen, findings)
+    _type_findings(ex, paths, ctrl, b, keys, memory, seen, findings)
     for edge in ex.edges.get(ctrl, ()):
         route = edge.route
         if edge.end == "no-transition" and b.cap is not None and (edge.event in b.cap.events or edge.event == PREREQUISITE_FAILED):
@@ -107,48 +122,68 @@ def _state_findings(
                     kind="unrouted-event", severity=WARNING, path=f"{b.path}.transitions",
                     message=f"event {edge.event!r} of {b.worker} is routed by no transition and no SIGNAL:FAIL_DEFAULT: "
                             "a run that gets it fails with 'no transition'",
-                    counterexample=[*ex.path_to(ctrl), format_step(ctrl, edge)],
+                    counterexample=[*paths.to(ctrl), format_step(ctrl, edge, model)],
                 ))
-        elif edge.end == "recursion" and route is not None and ("rec", b.path, route.index) not in seen:
-            seen.add(("rec", b.path, route.index))
-            chain = " > ".join(f"{n}.{r}" if r else f"{n}.(last)" for n, r in ctrl[2])
-            findings.append(Finding(
-                kind="unbounded-recursion", severity=ERROR, path=f"{b.path}.transitions[{route.index}].action",
-                message=f"{route.text} can nest without bound: it pushes a return address already on the stack "
-                        f"({chain})",
-                counterexample=[*ex.path_to(ctrl), format_step(ctrl, edge)],
-            ))
-        elif route is not None and edge.target is None and edge.end == "completed" and route.text == "RETURN":
-            _return_findings(ex, ctrl, b, edge, seen, findings)
+        elif edge.end == "return" and ctrl[3] and ctrl[0] in model.called and route is not None:
+            path = f"{b.path}.transitions[{route.index}].action"
+            if ("ret", path) not in seen:
+                seen.add(("ret", path))
+                callers = sorted(f"{n}.{blk}" for (n, blk), m in model.blocks.items()
+                                 if any(r.text == f"CALL:{ctrl[0]}" for r in (*m.routes.values(), m.fail_default) if r))
+                findings.append(Finding(
+                    kind="return-empty-stack", severity=ERROR, path=path,
+                    message=f"node {ctrl[0]!r} is CALLed (by {', '.join(callers)}) but this RETURN is also reached with "
+                            "an empty return stack (as the start node), where it completes the run instead of returning "
+                            "to a caller",
+                    counterexample=[*paths.to(ctrl), format_step(ctrl, edge, model)],
+                ))
 
 
-def _return_findings(ex: Exploration, ctrl: Ctrl, b: BlockModel, edge: Any, seen: set[Any], findings: list[Finding]) -> None:
-    path = f"{b.path}.transitions[{edge.route.index}].action"
-    if ("ret", path) in seen:
-        return
-    if not edge.popped and ctrl[0] in ex.model.called:
-        seen.add(("ret", path))
-        callers = sorted(f"{n}.{blk}" for (n, blk), m in ex.model.blocks.items()
-                         if any(r.text == f"CALL:{ctrl[0]}" for r in (*m.routes.values(), m.fail_default) if r))
-        findings.append(Finding(
-            kind="return-empty-stack", severity=ERROR, path=path,
-            message=f"node {ctrl[0]!r} is CALLed (by {', '.join(callers)}) but this RETURN is also reached with an empty "
-                    "return stack (as the start node), where it completes the run instead of returning to a caller",
-            counterexample=[*ex.path_to(ctrl), format_step(ctrl, edge)],
+def _recursion(ex: Exploration, paths: _Paths) -> list[Finding]:
+    out: list[Finding] = []
+    reported: set[str] = set()
+    for site, edge in recursive_calls(ex):
+        if edge.route is None:
+            continue
+        path = f"nodes.{site[0]}.blocks.{site[1]}.transitions[{edge.route.index}].action"
+        if path in reported:
+            continue
+        reported.add(path)
+        out.append(Finding(
+            kind="unbounded-recursion", severity=ERROR, path=path,
+            message=f"{edge.route.text} can nest without bound: the node it enters can CALL back into "
+                    f"{site[0]!r} before returning, so the return stack can grow forever",
+            counterexample=[*paths.to(site), format_step(site, edge, ex.model)],
         ))
-    elif edge.popped:
-        seen.add(("ret", path))
-        calls = ", ".join(f"{n} (its CALL is in its last block)" for n, _ in edge.popped)
-        findings.append(Finding(
+    return out
+
+
+def _completing_calls(ex: Exploration, paths: _Paths) -> list[Finding]:
+    out: list[Finding] = []
+    reported: set[str] = set()
+    for site, call, exit_state, exit_edge in ex.completing_calls:
+        if exit_edge.route is None:
+            continue
+        if exit_edge.end == "return":
+            path = f"nodes.{exit_state[0]}.blocks.{exit_state[1]}.transitions[{exit_edge.route.index}].action"
+        else:  # a nested last-block CALL returned through this one
+            path = f"nodes.{site[0]}.blocks.{site[1]}.transitions[{call.route.index}].action"  # type: ignore[union-attr]
+        if path in reported:
+            continue
+        reported.add(path)
+        out.append(Finding(
             kind="return-empty-stack", severity=WARNING, path=path,
-            message=f"this RETURN pops the frame(s) of {calls}: with no block after the CALL there is nothing to return "
-                    "to, so the stack empties and the run completes",
-            counterexample=[*ex.path_to(ctrl), format_step(ctrl, edge)],
+            message=f"this RETURN comes back to {site[0]}.{site[1]}, whose CALL is in the last block of its node: "
+                    "there is nothing to return to, so the stack empties and the run completes",
+            counterexample=[*paths.to(exit_state),
+                            f"{format_step(exit_state, exit_edge, ex.model)} (nothing after {site[0]}.{site[1]}: "
+                            "stack empty, run completes)"],
         ))
+    return out
 
 
 def _type_findings(
-    ex: Exploration, ctrl: Ctrl, b: BlockModel, keys: frozenset[str], memory: dict[str, Any], seen: set[Any],
+    ex: Exploration, paths: _Paths, ctrl: Ctrl, b: BlockModel, keys: frozenset[str], memory: dict[str, Any], seen: set[Any],
     findings: list[Finding],
 ) -> None:
     caps = [b.cap] if b.cap is not None else []
@@ -174,18 +209,18 @@ def _type_findings(
             findings.append(Finding(
                 kind="type-mismatch", severity=ERROR, path=where,
                 message=f"the value given for {key!r} contradicts the schema of {cap.id} (used by {b.node}.{b.block}): {problem}",
-                counterexample=ex.path_to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: {cap.id} gets {key!r} from {where}"],
+                counterexample=paths.to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: {cap.id} gets {key!r} from {where}"],
             ))
 
 
-def _no_exit(ex: Exploration) -> list[Finding]:
+def _no_exit(ex: Exploration, paths: _Paths) -> list[Finding]:
     good = reaches_end(ex)
     stuck = [c for c in ex.values if c not in good]
     out: list[Finding] = []
     reported: set[tuple[str, str]] = set()
     for ctrl in stuck:
-        link = ex.parent.get(ctrl)
-        if link is not None and link[0] not in good:
+        link = paths.any.parent.get(ctrl)
+        if link is not None and link[1] not in good:
             continue  # not where the run enters the trap
         if (ctrl[0], ctrl[1]) in reported:
             continue
@@ -197,17 +232,17 @@ def _no_exit(ex: Exploration) -> list[Finding]:
                 if edge.target is not None and edge.target not in trap:
                     trap.add(edge.target)
                     todo.append(edge.target)
-        names = sorted(f"{n}.{b}" for n, b in blocks_of(trap))
+        names = sorted(f"{n}.{b}" for n, b in _blocks_of(trap))
         out.append(Finding(
             kind="no-exit", severity=ERROR, path=f"nodes.{ctrl[0]}.blocks.{ctrl[1]}",
             message=f"a run that gets here can never end: every event of every step leads back among {', '.join(names)}",
-            counterexample=ex.path_to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: from here no path ends the run"],
+            counterexample=paths.to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: from here no path ends the run"],
         ))
     return out
 
 
 def _unreachable(ex: Exploration) -> list[Finding]:
-    reached = blocks_of(ex.values)
+    reached = _blocks_of(ex.values)
     out: list[Finding] = []
     for node_id, node in ex.model.manifest.nodes.items():
         blocks = [b for b in node.blocks if (node_id, b) not in reached]

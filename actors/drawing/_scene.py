@@ -18,7 +18,7 @@ from ontoflow.protocols.events import FAIL_DEFAULT
 from ontoflow.protocols.manifest import WorkflowManifest
 from ontoflow.protocols.plan import ExecutionPlan, find_references, plan_dependencies
 
-from ontoflow.actors.checker import Analysis, Finding
+from ontoflow.actors.checker import Analysis, Finding, return_targets
 from ontoflow.actors.drawing._overlay import RunOverlay
 
 __all__ = ["Scene", "SceneEdge", "SceneNode", "plan_scene", "scene_of", "workflow_scene"]
@@ -136,11 +136,12 @@ def _returns(analysis: Analysis | None) -> dict[tuple[str, str], set[str]]:
     ex = analysis.exploration if analysis is not None else None
     if ex is None:
         return out
-    for (n, b, _), edges in ex.edges.items():
-        for edge in edges:
-            if edge.route is not None and isinstance(edge.route.action, Return):
-                dst = END if edge.target is None else node_id(edge.target[0], edge.target[1])
-                out.setdefault((n, b), set()).add(dst)
+    targets = return_targets(ex)
+    for ctrl, edges in ex.edges.items():
+        if any(edge.end == "return" for edge in edges):
+            found = targets.get((ctrl[0], ctrl[2], ctrl[3]), set())
+            out.setdefault((ctrl[0], ctrl[1]), set()).update(
+                END if dst is None else node_id(dst[0], dst[1]) for dst in found)
     return out
 
 

@@ -99,3 +99,11 @@ def test_refuse_if_invalid_raises_the_errors_and_returns_warnings() -> None:
     with pytest.raises(ManifestError) as err:
         refuse_if_invalid(doc, {"t.list": lister})
     assert err.value.problems[0].path == "nodes.main.blocks.a.worker"
+
+
+def test_the_exports_are_sorted_and_complete() -> None:
+    import ontoflow.actors.checker as checker
+
+    assert checker.__all__ == sorted(checker.__all__)
+    for name in checker.__all__:
+        assert hasattr(checker, name)
