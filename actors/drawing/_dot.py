@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from ontoflow.actors.drawing._scene import Scene, SceneNode
 
 __all__ = ["to_dot"]
@@ -55,7 +57,8 @@ def to_dot(scene: Scene) -> str:
             attrs += [f'color="{_BLUE}"', "penwidth=2.5"]
         out.append(f"  {e.src} -> {e.dst}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
     if scene.notes:
-        text = "\n".join(scene.notes[:12]) + ("\n..." if len(scene.notes) > 12 else "")
+        lines = [wrapped for note in scene.notes[:12] for wrapped in textwrap.wrap(note, 90, subsequent_indent="    ")]
+        text = "\n".join(lines) + ("\n..." if len(scene.notes) > 12 else "")
         out.append(f"  notes [shape=note, style=filled, fillcolor=\"#f7f7f7\", fontsize=9, label={_q(text)}];")
     out.append("}")
     return "\n".join(out) + "\n"

@@ -212,3 +212,30 @@ def check_document_file(path, catalog, read):  # type: ignore[no-untyped-def]
     from ontoflow.actors.checker import check_document
 
     return check_document(read(path), catalog, name=str(path))
+
+
+def test_a_callee_is_checked_in_each_calling_context() -> None:
+    # sub inherits: called from main it sees main's memory (k.x); called from other it does not.
+    doc = {"start": "main", "nodes": {
+        "main": node("a", {"a": block("t.plain", ("success", "CALL:sub"), ("failure", "CALL:other")), "b": block("t.plain")},
+                     static_memory={"k.x": "m"}),
+        "other": node("o", {"o": block("t.plain", ("success", "CALL:sub")), "o2": block("t.plain", ("success", "RETURN"))},
+                      context_inheritance=False),
+        "sub": node("s", {"s": block("t.consume", ("success", "RETURN"), ("failure", "RETURN"))}),
+    }}
+    [finding] = kinds(check(doc, PLAIN, CONSUME))["missing-input"]
+    assert finding.counterexample[:2] == ["main.a --failure--> CALL:other (push main.b)",
+                                          "other.o --success--> CALL:sub (push other.o2)"]
+    doc["nodes"]["other"]["context_inheritance"] = True
+    assert check(doc, PLAIN, CONSUME).ok
+
+
+def test_keys_held_before_a_call_are_still_held_after_its_return() -> None:
+    doc = {"start": "main", "nodes": {
+        "main": node("a", {"a": block("t.produce", ("success", "CALL:sub")), "b": block("t.consume")}),
+        "sub": node("s", {"s": block("t.plain", ("success", "RETURN"), ("failure", "RETURN"))}),
+        "other": node("x", {"x": block("t.plain", ("success", "CALL:sub"))}),
+    }}
+    report = check(doc, PRODUCE, CONSUME, PLAIN)
+    assert "missing-input" not in kinds(report)
+    assert [f.path for f in kinds(report)["unreachable"]] == ["nodes.other"]
