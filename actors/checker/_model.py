@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ontoflow.protocols.actions import Action, parse_action
+from ontoflow.protocols.actions import Action, Call, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.events import CANCELLED, FAIL_DEFAULT, RESERVED_EVENTS
+from ontoflow.protocols.events import FAIL_DEFAULT
 from ontoflow.protocols.manifest import WorkflowManifest, signal_event
 
 __all__ = ["BlockModel", "CapModel", "Model", "Route", "build_model", "capability_model"]
@@ -157,8 +157,8 @@ def build_model(manifest: WorkflowManifest, catalog: Mapping[str, CapabilityMeta
                 except ValueError:
                     continue  # reported by the loader
                 route = Route(action, t.action, i)
-                if type(action).__name__ == "Call":
-                    called.add(action.node)  # type: ignore[union-attr]
+                if isinstance(action, Call):
+                    called.add(action.node)
                 if t.on_signal == FAIL_DEFAULT:
                     fallback = route
                 else:
@@ -176,7 +176,3 @@ def build_model(manifest: WorkflowManifest, catalog: Mapping[str, CapabilityMeta
             )
     return Model(manifest=manifest, blocks=blocks, caps=caps, called=frozenset(called))
 
-
-#: Events the runtime can end any step with on its own, which a table may route; ``cancelled``
-#: is not among them: a cancelled run ends without routing.
-RUNTIME_EVENTS: tuple[str, ...] = tuple(sorted(RESERVED_EVENTS - {CANCELLED}))
