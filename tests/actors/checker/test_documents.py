@@ -107,3 +107,18 @@ def test_the_exports_are_sorted_and_complete() -> None:
     assert checker.__all__ == sorted(checker.__all__)
     for name in checker.__all__:
         assert hasattr(checker, name)
+
+
+def test_a_plan_literal_that_breaks_its_schema_is_an_error() -> None:
+    typed = meta("t.typed", props={"k.n": {"type": "integer"}})
+    plan = {"steps": [{"id": "a", "capability": "t.typed", "params": {"k.n": "five"}}]}
+    [finding] = kinds(check(plan, typed))["type-mismatch"]
+    assert finding.path == "steps[0].params.k.n" and "five" not in finding.message  # the rule, never the value
+    plan["steps"][0]["params"] = {"k.n": 5}
+    assert check(plan, typed).ok
+
+
+def test_a_document_that_does_not_load_still_gets_a_report() -> None:
+    report = check_document({"nodes": [1]}, {})
+    assert [f.kind for f in report.findings] == ["structure"] and not report.ok
+    assert check_document("not a map", {}).findings[0].path == ""
