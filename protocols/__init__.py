@@ -50,6 +50,7 @@ from ontoflow.protocols.manifest import (
     check_workflow_capabilities,
     decode_document,
     manifest_from_data,
+    manifest_problems,
     signal_event,
 )
 from ontoflow.protocols.merge_strategy import DEFAULT_STRATEGY, MergeInstruction, parse_merge_instruction
@@ -169,6 +170,7 @@ __all__ = [
     "fold",
     "intent_hints",
     "manifest_from_data",
+    "manifest_problems",
     "parse_action",
     "parse_merge_instruction",
     "pipeline_from_data",

@@ -1,7 +1,10 @@
 """Workflow manifests (seeds 000 and 002): Nodes of Blocks routed by transition tables.
 
-The seed-002 ``workflows.json`` shape is accepted verbatim, in JSON, YAML or TOML, with one
-addition at the top level: ``start`` names the node a run enters first. Loading is strict:
+The seed-002 ``workflows.json`` shape is accepted verbatim, in JSON, YAML or TOML, with two
+optional additions at the top level: ``start`` names the node a run enters first (the seed
+passes it to ``execute``: a manifest without it takes ``start=`` from the caller, and a
+manifest with a single node starts there), and ``inputs`` declares the run's inputs (ontology
+key -> JSON Schema), which the static checker counts as provided on every path. Loading is strict:
 unknown fields, wrong types, unknown actions, JUMPs and CALLs to nothing and entry blocks
 missing from their node are all reported, each with its path
 (``nodes.main.blocks.load.transitions[1].action``).
@@ -35,6 +38,7 @@ __all__ = [
     "check_workflow_capabilities",
     "decode_document",
     "manifest_from_data",
+    "manifest_problems",
     "signal_event",
 ]
 
@@ -78,7 +82,15 @@ class Trigger(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A whole workflow: its nodes and the node a run starts in."""
+    """A whole workflow: its nodes, the node a run starts in and the inputs it declares.
+
+    Attributes:
+        start: the node a run enters first (always set once loaded, see ``manifest_from_data``).
+        nodes: node id -> node.
+        inputs: ontology key -> JSON Schema of a run input the workflow expects; the checker
+            counts a declared input as provided on every path and checks its type and enum
+            against each consumer's schema.
+    """
 
     start: str
     nodes: dict[str, Node]
@@ -86,15 +98,17 @@ class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     description: str = ""
     version: str = "1"
     triggers: list[Trigger] = []
+    inputs: dict[str, dict[str, Any]] = {}
 
 
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    start: str
     nodes: dict[str, Any]
+    start: str = ""
     name: str = ""
     description: str = ""
     version: str = "1"
     triggers: list[Trigger] = []
+    inputs: dict[str, dict[str, Any]] = {}
 
 
 class _RawNode(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -180,23 +194,59 @@ def _convert(data: Any, kind: type, path: str, problems: list[Problem]) -> Any:
         return None
 
 
-def manifest_from_data(data: Any, *, source: str = "") -> WorkflowManifest:
+def manifest_from_data(
+    data: Any,
+    *,
+    source: str = "",
+    start: str | None = None,
+    catalog: Mapping[str, CapabilityMetadata] | None = None,
+) -> WorkflowManifest:
     """Validate plain data as a workflow manifest and return it typed.
 
-    Every problem is collected before raising, so a user sees them all at once.
+    Every problem is collected before raising, so a user sees them all at once: with
+    ``catalog``, the capability problems (unknown workers, signals never emitted, missing
+    prerequisites) of every block that parsed come in the same report as the structure's.
+
+    Args:
+        data: the decoded document.
+        source: where it came from (for the error's heading).
+        start: the node to start in (``--start NODE``); it overrides the document's ``start``.
+            Without either, a manifest with a single node starts there.
+        catalog: capability id -> metadata, to report capability problems at once.
 
     Raises:
         ManifestError: listing each problem with its path.
     """
+    manifest, problems = _load(data, start, catalog)
+    if problems or manifest is None:
+        raise ManifestError(problems, source=source)
+    return manifest
+
+
+def manifest_problems(
+    data: Any,
+    *,
+    start: str | None = None,
+    catalog: Mapping[str, CapabilityMetadata] | None = None,
+) -> tuple[WorkflowManifest | None, list[Problem]]:
+    """Like :func:`manifest_from_data`, but return ``(manifest, problems)`` instead of raising.
+
+    The manifest holds whatever parsed (blocks with a bad transition are kept, the transition
+    dropped), so a checker can go on analysing it; it is ``None`` when the top level did not
+    parse at all.
+    """
+    return _load(data, start, catalog)
+
+
+def _load(
+    data: Any, start: str | None, catalog: Mapping[str, CapabilityMetadata] | None
+) -> tuple[WorkflowManifest | None, list[Problem]]:
     problems: list[Problem] = []
     if not isinstance(data, dict):
-        raise ManifestError(
-            Problem(path="", message=f"expected a map at the top level, got {type(data).__name__}"),
-            source=source,
-        )
+        return None, [Problem(path="", message=f"expected a map at the top level, got {type(data).__name__}")]
     raw = _convert(data, _RawManifest, "", problems)
     if raw is None:
-        raise ManifestError(problems, source=source)
+        return None, problems
     nodes: dict[str, Node] = {}
     for node_id, node_data in raw.nodes.items():
         npath = f"nodes.{node_id}"
@@ -221,24 +271,52 @@ def manifest_from_data(data: Any, *, source: str = "") -> WorkflowManifest:
             problems.append(
                 Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}")
             )
+    first = start or raw.start
     if not raw.nodes:
         problems.append(Problem(path="nodes", message="a manifest needs at least one node"))
-    elif raw.start not in raw.nodes:
-        problems.append(Problem(path="start", message=f"node {raw.start!r} does not exist"))
+    elif not first:
+        if len(raw.nodes) == 1:
+            first = next(iter(raw.nodes))
+        else:
+            problems.append(
+                Problem(path="start", message="required key is missing: name the node a run starts in (or pass --start NODE)")
+            )
+    elif first not in raw.nodes:
+        where = "start" if not start else "--start"
+        problems.append(Problem(path=where, message=f"node {first!r} does not exist"))
     block_home = {b: n for n, node in nodes.items() for b in node.blocks}
     for node_id, node in nodes.items():
-        for block_id, block in node.blocks.items():
-            _check_block(node_id, node, block_id, block, nodes, block_home, problems)
-    if problems:
-        raise ManifestError(problems, source=source)
-    return WorkflowManifest(
-        start=raw.start,
+        for block_id, block in list(node.blocks.items()):
+            if not _check_block(node_id, node, block_id, block, nodes, block_home, problems):
+                # Keep the block for the checker, without the transitions that cannot be followed.
+                node.blocks[block_id] = msgspec.structs.replace(
+                    block, transitions=[t for t in block.transitions if _followable(t, node, nodes)]
+                )
+    manifest = WorkflowManifest(
+        start=first,
         nodes=nodes,
         name=raw.name,
         description=raw.description,
         version=raw.version,
         triggers=raw.triggers,
+        inputs=raw.inputs,
     )
+    if catalog is not None:
+        problems.extend(check_workflow_capabilities(manifest, catalog))
+    return manifest, problems
+
+
+def _followable(transition: Transition, node: Node, nodes: Mapping[str, Node]) -> bool:
+    """Whether a transition's action parses and names a block or node that exists."""
+    try:
+        action = parse_action(transition.action)
+    except ValueError:
+        return False
+    if isinstance(action, Jump):
+        return action.block in node.blocks
+    if isinstance(action, Call):
+        return action.node in nodes
+    return True
 
 
 def _check_block(
@@ -249,7 +327,9 @@ def _check_block(
     nodes: Mapping[str, Node],
     block_home: Mapping[str, str],
     problems: list[Problem],
-) -> None:
+) -> bool:
+    """Append the block's problems; True when it had none."""
+    before = len(problems)
     bpath = f"nodes.{node_id}.blocks.{block_id}"
     if not block.worker:
         problems.append(Problem(path=f"{bpath}.worker", message="must name a capability id"))
@@ -290,6 +370,7 @@ def _check_block(
             )
         elif isinstance(action, Call) and action.node not in nodes:
             problems.append(Problem(path=f"{tpath}.action", message=f"CALL to node {action.node!r} that does not exist"))
+    return len(problems) == before
 
 
 def signal_event(worker: str, signal: str) -> str:

@@ -134,8 +134,11 @@ def _check_step(i: int, step: Any, components: Collection[str] | None, problems:
         problems.append(Problem(path=f"{where}.mode", message="required key is missing"))
     elif mode not in OML_MODES:
         problems.append(Problem(path=f"{where}.mode", message=f"must be one of {', '.join(OML_MODES)}"))
-    config = step.get("config", {})
-    if not isinstance(config, dict):
+    config = step.get("config")
+    if config is None:
+        # Seed 003's step shape marks only ``needs`` as optional; an empty map is fine.
+        problems.append(Problem(path=f"{where}.config", message="required key is missing (write config: {} when the component needs no setting)"))
+    elif not isinstance(config, dict):
         problems.append(Problem(path=f"{where}.config", message=f"must be a map, got {type(config).__name__}"))
     else:
         _check_config(config, f"{where}.config", problems)

@@ -1,0 +1,211 @@
+"""Paths through an :class:`~._explore.Exploration`: counterexamples, ends, returns, recursion.
+
+A counterexample is found by a reachability pass over the explored states that follows calls
+into their callees and returns out of them only to the call site that entered (the same
+summaries as the analysis), optionally refusing every edge that puts a given key into the
+context: the first path it finds to a state is a run that gets there without that key.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from ontoflow.protocols.actions import Call
+
+from ontoflow.actors.checker._explore import Ctrl, Ctx, Edge, Exploration, ctx_of
+
+__all__ = ["PathFinder", "format_step", "reaches_end", "recursive_calls", "return_targets"]
+
+# parent kinds: ("jump", prev, edge) | ("call", site, edge) | ("return", site, call, exit_state, exit_edge)
+_Parent = tuple[Any, ...]
+
+
+def format_step(ctrl: Ctrl, edge: Edge, model: Any = None) -> str:
+    """One step of a counterexample: ``main.a --success--> CALL:sub (push main.b)``."""
+    node, block = ctrl[0], ctrl[1]
+    head = f"{node}.{block} --{edge.event}-->"
+    if edge.route is None:
+        return f"{head} run ends ({edge.end})"
+    if isinstance(edge.route.action, Call) and model is not None:
+        nxt = model.blocks[(node, block)].next_block
+        return f"{head} {edge.route.text} (push {node}.{nxt})" if nxt else f"{head} {edge.route.text} (push {node}.(last block: returns again))"
+    if edge.end == "return":
+        return f"{head} RETURN (stack empty: run completes)" if ctrl[3] else f"{head} RETURN"
+    return f"{head} {edge.route.text}"
+
+
+class PathFinder:
+    """Shortest-first runs to states, optionally avoiding every edge that provides ``key``."""
+
+    def __init__(self, ex: Exploration, key: str | None = None) -> None:
+        self.ex = ex
+        self.parent: dict[Ctrl, _Parent | None] = {}
+        if ex.start is None or (key is not None and key in ex.initial_keys):
+            return
+        self._search(key)
+
+    def _search(self, key: str | None) -> None:
+        ex, parent = self.ex, self.parent
+        blocked = (lambda e: False) if key is None else (lambda e: key in e.adds)
+        callers: dict[Ctx, list[tuple[Ctrl, Edge]]] = {}
+        exits: dict[Ctx, list[tuple[Ctrl, Edge]]] = {}
+        queue: deque[Ctrl] = deque()
+
+        def reach(ctrl: Ctrl, how: _Parent | None) -> None:
+            if ctrl not in parent:
+                parent[ctrl] = how
+                queue.append(ctrl)
+
+        def give_back(site: Ctrl, call: Edge, exit_state: Ctrl, exit_edge: Edge) -> None:
+            node, block, chain, root = site
+            nxt = ex.model.blocks[(node, block)].next_block
+            if nxt is not None:
+                reach((node, nxt, chain, root), ("return", site, call, exit_state, exit_edge))
+            elif not root:  # the caller returns again: an exit of its own context
+                found_exit(ctx_of(site), site, call)
+
+        def found_exit(ctx: Ctx, state: Ctrl, edge: Edge) -> None:
+            known = exits.setdefault(ctx, [])
+            if (state, edge) in known:
+                return
+            known.append((state, edge))
+            for site, call in list(callers.get(ctx, ())):
+                give_back(site, call, state, edge)
+
+        reach(ex.start, None)  # type: ignore[arg-type]
+        while queue:
+            ctrl = queue.popleft()
+            for edge in ex.edges.get(ctrl, ()):
+                if blocked(edge):
+                    continue
+                if edge.end == "return" and not ctrl[3]:
+                    found_exit(ctx_of(ctrl), ctrl, edge)
+                elif edge.target is None:
+                    continue
+                elif edge.route is not None and isinstance(edge.route.action, Call):
+                    callee = ctx_of(edge.target)
+                    sites = callers.setdefault(callee, [])
+                    if (ctrl, edge) in sites:
+                        continue
+                    sites.append((ctrl, edge))
+                    reach(edge.target, ("call", ctrl, edge))
+                    for exit_state, exit_edge in list(exits.get(callee, ())):
+                        give_back(ctrl, edge, exit_state, exit_edge)
+                else:
+                    reach(edge.target, ("jump", ctrl, edge))
+
+    def reached(self, ctrl: Ctrl) -> bool:
+        """Whether the search reached ``ctrl``."""
+        return ctrl in self.parent
+
+    def path(self, ctrl: Ctrl) -> list[str]:
+        """The steps of the run found to ``ctrl`` (``[]`` for the start or an unreached state)."""
+        steps = self._walk(ctrl, inner=False)
+        steps.reverse()
+        return steps
+
+    def _walk(self, ctrl: Ctrl, inner: bool) -> list[str]:
+        """The steps back from ``ctrl`` (reversed); ``inner`` stops at its context's entry."""
+        model = self.ex.model
+        out: list[str] = []
+        while True:
+            how = self.parent.get(ctrl)
+            if how is None:
+                return out
+            kind = how[0]
+            if kind == "jump":
+                out.append(format_step(how[1], how[2], model))
+                ctrl = how[1]
+            elif kind == "call":
+                if inner:
+                    return out
+                out.append(format_step(how[1], how[2], model))
+                ctrl = how[1]
+            else:
+                _, site, call, exit_state, exit_edge = how
+                out.append(f"{format_step(exit_state, exit_edge, model)} (pop -> {ctrl[0]}.{ctrl[1]})")
+                out.extend(self._walk(exit_state, inner=True))
+                out.append(format_step(site, call, model))
+                ctrl = site
+
+
+def return_targets(ex: Exploration) -> dict[Ctx, set[Ctrl | None]]:
+    """Where each context's RETURN lands: call sites' next blocks, ``None`` for the run's end."""
+    out: dict[Ctx, set[Ctrl | None]] = {}
+
+    def resolve(ctx: Ctx, seen: frozenset[Ctx]) -> set[Ctrl | None]:
+        if ctx in out:
+            return out[ctx]
+        found: set[Ctrl | None] = set()
+        if ctx[2]:
+            found.add(None)
+        for site, _ in ex.callers.get(ctx, {}):
+            node, block, chain, root = site
+            nxt = ex.model.blocks[(node, block)].next_block
+            if nxt is not None:
+                found.add((node, nxt, chain, root))
+            elif root:
+                found.add(None)
+            elif ctx_of(site) not in seen:
+                found |= resolve(ctx_of(site), seen | {ctx})
+        out[ctx] = found
+        return found
+
+    for ctx in {ctx_of(c) for c in ex.values}:
+        resolve(ctx, frozenset())
+    return out
+
+
+def reaches_end(ex: Exploration) -> set[Ctrl]:
+    """The states from which some path ends the run (over all return targets)."""
+    targets = return_targets(ex)
+    back: dict[Ctrl, list[Ctrl]] = {}
+    good: set[Ctrl] = set()
+    todo: list[Ctrl] = []
+
+    def mark(ctrl: Ctrl) -> None:
+        if ctrl not in good:
+            good.add(ctrl)
+            todo.append(ctrl)
+
+    for ctrl, out in ex.edges.items():
+        for edge in out:
+            if edge.end == "return":
+                for dst in targets.get(ctx_of(ctrl), ()):
+                    if dst is None:
+                        mark(ctrl)
+                    else:
+                        back.setdefault(dst, []).append(ctrl)
+            elif edge.target is None:
+                mark(ctrl)
+            else:
+                back.setdefault(edge.target, []).append(ctrl)
+    while todo:
+        for prev in back.get(todo.pop(), ()):
+            mark(prev)
+    return good
+
+
+def recursive_calls(ex: Exploration) -> list[tuple[Ctrl, Edge]]:
+    """The CALLs that can re-enter a context still on the stack: cycles among contexts."""
+    calls: dict[Ctx, list[tuple[Ctx, Ctrl, Edge]]] = {}
+    for callee, sites in ex.callers.items():
+        for site, edge in sites:
+            calls.setdefault(ctx_of(site), []).append((callee, site, edge))
+    out: list[tuple[Ctrl, Edge]] = []
+    for caller, items in calls.items():
+        for callee, site, edge in items:
+            # Does the callee (transitively) call back into the caller's context?
+            seen = {callee}
+            todo = [callee]
+            while todo:
+                current = todo.pop()
+                if current == caller:
+                    out.append((site, edge))
+                    break
+                for nxt, _, _ in calls.get(current, ()):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
+    return out

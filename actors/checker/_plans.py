@@ -1,0 +1,138 @@
+"""The findings of an execution plan or an OML pipeline.
+
+A plan is a DAG, so its contract is checked step by step: every ``${step.field}`` reference
+names an output the referenced capability declares, every required input is set by the step's
+params, an ancestor's outputs or a schema default (otherwise only a run input can provide it:
+a warning, since a plan declares no inputs), literal params fit their schema, and a dependency
+cycle is reported with the cycle. A pipeline is guarded, compiled into its plan, and the plan
+checked; findings on the compiled plan carry the pipeline step's path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.oml import Pipeline, check_oml
+from ontoflow.protocols.plan import ExecutionPlan, find_references, plan_dependencies, plan_from_data
+
+from ontoflow.actors.checker._report import ERROR, WARNING, Finding
+from ontoflow.actors.checker._schema import literal_problem
+
+__all__ = ["check_pipeline", "check_plan_document", "plan_findings"]
+
+_CYCLE = "form a cycle: "
+
+
+def _from_problems(problems: list[Problem], default_kind: str) -> list[Finding]:
+    out = []
+    for p in problems:
+        kind = default_kind
+        steps: list[str] = []
+        if _CYCLE in p.message:
+            kind = "dependency-cycle"
+            steps = p.message.split(_CYCLE, 1)[1].split(" -> ")
+        elif "no capability" in p.message:
+            kind = "capability"
+        out.append(Finding(kind=kind, severity=ERROR, path=p.path, message=p.message, counterexample=steps))
+    return out
+
+
+def check_plan_document(data: Any, catalog: Mapping[str, CapabilityMetadata]) -> tuple[list[Finding], ExecutionPlan | None]:
+    """Load ``data`` as a plan and check it; the plan is ``None`` when it does not load."""
+    try:
+        plan = plan_from_data(data)
+    except ManifestError as exc:
+        return _from_problems(exc.problems, "structure"), None
+    return plan_findings(plan, catalog), plan
+
+
+def check_pipeline(data: Any, catalog: Mapping[str, CapabilityMetadata]) -> tuple[list[Finding], ExecutionPlan | None]:
+    """Guard ``data`` as an OML pipeline, compile it and check its plan."""
+    from ontoflow.actors.planner import compile_pipeline
+
+    problems = check_oml(data, components=catalog)
+    if problems:
+        return _from_problems(problems, "structure"), None
+    pipeline = msgspec.convert(data, Pipeline)
+    try:
+        plan = compile_pipeline(pipeline, catalog)
+    except ManifestError as exc:
+        return _from_problems(exc.problems, "capability"), None
+    return plan_findings(plan, catalog), plan
+
+
+def plan_findings(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]) -> list[Finding]:
+    """Every capability and contract finding of a loaded plan."""
+    from ontoflow.actors.orchestrator.plans import compile_plan
+    from ontoflow.actors.orchestrator.plans._refs import declares_field
+
+    findings: list[Finding] = []
+    deps = plan_dependencies(plan)
+    ids = {s.id: s for s in plan.steps}
+    ancestors: dict[str, set[str]] = {}
+    for step in plan.steps:  # deps point backwards in a loaded plan's topological closure
+        found: set[str] = set()
+        todo = list(deps[step.id])
+        while todo:
+            d = todo.pop()
+            if d not in found:
+                found.add(d)
+                todo.extend(deps[d])
+        ancestors[step.id] = found
+    for i, step in enumerate(plan.steps):
+        where = f"steps[{i}]"
+        meta = catalog.get(step.capability)
+        if meta is None:
+            findings.append(Finding(kind="capability", severity=ERROR, path=f"{where}.capability",
+                                    message=f"no capability {step.capability!r} is loaded"))
+            continue
+        for at, ref in find_references(step.params, f"{where}.params"):
+            if isinstance(ref, str) or ref.step not in ids:
+                continue
+            target = catalog.get(ids[ref.step].capability)
+            if target is not None and not declares_field(frozenset(target.outputs), ref):
+                declared = ", ".join(sorted(target.outputs)) or "none"
+                findings.append(Finding(
+                    kind="undeclared-output", severity=ERROR, path=at,
+                    message=f"reference {ref.text} names a field {target.id} does not declare as an output (it declares: {declared})",
+                    counterexample=[f"{ref.step} ({target.id})", f"{step.id} ({meta.id}) reads {ref.text}"],
+                ))
+        provided = set(step.params)
+        for anc in ancestors[step.id]:
+            anc_meta = catalog.get(ids[anc].capability)
+            if anc_meta is not None:
+                provided.update(anc_meta.outputs)
+        props = meta.input_schema.get("properties", {})
+        defaults = {k for k, p in props.items() if isinstance(p, dict) and "default" in p}
+        for key in meta.required_inputs:
+            if key not in provided and key not in defaults:
+                chain = sorted(ancestors[step.id]) or ["(no earlier step)"]
+                findings.append(Finding(
+                    kind="missing-input", severity=WARNING, path=f"{where}.params",
+                    message=f"required input {key!r} of {meta.id} is set by no param, no earlier step's output and no "
+                            "schema default: only a run input can provide it",
+                    counterexample=[*chain, f"{step.id} ({meta.id}) starts without {key!r} unless it is a run input"],
+                ))
+        for key, value in step.params.items():
+            schema = props.get(key)
+            if not isinstance(schema, dict) or _has_reference(value):
+                continue
+            problem = literal_problem(value, schema)
+            if problem is not None:
+                findings.append(Finding(kind="type-mismatch", severity=ERROR, path=f"{where}.params.{key}",
+                                        message=f"the value given for {key!r} contradicts the schema of {meta.id}: {problem}"))
+    reported = {f.path for f in findings if f.severity == ERROR}
+    try:
+        compile_plan(plan, catalog)
+    except ManifestError as exc:
+        findings.extend(f for f in _from_problems(exc.problems, "capability") if f.path not in reported)
+    return findings
+
+
+def _has_reference(value: Any) -> bool:
+    return any(True for _ in find_references(value, ""))

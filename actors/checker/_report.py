@@ -1,0 +1,117 @@
+"""What the checker finds: one :class:`Finding` per fault, gathered in a :class:`Report`.
+
+A finding names its kind (a stable, kebab-case word a test or a CI script can match), its
+severity, where it is in the document (a dotted path, as the loader's problems) and, when a
+path through the graph is the reason, the counterexample: the steps of a run that gets there.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from ontoflow.protocols.errors import Problem
+
+__all__ = ["ERROR", "KINDS", "WARNING", "Finding", "Report", "render_text"]
+
+ERROR = "error"
+WARNING = "warning"
+
+#: Every kind of finding, with what it means (the README's table is made from the same words).
+KINDS: dict[str, str] = {
+    "structure": "the document does not load: a wrong type, an unknown field, a JUMP or CALL to nothing",
+    "capability": "a worker, component or prerequisite no loaded capability provides, or a signal it never emits",
+    "missing-input": "a required input key not provided on every path reaching its consumer",
+    "type-mismatch": "a provided value (or declared input) whose type or enum contradicts the consumer's schema",
+    "prerequisite": "a requires prerequisite that can never succeed before its consumer",
+    "unrouted-event": "an event the capability declares that no transition routes and no SIGNAL:FAIL_DEFAULT catches",
+    "unreachable": "a block or node no path reaches",
+    "no-exit": "a loop with no path out: a run that enters it cannot end",
+    "return-empty-stack": "a RETURN that finds the return stack empty where a return to a caller was meant",
+    "unbounded-recursion": "CALLs that can nest without bound",
+    "undeclared-output": "a ${step.field} reference to a field the step's capability does not declare",
+    "dependency-cycle": "plan steps (or pipeline needs) that depend on each other in a cycle",
+}
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """One fault of a document.
+
+    Attributes:
+        kind: one of :data:`KINDS`.
+        severity: ``error`` (the document is refused) or ``warning`` (printed, not blocking).
+        path: where in the document (``nodes.main.blocks.load.worker``).
+        message: what is wrong; never a parameter's value.
+        counterexample: the run that shows it, one step per item (``main.load --success-->
+            JUMP:parse``), empty when no path is the reason.
+    """
+
+    kind: str
+    severity: Literal["error", "warning"]
+    path: str
+    message: str
+    counterexample: list[str] = []
+
+
+class Report(msgspec.Struct, kw_only=True):
+    """Every finding of one document, errors first.
+
+    Attributes:
+        document: the document's name (a path, or ``submitted document``).
+        kind: ``workflow``, ``plan`` or ``pipeline``.
+        findings: the findings, errors first, then by path.
+        states: how many control states the analysis explored (workflows; 0 otherwise).
+    """
+
+    document: str
+    kind: str
+    findings: list[Finding] = []
+    states: int = 0
+
+    @property
+    def errors(self) -> list[Finding]:
+        """The findings that refuse the document."""
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        """The findings that are printed but do not block."""
+        return [f for f in self.findings if f.severity == WARNING]
+
+    @property
+    def ok(self) -> bool:
+        """True when the report has no error."""
+        return not self.errors
+
+    def problems(self) -> list[Problem]:
+        """The errors as loader problems (for a ``ManifestError`` refusing the document)."""
+        return [Problem(path=f.path, message=f"[{f.kind}] {f.message}") for f in self.errors]
+
+    def sort(self) -> Report:
+        """Order the findings (errors first, then by path and kind) and drop duplicates; returns self."""
+        seen: set[tuple[str, str, str]] = set()
+        unique = []
+        for f in self.findings:
+            key = (f.kind, f.path, f.message)
+            if key not in seen:
+                seen.add(key)
+                unique.append(f)
+        unique.sort(key=lambda f: (f.severity != ERROR, f.path, f.kind))
+        self.findings = unique
+        return self
+
+
+def render_text(report: Report) -> str:
+    """The report as the ``check`` command prints it: one block per finding, then a summary."""
+    lines: list[str] = []
+    for f in report.findings:
+        where = f.path or "(document)"
+        lines.append(f"{f.severity}: {where}: [{f.kind}] {f.message}")
+        if f.counterexample:
+            lines.append("  counterexample:")
+            lines.extend(f"    {step}" for step in f.counterexample)
+    n_err, n_warn = len(report.errors), len(report.warnings)
+    verdict = "refused" if n_err else "ok"
+    lines.append(f"{report.document}: {report.kind}, {n_err} error(s), {n_warn} warning(s): {verdict}")
+    return "\n".join(lines)

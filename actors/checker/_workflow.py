@@ -1,0 +1,257 @@
+"""The findings of a workflow manifest: its structure, its capabilities and its contract.
+
+Structure and capability problems come from the loader's own checks (so ``check`` and ``run``
+never disagree on them); the contract findings come from the exploration of every control state
+(:mod:`._explore`), each with the run that shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.events import PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.manifest import WorkflowManifest, check_workflow_capabilities
+
+from ontoflow.actors.checker._explore import MAX_STATES, Ctrl, Exploration, explore, inherited, missing_keys
+from ontoflow.actors.checker._paths import PathFinder, format_step, reaches_end, recursive_calls
+from ontoflow.actors.checker._model import BlockModel, Model, build_model
+from ontoflow.actors.checker._report import ERROR, WARNING, Finding
+from ontoflow.actors.checker._schema import declared_contradiction, literal_problem
+
+__all__ = ["check_workflow"]
+
+
+def check_workflow(
+    manifest: WorkflowManifest, catalog: Mapping[str, CapabilityMetadata]
+) -> tuple[list[Finding], Exploration]:
+    """Every capability and contract finding of a (possibly partly loaded) manifest.
+
+    Returns:
+        The findings (not sorted) and the exploration they came from (for ``graph``).
+    """
+    findings = [Finding(kind="capability", severity=ERROR, path=p.path, message=p.message)
+                for p in check_workflow_capabilities(manifest, catalog)]
+    model = build_model(manifest, catalog)
+    findings.extend(_prerequisites(model))
+    exploration = explore(model)
+    if exploration.start is None:
+        return findings, exploration
+    if exploration.truncated:
+        findings.append(Finding(kind="no-exit", severity=WARNING, path="nodes",
+                                message=f"the analysis stopped after {MAX_STATES} control states: its findings are partial"))
+    seen: set[Any] = set()
+    paths = _Paths(exploration)
+    for ctrl, (keys, wins) in exploration.values.items():
+        b = model.blocks[(ctrl[0], ctrl[1])]
+        _state_findings(exploration, paths, ctrl, b, keys, wins, seen, findings)
+    findings.extend(_recursion(exploration, paths))
+    findings.extend(_completing_calls(exploration, paths))
+    findings.extend(_no_exit(exploration, paths))
+    findings.extend(_unreachable(exploration))
+    return findings, exploration
+
+
+class _Paths:
+    """Counterexample finders, one per key asked about, built on first use."""
+
+    def __init__(self, ex: Exploration) -> None:
+        self.ex = ex
+        self.any = PathFinder(ex)
+        self._by_key: dict[str, PathFinder] = {}
+
+    def to(self, ctrl: Ctrl) -> list[str]:
+        return self.any.path(ctrl)
+
+    def avoiding(self, ctrl: Ctrl, key: str) -> list[str]:
+        finder = self._by_key.get(key)
+        if finder is None:
+            finder = self._by_key[key] = PathFinder(self.ex, key)
+        return finder.path(ctrl) if finder.reached(ctrl) else self.any.path(ctrl)
+
+
+def _blocks_of(states: Any) -> set[tuple[str, str]]:
+    return {(c[0], c[1]) for c in states}
+
+
+def _prerequisites(model: Model) -> list[Finding]:
+    out: list[Finding] = []
+    for (node, block), b in model.blocks.items():
+        cap = b.cap
+        if cap is None:
+            continue
+        if cap.problem and f"(of {cap.id})" not in cap.problem:
+            out.append(Finding(kind="prerequisite", severity=ERROR, path=f"{b.path}.worker", message=f"{cap.id}: {cap.problem}"))
+        for req in cap.closure:
+            pre = model.caps.get(req)
+            if pre is not None and not any(is_success(e) for e in pre.events):
+                out.append(Finding(
+                    kind="prerequisite", severity=ERROR, path=f"{b.path}.worker",
+                    message=f"{cap.id} requires {req}, which declares no success event ({', '.join(pre.events) or 'none'}): "
+                            f"it can never succeed, so this block always ends with {PREREQUISITE_FAILED}",
+                ))
+    return out
+
+
+def _state_findings(
+    ex: Exploration, paths: _Paths, ctrl: Ctrl, b: BlockModel, keys: frozenset[str], wins: frozenset[str],
+    seen: set[Any], findings: list[Finding],
+) -> None:
+    model = ex.model
+    memory = inherited(model, ctrl[0], ctrl[2])
+    for cap_id, key in missing_keys(model, b, keys, wins, memory):
+        if ("missing", b.path, cap_id, key) in seen:
+            continue
+        seen.add(("missing", b.path, cap_id, key))
+        steps = paths.avoiding(ctrl, key)
+        who = cap_id if b.cap is None or cap_id == b.cap.id else f"{cap_id} (a prerequisite of {b.cap.id})"
+        findings.append(Finding(
+            kind="missing-input", severity=ERROR, path=f"{b.path}.worker",
+            message=f"required input {key!r} of {who} is not provided on every path: not in the block's params, "
+                    f"the static memory it inherits, the outputs that must have run, the declared inputs or a schema default",
+            counterexample=[*steps, f"{ctrl[0]}.{ctrl[1]}: {cap_id} starts without {key!r} -> invalid"],
+        ))
+    _type_findings(ex, paths, ctrl, b, keys, memory, seen, findings)
+    for edge in ex.edges.get(ctrl, ()):
+        route = edge.route
+        if edge.end == "no-transition" and b.cap is not None and (edge.event in b.cap.events or edge.event == PREREQUISITE_FAILED):
+            if ("unrouted", b.path, edge.event) not in seen:
+                seen.add(("unrouted", b.path, edge.event))
+                findings.append(Finding(
+                    kind="unrouted-event", severity=WARNING, path=f"{b.path}.transitions",
+                    message=f"event {edge.event!r} of {b.worker} is routed by no transition and no SIGNAL:FAIL_DEFAULT: "
+                            "a run that gets it fails with 'no transition'",
+                    counterexample=[*paths.to(ctrl), format_step(ctrl, edge, model)],
+                ))
+        elif edge.end == "return" and ctrl[3] and ctrl[0] in model.called and route is not None:
+            path = f"{b.path}.transitions[{route.index}].action"
+            if ("ret", path) not in seen:
+                seen.add(("ret", path))
+                callers = sorted(f"{n}.{blk}" for (n, blk), m in model.blocks.items()
+                                 if any(r.text == f"CALL:{ctrl[0]}" for r in (*m.routes.values(), m.fail_default) if r))
+                findings.append(Finding(
+                    kind="return-empty-stack", severity=ERROR, path=path,
+                    message=f"node {ctrl[0]!r} is CALLed (by {', '.join(callers)}) but this RETURN is also reached with "
+                            "an empty return stack (as the start node), where it completes the run instead of returning "
+                            "to a caller",
+                    counterexample=[*paths.to(ctrl), format_step(ctrl, edge, model)],
+                ))
+
+
+def _recursion(ex: Exploration, paths: _Paths) -> list[Finding]:
+    out: list[Finding] = []
+    reported: set[str] = set()
+    for site, edge in recursive_calls(ex):
+        if edge.route is None:
+            continue
+        path = f"nodes.{site[0]}.blocks.{site[1]}.transitions[{edge.route.index}].action"
+        if path in reported:
+            continue
+        reported.add(path)
+        out.append(Finding(
+            kind="unbounded-recursion", severity=ERROR, path=path,
+            message=f"{edge.route.text} can nest without bound: the node it enters can CALL back into "
+                    f"{site[0]!r} before returning, so the return stack can grow forever",
+            counterexample=[*paths.to(site), format_step(site, edge, ex.model)],
+        ))
+    return out
+
+
+def _completing_calls(ex: Exploration, paths: _Paths) -> list[Finding]:
+    out: list[Finding] = []
+    reported: set[str] = set()
+    for site, call, exit_state, exit_edge in ex.completing_calls:
+        if exit_edge.route is None:
+            continue
+        if exit_edge.end == "return":
+            path = f"nodes.{exit_state[0]}.blocks.{exit_state[1]}.transitions[{exit_edge.route.index}].action"
+        else:  # a nested last-block CALL returned through this one
+            path = f"nodes.{site[0]}.blocks.{site[1]}.transitions[{call.route.index}].action"  # type: ignore[union-attr]
+        if path in reported:
+            continue
+        reported.add(path)
+        out.append(Finding(
+            kind="return-empty-stack", severity=WARNING, path=path,
+            message=f"this RETURN comes back to {site[0]}.{site[1]}, whose CALL is in the last block of its node: "
+                    "there is nothing to return to, so the stack empties and the run completes",
+            counterexample=[*paths.to(exit_state),
+                            f"{format_step(exit_state, exit_edge, ex.model)} (nothing after {site[0]}.{site[1]}: "
+                            "stack empty, run completes)"],
+        ))
+    return out
+
+
+def _type_findings(
+    ex: Exploration, paths: _Paths, ctrl: Ctrl, b: BlockModel, keys: frozenset[str], memory: dict[str, Any], seen: set[Any],
+    findings: list[Finding],
+) -> None:
+    caps = [b.cap] if b.cap is not None else []
+    caps += [ex.model.caps[r] for r in (b.cap.closure if b.cap else ()) if r in ex.model.caps]
+    inputs = ex.model.manifest.inputs
+    for cap in caps:
+        own = cap is b.cap
+        for key, schema in cap.properties.items():
+            if own and key in b.params:
+                value, where = b.params[key], f"{b.path}.params.{key}"
+                problem = literal_problem(value, schema)
+            elif key in memory:
+                value, where = memory[key]
+                problem = literal_problem(value, schema)
+            elif key in inputs and key in keys:
+                where = f"inputs.{key}"
+                problem = declared_contradiction(inputs[key], schema)
+            else:
+                continue
+            if problem is None or ("type", where, cap.id) in seen:
+                continue
+            seen.add(("type", where, cap.id))
+            findings.append(Finding(
+                kind="type-mismatch", severity=ERROR, path=where,
+                message=f"the value given for {key!r} contradicts the schema of {cap.id} (used by {b.node}.{b.block}): {problem}",
+                counterexample=paths.to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: {cap.id} gets {key!r} from {where}"],
+            ))
+
+
+def _no_exit(ex: Exploration, paths: _Paths) -> list[Finding]:
+    good = reaches_end(ex)
+    stuck = [c for c in ex.values if c not in good]
+    out: list[Finding] = []
+    reported: set[tuple[str, str]] = set()
+    for ctrl in stuck:
+        link = paths.any.parent.get(ctrl)
+        if link is not None and link[1] not in good:
+            continue  # not where the run enters the trap
+        if (ctrl[0], ctrl[1]) in reported:
+            continue
+        reported.add((ctrl[0], ctrl[1]))
+        trap: set[Ctrl] = {ctrl}
+        todo = [ctrl]
+        while todo:
+            for edge in ex.edges.get(todo.pop(), ()):
+                if edge.target is not None and edge.target not in trap:
+                    trap.add(edge.target)
+                    todo.append(edge.target)
+        names = sorted(f"{n}.{b}" for n, b in _blocks_of(trap))
+        out.append(Finding(
+            kind="no-exit", severity=ERROR, path=f"nodes.{ctrl[0]}.blocks.{ctrl[1]}",
+            message=f"a run that gets here can never end: every event of every step leads back among {', '.join(names)}",
+            counterexample=paths.to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: from here no path ends the run"],
+        ))
+    return out
+
+
+def _unreachable(ex: Exploration) -> list[Finding]:
+    reached = _blocks_of(ex.values)
+    out: list[Finding] = []
+    for node_id, node in ex.model.manifest.nodes.items():
+        blocks = [b for b in node.blocks if (node_id, b) not in reached]
+        if blocks and len(blocks) == len(node.blocks):
+            out.append(Finding(kind="unreachable", severity=WARNING, path=f"nodes.{node_id}",
+                               message=f"no path reaches node {node_id!r}: nothing CALLs it from a reachable block"))
+            continue
+        for block in blocks:
+            out.append(Finding(kind="unreachable", severity=WARNING, path=f"nodes.{node_id}.blocks.{block}",
+                               message=f"no path reaches block {block!r}: no reachable transition JUMPs to it "
+                                       "and it is not where a CALL returns"))
+    return out

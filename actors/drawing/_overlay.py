@@ -1,0 +1,119 @@
+"""The path a journaled run took, rebuilt read-only from its journal.
+
+The journal holds the run's pinned source and its facts; replaying the facts through the pure
+engine (as a recovering daemon does) gives the run's trace: every step in order with its event,
+attempt and duration, and how the run ended. The file is opened read-only (SQLite
+``mode=ro``): drawing a run never writes to its journal.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.errors import ManifestError
+
+from ontoflow.actors.drawing.errors import RunNotFoundError
+
+__all__ = ["OverlayStep", "RunOverlay", "overlay_from_journal", "overlay_from_state"]
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayStep:
+    """One finished step of the run (``block`` is the plan step id for plans)."""
+
+    step_id: str
+    node: str
+    block: str
+    capability: str
+    event: str
+    attempt: int
+    duration_ms: float
+    prerequisite_of: str | None = None
+
+    @property
+    def capability_short(self) -> str:
+        """The capability id's last part, to keep a box narrow."""
+        return self.capability.rsplit(".", 1)[-1]
+
+
+@dataclass(slots=True)
+class RunOverlay:
+    """A run's path: its steps in order, how it ended and the step a failed run ended in.
+
+    Attributes:
+        document: the run's pinned document (drawn when no other document is given).
+        catalog: the capability metadata the run was compiled against.
+    """
+
+    run_id: str
+    status: str
+    error: str | None
+    steps: list[OverlayStep]
+    failed_step: OverlayStep | None
+    document: dict[str, Any] = field(default_factory=dict)
+    catalog: dict[str, CapabilityMetadata] = field(default_factory=dict)
+
+
+def overlay_from_state(run_id: str, state: Any) -> RunOverlay:
+    """The overlay of a run state of either engine (anything with ``trace``, ``status``, ``error``)."""
+    steps = [
+        OverlayStep(t.step_id, t.node, t.block, t.capability, t.event, t.attempt, t.duration_ms, t.prerequisite_of)
+        for t in state.trace
+    ]
+    failed = steps[-1] if state.status == "failed" and steps else None
+    return RunOverlay(run_id, state.status, state.error, steps, failed)
+
+
+def overlay_from_journal(journal_path: str | Path, run_id: str) -> RunOverlay:
+    """Rebuild run ``run_id`` from the journal at ``journal_path``, read-only.
+
+    Raises:
+        RunNotFoundError: when the file is not a readable journal, does not hold the run, or
+            the run's source no longer compiles.
+    """
+    from ontoflow.actors.orchestrator import compile_source, decode_source
+    from ontoflow.actors.orchestrator.engine import Fact
+    from ontoflow.runtime.journal import Journal
+
+    path = Path(journal_path)
+    if not path.is_file():
+        raise RunNotFoundError(f"journal {path}: no such file")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise RunNotFoundError(f"journal {path}: cannot open read-only: {exc}") from None
+    try:
+        journal = Journal(conn, str(path))
+        try:
+            row = journal.run(run_id)
+            if row is None:
+                known = ", ".join(r.run_id for r in journal.runs(limit=5)) or "none"
+                raise RunNotFoundError(f"journal {path} holds no run {run_id!r} (newest: {known})")
+            body = journal.source(row.source_hash)
+            facts = journal.facts(run_id)
+        except sqlite3.Error as exc:
+            raise RunNotFoundError(f"journal {path} cannot be read ({exc})") from None
+    finally:
+        conn.close()
+    if body is None:
+        raise RunNotFoundError(f"run {run_id}: its source {row.source_hash[:12]} is missing from the journal")
+    try:
+        source = decode_source(body)
+        workflow = compile_source(body)
+        decoder = msgspec.msgpack.Decoder(Fact)
+        state = workflow.new_run(run_id)
+        for fact_row in facts:
+            if fact_row.kind == "fact":
+                workflow.advance(state, decoder.decode(fact_row.body))
+    except (msgspec.DecodeError, ManifestError) as exc:
+        raise RunNotFoundError(f"run {run_id}: cannot be rebuilt from the journal ({type(exc).__name__}: {exc})") from None
+    overlay = overlay_from_state(run_id, state)
+    overlay.document = dict(source.manifest)
+    overlay.catalog = dict(source.catalog)
+    return overlay

@@ -1,0 +1,204 @@
+"""What a picture shows, before it is written as Mermaid or DOT: a :class:`Scene`.
+
+A workflow's scene has a cluster per node, a box per block (its capability underneath),
+transitions as edges labelled with their signals (``CALL`` edges to the callee's entry block,
+``RETURN`` edges to where the checker found they return, ``SIGNAL:FAIL_DEFAULT`` edges
+dashed), and an end marker. A plan's scene is its DAG, edges labelled with the references that
+flow along them. Findings mark the box (or cluster) their path names; a run overlay numbers
+the boxes in the order the run visited them and marks where a failed run ended.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ontoflow.protocols.actions import Call, Jump, Return, parse_action
+from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.manifest import WorkflowManifest
+from ontoflow.protocols.plan import ExecutionPlan, find_references, plan_dependencies
+
+from ontoflow.actors.checker import Analysis, Finding, return_targets
+from ontoflow.actors.drawing._overlay import RunOverlay
+
+__all__ = ["Scene", "SceneEdge", "SceneNode", "plan_scene", "scene_of", "workflow_scene"]
+
+END = "run_end"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+def node_id(*parts: str) -> str:
+    """A drawing id made of ``parts``, safe in both Mermaid and DOT."""
+    return "__".join(_UNSAFE.sub("_", p) for p in parts)
+
+
+@dataclass(slots=True)
+class SceneNode:
+    """A box: its id, its lines of text, its cluster and its marks."""
+
+    id: str
+    lines: list[str]
+    cluster: str = ""
+    shape: str = "box"
+    severity: str = ""  # "error", "warning" or ""
+    visited: bool = False
+    failed: bool = False
+
+
+@dataclass(slots=True)
+class SceneEdge:
+    """An arrow: ``style`` is ``solid``, ``dashed`` (fallback) or ``dotted`` (return)."""
+
+    src: str
+    dst: str
+    label: str
+    style: str = "solid"
+    taken: bool = False
+
+
+@dataclass(slots=True)
+class Scene:
+    """Everything one picture shows."""
+
+    title: str
+    nodes: list[SceneNode] = field(default_factory=list)
+    edges: list[SceneEdge] = field(default_factory=list)
+    clusters: dict[str, str] = field(default_factory=dict)  # id -> label
+    notes: list[str] = field(default_factory=list)
+
+
+def _mark(finding: Finding, by_path: dict[str, SceneNode]) -> SceneNode | None:
+    """The box a finding's path names: the longest box path it starts with."""
+    best = None
+    for path, box in by_path.items():
+        if (finding.path == path or finding.path.startswith(path + ".")) and (best is None or len(path) > len(best[0])):
+            best = (path, box)
+    return None if best is None else best[1]
+
+
+def _apply_findings(scene: Scene, findings: list[Finding], by_path: dict[str, SceneNode]) -> None:
+    for f in findings:
+        box = _mark(f, by_path)
+        if box is not None:
+            if box.severity != "error":
+                box.severity = f.severity
+            box.lines.append(f"{'!!' if f.severity == 'error' else '!'} {f.kind}")
+        scene.notes.append(f"{f.severity}: {f.path}: [{f.kind}] {f.message}")
+
+
+def workflow_scene(manifest: WorkflowManifest, analysis: Analysis | None, overlay: RunOverlay | None) -> Scene:
+    """The scene of a workflow (with the checker's findings and a run's path when given)."""
+    scene = Scene(title=manifest.name or "workflow")
+    by_path: dict[str, SceneNode] = {}
+    for nid, node in manifest.nodes.items():
+        cluster = node_id("node", nid)
+        scene.clusters[cluster] = f"node {nid}" + (" (start)" if nid == manifest.start else "") + (
+            "" if node.context_inheritance else " [no inheritance]")
+        for bid, block in node.blocks.items():
+            box = SceneNode(node_id(nid, bid), [bid, block.worker], cluster=cluster)
+            scene.nodes.append(box)
+            by_path[f"nodes.{nid}.blocks.{bid}"] = box
+        by_path[f"nodes.{nid}"] = by_path.get(f"nodes.{nid}") or SceneNode(cluster, [nid])
+    end = SceneNode(END, ["run ends"], shape="end")
+    scene.nodes.append(end)
+    returns = _returns(analysis)
+    for nid, node in manifest.nodes.items():
+        for bid, block in node.blocks.items():
+            src = node_id(nid, bid)
+            for t in block.transitions:
+                try:
+                    action = parse_action(t.action)
+                except ValueError:
+                    continue
+                style = "dashed" if t.on_signal == FAIL_DEFAULT else "solid"
+                signal = "FAIL_DEFAULT" if t.on_signal == FAIL_DEFAULT else t.on_signal
+                if isinstance(action, Jump) and action.block in node.blocks:
+                    scene.edges.append(SceneEdge(src, node_id(nid, action.block), signal, style))
+                elif isinstance(action, Call) and action.node in manifest.nodes:
+                    callee = manifest.nodes[action.node]
+                    scene.edges.append(SceneEdge(src, node_id(action.node, callee.entry_block), f"{signal} / CALL", style))
+                elif isinstance(action, Return):
+                    targets = returns.get((nid, bid), {END})
+                    for dst in sorted(targets):
+                        scene.edges.append(SceneEdge(src, dst, f"{signal} / RETURN", "dashed" if style == "dashed" else "dotted"))
+            if not block.transitions:
+                scene.edges.append(SceneEdge(src, END, "(no transitions)", "dotted"))
+    if analysis is not None:
+        _apply_findings(scene, analysis.report.findings, by_path)
+    if overlay is not None:
+        _apply_overlay(scene, overlay, lambda step: node_id(step.node, step.block))
+    return scene
+
+
+def _returns(analysis: Analysis | None) -> dict[tuple[str, str], set[str]]:
+    """Where each RETURN goes, as the checker's exploration found it."""
+    out: dict[tuple[str, str], set[str]] = {}
+    ex = analysis.exploration if analysis is not None else None
+    if ex is None:
+        return out
+    targets = return_targets(ex)
+    for ctrl, edges in ex.edges.items():
+        if any(edge.end == "return" for edge in edges):
+            found = targets.get((ctrl[0], ctrl[2], ctrl[3]), set())
+            out.setdefault((ctrl[0], ctrl[1]), set()).update(
+                END if dst is None else node_id(dst[0], dst[1]) for dst in found)
+    return out
+
+
+def _apply_overlay(scene: Scene, overlay: RunOverlay, box_of: object) -> None:
+    boxes = {n.id: n for n in scene.nodes}
+    edges = {(e.src, e.dst): e for e in scene.edges}
+    previous: str | None = None
+    for i, step in enumerate(overlay.steps, 1):
+        bid = box_of(step)  # type: ignore[operator]
+        box = boxes.get(bid)
+        if box is None:
+            continue
+        box.visited = True
+        extra = f" (prerequisite of {step.prerequisite_of})" if step.prerequisite_of else ""
+        box.lines.append(f"#{i} {step.capability_short}{extra}: {step.event}, attempt {step.attempt}, {step.duration_ms:.0f} ms")
+        if previous is not None and (previous, bid) in edges:
+            edges[(previous, bid)].taken = True
+        previous = bid
+    if overlay.failed_step is not None:
+        box = boxes.get(box_of(overlay.failed_step))  # type: ignore[operator]
+        if box is not None:
+            box.failed = True
+            box.lines.append(f"run {overlay.status} here")
+    scene.notes.append(f"run {overlay.run_id}: {overlay.status}" + (f" ({overlay.error})" if overlay.error else ""))
+
+
+def plan_scene(plan: ExecutionPlan, analysis: Analysis | None, overlay: RunOverlay | None, kind: str = "plan") -> Scene:
+    """The scene of a plan (a pipeline's compiled plan): its DAG and the references on it."""
+    scene = Scene(title=plan.name or kind)
+    by_path: dict[str, SceneNode] = {}
+    for i, step in enumerate(plan.steps):
+        box = SceneNode(node_id("step", step.id), [step.id, step.capability] + ([] if step.required else ["(optional)"]))
+        scene.nodes.append(box)
+        by_path[f"steps[{i}]"] = box
+    deps = plan_dependencies(plan)
+    for step in plan.steps:
+        refs: dict[str, list[str]] = {}
+        for _, ref in find_references(step.params, ""):
+            if not isinstance(ref, str):
+                refs.setdefault(ref.step, []).append(ref.text)
+        for dep in deps[step.id]:
+            scene.edges.append(SceneEdge(node_id("step", dep), node_id("step", step.id), ", ".join(refs.pop(dep, []))))
+        for src, texts in refs.items():  # a reference to a farther ancestor
+            scene.edges.append(SceneEdge(node_id("step", src), node_id("step", step.id), ", ".join(texts), "dotted"))
+    if analysis is not None:
+        _apply_findings(scene, analysis.report.findings, by_path)
+    if overlay is not None:
+        _apply_overlay(scene, overlay, lambda s: node_id("step", s.block))
+    return scene
+
+
+def scene_of(analysis: Analysis, overlay: RunOverlay | None = None) -> Scene:
+    """The scene of whatever ``analysis`` holds; a document that did not load shows its findings only."""
+    if analysis.manifest is not None:
+        return workflow_scene(analysis.manifest, analysis, overlay)
+    if analysis.plan is not None:
+        return plan_scene(analysis.plan, analysis, overlay, analysis.report.kind)
+    scene = Scene(title=analysis.report.document)
+    _apply_findings(scene, analysis.report.findings, {})
+    return scene

@@ -1,0 +1,120 @@
+"""``ontoflow check`` and ``ontoflow graph``: a composition root (it may import ``actors``).
+
+    ontoflow check DOCUMENT [-c MODULE ...] [--start NODE] [--json]
+    ontoflow graph [DOCUMENT] [--format mermaid|dot|svg|png] [-o FILE] [--start NODE]
+                   [--run RUN_ID --journal FILE]
+
+``check`` exits 0 when the document has no error (warnings are printed), 2 when it has errors
+or cannot be read, or a capability module does not load. ``graph`` exits 0 when it drew the
+picture (findings are marked on it, not fatal), 2 on bad input, 3 when SVG/PNG is asked for and
+Graphviz is not installed or the run cannot be found in the journal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ontoflow.actors.capability import load_capabilities
+from ontoflow.actors.checker import CheckerError, analyse_document, read_document, render_text
+from ontoflow.actors.drawing import FORMATS, DrawingError, GraphvizMissingError, RunNotFoundError, overlay_from_journal, render, scene_of
+from ontoflow.runtime.cli._shared import EXIT_INVALID, EXIT_OK, capability_specs, fail, logging_options
+from ontoflow.runtime.errors import CapabilityLoadError
+
+__all__ = ["EXIT_UNAVAILABLE", "register"]
+
+#: ``graph``: Graphviz is missing, or the run to overlay is not in the journal.
+EXIT_UNAVAILABLE = 3
+
+_json = msgspec.json.Encoder(order="deterministic")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``check`` and ``graph`` commands to the ``ontoflow`` parser."""
+    check = subparsers.add_parser("check", help="prove a workflow, plan or pipeline before it runs (exit 2 on errors)")
+    check.add_argument("document", help="a workflow manifest, plan or OML pipeline (.yaml, .json or .toml)")
+    _document_options(check)
+    check.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    logging_options(check)
+    check.set_defaults(handler=_cmd_check)
+
+    graph = subparsers.add_parser("graph", help="draw a workflow, plan or pipeline, its findings and a run's path")
+    graph.add_argument("document", nargs="?", default=None, help="the document to draw (default with --run: the run's own)")
+    _document_options(graph)
+    graph.add_argument("--format", "-f", choices=FORMATS, default="mermaid", help="mermaid (default), dot, svg or png")
+    graph.add_argument("--output", "-o", default=None, metavar="FILE", help="write here instead of stdout")
+    graph.add_argument("--run", default=None, metavar="RUN_ID", help="overlay the path this run took")
+    graph.add_argument("--journal", default=None, metavar="FILE", help="the journal that holds --run (opened read-only)")
+    graph.add_argument("--no-findings", action="store_true", help="do not mark the checker's findings")
+    logging_options(graph)
+    graph.set_defaults(handler=_cmd_graph)
+
+
+def _document_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--capabilities", "-c", action="append", default=[], metavar="MODULE", help="a module name or .py file of capabilities to load")
+    parser.add_argument("--no-builtins", action="store_true", help="do not load the built-in capabilities")
+    parser.add_argument("--start", default=None, metavar="NODE", help="the node a workflow starts in (seed 002's execute(startNodeId))")
+
+
+def _catalog(args: argparse.Namespace) -> dict[str, Any]:
+    return {cls.metadata.id: cls.metadata for cls in load_capabilities(capability_specs(args))}
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        catalog = _catalog(args)
+        document = read_document(args.document)
+    except (CapabilityLoadError, CheckerError) as exc:
+        return fail(str(exc))
+    report = analyse_document(document, catalog, name=args.document, start=args.start).report
+    if args.json:
+        body = {**msgspec.to_builtins(report), "errors": len(report.errors), "warnings": len(report.warnings), "ok": report.ok}
+        sys.stdout.write(_json.encode(body).decode() + "\n")
+    else:
+        print(render_text(report))
+    return EXIT_OK if report.ok else EXIT_INVALID
+
+
+def _cmd_graph(args: argparse.Namespace) -> int:
+    if (args.run is None) != (args.journal is None):
+        return fail("--run and --journal go together: name the run and the journal that holds it")
+    overlay = None
+    if args.run is not None:
+        try:
+            overlay = overlay_from_journal(args.journal, args.run)
+        except RunNotFoundError as exc:
+            return fail(str(exc), EXIT_UNAVAILABLE)
+    try:
+        catalog = _catalog(args)
+        if args.document is not None:
+            document, name = read_document(args.document), args.document
+        elif overlay is not None:
+            document, name = overlay.document, f"run {overlay.run_id}"
+            catalog = {**catalog, **overlay.catalog}  # the contracts the run was compiled against
+        else:
+            return fail("name a DOCUMENT to draw, or --run RUN_ID --journal FILE")
+    except (CapabilityLoadError, CheckerError) as exc:
+        return fail(str(exc))
+    analysis = analyse_document(document, catalog, name=name, start=args.start)
+    if args.no_findings:
+        analysis.report.findings = []
+    try:
+        data = render(scene_of(analysis, overlay), args.format)
+    except GraphvizMissingError as exc:
+        return fail(str(exc), EXIT_UNAVAILABLE)
+    except DrawingError as exc:
+        return fail(str(exc))
+    if args.output is None:
+        if args.format == "png":
+            return fail("PNG is binary: write it to a file with -o FILE")
+        sys.stdout.write(data.decode())
+    else:
+        try:
+            Path(args.output).write_bytes(data)
+        except OSError as exc:
+            return fail(f"cannot write {args.output}: {exc.strerror}")
+    return EXIT_OK
