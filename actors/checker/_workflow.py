@@ -106,10 +106,14 @@ def _state_findings(
         seen.add(("missing", b.path, cap_id, key))
         steps = paths.avoiding(ctrl, key)
         who = cap_id if b.cap is None or cap_id == b.cap.id else f"{cap_id} (a prerequisite of {b.cap.id})"
+        # A block that routes ``invalid`` by name has said what happens then: the author
+        # handles the missing key, so it is worth a warning, not a refusal.
+        handled = "invalid" in b.routes
         findings.append(Finding(
-            kind="missing-input", severity=ERROR, path=f"{b.path}.worker",
+            kind="missing-input", severity=WARNING if handled else ERROR, path=f"{b.path}.worker",
             message=f"required input {key!r} of {who} is not provided on every path: not in the block's params, "
-                    f"the static memory it inherits, the outputs that must have run, the declared inputs or a schema default",
+                    f"the static memory it inherits, the outputs that must have run, the declared inputs or a schema default"
+                    + ("; the block routes 'invalid', so the run goes on there" if handled else ""),
             counterexample=[*steps, f"{ctrl[0]}.{ctrl[1]}: {cap_id} starts without {key!r} -> invalid"],
         ))
     _type_findings(ex, paths, ctrl, b, keys, memory, seen, findings)

@@ -25,7 +25,7 @@ from ontoflow.actors.drawing import FORMATS, DrawingError, GraphvizMissingError,
 from ontoflow.runtime.cli._shared import EXIT_INVALID, EXIT_OK, capability_specs, fail, logging_options
 from ontoflow.runtime.errors import CapabilityLoadError
 
-__all__ = ["EXIT_UNAVAILABLE", "register"]
+__all__ = ["EXIT_UNAVAILABLE", "contract_gate", "register"]
 
 #: ``graph``: Graphviz is missing, or the run to overlay is not in the journal.
 EXIT_UNAVAILABLE = 3
@@ -62,6 +62,35 @@ def _document_options(parser: argparse.ArgumentParser) -> None:
 
 def _catalog(args: argparse.Namespace) -> dict[str, Any]:
     return {cls.metadata.id: cls.metadata for cls in load_capabilities(capability_specs(args))}
+
+
+def contract_gate(path: str, catalog: dict[str, Any], *, start: str | None = None, skip: bool = False) -> int | None:
+    """The static check ``run``, ``plan run`` and ``pipeline run`` do before anything starts.
+
+    Prints the report's findings on stderr (stdout stays for the answer); returns the exit
+    code to end with when the document has errors (the same report ``ontoflow check`` gives),
+    ``None`` when the run may go on (warnings only). A document that cannot be read is left to
+    the command's own loader, which names the problem.
+
+    Args:
+        path: the document file.
+        catalog: the capabilities it runs against.
+        start: the node a workflow starts in, overriding its ``start``.
+        skip: ``--no-check``: the check is not made.
+    """
+    if skip:
+        return None
+    try:
+        document = read_document(path)
+    except CheckerError:
+        return None
+    report = analyse_document(document, catalog, name=path, start=start).report
+    if report.findings:
+        print(render_text(report), file=sys.stderr)
+    if report.ok:
+        return None
+    return fail(f"{path} does not pass the contract check ({len(report.errors)} error(s) above; "
+                "see ontoflow check, or run with --no-check)")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

@@ -55,6 +55,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     run.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
     run.add_argument("--no-builtins", action="store_true", help="do not load the built-in capabilities")
+    run.add_argument("--no-check", action="store_true", help="skip the static contract check (ontoflow check)")
     common_options(run)
     run.set_defaults(handler=_cmd_run)
 
@@ -157,6 +158,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         compile_workflow(manifest, catalog, manifest_hash=digest, worktree=os.getcwd())
     except (CapabilityLoadError, ConfigError, ManifestError) as exc:
         return fail(str(exc))
+    from ontoflow.runtime.cli._check import contract_gate
+
+    refused = contract_gate(args.manifest, catalog, skip=args.no_check)
+    if refused is not None:
+        return refused
 
     async def go() -> RunResult:
         async with open_local_cluster(

@@ -93,6 +93,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
     parser.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     parser.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
+    parser.add_argument("--no-check", action="store_true", help="skip the static contract check (ontoflow check)")
     _catalog_options(parser)
     common_options(parser)
 
@@ -181,6 +182,11 @@ def _run(args: argparse.Namespace, load: Any) -> int:
         compile_plan(plan, catalog, plan_hash=digest, worktree=os.getcwd())
     except (CapabilityLoadError, ConfigError, ManifestError, ConnectionResolutionError) as exc:
         return fail(str(exc))
+    from ontoflow.runtime.cli._check import contract_gate
+
+    refused = contract_gate(getattr(args, "plan", None) or args.pipeline, catalog, skip=args.no_check)
+    if refused is not None:
+        return refused
     work_dir = tempfile.mkdtemp(prefix="ontoflow-work-")
 
     async def go() -> RunResult:

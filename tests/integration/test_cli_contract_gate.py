@@ -1,0 +1,47 @@
+"""``run``, ``plan run`` and ``pipeline run`` refuse a document the static checker refuses, with
+the same report ``ontoflow check`` prints, before any process starts; ``--no-check`` skips it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REFUSED = """\
+start: main
+nodes:
+  main:
+    entry_block: export
+    blocks:
+      export:
+        worker: infobim.capability.base.export_csv
+        params: {infobim.export.path: out/x.csv}
+        transitions: [{on_signal: success, action: 'JUMP:report'}]
+      report: {worker: infobim.capability.base.report_error}
+"""
+
+HANDLED = REFUSED.replace("on_signal: success", "on_signal: invalid")
+
+
+def test_run_refuses_what_check_refuses_with_the_same_report(ontoflow, workdir: Path) -> None:
+    (workdir / "bad.yaml").write_text(REFUSED)
+    checked = ontoflow("check", "bad.yaml")
+    ran = ontoflow("run", "bad.yaml")
+    assert checked.code == 2 and ran.code == 2
+    assert "[missing-input] required input 'infobim.pipes'" in ran.stderr
+    for line in checked.stdout.splitlines()[:-1]:
+        assert line in ran.stderr
+    assert ran.stdout == "" and not (workdir / "out").exists()
+
+
+def test_a_block_that_routes_invalid_by_name_is_warned_about_and_runs(ontoflow, workdir: Path) -> None:
+    (workdir / "handled.yaml").write_text(HANDLED)
+    ran = ontoflow("run", "handled.yaml", "--json")
+    assert ran.code == 0, ran.stderr
+    assert "warning: nodes.main.blocks.export.worker: [missing-input]" in ran.stderr
+    assert ran.json()["trace"][0]["event"] == "invalid"
+
+
+def test_no_check_runs_a_refused_document_anyway(ontoflow, workdir: Path) -> None:
+    (workdir / "bad.yaml").write_text(REFUSED)
+    ran = ontoflow("run", "bad.yaml", "--no-check", "--json")
+    assert "[missing-input]" not in ran.stderr
+    assert ran.json()["trace"][0]["event"] == "invalid"
