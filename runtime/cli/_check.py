@@ -64,7 +64,9 @@ def _catalog(args: argparse.Namespace) -> dict[str, Any]:
     return {cls.metadata.id: cls.metadata for cls in load_capabilities(capability_specs(args))}
 
 
-def contract_gate(path: str, catalog: dict[str, Any], *, start: str | None = None, skip: bool = False) -> int | None:
+def contract_gate(
+    path: str, catalog: dict[str, Any], *, start: str | None = None, skip: bool = False, given: Any = (),
+) -> int | None:
     """The static check ``run``, ``plan run`` and ``pipeline run`` do before anything starts.
 
     Prints the report's findings on stderr (stdout stays for the answer); returns the exit
@@ -77,6 +79,8 @@ def contract_gate(path: str, catalog: dict[str, Any], *, start: str | None = Non
         catalog: the capabilities it runs against.
         start: the node a workflow starts in, overriding its ``start``.
         skip: ``--no-check``: the check is not made.
+        given: the keys of the run's ``--input`` values: provided on every path, as a
+            workflow's declared ``inputs`` are.
     """
     if skip:
         return None
@@ -84,6 +88,9 @@ def contract_gate(path: str, catalog: dict[str, Any], *, start: str | None = Non
         document = read_document(path)
     except CheckerError:
         return None
+    if given and isinstance(document, dict) and "nodes" in document:
+        declared = dict(document.get("inputs") or {})
+        document = {**document, "inputs": {**{key: {} for key in given}, **declared}}
     report = analyse_document(document, catalog, name=path, start=start).report
     if report.findings:
         print(render_text(report), file=sys.stderr)

@@ -12,6 +12,7 @@ import argparse
 import hashlib
 import os
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -56,6 +57,8 @@ def register(subparsers: Any) -> None:
     run.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
     run.add_argument("--no-builtins", action="store_true", help="do not load the built-in capabilities")
     run.add_argument("--no-check", action="store_true", help="skip the static contract check (ontoflow check)")
+    run.add_argument("--start", default=None, metavar="NODE",
+                     help="the node the run starts in (seed 002's execute(startNodeId)); overrides the manifest's start")
     common_options(run)
     run.set_defaults(handler=_cmd_run)
 
@@ -96,8 +99,16 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return inputs
 
 
-def load_manifest(path: str | os.PathLike[str]) -> tuple[WorkflowManifest, str]:
+def load_manifest(
+    path: str | os.PathLike[str], *, start: str | None = None, catalog: Mapping[str, Any] | None = None
+) -> tuple[WorkflowManifest, str]:
     """Read and validate a manifest file (JSON, YAML or TOML by its suffix).
+
+    Args:
+        path: the file.
+        start: the node to start in (``--start``), overriding the manifest's ``start``.
+        catalog: the capabilities, so that their problems come in the same report as the
+            structure's.
 
     Returns:
         The manifest and the SHA-256 of its bytes (a run is pinned to it).
@@ -111,7 +122,8 @@ def load_manifest(path: str | os.PathLike[str]) -> tuple[WorkflowManifest, str]:
         data = p.read_bytes()
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
-    manifest = manifest_from_data(decode_document(data, p.suffix or "json", source=str(p)), source=str(p))
+    manifest = manifest_from_data(decode_document(data, p.suffix or "json", source=str(p)), source=str(p),
+                                  start=start, catalog=catalog)
     return manifest, hashlib.sha256(data).hexdigest()
 
 
@@ -150,9 +162,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     specs = capability_specs(args)
     try:
         classes = load_capabilities(specs)
-        manifest, digest = load_manifest(args.manifest)
-        inputs = gather_inputs(args)
         catalog = {cls.metadata.id: cls.metadata for cls in classes}
+        manifest, digest = load_manifest(args.manifest, start=args.start, catalog=catalog)
+        inputs = gather_inputs(args)
         check_inputs(inputs, catalog)
         # Checked here, before any process starts, so a bad manifest costs nothing.
         compile_workflow(manifest, catalog, manifest_hash=digest, worktree=os.getcwd())
@@ -160,7 +172,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     from ontoflow.runtime.cli._check import contract_gate
 
-    refused = contract_gate(args.manifest, catalog, skip=args.no_check)
+    refused = contract_gate(args.manifest, catalog, start=args.start, skip=args.no_check, given=sorted(inputs))
     if refused is not None:
         return refused
 

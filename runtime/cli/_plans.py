@@ -184,7 +184,8 @@ def _run(args: argparse.Namespace, load: Any) -> int:
         return fail(str(exc))
     from ontoflow.runtime.cli._check import contract_gate
 
-    refused = contract_gate(getattr(args, "plan", None) or args.pipeline, catalog, skip=args.no_check)
+    refused = contract_gate(getattr(args, "plan", None) or args.pipeline, catalog, skip=args.no_check,
+                            given=sorted(inputs))
     if refused is not None:
         return refused
     work_dir = tempfile.mkdtemp(prefix="ontoflow-work-")

@@ -45,3 +45,27 @@ def test_no_check_runs_a_refused_document_anyway(ontoflow, workdir: Path) -> Non
     ran = ontoflow("run", "bad.yaml", "--no-check", "--json")
     assert "[missing-input]" not in ran.stderr
     assert ran.json()["trace"][0]["event"] == "invalid"
+
+
+SEED_002 = """\
+nodes:
+  main:
+    entry_block: materials
+    blocks:
+      materials: {worker: infobim.capability.base.list_materials}
+  other:
+    entry_block: materials
+    blocks:
+      materials: {worker: infobim.capability.base.list_materials}
+"""
+
+
+def test_a_seed_002_manifest_without_start_runs_from_the_node_start_names(ontoflow, workdir: Path) -> None:
+    (workdir / "seed.yaml").write_text(SEED_002)
+    model = Path(__file__).resolve().parents[2] / "configs/examples/building_report/model.json"
+    refused = ontoflow("run", "seed.yaml")
+    assert refused.code == 2 and "--start NODE" in refused.stderr
+    ran = ontoflow("run", "seed.yaml", "--start", "other", "--input", f"infobim.model.path={model}", "--json")
+    assert ran.code == 0, ran.stderr
+    assert [t["node"] for t in ran.json()["trace"]] == ["other"]
+    assert "[missing-input]" not in ran.stderr  # the --input key counts as provided
