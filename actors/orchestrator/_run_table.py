@@ -18,6 +18,7 @@ import structlog
 
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator.engine import Command, Fact, RunEnded, RunEngine
+from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.actor import where
 
 __all__ = ["Run", "RunTable", "result_of"]
@@ -224,7 +225,7 @@ def _log_steps(run_id: str, entries: list[Any]) -> None:
             log.info("transition_taken", run_id=run_id, block=entry.block, signal=entry.event, action=entry.action)
 
 
-def result_of(state: Any, status: str, error: str | None) -> RunResult:
+def result_of(state: Any, status: RunStatusName, error: str | None) -> RunResult:
     """The :class:`RunResult` of an ended run's state."""
     return RunResult(run_id=state.run_id, status=status, error=error, context=state.context, trace=list(state.trace),
                      started_ms=state.started_ms, ended_ms=state.ended_ms)

@@ -22,7 +22,7 @@ from ontoflow.actors.orchestrator.engine._facts import (
     StepLost,
     StepUnavailable,
 )
-from ontoflow.actors.orchestrator.engine._state import CANCELLED, RUNNING, PendingStep, RunState
+from ontoflow.actors.orchestrator.engine._state import PendingStep, RunState
 from ontoflow.actors.orchestrator.engine._step_end import (
     StepEnd,
     cancelled_end,
@@ -55,7 +55,7 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    if state.status != RUNNING:
+    if state.status != "running":
         if not isinstance(fact, _FACTS):
             raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
         state.notes.append(f"{describe(fact)} ignored: run already {state.status}")
@@ -168,4 +168,4 @@ def _on_cancelled(workflow: CompiledWorkflow, state: RunState, fact: RunCancelle
         end = cancelled_end(fact, step_id=pending.step_id, capability=pending.capability, attempt=pending.attempt,
                             started_ms=pending.started_ms)
         close_step(state, block, end, prerequisite_of=pending.prerequisite_of)
-    end_run(state, CANCELLED, f"run cancelled: {fact.reason}", fact.now_ms, cmds)
+    end_run(state, "cancelled", f"run cancelled: {fact.reason}", fact.now_ms, cmds)

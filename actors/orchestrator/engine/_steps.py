@@ -14,18 +14,12 @@ from typing import Any
 from ontoflow.protocols.actions import Call, Jump
 from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
 from ontoflow.protocols.events import INVALID, PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
 from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, Route
 from ontoflow.actors.orchestrator.engine._layers import assemble_payload, inherited_memory, resolve_inputs
-from ontoflow.actors.orchestrator.engine._state import (
-    COMPLETED,
-    FAILED,
-    Frame,
-    PendingStep,
-    RunState,
-    TraceEntry,
-)
+from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry
 from ontoflow.actors.orchestrator.engine._step_end import StepEnd
 
 __all__ = ["LAST_FAILURE_KEY", "close_step", "drive", "end_run", "finish_block_step"]
@@ -36,7 +30,7 @@ LAST_FAILURE_KEY = "ontoflow.last_failure"
 _NO_PARAMS: dict[str, Any] = {}
 
 
-def end_run(state: RunState, status: str, error: str | None, now_ms: int, cmds: list[Command]) -> None:
+def end_run(state: RunState, status: RunStatusName, error: str | None, now_ms: int, cmds: list[Command]) -> None:
     """End the run with ``status``; emits its one :class:`RunEnded`."""
     state.status = status
     state.error = error
@@ -89,7 +83,7 @@ def _start_step(
 def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command]) -> str | None:
     """Hand out the next step id, or end the run when it would exceed the step limit."""
     if state.steps_taken >= workflow.max_steps:
-        end_run(state, FAILED, f"step limit of {workflow.max_steps} steps exceeded in block "
+        end_run(state, "failed", f"step limit of {workflow.max_steps} steps exceeded in block "
                 f"'{state.block}' of node '{state.node}'", now_ms, cmds)
         return None
     state.steps_taken += 1
@@ -211,12 +205,12 @@ def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockP
     if route is not None:
         return _apply(workflow, state, block, route, now_ms, cmds)
     if block.has_transitions:
-        end_run(state, FAILED, f"no transition for signal '{event}' in block '{block.block}' of node "
+        end_run(state, "failed", f"no transition for signal '{event}' in block '{block.block}' of node "
                 f"'{block.node}' and no SIGNAL:FAIL_DEFAULT", now_ms, cmds)
     elif is_success(event):
-        end_run(state, COMPLETED, None, now_ms, cmds)
+        end_run(state, "completed", None, now_ms, cmds)
     else:
-        end_run(state, FAILED, f"block '{block.block}' of node '{block.node}' has no transitions "
+        end_run(state, "failed", f"block '{block.block}' of node '{block.node}' has no transitions "
                 f"and its step {end.step_id} ended with '{event}'", now_ms, cmds)
     return False
 
@@ -241,5 +235,5 @@ def _apply(
         if frame.block is not None:
             state.node, state.block = frame.node, frame.block
             return True
-    end_run(state, COMPLETED, None, now_ms, cmds)
+    end_run(state, "completed", None, now_ms, cmds)
     return False

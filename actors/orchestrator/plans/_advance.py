@@ -18,6 +18,7 @@ from typing import Any
 
 from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
 from ontoflow.protocols.events import INVALID, is_success
+from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine import (
     CancelStep,
@@ -172,7 +173,7 @@ def _on_cancelled(c: CompiledPlan, state: PlanState, fact: RunCancelled, cmds: l
             state.results[running.unit.step_id] = result
     state.running.clear()
     state.queue.clear()
-    _end(c, state, CANCELLED, f"run cancelled: {fact.reason}", fact.now_ms, cmds)
+    _end(c, state, "cancelled", f"run cancelled: {fact.reason}", fact.now_ms, cmds)
 
 
 def _close(c: CompiledPlan, state: PlanState, unit: Unit, end: StepEnd, status: str, outputs: dict[str, Any]) -> None:
@@ -391,7 +392,7 @@ def _compose(c: CompiledPlan, state: PlanState, step: StepPlan, params: dict[str
         bisect.insort(state.queue, unit, key=_key)
 
 
-def _end(c: CompiledPlan, state: PlanState, status: str, error: str | None, now: int, cmds: list[Command]) -> None:
+def _end(c: CompiledPlan, state: PlanState, status: RunStatusName, error: str | None, now: int, cmds: list[Command]) -> None:
     state.context.update(combine(c, state))
     state.status = status
     state.error = error
