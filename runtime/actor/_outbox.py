@@ -15,8 +15,7 @@ be handled whole before its first messages leave: past ``chunk`` messages they g
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -63,6 +62,19 @@ class _Waiters:
         self.error: Exception | None = None
 
 
+class _Hold:
+    __slots__ = ("_outbox",)
+
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    def __enter__(self) -> None:
+        self._outbox._depth += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._outbox._depth -= 1
+
+
 class Outbox:
     """Messages waiting for their batch's commit (see the module docstring).
 
@@ -73,7 +85,7 @@ class Outbox:
         chunk: without a gate, messages after which a batch's sends go out before its end.
     """
 
-    __slots__ = ("_depth", "_gate", "_items", "_on_failure", "_scheduled", "_sink", "_waiters", "chunk")
+    __slots__ = ("_depth", "_gate", "_hold", "_items", "_on_failure", "_scheduled", "_sink", "_waiters", "chunk")
 
     def __init__(self, *, gate: CommitGate | None = None, on_failure: Callable[[Exception], None] | None = None,
                  chunk: int = SEND_CHUNK) -> None:
@@ -85,6 +97,7 @@ class Outbox:
         self._scheduled = False
         self._waiters: _Waiters | None = None
         self.chunk = chunk
+        self._hold = _Hold(self)
 
     def attach(self, sink: Sink | None) -> None:
         """Send to ``sink`` from now on (``None``: the socket is gone; flushes only commit)."""
@@ -93,14 +106,10 @@ class Outbox:
     def __len__(self) -> int:
         return len(self._items)
 
-    @contextmanager
-    def holding(self) -> Iterator[None]:
-        """Hold every flush but an explicit one while the block runs (a batch being handled)."""
-        self._depth += 1
-        try:
-            yield
-        finally:
-            self._depth -= 1
+    def holding(self) -> _Hold:
+        """Hold every flush but an explicit one while the ``with`` block runs (a batch being
+        handled). A plain class, not a generator: it is entered once per batch."""
+        return self._hold
 
     def put(self, identity: bytes, message: Any) -> None:
         """Queue a wire message for ``identity``."""

@@ -136,8 +136,9 @@ class SocketActor:
 
     def refresh_log_levels(self) -> None:
         """Read whether INFO and DEBUG are on (once per batch: see ``log_info``)."""
-        self.log_info = log.is_enabled_for(logging.INFO)
-        self.log_debug = log.is_enabled_for(logging.DEBUG)
+        bound = log.bind()  # one bind of the lazy proxy for both questions
+        self.log_info = bound.is_enabled_for(logging.INFO)
+        self.log_debug = bound.is_enabled_for(logging.DEBUG)
 
     def fail(self, exc: Exception) -> None:
         """Stop serving because of ``exc``; ``run`` raises it once stopped."""

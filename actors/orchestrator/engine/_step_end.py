@@ -93,7 +93,7 @@ def outcome_end(fact: StepFinished, *, capability: str, prefix: str, declared: C
     event = outcome.event
     if event.startswith(prefix):  # a full event name: keep the short one
         event = event[len(prefix) :]
-    kept, dropped = split_outputs(outcome.outputs, declared)
+    kept, dropped = split_outputs(outcome.outputs, declared) if outcome.outputs else ({}, [])
     return StepEnd(step_id=outcome.step_id, capability=capability, event=event, attempt=outcome.attempt,
                    duration_ms=outcome.duration_ms, retries=outcome.retries, reason=outcome.reason,
                    error=outcome.error, started_ms=started_ms, ended_ms=fact.now_ms, outputs=kept, dropped=dropped)

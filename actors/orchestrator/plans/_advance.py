@@ -137,7 +137,7 @@ def _on_finished(c: CompiledPlan, state: PlanState, fact: StepFinished, cmds: li
     cap = running.unit.capability
     end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=running.started_ms)
     ok = is_success(end.event)
-    _close(c, state, running.unit, end, SUCCEEDED if ok else FAILED, end.outputs if ok else {})
+    _close(c, state, running.unit, end, SUCCEEDED if ok else FAILED, dict(end.outputs) if ok else {})
     _pump(c, state, fact.now_ms, cmds)
 
 
