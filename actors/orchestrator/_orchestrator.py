@@ -1,12 +1,10 @@
 """The orchestrator actor: a socket actor that owns a run table, a worker pool and durability.
 
 It owns every run's state and is the only one to touch it: facts arrive (a submission, an
-Outcome, a Tick of the clock, a lost worker), the pure engine decides, and the actor carries
-out the commands (an Invoke, a Cancel, a run's end). It is built on the actor kernel
-(``runtime.actor.SocketActor``): its mailbox is its ROUTER, drained in batches; its outbox
-leaves once per batch behind the journal's commit (:class:`Durability` is the commit gate).
-Local submissions are applied on the same event loop, between two socket reads, so no lock is
-ever needed.
+Outcome, a Tick, a lost worker), the pure engine decides, the actor carries out the commands.
+On the actor kernel (``runtime.actor.SocketActor``): its mailbox is its ROUTER, drained in
+batches; its outbox leaves once per batch behind the journal's commit (:class:`Durability` is
+the commit gate). Local calls run on the same event loop, between two socket reads: no lock.
 
 The parts do not know each other's insides: the :class:`RunTable` holds runs and applies facts
 through the engine contract; the :class:`WorkerPool` turns worker messages and silences into
@@ -138,16 +136,6 @@ class Orchestrator(SocketActor):
         return self.pool.registry
 
     @property
-    def heartbeat_ms(self) -> int:
-        """The heartbeat interval announced to workers."""
-        return self.pool.heartbeat_ms
-
-    @property
-    def draining(self) -> bool:
-        """Set by ``drain``: no new step is sent; the held ones resume after a restart."""
-        return self.pool.draining
-
-    @property
     def runs_in_flight(self) -> int:
         """Runs started and not ended."""
         return self.runs.in_flight
@@ -179,7 +167,7 @@ class Orchestrator(SocketActor):
             self.recovery = self.recover(now)
 
     def on_stop(self) -> None:
-        """Log the stop (the kernel's last flush records and sends what the last batch decided)."""
+        """Log the stop (the kernel's last flush then records and sends what was decided)."""
         log.info("orchestrator_stopped", runs_in_flight=self.runs.in_flight)
 
     def recover(self, now: int) -> RecoveryReport:
@@ -193,7 +181,7 @@ class Orchestrator(SocketActor):
         self.outbox.flush()
         return report
 
-    _recover = recover  # bench/durability_bench.py still calls the old name
+    _recover = recover  # the old name, still called by bench/durability_bench.py
 
     async def drain(self, grace_s: float) -> int:
         """Stop sending new steps and wait (at most ``grace_s``) for the running ones to answer.
@@ -404,13 +392,11 @@ class Orchestrator(SocketActor):
     async def wait_for_capabilities(self, capability_ids: Iterable[str]) -> None:
         """Return once live workers offer every capability in ``capability_ids``."""
         wanted = set(capability_ids)
-        while not all(self.pool.registry.offers(c) for c in wanted):
-            await self.pool.changed()
+        await self.pool.wait_for(lambda registry: all(registry.offers(c) for c in wanted))
 
     async def wait_for_workers(self, count: int) -> None:
         """Return once at least ``count`` live workers are registered."""
-        while len(self.pool.registry) < count:
-            await self.pool.changed()
+        await self.pool.wait_for(lambda registry: len(registry) >= count)
 
     def _run(self, run_id: str) -> Run:
         run = self.runs.get(run_id)

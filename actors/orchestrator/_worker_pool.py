@@ -133,6 +133,11 @@ class WorkerPool:
         """Return at the next worker registration."""
         await self._changed.wait()
 
+    async def wait_for(self, condition: Callable[[WorkerRegistry], bool]) -> None:
+        """Return once ``condition(registry)`` holds (checked now and at each registration)."""
+        while not condition(self.registry):
+            await self._changed.wait()
+
     # -- worker messages ---------------------------------------------------------------------
 
     def seen(self, identity: bytes, now: int) -> WorkerInfo | None:
