@@ -48,6 +48,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.errors import ProtocolError
+from ontoflow.protocols.types import RunStatusName, StatusReply
 
 __all__ = [
     "CLIENT_HEADER",
@@ -139,7 +140,7 @@ class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
     """One run in a :class:`RunList`."""
 
     run_id: str
-    status: str
+    status: RunStatusName
     name: str = ""
     submitted_ms: int = 0
     ended_ms: int | None = None
@@ -164,7 +165,7 @@ class RunTrace(_ClientMessage, tag="run_trace", frozen=True, kw_only=True):
     run's context now."""
 
     run_id: str
-    status: str
+    status: RunStatusName
     error: str | None = None
     started_ms: int = 0
     ended_ms: int = 0
@@ -200,7 +201,7 @@ class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
     """
 
     run_id: str
-    status: str
+    status: StatusReply
     error: str | None = None
     context: dict[str, Any] = {}
     trace: list[dict[str, Any]] = []

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["CapabilityId", "JSONObject", "JSONValue", "OntologyKey"]
+__all__ = ["CapabilityId", "JSONObject", "JSONValue", "OntologyKey", "RunStatusName", "StatusReply"]
 
 #: A value that survives a JSON/msgpack round trip.
 JSONValue = Any
@@ -14,3 +14,9 @@ JSONObject = dict[str, Any]
 OntologyKey = str
 #: A dotted, globally unique capability id, e.g. ``infobim.capability.base.list_pipes``.
 CapabilityId = str
+#: A run's status: ``running`` until it ends ``completed``, ``failed`` or ``cancelled`` (the one
+#: set of run statuses: engines, results, the journal's rows and the client API all use it).
+RunStatusName = Literal["running", "completed", "failed", "cancelled"]
+#: A status a client may be answered with: a run's, or ``cancelling`` (a cancel asked, not
+#: yet confirmed by the worker).
+StatusReply = Literal["running", "cancelling", "completed", "failed", "cancelled"]

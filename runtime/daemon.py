@@ -31,7 +31,7 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator import ClientService, Orchestrator, TriggerService, wall_clock_ms
+from ontoflow.actors.orchestrator import compose_orchestrator, wall_clock_ms
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
@@ -159,24 +159,28 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             journal = stack.enter_context(open_journal(config.journal, synchronous=config.synchronous))
             if config.retention_s is not None:
                 _prune(journal, config.retention_s)
-        orchestrator = Orchestrator(
-            address=config.bind,
-            context=context,
-            heartbeat_ms=config.heartbeat_ms,
-            liveness=config.liveness,
-            schedule_to_start_ms=config.schedule_to_start_ms,
-            curve=curve,
-            insecure=config.insecure,
-            max_message_bytes=config.max_message_bytes,
-            journal=journal,
-            connections=connections,
-            max_value_bytes=config.max_value_bytes,
-        )
-        clients = ClientService(orchestrator, max_runs=config.max_runs, max_value_bytes=config.max_value_bytes)
         try:
-            TriggerService(orchestrator, clients, documents)
+            composed = compose_orchestrator(
+                address=config.bind,
+                context=context,
+                heartbeat_ms=config.heartbeat_ms,
+                liveness=config.liveness,
+                schedule_to_start_ms=config.schedule_to_start_ms,
+                curve=curve,
+                insecure=config.insecure,
+                max_message_bytes=config.max_message_bytes,
+                journal=journal,
+                connections=connections,
+                max_value_bytes=config.max_value_bytes,
+                serve_clients=True,
+                max_runs=config.max_runs,
+                max_client_value_bytes=config.max_value_bytes,
+                trigger_workflows=documents,
+            )
         except ManifestError as exc:
             raise ConfigError(str(exc)) from None
+        orchestrator, clients = composed.orchestrator, composed.clients
+        assert clients is not None  # serve_clients=True
         async with anyio.create_task_group() as tg:
             await tg.start(orchestrator.run)
             log.info("daemon_started", address=orchestrator.address, curve=curve is not None,

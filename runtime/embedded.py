@@ -20,7 +20,7 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability import Capability
-from ontoflow.actors.orchestrator import Orchestrator, RunResult
+from ontoflow.actors.orchestrator import Orchestrator, RunResult, compose_orchestrator
 from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workflow
 from ontoflow.actors.worker import WorkerHost
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -127,7 +127,7 @@ async def open_local_cluster(
     else:
         bind = f"inproc://ontoflow-{uuid.uuid4().hex}"
     context = shared_context()
-    orchestrator = Orchestrator(address=bind, context=context, heartbeat_ms=heartbeat_ms)
+    orchestrator = compose_orchestrator(address=bind, context=context, heartbeat_ms=heartbeat_ms).orchestrator
     try:
         async with anyio.create_task_group() as tg:
             await tg.start(orchestrator.run)

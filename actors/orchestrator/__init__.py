@@ -1,10 +1,14 @@
-"""The orchestrator: a pure engine inside an actor shell, journaled when a journal is open."""
+"""The orchestrator: a pure engine inside an actor composed of owned parts (a run table, a
+worker pool, durability), with the client and trigger services composed around it."""
 
-from ontoflow.actors.orchestrator._actor import Orchestrator, UnknownRunError, wall_clock_ms
 from ontoflow.actors.orchestrator._clients import ClientService
-from ontoflow.actors.orchestrator._durable import RecoveryReport
+from ontoflow.actors.orchestrator._compose import Composition, compose_orchestrator
+from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError, wall_clock_ms
+from ontoflow.actors.orchestrator._queries import Queries
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._source import (
     DOCUMENT_KINDS,
     WorkflowSource,
@@ -15,23 +19,31 @@ from ontoflow.actors.orchestrator._source import (
     encode_source,
 )
 from ontoflow.actors.orchestrator._triggers import OBSERVATION_KEY, TriggerService
+from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 
 __all__ = [
     "ClientService",
+    "Composition",
     "DOCUMENT_KINDS",
+    "Durability",
     "InFlight",
     "OBSERVATION_KEY",
     "Orchestrator",
     "PendingQueue",
+    "Queries",
     "RecoveryReport",
+    "Run",
     "RunResult",
+    "RunTable",
     "TriggerService",
     "UnknownRunError",
     "WorkerInfo",
+    "WorkerPool",
     "WorkerRegistry",
     "WorkflowSource",
     "compile_document",
     "compile_source",
+    "compose_orchestrator",
     "decode_source",
     "document_kind",
     "encode_source",

@@ -24,11 +24,10 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._actor import Orchestrator
-from ontoflow.actors.orchestrator._payload import check_payload
+from ontoflow.actors.orchestrator._limits import check_payload
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator._runs import _where
 from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
 from ontoflow.actors.planner import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -50,9 +49,10 @@ from ontoflow.protocols.client import (
 )
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.actor import where
 from ontoflow.runtime.inputs import check_inputs
 
-__all__ = ["ClientService", "check_payload"]
+__all__ = ["ClientService"]
 
 log = structlog.get_logger()
 
@@ -74,10 +74,12 @@ def _decode_document(body: bytes) -> dict[str, Any]:
 
 
 class ClientService:
-    """Serves the client API of ``orchestrator`` (installs itself as its client handler).
+    """Serves the client API of ``orchestrator``. ``compose_orchestrator`` wires it in: its
+    ``handle`` as the client handler, ``run_ended`` and ``progress`` as run observers.
 
     Args:
         orchestrator: the orchestrator whose runs and workers clients ask about.
+        queries: answers the read-only requests.
         keep_finished: how many ended runs stay in memory before the oldest is forgotten
             (with a journal they stay queryable from it).
         max_runs: runs in flight past which a submit gets ``Busy``; ``None``: no bound.
@@ -87,6 +89,7 @@ class ClientService:
     def __init__(
         self,
         orchestrator: Orchestrator,
+        queries: Queries,
         *,
         keep_finished: int = 10_000,
         max_runs: int | None = None,
@@ -103,20 +106,17 @@ class ClientService:
         self.max_value_bytes = max_value_bytes
         #: False once the daemon drains: submits are refused with ``shutting_down``.
         self.accepting = True
-        self._queries = Queries(orchestrator)
+        self._queries = queries
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
         # (the common case) costs a lookup, not a decode, a validation and a compilation.
         self._compiled: dict[tuple[bytes, str], tuple[Any, tuple[str, bytes]]] = {}
-        orchestrator.client_handler = self.handle
-        orchestrator.on_run_ended.append(self._run_ended)
-        orchestrator.on_progress.append(self._progress)
 
     def handle(self, identity: bytes, message: Any) -> None:
         """Answer one client message (called by the orchestrator's receive loop)."""
         try:
             reply = self._answer(identity, message)
         except Exception as exc:  # a bug here must not reach the client as a trace
-            log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, where=_where(exc))
+            log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")
         if reply is not None:
             self._orch.send_client(identity, reply)
@@ -237,7 +237,7 @@ class ClientService:
 
     def workers(self) -> list[WorkerRecord]:
         """The live workers as clients see them."""
-        now = self._orch._clock()
+        now = self._orch.now()
         return [
             WorkerRecord(
                 worker_id=w.worker_id,
@@ -251,14 +251,16 @@ class ClientService:
             for w in self._orch.registry
         ]
 
-    def _progress(self, run_id: str, entries: list[Any]) -> None:
+    def progress(self, run_id: str, entries: list[Any]) -> None:
+        """Send the steps that just ended to the run's watchers."""
         watchers = self._watchers.get(run_id)
         if watchers:
             progress = RunProgress(run_id=run_id, steps=trace_dicts(entries))
             for identity in watchers:
                 self._orch.send_client(identity, progress)
 
-    def _run_ended(self, result: RunResult) -> None:
+    def run_ended(self, result: RunResult) -> None:
+        """Answer the clients waiting for the run; forget the oldest ended runs past the bound."""
         waiting = self._waiting.pop(result.run_id, []) + self._watchers.pop(result.run_id, [])
         if waiting:
             status = run_status(result)

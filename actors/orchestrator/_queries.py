@@ -12,9 +12,9 @@ from typing import Any
 
 import msgspec
 
-from ontoflow.actors.orchestrator._actor import Orchestrator, UnknownRunError
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator._runs import result_of
+from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
 from ontoflow.protocols.client import RunList, RunStatus, RunSummary, RunTrace
 
@@ -76,7 +76,7 @@ class Queries:
             return None
         if len(self._workflows) > 64:
             self._workflows.popitem(last=False)
-        run = orch.replay(row, journal.facts(run_id), self._workflows)  # type: ignore[arg-type]
+        run = orch.replay(row, journal.facts(run_id), self._workflows)
         state = run.state
         result = None if row.status == "running" else result_of(state, state.status, state.error)
         return Found(state, result)
@@ -90,7 +90,7 @@ class Queries:
             return RunList(runs=[RunSummary(run_id=r.run_id, status=r.status, name=r.name, submitted_ms=r.submitted_ms,
                                             ended_ms=r.ended_ms) for r in rows])
         summaries = []
-        for run in reversed(list(orch._runs.values())):
+        for run in reversed(list(orch.runs)):
             state = run.state
             if status is None or state.status == status:
                 summaries.append(RunSummary(run_id=state.run_id, status=state.status, submitted_ms=state.started_ms or 0,

@@ -161,6 +161,10 @@ class PendingQueue:
         """Queue ``item`` behind the others waiting for ``capability``."""
         self._queues.setdefault(capability, deque()).append(item)
 
+    def __bool__(self) -> bool:
+        """Whether anything waits at all."""
+        return bool(self._queues)
+
     def __contains__(self, capability: object) -> bool:
         """Whether something waits for ``capability`` (an emptied queue is removed)."""
         return capability in self._queues

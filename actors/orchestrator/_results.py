@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.protocols.types import RunStatusName
+
 __all__ = ["RunResult"]
 
 
@@ -17,7 +19,7 @@ class RunResult(msgspec.Struct, kw_only=True):
     """
 
     run_id: str
-    status: str
+    status: RunStatusName
     error: str | None
     context: dict[str, Any]
     trace: list[Any]

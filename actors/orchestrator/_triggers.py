@@ -17,8 +17,9 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._actor import Orchestrator
-from ontoflow.actors.orchestrator._clients import ClientService, check_payload
+from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._limits import check_payload
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.messages import Observation
@@ -38,7 +39,8 @@ class _Triggered(msgspec.Struct):
 
 
 class TriggerService:
-    """Starts runs of ``workflows`` on the observations their triggers name.
+    """Starts runs of ``workflows`` on the observations their triggers name
+    (``compose_orchestrator`` wires ``observe`` in as an observer of the orchestrator).
 
     Args:
         orchestrator: where observations arrive and runs start.
@@ -60,7 +62,6 @@ class TriggerService:
                                     source=f"trigger workflow {n}")
             digest = hashlib.sha256(msgspec.msgpack.Encoder(order="deterministic").encode(document)).hexdigest()
             self._workflows.append(_Triggered(document, digest, [(t.kind, t.capability) for t in manifest.triggers]))
-        orchestrator.on_observation.append(self.observe)
 
     def observe(self, observation: Observation) -> None:
         """Start the runs ``observation`` triggers (called by the orchestrator's receive loop)."""

@@ -24,15 +24,13 @@ import structlog
 
 from ontoflow.actors.errors import WorkerRefusedError
 from ontoflow.protocols.messages import Cancel, Disconnect, Heartbeat, Invoke, Welcome, WireMessage
+from ontoflow.runtime.batching import SEND_CHUNK  # messages gathered before they leave mid-turn
 from ontoflow.runtime.transport import DealerSocket, open_dealer
 
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
 __all__ = ["SEND_CHUNK", "Session"]
-
-#: Messages gathered before they are sent even though the loop turn is not over.
-SEND_CHUNK = 32
 
 log = structlog.get_logger()
 

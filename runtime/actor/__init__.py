@@ -1,10 +1,13 @@
-"""The actor kernel: actors with bounded mailboxes, references, and one_for_one supervision
-of tasks and OS processes."""
+"""The actor kernel: socket-mailbox actors (batches, a Tick clock, an outbox behind a commit
+gate), actors with bounded in-memory mailboxes, references, and one_for_one supervision of
+tasks and OS processes."""
 
 from ontoflow.runtime.actor._actor import Actor
 from ontoflow.runtime.actor._envelope import Envelope, ReplySlot
+from ontoflow.runtime.actor._outbox import CommitGate, Outbox, Sink
 from ontoflow.runtime.actor._process import process_child
 from ontoflow.runtime.actor._ref import ActorRef, ActorStatistics
+from ontoflow.runtime.actor._socket_actor import SocketActor, Tick, wall_clock_ms, where
 from ontoflow.runtime.actor._supervisor import ChildSpec, RestartPolicy, Supervisor, SupervisorStatistics
 
 __all__ = [
@@ -12,10 +15,17 @@ __all__ = [
     "ActorRef",
     "ActorStatistics",
     "ChildSpec",
+    "CommitGate",
     "Envelope",
+    "Outbox",
     "ReplySlot",
     "RestartPolicy",
+    "Sink",
+    "SocketActor",
     "Supervisor",
     "SupervisorStatistics",
+    "Tick",
     "process_child",
+    "wall_clock_ms",
+    "where",
 ]

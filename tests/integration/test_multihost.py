@@ -7,7 +7,7 @@ import pytest
 import structlog
 
 from ontoflow.actors.capability import Capability
-from ontoflow.actors.orchestrator import ClientService, InFlight, Orchestrator, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator import InFlight, Orchestrator, WorkerInfo, WorkerRegistry, compose_orchestrator
 from ontoflow.actors.orchestrator.engine import compile_workflow
 from ontoflow.actors.worker import WorkerHost
 from ontoflow.protocols import CapabilityMetadata, manifest_from_data
@@ -70,10 +70,10 @@ async def test_lost_worker_step_is_redispatched_and_its_late_answer_ignored() ->
                 # As if w1 had been silent past the liveness window (a cut link; the real cut is
                 # in tests/netns): the next purge loses it, here run at once so no heartbeat races it.
                 orch.registry.get(b"w1").last_seen_ms = -10**9
-                orch._on_tick(orch._clock())
+                orch.tick()
                 with anyio.fail_after(10):
                     while orch.registry.owner(run_id, "s1", 2) is None:  # re-dispatched as attempt 2 ...
-                        await orch._registered.wait()  # ... once a worker (w1 again) registers
+                        await orch.pool.changed()  # ... once a worker (w1 again) registers
                 Gate.release.set()
                 with anyio.fail_after(10):
                     result = await orch.result(run_id)
@@ -90,8 +90,8 @@ async def test_client_cancel_and_run_deadline_reach_the_worker(slots: int) -> No
     # With one slot, the waiting step holds it: the Cancel is read by the host's spare runner.
     Gate.entered, Gate.release = anyio.Event(), anyio.Event()
     async with anyio.create_task_group() as tg:
-        orch = Orchestrator(address="tcp://127.0.0.1:0", context=shared_context(), heartbeat_ms=50, schedule_to_start_ms=100)
-        ClientService(orch)
+        orch = compose_orchestrator(address="tcp://127.0.0.1:0", context=shared_context(), heartbeat_ms=50,
+                                    schedule_to_start_ms=100, serve_clients=True).orchestrator
         await tg.start(orch.run)
         await tg.start(WorkerHost([Gate()], address=orch.address, worker_id="w1", slots=slots).run)
         await orch.wait_for_capabilities([GATE_ID])
@@ -119,8 +119,8 @@ async def test_client_cancel_and_run_deadline_reach_the_worker(slots: int) -> No
 async def test_submit_with_wait_answers_accepted_then_the_end() -> None:
     Gate.entered, Gate.release = anyio.Event(), anyio.Event()
     async with anyio.create_task_group() as tg:
-        orch = Orchestrator(address="tcp://127.0.0.1:0", context=shared_context(), heartbeat_ms=50)
-        ClientService(orch)
+        orch = compose_orchestrator(address="tcp://127.0.0.1:0", context=shared_context(), heartbeat_ms=50,
+                                    serve_clients=True).orchestrator
         await tg.start(orch.run)
         await tg.start(WorkerHost([Gate()], address=orch.address, worker_id="w1").run)
         await orch.wait_for_capabilities([GATE_ID])

@@ -3,7 +3,9 @@
 Compile a manifest once with :func:`compile_workflow`, make a :class:`RunState` per run with
 :func:`new_run`, and feed every fact to :func:`advance`; carry out the commands it returns.
 Nothing here does I/O, reads a clock or draws a random number, so replaying a journal of
-facts rebuilds a run exactly.
+facts rebuilds a run exactly. How a step ends (outputs filtered against the declared ones, the
+failure record, a lost worker, a timeout, no worker) is decided once, in ``_step_end``, for
+this engine and the plan engine alike.
 """
 
 from ontoflow.actors.orchestrator.engine._advance import advance
@@ -29,6 +31,15 @@ from ontoflow.actors.orchestrator.engine._facts import (
 )
 from ontoflow.actors.orchestrator.engine._layers import resolve_inputs
 from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run
+from ontoflow.actors.orchestrator.engine._step_end import (
+    StepEnd,
+    cancelled_end,
+    describe,
+    engine_end,
+    outcome_end,
+    redispatch,
+    split_outputs,
+)
 from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY
 
 __all__ = [
@@ -51,13 +62,20 @@ __all__ = [
     "RunSubmitted",
     "RunView",
     "StepDeadlineExpired",
+    "StepEnd",
     "StepFinished",
     "StepLost",
     "StepUnavailable",
     "TraceEntry",
     "advance",
+    "cancelled_end",
     "capability_plan",
     "compile_workflow",
+    "describe",
+    "engine_end",
     "new_run",
+    "outcome_end",
+    "redispatch",
     "resolve_inputs",
+    "split_outputs",
 ]

@@ -8,11 +8,8 @@ run exactly.
 
 from __future__ import annotations
 
-import msgspec
-
 from ontoflow.protocols.context import Segment
-from ontoflow.protocols.events import CANCELLED as CANCELLED_EVENT
-from ontoflow.protocols.events import FAILURE, TIMEOUT, UNAVAILABLE, is_success
+from ontoflow.protocols.events import is_success
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
 from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
@@ -25,12 +22,18 @@ from ontoflow.actors.orchestrator.engine._facts import (
     StepLost,
     StepUnavailable,
 )
-from ontoflow.actors.orchestrator.engine._state import CANCELLED, RUNNING, PendingStep, RunState
+from ontoflow.actors.orchestrator.engine._state import PendingStep, RunState
+from ontoflow.actors.orchestrator.engine._step_end import (
+    StepEnd,
+    cancelled_end,
+    describe,
+    engine_end,
+    outcome_end,
+    redispatch,
+)
 from ontoflow.actors.orchestrator.engine._steps import close_step, drive, end_run, finish_block_step
 
 __all__ = ["advance"]
-
-_replace = msgspec.structs.replace
 
 
 def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Command]:
@@ -52,40 +55,33 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    kind = type(fact)
-    if state.status != RUNNING:
-        state.notes.append(f"{_describe(fact)} ignored: run already {state.status}")
-    elif kind is StepFinished:
-        _on_finished(workflow, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is RunSubmitted:
-        _on_submitted(workflow, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is StepDeadlineExpired:
-        _on_deadline(workflow, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is StepUnavailable:
-        _on_unavailable(workflow, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is StepLost:
-        _on_lost(workflow, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is RunCancelled:
-        _on_cancelled(workflow, state, fact, cmds)  # type: ignore[arg-type]
-    else:
-        raise TypeError(f"advance() takes a Fact, got {kind.__name__}")
+    if state.status != "running":
+        if not isinstance(fact, _FACTS):
+            raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
+        state.notes.append(f"{describe(fact)} ignored: run already {state.status}")
+        return cmds
+    match fact:
+        case StepFinished():
+            _on_finished(workflow, state, fact, cmds)
+        case RunSubmitted():
+            _on_submitted(workflow, state, fact, cmds)
+        case StepDeadlineExpired() | StepUnavailable() | StepLost():
+            _on_no_outcome(workflow, state, fact, cmds)
+        case RunCancelled():
+            _on_cancelled(workflow, state, fact, cmds)
+        case _:
+            raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
     return cmds
 
 
-def _describe(fact: Fact) -> str:
-    """A short name for a fact in a note (never its values)."""
-    if isinstance(fact, StepFinished):
-        return f"outcome {fact.outcome.step_id}/{fact.outcome.attempt}"
-    if isinstance(fact, StepDeadlineExpired | StepUnavailable | StepLost):
-        return f"{type(fact).__name__} {fact.step_id}/{fact.attempt}"
-    return type(fact).__name__
+_FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled)
 
 
 def _pending_for(state: RunState, fact: Fact, step_id: str, attempt: int) -> PendingStep | None:
     """The pending step if the fact is about it; otherwise note the stale fact."""
     pending = state.pending
     if pending is None or pending.step_id != step_id or pending.attempt != attempt:
-        state.notes.append(f"stale {_describe(fact)} ignored")
+        state.notes.append(f"stale {describe(fact)} ignored")
         return None
     return pending
 
@@ -110,106 +106,57 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     if pending is None:
         return
     if outcome.run_id != state.run_id:
-        state.notes.append(f"stale {_describe(fact)} ignored: it is for run {outcome.run_id}")
+        state.notes.append(f"stale {describe(fact)} ignored: it is for run {outcome.run_id}")
         return
     state.pending = None
-    now_ms = fact.now_ms
-    block = workflow.nodes[pending.node].blocks[pending.block]
     cap = workflow.capabilities[pending.capability]
-    event = outcome.event
-    if event.startswith(cap.prefix):  # a full event name: keep the short one
-        event = event[len(cap.prefix) :]
-    dropped: list[str] = []
-    if outcome.outputs:
-        declared, context = cap.outputs, state.context
-        for key, value in outcome.outputs.items():
-            if key in declared:
-                context[key] = value
-            else:
-                dropped.append(key)
+    end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=pending.started_ms)
+    if end.outputs:
+        state.context.update(end.outputs)
     if outcome.segments:
         payload, step_id, where = state.payload, pending.step_id, pending.block
         for n, segment in enumerate(outcome.segments, 1):
             payload.append(Segment(f"{step_id}.{n}", segment.type, segment.content, where))
-    success = is_success(event)
-    if success and cap.id not in state.succeeded:
+    if is_success(end.event) and cap.id not in state.succeeded:
         state.succeeded.append(cap.id)
+    _route(workflow, state, pending, end, cmds)
+
+
+def _route(workflow: CompiledWorkflow, state: RunState, pending: PendingStep, end: StepEnd, cmds: list[Command]) -> None:
+    """Record the pending step's end and go on: a prerequisite's end lets its block go on, a
+    block's own step is routed by its transitions."""
+    block = workflow.nodes[pending.node].blocks[pending.block]
     if pending.prerequisite_of is not None:
-        close_step(state, block, pending.step_id, cap.id, event, None, pending.attempt, outcome.duration_ms,
-                   outcome.retries, outcome.reason, outcome.error, pending.prerequisite_of, pending.started_ms,
-                   now_ms, dropped)
-        if not success:
-            state.failed_prereqs[cap.id] = event
-        drive(workflow, state, now_ms, cmds)
-    elif finish_block_step(workflow, state, block, pending.step_id, event, pending.attempt, outcome.duration_ms,
-                           outcome.retries, outcome.reason, outcome.error, pending.started_ms, now_ms, dropped, cmds):
-        drive(workflow, state, now_ms, cmds)
+        close_step(state, block, end, prerequisite_of=pending.prerequisite_of)
+        if not is_success(end.event):
+            state.failed_prereqs[end.capability] = end.event
+        drive(workflow, state, end.ended_ms, cmds)
+    elif finish_block_step(workflow, state, block, end, cmds):
+        drive(workflow, state, end.ended_ms, cmds)
 
 
-def _end_pending(
-    workflow: CompiledWorkflow,
-    state: RunState,
-    pending: PendingStep,
-    event: str,
-    reason: str,
-    error: str,
-    now_ms: int,
+def _on_no_outcome(
+    workflow: CompiledWorkflow, state: RunState, fact: StepDeadlineExpired | StepUnavailable | StepLost,
     cmds: list[Command],
 ) -> None:
-    """End the pending step with an event the engine decided, then go on as for an outcome."""
-    state.pending = None
-    block = workflow.nodes[pending.node].blocks[pending.block]
-    duration = float(now_ms - pending.started_ms)
-    if pending.prerequisite_of is not None:
-        close_step(state, block, pending.step_id, pending.capability, event, None, pending.attempt, duration, 0,
-                   reason, error, pending.prerequisite_of, pending.started_ms, now_ms, [])
-        state.failed_prereqs[pending.capability] = event
-        drive(workflow, state, now_ms, cmds)
-    elif finish_block_step(workflow, state, block, pending.step_id, event, pending.attempt, duration, 0,
-                           reason, error, pending.started_ms, now_ms, [], cmds):
-        drive(workflow, state, now_ms, cmds)
-
-
-def _on_deadline(workflow: CompiledWorkflow, state: RunState, fact: StepDeadlineExpired, cmds: list[Command]) -> None:
-    pending = _pending_for(state, fact, fact.step_id, fact.attempt)
-    if pending is None:
-        return
-    cmds.append(CancelStep(state.run_id, pending.step_id, pending.attempt))
-    error = f"step {pending.step_id} of '{pending.capability}' passed its deadline without an outcome"
-    _end_pending(workflow, state, pending, TIMEOUT, "deadline", error, fact.now_ms, cmds)
-
-
-def _on_unavailable(workflow: CompiledWorkflow, state: RunState, fact: StepUnavailable, cmds: list[Command]) -> None:
-    pending = _pending_for(state, fact, fact.step_id, fact.attempt)
-    if pending is None:
-        return
-    error = f"no live worker offered '{pending.capability}' in time"
-    _end_pending(workflow, state, pending, UNAVAILABLE, "no_worker", error, fact.now_ms, cmds)
-
-
-def _on_lost(workflow: CompiledWorkflow, state: RunState, fact: StepLost, cmds: list[Command]) -> None:
     pending = _pending_for(state, fact, fact.step_id, fact.attempt)
     if pending is None:
         return
     cap = workflow.capabilities[pending.capability]
-    if not cap.idempotent:
-        error = f"step {pending.step_id} of '{cap.id}' was lost ({fact.reason}) and the capability is not idempotent"
-        _end_pending(workflow, state, pending, FAILURE, fact.reason, error, fact.now_ms, cmds)
+    end = engine_end(fact, run_id=state.run_id, capability=cap.id, idempotent=cap.idempotent,
+                     started_ms=pending.started_ms, cmds=cmds)
+    if end is not None:
+        state.pending = None
+        _route(workflow, state, pending, end, cmds)
         return
+    assert isinstance(fact, StepLost)  # engine_end ends every other fact
     if pending.prerequisite_of is None:
         budget = workflow.nodes[pending.node].blocks[pending.block].budget_ms
     else:
         budget = cap.budget_ms
-    pending.attempt += 1
-    pending.dispatch = _replace(
-        pending.dispatch,
-        attempt=pending.attempt,
-        deadline_at_ms=None if budget is None else fact.now_ms + budget,
-    )
-    state.notes.append(
-        f"step {pending.step_id} of '{cap.id}' lost ({fact.reason}) on attempt {fact.attempt}; "
-        f"dispatched again as attempt {pending.attempt}"
-    )
+    pending.dispatch, note = redispatch(pending.dispatch, fact, capability=cap.id, budget_ms=budget)
+    pending.attempt = pending.dispatch.attempt
+    state.notes.append(note)
     cmds.append(pending.dispatch)
 
 
@@ -218,7 +165,7 @@ def _on_cancelled(workflow: CompiledWorkflow, state: RunState, fact: RunCancelle
     if pending is not None:
         cmds.append(CancelStep(state.run_id, pending.step_id, pending.attempt))
         block = workflow.nodes[pending.node].blocks[pending.block]
-        close_step(state, block, pending.step_id, pending.capability, CANCELLED_EVENT, None, pending.attempt,
-                   float(fact.now_ms - pending.started_ms), 0, "run_cancelled", fact.reason,
-                   pending.prerequisite_of, pending.started_ms, fact.now_ms, [])
-    end_run(state, CANCELLED, f"run cancelled: {fact.reason}", fact.now_ms, cmds)
+        end = cancelled_end(fact, step_id=pending.step_id, capability=pending.capability, attempt=pending.attempt,
+                            started_ms=pending.started_ms)
+        close_step(state, block, end, prerequisite_of=pending.prerequisite_of)
+    end_run(state, "cancelled", f"run cancelled: {fact.reason}", fact.now_ms, cmds)

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.context import StepContext
+from ontoflow.protocols.types import RunStatusName
 
 __all__ = ["CancelStep", "Command", "Dispatch", "RunEnded"]
 
@@ -59,7 +60,7 @@ class RunEnded(_Command, frozen=True, tag="run_ended"):
     """The run ended; ``status`` is ``completed``, ``failed`` or ``cancelled``."""
 
     run_id: str
-    status: str
+    status: RunStatusName
     error: str | None
 
 

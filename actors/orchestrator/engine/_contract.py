@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from ontoflow.protocols.types import RunStatusName
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
 from ontoflow.actors.orchestrator.engine._facts import Fact
 
@@ -25,7 +26,7 @@ class RunView(Protocol):
     """
 
     run_id: str
-    status: str
+    status: RunStatusName
     context: dict[str, Any]
     trace: list[Any]
     notes: list[str]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ontoflow.protocols.context import Segment
+from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Dispatch
 
@@ -19,12 +20,6 @@ if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 
 __all__ = ["Frame", "PendingStep", "RunState", "TraceEntry", "new_run"]
-
-RUNNING = "running"
-COMPLETED = "completed"
-FAILED = "failed"
-CANCELLED = "cancelled"
-
 
 class Frame(msgspec.Struct, frozen=True, array_like=True):
     """A return address pushed by ``CALL``.
@@ -118,7 +113,7 @@ class RunState(msgspec.Struct, kw_only=True):
     """
 
     run_id: str
-    status: str = RUNNING
+    status: RunStatusName = "running"
     node: str = ""
     block: str = ""
     stack: list[Frame] = []

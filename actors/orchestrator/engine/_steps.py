@@ -14,18 +14,13 @@ from typing import Any
 from ontoflow.protocols.actions import Call, Jump
 from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
 from ontoflow.protocols.events import INVALID, PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
 from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, Route
 from ontoflow.actors.orchestrator.engine._layers import assemble_payload, inherited_memory, resolve_inputs
-from ontoflow.actors.orchestrator.engine._state import (
-    COMPLETED,
-    FAILED,
-    Frame,
-    PendingStep,
-    RunState,
-    TraceEntry,
-)
+from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry
+from ontoflow.actors.orchestrator.engine._step_end import StepEnd
 
 __all__ = ["LAST_FAILURE_KEY", "close_step", "drive", "end_run", "finish_block_step"]
 
@@ -35,19 +30,7 @@ LAST_FAILURE_KEY = "ontoflow.last_failure"
 _NO_PARAMS: dict[str, Any] = {}
 
 
-class _Immediate:
-    """A step that ended without being dispatched."""
-
-    __slots__ = ("error", "event", "reason", "step_id")
-
-    def __init__(self, step_id: str, event: str, reason: str, error: str) -> None:
-        self.step_id = step_id
-        self.event = event
-        self.reason = reason
-        self.error = error
-
-
-def end_run(state: RunState, status: str, error: str | None, now_ms: int, cmds: list[Command]) -> None:
+def end_run(state: RunState, status: RunStatusName, error: str | None, now_ms: int, cmds: list[Command]) -> None:
     """End the run with ``status``; emits its one :class:`RunEnded`."""
     state.status = status
     state.error = error
@@ -66,15 +49,14 @@ def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[C
         done = _start_step(workflow, state, block, now_ms, cmds)
         if done is None:
             return
-        if not finish_block_step(workflow, state, block, done.step_id, done.event, 0, 0.0, 0,
-                                 done.reason, done.error, now_ms, now_ms, [], cmds):
+        if not finish_block_step(workflow, state, block, done, cmds):
             return
 
 
 def _start_step(
     workflow: CompiledWorkflow, state: RunState, block: BlockPlan, now_ms: int, cmds: list[Command]
-) -> _Immediate | None:
-    """Dispatch the block's next step, or return the block's step that ended at once.
+) -> StepEnd | None:
+    """Dispatch the block's next step, or return the end of the block's step that ended at once.
 
     ``None`` means a step went out or the run ended (step limit).
     """
@@ -88,21 +70,20 @@ def _start_step(
             if done is None:
                 return None
             # The prerequisite could not even be dispatched: it failed, once and for all.
-            close_step(state, block, done.step_id, req, done.event, None, 0, 0.0, 0,
-                       done.reason, done.error, cap.id, now_ms, now_ms, [])
+            close_step(state, block, done, prerequisite_of=cap.id)  # done.capability is req
             state.failed_prereqs[req] = event = done.event
         step_id = _next_step_id(workflow, state, now_ms, cmds)
         if step_id is None:
             return None
         error = f"prerequisite '{req}' of '{cap.id}' ended with '{event}'"
-        return _Immediate(step_id, PREREQUISITE_FAILED, "prerequisite", error)
+        return _at_once(step_id, cap.id, PREREQUISITE_FAILED, "prerequisite", error, now_ms)
     return _dispatch(workflow, state, block, cap, None, now_ms, cmds)
 
 
 def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command]) -> str | None:
     """Hand out the next step id, or end the run when it would exceed the step limit."""
     if state.steps_taken >= workflow.max_steps:
-        end_run(state, FAILED, f"step limit of {workflow.max_steps} steps exceeded in block "
+        end_run(state, "failed", f"step limit of {workflow.max_steps} steps exceeded in block "
                 f"'{state.block}' of node '{state.node}'", now_ms, cmds)
         return None
     state.steps_taken += 1
@@ -118,7 +99,7 @@ def _dispatch(
     prerequisite_of: str | None,
     now_ms: int,
     cmds: list[Command],
-) -> _Immediate | None:
+) -> StepEnd | None:
     """Build and emit the step of ``cap`` for ``block``; ``None`` when sent or the run ended."""
     step_id = _next_step_id(workflow, state, now_ms, cmds)
     if step_id is None:
@@ -131,7 +112,7 @@ def _dispatch(
             f"required input '{missing}' resolved to nothing "
             "(block params, static memory, run context, defaults, schema default)"
         )
-        return _Immediate(step_id, INVALID, "missing_input", error)
+        return _at_once(step_id, cap.id, INVALID, "missing_input", error, now_ms)
     context = StepContext(
         assemble_payload(block if own else None, state.payload, inherited, state.context),
         block.contract if own else BlockContract(block.node, block.block, cap.id, ""),
@@ -165,88 +146,72 @@ def _dispatch(
     return None
 
 
-def close_step(
-    state: RunState,
-    block: BlockPlan,
-    step_id: str,
-    capability: str,
-    event: str,
-    action: str | None,
-    attempt: int,
-    duration_ms: float,
-    retries: int,
-    reason: str | None,
-    error: str | None,
-    prerequisite_of: str | None,
-    started_ms: int,
-    ended_ms: int,
-    dropped: list[str],
-) -> None:
-    """Record a finished step in the trace and, for a failure, in ``ontoflow.last_failure``."""
+def _at_once(step_id: str, capability: str, event: str, reason: str, error: str, now_ms: int) -> StepEnd:
+    """The end of a step the engine ended without a worker (attempt 0, no duration)."""
+    return StepEnd(step_id=step_id, capability=capability, event=event, attempt=0, reason=reason, error=error,
+                   started_ms=now_ms, ended_ms=now_ms)
+
+
+def close_step(state: RunState, block: BlockPlan, end: StepEnd, *, action: str | None = None,
+               prerequisite_of: str | None = None) -> None:
+    """Record a finished step in the trace and, for a failure, in ``ontoflow.last_failure``.
+
+    Args:
+        block: the block the step ran for.
+        end: how the step ended.
+        action: the transition's action taken (``None`` for a prerequisite or a run's end).
+        prerequisite_of: the capability the step was a prerequisite of.
+    """
     state.trace.append(
         TraceEntry(
-            step_id=step_id,
+            step_id=end.step_id,
             node=block.node,
             block=block.block,
-            capability=capability,
-            event=event,
+            capability=end.capability,
+            event=end.event,
             action=action,
-            attempt=attempt,
-            duration_ms=duration_ms,
-            retries=retries,
-            reason=reason,
-            error=error,
+            attempt=end.attempt,
+            duration_ms=end.duration_ms,
+            retries=end.retries,
+            reason=end.reason,
+            error=end.error,
             prerequisite_of=prerequisite_of,
-            started_ms=started_ms,
-            ended_ms=ended_ms,
-            dropped_outputs=dropped,
+            started_ms=end.started_ms,
+            ended_ms=end.ended_ms,
+            dropped_outputs=end.dropped,
         )
     )
-    if not is_success(event):
+    if not is_success(end.event):
         state.context[LAST_FAILURE_KEY] = {
             "block": block.block,
             "node": block.node,
-            "capability": capability,
-            "event": event,
-            "reason": reason,
-            "error": error,
+            "capability": end.capability,
+            "event": end.event,
+            "reason": end.reason,
+            "error": end.error,
         }
 
 
-def finish_block_step(
-    workflow: CompiledWorkflow,
-    state: RunState,
-    block: BlockPlan,
-    step_id: str,
-    event: str,
-    attempt: int,
-    duration_ms: float,
-    retries: int,
-    reason: str | None,
-    error: str | None,
-    started_ms: int,
-    now_ms: int,
-    dropped: list[str],
-    cmds: list[Command],
-) -> bool:
-    """Record the block's own step that ended with ``event`` and route it.
+def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockPlan, end: StepEnd,
+                      cmds: list[Command]) -> bool:
+    """Record the block's own step that ended as ``end`` says and route it.
 
     Returns True when the run moved to a new block (the caller then calls :func:`drive`),
     False when the run ended.
     """
+    event, now_ms = end.event, end.ended_ms
     route = block.actions.get(event) or block.fail_default
-    close_step(state, block, step_id, block.capability.id, event, None if route is None else route.text,
-               attempt, duration_ms, retries, reason, error, None, started_ms, now_ms, dropped)
+    close_step(state, block, end, action=None if route is None else route.text)
     if route is not None:
         return _apply(workflow, state, block, route, now_ms, cmds)
     if block.has_transitions:
-        end_run(state, FAILED, f"no transition for signal '{event}' in block '{block.block}' of node "
+        end_run(state, "failed", f"no transition for signal '{event}' in block '{block.block}' of node "
                 f"'{block.node}' and no SIGNAL:FAIL_DEFAULT", now_ms, cmds)
     elif is_success(event):
-        end_run(state, COMPLETED, None, now_ms, cmds)
+        end_run(state, "completed", None, now_ms, cmds)
     else:
-        end_run(state, FAILED, f"block '{block.block}' of node '{block.node}' has no transitions "
-                f"and its step {step_id} ended with '{event}'", now_ms, cmds)
+        end_run(state, "failed", f"block '{block.block}' of node '{block.node}' has no transitions "
+                f"and its step {end.step_id} ended with '{event}'", now_ms, cmds)
     return False
 
 
@@ -270,5 +235,5 @@ def _apply(
         if frame.block is not None:
             state.node, state.block = frame.node, frame.block
             return True
-    end_run(state, COMPLETED, None, now_ms, cmds)
+    end_run(state, "completed", None, now_ms, cmds)
     return False

@@ -15,11 +15,10 @@ import bisect
 import graphlib
 from typing import Any
 
-import msgspec
 
 from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
-from ontoflow.protocols.events import CANCELLED as CANCELLED_EVENT
-from ontoflow.protocols.events import FAILURE, INVALID, TIMEOUT, UNAVAILABLE, is_success
+from ontoflow.protocols.events import INVALID, is_success
+from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine import (
     CancelStep,
@@ -30,10 +29,16 @@ from ontoflow.actors.orchestrator.engine import (
     RunEnded,
     RunSubmitted,
     StepDeadlineExpired,
+    StepEnd,
     StepFinished,
     StepLost,
     StepUnavailable,
     TraceEntry,
+    cancelled_end,
+    describe,
+    engine_end,
+    outcome_end,
+    redispatch,
 )
 from ontoflow.actors.orchestrator.engine import resolve_inputs  # the workflow engine's resolution order
 from ontoflow.actors.orchestrator.plans._combine import combine
@@ -59,7 +64,6 @@ SKIPPED_EVENT = "skipped"
 
 _MISSING: Any = object()
 _NO_MEMORY: dict[str, Any] = {}
-_replace = msgspec.structs.replace
 
 
 def _key(item: Unit | FanOut) -> tuple[int, int, int]:
@@ -76,24 +80,26 @@ def advance(compiled: CompiledPlan, state: PlanState, fact: Fact) -> list[Comman
         TypeError: when ``fact`` is not one of the engine's facts.
     """
     cmds: list[Command] = []
-    kind = type(fact)
     if state.status != "running":
-        state.notes.append(f"{kind.__name__} ignored: run already {state.status}")
-    elif kind is StepFinished:
-        _on_finished(compiled, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is RunSubmitted:
-        _on_submitted(compiled, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is StepDeadlineExpired:
-        _on_engine_end(compiled, state, fact, cmds, TIMEOUT, "deadline")  # type: ignore[arg-type]
-    elif kind is StepUnavailable:
-        _on_engine_end(compiled, state, fact, cmds, UNAVAILABLE, "no_worker")  # type: ignore[arg-type]
-    elif kind is StepLost:
-        _on_lost(compiled, state, fact, cmds)  # type: ignore[arg-type]
-    elif kind is RunCancelled:
-        _on_cancelled(compiled, state, fact, cmds)  # type: ignore[arg-type]
-    else:
-        raise TypeError(f"advance() takes a Fact, got {kind.__name__}")
+        if not isinstance(fact, _FACTS):
+            raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
+        state.notes.append(f"{type(fact).__name__} ignored: run already {state.status}")
+        return cmds
+    match fact:
+        case StepFinished():
+            _on_finished(compiled, state, fact, cmds)
+        case RunSubmitted():
+            _on_submitted(compiled, state, fact, cmds)
+        case StepDeadlineExpired() | StepUnavailable() | StepLost():
+            _on_no_outcome(compiled, state, fact, cmds)
+        case RunCancelled():
+            _on_cancelled(compiled, state, fact, cmds)
+        case _:
+            raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
     return cmds
+
+
+_FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled)
 
 
 # -- facts -------------------------------------------------------------------------------------
@@ -111,10 +117,10 @@ def _on_submitted(c: CompiledPlan, state: PlanState, fact: RunSubmitted, cmds: l
     _pump(c, state, fact.now_ms, cmds)
 
 
-def _in_flight(state: PlanState, step_id: str, attempt: int, what: str) -> Running | None:
+def _in_flight(state: PlanState, fact: Fact, step_id: str, attempt: int) -> Running | None:
     running = state.running.get(step_id)
     if running is None or running.attempt != attempt:
-        state.notes.append(f"stale {what} {step_id}/{attempt} ignored")
+        state.notes.append(f"stale {describe(fact)} ignored")
         return None
     return running
 
@@ -124,77 +130,56 @@ def _on_finished(c: CompiledPlan, state: PlanState, fact: StepFinished, cmds: li
     if outcome.run_id != state.run_id:
         state.notes.append(f"outcome for run {outcome.run_id} ignored")
         return
-    running = _in_flight(state, outcome.step_id, outcome.attempt, "outcome")
+    running = _in_flight(state, fact, outcome.step_id, outcome.attempt)
     if running is None:
         return
     del state.running[outcome.step_id]
     cap = running.unit.capability
-    event = outcome.event
-    if event.startswith(cap.prefix):
-        event = event[len(cap.prefix) :]
-    outputs, dropped = outcome.outputs, []
-    if cap.outputs and outputs:
-        # Same rule as the capability base: only declared keys travel on.
-        dropped = [k for k in outputs if k not in cap.outputs]
-        outputs = {k: v for k, v in outputs.items() if k in cap.outputs}
-    ok = is_success(event)
-    result = StepResult(SUCCEEDED if ok else FAILED, event, cap.id, dict(outputs) if ok else {}, outcome.error, outcome.reason)
-    _trace(c, state, running.unit, result, running.attempt, outcome.duration_ms, outcome.retries, running.started_ms, fact.now_ms, dropped)
-    _end_unit(c, state, running.unit, result, fact.now_ms)
+    end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=running.started_ms)
+    ok = is_success(end.event)
+    _close(c, state, running.unit, end, SUCCEEDED if ok else FAILED, dict(end.outputs) if ok else {})
     _pump(c, state, fact.now_ms, cmds)
 
 
-def _on_engine_end(c: CompiledPlan, state: PlanState, fact: Any, cmds: list[Command], event: str, reason: str) -> None:
-    running = _in_flight(state, fact.step_id, fact.attempt, type(fact).__name__)
-    if running is None:
-        return
-    del state.running[fact.step_id]
-    cap = running.unit.capability.id
-    if event == TIMEOUT:
-        cmds.append(CancelStep(state.run_id, fact.step_id, fact.attempt))
-        error = f"step {fact.step_id} of '{cap}' passed its deadline without an outcome"
-    else:
-        error = f"no live worker offered '{cap}' in time"
-    result = StepResult(FAILED, event, cap, {}, error, reason)
-    _trace(c, state, running.unit, result, running.attempt, float(fact.now_ms - running.started_ms), 0, running.started_ms, fact.now_ms, [])
-    _end_unit(c, state, running.unit, result, fact.now_ms)
-    _pump(c, state, fact.now_ms, cmds)
-
-
-def _on_lost(c: CompiledPlan, state: PlanState, fact: StepLost, cmds: list[Command]) -> None:
-    running = _in_flight(state, fact.step_id, fact.attempt, "StepLost")
+def _on_no_outcome(
+    c: CompiledPlan, state: PlanState, fact: StepDeadlineExpired | StepUnavailable | StepLost, cmds: list[Command],
+) -> None:
+    running = _in_flight(state, fact, fact.step_id, fact.attempt)
     if running is None:
         return
     cap = running.unit.capability
-    if not cap.idempotent:
-        del state.running[fact.step_id]
-        error = f"step {fact.step_id} of '{cap.id}' was lost ({fact.reason}) and the capability is not idempotent"
-        result = StepResult(FAILED, FAILURE, cap.id, {}, error, fact.reason)
-        _trace(c, state, running.unit, result, running.attempt, float(fact.now_ms - running.started_ms), 0, running.started_ms, fact.now_ms, [])
-        _end_unit(c, state, running.unit, result, fact.now_ms)
-        _pump(c, state, fact.now_ms, cmds)
+    end = engine_end(fact, run_id=state.run_id, capability=cap.id, idempotent=cap.idempotent,
+                     started_ms=running.started_ms, cmds=cmds)
+    if end is None:
+        assert isinstance(fact, StepLost)  # engine_end ends every other fact
+        running.dispatch, note = redispatch(running.dispatch, fact, capability=cap.id, budget_ms=cap.budget_ms)
+        running.attempt = running.dispatch.attempt
+        state.notes.append(note)
+        cmds.append(running.dispatch)
         return
-    running.attempt += 1
-    budget = cap.budget_ms
-    running.dispatch = _replace(
-        running.dispatch, attempt=running.attempt, deadline_at_ms=None if budget is None else fact.now_ms + budget
-    )
-    state.notes.append(
-        f"step {fact.step_id} of '{cap.id}' lost ({fact.reason}) on attempt {fact.attempt}; dispatched again as attempt {running.attempt}"
-    )
-    cmds.append(running.dispatch)
+    del state.running[fact.step_id]
+    _close(c, state, running.unit, end, FAILED, {})
+    _pump(c, state, fact.now_ms, cmds)
 
 
 def _on_cancelled(c: CompiledPlan, state: PlanState, fact: RunCancelled, cmds: list[Command]) -> None:
     for step_id, running in sorted(state.running.items(), key=lambda kv: kv[1].unit.key):
         cmds.append(CancelStep(state.run_id, step_id, running.attempt))
-        result = StepResult(CANCELLED, CANCELLED_EVENT, running.unit.capability.id, {}, fact.reason, "run_cancelled")
-        _trace(c, state, running.unit, result, running.attempt, float(fact.now_ms - running.started_ms), 0, running.started_ms, fact.now_ms, [])
+        end = cancelled_end(fact, step_id=step_id, capability=running.unit.capability.id, attempt=running.attempt,
+                            started_ms=running.started_ms)
+        result = StepResult(CANCELLED, end.event, end.capability, {}, end.error, end.reason)
+        _trace(c, state, running.unit, end)
         if running.unit.group is None:
             state.results[running.unit.step_id] = result
     state.running.clear()
     state.queue.clear()
-    _end(c, state, CANCELLED, f"run cancelled: {fact.reason}", fact.now_ms, cmds)
+    _end(c, state, "cancelled", f"run cancelled: {fact.reason}", fact.now_ms, cmds)
+
+
+def _close(c: CompiledPlan, state: PlanState, unit: Unit, end: StepEnd, status: str, outputs: dict[str, Any]) -> None:
+    """Record a dispatched unit's end in the trace and its result, then let the plan go on."""
+    _trace(c, state, unit, end)
+    _end_unit(c, state, unit, StepResult(status, end.event, end.capability, outputs, end.error, end.reason), end.ended_ms)
 
 
 # -- scheduling --------------------------------------------------------------------------------
@@ -287,7 +272,7 @@ def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) ->
         item.pending[k] = ""  # launched: drop the inputs, the group only counts from here
         if isinstance(inputs, str):
             result = StepResult(FAILED, INVALID, step.capability.id, {}, f"step {unit.step_id!r}: {inputs}", "missing_input")
-            _trace(c, state, unit, result, 0, 0.0, 0, now, now, [])
+            _trace(c, state, unit, _at_once(unit, result, started_ms=now, now=now))
             item.running += 1
             _end_unit(c, state, unit, result, now)
             ended_now = True
@@ -322,25 +307,29 @@ def _dispatch(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: lis
 # -- ending steps and the run ------------------------------------------------------------------
 
 
-def _trace(
-    c: CompiledPlan, state: PlanState, unit: Unit, r: StepResult, attempt: int, duration: float,
-    retries: int, started: int, now: int, dropped: list[str],
-) -> None:
+def _trace(c: CompiledPlan, state: PlanState, unit: Unit, end: StepEnd) -> None:
     state.trace.append(
         TraceEntry(
             step_id=unit.step_id, node=c.name, block=unit.step_id if unit.follow_up else unit.plan_step,
-            capability=r.capability, event=r.event, action=None, attempt=attempt, duration_ms=duration,
-            retries=retries, reason=r.reason, error=r.error, prerequisite_of=None, started_ms=started,
-            ended_ms=now, dropped_outputs=dropped,
+            capability=end.capability, event=end.event, action=None, attempt=end.attempt,
+            duration_ms=end.duration_ms, retries=end.retries, reason=end.reason, error=end.error,
+            prerequisite_of=None, started_ms=end.started_ms, ended_ms=end.ended_ms, dropped_outputs=end.dropped,
         )
     )
+
+
+def _at_once(unit: Unit, r: StepResult, *, started_ms: int, now: int) -> StepEnd:
+    """The end of a unit the engine ended without a worker (or of a fan-out's gathering)."""
+    return StepEnd(step_id=unit.step_id, capability=r.capability, event=r.event, attempt=0,
+                   duration_ms=float(now - started_ms), reason=r.reason, error=r.error, started_ms=started_ms,
+                   ended_ms=now)
 
 
 def _end_now(c: CompiledPlan, state: PlanState, step: StepPlan, status: str, event: str, reason: str, error: str, now: int) -> None:
     """End a plan step that never got a worker (skipped, bad reference, missing input)."""
     unit = Unit((step.index, 0, 0), step.id, step.id, step.capability, {}, {})
     result = StepResult(status, event, step.capability.id, {}, error, reason)
-    _trace(c, state, unit, result, 0, 0.0, 0, now, now, [])
+    _trace(c, state, unit, _at_once(unit, result, started_ms=now, now=now))
     _end_unit(c, state, unit, result, now)
 
 
@@ -370,7 +359,7 @@ def _finish_group(c: CompiledPlan, state: PlanState, group: FanOut, now: int) ->
     children = [r for r in group.results if r is not None]
     failed = next(((i, r) for i, r in enumerate(children) if r.status != SUCCEEDED), None)
     if failed is None:
-        keys = list(cap.meta.outputs) or list(dict.fromkeys(k for r in children for k in r.outputs))
+        keys = list(cap.meta.outputs)  # the outputs rule: only declared keys travel on (engine._step_end)
         gathered = {k: [r.outputs.get(k) for r in children] for k in keys}
         result = StepResult(SUCCEEDED, "success", cap.id, gathered)
     else:
@@ -378,7 +367,7 @@ def _finish_group(c: CompiledPlan, state: PlanState, group: FanOut, now: int) ->
         result = StepResult(FAILED, r.event, cap.id, {}, f"fan-out element {group.step}[{i}] ended with {r.event!r}", r.reason)
     del state.groups[group.step]
     unit = Unit(group.key, step.id, step.id, cap, {}, group.params)
-    _trace(c, state, unit, result, 0, float(now - group.started_ms), 0, group.started_ms, now, [])
+    _trace(c, state, unit, _at_once(unit, result, started_ms=group.started_ms, now=now))
     _end_unit(c, state, unit, result, now)
 
 
@@ -397,13 +386,13 @@ def _compose(c: CompiledPlan, state: PlanState, step: StepPlan, params: dict[str
         unit = Unit((step.index, 1, n), fid, step.id, fu.capability, inputs or {}, mapped, follow_up=True)
         if missing is not None:
             result = StepResult(FAILED, INVALID, fu.capability.id, {}, f"step {fid!r}: required input {missing!r} resolved to nothing", "missing_input")
-            _trace(c, state, unit, result, 0, 0.0, 0, now, now, [])
+            _trace(c, state, unit, _at_once(unit, result, started_ms=now, now=now))
             state.results[fid] = result
             continue
         bisect.insort(state.queue, unit, key=_key)
 
 
-def _end(c: CompiledPlan, state: PlanState, status: str, error: str | None, now: int, cmds: list[Command]) -> None:
+def _end(c: CompiledPlan, state: PlanState, status: RunStatusName, error: str | None, now: int, cmds: list[Command]) -> None:
     state.context.update(combine(c, state))
     state.status = status
     state.error = error

@@ -14,12 +14,12 @@ import graphlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ontoflow.protocols.types import RunStatusName
 from ontoflow.actors.orchestrator.engine import Dispatch, TraceEntry
 from ontoflow.actors.orchestrator.engine._compile import CapabilityPlan
 
 __all__ = ["FanOut", "PlanState", "Running", "StepResult", "Unit"]
 
-RUNNING = "running"
 SUCCEEDED = "succeeded"
 FAILED = "failed"
 SKIPPED = "skipped"
@@ -111,7 +111,7 @@ class PlanState:
     """
 
     run_id: str
-    status: str = "running"
+    status: RunStatusName = "running"
     context: dict[str, Any] = field(default_factory=dict)
     trace: list[TraceEntry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -1,0 +1,75 @@
+"""The one place an orchestrator is put together: the actor, its services, and their wiring.
+
+The daemon and the embedded cluster call :func:`compose_orchestrator`; no part wires itself
+into another from its constructor. The orchestrator actor owns its run table, worker pool and
+durability; above it, the client service answers the client API (with the queries reading runs
+from memory or the journal), and the trigger service starts runs on observations. Their hooks
+(the client handler, the run observers, the observation observers) are connected here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator
+from ontoflow.actors.orchestrator._queries import Queries
+from ontoflow.actors.orchestrator._triggers import TriggerService
+
+__all__ = ["Composition", "compose_orchestrator"]
+
+
+class Composition(msgspec.Struct, frozen=True, kw_only=True):
+    """An orchestrator and the services composed around it.
+
+    Attributes:
+        orchestrator: the actor (start it with ``await tg.start(orchestrator.run)``).
+        clients: the client API service, or None when clients are not served.
+        triggers: the trigger service, or None when no trigger workflow was given.
+    """
+
+    orchestrator: Orchestrator
+    clients: ClientService | None = None
+    triggers: TriggerService | None = None
+
+
+def compose_orchestrator(
+    *,
+    serve_clients: bool = False,
+    max_runs: int | None = None,
+    max_client_value_bytes: int = 1 << 20,
+    keep_finished: int = 10_000,
+    trigger_workflows: Sequence[dict[str, Any]] = (),
+    **options: Any,
+) -> Composition:
+    """Make an orchestrator with ``options`` (``Orchestrator``'s arguments) and its services.
+
+    Args:
+        serve_clients: answer the client API (``protocols.client``) on the ROUTER.
+        max_runs: runs in flight past which a submit gets ``Busy``; ``None``: no bound.
+        max_client_value_bytes: the largest encoded context value a submit may carry.
+        keep_finished: ended runs kept in memory for clients before the oldest is forgotten.
+        trigger_workflows: decoded manifests with triggers (they need ``serve_clients``: the
+            trigger service shares the client service's compile cache, limits and drain state).
+
+    Raises:
+        ValueError: when trigger workflows are given without ``serve_clients``.
+        protocols.errors.ManifestError: when a trigger workflow is invalid or declares no trigger.
+    """
+    if trigger_workflows and not serve_clients:
+        raise ValueError("trigger workflows need serve_clients=True")
+    orchestrator = Orchestrator(**options)
+    if not serve_clients:
+        return Composition(orchestrator=orchestrator)
+    clients = ClientService(orchestrator, Queries(orchestrator), keep_finished=keep_finished, max_runs=max_runs,
+                            max_value_bytes=max_client_value_bytes)
+    triggers = TriggerService(orchestrator, clients, trigger_workflows) if trigger_workflows else None
+    orchestrator.client_handler = clients.handle
+    orchestrator.on_run_ended.append(clients.run_ended)
+    orchestrator.on_progress.append(clients.progress)
+    if triggers is not None:
+        orchestrator.on_observation.append(triggers.observe)
+    return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers)

@@ -1,0 +1,205 @@
+"""Durability: the orchestrator's journal, its group commit, and recovery by replay.
+
+What one socket batch (or one tick, or one event-loop turn of local calls) causes is recorded
+in one journal batch: a submission, each fact before it is applied, each Invoke before it
+leaves (``dispatched``), each run's end. :meth:`Durability.commit` writes it in one transaction;
+it is the commit gate of the orchestrator's outbox (``runtime.actor.Outbox``), so nothing is
+sent before what caused it is committed: a submit is acknowledged after its fact, an Invoke
+leaves after its ``dispatched`` record, an outcome and the transition it causes are one append.
+
+Recovery replays each unfinished run's facts through the same pure engine, then carries on: a
+step whose attempt was recorded as dispatched may have run, so it is reported lost with the
+reason ``interrupted`` (the engine re-dispatches it as a new attempt when the capability is
+idempotent, otherwise ends it with ``failure``); a step never dispatched is simply dispatched.
+Plans and pipelines recover the same way: their state (a live DAG sorter) is never snapshotted,
+it is rebuilt by replaying the facts through the plan engine, and every attempt it holds in
+flight (``RunEngine.in_flight``) is handled as above, in step-id order. A pipeline is compiled
+again with its connections resolved anew from the daemon's configuration.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import msgspec
+import structlog
+
+from ontoflow.actors.orchestrator._run_table import Run
+from ontoflow.actors.orchestrator._source import compile_source
+from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
+from ontoflow.runtime.actor import where
+from ontoflow.runtime.journal import Batch, FactRow, Journal, JournalError, RunRow
+
+__all__ = ["Durability", "RecoveryReport"]
+
+log = structlog.get_logger()
+
+_fact_encoder = msgspec.msgpack.Encoder()
+_fact_decoder = msgspec.msgpack.Decoder(Fact)
+_record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
+
+
+class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What a start from a journal found and did."""
+
+    runs: int = 0
+    facts: int = 0
+    redispatched: int = 0
+    interrupted: int = 0
+    unrecoverable: int = 0
+    seconds: float = 0.0
+
+
+class Durability:
+    """The journal side of an orchestrator (see the module docstring).
+
+    Args:
+        journal: the open journal; ``None``: nothing is recorded and ``commit`` does nothing.
+        connections: connection name -> value, for recompiling journaled pipelines.
+    """
+
+    def __init__(self, journal: Journal | None, connections: Mapping[str, Any] | None = None) -> None:
+        self.journal = journal
+        self.connections: dict[str, Any] = dict(connections or {})
+        self._batch = Batch()
+        self._sources: set[str] = set()
+
+    # -- recording ---------------------------------------------------------------------------
+
+    def exists(self, run_id: str) -> bool:
+        """Whether the journal holds a run ``run_id``."""
+        return self.journal is not None and self.journal.run(run_id) is not None
+
+    def submitted(self, row: RunRow, source: tuple[str, bytes]) -> None:
+        """Record a submission and, the first time it is seen, its pinned source."""
+        source_hash, body = source
+        if source_hash not in self._sources:
+            self._batch.sources[source_hash] = body
+            self._sources.add(source_hash)
+        self._batch.runs.append(row)
+
+    def fact(self, run_id: str, fact: Fact) -> None:
+        """Record ``fact`` of ``run_id`` (before it is applied: its consequences follow it)."""
+        self._batch.fact(run_id, "fact", fact.now_ms, _fact_encoder.encode(fact))
+
+    def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int) -> None:
+        """Record an Invoke before it leaves: after a crash, an attempt with this record may
+        have run; one without it surely did not."""
+        self._batch.fact(d.run_id, "dispatched", now, _fact_encoder.encode((d.step_id, d.attempt, d.capability, worker_id)))
+
+    def ended(self, run_id: str, status: str, ended_ms: int) -> None:
+        """Record a run's end (in the same transaction as the fact that ended it)."""
+        self._batch.end(run_id, status, ended_ms)
+
+    def commit(self) -> None:
+        """Commit what was recorded since the last commit (the outbox's commit gate).
+
+        Raises:
+            runtime.journal.JournalError: when the commit fails.
+        """
+        batch = self._batch
+        if batch:
+            self._batch = Batch()
+            self.journal.commit(batch)  # type: ignore[union-attr]  # a batch fills only with a journal
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def find(self, *, idempotency_key: str | None = None, trigger_key: str | None = None) -> str | None:
+        """The id of the journaled run submitted with ``idempotency_key`` (or started for
+        ``trigger_key``), or None."""
+        journal = self.journal
+        if journal is None:
+            return None
+        if idempotency_key is not None:
+            row = journal.run_by_key(idempotency_key)
+        elif trigger_key is not None:
+            row = journal.run_by_trigger(trigger_key)
+        else:
+            return None
+        return None if row is None else row.run_id
+
+    def replay(self, row: RunRow, facts: list[FactRow], engines: dict[str, Any]) -> Run:
+        """Rebuild one run from its journaled rows through the pure engine (no I/O, no sends).
+
+        Args:
+            engines: compiled sources by hash, filled as sources are compiled (a cache).
+
+        Raises:
+            runtime.journal.JournalError: when its pinned source is missing from the journal.
+            msgspec.DecodeError, protocols.errors.ManifestError: when the source or a fact does
+                not decode or compile.
+        """
+        engine = engines.get(row.source_hash)
+        if engine is None:
+            body = None if self.journal is None else self.journal.source(row.source_hash)
+            if body is None:
+                raise JournalError(f"run {row.run_id}: its workflow source {row.source_hash[:12]} is missing")
+            engine = engines[row.source_hash] = compile_source(body, connections=self.connections)
+        run = Run(engine, row.run_id, row.source_hash)
+        run.replay([_fact_decoder.decode(f.body) for f in facts if f.kind == "fact"])
+        return run
+
+    def recover(
+        self,
+        now: int,
+        *,
+        adopt: Callable[[Run, RunRow], None],
+        lost: Callable[[Run, StepLost], None],
+        dispatch: Callable[[Dispatch, int], None],
+    ) -> RecoveryReport:
+        """Replay every unfinished run and go on with it (called once, after binding).
+
+        Args:
+            adopt: holds a rebuilt run (the run table's ``add``).
+            lost: applies the ``interrupted`` StepLost of an attempt that may have run.
+            dispatch: sends an attempt that surely did not run.
+        """
+        journal = self.journal
+        if journal is None:
+            return RecoveryReport()
+        started = time.perf_counter()
+        rows = journal.unfinished()
+        nfacts = 0
+        grouped: dict[str, list[FactRow]] = defaultdict(list)
+        for fact_row in journal.unfinished_facts():
+            grouped[fact_row.run_id].append(fact_row)
+            nfacts += 1
+        engines: dict[str, Any] = {}
+        redispatched = interrupted = unrecoverable = 0
+        for row, facts in _with_facts(rows, grouped):
+            try:
+                run = self.replay(row, facts, engines)
+            except Exception as exc:  # one bad run must not keep every other one down
+                log.error("run_unrecoverable", run_id=row.run_id, error=type(exc).__name__, where=where(exc))
+                unrecoverable += 1
+                continue
+            self._sources.add(row.source_hash)
+            adopt(run, row)
+            in_flight = run.engine.in_flight(run.state)
+            if not in_flight:
+                continue
+            sent = {(r[0], r[1]) for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
+            for d in in_flight:
+                if run.result is not None:
+                    break  # an earlier interruption ended the run
+                if (d.step_id, d.attempt) in sent:
+                    # It may have run (or be running on a worker that will reconnect): a new
+                    # attempt if that is safe, else the step fails as interrupted.
+                    lost(run, StepLost(step_id=d.step_id, attempt=d.attempt, reason="interrupted", now_ms=now))
+                    interrupted += 1
+                else:
+                    dispatch(d, now)
+                    redispatched += 1
+        report = RecoveryReport(runs=len(rows) - unrecoverable, facts=nfacts, redispatched=redispatched,
+                                interrupted=interrupted, unrecoverable=unrecoverable,
+                                seconds=time.perf_counter() - started)
+        log.info("journal_recovered", **msgspec.structs.asdict(report))
+        return report
+
+
+def _with_facts(rows: list[RunRow], grouped: dict[str, list[FactRow]]) -> Iterator[tuple[RunRow, list[FactRow]]]:
+    for row in rows:
+        yield row, grouped.pop(row.run_id, [])

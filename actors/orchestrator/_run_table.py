@@ -1,0 +1,231 @@
+"""The run table: every run's engine and state, applied facts, run deadlines, ended runs.
+
+A run is a :class:`~actors.orchestrator.engine.RunEngine` (the compiled document) and the state
+it drives; the table never tells workflows and plans apart. :meth:`RunTable.advance` hands a
+fact to the engine and publishes the steps it ended (log lines, ``on_progress`` watchers);
+:meth:`RunTable.end` records a run's end and publishes its result (``on_run_ended``). It does
+no I/O of its own and reads no clock: what the engine's commands ask for (an Invoke, a Cancel)
+is the orchestrator's to carry out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio
+import structlog
+
+from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator.engine import Command, Fact, RunEnded, RunEngine
+from ontoflow.protocols.types import RunStatusName
+from ontoflow.runtime.actor import where
+
+__all__ = ["Run", "RunTable", "result_of"]
+
+log = structlog.get_logger()
+
+
+class Run:
+    """One run: its engine, its state, and once it ended its result.
+
+    Args:
+        engine: the compiled workflow or plan.
+        run_id: the run's id.
+        source_hash: the pinned source in the journal; ``None`` for a run the journal does
+            not hold.
+    """
+
+    __slots__ = ("advance", "done", "engine", "logged", "result", "source_hash", "state")
+
+    def __init__(self, engine: RunEngine, run_id: str, source_hash: str | None = None) -> None:
+        self.engine = engine
+        self.state = engine.new_run(run_id)
+        self.advance = engine.advance  # bound once: it is called for every fact
+        # Made by the first ``wait`` on it: most runs are never awaited one by one (a daemon
+        # answers through ``on_run_ended``), and an anyio Event costs microseconds.
+        self.done: anyio.Event | None = None
+        self.logged = 0
+        self.result: RunResult | None = None
+        self.source_hash = source_hash
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.state.run_id
+
+    @property
+    def journaled(self) -> bool:
+        """Whether the journal holds this run."""
+        return self.source_hash is not None
+
+    def replay(self, facts: list[Fact]) -> None:
+        """Apply journaled ``facts`` through the engine, publishing nothing (a rebuilt run)."""
+        advance, state = self.advance, self.state
+        for fact in facts:
+            advance(state, fact)
+        state.notes.clear()
+        self.logged = len(state.trace)
+
+    async def wait(self) -> RunResult:
+        """Return the run's result once it ended."""
+        if self.result is None:
+            if self.done is None:
+                self.done = anyio.Event()
+            await self.done.wait()
+        assert self.result is not None  # set before done, by RunTable.end
+        return self.result
+
+
+class RunTable:
+    """The runs an orchestrator holds (see the module docstring).
+
+    Attributes:
+        on_run_ended: called with each run's :class:`RunResult` when it ends.
+        on_progress: called as ``callback(run_id, trace_entries)`` when steps of a run end.
+        in_flight: runs started and not ended.
+        log_info: log one line per step and per run end (the actor sets it once per batch).
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[str, Run] = {}
+        self._deadlines: dict[str, int] = {}
+        self._by_key: dict[str, str] = {}
+        self._by_trigger: dict[str, str] = {}
+        self.on_run_ended: list[Callable[[RunResult], None]] = []
+        self.on_progress: list[Callable[[str, list[Any]], None]] = []
+        self.in_flight = 0
+        self.log_info = True
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __iter__(self) -> Iterator[Run]:
+        """Every run held, oldest first."""
+        return iter(self._runs.values())
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._runs
+
+    def get(self, run_id: str) -> Run | None:
+        """The run ``run_id``, ended or not, or None."""
+        return self._runs.get(run_id)
+
+    def live(self, run_id: str) -> Run | None:
+        """The run ``run_id`` while it has not ended, else None."""
+        run = self._runs.get(run_id)
+        return run if run is not None and run.result is None else None
+
+    def add(self, run: Run, *, deadline_at_ms: int | None = None, idempotency_key: str | None = None,
+            trigger_key: str | None = None) -> None:
+        """Hold a started (or recovered) run.
+
+        Args:
+            deadline_at_ms: when the run is cancelled if it has not ended (``expired``).
+            idempotency_key, trigger_key: what ``find`` answers this run for.
+        """
+        run_id = run.state.run_id
+        self._runs[run_id] = run
+        self.in_flight += 1
+        if deadline_at_ms is not None:
+            self._deadlines[run_id] = deadline_at_ms
+        if idempotency_key is not None:
+            self._by_key[idempotency_key] = run_id
+        if trigger_key is not None:
+            self._by_trigger[trigger_key] = run_id
+
+    def find(self, *, idempotency_key: str | None = None, trigger_key: str | None = None) -> str | None:
+        """The id of the run held for ``idempotency_key`` (or ``trigger_key``), or None."""
+        if idempotency_key is not None:
+            return self._by_key.get(idempotency_key)
+        if trigger_key is not None:
+            return self._by_trigger.get(trigger_key)
+        return None
+
+    def forget(self, run_id: str) -> None:
+        """Drop an ended run (a long-running process would otherwise keep them all)."""
+        run = self._runs.get(run_id)
+        if run is not None and run.result is not None:
+            del self._runs[run_id]
+
+    def expired(self, now: int) -> list[Run]:
+        """The live runs whose deadline is past (each reported once)."""
+        if not self._deadlines:
+            return []
+        late = [run_id for run_id, deadline in self._deadlines.items() if deadline <= now]
+        found = []
+        for run_id in late:
+            del self._deadlines[run_id]
+            run = self.live(run_id)
+            if run is not None:
+                found.append(run)
+        return found
+
+    def advance(self, run: Run, fact: Fact) -> list[Command]:
+        """Apply ``fact`` to ``run`` through its engine; return the engine's commands.
+
+        Raises:
+            TypeError: when ``fact`` is not one of the engine's facts.
+        """
+        commands = run.advance(run.state, fact)
+        state = run.state
+        if state.notes or run.logged != len(state.trace):
+            self._publish(run)
+        return commands
+
+    def end(self, run: Run, ended: RunEnded) -> RunResult:
+        """Record that ``run`` ended as ``ended`` says; publish and return its result."""
+        state = run.state
+        result = run.result = result_of(state, ended.status, ended.error)
+        self.in_flight -= 1
+        if ended.status == "completed":
+            if self.log_info:
+                log.info("run_completed", run_id=state.run_id, steps=len(state.trace),
+                         duration_ms=(state.ended_ms or 0) - (state.started_ms or 0))
+        else:
+            log.warning("run_failed", run_id=state.run_id, status=ended.status, error=ended.error, steps=len(state.trace))
+        self._deadlines.pop(state.run_id, None)
+        if run.done is not None:
+            run.done.set()
+        for callback in self.on_run_ended:
+            try:
+                callback(result)
+            except Exception as exc:  # an observer's bug must not break the run's end
+                log.error("run_ended_callback_failed", run_id=state.run_id, error=type(exc).__name__, where=where(exc))
+        return result
+
+    def _publish(self, run: Run) -> None:
+        state = run.state
+        verbose = self.log_info
+        if state.notes:
+            if verbose:
+                for note in state.notes:
+                    log.info("engine_note", run_id=state.run_id, note=note)
+            state.notes.clear()
+        trace = state.trace
+        if run.logged == len(trace):
+            return
+        fresh = trace[run.logged :]
+        run.logged = len(trace)
+        if verbose:
+            _log_steps(state.run_id, fresh)
+        for callback in self.on_progress:
+            try:
+                callback(state.run_id, fresh)
+            except Exception as exc:  # a watcher's bug must not break the run
+                log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__, where=where(exc))
+
+
+def _log_steps(run_id: str, entries: list[Any]) -> None:
+    for entry in entries:
+        log.info("step_completed", run_id=run_id, step_id=entry.step_id, node=entry.node, block=entry.block,
+                 capability=entry.capability, outcome=entry.event, attempt=entry.attempt,
+                 duration_ms=entry.duration_ms, retries=entry.retries, reason=entry.reason)
+        if entry.action is not None:
+            log.info("transition_taken", run_id=run_id, block=entry.block, signal=entry.event, action=entry.action)
+
+
+def result_of(state: Any, status: RunStatusName, error: str | None) -> RunResult:
+    """The :class:`RunResult` of an ended run's state."""
+    return RunResult(run_id=state.run_id, status=status, error=error, context=state.context, trace=list(state.trace),
+                     started_ms=state.started_ms, ended_ms=state.ended_ms)

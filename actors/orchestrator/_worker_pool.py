@@ -1,0 +1,323 @@
+"""The worker pool: who is alive, what each offers and runs, and where the next step goes.
+
+It owns the worker registry (credits: a step goes only to a worker with a free slot), the
+queue of steps waiting for a worker, the step deadlines and the liveness clock. It turns worker
+messages and silences into facts (an Outcome, a lost worker, a step that waited too long, a
+step past its deadline) and hands each to ``deliver`` with its run; it turns the engine's
+Dispatch and CancelStep commands into Invoke and Cancel messages, handed to ``send``.
+
+An outcome whose output holds a value bigger than ``max_value_bytes`` is replaced here, before
+the StepFinished fact exists, by a ``failure`` outcome with the reason ``output_too_large`` (its
+error names the key and the size, never the value): the value never enters the context nor
+the journal, the pure engines stay unaware of the limit, and the transition table routes the
+failure like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+
+from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
+from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._run_table import Run, RunTable
+from ontoflow.actors.orchestrator.engine import (
+    Dispatch,
+    Fact,
+    StepDeadlineExpired,
+    StepFinished,
+    StepLost,
+    StepUnavailable,
+)
+from ontoflow.protocols.events import FAILURE
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
+
+__all__ = ["ARTIFACT_LIMIT_BYTES", "WorkerPool"]
+
+log = structlog.get_logger()
+
+#: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
+ARTIFACT_LIMIT_BYTES = 1 << 20
+
+
+class _Queued(msgspec.Struct):
+    dispatch: Dispatch
+    enqueued_ms: int
+
+
+def limit_outputs(outcome: Outcome, limit: int) -> Outcome:
+    """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``."""
+    try:
+        found = oversized(outcome.outputs, limit)
+    except (TypeError, msgspec.EncodeError):  # it arrived decoded, so it encodes; belt and braces
+        return outcome
+    if found is None:
+        return outcome
+    key, size = found
+    log.warning("step_output_too_large", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+                key=key, size=size, limit=limit)
+    return msgspec.structs.replace(
+        outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
+        error=f"output '{key}' is {size} bytes encoded, over the limit of {limit} bytes",
+    )
+
+
+class WorkerPool:
+    """Workers in, Invokes out (see the module docstring).
+
+    Args:
+        runs: the run table (which runs are live, for an outcome or a lost step).
+        send: sends a wire message to a worker identity (after the batch's commit).
+        deliver: applies a fact to a live run.
+        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now)`` before
+            an Invoke of ``run`` leaves (the journal's ``dispatched`` record); ``None``: none.
+        heartbeat_ms: interval announced to workers and of the heartbeats sent to them.
+        liveness: intervals of silence after which a worker is dead.
+        schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
+        max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
+
+    Attributes:
+        registry: the live workers.
+        draining: no new step is sent; the held ones resume after a restart.
+        log_debug: one line per dispatched step (the actor sets it once per batch).
+    """
+
+    def __init__(
+        self,
+        *,
+        runs: RunTable,
+        send: Callable[[bytes, Any], None],
+        deliver: Callable[[Run, Fact], None],
+        record_dispatch: Callable[[Run, Dispatch, str, int], None] | None = None,
+        heartbeat_ms: int = 1000,
+        liveness: int = 3,
+        schedule_to_start_ms: int = 30_000,
+        max_value_bytes: int | None = None,
+    ) -> None:
+        self._runs = runs
+        self._send = send
+        self._deliver = deliver
+        self._record_dispatch = record_dispatch
+        self.heartbeat_ms = heartbeat_ms
+        self.liveness = liveness
+        self.schedule_to_start_ms = schedule_to_start_ms
+        self.max_value_bytes = max_value_bytes
+        self.registry = WorkerRegistry()
+        self._pending = PendingQueue()
+        self._deadlines: dict[tuple[str, str, int], int] = {}
+        self._last_heartbeat_ms = 0
+        self._changed = anyio.Event()
+        self.draining = False
+        self.log_debug = False
+
+    # -- questions ---------------------------------------------------------------------------
+
+    def steps_in_flight(self) -> int:
+        """Attempts sent to workers and not answered yet."""
+        return sum(len(w.in_flight) for w in self.registry)
+
+    def statistics(self) -> dict[str, int]:
+        """Workers, steps waiting for a worker, steps with a deadline running."""
+        return {
+            "workers": len(self.registry),
+            "steps_waiting": sum(1 for _ in self._pending.items()),
+            "steps_in_flight": len(self._deadlines),
+        }
+
+    async def changed(self) -> None:
+        """Return at the next worker registration."""
+        await self._changed.wait()
+
+    async def wait_for(self, condition: Callable[[WorkerRegistry], bool]) -> None:
+        """Return once ``condition(registry)`` holds (checked now and at each registration)."""
+        while not condition(self.registry):
+            await self._changed.wait()
+
+    # -- worker messages ---------------------------------------------------------------------
+
+    def seen(self, identity: bytes, now: int) -> WorkerInfo | None:
+        """Note that ``identity`` spoke at ``now``; its registration, if it has one."""
+        worker = self.registry.get(identity)
+        if worker is not None:
+            worker.last_seen_ms = now
+        return worker
+
+    def ready(self, identity: bytes, ready: Ready, now: int) -> None:
+        """Register (or re-register) a worker announcing itself, or refuse it."""
+        if ready.protocol != PROTOCOL_VERSION:
+            reason = f"protocol version {ready.protocol} is not supported; this orchestrator speaks {PROTOCOL_VERSION}"
+            log.warning("worker_refused", worker_id=ready.worker_id, reason=reason)
+            self._send(identity, Disconnect(reason=reason))
+            return
+        if ready.slots < 1:
+            log.warning("worker_refused", worker_id=ready.worker_id, reason="slots must be >= 1")
+            self._send(identity, Disconnect(reason="slots must be >= 1"))
+            return
+        info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
+                          capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now)
+        held = {tuple(k) for k in ready.holding}
+        again = self.registry.get(identity) is not None
+        orphans, kept = self.registry.register(info, keep=held)
+        self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness))
+        log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots,
+                 capabilities=sorted(info.capabilities), again=again, kept=len(kept), orphaned=len(orphans))
+        # Attempts the worker holds that are no longer awaited from it (re-dispatched, ended,
+        # lost in this re-registration, or from before a daemon restart): stop them; their
+        # answers would be ignored anyway.
+        stale = (held - {(k.run_id, k.step_id, k.attempt) for k in kept}) | {(o.run_id, o.step_id, o.attempt) for o in orphans}
+        for run_id, step_id, attempt in stale:
+            self._send(identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
+        self._orphaned(orphans, now, "worker_lost")
+        self._changed.set()
+        self._changed = anyio.Event()
+        for cap in info.capabilities:
+            self._drain_pending(cap, now)
+
+    def outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
+        """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
+        key = (outcome.run_id, outcome.step_id, outcome.attempt)
+        owner = self.registry.owner(*key)
+        if owner is None or owner.identity != identity:
+            self.seen(identity, now)
+            # Not in flight on that worker: re-dispatched after it was lost, or answered
+            # already (a re-send after a reconnect). Applying it would report a step twice.
+            log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+                     outcome=outcome.event, reason="attempt not in flight on this worker")
+            return
+        owner.last_seen_ms = now
+        self.registry.release(*key)
+        self._deadlines.pop(key, None)
+        run = self._runs.live(outcome.run_id)
+        if run is None:
+            log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
+        else:
+            limit = self.max_value_bytes
+            if limit is not None and outcome.outputs:
+                outcome = limit_outputs(outcome, limit)
+            self._deliver(run, StepFinished(outcome=outcome, now_ms=now))
+        if self._pending:
+            for cap in owner.capabilities:
+                self._drain_pending(cap, now)
+
+    def disconnected(self, identity: bytes, reason: str, now: int) -> None:
+        """A worker said goodbye: its in-flight steps are lost."""
+        worker = self.registry.get(identity)
+        if worker is not None:
+            log.info("worker_disconnected", worker_id=worker.worker_id, reason=reason)
+            self.lose(identity, now, "worker_lost")
+
+    def lose(self, identity: bytes, now: int, reason: str) -> None:
+        """Forget a worker; each of its in-flight steps ends as lost with ``reason``."""
+        self._orphaned(self.registry.remove(identity), now, reason)
+
+    # -- time --------------------------------------------------------------------------------
+
+    def tick(self, now: int) -> None:
+        """Heartbeat out, purge every silent worker, end steps that waited too long for one and
+        steps past their deadline."""
+        if now - self._last_heartbeat_ms >= self.heartbeat_ms:
+            self._last_heartbeat_ms = now
+            for worker in list(self.registry):
+                self._send(worker.identity, Heartbeat())
+        for worker in self.registry.expired(now, self.heartbeat_ms * self.liveness):
+            log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
+            self.lose(worker.identity, now, "worker_lost")
+        if not self.draining:  # held back on purpose while draining: they resume after the restart
+            late = self._pending.remove_where(lambda q: now - q.enqueued_ms > self.schedule_to_start_ms)
+            for queued in late:
+                d = queued.dispatch
+                self._deadlines.pop((d.run_id, d.step_id, d.attempt), None)
+                run = self._runs.live(d.run_id)
+                if run is not None:
+                    log.warning("step_unavailable", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
+                    self._deliver(run, StepUnavailable(step_id=d.step_id, attempt=d.attempt, now_ms=now))
+        if self._deadlines:
+            for key, deadline in list(self._deadlines.items()):
+                if deadline <= now and key in self._deadlines:
+                    del self._deadlines[key]
+                    run = self._runs.live(key[0])
+                    if run is not None:
+                        log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
+                        self._deliver(run, StepDeadlineExpired(step_id=key[1], attempt=key[2], now_ms=now))
+
+    # -- the engine's commands ---------------------------------------------------------------
+
+    def dispatch(self, dispatch: Dispatch, now: int) -> None:
+        """Send ``dispatch`` to the least-loaded live worker offering its capability, or queue it."""
+        if dispatch.deadline_at_ms is not None:
+            self._deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
+        worker = None if self.draining else self.registry.pick(dispatch.capability)
+        if worker is None:
+            self._pending.push(dispatch.capability, _Queued(dispatch, now))
+            log.info("step_queued", run_id=dispatch.run_id, step_id=dispatch.step_id, capability=dispatch.capability)
+            return
+        self._send_invoke(worker, dispatch, now)
+
+    def cancel_step(self, run_id: str, step_id: str, attempt: int) -> None:
+        """Stop an attempt: unqueue it, or send its worker a Cancel."""
+        key = (run_id, step_id, attempt)
+        self._deadlines.pop(key, None)
+        self._pending.remove_where(lambda q: (q.dispatch.run_id, q.dispatch.step_id, q.dispatch.attempt) == key)
+        owner = self.registry.owner(run_id, step_id, attempt)
+        if owner is not None:
+            # The slot stays taken until the worker answers (cancelled): it is still running.
+            self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
+
+    def _send_invoke(self, worker: WorkerInfo, d: Dispatch, now: int) -> None:
+        context = d.context
+        if d.artifacts:
+            context = msgspec.structs.replace(context, artifact=_read_artifacts(d))
+        remaining = None if d.deadline_at_ms is None else max(d.deadline_at_ms - now, 1)
+        invoke = Invoke(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
+                        inputs=d.inputs, context=context, deadline_ms=remaining)
+        self.registry.assign(
+            worker, InFlight(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, sent_ms=now)
+        )
+        if self._record_dispatch is not None:
+            run = self._runs.get(d.run_id)
+            if run is not None and run.source_hash is not None:
+                self._record_dispatch(run, d, worker.worker_id, now)
+        self._send(worker.identity, invoke)
+        if self.log_debug:
+            log.debug("step_dispatched", run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
+                      worker_id=worker.worker_id, input_keys=list(d.inputs))
+
+    def _drain_pending(self, capability: str, now: int) -> None:
+        if self.draining:
+            return
+        pending = self._pending
+        while capability in pending:
+            worker = self.registry.pick(capability)
+            if worker is None:
+                return
+            queued: Any = pending.pop(capability)
+            if queued is None:
+                return
+            self._send_invoke(worker, queued.dispatch, now)
+
+    def _orphaned(self, steps: list[InFlight], now: int, reason: str) -> None:
+        for step in steps:
+            self._deadlines.pop((step.run_id, step.step_id, step.attempt), None)
+            run = self._runs.live(step.run_id)
+            if run is not None:
+                self._deliver(run, StepLost(step_id=step.step_id, attempt=step.attempt, reason=reason, now_ms=now))
+
+
+def _read_artifacts(d: Dispatch) -> dict[str, str]:
+    base = Path(d.context.system.worktree or ".")
+    contents: dict[str, str] = {}
+    for name in d.artifacts:
+        path = base / name
+        try:
+            with path.open("rb") as fh:
+                data = fh.read(ARTIFACT_LIMIT_BYTES)
+            contents[name] = data.decode("utf-8", errors="replace")
+        except OSError as exc:
+            log.warning("artifact_unreadable", run_id=d.run_id, step_id=d.step_id, artifact=name, error=type(exc).__name__)
+            contents[name] = ""
+    return contents

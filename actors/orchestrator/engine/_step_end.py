@@ -1,0 +1,146 @@
+"""How a step ends: the fact handling every engine shares, written once.
+
+Workflows and plans schedule differently, but a step in flight ends the same way in both: an
+outcome (its event shortened, its outputs filtered against the declared ones), a deadline
+passed (``timeout``, and the worker is told to stop), no worker in time (``unavailable``), a
+lost worker (a new attempt when the capability is idempotent, else ``failure``), or the run
+cancelled (``cancelled``). Each of those becomes one :class:`StepEnd` record, from which an
+engine writes its trace entry and routes the step; the error texts and reasons are the same
+whichever engine ran the step.
+
+The outputs rule (one rule for every engine): only the keys a capability declares in its
+``outputs`` travel on, into the run's context or a plan step's result; a capability that
+declares no outputs contributes none. Every other key is listed in the step's
+``dropped_outputs``.
+
+Pure like the engines: no clock, no I/O, no randomness, no logging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import msgspec
+
+from ontoflow.protocols.events import CANCELLED, FAILURE, TIMEOUT, UNAVAILABLE
+
+from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch
+from ontoflow.actors.orchestrator.engine._facts import (
+    Fact,
+    RunCancelled,
+    StepDeadlineExpired,
+    StepFinished,
+    StepLost,
+    StepUnavailable,
+)
+
+__all__ = ["StepEnd", "cancelled_end", "describe", "engine_end", "outcome_end", "redispatch", "split_outputs"]
+
+_replace = msgspec.structs.replace
+
+
+class StepEnd(msgspec.Struct, frozen=True, kw_only=True):
+    """How one step attempt ended: what an engine records in the trace and routes on.
+
+    Attributes:
+        step_id: the step.
+        capability: the capability it ran.
+        event: the short event (``success``, ``timeout``...).
+        attempt: the last attempt; 0 when the engine ended the step without dispatching it.
+        duration_ms: the worker's measure when an outcome arrived, else the time since dispatch.
+        retries: the capability base's retries (from the outcome).
+        reason: why a failure happened (``error``, ``worker_lost``, ``deadline``...).
+        error: the human-readable error, if any.
+        started_ms: first dispatch (or decision) time.
+        ended_ms: when the step ended.
+        outputs: the declared outputs the step produced (see the module's outputs rule).
+        dropped: the output keys not declared, not kept.
+    """
+
+    step_id: str
+    capability: str
+    event: str
+    attempt: int
+    duration_ms: float = 0.0
+    retries: int = 0
+    reason: str | None = None
+    error: str | None = None
+    started_ms: int
+    ended_ms: int
+    outputs: dict[str, Any] = {}
+    dropped: list[str] = []
+
+
+def split_outputs(outputs: Mapping[str, Any], declared: Collection[str]) -> tuple[dict[str, Any], list[str]]:
+    """The outputs rule: ``(kept, dropped)``, the declared keys kept and the others dropped."""
+    if not outputs:
+        return {}, []
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in outputs.items():
+        if key in declared:
+            kept[key] = value
+        else:
+            dropped.append(key)
+    return kept, dropped
+
+
+def outcome_end(fact: StepFinished, *, capability: str, prefix: str, declared: Collection[str],
+                started_ms: int) -> StepEnd:
+    """The end of a step whose worker answered (``fact.outcome``)."""
+    outcome = fact.outcome
+    event = outcome.event
+    if event.startswith(prefix):  # a full event name: keep the short one
+        event = event[len(prefix) :]
+    kept, dropped = split_outputs(outcome.outputs, declared) if outcome.outputs else ({}, [])
+    return StepEnd(step_id=outcome.step_id, capability=capability, event=event, attempt=outcome.attempt,
+                   duration_ms=outcome.duration_ms, retries=outcome.retries, reason=outcome.reason,
+                   error=outcome.error, started_ms=started_ms, ended_ms=fact.now_ms, outputs=kept, dropped=dropped)
+
+
+def engine_end(fact: StepDeadlineExpired | StepUnavailable | StepLost, *, run_id: str, capability: str,
+               idempotent: bool, started_ms: int, cmds: list[Command]) -> StepEnd | None:
+    """The end the engine decides for a step that got no outcome; ``None`` when a lost step is
+    to be dispatched again (``redispatch``). A timed-out step's worker is sent a CancelStep."""
+    match fact:
+        case StepDeadlineExpired(step_id=step_id):
+            cmds.append(CancelStep(run_id, step_id, fact.attempt))
+            event, reason = TIMEOUT, "deadline"
+            error = f"step {step_id} of '{capability}' passed its deadline without an outcome"
+        case StepUnavailable():
+            event, reason, error = UNAVAILABLE, "no_worker", f"no live worker offered '{capability}' in time"
+        case StepLost(step_id=step_id, reason=lost_reason):
+            if idempotent:
+                return None
+            event, reason = FAILURE, lost_reason
+            error = f"step {step_id} of '{capability}' was lost ({lost_reason}) and the capability is not idempotent"
+    return StepEnd(step_id=fact.step_id, capability=capability, event=event, attempt=fact.attempt,
+                   duration_ms=float(fact.now_ms - started_ms), reason=reason, error=error, started_ms=started_ms,
+                   ended_ms=fact.now_ms)
+
+
+def redispatch(dispatch: Dispatch, fact: StepLost, *, capability: str, budget_ms: int | None) -> tuple[Dispatch, str]:
+    """The next attempt of a lost idempotent step, and the note that says so."""
+    attempt = dispatch.attempt + 1
+    again = _replace(dispatch, attempt=attempt, deadline_at_ms=None if budget_ms is None else fact.now_ms + budget_ms)
+    note = (f"step {fact.step_id} of '{capability}' lost ({fact.reason}) on attempt {fact.attempt}; "
+            f"dispatched again as attempt {attempt}")
+    return again, note
+
+
+def cancelled_end(fact: RunCancelled, *, step_id: str, capability: str, attempt: int, started_ms: int) -> StepEnd:
+    """The end of a step in flight when its run is cancelled."""
+    return StepEnd(step_id=step_id, capability=capability, event=CANCELLED, attempt=attempt,
+                   duration_ms=float(fact.now_ms - started_ms), reason="run_cancelled", error=fact.reason,
+                   started_ms=started_ms, ended_ms=fact.now_ms)
+
+
+def describe(fact: Fact) -> str:
+    """A short name for a fact in a note (never its values)."""
+    match fact:
+        case StepFinished(outcome=outcome):
+            return f"outcome {outcome.step_id}/{outcome.attempt}"
+        case StepDeadlineExpired() | StepUnavailable() | StepLost():
+            return f"{type(fact).__name__} {fact.step_id}/{fact.attempt}"
+    return type(fact).__name__

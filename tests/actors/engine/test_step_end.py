@@ -1,0 +1,81 @@
+"""How a step ends, decided once for both engines: the outputs rule, no-outcome ends, retries."""
+
+from __future__ import annotations
+
+from ontoflow.actors.orchestrator.engine import (
+    CancelStep,
+    Dispatch,
+    RunCancelled,
+    StepDeadlineExpired,
+    StepFinished,
+    StepLost,
+    StepUnavailable,
+    cancelled_end,
+    describe,
+    engine_end,
+    outcome_end,
+    redispatch,
+    split_outputs,
+)
+from ontoflow.protocols import Outcome
+from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
+
+from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, node
+from tests.actors.plans import helpers as plan
+
+
+def test_only_declared_outputs_are_kept_and_none_declared_keeps_none() -> None:
+    assert split_outputs({"a": 1, "b": 2}, {"a"}) == ({"a": 1}, ["b"])
+    assert split_outputs({"a": 1, "b": 2}, ()) == ({}, ["a", "b"])
+    assert split_outputs({}, {"a"}) == ({}, [])
+
+
+def test_an_outcome_is_shortened_and_filtered() -> None:
+    fact = StepFinished(Outcome(run_id="r", step_id="s1", attempt=2, event="x.a.success", outputs={"k": 1, "z": 2},
+                                duration_ms=3.5, retries=1), 50)
+    end = outcome_end(fact, capability="x.a", prefix="x.a.", declared={"k"}, started_ms=10)
+    assert (end.event, end.attempt, end.outputs, end.dropped) == ("success", 2, {"k": 1}, ["z"])
+    assert (end.duration_ms, end.retries, end.started_ms, end.ended_ms) == (3.5, 1, 10, 50)
+
+
+def test_ends_without_an_outcome() -> None:
+    cmds: list = []
+    timed = engine_end(StepDeadlineExpired("s1", 1, 40), run_id="r", capability="x.a", idempotent=True, started_ms=10,
+                       cmds=cmds)
+    assert timed is not None and (timed.event, timed.reason, timed.duration_ms) == ("timeout", "deadline", 30.0)
+    assert cmds == [CancelStep("r", "s1", 1)]
+    none = engine_end(StepUnavailable("s1", 1, 40), run_id="r", capability="x.a", idempotent=True, started_ms=10,
+                      cmds=cmds)
+    assert none is not None and (none.event, none.reason) == ("unavailable", "no_worker")
+    lost = engine_end(StepLost("s1", 1, "worker_lost", 40), run_id="r", capability="x.a", idempotent=False,
+                      started_ms=10, cmds=cmds)
+    assert lost is not None and (lost.event, lost.reason) == ("failure", "worker_lost") and "not idempotent" in lost.error
+    assert engine_end(StepLost("s1", 1, "worker_lost", 40), run_id="r", capability="x.a", idempotent=True,
+                      started_ms=10, cmds=cmds) is None
+    assert len(cmds) == 1  # only the timeout cancels
+
+
+def test_a_lost_idempotent_step_goes_again_with_a_fresh_budget() -> None:
+    context = StepContext([], BlockContract("n", "b", "x.a", ""), {}, {}, SystemMetadata("r", "n", "b", "s1", "", ""))
+    first = Dispatch("r", "s1", 1, "x.a", {}, context, 100, True, [])
+    again, note = redispatch(first, StepLost("s1", 1, "worker_lost", 500), capability="x.a", budget_ms=60)
+    assert (again.attempt, again.deadline_at_ms) == (2, 560) and "attempt 2" in note
+
+
+def test_a_cancelled_step_and_a_fact_described_without_values() -> None:
+    end = cancelled_end(RunCancelled("by request", 30), step_id="s1", capability="x.a", attempt=1, started_ms=10)
+    assert (end.event, end.reason, end.error, end.duration_ms) == ("cancelled", "run_cancelled", "by request", 20.0)
+    assert describe(StepLost("s1", 2, "worker_lost", 0)) == "StepLost s1/2"
+    assert describe(RunCancelled("secret reason", 0)) == "RunCancelled"
+
+
+def test_both_engines_drop_every_output_of_a_capability_that_declares_none() -> None:
+    workflow = Driver(compile_nodes({"main": node("a", {"a": block("x.a")})}, [cap("x.a")]))
+    workflow.submit()
+    workflow.finish(outputs={"k.x": 1})
+    assert "k.x" not in workflow.state.context and workflow.state.trace[0].dropped_outputs == ["k.x"]
+
+    run = plan.Driver(plan.compile_data({"steps": [{"id": "a", "capability": "x.a"}]}, [plan.cap("x.a")]))
+    run.submit()
+    run.finish("a", outputs={"k.x": 1})
+    assert "k.x" not in run.state.context and run.state.trace[0].dropped_outputs == ["k.x"]

@@ -1,0 +1,38 @@
+"""The one composition function: the services are wired to the orchestrator here, not by themselves."""
+
+from __future__ import annotations
+
+import pytest
+
+from ontoflow.actors.orchestrator import compose_orchestrator
+from ontoflow.protocols.errors import ManifestError
+
+TRIGGERED = {
+    "start": "m",
+    "triggers": [{"kind": "file"}],
+    "nodes": {"m": {"entry_block": "a", "blocks": {"a": {"worker": "test.capability.echo"}}}},
+}
+
+
+def test_without_clients_only_the_orchestrator_is_made() -> None:
+    composed = compose_orchestrator(address="inproc://compose-plain")
+    assert composed.clients is None and composed.triggers is None
+    assert composed.orchestrator.client_handler is None and composed.orchestrator.on_run_ended == []
+
+
+def test_the_services_are_wired_in_by_the_composition() -> None:
+    composed = compose_orchestrator(address="inproc://compose-all", serve_clients=True, max_runs=7,
+                                    trigger_workflows=[TRIGGERED])
+    orch, clients = composed.orchestrator, composed.clients
+    assert clients is not None and composed.triggers is not None and clients.max_runs == 7
+    assert orch.client_handler == clients.handle
+    assert orch.on_run_ended == [clients.run_ended] and orch.on_progress == [clients.progress]
+    assert orch.on_observation == [composed.triggers.observe]
+
+
+def test_trigger_workflows_need_clients_and_must_declare_triggers() -> None:
+    with pytest.raises(ValueError):
+        compose_orchestrator(address="inproc://compose-bad", trigger_workflows=[TRIGGERED])
+    untriggered = {k: v for k, v in TRIGGERED.items() if k != "triggers"}
+    with pytest.raises(ManifestError):
+        compose_orchestrator(address="inproc://compose-bad", serve_clients=True, trigger_workflows=[untriggered])

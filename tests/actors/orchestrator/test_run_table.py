@@ -1,0 +1,67 @@
+"""The run table on its own: runs through the engine contract, deadlines, ends, observers."""
+
+from __future__ import annotations
+
+from ontoflow.actors.orchestrator import Run, RunTable
+from ontoflow.actors.orchestrator.engine import Dispatch, RunCancelled, RunEnded, RunSubmitted, StepFinished
+from ontoflow.protocols import Outcome
+
+from tests.actors.orchestrator.parts import one_step
+
+
+def _started(table: RunTable, run_id: str = "r1", **options) -> tuple[Run, Dispatch]:
+    run = Run(one_step(), run_id)
+    table.add(run, **options)
+    [dispatch] = table.advance(run, RunSubmitted(run_id=run_id, inputs={}, now_ms=0))
+    assert isinstance(dispatch, Dispatch)
+    return run, dispatch
+
+
+def test_a_run_goes_through_its_engine_and_ends_with_its_result_published() -> None:
+    table = RunTable()
+    ended, progress = [], []
+    table.on_run_ended.append(ended.append)
+    table.on_progress.append(lambda run_id, entries: progress.append((run_id, len(entries))))
+    run, d = _started(table)
+    assert table.in_flight == 1 and table.live("r1") is run
+    outcome = Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success")
+    [command] = table.advance(run, StepFinished(outcome=outcome, now_ms=5))
+    assert isinstance(command, RunEnded) and command.status == "completed"
+    result = table.end(run, command)
+    assert result.status == "completed" and ended == [result] and progress == [("r1", 1)]
+    assert table.in_flight == 0 and table.live("r1") is None and table.get("r1") is run
+
+
+def test_deadlines_expire_once_and_only_for_live_runs() -> None:
+    table = RunTable()
+    run, _ = _started(table, deadline_at_ms=100)
+    assert table.expired(99) == []
+    assert table.expired(100) == [run]
+    assert table.expired(200) == []  # reported once
+    [*_, ended] = table.advance(run, RunCancelled(reason="run deadline expired", now_ms=100))
+    table.end(run, ended)
+    assert run.result is not None and run.result.status == "cancelled"
+
+
+def test_find_and_forget() -> None:
+    table = RunTable()
+    run, _ = _started(table, idempotency_key="k", trigger_key="t")
+    assert table.find(idempotency_key="k") == "r1" and table.find(trigger_key="t") == "r1"
+    assert table.find(idempotency_key="other") is None and table.find() is None
+    table.forget("r1")
+    assert "r1" in table  # a live run is never forgotten
+    [*_, ended] = table.advance(run, RunCancelled(reason="x", now_ms=1))
+    table.end(run, ended)
+    table.forget("r1")
+    assert "r1" not in table and len(table) == 0
+
+
+def test_an_observer_that_raises_does_not_break_the_end() -> None:
+    table = RunTable()
+    table.on_run_ended.append(lambda result: 1 / 0)
+    seen = []
+    table.on_run_ended.append(seen.append)
+    run, _ = _started(table)
+    [*_, ended] = table.advance(run, RunCancelled(reason="x", now_ms=1))
+    table.end(run, ended)
+    assert len(seen) == 1
