@@ -15,6 +15,7 @@ from anyio.lowlevel import checkpoint
 
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
+from ontoflow.runtime.transport._drops import DropCounter, DropStatistics
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES"]
 
@@ -54,7 +55,7 @@ def _recv_frames(sock: zmq.Socket) -> list[bytes]:
 class _Endpoint:
     """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
 
-    __slots__ = ("_fd", "_loop", "_pending", "_sock", "_waiter", "address")
+    __slots__ = ("_drops", "_fd", "_loop", "_pending", "_sock", "_waiter", "address")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
         self._sock = sock
@@ -63,6 +64,7 @@ class _Endpoint:
         self._pending: list = []
         self._fd: int = sock.get(zmq.FD)
         self.address = address
+        self._drops = DropCounter(address)
         # Registered for the socket's whole life: one epoll_ctl, not one per wait.
         loop.add_reader(self._fd, self._on_fd_readable)
 
@@ -139,10 +141,18 @@ class _Endpoint:
             try:
                 batch += self._decode(frames)
             except ProtocolError as exc:
-                self._log_dropped_frames(*self._peer_of(frames), exc)
+                self._drops.dropped(*self._peer_of(frames), exc.reason, str(exc))
+            except Exception:  # the decoders are total; this is the last guard of the loop
+                log.exception("frame_decoder_failed", address=self.address)
+                self._drops.dropped(*self._peer_of(frames), "internal", "the decoder failed")
             if n == 0:
                 ready = sock.get(_EVENTS) & _POLLIN
+        self._drops.tick()
         return batch
+
+    def dropped(self) -> DropStatistics:
+        """The frame sets this socket dropped since it opened (that did not decode), by reason."""
+        return self._drops.statistics()
 
     def _decode(self, frames: list[bytes]) -> list:
         """The received items of one frame set (a batch body yields several, in order)."""
@@ -156,21 +166,12 @@ class _Endpoint:
     def _close(self) -> None:
         if self._sock.closed:
             return
+        self._drops.flush()
         self._loop.remove_reader(self._fd)
         self._sock.close(linger=0)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(anyio.ClosedResourceError())
-
-    def _log_dropped_frames(self, peer: bytes | None, frames: list[bytes], exc: Exception) -> None:
-        log.warning(
-            "frame_dropped",
-            address=self.address,
-            peer=peer.hex() if peer is not None else None,
-            frames=len(frames),
-            bytes=sum(len(f) for f in frames),
-            reason=str(exc),
-        )
 
     def _send_frames(self, peer: bytes | None, frames: tuple[bytes, ...], message: Any) -> bool:
         """Queue one multipart message without blocking; False (logged as ``send_dropped``)
