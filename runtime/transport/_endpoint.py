@@ -55,13 +55,14 @@ def _recv_frames(sock: zmq.Socket) -> list[bytes]:
 class _Endpoint:
     """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
 
-    __slots__ = ("_drops", "_fd", "_loop", "_pending", "_sock", "_waiter", "address")
+    __slots__ = ("_drops", "_fd", "_loop", "_more", "_pending", "_sock", "_waiter", "address")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
         self._sock = sock
         self._loop = loop
         self._waiter: asyncio.Future[None] | None = None
         self._pending: list = []
+        self._more = False  # the last drain stopped at max_batch: more may be queued
         self._fd: int = sock.get(zmq.FD)
         self.address = address
         self._drops = DropCounter(address)
@@ -104,8 +105,14 @@ class _Endpoint:
             self._pending = []
             return batch
         while True:
-            # The drain above ended with ZMQ_EVENTS showing no input, which re-arms the FD.
-            await self._park()
+            if self._more:
+                # A whole batch of frames that all failed to decode (a flood): the FD was not
+                # re-armed, so parking would wait for an edge that never comes while frames
+                # are queued. Read on, yielding first so the flood starves nobody.
+                await checkpoint()
+            else:
+                # The drain above ended with ZMQ_EVENTS showing no input, which re-arms the FD.
+                await self._park()
             batch = self._drain(max_batch, True)
             if batch:
                 return batch
@@ -131,6 +138,7 @@ class _Endpoint:
         # messages are queued up (clients send one request per message), and reading until
         # EAGAIN costs one failure instead of a poll per message.
         ready = known_ready or sock.get(_EVENTS) & _POLLIN
+        self._more = False
         for n in range(max_batch):
             if not ready:
                 break
@@ -138,6 +146,8 @@ class _Endpoint:
                 frames = _recv_frames(sock)
             except zmq.Again:
                 break
+            if n == max_batch - 1:
+                self._more = True
             try:
                 batch += self._decode(frames)
             except ProtocolError as exc:
