@@ -1,7 +1,7 @@
 """Reading a ``Submit`` as a daemon must: its document from untrusted bytes, and whether a
 repeated idempotency key asks for the same run.
 
-Pure functions (no I/O, no clock). A daemon calls ``decode_document`` on the still-encoded
+Pure functions (no I/O, no clock). A daemon calls ``decode_submitted_document`` on the still-encoded
 manifest of a ``SubmitRequest`` the first time those bytes arrive, and ``submit_fingerprint``
 / ``idempotency_conflict`` when a submit carries an ``idempotency_key`` that already names a
 run: the key is a promise that a re-sent submit is *the same* submit (as a Step Functions
@@ -18,13 +18,13 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError, Problem
 
-__all__ = ["decode_document", "idempotency_conflict", "submit_fingerprint"]
+__all__ = ["decode_submitted_document", "idempotency_conflict", "submit_fingerprint"]
 
 _document_decoder = msgspec.msgpack.Decoder(dict[str, Any])
 _canonical = msgspec.msgpack.Encoder(order="deterministic")
 
 
-def decode_document(body: bytes | memoryview) -> dict[str, Any]:
+def decode_submitted_document(body: bytes | memoryview) -> dict[str, Any]:
     """The submitted document of a ``SubmitRequest`` (its ``manifest``, still encoded).
 
     Total on untrusted bytes: whatever the decoder raises (a ``DecodeError``, a string that is

@@ -44,13 +44,14 @@ from ontoflow.protocols.manifest import decode_document, manifest_from_data
 from ontoflow.runtime.curve import CurveClient, generate_keys
 from ontoflow.runtime.errors import ConfigError, KernelError, TransportError
 from ontoflow.runtime.inputs import parse_inputs
-from ontoflow.runtime.journal import JournalError
+from ontoflow.runtime.journal import JournalError, JournalLockedError, JournalPathError
 from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, DealerSocket, open_dealer
 
 __all__ = ["NoAnswerError", "open_client", "register", "request"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_JOURNAL_LOCKED = 4  # another daemon holds the journal
 
 
 class NoAnswerError(KernelError):
@@ -238,6 +239,10 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
 
 
 def _daemon_code(exc: BaseException) -> int:
+    if isinstance(exc, JournalLockedError):
+        return EXIT_JOURNAL_LOCKED
+    if isinstance(exc, JournalPathError):
+        return EXIT_INVALID
     if isinstance(exc, JournalError):
         return EXIT_JOURNAL
     return EXIT_INVALID if isinstance(exc, ConfigError) else EXIT_FAILED

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 import anyio
@@ -177,25 +177,34 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             TriggerService(orchestrator, clients, documents)
         except ManifestError as exc:
             raise ConfigError(str(exc)) from None
-        async with anyio.create_task_group() as tg:
-            await tg.start(orchestrator.run)
-            log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
-                     journal=config.journal is not None)
-            if config.announce:
-                print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
-            if journal is not None and config.retention_s is not None:
-                tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
-            task_status.started(orchestrator)
-            if config.handle_signals:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for signum in signals:
-                        log.info("daemon_stopping", signal=signal.Signals(signum).name)
-                        break
-                clients.accepting = False
-                left = await orchestrator.drain(config.grace_s)
-                log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
-                orchestrator.stop()
-                tg.cancel_scope.cancel()
+        # Signals are caught before the daemon says it listens: a SIGTERM right after the
+        # ``listening on`` line drains it (exit 0) instead of killing it (-15).
+        receiver = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) if config.handle_signals else None
+        with receiver if receiver is not None else nullcontext() as signals:
+            async with anyio.create_task_group() as tg:
+                await tg.start(orchestrator.run)
+                log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
+                         journal=config.journal is not None)
+                if config.announce:
+                    print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
+                if journal is not None and config.retention_s is not None:
+                    tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
+                task_status.started(orchestrator)
+                if signals is not None:
+                    await _drain_on_signal(signals, orchestrator, clients, config.grace_s)
+                    tg.cancel_scope.cancel()
+
+
+async def _drain_on_signal(signals, orchestrator: Orchestrator, clients: ClientService, grace_s: float) -> None:
+    """Wait for SIGTERM or SIGINT, then stop accepting, let running steps finish within
+    ``grace_s`` and stop the orchestrator."""
+    async for signum in signals:
+        log.info("daemon_stopping", signal=signal.Signals(signum).name)
+        break
+    clients.accepting = False
+    left = await orchestrator.drain(grace_s)
+    log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
+    orchestrator.stop()
 
 
 def _prune(journal, retention_s: float) -> None:

@@ -24,7 +24,7 @@ from ontoflow.protocols.client import (
 )
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import Heartbeat, Invoke, Outcome, Ready, WireMessage
-from ontoflow.protocols.submit import decode_document
+from ontoflow.protocols.submit import decode_submitted_document
 from ontoflow.runtime.codec import HEADER, from_frames, pack, to_frames
 
 REASONS = {"frames", "header", "oversized", "undecodable", "utf8", "too_deep", "invalid"}
@@ -209,9 +209,9 @@ def test_a_submitted_document_with_invalid_utf8_is_a_manifest_error() -> None:
     from ontoflow.protocols.errors import ManifestError
 
     with pytest.raises(ManifestError, match="manifest: holds a string that is not valid UTF-8"):
-        decode_document(b"\x81\xa5start\xa2\xf7\xf7")
+        decode_submitted_document(b"\x81\xa5start\xa2\xf7\xf7")
     with pytest.raises(ManifestError, match="nested too deeply"):
-        decode_document(b"\x81\xa1k" + b"\x91" * 5000 + b"\xc0")
+        decode_submitted_document(b"\x81\xa1k" + b"\x91" * 5000 + b"\xc0")
     with pytest.raises(ManifestError, match="expected an object"):
-        decode_document(b"\x91\x01")
-    assert decode_document(_enc({"start": "m"})) == {"start": "m"}
+        decode_submitted_document(b"\x91\x01")
+    assert decode_submitted_document(_enc({"start": "m"})) == {"start": "m"}
