@@ -55,7 +55,7 @@ def _recv_frames(sock: zmq.Socket) -> list[bytes]:
 class _Endpoint:
     """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
 
-    __slots__ = ("_drops", "_fd", "_loop", "_more", "_pending", "_sock", "_waiter", "address")
+    __slots__ = ("_drops", "_fd", "_linger_ms", "_loop", "_more", "_pending", "_sock", "_waiter", "address")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
         self._sock = sock
@@ -63,6 +63,7 @@ class _Endpoint:
         self._waiter: asyncio.Future[None] | None = None
         self._pending: list = []
         self._more = False  # the last drain stopped at max_batch: more may be queued
+        self._linger_ms = 0
         self._fd: int = sock.get(zmq.FD)
         self.address = address
         self._drops = DropCounter(address)
@@ -173,12 +174,18 @@ class _Endpoint:
         """Split a frame set into the sending peer (None on a DEALER) and the message frames."""
         return None, frames
 
+    def linger_on_close(self, ms: int) -> None:
+        """Let messages still queued when the socket closes leave for up to ``ms`` (the
+        default is 0: dropped at once). A worker saying its last answers and goodbye sets it;
+        the process must then terminate the context (which waits that long at most)."""
+        self._linger_ms = ms
+
     def _close(self) -> None:
         if self._sock.closed:
             return
         self._drops.flush()
         self._loop.remove_reader(self._fd)
-        self._sock.close(linger=0)
+        self._sock.close(linger=self._linger_ms)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(anyio.ClosedResourceError())
