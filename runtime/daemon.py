@@ -31,6 +31,7 @@ import anyio
 import msgspec
 import structlog
 
+from ontoflow.actors.capabilities.data import remove_run_spool
 from ontoflow.actors.orchestrator import ClientService, Orchestrator, TriggerService, wall_clock_ms
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
 from ontoflow.protocols.errors import ManifestError
@@ -173,6 +174,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             max_value_bytes=config.max_value_bytes,
         )
         clients = ClientService(orchestrator, max_runs=config.max_runs, max_value_bytes=config.max_value_bytes)
+        orchestrator.on_run_ended.append(_remove_spool)
         try:
             TriggerService(orchestrator, clients, documents)
         except ManifestError as exc:
@@ -205,6 +207,19 @@ async def _drain_on_signal(signals, orchestrator: Orchestrator, clients: ClientS
     left = await orchestrator.drain(grace_s)
     log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
     orchestrator.stop()
+
+
+def _remove_spool(result) -> None:
+    """A run ended: its spool folder under the default work folder goes (rows of a plan's data
+    steps are data at rest). Only the default one: a ``data.work_dir`` in a run's context
+    came from a client, and a daemon removes nothing a client names."""
+    try:
+        removed = remove_run_spool(result.run_id)
+    except OSError as exc:  # a run-end hook must never break the orchestrator's loop
+        log.warning("run_spool_not_removed", run_id=result.run_id, error=exc.strerror)
+        return
+    if removed:
+        log.info("run_spool_removed", run_id=result.run_id)
 
 
 def _prune(journal, retention_s: float) -> None:
