@@ -31,7 +31,7 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capabilities.data import remove_run_spool
+from ontoflow.actors.capabilities.data import remove_runs_spools
 from ontoflow.actors.orchestrator import ClientService, Orchestrator, TriggerService, wall_clock_ms
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
 from ontoflow.protocols.errors import ManifestError
@@ -174,7 +174,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             max_value_bytes=config.max_value_bytes,
         )
         clients = ClientService(orchestrator, max_runs=config.max_runs, max_value_bytes=config.max_value_bytes)
-        orchestrator.on_run_ended.append(_remove_spool)
+        spools = _SpoolSweeper()
+        orchestrator.on_run_ended.append(spools.ended)
         try:
             TriggerService(orchestrator, clients, documents)
         except ManifestError as exc:
@@ -191,6 +192,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                     print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
                 if journal is not None and config.retention_s is not None:
                     tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
+                tg.start_soon(spools.run)
                 task_status.started(orchestrator)
                 if signals is not None:
                     await _drain_on_signal(signals, orchestrator, clients, config.grace_s)
@@ -209,17 +211,35 @@ async def _drain_on_signal(signals, orchestrator: Orchestrator, clients: ClientS
     orchestrator.stop()
 
 
-def _remove_spool(result) -> None:
-    """A run ended: its spool folder under the default work folder goes (rows of a plan's data
-    steps are data at rest). Only the default one: a ``data.work_dir`` in a run's context
-    came from a client, and a daemon removes nothing a client names."""
-    try:
-        removed = remove_run_spool(result.run_id)
-    except OSError as exc:  # a run-end hook must never break the orchestrator's loop
-        log.warning("run_spool_not_removed", run_id=result.run_id, error=exc.strerror)
-        return
-    if removed:
-        log.info("run_spool_removed", run_id=result.run_id)
+class _SpoolSweeper:
+    """Removes the spool folders of ended runs under the default work folder (rows of a plan's
+    data steps are data at rest), in a thread once per ``every_s``: a ``stat`` per run end on
+    the orchestrator's loop would cost more than a step. Only the default folder: a
+    ``data.work_dir`` in a run's context came from a client, and a daemon removes nothing a
+    client names."""
+
+    def __init__(self, every_s: float = 1.0) -> None:
+        self._ended: list[str] = []
+        self._every_s = every_s
+
+    def ended(self, result) -> None:
+        """The orchestrator's run-end hook: note the run."""
+        self._ended.append(result.run_id)
+
+    async def run(self) -> None:
+        """Sweep once per interval until cancelled (the folders of runs that end in the last
+        interval before a stop, or before a crash, stay)."""
+        while True:
+            await anyio.sleep(self._every_s)
+            if self._ended:
+                ended, self._ended = self._ended, []
+                try:
+                    removed = await anyio.to_thread.run_sync(remove_runs_spools, ended)
+                except OSError as exc:
+                    log.warning("run_spools_not_removed", runs=len(ended), error=exc.strerror)
+                    continue
+                if removed:
+                    log.info("run_spools_removed", runs=removed)
 
 
 def _prune(journal, retention_s: float) -> None:

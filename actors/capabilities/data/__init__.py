@@ -14,6 +14,7 @@ from ontoflow.actors.capabilities.data._dataset import (
     dataset_ref,
     read_batches,
     remove_run_spool,
+    remove_runs_spools,
     run_spool_folder,
     spool_path,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "dataset_ref",
     "read_batches",
     "remove_run_spool",
+    "remove_runs_spools",
     "run_spool_folder",
     "spool_path",
 ]

@@ -46,6 +46,7 @@ __all__ = [
     "dataset_ref",
     "read_batches",
     "remove_run_spool",
+    "remove_runs_spools",
     "run_spool_folder",
     "spool_path",
 ]
@@ -73,8 +74,19 @@ def run_spool_folder(work_dir: str | None, run_id: str) -> Path:
             system's temporary folder.
         run_id: the run (made a safe folder name).
     """
-    root = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / f"ontoflow-spool-{os.getuid()}"
-    return root / _safe_name(run_id or "adhoc")
+    return Path(work_dir or _default_root(), _safe_name(run_id or "adhoc"))
+
+
+_root_cache: tuple[str, str] = ("", "")  # (temporary folder, default root under it)
+
+
+def _default_root() -> str:
+    # Cached: a daemon asks at every run end, and building it costs more than the lookup.
+    global _root_cache
+    tmp = tempfile.gettempdir()
+    if _root_cache[0] != tmp:
+        _root_cache = (tmp, os.path.join(tmp, f"ontoflow-spool-{os.getuid()}"))
+    return _root_cache[1]
 
 
 def _private_folder(path: Path, *, check_owner: bool) -> None:
@@ -107,6 +119,18 @@ def spool_path(work_dir: str | None, context: StepContext) -> Path:
     return folder / f"{_safe_name(system.step_id or 'step')}.rows"
 
 
+def remove_runs_spools(run_ids: list[str]) -> int:
+    """Remove the default spool folders of ended runs, in one sweep; returns how many went.
+
+    Made to be called now and then from a thread with the runs that ended meanwhile: when the
+    default work folder does not exist (no data step ever spooled on this host) the sweep is
+    one ``stat``, not one per run.
+    """
+    if not run_ids or not os.path.isdir(_default_root()):
+        return 0
+    return sum(remove_run_spool(run_id) for run_id in run_ids)
+
+
 def remove_run_spool(run_id: str, work_dir: str | None = None) -> bool:
     """Remove a run's spool folder, if there is one (call it when the run has ended).
 
@@ -117,8 +141,8 @@ def remove_run_spool(run_id: str, work_dir: str | None = None) -> bool:
     Returns:
         Whether a folder was removed.
     """
-    folder = run_spool_folder(work_dir, run_id)
-    if not folder.is_dir() or folder.is_symlink():
+    folder = os.path.join(work_dir or _default_root(), _safe_name(run_id or "adhoc"))
+    if not os.path.isdir(folder) or os.path.islink(folder):  # the common case: nothing spooled
         return False
     shutil.rmtree(folder, ignore_errors=True)
     return True
