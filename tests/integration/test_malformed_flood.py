@@ -14,7 +14,7 @@ import zmq
 
 from ontoflow.protocols.client import CLIENT_HEADER, Error, RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
 from ontoflow.protocols.client import client_from_frames
-from ontoflow.runtime.cli_daemon import open_client, request
+from tests.integration.client_api import open_client, request
 from ontoflow.runtime.codec import HEADER
 from tests.integration.durable_capabilities import manifest
 from tests.integration.durable_helpers import Daemon, Worker

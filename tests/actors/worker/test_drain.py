@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
-from ontoflow.runtime.cli_daemon import open_client, request
+from tests.integration.client_api import open_client, request
 from tests.actors.worker.drain_worker import SLOW_ID
 from tests.integration.durable_helpers import REPO, Daemon
 

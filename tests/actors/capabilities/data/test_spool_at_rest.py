@@ -17,7 +17,7 @@ from ontoflow.actors.capabilities.data import DatasetSpool, remove_run_spool, ru
 from ontoflow.protocols import StepContext
 from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
 from ontoflow.protocols.context import SystemMetadata
-from ontoflow.runtime.cli_daemon import open_client, request
+from tests.integration.client_api import open_client, request
 from tests.integration.durable_helpers import REPO, Daemon
 
 pytestmark = pytest.mark.anyio
