@@ -47,7 +47,7 @@ from typing import Any
 
 import msgspec
 
-from ontoflow.protocols.errors import ProtocolError
+from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.types import RunStatusName, StatusReply
 
 __all__ = [
@@ -290,12 +290,10 @@ def request_from_frames(frames: Sequence[bytes | memoryview]) -> DaemonRequest:
 
 def _from_frames(frames: Sequence[bytes | memoryview], decoder: msgspec.msgpack.Decoder) -> Any:
     if len(frames) != 2:
-        raise ProtocolError(f"expected 2 frames, got {len(frames)}")
+        raise ProtocolError(f"expected 2 frames, got {len(frames)}", reason="frames")
     if bytes(frames[0]) != CLIENT_HEADER:
-        raise ProtocolError("unknown header frame")
+        raise ProtocolError("unknown header frame", reason="header")
     try:
         return decoder.decode(frames[1])
-    except msgspec.ValidationError as exc:
-        raise ProtocolError(f"invalid client message: {exc}") from None
-    except msgspec.DecodeError:
-        raise ProtocolError("undecodable client message body") from None
+    except Exception as exc:  # untrusted bytes: total, as ``runtime.codec.decode``
+        raise decode_failure(exc, "client message") from None

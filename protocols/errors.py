@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["ManifestError", "Problem", "ProtocolError", "ProtocolsError"]
+__all__ = ["ManifestError", "Problem", "ProtocolError", "ProtocolsError", "decode_failure"]
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,4 +43,40 @@ class ManifestError(ProtocolsError):
 
 
 class ProtocolError(ProtocolsError):
-    """Raised when frames or bytes received on a socket are not a valid ontoflow message."""
+    """Raised when frames or bytes received on a socket are not a valid ontoflow message.
+
+    Args:
+        message: what is wrong, naming a field or a shape, never the bytes.
+        reason: a short fixed code for counting drops by kind (``frames``, ``header``,
+            ``oversized``, ``undecodable``, ``utf8``, ``too_deep``, ``invalid``).
+    """
+
+    def __init__(self, message: str, *, reason: str = "invalid") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def decode_failure(exc: BaseException, what: str) -> ProtocolError:
+    """The ``ProtocolError`` for an exception a msgspec decoder raised on untrusted bytes.
+
+    Decoding must be total: besides ``msgspec.DecodeError`` (and its ``ValidationError``), a
+    decoder raises ``UnicodeDecodeError`` for a string that is not UTF-8 and ``RecursionError``
+    for nesting deeper than the interpreter's stack allows (about 1 KB of nested arrays does
+    it); each becomes a drop with its own reason code, never a crash of the receive loop.
+
+    Args:
+        exc: what the decoder raised.
+        what: the kind of body, for the message (``message``, ``client message``).
+
+    Returns:
+        The error to raise, its message naming the field or the kind of damage, never the bytes.
+    """
+    if isinstance(exc, msgspec.ValidationError):
+        return ProtocolError(f"invalid {what}: {exc}", reason="invalid")
+    if isinstance(exc, UnicodeDecodeError):
+        return ProtocolError(f"invalid {what}: a string is not valid UTF-8", reason="utf8")
+    if isinstance(exc, RecursionError):
+        return ProtocolError(f"invalid {what}: nested too deeply", reason="too_deep")
+    if isinstance(exc, MemoryError):
+        return ProtocolError(f"invalid {what}: too large to decode", reason="oversized")
+    return ProtocolError(f"undecodable {what} body", reason="undecodable")

@@ -6,6 +6,15 @@ bodies for a list of messages (one batch per body, under a byte cap), ``from_fra
 the messages of a body in order. ``to_frames``, ``pack`` and ``from_frames`` are pure;
 ``from_frames`` raises ``ProtocolError`` with a short reason and never echoes the bytes it
 could not read.
+
+Decoding is total: whatever bytes arrive, ``decode`` returns messages or raises
+``ProtocolError`` (with a ``reason`` code the transport counts drops by), never anything else.
+The valid path pays nothing for it: the exceptions a decoder can raise besides its own
+(``UnicodeDecodeError``, ``RecursionError``, ``MemoryError``) are caught, not pre-scanned
+for. Sizes are bounded before decoding by the socket (``ZMQ_MAXMSGSIZE``, see
+``runtime.transport``); nesting is bounded by the decoder's own recursion guard, which
+raises ``RecursionError`` cleanly (a Python-level pre-scan of every body would cost more than
+the decode itself on the hot path).
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ontoflow.protocols.errors import ProtocolError
+from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.messages import Batch, WireMessage
 
 __all__ = ["BATCH_BYTES", "HEADER", "decode", "encode", "from_frames", "pack", "to_frames"]
@@ -50,10 +59,8 @@ def decode(body: bytes | memoryview) -> list[WireMessage]:
     """
     try:
         message = _decoder.decode(body)
-    except msgspec.ValidationError as exc:
-        raise ProtocolError(f"invalid message: {exc}") from None
-    except msgspec.DecodeError:
-        raise ProtocolError("undecodable message body") from None
+    except Exception as exc:  # untrusted bytes: every failure is a drop, never a crash
+        raise decode_failure(exc, "message") from None
     if type(message) is Batch:
         return message.messages
     return [message]
@@ -98,7 +105,7 @@ def from_frames(frames: Sequence[bytes | memoryview]) -> list[WireMessage]:
         ProtocolError: for a wrong frame count, a foreign header or an invalid body.
     """
     if len(frames) != 2:
-        raise ProtocolError(f"expected 2 frames, got {len(frames)}")
+        raise ProtocolError(f"expected 2 frames, got {len(frames)}", reason="frames")
     if bytes(frames[0]) != HEADER:
-        raise ProtocolError("unknown header frame")
+        raise ProtocolError("unknown header frame", reason="header")
     return decode(frames[1])

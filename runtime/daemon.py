@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import signal
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator import compose_orchestrator, wall_clock_ms
+from ontoflow.actors.capabilities.data import remove_runs_spools
+from ontoflow.actors.orchestrator import ClientService, Orchestrator, compose_orchestrator, wall_clock_ms
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
@@ -181,25 +182,68 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             raise ConfigError(str(exc)) from None
         orchestrator, clients = composed.orchestrator, composed.clients
         assert clients is not None  # serve_clients=True
-        async with anyio.create_task_group() as tg:
-            await tg.start(orchestrator.run)
-            log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
-                     journal=config.journal is not None)
-            if config.announce:
-                print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
-            if journal is not None and config.retention_s is not None:
-                tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
-            task_status.started(orchestrator)
-            if config.handle_signals:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for signum in signals:
-                        log.info("daemon_stopping", signal=signal.Signals(signum).name)
-                        break
-                clients.accepting = False
-                left = await orchestrator.drain(config.grace_s)
-                log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
-                orchestrator.stop()
-                tg.cancel_scope.cancel()
+        spools = _SpoolSweeper()
+        orchestrator.on_run_ended.append(spools.ended)
+        # Signals are caught before the daemon says it listens: a SIGTERM right after the
+        # ``listening on`` line drains it (exit 0) instead of killing it (-15).
+        receiver = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) if config.handle_signals else None
+        with receiver if receiver is not None else nullcontext() as signals:
+            async with anyio.create_task_group() as tg:
+                await tg.start(orchestrator.run)
+                log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
+                         journal=config.journal is not None)
+                if config.announce:
+                    print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
+                if journal is not None and config.retention_s is not None:
+                    tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
+                tg.start_soon(spools.run)
+                task_status.started(orchestrator)
+                if signals is not None:
+                    await _drain_on_signal(signals, orchestrator, clients, config.grace_s)
+                    tg.cancel_scope.cancel()
+
+
+async def _drain_on_signal(signals, orchestrator: Orchestrator, clients: ClientService, grace_s: float) -> None:
+    """Wait for SIGTERM or SIGINT, then stop accepting, let running steps finish within
+    ``grace_s`` and stop the orchestrator."""
+    async for signum in signals:
+        log.info("daemon_stopping", signal=signal.Signals(signum).name)
+        break
+    clients.accepting = False
+    left = await orchestrator.drain(grace_s)
+    log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
+    orchestrator.stop()
+
+
+class _SpoolSweeper:
+    """Removes the spool folders of ended runs under the default work folder (rows of a plan's
+    data steps are data at rest), in a thread once per ``every_s``: a ``stat`` per run end on
+    the orchestrator's loop would cost more than a step. Only the default folder: a
+    ``data.work_dir`` in a run's context came from a client, and a daemon removes nothing a
+    client names."""
+
+    def __init__(self, every_s: float = 1.0) -> None:
+        self._ended: list[str] = []
+        self._every_s = every_s
+
+    def ended(self, result) -> None:
+        """The orchestrator's run-end hook: note the run."""
+        self._ended.append(result.run_id)
+
+    async def run(self) -> None:
+        """Sweep once per interval until cancelled (the folders of runs that end in the last
+        interval before a stop, or before a crash, stay)."""
+        while True:
+            await anyio.sleep(self._every_s)
+            if self._ended:
+                ended, self._ended = self._ended, []
+                try:
+                    removed = await anyio.to_thread.run_sync(remove_runs_spools, ended)
+                except OSError as exc:
+                    log.warning("run_spools_not_removed", runs=len(ended), error=exc.strerror)
+                    continue
+                if removed:
+                    log.info("run_spools_removed", runs=removed)
 
 
 def _prune(journal, retention_s: float) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "format_number",
     "load_model",
     "localized",
+    "model_file",
     "text",
 ]
 
@@ -89,6 +90,19 @@ _decoder = msgspec.json.Decoder(BuildingModel)
 def localized(names: dict[str, str], lang: str, fallback: str) -> str:
     """Return ``names`` in ``lang``, else in English, else ``fallback``."""
     return names.get(lang) or names.get(DEFAULT_LANG) or fallback
+
+
+def model_file(path: str, worktree: str) -> str:
+    """Where a model path points: a relative one belongs to the run's worktree (the folder
+    its input files are read from, seed 002) when the run has one, else to the current folder.
+
+    Args:
+        path: ``infobim.model.path`` as resolved for the step.
+        worktree: ``context.system.worktree`` ("" when the run names none).
+    """
+    if worktree and not os.path.isabs(path):
+        return os.path.join(worktree, path)
+    return path
 
 
 async def load_model(path: str) -> BuildingModel:

@@ -35,6 +35,7 @@ from ontoflow.actors.capabilities._building import (
     format_number,
     load_model,
     localized,
+    model_file,
     text,
 )
 from ontoflow.actors.capability import Capability, PermanentError, Result
@@ -90,7 +91,7 @@ class ListMaterials(Capability):
         Raises:
             PermanentError: when the model file is missing, unreadable or invalid.
         """
-        model = await load_model(inputs[MODEL_PATH])
+        model = await load_model(model_file(inputs[MODEL_PATH], context.system.worktree))
         lang = inputs[LANG_KEY]
         materials = [{"id": m.id, "name": localized(m.names, lang, m.id)} for m in model.materials]
         return Result(event="success" if materials else "empty", outputs={MATERIALS: materials})
@@ -133,7 +134,7 @@ class ListPipes(Capability):
         Raises:
             PermanentError: when the model file is missing, unreadable or invalid.
         """
-        model = await load_model(inputs[MODEL_PATH])
+        model = await load_model(model_file(inputs[MODEL_PATH], context.system.worktree))
         total = len(model.pipes)
         if total == 0:
             return Result(event="empty", outputs={PIPES: [], CURSOR: 0})

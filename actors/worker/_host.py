@@ -37,12 +37,21 @@ lists every attempt the host still runs or holds an answer for (``holding``); af
 an attempt it has in flight on this worker, so an answer it already had, or one for an attempt
 it re-dispatched or ended meanwhile, is ignored and logged (``outcome_ignored``); attempts it
 no longer awaits are sent Cancel.
+
+Draining (``drain``, or SIGTERM/SIGINT when the host runs with ``drain_on_signals``, as a
+worker process does): the host stops taking steps (an Invoke that arrives, and a step still
+queued, are not started), lets the running ones finish within a grace period and sends their
+answers, then says ``Disconnect`` and stops; ``run`` then calls every capability's
+``shutdown()``. A step still running when the grace period ends is left unanswered: the
+Disconnect makes the orchestrator treat it as it treats a lost worker's (a new attempt when
+idempotent). A process that drained exits 0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import time
 import uuid
@@ -61,13 +70,19 @@ from ontoflow.protocols.events import CANCELLED, UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Invoke, Observation, Outcome, Ready
 from ontoflow.runtime.codec import encode
 from ontoflow.runtime.curve import CurveClient
-from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
 __all__ = ["WorkerHost"]
 
 log = structlog.get_logger()
 
 StepKey = tuple[str, str, int]
+
+#: Seconds running steps may take to finish after SIGTERM (``grace_s``).
+DEFAULT_GRACE_S = 5.0
+
+#: How long the last answers and the goodbye may take to leave once the socket closes.
+GOODBYE_LINGER_MS = 2000
 
 
 class WorkerHost:
@@ -86,6 +101,9 @@ class WorkerHost:
         reconnect_max_s: the backoff's ceiling.
         heartbeat_ms: the interval assumed until a Welcome announces the real one.
         liveness: missed intervals assumed until a Welcome announces the real number.
+        drain_on_signals: on SIGTERM or SIGINT, drain (see ``drain``) and return from ``run``
+            (a worker process; not for a host embedded in another program's process).
+        grace_s: how long running steps may take to finish when draining on a signal.
 
     Raises (from ``run``):
         WorkerRefusedError: when the orchestrator answers with ``Disconnect`` (wrong protocol
@@ -107,6 +125,8 @@ class WorkerHost:
         reconnect_max_s: float = 32.0,
         heartbeat_ms: int = 1000,
         liveness: int = 3,
+        drain_on_signals: bool = False,
+        grace_s: float = DEFAULT_GRACE_S,
     ) -> None:
         self._capabilities = {type(c).metadata.id: c for c in capabilities}
         self._address = address
@@ -135,6 +155,10 @@ class WorkerHost:
         self._recent: deque[tuple[float, StepKey, msgspec.Raw]] = deque()
         self.sessions = 0
         self.registered = anyio.Event()  # set by every Welcome, then replaced
+        self._drain_on_signals = drain_on_signals
+        self.grace_s = grace_s
+        self._draining = False  # no step is started any more
+        self._quiet: anyio.Event | None = None  # set when the last running step is answered
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -156,8 +180,12 @@ class WorkerHost:
                 for cap in self._capabilities.values():
                     if type(cap).metadata.perceive_interval_ms > 0:
                         tg.start_soon(self._perceive_loop, cap)
-                task_status.started(self)
-                await self._connection_loop()
+                if self._drain_on_signals:
+                    await self._serve_until_signal(tg, task_status)
+                    tg.cancel_scope.cancel()
+                else:
+                    task_status.started(self)
+                    await self._connection_loop()
         finally:
             self._session = None
             with anyio.CancelScope(shield=True):
@@ -166,6 +194,44 @@ class WorkerHost:
                         await cap.shutdown()
                     except Exception as exc:  # a broken shutdown must not hide the others
                         log.warning("capability_shutdown_failed", capability=type(cap).metadata.id, error=type(exc).__name__)
+                if self._draining and self._drain_on_signals and self._context is None:
+                    # The goodbye may still sit in libzmq's queue: terminating the process's
+                    # context waits for it to leave (at most the linger), then the process may exit.
+                    await anyio.to_thread.run_sync(shared_context().destroy, GOODBYE_LINGER_MS)
+
+    async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
+        # The receiver is open before anyone can know this host started: no SIGTERM is missed.
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            tg.start_soon(self._connection_loop)
+            task_status.started(self)
+            async for signum in signals:
+                log.info("worker_stopping", worker_id=self.worker_id, signal=signal.Signals(signum).name)
+                break
+            await self.drain(self.grace_s)  # a second signal meanwhile is absorbed, not fatal
+
+    async def drain(self, grace_s: float) -> int:
+        """Stop taking steps, let the running ones finish within ``grace_s`` and send their
+        answers, then say ``Disconnect`` to the orchestrator and end the session (no reconnect).
+
+        Args:
+            grace_s: how long running steps may still take.
+
+        Returns:
+            How many steps were still running when the grace period ended (left unanswered:
+            the orchestrator treats them as a lost worker's).
+        """
+        self._draining = True
+        log.info("worker_draining", worker_id=self.worker_id, running=self._busy, queued=len(self._mailbox), grace_s=grace_s)
+        if self._busy:
+            self._quiet = anyio.Event()
+            with anyio.move_on_after(grace_s):
+                await self._quiet.wait()
+        left = self._busy
+        session = self._current
+        if session is not None:
+            session.goodbye("worker shutting down", GOODBYE_LINGER_MS)
+        log.info("worker_drained", worker_id=self.worker_id, steps_unfinished=left, steps_not_started=len(self._mailbox))
+        return left
 
     def statistics(self) -> dict[str, int]:
         """Counts for observability: sessions opened, steps running, answers held back."""
@@ -178,6 +244,8 @@ class WorkerHost:
             self.sessions += 1
             session = Session(self, self.sessions)
             welcomed = await session.run()
+            if self._draining:
+                return  # said goodbye: no new session
             if welcomed:
                 backoff = initial
             log.warning("orchestrator_unreachable", worker_id=self.worker_id, address=self._address, retry_in_s=backoff)
@@ -247,6 +315,11 @@ class WorkerHost:
             wake: wake an idle runner for it; a runner that queues steps itself passes False,
                 as it goes on to run them.
         """
+        if self._draining:
+            # Not started and not answered: the coming Disconnect hands it back to the
+            # orchestrator as a lost worker's step.
+            log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
+            return None
         if invoke.capability not in self._capabilities:
             return Outcome(
                 run_id=invoke.run_id,
@@ -298,7 +371,7 @@ class WorkerHost:
     def _has_work_for_another(self) -> bool:
         """Whether an idle runner would find something to do: a step it may start, or the
         socket with no one reading it."""
-        if self._mailbox and self._busy < self.slots:
+        if self._mailbox and self._busy < self.slots and not self._draining:
             return True
         return self._current is not None and not self._receiving
 
@@ -309,7 +382,7 @@ class WorkerHost:
         runner = asyncio.current_task()
         assert runner is not None
         while True:
-            if mailbox and self._busy < self.slots:
+            if mailbox and self._busy < self.slots and not self._draining:
                 await self._run_next(mailbox.popleft(), runner)
                 continue
             session = self._current
@@ -375,6 +448,8 @@ class WorkerHost:
                 reason="cancelled",
             )
         self._deliver(outcome)
+        if self._quiet is not None and not self._busy:
+            self._quiet.set()  # the last running step of a drain is answered
         if not waited and not self._mailbox:
             # The last of the steps run back to back: their answers leave now, together.
             session = self._session

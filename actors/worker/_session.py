@@ -48,6 +48,7 @@ class Session:
         self._out: list[WireMessage | msgspec.Raw] = []
         self._flush_scheduled = False
         self._refused: str | None = None  # the reason of a Disconnect
+        self._leaving = False  # this host said goodbye: the session ends, no reconnect
 
     async def run(self) -> bool:
         """Connect, register and serve until the orchestrator goes silent.
@@ -93,6 +94,18 @@ class Session:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
+    def goodbye(self, reason: str, linger_ms: int) -> None:
+        """Send what is gathered and ``Disconnect(reason)`` now, then end the session; what is
+        still queued on the socket may leave for ``linger_ms`` after it closes."""
+        dealer = self._dealer
+        if dealer is None:
+            return
+        self._out.append(Disconnect(reason=reason))
+        self._flush()
+        dealer.linger_on_close(linger_ms)
+        self._leaving = True
+        self._rearm.set()  # wakes the watchdog, which ends the session
+
     def flush(self) -> None:
         """Send what ``send`` gathered now, without waiting for the end of the loop turn."""
         if self._out:
@@ -114,7 +127,7 @@ class Session:
         while True:
             with anyio.move_on_after(host.heartbeat_s):
                 await self._rearm.wait()
-            if self._refused is not None:
+            if self._refused is not None or self._leaving:
                 return
             if self._rearm.is_set():  # welcomed: heartbeat at once, then at the announced interval
                 self._rearm = anyio.Event()

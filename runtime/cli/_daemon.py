@@ -11,9 +11,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_OK, common_options, fail, first_error
+from ontoflow.runtime.cli._shared import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_JOURNAL,
+    EXIT_JOURNAL_LOCKED,
+    EXIT_OK,
+    common_options,
+    fail,
+    first_error,
+)
 from ontoflow.runtime.errors import ConfigError, TransportError
-from ontoflow.runtime.journal import JournalError
+from ontoflow.runtime.journal import JournalError, JournalLockedError, JournalPathError
 from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -80,6 +89,10 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
 
 
 def _exit_code(exc: BaseException) -> int:
+    if isinstance(exc, JournalLockedError):
+        return EXIT_JOURNAL_LOCKED
+    if isinstance(exc, JournalPathError):
+        return EXIT_INVALID
     if isinstance(exc, JournalError):
         return EXIT_JOURNAL
     return EXIT_INVALID if isinstance(exc, ConfigError) else EXIT_FAILED

@@ -59,7 +59,7 @@ from ontoflow.runtime.errors import CapabilityLoadError, KernelError
 __all__ = ["EXIT_CLARIFICATION", "register", "state_file"]
 
 #: ``ask`` answered with a question (a clarification) instead of a result.
-EXIT_CLARIFICATION = 4
+from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION  # noqa: E402 - with its siblings above
 DOMAINS_ENV = "ONTOFLOW_DOMAINS"
 EXAMPLES = Path("configs") / "examples"
 _memory_decoder = msgspec.json.Decoder(SessionMemory)

@@ -2,7 +2,9 @@
 
 It stores bytes: the orchestrator encodes its facts and decodes them again on replay, so this
 package imports nothing of ``actors``. One :meth:`Journal.commit` is one transaction (group
-commit); what it returned from is durable against a killed process.
+commit); what it returned from is durable against a killed process. One process writes a
+journal at a time (an OS lock beside it, released by the holder's death), and its files are
+readable by their owner only.
 """
 
 from ontoflow.runtime.journal._journal import (
@@ -14,7 +16,13 @@ from ontoflow.runtime.journal._journal import (
     open_journal,
 )
 from ontoflow.runtime.journal._readonly import ReadOnlyJournal, open_journal_readonly
-from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
+from ontoflow.runtime.journal.errors import (
+    JournalCorruptError,
+    JournalError,
+    JournalLockedError,
+    JournalPathError,
+    JournalVersionError,
+)
 
 __all__ = [
     "Batch",
@@ -22,6 +30,8 @@ __all__ = [
     "Journal",
     "JournalCorruptError",
     "JournalError",
+    "JournalLockedError",
+    "JournalPathError",
     "JournalVersionError",
     "ReadOnlyJournal",
     "RunRow",

@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from ontoflow.runtime.journal._lock import JournalLock, check_folder, lock_journal, prepare_journal_file
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
 __all__ = ["SCHEMA_VERSION", "Batch", "FactRow", "Journal", "RunRow", "open_journal"]
@@ -121,8 +122,9 @@ class Batch:
 class Journal:
     """An open journal; use :func:`open_journal`. Not thread-safe: one user at a time."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, lock: JournalLock | None = None) -> None:
         self._conn = conn
+        self._lock = lock
         self.path = path
         self.commits = 0
 
@@ -241,12 +243,14 @@ class Journal:
         return self._conn.execute("SELECT count(*) FROM runs WHERE status = ?", (status,)).fetchone()[0]
 
     def close(self) -> None:
-        """Checkpoint and close the file."""
+        """Checkpoint and close the file, then release the writer lock."""
         try:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error:
             pass  # closing still releases the file; the WAL is replayed by the next open
         self._conn.close()
+        if self._lock is not None:
+            self._lock.release()
 
     def __enter__(self) -> Journal:
         return self
@@ -272,25 +276,39 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
         synchronous: ``NORMAL`` (survives a killed process) or ``FULL`` (survives a power cut).
         check: run SQLite's ``quick_check`` first.
 
+    The caller becomes the journal's one writer: it holds ``<path>.lock`` until ``close`` (or
+    its death). The file, its WAL and its shared-memory index are readable by the owner only.
+
     Raises:
+        JournalPathError: when the journal's folder does not exist.
+        JournalLockedError: when another process has the journal open (names its pid).
         JournalCorruptError: when the file is not a SQLite database, fails the check, or is a
             database without ontoflow's tables.
         JournalVersionError: when its schema version is newer than :data:`SCHEMA_VERSION`.
-        JournalError: when the file cannot be opened at all (a missing folder, no permission).
+        JournalError: when the file cannot be opened at all (no permission).
     """
     if synchronous not in ("NORMAL", "FULL"):
         raise ValueError("synchronous must be NORMAL or FULL")
     where = str(path)
+    file = Path(where)
+    check_folder(file)
+    lock = lock_journal(file)
     try:
+        prepare_journal_file(file)
         conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
+        lock.release()
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
+    except BaseException:
+        lock.release()
+        raise
     try:
         _prepare(conn, where, synchronous, check)
     except BaseException:
         conn.close()
+        lock.release()
         raise
-    return Journal(conn, where)
+    return Journal(conn, where, lock)
 
 
 def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool) -> None:

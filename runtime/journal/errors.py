@@ -4,16 +4,18 @@ The hierarchy::
 
     JournalError (runtime.errors.KernelError)
     ├── JournalCorruptError     the file is not an ontoflow journal SQLite can read
+    ├── JournalLockedError      another process holds the journal (one writer per journal)
+    ├── JournalPathError        the journal's folder does not exist (a configuration error)
     └── JournalVersionError     the journal was written by a newer ontoflow
 
-A journal is never reset silently: both errors stop the daemon with a clear message.
+A journal is never reset silently: each error stops the daemon with a clear message.
 """
 
 from __future__ import annotations
 
 from ontoflow.runtime.errors import KernelError
 
-__all__ = ["JournalCorruptError", "JournalError", "JournalVersionError"]
+__all__ = ["JournalCorruptError", "JournalError", "JournalLockedError", "JournalPathError", "JournalVersionError"]
 
 
 class JournalError(KernelError):
@@ -22,6 +24,24 @@ class JournalError(KernelError):
 
 class JournalCorruptError(JournalError):
     """Raised when the journal file is damaged or is not an ontoflow journal."""
+
+
+class JournalLockedError(JournalError):
+    """Raised when another process holds the journal's writer lock.
+
+    Attributes:
+        path: the journal.
+        pid: the holder's process id, when it could be read.
+    """
+
+    def __init__(self, message: str, *, path: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.pid = pid
+
+
+class JournalPathError(JournalError):
+    """Raised when the journal's folder does not exist (the path is wrong, nothing is damaged)."""
 
 
 class JournalVersionError(JournalError):

@@ -18,10 +18,15 @@ authenticator of ``runtime.curve`` must run on its context, and admits only auth
 and a DEALER connects with its key pair and the server's public key. Binding a non-loopback
 ``tcp://`` address without CURVE is refused unless ``insecure=True``, which logs a warning.
 The ROUTER sets ``ROUTER_HANDOVER``: a worker that reconnects with a fresh socket under the
-same identity takes the identity over from its half-dead old connection. It also carries the
+same identity takes the identity over from its half-dead old connection.
+
+Malformed frames: any frame set that does not decode is counted by reason (``dropped()``) and
+skipped; the first few per interval are logged one by one (``frame_dropped``), the rest of a
+flood as one ``frames_dropped`` summary line per interval (``_drops``). It also carries the
 client API (``protocols.client``): frames with the client header decode to client messages.
 """
 
+from ontoflow.runtime.transport._drops import DropStatistics
 from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES
 from ontoflow.runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
 from ontoflow.runtime.transport._sockets import DealerSocket, RouterSocket
@@ -29,6 +34,7 @@ from ontoflow.runtime.transport._sockets import DealerSocket, RouterSocket
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DealerSocket",
+    "DropStatistics",
     "RouterSocket",
     "is_loopback",
     "open_dealer",

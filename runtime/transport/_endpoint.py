@@ -15,6 +15,7 @@ from anyio.lowlevel import checkpoint
 
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
+from ontoflow.runtime.transport._drops import DropCounter, DropStatistics
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES"]
 
@@ -54,15 +55,18 @@ def _recv_frames(sock: zmq.Socket) -> list[bytes]:
 class _Endpoint:
     """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
 
-    __slots__ = ("_fd", "_loop", "_pending", "_sock", "_waiter", "address")
+    __slots__ = ("_drops", "_fd", "_linger_ms", "_loop", "_more", "_pending", "_sock", "_waiter", "address")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
         self._sock = sock
         self._loop = loop
         self._waiter: asyncio.Future[None] | None = None
         self._pending: list = []
+        self._more = False  # the last drain stopped at max_batch: more may be queued
+        self._linger_ms = 0
         self._fd: int = sock.get(zmq.FD)
         self.address = address
+        self._drops = DropCounter(address)
         # Registered for the socket's whole life: one epoll_ctl, not one per wait.
         loop.add_reader(self._fd, self._on_fd_readable)
 
@@ -102,8 +106,14 @@ class _Endpoint:
             self._pending = []
             return batch
         while True:
-            # The drain above ended with ZMQ_EVENTS showing no input, which re-arms the FD.
-            await self._park()
+            if self._more:
+                # A whole batch of frames that all failed to decode (a flood): the FD was not
+                # re-armed, so parking would wait for an edge that never comes while frames
+                # are queued. Read on, yielding first so the flood starves nobody.
+                await checkpoint()
+            else:
+                # The drain above ended with ZMQ_EVENTS showing no input, which re-arms the FD.
+                await self._park()
             batch = self._drain(max_batch, True)
             if batch:
                 return batch
@@ -129,6 +139,7 @@ class _Endpoint:
         # messages are queued up (clients send one request per message), and reading until
         # EAGAIN costs one failure instead of a poll per message.
         ready = known_ready or sock.get(_EVENTS) & _POLLIN
+        self._more = False
         for n in range(max_batch):
             if not ready:
                 break
@@ -136,13 +147,23 @@ class _Endpoint:
                 frames = _recv_frames(sock)
             except zmq.Again:
                 break
+            if n == max_batch - 1:
+                self._more = True
             try:
                 batch += self._decode(frames)
             except ProtocolError as exc:
-                self._log_dropped_frames(*self._peer_of(frames), exc)
+                self._drops.dropped(*self._peer_of(frames), exc.reason, str(exc))
+            except Exception:  # the decoders are total; this is the last guard of the loop
+                log.exception("frame_decoder_failed", address=self.address)
+                self._drops.dropped(*self._peer_of(frames), "internal", "the decoder failed")
             if n == 0:
                 ready = sock.get(_EVENTS) & _POLLIN
+        self._drops.tick()
         return batch
+
+    def dropped(self) -> DropStatistics:
+        """The frame sets this socket dropped since it opened (that did not decode), by reason."""
+        return self._drops.statistics()
 
     def _decode(self, frames: list[bytes]) -> list:
         """The received items of one frame set (a batch body yields several, in order)."""
@@ -153,24 +174,21 @@ class _Endpoint:
         """Split a frame set into the sending peer (None on a DEALER) and the message frames."""
         return None, frames
 
+    def linger_on_close(self, ms: int) -> None:
+        """Let messages still queued when the socket closes leave for up to ``ms`` (the
+        default is 0: dropped at once). A worker saying its last answers and goodbye sets it;
+        the process must then terminate the context (which waits that long at most)."""
+        self._linger_ms = ms
+
     def _close(self) -> None:
         if self._sock.closed:
             return
+        self._drops.flush()
         self._loop.remove_reader(self._fd)
-        self._sock.close(linger=0)
+        self._sock.close(linger=self._linger_ms)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(anyio.ClosedResourceError())
-
-    def _log_dropped_frames(self, peer: bytes | None, frames: list[bytes], exc: Exception) -> None:
-        log.warning(
-            "frame_dropped",
-            address=self.address,
-            peer=peer.hex() if peer is not None else None,
-            frames=len(frames),
-            bytes=sum(len(f) for f in frames),
-            reason=str(exc),
-        )
 
     def _send_frames(self, peer: bytes | None, frames: tuple[bytes, ...], message: Any) -> bool:
         """Queue one multipart message without blocking; False (logged as ``send_dropped``)

@@ -15,7 +15,10 @@ def _floor_dirs() -> set[str]:
     return set(glob.glob(os.path.join(tempfile.gettempdir(), "ontoflow-floor-*")))
 
 
-def test_measure_floor_shape() -> None:
+def test_measure_floor_shape(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its own temporary folder: another process making ``ontoflow-floor-*`` folders meanwhile
+    # (another test run, a benchmark) must not count as a folder this one left behind.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = _floor_dirs()
     result = measure_floor(n=200, repeats=1)
     assert set(result) == {

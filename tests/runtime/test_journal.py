@@ -123,3 +123,25 @@ def test_the_daemon_refuses_a_corrupt_journal_with_exit_code_3(tmp_path: Path) -
     )
     assert proc.returncode == 3, proc.stderr
     assert "refusing to start" in proc.stderr and "listening" not in proc.stdout
+
+
+def test_an_existing_world_readable_journal_is_tightened(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    path = tmp_path / "j.sqlite"
+    open_journal(path).close()
+    os.chmod(path, 0o644)
+    with open_journal(path):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_one_writer_per_journal_in_one_process_too(tmp_path: Path) -> None:
+    from ontoflow.runtime.journal import JournalLockedError
+
+    path = tmp_path / "j.sqlite"
+    with open_journal(path):
+        with pytest.raises(JournalLockedError) as caught:
+            open_journal(path)
+        assert caught.value.path == str(path)
+    open_journal(path).close()  # released on close

@@ -7,7 +7,17 @@ outputs a *dataset reference* (``data.dataset``) that the next step streams from
 ``_dataset``), so a table larger than memory is never loaded whole.
 """
 
-from ontoflow.actors.capabilities.data._dataset import DATASET_FORMAT, DatasetSpool, check_ref, dataset_ref, read_batches, spool_path
+from ontoflow.actors.capabilities.data._dataset import (
+    DATASET_FORMAT,
+    DatasetSpool,
+    check_ref,
+    dataset_ref,
+    read_batches,
+    remove_run_spool,
+    remove_runs_spools,
+    run_spool_folder,
+    spool_path,
+)
 from ontoflow.actors.capabilities.data._expression import ExpressionError, compile_filter
 from ontoflow.actors.capabilities.data._sqlite import SqliteExtractor
 from ontoflow.actors.capabilities.data._transform import TableTransform
@@ -25,5 +35,8 @@ __all__ = [
     "compile_filter",
     "dataset_ref",
     "read_batches",
+    "remove_run_spool",
+    "remove_runs_spools",
+    "run_spool_folder",
     "spool_path",
 ]

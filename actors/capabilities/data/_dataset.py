@@ -12,13 +12,21 @@ of rows (each row an array of values, in ``columns`` order). Writers append one 
 time and readers yield one batch at a time, so memory holds one batch, never the table. The
 reference is plain data (JSON-safe), so it shows in traces and reports and can be followed by
 any later step on the same host (or a shared file system). The work folder is the input
-``data.work_dir`` (default: ``<system temp>/ontoflow-spool``); whoever runs the plan removes
-``<work_dir>/<run_id>`` when the run is over (``ontoflow pipeline run`` does).
+``data.work_dir`` (default: ``<system temp>/ontoflow-spool-<uid>``, one per user); whoever runs
+the plan removes ``<work_dir>/<run_id>`` when the run is over (``ontoflow pipeline run`` does,
+and a daemon does for the runs it ends: ``remove_run_spool``).
+
+Spooled rows are a run's data at rest: the folders are created readable by their owner only
+(0700), the files 0600, and a run id becomes a folder name only once made safe (a client may
+choose its run id: ``../x`` must not lead out of the work folder).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import stat
 import struct
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -37,6 +45,9 @@ __all__ = [
     "check_ref",
     "dataset_ref",
     "read_batches",
+    "remove_run_spool",
+    "remove_runs_spools",
+    "run_spool_folder",
     "spool_path",
 ]
 
@@ -46,15 +57,95 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(list[list[Any]]).decode
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _safe_name(name: str) -> str:
+    """``name`` as one harmless path component (no separator, never ``.`` or ``..``)."""
+    safe = _UNSAFE.sub("_", name)
+    return safe if safe.strip(".") else safe.replace(".", "_") or "_"
+
+
+def run_spool_folder(work_dir: str | None, run_id: str) -> Path:
+    """The folder of a run's spool files: ``<work_dir>/<run_id>`` (not created).
+
+    Args:
+        work_dir: the ``data.work_dir`` input; None for the per-user default under the
+            system's temporary folder.
+        run_id: the run (made a safe folder name).
+    """
+    return Path(work_dir or _default_root(), _safe_name(run_id or "adhoc"))
+
+
+_root_cache: tuple[str, str] = ("", "")  # (temporary folder, default root under it)
+
+
+def _default_root() -> str:
+    # Cached: a daemon asks at every run end, and building it costs more than the lookup.
+    global _root_cache
+    tmp = tempfile.gettempdir()
+    if _root_cache[0] != tmp:
+        _root_cache = (tmp, os.path.join(tmp, f"ontoflow-spool-{os.getuid()}"))
+    return _root_cache[1]
+
+
+def _private_folder(path: Path, *, check_owner: bool) -> None:
+    """Create ``path`` owner-only (0700), or tighten it when it is ours and more open.
+
+    Raises:
+        PermanentError: when ``check_owner`` and the folder belongs to someone else.
+    """
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        pass
+    info = path.stat()
+    if info.st_uid != os.getuid():
+        if check_owner:
+            raise PermanentError(f"spool folder {path} belongs to another user; set data.work_dir")
+        return
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        path.chmod(0o700)
+
+
 def spool_path(work_dir: str | None, context: StepContext) -> Path:
-    """The spool file of this step: ``<work_dir>/<run_id>/<step_id>.rows`` (folders created)."""
-    root = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / "ontoflow-spool"
+    """The spool file of this step: ``<work_dir>/<run_id>/<step_id>.rows`` (folders created
+    owner-only; the default work folder must belong to this user)."""
     system = context.system
-    run = system.run_id or "adhoc"
-    step = (system.step_id or "step").replace("/", "_")
-    folder = root / run
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{step}.rows"
+    folder = run_spool_folder(work_dir, system.run_id)
+    if not work_dir:
+        _private_folder(folder.parent, check_owner=True)
+    _private_folder(folder, check_owner=True)
+    return folder / f"{_safe_name(system.step_id or 'step')}.rows"
+
+
+def remove_runs_spools(run_ids: list[str]) -> int:
+    """Remove the default spool folders of ended runs, in one sweep; returns how many went.
+
+    Made to be called now and then from a thread with the runs that ended meanwhile: when the
+    default work folder does not exist (no data step ever spooled on this host) the sweep is
+    one ``stat``, not one per run.
+    """
+    if not run_ids or not os.path.isdir(_default_root()):
+        return 0
+    return sum(remove_run_spool(run_id) for run_id in run_ids)
+
+
+def remove_run_spool(run_id: str, work_dir: str | None = None) -> bool:
+    """Remove a run's spool folder, if there is one (call it when the run has ended).
+
+    Args:
+        run_id: the run.
+        work_dir: its ``data.work_dir``; None for the default.
+
+    Returns:
+        Whether a folder was removed.
+    """
+    folder = os.path.join(work_dir or _default_root(), _safe_name(run_id or "adhoc"))
+    if not os.path.isdir(folder) or os.path.islink(folder):  # the common case: nothing spooled
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
 
 
 def dataset_ref(path: Path, columns: Sequence[str], rows: int) -> dict[str, Any]:
@@ -74,7 +165,8 @@ class DatasetSpool:
         self.columns = list(columns)
         self.rows = 0
         self._tmp = path.with_name(path.name + ".part")
-        self._fh = self._tmp.open("wb")
+        # Owner-only from the first byte (a chmod after open would leave a window).
+        self._fh = os.fdopen(os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600), "wb")
 
     def write(self, batch: list[Any]) -> None:
         """Append one batch of rows (a list of row sequences)."""

@@ -320,3 +320,20 @@ async def test_my_capability_loads_from_its_file_and_runs() -> None:
     assert outcome.event == "success"
     assert outcome.outputs == {"example.longest_pipe": {"id": "P-012", "length_m": 12.0, "material_name": "PVC"}}
     assert (await _invoke(cls(), {"infobim.pipes": []})).event == "empty"
+
+
+@pytest.mark.anyio
+async def test_a_relative_model_path_belongs_to_the_runs_worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ontoflow.protocols import StepContext
+    from ontoflow.protocols.context import SystemMetadata
+
+    monkeypatch.chdir(tmp_path)  # another folder: "model.json" is not here
+    cap = ListMaterials()
+    here = Invoke(run_id="r", step_id="1", attempt=1, capability=type(cap).metadata.id,
+                  inputs={"infobim.model.path": "model.json"})
+    assert (await cap.invoke(here)).event == "failure"
+    there = Invoke(run_id="r", step_id="1", attempt=1, capability=type(cap).metadata.id,
+                   inputs={"infobim.model.path": "model.json"},
+                   context=StepContext(system=SystemMetadata(run_id="r", step_id="1", worktree=str(EXAMPLE))))
+    outcome = await cap.invoke(there)
+    assert outcome.event == "success" and outcome.outputs["infobim.materials"]

@@ -1,0 +1,136 @@
+"""One writer per journal: an OS lock on a file beside it, and files only their owner reads.
+
+Two daemons driving one journal would both replay its live runs and both dispatch every step,
+so the writer takes ``flock(LOCK_EX | LOCK_NB)`` on ``<journal>.lock`` for as long as it has
+the journal open. The kernel releases the lock when the holder's file descriptor closes, which
+a ``kill -9`` does too: a restart is never blocked by a stale lock (a pid file could go stale).
+The holder writes its pid into the lock file so that the refused one can name it.
+
+The journal holds every input and output of every run: it, its WAL and its shared-memory
+index are created readable by their owner only (SQLite gives the ``-wal`` and ``-shm`` files
+the mode of the database file), and a journal found more open than that is tightened.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+from pathlib import Path
+
+import structlog
+
+from ontoflow.runtime.journal.errors import JournalError, JournalLockedError, JournalPathError
+
+__all__ = ["JournalLock", "check_folder", "lock_journal", "prepare_journal_file"]
+
+log = structlog.get_logger()
+
+#: Owner read/write: the mode of the journal and of every file beside it.
+FILE_MODE = 0o600
+
+
+class JournalLock:
+    """The held lock of one journal; released by :meth:`release` or by the process's death.
+
+    Attributes:
+        path: the lock file.
+    """
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd: int | None = fd
+        self.path = path
+
+    def release(self) -> None:
+        """Release the lock (closing the descriptor releases it; the file stays, harmlessly)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def check_folder(path: Path) -> None:
+    """Check that the journal's folder exists (a wrong path is a configuration error, not damage).
+
+    Raises:
+        JournalPathError: when the folder does not exist or is not a folder.
+    """
+    folder = path.parent
+    if not folder.is_dir():
+        raise JournalPathError(f"journal {path}: the folder {folder} does not exist; create it or choose another path")
+
+
+def prepare_journal_file(path: Path) -> None:
+    """Create the journal file owner-only (or tighten an existing one, and its WAL and index).
+
+    Raises:
+        JournalError: when the file cannot be created.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    except OSError as exc:
+        raise JournalError(f"journal {path}: cannot open: {exc.strerror}") from None
+    try:
+        for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            _tighten(name, fd if name == path else None)
+    finally:
+        os.close(fd)
+
+
+def _tighten(path: Path, fd: int | None) -> None:
+    try:
+        mode = os.fstat(fd).st_mode if fd is not None else os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_IMODE(mode) & 0o077:
+        try:
+            os.fchmod(fd, FILE_MODE) if fd is not None else os.chmod(path, FILE_MODE)
+        except OSError as exc:  # not ours to change: say so, and go on
+            log.warning("journal_mode_not_tightened", path=str(path), error=exc.strerror)
+            return
+        log.info("journal_mode_tightened", path=str(path), was=oct(stat.S_IMODE(mode)))
+
+
+def lock_journal(path: Path) -> JournalLock:
+    """Take the journal's writer lock without waiting.
+
+    Args:
+        path: the journal file (the lock is ``<path>.lock`` beside it).
+
+    Returns:
+        The held lock.
+
+    Raises:
+        JournalLockedError: when another process holds it (the message names the journal and
+            that process's pid).
+        JournalError: when the lock file cannot be opened.
+    """
+    lock_path = Path(f"{path}.lock")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    except OSError as exc:
+        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _read_pid(fd)
+        os.close(fd)
+        who = f"process {holder}" if holder else "another process"
+        raise JournalLockedError(
+            f"journal {path} is in use by {who} (lock {lock_path}); one daemon per journal: stop it first "
+            "or choose another journal", path=str(path), pid=holder) from None
+    except OSError as exc:
+        os.close(fd)
+        raise JournalError(f"journal {path}: cannot lock {lock_path}: {exc.strerror}") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return JournalLock(fd, lock_path)
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
