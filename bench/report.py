@@ -149,8 +149,10 @@ def write_plots(records: list[dict[str, Any]], out: Path) -> list[str]:
     written = []
 
     def series(system: str, metric: str, param: str) -> tuple[list[float], list[float], list[float], list[float]]:
+        # The figures through the daemon are another path than the in-process series'.
         points = sorted((r["params"][param], r["median"], r["min"], r["max"]) for r in figures
-                        if r["system"] == system and r["metric"] == metric and param in r["params"])
+                        if r["system"] == system and r["metric"] == metric and param in r["params"]
+                        and r["params"].get("via") != "daemon")
         return [p[0] for p in points], [p[1] for p in points], [p[2] for p in points], [p[3] for p in points]
 
     def plot(name: str, title: str, xlabel: str, ylabel: str, lines: list[tuple[str, str, str]], floors: list[tuple[str, str, str]], logx: bool = False) -> None:

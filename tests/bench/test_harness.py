@@ -49,6 +49,13 @@ def test_tiny_run_writes_table_and_json_lines(tmp_path: Path) -> None:
     assert ontoflow_w1["ratio_sync"] > 0 and ontoflow_w1["ratio_asyncio"] > 0
     assert {("ontoflow", "W5", "steps_per_s_journal_off"), ("ontoflow", "W5", "steps_per_s_journal_on"),
             ("ontoflow", "W5", "journal_cost_pct")} <= seen
+    # W2 through the daemon, plain and with two inputs, each read against the floor with as many echo processes.
+    via_daemon = {r["params"]["inputs"]: r for r in figures if r["params"].get("via") == "daemon"}
+    assert set(via_daemon) == {0, 2}
+    floor_one = next(r for r in figures if r["system"] == "floor-sync" and r["params"].get("echoes") == 1)
+    for r in via_daemon.values():
+        assert (r["system"], r["workload"], r["metric"], r["params"]["workers"]) == ("ontoflow", "W2", "steps_per_s", 1)
+        assert r["ratio_sync"] == pytest.approx(r["median"] / floor_one["median"])
 
     table = (tmp_path / "latest.md").read_text()
     assert ran.stdout == table
@@ -103,6 +110,9 @@ def test_multihost_bench_quick_run_prints_every_record() -> None:
     records = [json.loads(line) for line in ran.stdout.splitlines()]
     throughput = [r for r in records if r["name"] == "multihost_throughput"]
     assert [r["workers"] for r in throughput] == [1, 2, 4]
+    with_inputs = [r for r in records if r["name"] == "multihost_inputs_throughput"]
+    assert [(r["workers"], r["inputs"]) for r in with_inputs] == [(1, 2), (2, 2), (4, 2)]
+    assert all(r["vs_sync_floor"] > 0 for r in with_inputs)
     for r in throughput:
         assert r["min_steps_per_s"] <= r["steps_per_s"] <= r["max_steps_per_s"] and len(r["samples"]) == r["repeats"]
         assert r["vs_sync_floor"] > 0 and r["vs_asyncio_floor"] > 0
