@@ -152,12 +152,26 @@ class InputValidators:
         Raises:
             ConfigError: naming the key, the rule it breaks and the capability, never the value.
         """
-        for key, value in inputs.items():
-            for meta in catalog.values():
-                prop = meta.input_schema.get("properties", {}).get(key)
+        cache = self._cache
+        for meta in catalog.values():
+            props = meta.input_schema.get("properties")
+            if not props:
+                continue
+            for key, value in inputs.items():
+                prop = props.get(key)
                 if prop is None:
                     continue
-                validate = self.validator(meta.id, key, prop)
+                # validator()'s lookup inlined: this runs for every Submit the daemon serves.
+                try:
+                    cache_key = (meta.id, key, _canonical(prop))
+                    validate = cache[cache_key]
+                except KeyError:
+                    validate = self.validator(meta.id, key, prop)
+                except (TypeError, msgspec.EncodeError):
+                    continue
+                else:
+                    cache.move_to_end(cache_key)
+                    self._reused += 1
                 if validate is None:
                     continue
                 try:
