@@ -12,12 +12,14 @@ a single short batch drifts by a third from one minute to the next. The workers 
 the daemon, so they run at ``--nice 10`` as the embedded cluster's do (on their own hosts they
 would not need it). ``python -m bench.multihost_bench [--runs N] [--repeats R] [--workload both|plain|inputs] [--quick]`` prints the records as JSON lines, with
 the pipelined floor (plain pyzmq + msgspec, sync and asyncio, as many echo processes as
-workers) measured in the same invocation and each throughput's ratio to it.
+workers) timed in turn with the daemon's batches (one floor run per round, before them) and
+each throughput's ratio to it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -32,6 +34,7 @@ from typing import Any
 
 import anyio
 
+from bench.floor_suite import open_pipelined_floor
 from bench.noop import linear_manifest
 from bench.typed import INPUTS, typed_manifest
 from bench.record import cpu_ticks, machine_facts, steal_percent
@@ -39,7 +42,7 @@ from ontoflow.protocols.client import Error, RunStatus, Submit, SubmitAccepted, 
 from ontoflow.runtime.cli_daemon import open_client, request
 from ontoflow.runtime.loop import run as run_async
 
-__all__ = ["WORKLOADS", "measure_detection", "measure_floor", "measure_throughput"]
+__all__ = ["WORKLOADS", "measure_detection", "measure_throughput"]
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = 3
@@ -129,7 +132,7 @@ WORKLOADS: dict[str, tuple[str, bool]] = {
 
 
 def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 20_000, in_flight: int = 256, *, slots: int = 64,
-                       repeats: int = 3, workloads: Sequence[str] = ("plain",)) -> list[dict[str, Any]]:
+                       repeats: int = 3, workloads: Sequence[str] = ("plain",), floor_count: int = 0) -> list[dict[str, Any]]:
     """Steps/s through the daemon for each worker count and workload: one daemon per count
     whose workers host ``bench.noop`` and ``bench.typed``, a warm-up of a tenth of ``runs``
     per workload, then ``repeats`` rounds of one timed batch of ``runs`` runs per workload, in
@@ -139,15 +142,25 @@ def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 20_000, i
     two, which the daemon checks against the declared schemas at each submit and the worker
     host against the whole ``input_schema`` at each step.
 
+    With ``floor_count``, each round also times the pipelined floor (plain pyzmq + msgspec,
+    ``in_flight`` deep, sync then asyncio, ``floor_count`` round trips) against as many echo
+    processes as workers, before the workloads' batches: on a shared machine whose speed
+    drifts by a third within minutes, a ratio is only meaningful between figures of the same
+    minutes.
+
     Returns:
         One record per count and workload, in that order: ``name`` (``multihost_throughput``
         or ``multihost_inputs_throughput``), ``workers``, ``runs``, ``steps``, ``repeats``,
         ``inputs`` (how many each run carries), ``steps_per_s`` (the median),
-        ``min_steps_per_s``, ``max_steps_per_s`` and ``samples``.
+        ``min_steps_per_s``, ``max_steps_per_s`` and ``samples``; with ``floor_count``, also
+        ``floor_sync_steps_per_s`` and ``floor_async_steps_per_s`` (the medians of the floor
+        timed in turn), their ``floor_*_samples``, and ``vs_sync_floor`` / ``vs_asyncio_floor``
+        (the median over the floor's median).
 
     Raises:
         ValueError: when a count is below 1 or a workload is unknown.
-        RuntimeError: when the daemon does not start or a run does not complete.
+        RuntimeError: when the daemon or an echo process does not start, or a run does not
+            complete.
     """
     for name, value in (("runs", runs), ("in_flight", in_flight), ("slots", slots), ("repeats", repeats),
                         *(("workers", n) for n in workers)):
@@ -159,13 +172,21 @@ def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 20_000, i
     records: list[dict[str, Any]] = []
     for n in workers:
         samples: dict[str, list[float]] = {w: [] for w in workloads}
-        with _daemon(1000, 3) as (address, _):
+        floors: dict[str, list[float]] = {"sync": [], "async": []}
+        with contextlib.ExitStack() as stack:
+            floor_runs = {}
+            if floor_count:
+                warmup = max(10, min(floor_count // 10, 2000))
+                floor_runs = {mode: stack.enter_context(open_pipelined_floor(mode, n, in_flight, warmup)) for mode in floors}
+            address, _ = stack.enter_context(_daemon(1000, 3))
             procs = [_worker(address, slots, i) for i in range(n)]
             try:
                 run_async(_wait_workers, address, n)
                 for w in workloads:  # warm-up
                     run_async(_drive, address, max(runs // 10, min(runs, 100)), in_flight, WORKLOADS[w][1])
                 for _ in range(repeats):
+                    for mode, run in floor_runs.items():
+                        floors[mode].append(floor_count / run(floor_count))
                     for w in workloads:
                         samples[w].append(runs * STEPS / run_async(_drive, address, runs, in_flight, WORKLOADS[w][1]))
             finally:
@@ -173,13 +194,20 @@ def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 20_000, i
                     _stop(p)
         for w in workloads:
             name, with_inputs = WORKLOADS[w]
-            records.append({
+            record = {
                 "name": name, "workers": n, "runs": runs, "in_flight": in_flight, "slots": slots,
                 "steps": runs * STEPS, "repeats": repeats, "inputs": len(INPUTS) if with_inputs else 0,
                 "steps_per_s": round(statistics.median(samples[w]), 1), "min_steps_per_s": round(min(samples[w]), 1),
                 "max_steps_per_s": round(max(samples[w]), 1), "samples": [round(x, 1) for x in samples[w]],
                 "transport": "tcp loopback, daemon + workers + client in separate processes",
-            })
+            }
+            if floor_count:
+                for mode, key in (("sync", "vs_sync_floor"), ("async", "vs_asyncio_floor")):
+                    median = statistics.median(floors[mode])
+                    record[f"floor_{mode}_steps_per_s"] = round(median, 1)
+                    record[f"floor_{mode}_samples"] = [round(x, 1) for x in floors[mode]]
+                    record[key] = round(record["steps_per_s"] / median, 3)
+            records.append(record)
     return records
 
 
@@ -221,24 +249,8 @@ def measure_detection(heartbeat_ms: int = 100, liveness: int = 3, repeats: int =
     return records
 
 
-def measure_floor(workers: Sequence[int] = (1, 2, 4), count: int = 20_000, depth: int = 256, repeats: int = 3) -> list[dict[str, Any]]:
-    """The pipelined floor for each worker count: round trips/s of plain pyzmq + msgspec
-    against as many echo processes, ``depth`` in flight, sync and asyncio (median of repeats)."""
-    from statistics import median
-
-    from bench.floor_suite import _pipelined
-
-    records = []
-    for n in workers:
-        for mode in ("sync", "async"):
-            runs = _pipelined(mode, n, count, depth, repeats, max(count // 10, 100))
-            records.append({"name": "multihost_floor", "mode": mode, "workers": n, "depth": depth,
-                            "steps_per_s": round(median(count / s for s in runs), 1)})
-    return records
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Print throughput, the floor of the same invocation (with ratios) and detection times."""
+    """Print throughput with the floor timed in turn with it (and the ratios), then detection times."""
     parser = argparse.ArgumentParser(prog="python -m bench.multihost_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20_000, help="runs per timed batch (default 20000)")
     parser.add_argument("--repeats", type=int, default=3, help="timed batches per worker count (default 3)")
@@ -252,19 +264,15 @@ def main(argv: list[str] | None = None) -> None:
     ticks = cpu_ticks()
     machine = machine_facts(("ontoflow", "pyzmq", "msgspec", "anyio"))
     workloads = tuple(WORKLOADS) if args.workload == "both" else (args.workload,)
-    throughput = measure_throughput(runs=runs, repeats=repeats, workloads=workloads)
-    floor = {(r["mode"], r["workers"]): r["steps_per_s"] for r in measure_floor(count=floor_count, repeats=repeats)}
-    for record in throughput:
-        n = record["workers"]
-        record["vs_sync_floor"] = round(record["steps_per_s"] / floor[("sync", n)], 3)
-        record["vs_asyncio_floor"] = round(record["steps_per_s"] / floor[("async", n)], 3)
+    throughput = measure_throughput(runs=runs, repeats=repeats, workloads=workloads, floor_count=floor_count)
+    floors = [{"name": "multihost_floor", "mode": mode, "workers": r["workers"], "depth": r["in_flight"],
+               "steps_per_s": r[f"floor_{mode}_steps_per_s"], "samples": r[f"floor_{mode}_samples"]}
+              for r in throughput if r["name"] == WORKLOADS[workloads[0]][0] for mode in ("sync", "async")]
     detection = measure_detection(repeats=kills)
     machine = {"name": "multihost_machine", "date": machine["date"], "cores": machine["cores"],
                "python": machine["python"], "packages": machine["packages"], "steal_pct": steal_percent(ticks, cpu_ticks())}
-    for record in [machine] + throughput + [{"name": "multihost_floor", "mode": m, "workers": n, "steps_per_s": v}
-                                            for (m, n), v in floor.items()] + detection:
+    for record in [machine] + throughput + floors + detection:
         print(json.dumps(record), flush=True)
-
 
 if __name__ == "__main__":
     main()

@@ -156,22 +156,27 @@ def _daemon_figures(config: BenchConfig) -> list[dict[str, Any]]:
     """W2 through the daemon (``bench.multihost_bench``): ``ontoflow daemon``, ``w2_workers``
     worker processes and a client over loopback TCP keeping ``in_flight`` runs outstanding with
     ``Submit(wait=True)``; plain runs and runs carrying two inputs checked against the declared
-    schemas, their batches taken in turn. Read against the floor with as many echo processes."""
+    schemas, their batches taken in turn with the pipelined floor against as many echo
+    processes, whose medians (``floors_in_turn``) the ratios are read against."""
     from bench.multihost_bench import measure_throughput
 
     n = config.w2_workers
     slots = slots_for(config, n)
     records = []
     for r in measure_throughput(workers=(n,), runs=config.throughput_runs, in_flight=config.in_flight, slots=slots,
-                                repeats=config.repeats, workloads=("plain", "inputs")):
+                                repeats=config.repeats, workloads=("plain", "inputs"), floor_count=config.floor_pipelined_n):
         carrying = f", each carrying {r['inputs']} inputs checked at submit" if r["inputs"] else ""
         label = (f"ontoflow through the daemon: {r['runs']:,} runs x 3 steps, {r['in_flight']} in flight{carrying}, "
                  f"{n} worker process(es) x {slots} slots, client over loopback TCP")
+        floors = {"sync": r["floor_sync_steps_per_s"], "asyncio": r["floor_async_steps_per_s"]}
         records.append(figure(
             "ontoflow", "W2", "steps_per_s", label, "steps/s", r["samples"], better="higher",
             params={"via": "daemon", "workers": n, "slots": slots, "runs": r["runs"], "in_flight": r["in_flight"],
                     "inputs": r["inputs"]},
-            note="ontoflow daemon, worker and client processes over tcp://127.0.0.1 (bench.multihost_bench)",
+            note=("ontoflow daemon, worker and client processes over tcp://127.0.0.1 (bench.multihost_bench); ratios "
+                  f"against the pipelined floor with {n} echo process(es) timed in turn with it: "
+                  f"sync {floors['sync']:,.0f}, asyncio {floors['asyncio']:,.0f} steps/s"),
+            floors_in_turn=floors,
         ))
     return records
 
