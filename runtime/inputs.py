@@ -134,7 +134,7 @@ class InputValidators:
             return found
         try:
             found = fastjsonschema.compile(schema, handlers=_NO_REMOTE, use_default=True)
-        except Exception:  # JsonSchemaDefinitionException, re.error, TypeError...: as before, no check
+        except Exception:  # JsonSchemaDefinitionException, a broken regex (re.error)...: no check, not an internal error
             found = None
         self._compiled += 1
         cache[cache_key] = found
