@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test soak bench bench-peers install clean
+.PHONY: demo test soak bench bench-multihost bench-peers install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
+
+# Through the daemon (plain runs and runs carrying inputs, 1, 2 and 4 workers); then
+# `$(BIN)/python -m bench.readme_table` copies its table into the README.
+bench-multihost: $(BENCH_STAMP)
+	$(BIN)/python -m bench.multihost_bench > bench/results/multihost.jsonl
 
 $(PEERS_VENV)/.installed:
 	$(PYTHON) -m venv $(PEERS_VENV)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import zmq
@@ -28,7 +29,7 @@ import zmq.asyncio
 from bench.floor import _decoder, _echo_process, _encoder, _sample_message, _wait_ready_blocking, measure_floor
 from bench.record import figure
 
-__all__ = ["measure_floor_suite"]
+__all__ = ["measure_floor_suite", "open_pipelined_floor"]
 
 #: Seconds a whole timed run may take before the floor is declared broken.
 _RUN_TIMEOUT_S = 120.0
@@ -124,6 +125,41 @@ def _pipelined_series(
             for echoes in counts:
                 seconds[echoes] += timed(echoes, 1)  # each run after its own warm-up
         return seconds
+
+
+@contextlib.contextmanager
+def open_pipelined_floor(mode: str, echoes: int, depth: int, warmup: int) -> Iterator[Callable[[int], float]]:
+    """``echoes`` echo processes kept up, for a pipelined floor timed in turn with other figures.
+
+    Args:
+        mode: ``sync`` (a blocking DEALER) or ``async`` (an asyncio one), for clients and echoes.
+        echoes: how many echo processes the DEALER spreads its requests over.
+        depth: requests in flight.
+        warmup: round trips before each timed run.
+
+    Yields:
+        ``run(count)``: the seconds ``count`` round trips take, after their own warm-up (call
+        it from synchronous code; the async mode runs its own event loop).
+
+    Raises:
+        ValueError: when ``mode`` is neither ``sync`` nor ``async``.
+        RuntimeError: when an echo process fails to start or stops answering.
+    """
+    if mode not in ("sync", "async"):
+        raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
+    with contextlib.ExitStack() as stack:
+        body = _encoder.encode(_sample_message())
+        procs = [stack.enter_context(_echo_process(mode)) for _ in range(echoes)]
+        for address, proc in procs:
+            _wait_ready_blocking(address, proc, body)
+        addresses = [address for address, _ in procs]
+
+        def run(count: int) -> float:
+            if mode == "sync":
+                return _pipelined_sync(addresses, count, depth, 1, warmup)[0]
+            return asyncio.run(_pipelined_async(addresses, count, depth, 1, warmup))[0]
+
+        yield run
 
 
 def measure_floor_suite(

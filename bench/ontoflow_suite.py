@@ -1,4 +1,5 @@
-"""ontoflow's side of one invocation: W1, W2, W3 (through ``bench.plans_bench``), W4, W5.
+"""ontoflow's side of one invocation: W1, W2, W3 (through ``bench.plans_bench``), W4, W5, and
+W2 through the daemon (``bench.multihost_bench``), with and without inputs.
 
 Local clusters come from ``runtime.embedded.open_local_cluster`` with the ``bench.noop``
 capability in worker processes over ``ipc://``: one per worker count, all open at once, so
@@ -147,6 +148,36 @@ def measure_ontoflow(config: BenchConfig) -> list[dict[str, Any]]:
     if large:
         records += _guarded("memory", "W4", lambda: run_async(lambda: measure_memory(large, repeats=1)))
     records += _guarded("W5, the journal on and off", "W5", lambda: _journal_figures(config))
+    records += _guarded(f"through the daemon, {config.w2_workers} worker process(es)", "W2", lambda: _daemon_figures(config))
+    return records
+
+
+def _daemon_figures(config: BenchConfig) -> list[dict[str, Any]]:
+    """W2 through the daemon (``bench.multihost_bench``): ``ontoflow daemon``, ``w2_workers``
+    worker processes and a client over loopback TCP keeping ``in_flight`` runs outstanding with
+    ``Submit(wait=True)``; plain runs and runs carrying two inputs checked against the declared
+    schemas, their batches taken in turn with the pipelined floor against as many echo
+    processes, whose medians (``floors_in_turn``) the ratios are read against."""
+    from bench.multihost_bench import measure_throughput
+
+    n = config.w2_workers
+    slots = slots_for(config, n)
+    records = []
+    for r in measure_throughput(workers=(n,), runs=config.throughput_runs, in_flight=config.in_flight, slots=slots,
+                                repeats=config.repeats, workloads=("plain", "inputs"), floor_count=config.floor_pipelined_n):
+        carrying = f", each carrying {r['inputs']} inputs checked at submit" if r["inputs"] else ""
+        label = (f"ontoflow through the daemon: {r['runs']:,} runs x 3 steps, {r['in_flight']} in flight{carrying}, "
+                 f"{n} worker process(es) x {slots} slots, client over loopback TCP")
+        floors = {"sync": r["floor_sync_steps_per_s"], "asyncio": r["floor_async_steps_per_s"]}
+        records.append(figure(
+            "ontoflow", "W2", "steps_per_s", label, "steps/s", r["samples"], better="higher",
+            params={"via": "daemon", "workers": n, "slots": slots, "runs": r["runs"], "in_flight": r["in_flight"],
+                    "inputs": r["inputs"]},
+            note=("ontoflow daemon, worker and client processes over tcp://127.0.0.1 (bench.multihost_bench); ratios "
+                  f"against the pipelined floor with {n} echo process(es) timed in turn with it: "
+                  f"sync {floors['sync']:,.0f}, asyncio {floors['asyncio']:,.0f} steps/s"),
+            floors_in_turn=floors,
+        ))
     return records
 
 

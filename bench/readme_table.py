@@ -7,7 +7,8 @@ Kept: the invocation lines and every row except the peers run's own floors, W1's
 and the memory rows other than the 10,000-run tracemalloc one (the full table has them all).
 Between ``<!-- multihost -->`` and ``<!-- /multihost -->`` it writes the table of
 ``bench/results/multihost.jsonl`` (``python -m bench.multihost_bench > ...``): throughput through
-the daemon per worker count with its floor ratios, and the detection times of a killed worker.
+the daemon per worker count with its floor ratios (plain runs, then runs carrying inputs), and
+the detection times of a killed worker.
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ def multihost_rows(jsonl: str) -> list[str]:
             steal = "" if m.get("steal_pct") is None else f", {m['steal_pct']:.1f}% of CPU time stolen by the hypervisor while measuring"
             rows += [f"Measured {m['date']}, {m['cores']} cores{steal}.", ""]
     rows += ["| through the daemon | steps/s, median (min-max) | vs sync floor | vs asyncio floor |", "|---|---|---|---|"]
-    for r in records:
-        if r.get("name") == "multihost_throughput":
-            spread = f" ({r['min_steps_per_s']:,.0f}-{r['max_steps_per_s']:,.0f})" if "min_steps_per_s" in r else ""
-            batches = f", {r['repeats']} x {r['runs']:,} runs" if "repeats" in r else ""
-            rows.append(f"| {r['workers']} worker process(es) x {r['slots']} slots, {r['in_flight']} runs in flight"
-                        f"{batches} | {r['steps_per_s']:,.0f}{spread} | {r['vs_sync_floor']:.2f}x | {r['vs_asyncio_floor']:.2f}x |")
+    throughput = [r for r in records if r.get("name") in ("multihost_throughput", "multihost_inputs_throughput")]
+    for r in sorted(throughput, key=lambda r: r["name"] == "multihost_inputs_throughput"):  # stable: plain rows first
+        spread = f" ({r['min_steps_per_s']:,.0f}-{r['max_steps_per_s']:,.0f})" if "min_steps_per_s" in r else ""
+        batches = f", {r['repeats']} x {r['runs']:,} runs" if "repeats" in r else ""
+        carrying = f", each carrying {r['inputs']} inputs checked at submit" if r.get("inputs") else ""
+        rows.append(f"| {r['workers']} worker process(es) x {r['slots']} slots, {r['in_flight']} runs in flight"
+                    f"{batches}{carrying} | {r['steps_per_s']:,.0f}{spread} | {r['vs_sync_floor']:.2f}x | {r['vs_asyncio_floor']:.2f}x |")
     detections = [r for r in records if r.get("name") == "multihost_detection"]
     if detections:
         times = sorted(r["detection_ms"] for r in detections)

@@ -24,7 +24,9 @@ def attach_ratios(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     A steps/s figure with ``params["workers"]`` is read against the pipelined floor with as
     many echo processes when there is one (W4's worker series), else against W2's floor. The
-    floor figures must come from the same list (the same invocation). Returns ``records``.
+    floor figures must come from the same list (the same invocation). A figure carrying
+    ``floors_in_turn`` (``{"sync": median, "asyncio": median}`` of a floor timed in turn with
+    it, as the daemon's are) is read against those instead. Returns ``records``.
     """
     floors = {(r["system"], r["workload"], r["metric"]): r for r in records
               if r.get("kind") == "figure" and r["system"] in _FLOORS}
@@ -33,6 +35,12 @@ def attach_ratios(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     and "echoes" in r.get("params", {})}
     for r in records:
         if r.get("kind") != "figure":
+            continue
+        in_turn = r.get("floors_in_turn")
+        if in_turn:  # the floor was timed in turn with this figure: read against it, not the suite's
+            for floor_system, key in zip(_FLOORS, ("ratio_sync", "ratio_asyncio"), strict=True):
+                if in_turn.get(floor_system.removeprefix("floor-")):
+                    r[key] = r["median"] / in_turn[floor_system.removeprefix("floor-")]
             continue
         target = _FLOOR_OF.get(r["metric"])
         value = r.get("per_step_us", r["median"]) if r["metric"].startswith("run_p") else r["median"]
@@ -149,8 +157,10 @@ def write_plots(records: list[dict[str, Any]], out: Path) -> list[str]:
     written = []
 
     def series(system: str, metric: str, param: str) -> tuple[list[float], list[float], list[float], list[float]]:
+        # The figures through the daemon are another path than the in-process series'.
         points = sorted((r["params"][param], r["median"], r["min"], r["max"]) for r in figures
-                        if r["system"] == system and r["metric"] == metric and param in r["params"])
+                        if r["system"] == system and r["metric"] == metric and param in r["params"]
+                        and r["params"].get("via") != "daemon")
         return [p[0] for p in points], [p[1] for p in points], [p[2] for p in points], [p[3] for p in points]
 
     def plot(name: str, title: str, xlabel: str, ylabel: str, lines: list[tuple[str, str, str]], floors: list[tuple[str, str, str]], logx: bool = False) -> None:

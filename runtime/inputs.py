@@ -1,10 +1,19 @@
-"""Command-line inputs: ``KEY=VALUE`` pairs keyed by ontology keys."""
+"""Command-line and submitted inputs: ``KEY=VALUE`` pairs keyed by ontology keys, checked
+against the schemas the capabilities declare.
+
+Compiling a JSON Schema validator (fastjsonschema generates and ``exec``s Python source) costs
+milliseconds; applying one costs a microsecond. The daemon checks the inputs of every
+``Submit``, so the compiled validators are kept in a bounded cache keyed by the capability,
+the input key and the schema's canonical bytes: a capability that comes back with a changed
+schema is compiled anew, never checked against its old validator.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +25,35 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.errors import ConfigError
 
-__all__ = ["check_inputs", "parse_inputs", "read_input_file"]
+__all__ = ["InputValidators", "ValidatorStatistics", "check_inputs", "input_validators", "parse_inputs", "read_input_file"]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
+
+#: Canonical bytes of a schema: equal schemas give equal bytes whatever their key order, and
+#: ``1`` and ``true`` (equal as Python values) stay apart.
+_canonical = msgspec.json.Encoder(order="sorted").encode
+
+_Validator = Callable[[Any], Any]
+
+
+def _refuse_remote(uri: str) -> Any:
+    # fastjsonschema would otherwise fetch a remote $ref with urlopen while compiling: a
+    # schema a worker declared must not make the daemon reach the network.
+    raise fastjsonschema.JsonSchemaDefinitionException(f"remote $ref {uri!r} is not allowed")
+
+
+_NO_REMOTE = {scheme: _refuse_remote for scheme in ("http", "https", "ftp", "file")}
 
 
 def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
     """Parse ``KEY=VALUE`` pairs; a VALUE that is valid JSON (a number, ``true``, a list...)
     is taken as that JSON value, anything else as a string.
+
+    Args:
+        pairs: the ``--input`` arguments in the order given.
+
+    Returns:
+        The inputs by ontology key.
 
     Raises:
         ConfigError: naming the malformed pair by position (not by value) or the bad key.
@@ -43,24 +73,148 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
     return inputs
 
 
+class ValidatorStatistics(msgspec.Struct, frozen=True, kw_only=True):
+    """What an ``InputValidators`` cache has done.
+
+    Attributes:
+        compiled: validators compiled (a miss: a key, capability or schema not seen, or evicted).
+        reused: checks served by a validator compiled earlier (a hit).
+        size: validators held now.
+        maxsize: the bound on ``size``.
+    """
+
+    compiled: int
+    reused: int
+    size: int
+    maxsize: int
+
+
+class InputValidators:
+    """Compiled validators of the input properties capabilities declare, kept and reused.
+
+    One validator per (capability id, input key, canonical schema bytes), least recently used
+    evicted beyond ``maxsize``. A property schema that does not compile is remembered as
+    "no check" (the worker that declared it refuses it when it loads the capability).
+
+    Args:
+        maxsize: how many validators to keep (at least 1).
+
+    Raises:
+        ValueError: when ``maxsize`` is below 1.
+    """
+
+    def __init__(self, maxsize: int = 1024) -> None:
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be >= 1, got {maxsize}")
+        self._maxsize = maxsize
+        self._cache: OrderedDict[tuple[str, str, bytes], _Validator | None] = OrderedDict()
+        self._compiled = 0
+        self._reused = 0
+
+    def validator(self, capability_id: str, key: str, schema: Any) -> _Validator | None:
+        """The compiled validator of ``schema`` (the property ``key`` of ``capability_id``).
+
+        Args:
+            capability_id: the capability declaring the property.
+            key: the input key (the property's name).
+            schema: the property's JSON Schema.
+
+        Returns:
+            A callable raising ``fastjsonschema.JsonSchemaValueException`` on a bad value, or
+            ``None`` when the schema does not compile (nothing to check against).
+        """
+        try:
+            cache_key = (capability_id, key, _canonical(schema))
+        except (TypeError, msgspec.EncodeError):  # not JSON at all: nothing fastjsonschema could compile
+            return None
+        cache = self._cache
+        try:
+            found = cache[cache_key]
+        except KeyError:
+            pass
+        else:
+            cache.move_to_end(cache_key)
+            self._reused += 1
+            return found
+        try:
+            found = fastjsonschema.compile(schema, handlers=_NO_REMOTE, use_default=True)
+        except Exception:  # JsonSchemaDefinitionException, a broken regex (re.error)...: no check, not an internal error
+            found = None
+        self._compiled += 1
+        cache[cache_key] = found
+        if len(cache) > self._maxsize:
+            cache.popitem(last=False)
+        return found
+
+    def check(self, inputs: Mapping[str, Any], catalog: Mapping[str, CapabilityMetadata]) -> None:
+        """Check each input against the schema of every capability that declares its key.
+
+        Args:
+            inputs: the run's inputs by ontology key.
+            catalog: the capabilities known, by id.
+
+        Raises:
+            ConfigError: naming the key, the rule it breaks and the capability, never the value.
+        """
+        cache = self._cache
+        for meta in catalog.values():
+            props = meta.input_schema.get("properties")
+            if not props:
+                continue
+            for key, value in inputs.items():
+                prop = props.get(key)
+                if prop is None:
+                    continue
+                # validator()'s lookup inlined: this runs for every Submit the daemon serves.
+                try:
+                    cache_key = (meta.id, key, _canonical(prop))
+                    validate = cache[cache_key]
+                except KeyError:
+                    validate = self.validator(meta.id, key, prop)
+                except (TypeError, msgspec.EncodeError):
+                    continue
+                else:
+                    cache.move_to_end(cache_key)
+                    self._reused += 1
+                if validate is None:
+                    continue
+                try:
+                    validate(value)
+                except fastjsonschema.JsonSchemaValueException as exc:
+                    rule = exc.message.removeprefix("data ").removeprefix("data.")
+                    raise ConfigError(f"input {key!r} {rule} (as declared by {meta.id})") from None
+
+    def statistics(self) -> ValidatorStatistics:
+        """The counts so far and the current size."""
+        return ValidatorStatistics(compiled=self._compiled, reused=self._reused, size=len(self._cache),
+                                   maxsize=self._maxsize)
+
+    def clear(self) -> None:
+        """Forget every validator (the counts stay)."""
+        self._cache.clear()
+
+
+#: The validators ``check_inputs`` keeps for the process (the daemon, a CLI command).
+_VALIDATORS = InputValidators()
+
+
 def check_inputs(inputs: Mapping[str, Any], catalog: Mapping[str, CapabilityMetadata]) -> None:
-    """Check each input against the schema of every capability that declares its key.
+    """Check each input against the schema of every capability that declares its key, with
+    the process's kept validators (compiled on first use).
+
+    Args:
+        inputs: the run's inputs by ontology key.
+        catalog: the capabilities known, by id.
 
     Raises:
         ConfigError: naming the key and the rule it breaks, never the value.
     """
-    for key, value in inputs.items():
-        for meta in catalog.values():
-            prop = meta.input_schema.get("properties", {}).get(key)
-            if prop is None:
-                continue
-            try:
-                fastjsonschema.validate(prop, value)
-            except fastjsonschema.JsonSchemaValueException as exc:
-                rule = exc.message.removeprefix("data ").removeprefix("data.")
-                raise ConfigError(f"input {key!r} {rule} (as declared by {meta.id})") from None
-            except fastjsonschema.JsonSchemaDefinitionException:
-                continue
+    _VALIDATORS.check(inputs, catalog)
+
+
+def input_validators() -> InputValidators:
+    """The validators ``check_inputs`` keeps (for its statistics)."""
+    return _VALIDATORS
 
 
 def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -18,11 +18,12 @@ from bench.report import attach_ratios, render_markdown
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.mark.timeout(120)  # it starts a daemon, a worker and echo processes too: 27 s at a load of 8 on 2 cores
 def test_tiny_run_writes_table_and_json_lines(tmp_path: Path) -> None:
     # A child process, as `make bench` runs it: the harness configures logging process-wide.
     ran = subprocess.run(
         [sys.executable, "-m", "bench", "--tiny", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=55, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL,
         cwd=Path(__file__).resolve().parents[2],
     )
     assert ran.returncode == 0, ran.stderr
@@ -49,6 +50,13 @@ def test_tiny_run_writes_table_and_json_lines(tmp_path: Path) -> None:
     assert ontoflow_w1["ratio_sync"] > 0 and ontoflow_w1["ratio_asyncio"] > 0
     assert {("ontoflow", "W5", "steps_per_s_journal_off"), ("ontoflow", "W5", "steps_per_s_journal_on"),
             ("ontoflow", "W5", "journal_cost_pct")} <= seen
+    # W2 through the daemon, plain and with two inputs, each read against the floor with as many echo processes.
+    via_daemon = {r["params"]["inputs"]: r for r in figures if r["params"].get("via") == "daemon"}
+    assert set(via_daemon) == {0, 2}
+    for r in via_daemon.values():
+        assert (r["system"], r["workload"], r["metric"], r["params"]["workers"]) == ("ontoflow", "W2", "steps_per_s", 1)
+        assert r["ratio_sync"] == pytest.approx(r["median"] / r["floors_in_turn"]["sync"])
+        assert r["ratio_asyncio"] == pytest.approx(r["median"] / r["floors_in_turn"]["asyncio"])
 
     table = (tmp_path / "latest.md").read_text()
     assert ran.stdout == table
@@ -83,6 +91,17 @@ def test_a_worker_count_is_read_against_the_floor_with_as_many_processes() -> No
     assert "ratio_asyncio" not in eight
 
 
+def test_a_floor_timed_in_turn_wins_over_the_suites() -> None:
+    suite_floor = {"kind": "figure", "system": "floor-sync", "workload": "W2", "metric": "steps_per_s", "label": "f",
+                   "unit": "steps/s", "median": 1000.0, "min": 1000.0, "max": 1000.0, "samples": [1000.0],
+                   "params": {"echoes": 4}}
+    daemon = {**suite_floor, "system": "ontoflow", "median": 300.0, "params": {"workers": 4, "via": "daemon"},
+              "floors_in_turn": {"sync": 600.0, "asyncio": 150.0}}
+    attach_ratios([suite_floor, daemon])
+    assert daemon["ratio_sync"] == pytest.approx(0.5)
+    assert daemon["ratio_asyncio"] == pytest.approx(2.0)
+
+
 def test_stats() -> None:
     assert summary([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0, "samples": [3.0, 1.0, 2.0]}
     assert percentile(list(range(1, 101)), 99) == 99
@@ -103,6 +122,11 @@ def test_multihost_bench_quick_run_prints_every_record() -> None:
     records = [json.loads(line) for line in ran.stdout.splitlines()]
     throughput = [r for r in records if r["name"] == "multihost_throughput"]
     assert [r["workers"] for r in throughput] == [1, 2, 4]
+    with_inputs = [r for r in records if r["name"] == "multihost_inputs_throughput"]
+    assert [(r["workers"], r["inputs"]) for r in with_inputs] == [(1, 2), (2, 2), (4, 2)]
+    for r in throughput + with_inputs:  # each ratio is to the floor timed in turn with its batches
+        assert r["vs_sync_floor"] == pytest.approx(r["steps_per_s"] / r["floor_sync_steps_per_s"], rel=1e-2)
+        assert len(r["floor_sync_samples"]) == r["repeats"]
     for r in throughput:
         assert r["min_steps_per_s"] <= r["steps_per_s"] <= r["max_steps_per_s"] and len(r["samples"]) == r["repeats"]
         assert r["vs_sync_floor"] > 0 and r["vs_asyncio_floor"] > 0

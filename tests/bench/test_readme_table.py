@@ -51,3 +51,21 @@ def test_multihost_rows_say_when_and_how_noisy() -> None:
 
     rows = multihost_rows('{"name": "multihost_machine", "date": "2026-01-01 00:00 UTC", "cores": 2, "steal_pct": 12.34}')
     assert rows[0] == "Measured 2026-01-01 00:00 UTC, 2 cores, 12.3% of CPU time stolen by the hypervisor while measuring."
+
+
+def test_multihost_rows_put_the_runs_with_inputs_after_the_plain_ones() -> None:
+    from bench.readme_table import multihost_rows
+
+    common = ('"slots": 64, "in_flight": 256, "repeats": 3, "runs": 20000, "min_steps_per_s": 1, "max_steps_per_s": 3, '
+              '"vs_sync_floor": 0.5, "vs_asyncio_floor": 2.0')
+    jsonl = "\n".join([
+        '{"name": "multihost_throughput", "workers": 1, "inputs": 0, "steps_per_s": 2, ' + common + '}',
+        '{"name": "multihost_inputs_throughput", "workers": 1, "inputs": 2, "steps_per_s": 2, ' + common + '}',
+        '{"name": "multihost_throughput", "workers": 4, "inputs": 0, "steps_per_s": 2, ' + common + '}',
+        '{"name": "multihost_inputs_throughput", "workers": 4, "inputs": 2, "steps_per_s": 2, ' + common + '}',
+    ])
+    rows = multihost_rows(jsonl)[2:]
+    assert [row.split(" worker")[0] for row in rows] == ["| 1", "| 4", "| 1", "| 4"]
+    assert "inputs" not in rows[0] and "inputs" not in rows[1]
+    assert rows[3] == ("| 4 worker process(es) x 64 slots, 256 runs in flight, 3 x 20,000 runs, each carrying 2 inputs "
+                       "checked at submit | 2 (1-3) | 0.50x | 2.00x |")
