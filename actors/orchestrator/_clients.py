@@ -47,7 +47,8 @@ from ontoflow.protocols.client import (
     WorkersInfo,
     Watch,
 )
-from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.submit import decode_submitted_document
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.inputs import check_inputs
@@ -57,20 +58,6 @@ __all__ = ["ClientService"]
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
-_document_decoder = msgspec.msgpack.Decoder(dict[str, Any])
-
-
-def _decode_document(body: bytes) -> dict[str, Any]:
-    """The submitted document of a ``SubmitRequest``.
-
-    Raises:
-        ManifestError: when it is not a map with string keys (its content is not echoed).
-    """
-    try:
-        return _document_decoder.decode(body)
-    except msgspec.DecodeError:
-        raise ManifestError(Problem(path="manifest", message="expected an object with string keys"),
-                            source="submitted document") from None
 
 
 class ClientService:
@@ -226,7 +213,7 @@ class ClientService:
         found = self._compiled.get(key)
         if found is None:
             if encoded:  # decoded only the first time these bytes arrive
-                document = _decode_document(key[0])
+                document = decode_submitted_document(key[0])  # total: bad UTF-8 is invalid_manifest
             kind = document_kind(document)
             workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
                                         connections=self._orch.connections, source=f"submitted {kind}")

@@ -72,6 +72,8 @@ def register(subparsers: Any) -> None:
         help="lower this worker's CPU priority by N (0-19): keeps a co-located orchestrator responsive",
     )
     worker.add_argument("--no-builtins", action="store_true")
+    worker.add_argument("--grace-s", type=float, default=5.0, metavar="SECONDS",
+                        help="on SIGTERM, how long running steps may take to finish (default 5)")
     worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
     worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
     worker.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N", help="refuse bigger messages")
@@ -221,6 +223,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             curve=curve,
             max_message_bytes=args.max_message_bytes,
             reconnect_max_s=args.reconnect_max,
+            drain_on_signals=True,  # SIGTERM: finish running steps, answer, shutdown(), Disconnect, exit 0
+            grace_s=args.grace_s,
         )
         await host.run()
 

@@ -121,8 +121,6 @@ def _raw_request(address: str, body: bytes) -> object:
         ctx.term()
 
 
-@pytest.mark.xfail(strict=True, reason="needs protocols.submit.decode_submitted_document called by the orchestrator's "
-                                        "client service (actors/orchestrator/_clients.py, being restructured)")
 async def test_a_manifest_with_invalid_utf8_is_an_invalid_manifest(tmp_path: Path) -> None:
     address = f"ipc://{tmp_path}/d.sock"
     daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log")

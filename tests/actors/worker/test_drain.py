@@ -24,10 +24,14 @@ SCRIPT = Path(__file__).with_name("drain_worker.py")
 MANIFEST = {"start": "m", "nodes": {"m": {"entry_block": "s", "blocks": {"s": {"worker": SLOW_ID}}}}}
 
 
-def _worker(address: str, audit: Path, step_s: float, grace_s: float) -> subprocess.Popen:
+def _worker(address: str, audit: Path, step_s: float, grace_s: float, *, cli: bool = False) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                DRAIN_AUDIT=str(audit), DRAIN_STEP_S=str(step_s), DRAIN_GRACE_S=str(grace_s))
-    return subprocess.Popen([sys.executable, str(SCRIPT), address], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+    argv = [sys.executable, str(SCRIPT), address]
+    if cli:  # the command users run: ``ontoflow worker`` drains the same way
+        argv = [sys.executable, "-m", "ontoflow", "worker", "--connect", address, "--capabilities", str(SCRIPT),
+                "--no-builtins", "--worker-id", "drainer", "--grace-s", str(grace_s)]
+    return subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -55,11 +59,12 @@ def _events(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
 
 
-async def test_sigterm_finishes_the_running_step_answers_and_exits_0(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cli", [False, True], ids=["worker_host", "ontoflow_worker"])
+async def test_sigterm_finishes_the_running_step_answers_and_exits_0(tmp_path: Path, cli: bool) -> None:
     address = f"ipc://{tmp_path}/d.sock"
     audit, log = tmp_path / "audit", tmp_path / "d.log"
     daemon = Daemon(address, tmp_path / "j.sqlite", log)
-    worker = _worker(address, audit, step_s=1.0, grace_s=10)
+    worker = _worker(address, audit, step_s=1.0, grace_s=10, cli=cli)
     try:
         await daemon.ready()
         async with open_client(address) as client:
