@@ -158,6 +158,12 @@ async def run_with_progress(cluster: LocalCluster, compiled: Any, inputs: dict[s
             orchestrator.forget(run_id)
 
 
+def _worktree(manifest: str) -> str:
+    """A run's worktree: the manifest's folder. Relative paths a manifest names (its model, its
+    artifacts) mean the same wherever ``ontoflow run`` is started from."""
+    return str(Path(manifest).resolve().parent)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.workers < 1 or args.slots < 1:
         return fail("--workers and --slots must be >= 1")
@@ -169,7 +175,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         inputs = gather_inputs(args)
         check_inputs(inputs, catalog)
         # Checked here, before any process starts, so a bad manifest costs nothing.
-        compile_workflow(manifest, catalog, manifest_hash=digest, worktree=os.getcwd())
+        compile_workflow(manifest, catalog, manifest_hash=digest, worktree=_worktree(args.manifest))
     except (CapabilityLoadError, ConfigError, ManifestError) as exc:
         return fail(str(exc))
     from ontoflow.runtime.cli._check import contract_gate
@@ -183,7 +189,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             classes, specs, transport=args.transport, workers=args.workers, slots=args.slots,
             log_level=args.log_level,
         ) as cluster:
-            workflow = cluster.compile(manifest, manifest_hash=digest, worktree=os.getcwd())
+            workflow = cluster.compile(manifest, manifest_hash=digest, worktree=_worktree(args.manifest))
             return await run_with_progress(cluster, workflow, inputs)
 
     try:

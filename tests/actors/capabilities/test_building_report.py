@@ -21,7 +21,7 @@ SOURCE = Path(__file__).resolve().parents[3] / "configs" / "examples" / "buildin
 @pytest.fixture
 def worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the example laid out as in the repository, as the current directory (the
-    manifests' paths are relative to the repository root, and the CSV lands under ``out/``)."""
+    model is found in the manifest's folder, and the CSV lands under ``out/`` of this one)."""
     shutil.copytree(SOURCE, tmp_path / "configs" / "examples" / "building_report")
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -30,7 +30,9 @@ def worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def _run(manifest_name: str, inputs: dict[str, Any], classes: list[type[Capability]] = CAPABILITIES) -> tuple[RunState, RunEnded]:
     path = Path("configs/examples/building_report") / manifest_name
     manifest = protocols.manifest_from_data(protocols.decode_document(path.read_bytes(), "yaml"))
-    workflow = compile_workflow(manifest, {cls.metadata.id: cls.metadata for cls in classes})
+    # The worktree is the manifest's folder, as ``ontoflow run`` makes it: the model path is relative to it.
+    workflow = compile_workflow(manifest, {cls.metadata.id: cls.metadata for cls in classes},
+                                worktree=str(path.parent.resolve()))
     caps = {cls.metadata.id: cls() for cls in classes}
     state = new_run(workflow, "run-1")
     commands = advance(workflow, state, RunSubmitted("run-1", inputs, 0))
