@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._limits import check_payload
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
@@ -48,7 +49,7 @@ from ontoflow.protocols.client import (
     Watch,
 )
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.submit import decode_submitted_document
+from ontoflow.protocols.submit import decode_submitted_document, idempotency_conflict
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.inputs import check_inputs
@@ -94,6 +95,7 @@ class ClientService:
         #: False once the daemon drains: submits are refused with ``shutting_down``.
         self.accepting = True
         self._queries = queries
+        self._idempotency = IdempotencyBook(orchestrator.journal)
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
         # (the common case) costs a lookup, not a decode, a validation and a compilation.
         self._compiled: dict[tuple[bytes, str], tuple[Any, tuple[str, bytes]]] = {}
@@ -160,9 +162,20 @@ class ClientService:
 
     def _submit(self, message: Submit) -> Any:
         orch = self._orch
-        if message.idempotency_key is not None:
-            existing = orch.find_run(idempotency_key=message.idempotency_key)
+        key = message.idempotency_key
+        fingerprint = None
+        if key is not None:
+            try:
+                fingerprint = self._idempotency.fingerprint(message.manifest, message.inputs, message.manifest_hash,
+                                                            message.deadline_ms)
+            except ManifestError as exc:
+                return Error(code="invalid_manifest", message=str(exc))
+            existing = orch.find_run(idempotency_key=key)
             if existing is not None:
+                conflict = idempotency_conflict(key, self._idempotency.recorded(key, existing), fingerprint)
+                if conflict is not None:
+                    log.info("run_resubmit_conflict", run_id=existing)
+                    return Error(code="idempotency_conflict", message=conflict)
                 log.info("run_resubmitted", run_id=existing)
                 return SubmitAccepted(run_id=existing, existing=True)
         if not self.accepting:
@@ -188,6 +201,8 @@ class ClientService:
                                  source=source, idempotency_key=message.idempotency_key)
         except ValueError as exc:
             return Error(code="invalid_request", message=str(exc))
+        if key is not None and fingerprint is not None:
+            self._idempotency.record(key, fingerprint)
         return SubmitAccepted(run_id=run_id)
 
     def compile(self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "") -> tuple[Any, tuple[str, bytes]]:

@@ -144,7 +144,7 @@ def reply_code(reply: ClientMessage) -> int | None:
     if isinstance(reply, Busy):
         return fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED, kind="busy")
     if isinstance(reply, Error):
-        code = EXIT_INVALID if reply.code.startswith("invalid") else EXIT_FAILED
+        code = EXIT_INVALID if reply.code.startswith("invalid") or reply.code == "idempotency_conflict" else EXIT_FAILED
         return fail(f"{reply.code}: {reply.message}", code, kind=reply.code)
     return None
 

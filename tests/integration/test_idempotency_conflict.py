@@ -1,0 +1,58 @@
+"""An idempotency key re-sent with other inputs is a clear conflict, never the old run silently;
+re-sent as it was, it is the same run, before and after a daemon restart (the fingerprint is
+rebuilt from the journal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ontoflow.protocols.client import Error, Submit, SubmitAccepted, Workers, WorkersInfo
+from ontoflow.runtime.cli import open_client, request
+from tests.integration.durable_capabilities import manifest
+from tests.integration.durable_helpers import Daemon, Worker
+
+pytestmark = pytest.mark.anyio
+
+
+async def _worker_registered(client) -> None:
+    with anyio.fail_after(30):
+        while True:
+            info = await request(client, Workers())
+            if isinstance(info, WorkersInfo) and any("t.durable.step" in w.capabilities for w in info.workers):
+                return
+            await anyio.sleep(0.02)  # re-asked: registration is the worker's move
+
+
+async def test_a_reused_key_with_other_inputs_is_a_conflict_before_and_after_a_restart(tmp_path: Path) -> None:
+    address = f"ipc://{tmp_path}/d.sock"
+    journal = tmp_path / "j.sqlite"
+    worker = Worker(address, tmp_path / "a.audit", step_s=0.01)
+    daemon = Daemon(address, journal, tmp_path / "d.log")
+    same = Submit(manifest=manifest(2), inputs={"t.value": 1}, idempotency_key="nightly-2026-11-23")
+    other = Submit(manifest=manifest(2), inputs={"t.value": 2}, idempotency_key="nightly-2026-11-23")
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            await _worker_registered(client)
+            first = await request(client, same)
+            assert isinstance(first, SubmitAccepted) and not first.existing
+            again = await request(client, same)
+            assert isinstance(again, SubmitAccepted) and again.existing and again.run_id == first.run_id
+            refused = await request(client, other)
+            assert isinstance(refused, Error) and refused.code == "idempotency_conflict"
+            assert "nightly-2026-11-23" in refused.message and "t.value" not in refused.message
+        daemon.kill()
+        daemon = Daemon(address, journal, tmp_path / "d2.log")
+        await daemon.ready()
+        async with open_client(address) as client:
+            await _worker_registered(client)
+            still = await request(client, same)
+            assert isinstance(still, SubmitAccepted) and still.existing and still.run_id == first.run_id
+            refused = await request(client, other)
+            assert isinstance(refused, Error) and refused.code == "idempotency_conflict"
+    finally:
+        daemon.close()
+        worker.close()
