@@ -103,6 +103,9 @@ class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
     #: Also answer the run's ``RunStatus`` when it ends (after ``SubmitAccepted``), as a
     #: ``Status(wait=True)`` would: submit-and-wait in one request.
     wait: bool = False
+    #: The manifest's folder on the submitting host: relative paths the manifest names (a
+    #: model file, artifacts) resolve against it on workers that share that filesystem.
+    worktree: str = ""
 
 
 class SubmitRequest(Submit, tag="submit", frozen=True, kw_only=True):

@@ -98,7 +98,7 @@ class ClientService:
         self._idempotency = IdempotencyBook(orchestrator.journal)
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
         # (the common case) costs a lookup, not a decode, a validation and a compilation.
-        self._compiled: dict[tuple[bytes, str], tuple[Any, tuple[str, bytes]]] = {}
+        self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]]] = {}
 
     def handle(self, identity: bytes, message: Any) -> None:
         """Answer one client message (called by the orchestrator's receive loop)."""
@@ -187,7 +187,7 @@ class ClientService:
         if too_big is not None:
             return Error(code="payload_too_large", message=too_big)
         try:
-            workflow, source = self.compile(message.manifest, message.manifest_hash)
+            workflow, source = self.compile(message.manifest, message.manifest_hash, message.worktree)
             if message.inputs:
                 check_inputs(message.inputs, self._known)
         except ManifestError as exc:
@@ -205,7 +205,9 @@ class ClientService:
             self._idempotency.record(key, fingerprint)
         return SubmitAccepted(run_id=run_id)
 
-    def compile(self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "") -> tuple[Any, tuple[str, bytes]]:
+    def compile(
+        self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "", worktree: str = ""
+    ) -> tuple[Any, tuple[str, bytes]]:
         """Compile ``document`` (a workflow manifest, a plan or a pipeline, decoded or still
         encoded as it arrived in a ``SubmitRequest``) against the capabilities known so far;
         returns the compiled workflow or plan and its pinned source ``(hash, bytes)`` (the
@@ -224,13 +226,13 @@ class ClientService:
                 self._known.update(catalog)
                 self._compiled.clear()  # compiled against older metadata
         encoded = isinstance(document, msgspec.Raw)
-        key = (bytes(document) if encoded else _encode(document), manifest_hash)
+        key = (bytes(document) if encoded else _encode(document), manifest_hash, worktree)
         found = self._compiled.get(key)
         if found is None:
             if encoded:  # decoded only the first time these bytes arrive
                 document = decode_submitted_document(key[0])  # total: bad UTF-8 is invalid_manifest
             kind = document_kind(document)
-            workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
+            workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash, worktree=worktree,
                                         connections=self._orch.connections, source=f"submitted {kind}")
             if len(self._compiled) >= 256:
                 self._compiled.clear()

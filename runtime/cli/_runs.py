@@ -115,7 +115,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         return fail("--deadline-ms must be >= 1")
 
     submit = Submit(manifest=document, inputs=inputs, deadline_ms=args.deadline_ms, manifest_hash=hashlib.sha256(data).hexdigest(),
-                    idempotency_key=args.idempotency_key)
+                    idempotency_key=args.idempotency_key, worktree=str(path.resolve().parent))
     if args.wait and ProgressLine().enabled:
         replies = _submit_and_watch(args, submit)
     else:
