@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from ontoflow.actors.orchestrator._contracts import ContractGate
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._limits import check_payload
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
@@ -96,6 +97,7 @@ class ClientService:
         self.accepting = True
         self._queries = queries
         self._idempotency = IdempotencyBook(orchestrator.journal)
+        self._contracts = ContractGate()
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
         # (the common case) costs a lookup, not a decode, a validation and a compilation.
         self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]]] = {}
@@ -188,6 +190,10 @@ class ClientService:
             return Error(code="payload_too_large", message=too_big)
         try:
             workflow, source = self.compile(message.manifest, message.manifest_hash, message.worktree)
+            body = bytes(message.manifest) if isinstance(message.manifest, msgspec.Raw) else _encode(message.manifest)
+            refused = self._contracts.refusal(body, message.inputs, self._known)
+            if refused is not None:
+                return Error(code="invalid_manifest", message=f"the document does not pass the contract check:\n{refused}")
             if message.inputs:
                 check_inputs(message.inputs, self._known)
         except ManifestError as exc:
@@ -225,6 +231,7 @@ class ClientService:
             if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
                 self._known.update(catalog)
                 self._compiled.clear()  # compiled against older metadata
+                self._contracts.clear()
         encoded = isinstance(document, msgspec.Raw)
         key = (bytes(document) if encoded else _encode(document), manifest_hash, worktree)
         found = self._compiled.get(key)

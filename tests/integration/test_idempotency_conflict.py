@@ -56,3 +56,22 @@ async def test_a_reused_key_with_other_inputs_is_a_conflict_before_and_after_a_r
     finally:
         daemon.close()
         worker.close()
+
+
+async def test_a_daemon_refuses_a_document_the_checker_refuses_with_its_report(tmp_path: Path) -> None:
+    address = f"ipc://{tmp_path}/d.sock"
+    worker = Worker(address, tmp_path / "a.audit", step_s=0.01)
+    daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log")
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            await _worker_registered(client)
+            refused = await request(client, Submit(manifest=manifest(2)))  # t.value is provided nowhere
+            assert isinstance(refused, Error) and refused.code == "invalid_manifest"
+            assert "contract check" in refused.message and "[missing-input]" in refused.message
+            assert "required input 't.value'" in refused.message
+            accepted = await request(client, Submit(manifest=manifest(2), inputs={"t.value": 1}))
+            assert isinstance(accepted, SubmitAccepted)  # the submit's input keys count as provided
+    finally:
+        daemon.close()
+        worker.close()
