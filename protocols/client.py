@@ -43,7 +43,7 @@ the one run, whether the first attempt was recorded or not.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import msgspec
 
@@ -69,6 +69,7 @@ __all__ = [
     "Submit",
     "SubmitAccepted",
     "SubmitRequest",
+    "TraceRecord",
     "Watch",
     "WorkerRecord",
     "Workers",
@@ -173,8 +174,30 @@ class RunTrace(_ClientMessage, tag="run_trace", frozen=True, kw_only=True):
     started_ms: int = 0
     ended_ms: int = 0
     context: dict[str, Any] = {}
-    trace: list[dict[str, Any]] = []
+    trace: list[TraceRecord] = []
     events: list[dict[str, Any]] = []
+
+
+class TraceRecord(TypedDict, total=False):
+    """One ended step of a run, as clients read it (a map; the daemon sends its engine's
+    ``TraceEntry`` records, which encode as exactly this). Typed on the wire: a client decodes
+    each field strictly; a field a newer daemon adds is dropped, never an error."""
+
+    step_id: str
+    node: str
+    block: str
+    capability: str
+    event: str
+    action: str | None
+    attempt: int
+    duration_ms: float
+    retries: int
+    reason: str | None
+    error: str | None
+    prerequisite_of: str | None
+    started_ms: int
+    ended_ms: int
+    dropped_outputs: list[str]
 
 
 class Watch(_ClientMessage, tag="watch", frozen=True, kw_only=True):
@@ -187,7 +210,7 @@ class RunProgress(_ClientMessage, tag="run_progress", frozen=True, kw_only=True)
     """Steps of a watched run that just ended (trace dicts)."""
 
     run_id: str
-    steps: list[dict[str, Any]] = []
+    steps: list[TraceRecord] = []
 
 
 class Status(_ClientMessage, tag="status", frozen=True, kw_only=True):
@@ -207,7 +230,7 @@ class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
     status: StatusReply
     error: str | None = None
     context: dict[str, Any] = {}
-    trace: list[dict[str, Any]] = []
+    trace: list[TraceRecord] = []
     started_ms: int = 0
     ended_ms: int = 0
 
