@@ -17,7 +17,6 @@ step's schedule-to-close budget, overriding the one derived from the capability)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +24,7 @@ import msgspec
 
 from ontoflow.protocols.actions import Call, Jump, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
 from ontoflow.protocols.merge_strategy import parse_merge_instruction
@@ -117,58 +117,6 @@ class _RawNode(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     context_inheritance: bool = True
     static_memory: dict[str, Any] = {}
     description: str = ""
-
-
-def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
-    """Decode a JSON, YAML or TOML document into plain Python data.
-
-    Args:
-        data: the document's bytes.
-        fmt: ``json``, ``yaml`` (or ``yml``) or ``toml``.
-        source: the file the bytes came from, named in the error.
-
-    Raises:
-        ManifestError: when the bytes are not a document of that format (the message gives
-            the line and column, counted from 1), or ``fmt`` is unknown.
-    """
-    fmt = fmt.lower().lstrip(".")
-    try:
-        if fmt == "json":
-            return msgspec.json.decode(data)
-        if fmt in ("yaml", "yml"):
-            return msgspec.yaml.decode(data)
-        if fmt == "toml":
-            return msgspec.toml.decode(data)
-    except msgspec.DecodeError as exc:
-        problem = Problem(path="", message=f"not valid {fmt.upper()}{_syntax_error(exc, data)}")
-        raise ManifestError(problem, source=source) from None
-    raise ManifestError(Problem(path="", message=f"unknown format {fmt!r}: use json, yaml or toml"), source=source)
-
-
-def _syntax_error(exc: msgspec.DecodeError, data: bytes) -> str:
-    """`` at line L, column C: what`` for a decoder's error (lines and columns from 1)."""
-    cause = exc.__context__
-    mark = getattr(cause, "problem_mark", None)
-    if mark is not None:  # PyYAML's MarkedYAMLError (0-based line and column)
-        what = getattr(cause, "problem", None) or str(exc).splitlines()[0]
-        return f" at line {mark.line + 1}, column {mark.column + 1}: {what}"
-    if getattr(cause, "lineno", None) is not None:  # tomllib's TOMLDecodeError (3.14+)
-        what = getattr(cause, "msg", str(cause)).split(" (at ")[0]
-        return f" at line {cause.lineno}, column {cause.colno}: {what}"
-    text = str(exc)
-    found = re.search(r"^(.*?) \(at line (\d+), column (\d+)\)$", text)  # tomllib before 3.14
-    if found is not None:
-        return f" at line {found[2]}, column {found[3]}: {found[1]}"
-    found = re.search(r"^(.*?) \(byte (\d+)\)$", text)  # msgspec.json: a byte offset
-    if found is not None:
-        offset = min(int(found[2]), len(data))
-        line = data.count(b"\n", 0, offset) + 1
-        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        return f" at line {line}, column {column}: {found[1].removeprefix('JSON is malformed: ')}"
-    if "truncated" in text:  # msgspec.json at the end of the bytes
-        line, column = data.count(b"\n") + 1, len(data) - (data.rfind(b"\n") + 1) + 1
-        return f" at line {line}, column {column}: unexpected end of the document"
-    return f": {text}"
 
 
 def _convert(data: Any, kind: type, path: str, problems: list[Problem]) -> Any:
