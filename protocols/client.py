@@ -47,6 +47,7 @@ from typing import Any, TypedDict
 
 import msgspec
 
+from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.types import RunStatusName, StatusReply
 
@@ -54,6 +55,8 @@ __all__ = [
     "CLIENT_HEADER",
     "Busy",
     "CancelRun",
+    "Catalog",
+    "CatalogInfo",
     "ClientMessage",
     "ClientRequest",
     "DaemonRequest",
@@ -257,6 +260,16 @@ class WorkersInfo(_ClientMessage, tag="workers_info", frozen=True, kw_only=True)
     workers: list[WorkerRecord] = []
 
 
+class Catalog(_ClientMessage, tag="catalog", frozen=True):
+    """Ask for the metadata of every capability the daemon knows (``ontoflow check --connect``)."""
+
+
+class CatalogInfo(_ClientMessage, tag="catalog_info", frozen=True, kw_only=True):
+    """The capabilities a submitted document is compiled and checked against."""
+
+    capabilities: list[CapabilityMetadata] = []
+
+
 class CancelRun(_ClientMessage, tag="cancel_run", frozen=True, kw_only=True):
     """Cancel a run: its running step gets Cancel, the run ends ``cancelled``."""
 
@@ -271,17 +284,17 @@ class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
     message: str
 
 
-ClientRequest = Submit | Status | Workers | CancelRun | ListRuns | Show | Watch
+ClientRequest = Submit | Status | Workers | CancelRun | ListRuns | Show | Watch | Catalog
 ClientMessage = (
     Submit | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy | ListRuns
-    | RunList | Show | RunTrace | Watch | RunProgress
+    | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo
 )
 
 #: What a daemon decodes: every client message, a Submit's document left encoded
 #: (``SubmitRequest``); a reply sent as a request is answered ``invalid_request``.
 DaemonRequest = (
     SubmitRequest | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy
-    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress
+    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo
 )
 
 _encoder = msgspec.msgpack.Encoder()

@@ -36,6 +36,8 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
     Busy,
     CancelRun,
+    Catalog,
+    CatalogInfo,
     Error,
     ListRuns,
     RunProgress,
@@ -148,6 +150,8 @@ class ClientService:
                 return shown if shown is not None else Error(code="unknown_run", message=f"no run {run_id} here")
             case Workers():
                 return WorkersInfo(workers=self.workers())
+            case Catalog():
+                return CatalogInfo(capabilities=[meta for _, meta in sorted(self.catalog().items())])
             case CancelRun(run_id=run_id, reason=reason):
                 found = self._queries.lookup(run_id)
                 if found is None:
@@ -211,6 +215,22 @@ class ClientService:
             self._idempotency.record(key, fingerprint)
         return SubmitAccepted(run_id=run_id)
 
+    def _refresh_catalog(self) -> None:
+        registry = self._orch.registry
+        if registry.version != self._catalog_version:  # a worker came or went since the last look
+            self._catalog_version = registry.version
+            catalog = registry.catalog()
+            if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
+                self._known.update(catalog)
+                self._compiled.clear()  # compiled against older metadata
+                self._contracts.clear()
+
+    def catalog(self) -> dict[str, CapabilityMetadata]:
+        """Every capability a submitted document is compiled against: those live workers offer
+        and those offered since the daemon started."""
+        self._refresh_catalog()
+        return dict(self._known)
+
     def compile(
         self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "", worktree: str = ""
     ) -> tuple[Any, tuple[str, bytes]]:
@@ -224,14 +244,7 @@ class ClientService:
                 is refused as ``manifest: expected an object``).
             actors.planner.ConnectionResolutionError: naming a pipeline's connection defined nowhere.
         """
-        registry = self._orch.registry
-        if registry.version != self._catalog_version:  # a worker came or went since the last look
-            self._catalog_version = registry.version
-            catalog = registry.catalog()
-            if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
-                self._known.update(catalog)
-                self._compiled.clear()  # compiled against older metadata
-                self._contracts.clear()
+        self._refresh_catalog()
         encoded = isinstance(document, msgspec.Raw)
         key = (bytes(document) if encoded else _encode(document), manifest_hash, worktree)
         found = self._compiled.get(key)

@@ -39,6 +39,11 @@ def register(subparsers: Any) -> None:
     check.add_argument("document", help="a workflow manifest, plan or OML pipeline (.yaml, .json or .toml)")
     _document_options(check)
     check.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    check.add_argument("--connect", default=None, metavar="ADDRESS",
+                       help="check against a daemon's catalogue (the capabilities its workers offered), besides -c")
+    check.add_argument("--curve-secret", default=None, metavar="FILE", help="this client's NAME.key_secret (CURVE)")
+    check.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's NAME.key (CURVE)")
+    check.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon's answer")
     logging_options(check)
     check.set_defaults(handler=_cmd_check)
 
@@ -100,12 +105,28 @@ def contract_gate(
                 "see ontoflow check, or run with --no-check)")
 
 
+def _daemon_catalog(args: argparse.Namespace) -> dict[str, Any] | int:
+    """The catalogue of the daemon at ``--connect``, or the exit code of a failed request."""
+    from ontoflow.protocols.client import Catalog, CatalogInfo
+    from ontoflow.runtime.cli._client import ask
+
+    reply = ask(args, Catalog(), CatalogInfo)
+    if isinstance(reply, int):
+        return reply
+    return {meta.id: meta for meta in reply.capabilities}
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     try:
-        catalog = _catalog(args)
+        catalog = {} if args.connect and not args.capabilities else _catalog(args)
         document = read_document(args.document)
     except (CapabilityLoadError, CheckerError) as exc:
         return fail(str(exc))
+    if args.connect:
+        remote = _daemon_catalog(args)
+        if isinstance(remote, int):
+            return remote
+        catalog = {**remote, **catalog}
     report = analyse_document(document, catalog, name=args.document, start=args.start).report
     if args.json:
         body = {**msgspec.to_builtins(report), "errors": len(report.errors), "warnings": len(report.warnings), "ok": report.ok}

@@ -75,3 +75,37 @@ async def test_a_daemon_refuses_a_document_the_checker_refuses_with_its_report(t
     finally:
         daemon.close()
         worker.close()
+
+
+async def test_check_connect_checks_against_the_daemons_catalogue(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.integration.durable_helpers import REPO
+
+    address = f"ipc://{tmp_path}/d.sock"
+    worker = Worker(address, tmp_path / "a.audit", step_s=0.01)
+    daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log")
+    (tmp_path / "wf.json").write_text(json.dumps(manifest(2)))
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            await _worker_registered(client)
+
+        def check(*extra: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "ontoflow", "check", str(tmp_path / "wf.json"), "--connect",
+                                   address, "--json", *extra], cwd=REPO, capture_output=True, text=True, timeout=60)
+
+        found = await anyio.to_thread.run_sync(check)
+        assert found.returncode == 2, found.stderr  # the daemon knows t.durable.step: t.value is missing
+        report = json.loads(found.stdout)
+        assert any(f["kind"] == "missing-input" and "t.value" in f["message"] for f in report["findings"])
+        assert not any(f["kind"] == "unknown-capability" for f in report["findings"])
+    finally:
+        daemon.close()
+        worker.close()
+    gone = await anyio.to_thread.run_sync(lambda: subprocess.run(
+        [sys.executable, "-m", "ontoflow", "check", str(tmp_path / "wf.json"), "--connect", address, "--timeout", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=60))
+    assert gone.returncode == 1 and "no answer" in gone.stderr
