@@ -155,7 +155,7 @@ def measure_recovery(finished: int = 100_000, unfinished: int = 1_000) -> dict[s
         opened = time.perf_counter()
         try:
             orch = Orchestrator(address="inproc://unused", journal=journal, clock=lambda: 10_000_000)
-            report = orch._recover(10_000_000)
+            report = orch.recover(10_000_000)
             done = time.perf_counter()
         finally:
             journal.close()
