@@ -181,7 +181,6 @@ class Orchestrator(SocketActor):
         self.outbox.flush()
         return report
 
-
     async def drain(self, grace_s: float) -> int:
         """Stop sending new steps and wait (at most ``grace_s``) for the running ones to answer.
 
