@@ -21,6 +21,8 @@ from ontoflow.actors.orchestrator.engine import (
     Fact,
     RunCancelled,
     RunEnded,
+    RunExpired,
+    RunResumed,
     RunSubmitted,
     StepFinished,
 )
@@ -100,7 +102,7 @@ def fact_about(fact: Fact) -> tuple[str, str | None, int | None, str | None]:
     if isinstance(fact, StepFinished):
         o = fact.outcome
         return kind, o.step_id, o.attempt, o.event
-    if isinstance(fact, RunSubmitted | RunCancelled):
+    if isinstance(fact, RunSubmitted | RunCancelled | RunResumed | RunExpired):
         return kind, None, None, getattr(fact, "reason", None)
     return kind, fact.step_id, fact.attempt, getattr(fact, "reason", None)
 
