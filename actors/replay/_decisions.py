@@ -25,6 +25,7 @@ from ontoflow.actors.orchestrator.engine import (
     RunResumed,
     RunSubmitted,
     StepFinished,
+    Suspended,
 )
 from ontoflow.runtime.journal import FactRow
 
@@ -142,6 +143,8 @@ def decisions(commands: list[Any], routes: list[Any], workflow: bool) -> list[st
             named.append(f"cancel {command.step_id}#{command.attempt}")
         elif isinstance(command, RunEnded):
             named.append(f"end {command.status}" + (f": {command.error}" if command.error else ""))
+        elif isinstance(command, Suspended):
+            named.append(f"suspend {command.step_id} ({command.capability}) asking a person")
     return named
 
 
