@@ -150,8 +150,6 @@ class ClientService:
                     return Error(code="invalid_request", message="an Answer names a run_id or a token")
                 try:
                     run_id = orch.resume(choice, run_id=run_id, token=token)
-                except UnknownRunError:
-                    return Error(code="unknown_run", message=f"no live run {run_id} here")
                 except AnswerRefused as exc:
                     return Error(code=exc.code, message=str(exc))
                 log.info("run_answered", run_id=run_id)

@@ -26,7 +26,7 @@ from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._ids import new_run_id
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator._run_table import DEFAULT_ANSWER_TIMEOUT_MS, Run, RunTable
+from ontoflow.actors.orchestrator._run_table import DEFAULT_ANSWER_TIMEOUT_MS, AnswerRefused, Run, RunTable
 from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 from ontoflow.actors.orchestrator.engine import (
     CancelStep,
@@ -39,7 +39,6 @@ from ontoflow.actors.orchestrator.engine import (
     RunResumed,
     RunSubmitted,
     Suspended,
-    check_answer,
 )
 from ontoflow.protocols.client import ClientMessage, Question
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
@@ -60,13 +59,6 @@ class UnknownRunError(KeyError):
     """Raised when a run id names no run this orchestrator knows."""
 
 
-class AnswerRefused(ValueError):
-    """Raised when an answer cannot resume a run; ``code`` is the client API's error code
-    (``not_suspended``, ``invalid_answer``)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class Orchestrator(SocketActor):
@@ -307,52 +299,21 @@ class Orchestrator(SocketActor):
         Raises:
             UnknownRunError: when the run is not in memory.
         """
-        run = self._run(run_id)
-        if run.result is not None:
-            return []
-        runs = self.runs
-        return [Question(token=s.token, step_id=s.step_id, capability=s.capability, question=s.question,
-                         candidates=s.candidates, since_ms=s.since_ms, expires_at_ms=runs.expires_at(s.since_ms))
-                for s in run.engine.suspensions(run.state)]
+        return self.runs.questions(self._run(run_id))
 
     def resume(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> str:
         """Answer a suspended run's question and resume it (``RunResumed``, journaled first);
-        returns the run id.
-
-        Args:
-            answer: the person's choice.
-            run_id: the run (enough when it asks one question).
-            token: the question's token (enough alone).
+        returns the run id. ``run_id`` is enough when the run asks one question, ``token`` alone
+        always is.
 
         Raises:
-            UnknownRunError: when neither names a run held here.
-            AnswerRefused: when the run asks nothing, the token is stale or wrong, several
-                questions are open and no token names one, or the answer is none of the
-                candidates.
+            AnswerRefused: as ``RunTable.question`` says (its ``code`` is the client API's).
         """
-        if run_id is None:
-            run_id = self.runs.asked(token or "")
-            if run_id is None:
-                raise AnswerRefused("not_suspended", "no open question has that token (stale, wrong, or answered)")
-        run = self._run(run_id)
-        open_ = [] if run.result is not None else run.engine.suspensions(run.state)
-        if not open_:
-            raise AnswerRefused("not_suspended", f"run {run_id} asks no question (it is {run.state.status})")
-        if token is None:
-            if len(open_) > 1:
-                raise AnswerRefused("invalid_answer", f"run {run_id} asks {len(open_)} questions: answer one by its token")
-            suspension = open_[0]
-        else:
-            suspension = next((s for s in open_ if s.token == token), None)
-            if suspension is None:
-                raise AnswerRefused("not_suspended", f"run {run_id} asks no question with that token (stale or wrong)")
-        refused = check_answer(suspension, answer)
-        if refused is not None:
-            raise AnswerRefused("invalid_answer", refused)
+        run, suspension = self.runs.question(answer, run_id=run_id, token=token)
         self.apply(run, RunResumed(token=suspension.token, answer=answer, now_ms=self._clock()))
         self.runs.answered(suspension.token)
         self.outbox.commit()
-        return run_id
+        return run.run_id
 
     # -- the client side ---------------------------------------------------------------------
 

@@ -23,16 +23,26 @@ import anyio
 import structlog
 
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator.engine import Command, Fact, RunEnded, RunEngine, Suspended
+from ontoflow.actors.orchestrator.engine import Command, Fact, RunEnded, RunEngine, Suspended, Suspension, check_answer
+from ontoflow.protocols.client import Question
 from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.actor import where
 
-__all__ = ["DEFAULT_ANSWER_TIMEOUT_MS", "Run", "RunTable", "result_of"]
+__all__ = ["DEFAULT_ANSWER_TIMEOUT_MS", "AnswerRefused", "Run", "RunTable", "result_of"]
 
 log = structlog.get_logger()
 
 #: How long a suspended run waits for an answer before it ends ``expired`` (a day).
 DEFAULT_ANSWER_TIMEOUT_MS = 24 * 3600 * 1000
+
+
+class AnswerRefused(ValueError):
+    """Raised when an answer cannot resume a run; ``code`` is the client API's error code
+    (``unknown_run``, ``not_suspended``, ``invalid_answer``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class Run:
@@ -194,6 +204,46 @@ class RunTable:
         """The id of the run that asks the open question ``token``, or None."""
         found = self._questions.get(token)
         return None if found is None else found[0]
+
+    def questions(self, run: Run) -> list[Question]:
+        """The questions ``run`` waits on, as clients see them (none once it ended)."""
+        if run.result is not None:
+            return []
+        return [Question(token=s.token, step_id=s.step_id, capability=s.capability, question=s.question,
+                         candidates=s.candidates, since_ms=s.since_ms, expires_at_ms=self.expires_at(s.since_ms))
+                for s in run.engine.suspensions(run.state)]
+
+    def question(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> tuple[Run, Suspension]:
+        """The live run and the open question ``answer`` answers (named by the run, the token
+        or both).
+
+        Raises:
+            AnswerRefused: when no live run is named, the run asks nothing, the token is stale
+                or wrong, several questions are open and no token names one, or the answer is
+                none of the candidates (the message never echoes the answer).
+        """
+        if run_id is None:
+            run_id = self.asked(token or "")
+            if run_id is None:
+                raise AnswerRefused("not_suspended", "no open question has that token (stale, wrong, or answered)")
+        run = self._runs.get(run_id)
+        if run is None:
+            raise AnswerRefused("unknown_run", f"no run {run_id} here")
+        asking = [] if run.result is not None else run.engine.suspensions(run.state)
+        if not asking:
+            raise AnswerRefused("not_suspended", f"run {run_id} asks no question (it is {run.state.status})")
+        if token is None:
+            if len(asking) > 1:
+                raise AnswerRefused("invalid_answer", f"run {run_id} asks {len(asking)} questions: answer one by its token")
+            suspension = asking[0]
+        else:
+            suspension = next((s for s in asking if s.token == token), None)
+            if suspension is None:
+                raise AnswerRefused("not_suspended", f"run {run_id} asks no question with that token (stale or wrong)")
+        refused = check_answer(suspension, answer)
+        if refused is not None:
+            raise AnswerRefused("invalid_answer", refused)
+        return run, suspension
 
     def answered(self, token: str) -> None:
         """Forget an answered question's expiry."""
