@@ -43,7 +43,8 @@ from ontoflow.actors.orchestrator.engine import (
     redispatch,
 )
 from ontoflow.actors.orchestrator.engine import resolve_inputs  # the workflow engine's resolution order
-from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, Suspension, check_answer, resumed_dispatch, suspend
+from ontoflow.actors.orchestrator.engine._suspend import suspend
+from ontoflow.actors.orchestrator.plans._asking import asked, resume
 from ontoflow.actors.orchestrator.plans._combine import combine
 from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, StepPlan
 from ontoflow.actors.orchestrator.plans._compose import condition_holds, map_params
@@ -103,7 +104,7 @@ def advance(compiled: CompiledPlan, state: PlanState, fact: Fact) -> list[Comman
         case RunCancelled():
             _on_cancelled(compiled, state, fact, cmds, "cancelled", f"run cancelled: {fact.reason}")
         case RunResumed():
-            _on_resumed(compiled, state, fact, cmds)
+            resume(state, fact, cmds)
         case RunExpired():
             _on_expired(compiled, state, fact, cmds)
         case _:
@@ -186,37 +187,8 @@ def _on_no_outcome(
     _pump(c, state, fact.now_ms, cmds)
 
 
-def _asked(state: PlanState, fact: RunResumed | RunExpired) -> tuple[str, Suspension, Running] | None:
-    """The open question ``fact``'s token names; else a note."""
-    for step_id, (suspension, running) in state.asking.items():
-        if suspension.token == fact.token:
-            return step_id, suspension, running
-    state.notes.append(f"{describe(fact)} ignored: stale or wrong token")
-    return None
-
-
-def _on_resumed(c: CompiledPlan, state: PlanState, fact: RunResumed, cmds: list[Command]) -> None:
-    found = _asked(state, fact)
-    if found is None:
-        return
-    step_id, suspension, running = found
-    refused = check_answer(suspension, fact.answer)
-    if refused is not None:
-        state.notes.append(f"RunResumed ignored: {refused}")
-        return
-    del state.asking[step_id]
-    state.context[ANSWER_KEY] = fact.answer
-    # The same step again, a new attempt; it takes a slot even if the plan's are all taken
-    # (it held one when it asked).
-    running.dispatch = resumed_dispatch(suspension, fact.answer, fact.now_ms, running.unit.capability.budget_ms)
-    running.attempt = running.dispatch.attempt
-    state.running[step_id] = running
-    state.notes.append(f"step {step_id} answered; dispatched again as attempt {running.attempt}")
-    cmds.append(running.dispatch)
-
-
 def _on_expired(c: CompiledPlan, state: PlanState, fact: RunExpired, cmds: list[Command]) -> None:
-    found = _asked(state, fact)
+    found = asked(state, fact)
     if found is None:
         return
     _, suspension, _ = found
