@@ -26,12 +26,16 @@ Conversation::
     daemon -> client   WorkersInfo(workers)                    one WorkerRecord per live worker
     client -> daemon   CancelRun(run_id, reason)               stop a run
     daemon -> client   RunStatus                               its status after the request
+    client -> daemon   Answer(run_id | token, choice)          answer a suspended run's question
+    daemon -> client   RunStatus                               running again (or still suspended)
     daemon -> client   Error(code, message)                    any request refused (no stack trace)
 
 Error codes: ``invalid_request`` (an undecodable or unknown request), ``invalid_manifest``
 (the message names each problem's path), ``invalid_inputs``, ``payload_too_large`` (a context
 value bigger than the daemon's limit; the message names the key and the sizes),
-``unknown_run``, ``shutting_down`` (the daemon drains after SIGTERM: submit again to its
+``unknown_run``, ``not_suspended`` (an ``Answer`` to a run that asks nothing, or a token that
+is stale or wrong), ``invalid_answer`` (a choice that is none of the candidates, or several
+questions open and no token), ``shutting_down`` (the daemon drains after SIGTERM: submit again to its
 successor), ``internal`` (a bug; logged by the daemon, the client sees only the code).
 
 Durability (a daemon started with ``--journal``): ``SubmitAccepted`` is sent only once the
@@ -53,6 +57,7 @@ from ontoflow.protocols.types import RunStatusName, StatusReply
 
 __all__ = [
     "CLIENT_HEADER",
+    "Answer",
     "Busy",
     "CancelRun",
     "Catalog",
@@ -62,6 +67,7 @@ __all__ = [
     "DaemonRequest",
     "Error",
     "ListRuns",
+    "Question",
     "RunList",
     "RunProgress",
     "RunStatus",
@@ -216,6 +222,42 @@ class RunProgress(_ClientMessage, tag="run_progress", frozen=True, kw_only=True)
     steps: list[TraceRecord] = []
 
 
+class Question(msgspec.Struct, frozen=True, kw_only=True):
+    """A question a suspended run asks a person (a step's ``clarification``).
+
+    Attributes:
+        token: what an :class:`Answer` names to answer this question (derived from the run,
+            the step and the attempt: a later question of the same step has another token).
+        step_id: the step that asked.
+        capability: the capability that asked.
+        question: the text for the person (the ``DomainOutput``'s explanation).
+        candidates: the choices offered, as the capability gave them; empty: any answer.
+        since_ms: when the run was suspended.
+        expires_at_ms: when the run ends ``expired`` if nobody answers (``None``: never).
+    """
+
+    token: str
+    step_id: str
+    capability: str
+    question: str
+    candidates: list[Any] = []
+    since_ms: int = 0
+    expires_at_ms: int | None = None
+
+
+class Answer(_ClientMessage, tag="answer", frozen=True, kw_only=True):
+    """Answer a suspended run's question and resume it (see the module docstring).
+
+    Give ``run_id`` (enough when the run asks one question) or ``token`` (a question's own).
+    ``choice`` must be one of the question's candidates (or a value of a candidate that is a
+    map, a ticker for ``{"symbol": ...}``) when it lists some.
+    """
+
+    choice: Any
+    run_id: str | None = None
+    token: str | None = None
+
+
 class Status(_ClientMessage, tag="status", frozen=True, kw_only=True):
     """Ask for a run's status; with ``wait`` the reply comes when the run ends."""
 
@@ -224,9 +266,11 @@ class Status(_ClientMessage, tag="status", frozen=True, kw_only=True):
 
 
 class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
-    """A run's status: ``running``, ``completed``, ``failed`` or ``cancelled``.
+    """A run's status: ``running``, ``suspended``, ``completed``, ``failed``, ``cancelled`` or
+    ``expired``.
 
-    ``context`` and ``trace`` (one dict per step) are filled once the run has ended.
+    ``context`` and ``trace`` (one dict per step) are filled once the run has ended;
+    ``questions`` lists what a suspended run asks (see :class:`Question`).
     """
 
     run_id: str
@@ -236,6 +280,7 @@ class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
     trace: list[TraceRecord] = []
     started_ms: int = 0
     ended_ms: int = 0
+    questions: list[Question] = []
 
 
 class Workers(_ClientMessage, tag="workers", frozen=True):
@@ -284,17 +329,17 @@ class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
     message: str
 
 
-ClientRequest = Submit | Status | Workers | CancelRun | ListRuns | Show | Watch | Catalog
+ClientRequest = Submit | Status | Workers | CancelRun | ListRuns | Show | Watch | Catalog | Answer
 ClientMessage = (
     Submit | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy | ListRuns
-    | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo
+    | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer
 )
 
 #: What a daemon decodes: every client message, a Submit's document left encoded
 #: (``SubmitRequest``); a reply sent as a request is answered ``invalid_request``.
 DaemonRequest = (
     SubmitRequest | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy
-    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo
+    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer
 )
 
 _encoder = msgspec.msgpack.Encoder()

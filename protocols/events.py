@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "CANCELLED",
+    "CLARIFICATION",
     "ENGINE_SIGNAL_PREFIX",
     "FAILURE",
     "FAIL_DEFAULT",
@@ -31,9 +32,14 @@ CANCELLED = "cancelled"
 #: A capability's ``requires`` did not succeed in this run (ours: DESIGN.md leaves the name open).
 PREREQUISITE_FAILED = "prerequisite_failed"
 
+#: A step asks a person a question (a ``DomainOutput`` with status ``clarification`` in its
+#: outputs): the run is suspended until an answer resumes it or the question expires. Any
+#: capability may emit it; a block may route it (taken once the answer arrived).
+CLARIFICATION = "clarification"
+
 #: Events the runtime can end any step with, whatever the capability declares.
 RESERVED_EVENTS: frozenset[str] = frozenset(
-    {FAILURE, INVALID, TIMEOUT, UNAVAILABLE, CANCELLED, PREREQUISITE_FAILED}
+    {FAILURE, INVALID, TIMEOUT, UNAVAILABLE, CANCELLED, PREREQUISITE_FAILED, CLARIFICATION}
 )
 
 ENGINE_SIGNAL_PREFIX = "SIGNAL:"

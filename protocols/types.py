@@ -14,9 +14,11 @@ JSONObject = dict[str, Any]
 OntologyKey = str
 #: A dotted, globally unique capability id, e.g. ``infobim.capability.base.list_pipes``.
 CapabilityId = str
-#: A run's status: ``running`` until it ends ``completed``, ``failed`` or ``cancelled`` (the one
-#: set of run statuses: engines, results, the journal's rows and the client API all use it).
-RunStatusName = Literal["running", "completed", "failed", "cancelled"]
+#: A run's status: ``running`` until it ends ``completed``, ``failed``, ``cancelled`` or
+#: ``expired`` (a question to a person nobody answered in time); ``suspended`` while it waits
+#: for that answer and has nothing else to do (the one set of run statuses: engines, results
+#: and the client API use it; the journal's row stays ``running`` until the run ends).
+RunStatusName = Literal["running", "suspended", "completed", "failed", "cancelled", "expired"]
 #: A status a client may be answered with: a run's, or ``cancelling`` (a cancel asked, not
 #: yet confirmed by the worker).
-StatusReply = Literal["running", "cancelling", "completed", "failed", "cancelled"]
+StatusReply = Literal["running", "suspended", "cancelling", "completed", "failed", "cancelled", "expired"]

@@ -70,6 +70,8 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         handle_signals: drain on SIGTERM/SIGINT (the CLI); off when embedded in a test.
         connections: a file mapping connection name -> value, for pipelines' ``@name``
             connections (``ONTOFLOW_CONNECTION_<NAME>`` is read for the others).
+        answer_timeout_ms: how long a suspended run's question waits for an answer before
+            the run ends ``expired`` (a day by default).
     """
 
     bind: str
@@ -91,6 +93,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     trigger_workflows: list[str] = []
     handle_signals: bool = False
     connections: str | None = None
+    answer_timeout_ms: int = 24 * 3600 * 1000
 
 
 def _check(config: DaemonConfig) -> None:
@@ -110,6 +113,8 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--retention-s must be > 0")
     if config.prune_every_s <= 0:
         raise ConfigError("--prune-every-s must be > 0")
+    if config.answer_timeout_ms < 1:
+        raise ConfigError("--answer-timeout-ms must be >= 1")
     if config.synchronous not in ("NORMAL", "FULL"):
         raise ConfigError("--synchronous must be NORMAL or FULL")
     if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
@@ -167,6 +172,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 heartbeat_ms=config.heartbeat_ms,
                 liveness=config.liveness,
                 schedule_to_start_ms=config.schedule_to_start_ms,
+                answer_timeout_ms=config.answer_timeout_ms,
                 curve=curve,
                 insecure=config.insecure,
                 max_message_bytes=config.max_message_bytes,

@@ -29,7 +29,7 @@ from ontoflow.actors.capability._scrub import MAX_CHARS, scrub
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
-from ontoflow.protocols.events import FAILURE, INVALID, SUCCESS, TIMEOUT
+from ontoflow.protocols.events import CLARIFICATION, FAILURE, INVALID, SUCCESS, TIMEOUT
 from ontoflow.protocols.messages import Invoke, Observation, Outcome
 from ontoflow.runtime.retry import backoff_ms
 
@@ -136,7 +136,7 @@ class Capability(abc.ABC):
         spec = _ClassSpec(
             metadata=meta,
             validator=compile_schema(meta.id, meta.input_schema),
-            events=frozenset(meta.events) | {FAILURE},
+            events=frozenset(meta.events) | {FAILURE, CLARIFICATION},  # a question: any capability may ask
             outputs=frozenset(meta.outputs),
         )
         cls._ontoflow_class_spec = spec

@@ -27,13 +27,15 @@ import structlog
 from ontoflow.actors.orchestrator._contracts import ContractGate
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._limits import check_payload
-from ontoflow.actors.orchestrator._orchestrator import Orchestrator
+from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
 from ontoflow.actors.planner import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
+    Answer,
     Busy,
     CancelRun,
     Catalog,
@@ -131,10 +133,23 @@ class ClientService:
                     return Error(code="unknown_run", message=f"no run {run_id} here")
                 if found.result is not None:
                     return run_status(found.result)
-                if wait:
+                questions = self._questions(run_id)
+                if wait and not questions:
                     self._waiting.setdefault(run_id, []).append(identity)
                     return None
-                return RunStatus(run_id=run_id, status="running", started_ms=found.state.started_ms or 0)
+                return self._live_status(run_id, found.state, questions)
+            case Answer(choice=choice, run_id=run_id, token=token):
+                if run_id is None and token is None:
+                    return Error(code="invalid_request", message="an Answer names a run_id or a token")
+                try:
+                    run_id = orch.resume(choice, run_id=run_id, token=token)
+                except AnswerRefused as exc:
+                    return Error(code=exc.code, message=str(exc))
+                log.info("run_answered", run_id=run_id)
+                found = self._queries.lookup(run_id)
+                if found is not None and found.result is not None:
+                    return run_status(found.result)
+                return self._live_status(run_id, found.state if found is not None else None, self._questions(run_id))
             case Watch(run_id=run_id):
                 found = self._queries.lookup(run_id)
                 if found is None:
@@ -274,6 +289,28 @@ class ClientService:
             )
             for w in self._orch.registry
         ]
+
+    def _questions(self, run_id: str) -> list[Any]:
+        try:
+            return self._orch.questions(run_id)
+        except UnknownRunError:  # a run read from the journal: not live here
+            return []
+
+    @staticmethod
+    def _live_status(run_id: str, state: Any, questions: list[Any]) -> RunStatus:
+        status = "running" if state is None else state.status
+        return RunStatus(run_id=run_id, status=status, started_ms=0 if state is None else state.started_ms or 0,
+                         questions=questions)
+
+    def run_suspended(self, run: Run) -> None:
+        """Answer the clients waiting for a run that now asks a question (status ``suspended``
+        and the questions): they would otherwise wait for an answer only a person can give."""
+        run_id = run.run_id
+        waiting = self._waiting.pop(run_id, []) + self._watchers.pop(run_id, [])
+        if waiting:
+            reply = self._live_status(run_id, run.state, self._questions(run_id))
+            for identity in waiting:
+                self._orch.send_client(identity, reply)
 
     def progress(self, run_id: str, entries: list[Any]) -> None:
         """Send the steps that just ended to the run's watchers."""

@@ -70,6 +70,7 @@ def compose_orchestrator(
     orchestrator.client_handler = clients.handle
     orchestrator.on_run_ended.append(clients.run_ended)
     orchestrator.on_progress.append(clients.progress)
+    orchestrator.runs.on_suspended.append(clients.run_suspended)
     if triggers is not None:
         orchestrator.on_observation.append(triggers.observe)
     return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers)

@@ -26,10 +26,21 @@ from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._ids import new_run_id
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator._run_table import Run, RunTable
+from ontoflow.actors.orchestrator._run_table import DEFAULT_ANSWER_TIMEOUT_MS, AnswerRefused, Run, RunTable
 from ontoflow.actors.orchestrator._worker_pool import WorkerPool
-from ontoflow.actors.orchestrator.engine import CancelStep, Dispatch, Fact, RunCancelled, RunEnded, RunEngine, RunSubmitted
-from ontoflow.protocols.client import ClientMessage
+from ontoflow.actors.orchestrator.engine import (
+    CancelStep,
+    Dispatch,
+    Fact,
+    RunCancelled,
+    RunEnded,
+    RunEngine,
+    RunExpired,
+    RunResumed,
+    RunSubmitted,
+    Suspended,
+)
+from ontoflow.protocols.client import ClientMessage, Question
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
 from ontoflow.runtime.actor import SocketActor, Tick, wall_clock_ms
 from ontoflow.runtime.batching import SEND_CHUNK
@@ -37,7 +48,7 @@ from ontoflow.runtime.curve import CurveServer
 from ontoflow.runtime.journal import FactRow, Journal, RunRow
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
-__all__ = ["Orchestrator", "UnknownRunError", "wall_clock_ms"]
+__all__ = ["AnswerRefused", "Orchestrator", "UnknownRunError", "wall_clock_ms"]
 
 log = structlog.get_logger()
 
@@ -46,6 +57,8 @@ _CLIENT_TYPES = get_args(ClientMessage)
 
 class UnknownRunError(KeyError):
     """Raised when a run id names no run this orchestrator knows."""
+
+
 
 
 class Orchestrator(SocketActor):
@@ -71,6 +84,8 @@ class Orchestrator(SocketActor):
         max_value_bytes: the largest encoded value a step output may put in the context; a
             bigger one ends its step ``failure`` with the reason ``output_too_large``.
             ``None``: no limit.
+        answer_timeout_ms: how long a suspended run's question waits for an answer before the
+            run ends ``expired``; ``None``: forever.
 
     Attributes:
         client_handler: called as ``handler(identity, message)`` for each client API message
@@ -100,11 +115,14 @@ class Orchestrator(SocketActor):
         journal: Journal | None = None,
         connections: Mapping[str, Any] | None = None,
         max_value_bytes: int | None = None,
+        answer_timeout_ms: int | None = DEFAULT_ANSWER_TIMEOUT_MS,
     ) -> None:
         if heartbeat_ms < 1 or liveness < 1 or schedule_to_start_ms < 0 or tick_ms < 1:
             raise ValueError("heartbeat_ms, liveness and tick_ms must be >= 1, schedule_to_start_ms >= 0")
         self.durability = Durability(journal, connections)
-        self.runs = RunTable()
+        if answer_timeout_ms is not None and answer_timeout_ms < 1:
+            raise ValueError("answer_timeout_ms must be >= 1 (or None: forever)")
+        self.runs = RunTable(answer_timeout_ms=answer_timeout_ms)
         self.pool = WorkerPool(
             runs=self.runs, send=self.send, deliver=self.apply,
             record_dispatch=self.durability.dispatched if journal is not None else None,
@@ -208,6 +226,9 @@ class Orchestrator(SocketActor):
                 for run in self.runs.expired(tick_now):
                     log.warning("run_deadline_expired", run_id=run.run_id)
                     self.apply(run, RunCancelled(reason="run deadline expired", now_ms=tick_now))
+                for run, token in self.runs.questions_expired(tick_now):
+                    log.warning("run_question_expired", run_id=run.run_id)
+                    self.apply(run, RunExpired(token=token, now_ms=tick_now))
                 self._resize_chunk()
             case Heartbeat():
                 if self.pool.seen(identity, now) is None:
@@ -260,10 +281,37 @@ class Orchestrator(SocketActor):
                     self.runs.end(run, command)
                     if run.source_hash is not None:
                         self.durability.ended(run.state.run_id, command.status, run.state.ended_ms or 0)
+                case Suspended():
+                    self.runs.suspended(run, command)
 
     def _adopt(self, run: Run, row: RunRow) -> None:
         self.runs.add(run, deadline_at_ms=row.deadline_at_ms, idempotency_key=row.idempotency_key,
                       trigger_key=row.trigger_key)
+        self.runs.rearm(run)
+
+    # -- questions ---------------------------------------------------------------------------
+
+    def questions(self, run_id: str) -> list[Question]:
+        """The questions a live run waits on (empty for a run that asks nothing).
+
+        Raises:
+            UnknownRunError: when the run is not in memory.
+        """
+        return self.runs.questions(self._run(run_id))
+
+    def resume(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> str:
+        """Answer a suspended run's question and resume it (``RunResumed``, journaled first);
+        returns the run id. ``run_id`` is enough when the run asks one question, ``token`` alone
+        always is.
+
+        Raises:
+            AnswerRefused: as ``RunTable.question`` says (its ``code`` is the client API's).
+        """
+        run, suspension = self.runs.question(answer, run_id=run_id, token=token)
+        self.apply(run, RunResumed(token=suspension.token, answer=answer, now_ms=self._clock()))
+        self.runs.answered(suspension.token)
+        self.outbox.commit()
+        return run.run_id
 
     # -- the client side ---------------------------------------------------------------------
 

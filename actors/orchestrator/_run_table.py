@@ -6,6 +6,12 @@ fact to the engine and publishes the steps it ended (log lines, ``on_progress`` 
 :meth:`RunTable.end` records a run's end and publishes its result (``on_run_ended``). It does
 no I/O of its own and reads no clock: what the engine's commands ask for (an Invoke, a Cancel)
 is the orchestrator's to carry out.
+
+A run suspended on a question (``engine._suspend``) stays here, live; the table keeps each open
+question's token and its expiry (``since_ms`` plus ``answer_timeout_ms``), so an answer can name
+a token alone and :meth:`RunTable.questions_expired` tells the orchestrator which questions to
+end with ``RunExpired``. A recovered run's questions are armed again (:meth:`RunTable.rearm`)
+from its replayed state: the expiry survives a restart.
 """
 
 from __future__ import annotations
@@ -17,13 +23,26 @@ import anyio
 import structlog
 
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator.engine import Command, Fact, RunEnded, RunEngine
+from ontoflow.actors.orchestrator.engine import Command, Fact, RunEnded, RunEngine, Suspended, Suspension, check_answer
+from ontoflow.protocols.client import Question
 from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.actor import where
 
-__all__ = ["Run", "RunTable", "result_of"]
+__all__ = ["DEFAULT_ANSWER_TIMEOUT_MS", "AnswerRefused", "Run", "RunTable", "result_of"]
 
 log = structlog.get_logger()
+
+#: How long a suspended run waits for an answer before it ends ``expired`` (a day).
+DEFAULT_ANSWER_TIMEOUT_MS = 24 * 3600 * 1000
+
+
+class AnswerRefused(ValueError):
+    """Raised when an answer cannot resume a run; ``code`` is the client API's error code
+    (``unknown_run``, ``not_suspended``, ``invalid_answer``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class Run:
@@ -85,9 +104,11 @@ class RunTable:
         on_progress: called as ``callback(run_id, trace_entries)`` when steps of a run end.
         in_flight: runs started and not ended.
         log_info: log one line per step and per run end (the actor sets it once per batch).
+        on_suspended: called with a run after each fact that leaves it ``suspended``.
+        answer_timeout_ms: how long a question waits for an answer; ``None``: forever.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, answer_timeout_ms: int | None = DEFAULT_ANSWER_TIMEOUT_MS) -> None:
         self._runs: dict[str, Run] = {}
         self._deadlines: dict[str, int] = {}
         self._by_key: dict[str, str] = {}
@@ -96,6 +117,9 @@ class RunTable:
         self.on_progress: list[Callable[[str, list[Any]], None]] = []
         self.in_flight = 0
         self.log_info = True
+        self.on_suspended: list[Callable[[Run], None]] = []
+        self.answer_timeout_ms = answer_timeout_ms
+        self._questions: dict[str, tuple[str, int | None]] = {}  # token -> (run id, expires at)
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -161,6 +185,83 @@ class RunTable:
                 found.append(run)
         return found
 
+    def expires_at(self, since_ms: int) -> int | None:
+        """When a question asked at ``since_ms`` expires (``None``: never)."""
+        return None if self.answer_timeout_ms is None else since_ms + self.answer_timeout_ms
+
+    def suspended(self, run: Run, command: Suspended) -> None:
+        """Hold the question ``command`` announces (its token, its expiry)."""
+        self._questions[command.token] = (run.run_id, self.expires_at(command.since_ms))
+        log.info("run_suspended", run_id=run.run_id, step_id=command.step_id, capability=command.capability,
+                 candidates=len(command.candidates))
+
+    def rearm(self, run: Run) -> None:
+        """Hold the open questions of a run rebuilt from the journal."""
+        for suspension in run.engine.suspensions(run.state):
+            self._questions[suspension.token] = (run.run_id, self.expires_at(suspension.since_ms))
+
+    def asked(self, token: str) -> str | None:
+        """The id of the run that asks the open question ``token``, or None."""
+        found = self._questions.get(token)
+        return None if found is None else found[0]
+
+    def questions(self, run: Run) -> list[Question]:
+        """The questions ``run`` waits on, as clients see them (none once it ended)."""
+        if run.result is not None:
+            return []
+        return [Question(token=s.token, step_id=s.step_id, capability=s.capability, question=s.question,
+                         candidates=s.candidates, since_ms=s.since_ms, expires_at_ms=self.expires_at(s.since_ms))
+                for s in run.engine.suspensions(run.state)]
+
+    def question(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> tuple[Run, Suspension]:
+        """The live run and the open question ``answer`` answers (named by the run, the token
+        or both).
+
+        Raises:
+            AnswerRefused: when no live run is named, the run asks nothing, the token is stale
+                or wrong, several questions are open and no token names one, or the answer is
+                none of the candidates (the message never echoes the answer).
+        """
+        if run_id is None:
+            run_id = self.asked(token or "")
+            if run_id is None:
+                raise AnswerRefused("not_suspended", "no open question has that token (stale, wrong, or answered)")
+        run = self._runs.get(run_id)
+        if run is None:
+            raise AnswerRefused("unknown_run", f"no run {run_id} here")
+        asking = [] if run.result is not None else run.engine.suspensions(run.state)
+        if not asking:
+            raise AnswerRefused("not_suspended", f"run {run_id} asks no question (it is {run.state.status})")
+        if token is None:
+            if len(asking) > 1:
+                raise AnswerRefused("invalid_answer", f"run {run_id} asks {len(asking)} questions: answer one by its token")
+            suspension = asking[0]
+        else:
+            suspension = next((s for s in asking if s.token == token), None)
+            if suspension is None:
+                raise AnswerRefused("not_suspended", f"run {run_id} asks no question with that token (stale or wrong)")
+        refused = check_answer(suspension, answer)
+        if refused is not None:
+            raise AnswerRefused("invalid_answer", refused)
+        return run, suspension
+
+    def answered(self, token: str) -> None:
+        """Forget an answered question's expiry."""
+        self._questions.pop(token, None)
+
+    def questions_expired(self, now: int) -> list[tuple[Run, str]]:
+        """The live runs and tokens of the questions whose expiry is past (each reported once)."""
+        if not self._questions:
+            return []
+        late = [(token, run_id) for token, (run_id, at) in self._questions.items() if at is not None and at <= now]
+        found = []
+        for token, run_id in late:
+            del self._questions[token]
+            run = self.live(run_id)
+            if run is not None:
+                found.append((run, token))
+        return found
+
     def advance(self, run: Run, fact: Fact) -> list[Command]:
         """Apply ``fact`` to ``run`` through its engine; return the engine's commands.
 
@@ -171,6 +272,13 @@ class RunTable:
         state = run.state
         if state.notes or run.logged != len(state.trace):
             self._publish(run)
+        if state.status == "suspended":  # nothing more happens until a person answers
+            for callback in self.on_suspended:
+                try:
+                    callback(run)
+                except Exception as exc:  # an observer's bug must not break the run
+                    log.error("suspended_callback_failed", run_id=state.run_id, error=type(exc).__name__,
+                              where=where(exc))
         return commands
 
     def end(self, run: Run, ended: RunEnded) -> RunResult:
@@ -185,6 +293,9 @@ class RunTable:
         else:
             log.warning("run_failed", run_id=state.run_id, status=ended.status, error=ended.error, steps=len(state.trace))
         self._deadlines.pop(state.run_id, None)
+        if self._questions:
+            for token in [t for t, (r, _) in self._questions.items() if r == state.run_id]:
+                del self._questions[token]
         if run.done is not None:
             run.done.set()
         for callback in self.on_run_ended:

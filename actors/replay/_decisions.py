@@ -21,8 +21,11 @@ from ontoflow.actors.orchestrator.engine import (
     Fact,
     RunCancelled,
     RunEnded,
+    RunExpired,
+    RunResumed,
     RunSubmitted,
     StepFinished,
+    Suspended,
 )
 from ontoflow.runtime.journal import FactRow
 
@@ -100,7 +103,7 @@ def fact_about(fact: Fact) -> tuple[str, str | None, int | None, str | None]:
     if isinstance(fact, StepFinished):
         o = fact.outcome
         return kind, o.step_id, o.attempt, o.event
-    if isinstance(fact, RunSubmitted | RunCancelled):
+    if isinstance(fact, RunSubmitted | RunCancelled | RunResumed | RunExpired):
         return kind, None, None, getattr(fact, "reason", None)
     return kind, fact.step_id, fact.attempt, getattr(fact, "reason", None)
 
@@ -140,6 +143,8 @@ def decisions(commands: list[Any], routes: list[Any], workflow: bool) -> list[st
             named.append(f"cancel {command.step_id}#{command.attempt}")
         elif isinstance(command, RunEnded):
             named.append(f"end {command.status}" + (f": {command.error}" if command.error else ""))
+        elif isinstance(command, Suspended):
+            named.append(f"suspend {command.step_id} ({command.capability}) asking a person")
     return named
 
 

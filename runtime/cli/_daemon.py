@@ -39,6 +39,8 @@ def register(subparsers: Any) -> None:
     d.add_argument("--heartbeat-ms", type=int, default=1000, help="heartbeat interval announced to workers")
     d.add_argument("--liveness", type=int, default=3, help="missed heartbeats before a worker is dead")
     d.add_argument("--schedule-to-start-ms", type=int, default=30_000, help="how long a step waits for a worker")
+    d.add_argument("--answer-timeout-ms", type=int, default=24 * 3600 * 1000, metavar="MS",
+                   help="how long a suspended run waits for an answer before it ends expired (default a day)")
     d.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N")
     d.add_argument("--journal", default=None, metavar="PATH.sqlite", help="journal runs here; recover them at start")
     d.add_argument("--synchronous", default="NORMAL", choices=["NORMAL", "FULL"], help="FULL: survive a power cut too")
@@ -65,6 +67,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         heartbeat_ms=args.heartbeat_ms,
         liveness=args.liveness,
         schedule_to_start_ms=args.schedule_to_start_ms,
+        answer_timeout_ms=args.answer_timeout_ms,
         curve_secret=args.curve_secret,
         authorized_keys=args.authorized_keys,
         insecure=args.insecure,

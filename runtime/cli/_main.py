@@ -31,6 +31,7 @@ COMMAND_GROUPS: tuple[str, ...] = (
     "ontoflow.runtime.cli._plans",    # plan run, pipeline check|compile|run
     "ontoflow.runtime.cli._daemon",   # daemon
     "ontoflow.runtime.cli._runs",     # submit, status, cancel, watch
+    "ontoflow.runtime.cli._answer",   # answer
     "ontoflow.runtime.cli._queries",  # runs, show, workers
     "ontoflow.runtime.cli._keys",     # keys generate
     "ontoflow.runtime.cli._replay",   # replay

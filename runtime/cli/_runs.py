@@ -38,7 +38,7 @@ from ontoflow.runtime.cli._client import (
 )
 from ontoflow.runtime.cli._local import gather_inputs, input_options
 from ontoflow.runtime.cli._progress import ProgressLine, describe
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, print_result, utc, write_json
+from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_result, utc, write_json
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
 from ontoflow.runtime.loop import run as run_async
@@ -83,6 +83,11 @@ def register(subparsers: Any) -> None:
 
 def print_status(status: RunStatus, as_json: bool) -> int:
     """Print a run's status (its whole result once it ended); the exit code it means."""
+    if status.status == "suspended":  # a question for a person: ``ontoflow answer``
+        from ontoflow.runtime.cli._answer import print_questions
+
+        write_json(status) if as_json else print_questions(status)
+        return EXIT_CLARIFICATION
     if as_json:
         write_json(status)
     elif status.status in ("running", "cancelling"):

@@ -9,7 +9,7 @@ this engine and the plan engine alike.
 """
 
 from ontoflow.actors.orchestrator.engine._advance import advance
-from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded
+from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded, Suspended
 from ontoflow.actors.orchestrator.engine._contract import RunEngine, RunView
 from ontoflow.actors.orchestrator.engine._compile import (
     BlockPlan,
@@ -23,6 +23,8 @@ from ontoflow.actors.orchestrator.engine._compile import (
 from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
     RunCancelled,
+    RunExpired,
+    RunResumed,
     RunSubmitted,
     StepDeadlineExpired,
     StepFinished,
@@ -41,8 +43,10 @@ from ontoflow.actors.orchestrator.engine._step_end import (
     split_outputs,
 )
 from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY
+from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, Suspension, check_answer, token_of
 
 __all__ = [
+    "ANSWER_KEY",
     "LAST_FAILURE_KEY",
     "BlockPlan",
     "CancelStep",
@@ -58,6 +62,8 @@ __all__ = [
     "RunCancelled",
     "RunEnded",
     "RunEngine",
+    "RunExpired",
+    "RunResumed",
     "RunState",
     "RunSubmitted",
     "RunView",
@@ -66,10 +72,13 @@ __all__ = [
     "StepFinished",
     "StepLost",
     "StepUnavailable",
+    "Suspended",
+    "Suspension",
     "TraceEntry",
     "advance",
     "cancelled_end",
     "capability_plan",
+    "check_answer",
     "compile_workflow",
     "describe",
     "engine_end",
@@ -78,4 +87,5 @@ __all__ = [
     "redispatch",
     "resolve_inputs",
     "split_outputs",
+    "token_of",
 ]

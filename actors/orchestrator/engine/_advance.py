@@ -8,14 +8,18 @@ run exactly.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ontoflow.protocols.context import Segment
-from ontoflow.protocols.events import is_success
+from ontoflow.protocols.events import CLARIFICATION, is_success
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
 from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
     RunCancelled,
+    RunExpired,
+    RunResumed,
     RunSubmitted,
     StepDeadlineExpired,
     StepFinished,
@@ -32,6 +36,7 @@ from ontoflow.actors.orchestrator.engine._step_end import (
     redispatch,
 )
 from ontoflow.actors.orchestrator.engine._steps import close_step, drive, end_run, finish_block_step
+from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, check_answer, resumed_dispatch, suspend
 
 __all__ = ["advance"]
 
@@ -55,6 +60,19 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
+    if state.status == "suspended":
+        match fact:
+            case RunResumed():
+                _on_resumed(workflow, state, fact, cmds)
+            case RunExpired():
+                _on_expired(workflow, state, fact, cmds)
+            case RunCancelled():
+                _on_cancelled(workflow, state, fact, cmds)
+            case _ if isinstance(fact, _FACTS):
+                state.notes.append(f"{describe(fact)} ignored: run suspended")
+            case _:
+                raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
+        return cmds
     if state.status != "running":
         if not isinstance(fact, _FACTS):
             raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
@@ -69,12 +87,15 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
             _on_no_outcome(workflow, state, fact, cmds)
         case RunCancelled():
             _on_cancelled(workflow, state, fact, cmds)
+        case RunResumed() | RunExpired():
+            state.notes.append(f"{describe(fact)} ignored: the run asks no question")
         case _:
             raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
     return cmds
 
 
-_FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled)
+_FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled, RunResumed,
+          RunExpired)
 
 
 def _pending_for(state: RunState, fact: Fact, step_id: str, attempt: int) -> PendingStep | None:
@@ -108,9 +129,12 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     if outcome.run_id != state.run_id:
         state.notes.append(f"stale {describe(fact)} ignored: it is for run {outcome.run_id}")
         return
-    state.pending = None
     cap = workflow.capabilities[pending.capability]
     end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=pending.started_ms)
+    if end.event == CLARIFICATION:
+        _suspend(workflow, state, pending, end, outcome.outputs, cmds)
+        return
+    state.pending = None
     if end.outputs:
         state.context.update(end.outputs)
     if outcome.segments:
@@ -160,9 +184,69 @@ def _on_no_outcome(
     cmds.append(pending.dispatch)
 
 
+def _suspend(workflow: CompiledWorkflow, state: RunState, pending: PendingStep, end: StepEnd,
+             outputs: dict[str, Any], cmds: list[Command]) -> None:
+    """The pending step asked a question: it stays pending, nothing in flight, the run waits."""
+    block = workflow.nodes[pending.node].blocks[pending.block]
+    close_step(state, block, end, action="SUSPEND", prerequisite_of=pending.prerequisite_of)
+    state.suspension, command = suspend(state.run_id, end, pending.dispatch, outputs)
+    state.status = "suspended"
+    cmds.append(command)
+
+
+def _answered(state: RunState, fact: RunResumed | RunExpired) -> bool:
+    """Whether ``fact`` names the question the run asks; else a note."""
+    suspension = state.suspension
+    if suspension is None or fact.token != suspension.token:
+        state.notes.append(f"{describe(fact)} ignored: stale or wrong token")
+        return False
+    return True
+
+
+def _on_resumed(workflow: CompiledWorkflow, state: RunState, fact: RunResumed, cmds: list[Command]) -> None:
+    suspension, pending = state.suspension, state.pending
+    if not _answered(state, fact):
+        return
+    assert suspension is not None and pending is not None  # set together by _suspend
+    refused = check_answer(suspension, fact.answer)
+    if refused is not None:
+        state.notes.append(f"RunResumed ignored: {refused}")
+        return
+    state.suspension = None
+    state.status = "running"
+    state.context[ANSWER_KEY] = fact.answer
+    block = workflow.nodes[pending.node].blocks[pending.block]
+    if pending.prerequisite_of is None and CLARIFICATION in block.actions:
+        # The workflow routes the question itself: the step ended, the answer is in the context.
+        state.pending = None
+        end = StepEnd(step_id=pending.step_id, capability=pending.capability, event=CLARIFICATION,
+                      attempt=pending.attempt, duration_ms=float(fact.now_ms - pending.started_ms),
+                      reason="answered", started_ms=pending.started_ms, ended_ms=fact.now_ms)
+        if finish_block_step(workflow, state, block, end, cmds):
+            drive(workflow, state, fact.now_ms, cmds)
+        return
+    budget = block.budget_ms if pending.prerequisite_of is None else workflow.capabilities[pending.capability].budget_ms
+    pending.dispatch = resumed_dispatch(suspension, fact.answer, fact.now_ms, budget)
+    pending.attempt = pending.dispatch.attempt
+    state.notes.append(f"step {pending.step_id} answered; dispatched again as attempt {pending.attempt}")
+    cmds.append(pending.dispatch)
+
+
+def _on_expired(workflow: CompiledWorkflow, state: RunState, fact: RunExpired, cmds: list[Command]) -> None:
+    suspension, pending = state.suspension, state.pending
+    if not _answered(state, fact):
+        return
+    assert suspension is not None and pending is not None
+    state.suspension = None
+    error = f"nobody answered the question of step {suspension.step_id} ('{suspension.capability}') in time"
+    end_run(state, "expired", error, fact.now_ms, cmds)
+
+
 def _on_cancelled(workflow: CompiledWorkflow, state: RunState, fact: RunCancelled, cmds: list[Command]) -> None:
     pending = state.pending
-    if pending is not None:
+    if pending is not None and state.suspension is not None:
+        state.suspension = None  # nothing in flight: no CancelStep, the question's record is the trace's
+    elif pending is not None:
         cmds.append(CancelStep(state.run_id, pending.step_id, pending.attempt))
         block = workflow.nodes[pending.node].blocks[pending.block]
         end = cancelled_end(fact, step_id=pending.step_id, capability=pending.capability, attempt=pending.attempt,

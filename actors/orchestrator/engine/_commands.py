@@ -13,7 +13,7 @@ import msgspec
 from ontoflow.protocols.context import StepContext
 from ontoflow.protocols.types import RunStatusName
 
-__all__ = ["CancelStep", "Command", "Dispatch", "RunEnded"]
+__all__ = ["CancelStep", "Command", "Dispatch", "RunEnded", "Suspended"]
 
 
 class _Command(msgspec.Struct, frozen=True, array_like=True, tag_field="command"):
@@ -57,11 +57,25 @@ class CancelStep(_Command, frozen=True, tag="cancel_step"):
 
 
 class RunEnded(_Command, frozen=True, tag="run_ended"):
-    """The run ended; ``status`` is ``completed``, ``failed`` or ``cancelled``."""
+    """The run ended; ``status`` is ``completed``, ``failed``, ``cancelled`` or ``expired``."""
 
     run_id: str
     status: RunStatusName
     error: str | None
 
 
-Command = Dispatch | CancelStep | RunEnded
+class Suspended(_Command, frozen=True, tag="suspended"):
+    """A step asks a person ``question`` (see ``_suspend``): the shell arms the question's
+    expiry (``since_ms`` plus its answer timeout, then :class:`RunExpired`) and tells the run's
+    waiting clients. Nothing is in flight for that step until :class:`RunResumed`."""
+
+    run_id: str
+    token: str
+    step_id: str
+    capability: str
+    question: str
+    candidates: list[Any]
+    since_ms: int
+
+
+Command = Dispatch | CancelStep | RunEnded | Suspended

@@ -28,6 +28,7 @@ from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine._facts import Fact
     from ontoflow.actors.orchestrator.engine._state import RunState
+    from ontoflow.actors.orchestrator.engine._suspend import Suspension
 
 __all__ = ["BlockPlan", "CapabilityPlan", "CompiledWorkflow", "NodePlan", "Route", "compile_workflow"]
 
@@ -167,9 +168,14 @@ class CompiledWorkflow:
         return advance(self, state, fact)
 
     def in_flight(self, state: RunState) -> list[Dispatch]:
-        """The run's one pending Dispatch, if any (``RunEngine``)."""
+        """The run's one pending Dispatch, if any (``RunEngine``); none while it waits on an
+        answer (its step is not in flight)."""
         pending = state.pending
-        return [] if pending is None else [pending.dispatch]
+        return [] if pending is None or state.suspension is not None else [pending.dispatch]
+
+    def suspensions(self, state: RunState) -> list[Suspension]:
+        """The question the run waits on, if any (``RunEngine``)."""
+        return [] if state.suspension is None else [state.suspension]
 
     def block(self, node: str, block: str) -> BlockPlan:
         """Return the plan of ``block`` of ``node``.

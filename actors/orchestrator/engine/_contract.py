@@ -67,3 +67,7 @@ class RunEngine(Protocol):
         """The last Dispatch of every attempt the run holds in flight, in step-id order
         (what recovery re-sends or reports lost)."""
         ...
+
+    def suspensions(self, state: Any) -> list[Any]:
+        """The questions (``engine._suspend.Suspension``) the run waits on, in step order."""
+        ...

@@ -18,6 +18,8 @@ from ontoflow.protocols.messages import Outcome
 __all__ = [
     "Fact",
     "RunCancelled",
+    "RunExpired",
+    "RunResumed",
     "RunSubmitted",
     "StepDeadlineExpired",
     "StepFinished",
@@ -80,4 +82,22 @@ class RunCancelled(_Fact, frozen=True, tag="run_cancelled"):
     now_ms: int
 
 
-Fact = RunSubmitted | StepFinished | StepDeadlineExpired | StepUnavailable | StepLost | RunCancelled
+class RunResumed(_Fact, frozen=True, tag="run_resumed"):
+    """A person answered the question of a suspended run (``token`` names it)."""
+
+    token: str
+    answer: Any
+    now_ms: int
+
+
+class RunExpired(_Fact, frozen=True, tag="run_expired"):
+    """Nobody answered the question ``token`` names in time: the run ends ``expired``."""
+
+    token: str
+    now_ms: int
+
+
+Fact = (
+    RunSubmitted | StepFinished | StepDeadlineExpired | StepUnavailable | StepLost | RunCancelled | RunResumed
+    | RunExpired
+)

@@ -15,6 +15,7 @@ from ontoflow.protocols.context import Segment
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Dispatch
+from ontoflow.actors.orchestrator.engine._suspend import Suspension
 
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
@@ -94,7 +95,8 @@ class RunState(msgspec.Struct, kw_only=True):
 
     Attributes:
         run_id: the run.
-        status: ``running``, ``completed``, ``failed`` or ``cancelled``.
+        status: ``running``, ``suspended`` (``pending`` asked a question: ``suspension``),
+            ``completed``, ``failed``, ``cancelled`` or ``expired``.
         node: the current node (empty before :class:`RunSubmitted`).
         block: the current block of ``node``.
         stack: return addresses, innermost last.
@@ -110,6 +112,7 @@ class RunState(msgspec.Struct, kw_only=True):
         error: why the run failed or was cancelled.
         started_ms: time of :class:`RunSubmitted`, ``None`` before.
         ended_ms: time the run ended, ``None`` while running.
+        suspension: the question ``pending`` asked, while the run is suspended.
     """
 
     run_id: str
@@ -129,6 +132,7 @@ class RunState(msgspec.Struct, kw_only=True):
     error: str | None = None
     started_ms: int | None = None
     ended_ms: int | None = None
+    suspension: Suspension | None = None
 
 
 def new_run(workflow: CompiledWorkflow, run_id: str) -> RunState:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ontoflow.protocols.actions import Call, Jump
 from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
-from ontoflow.protocols.events import INVALID, PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, is_success
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
@@ -181,7 +181,7 @@ def close_step(state: RunState, block: BlockPlan, end: StepEnd, *, action: str |
             dropped_outputs=end.dropped,
         )
     )
-    if not is_success(end.event):
+    if not is_success(end.event) and end.event != CLARIFICATION:  # a question is no failure
         state.context[LAST_FAILURE_KEY] = {
             "block": block.block,
             "node": block.node,

@@ -17,7 +17,7 @@ from typing import Any
 
 
 from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
-from ontoflow.protocols.events import INVALID, is_success
+from ontoflow.protocols.events import CLARIFICATION, INVALID, is_success
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine import (
@@ -27,6 +27,8 @@ from ontoflow.actors.orchestrator.engine import (
     Fact,
     RunCancelled,
     RunEnded,
+    RunExpired,
+    RunResumed,
     RunSubmitted,
     StepDeadlineExpired,
     StepEnd,
@@ -41,6 +43,8 @@ from ontoflow.actors.orchestrator.engine import (
     redispatch,
 )
 from ontoflow.actors.orchestrator.engine import resolve_inputs  # the workflow engine's resolution order
+from ontoflow.actors.orchestrator.engine._suspend import suspend
+from ontoflow.actors.orchestrator.plans._asking import asked, resume
 from ontoflow.actors.orchestrator.plans._combine import combine
 from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, StepPlan
 from ontoflow.actors.orchestrator.plans._compose import condition_holds, map_params
@@ -80,7 +84,12 @@ def advance(compiled: CompiledPlan, state: PlanState, fact: Fact) -> list[Comman
         TypeError: when ``fact`` is not one of the engine's facts.
     """
     cmds: list[Command] = []
-    if state.status != "running":
+    if state.status == "suspended" and not isinstance(fact, RunResumed | RunExpired | RunCancelled):
+        if not isinstance(fact, _FACTS):
+            raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
+        state.notes.append(f"{describe(fact)} ignored: run suspended")
+        return cmds
+    if state.status not in ("running", "suspended"):
         if not isinstance(fact, _FACTS):
             raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
         state.notes.append(f"{type(fact).__name__} ignored: run already {state.status}")
@@ -93,13 +102,21 @@ def advance(compiled: CompiledPlan, state: PlanState, fact: Fact) -> list[Comman
         case StepDeadlineExpired() | StepUnavailable() | StepLost():
             _on_no_outcome(compiled, state, fact, cmds)
         case RunCancelled():
-            _on_cancelled(compiled, state, fact, cmds)
+            _on_cancelled(compiled, state, fact, cmds, "cancelled", f"run cancelled: {fact.reason}")
+        case RunResumed():
+            resume(state, fact, cmds)
+        case RunExpired():
+            _on_expired(compiled, state, fact, cmds)
         case _:
             raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
+    if state.status in ("running", "suspended"):
+        # Suspended: a question is open and nothing else can happen until it is answered.
+        state.status = "suspended" if state.asking and not state.running and not state.queue else "running"
     return cmds
 
 
-_FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled)
+_FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled, RunResumed,
+          RunExpired)
 
 
 # -- facts -------------------------------------------------------------------------------------
@@ -136,6 +153,14 @@ def _on_finished(c: CompiledPlan, state: PlanState, fact: StepFinished, cmds: li
     del state.running[outcome.step_id]
     cap = running.unit.capability
     end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=running.started_ms)
+    if end.event == CLARIFICATION:
+        # The step asks a person: it leaves its slot (other steps go on) and waits for an answer.
+        _trace(c, state, running.unit, end, action="SUSPEND")
+        suspension, command = suspend(state.run_id, end, running.dispatch, outcome.outputs)
+        state.asking[outcome.step_id] = (suspension, running)
+        cmds.append(command)
+        _pump(c, state, fact.now_ms, cmds)
+        return
     ok = is_success(end.event)
     _close(c, state, running.unit, end, SUCCEEDED if ok else FAILED, dict(end.outputs) if ok else {})
     _pump(c, state, fact.now_ms, cmds)
@@ -162,18 +187,37 @@ def _on_no_outcome(
     _pump(c, state, fact.now_ms, cmds)
 
 
-def _on_cancelled(c: CompiledPlan, state: PlanState, fact: RunCancelled, cmds: list[Command]) -> None:
+def _on_expired(c: CompiledPlan, state: PlanState, fact: RunExpired, cmds: list[Command]) -> None:
+    found = asked(state, fact)
+    if found is None:
+        return
+    _, suspension, _ = found
+    error = f"nobody answered the question of step {suspension.step_id!r} ({suspension.capability}) in time"
+    _on_cancelled(c, state, fact, cmds, "expired", error)
+
+
+def _on_cancelled(c: CompiledPlan, state: PlanState, fact: RunCancelled | RunExpired, cmds: list[Command],
+                  status: RunStatusName, error: str) -> None:
+    reason = fact.reason if isinstance(fact, RunCancelled) else error
+    for _, (suspension, running) in sorted(state.asking.items(), key=lambda kv: kv[1][1].unit.key):
+        end = StepEnd(step_id=suspension.step_id, capability=suspension.capability, event=CLARIFICATION,
+                      attempt=running.attempt, duration_ms=float(fact.now_ms - running.started_ms),
+                      reason=status, error=reason, started_ms=running.started_ms, ended_ms=fact.now_ms)
+        _trace(c, state, running.unit, end)
+        if running.unit.group is None:
+            state.results[running.unit.step_id] = StepResult(FAILED, CLARIFICATION, end.capability, {}, end.error, end.reason)
+    state.asking.clear()
     for step_id, running in sorted(state.running.items(), key=lambda kv: kv[1].unit.key):
         cmds.append(CancelStep(state.run_id, step_id, running.attempt))
-        end = cancelled_end(fact, step_id=step_id, capability=running.unit.capability.id, attempt=running.attempt,
-                            started_ms=running.started_ms)
+        end = cancelled_end(RunCancelled(reason=reason, now_ms=fact.now_ms), step_id=step_id,
+                            capability=running.unit.capability.id, attempt=running.attempt, started_ms=running.started_ms)
         result = StepResult(CANCELLED, end.event, end.capability, {}, end.error, end.reason)
         _trace(c, state, running.unit, end)
         if running.unit.group is None:
             state.results[running.unit.step_id] = result
     state.running.clear()
     state.queue.clear()
-    _end(c, state, "cancelled", f"run cancelled: {fact.reason}", fact.now_ms, cmds)
+    _end(c, state, status, error, fact.now_ms, cmds)
 
 
 def _close(c: CompiledPlan, state: PlanState, unit: Unit, end: StepEnd, status: str, outputs: dict[str, Any]) -> None:
@@ -195,7 +239,7 @@ def _pump(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) -> N
             _begin(c, state, c.by_id[step_id], now)
         if not _launch(c, state, now, cmds) and not ready:
             break
-    if not sorter.is_active() and not state.queue and not state.running:
+    if not sorter.is_active() and not state.queue and not state.running and not state.asking:
         failed = next((s for s in c.steps if s.required and state.results[s.id].status != SUCCEEDED), None)
         if failed is None:
             _end(c, state, "completed", None, now, cmds)
@@ -307,11 +351,11 @@ def _dispatch(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: lis
 # -- ending steps and the run ------------------------------------------------------------------
 
 
-def _trace(c: CompiledPlan, state: PlanState, unit: Unit, end: StepEnd) -> None:
+def _trace(c: CompiledPlan, state: PlanState, unit: Unit, end: StepEnd, action: str | None = None) -> None:
     state.trace.append(
         TraceEntry(
             step_id=unit.step_id, node=c.name, block=unit.step_id if unit.follow_up else unit.plan_step,
-            capability=end.capability, event=end.event, action=None, attempt=end.attempt,
+            capability=end.capability, event=end.event, action=action, attempt=end.attempt,
             duration_ms=end.duration_ms, retries=end.retries, reason=end.reason, error=end.error,
             prerequisite_of=None, started_ms=end.started_ms, ended_ms=end.ended_ms, dropped_outputs=end.dropped,
         )

@@ -22,6 +22,7 @@ from ontoflow.actors.orchestrator.plans._refs import declares_field
 
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine import Command, Fact
+    from ontoflow.actors.orchestrator.engine._suspend import Suspension
     from ontoflow.actors.orchestrator.plans._state import PlanState
 
 __all__ = ["CompiledPlan", "FollowUp", "StepPlan", "compile_plan"]
@@ -112,6 +113,10 @@ class CompiledPlan:
     def in_flight(self, state: PlanState) -> list[Dispatch]:
         """The last Dispatch of every attempt in flight, in step-id order (``RunEngine``)."""
         return [running.dispatch for _, running in sorted(state.running.items())]
+
+    def suspensions(self, state: PlanState) -> list[Suspension]:
+        """The questions the run waits on, in step order (``RunEngine``)."""
+        return [s for s, running in sorted(state.asking.values(), key=lambda sr: sr[1].unit.key)]
 
 
 def _check_composition(where: str, comp: Composition, problems: list[Problem]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from ontoflow.protocols.types import RunStatusName
 from ontoflow.actors.orchestrator.engine import Dispatch, TraceEntry
 from ontoflow.actors.orchestrator.engine._compile import CapabilityPlan
+from ontoflow.actors.orchestrator.engine._suspend import Suspension
 
 __all__ = ["FanOut", "PlanState", "Running", "StepResult", "Unit"]
 
@@ -94,7 +95,8 @@ class PlanState:
 
     Attributes:
         run_id: the run.
-        status: ``running``, ``completed``, ``failed`` or ``cancelled``.
+        status: ``running``, ``suspended`` (questions open and nothing else to do),
+            ``completed``, ``failed``, ``cancelled`` or ``expired``.
         context: the submitted inputs; at the end, the combined output is added to it.
         trace: one :class:`TraceEntry` per finished step (``block`` is the plan step id), in
             the order they ended.
@@ -108,6 +110,8 @@ class PlanState:
         groups: plan step id -> its fan-out.
         results: step id -> how it ended (plan steps and follow-ups).
         max_in_flight: the most attempts that were in flight at once (observability).
+        asking: step id -> the question it asks and its attempt (not in ``running``: nothing
+            is in flight for it until the answer dispatches it again).
     """
 
     run_id: str
@@ -124,3 +128,4 @@ class PlanState:
     groups: dict[str, FanOut] = field(default_factory=dict)
     results: dict[str, StepResult] = field(default_factory=dict)
     max_in_flight: int = 0
+    asking: dict[str, tuple[Suspension, Running]] = field(default_factory=dict)

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from ontoflow.actors.orchestrator import Run, RunTable
-from ontoflow.actors.orchestrator.engine import Dispatch, RunCancelled, RunEnded, RunSubmitted, StepFinished
+from ontoflow.actors.orchestrator.engine import (
+    Dispatch,
+    RunCancelled,
+    RunEnded,
+    RunExpired,
+    RunSubmitted,
+    StepFinished,
+    Suspended,
+)
 from ontoflow.protocols import Outcome
 
 from tests.actors.orchestrator.parts import one_step
@@ -65,3 +73,39 @@ def test_an_observer_that_raises_does_not_break_the_end() -> None:
     [*_, ended] = table.advance(run, RunCancelled(reason="x", now_ms=1))
     table.end(run, ended)
     assert len(seen) == 1
+
+
+def _asking(table: RunTable, run_id: str = "r1") -> tuple[Run, Suspended]:
+    run, d = _started(table, run_id)
+    outcome = Outcome(run_id=run_id, step_id=d.step_id, attempt=d.attempt, event="clarification", error="which?")
+    [command] = table.advance(run, StepFinished(outcome=outcome, now_ms=10))
+    assert isinstance(command, Suspended)
+    table.suspended(run, command)
+    return run, command
+
+
+def test_a_question_is_held_by_its_token_and_expires_once_after_the_answer_timeout() -> None:
+    table = RunTable(answer_timeout_ms=100)
+    told = []
+    table.on_suspended.append(lambda run: told.append(run.run_id))
+    run, asked = _asking(table)
+    assert told == ["r1"] and table.asked(asked.token) == "r1" and table.expires_at(asked.since_ms) == 110
+    assert table.questions_expired(109) == []
+    assert table.questions_expired(110) == [(run, asked.token)]
+    assert table.questions_expired(500) == []  # reported once
+    [ended] = table.advance(run, RunExpired(token=asked.token, now_ms=110))
+    assert isinstance(ended, RunEnded) and ended.status == "expired"
+    assert table.end(run, ended).status == "expired"
+
+
+def test_a_rebuilt_run_has_its_questions_armed_again_and_an_ended_run_none() -> None:
+    table = RunTable(answer_timeout_ms=None)
+    run, asked = _asking(table)
+    again = RunTable(answer_timeout_ms=50)
+    again.add(run)
+    again.rearm(run)
+    assert again.asked(asked.token) == "r1" and again.questions_expired(asked.since_ms + 50) == [(run, asked.token)]
+    assert table.questions_expired(10**12) == []  # no timeout: a question waits forever
+    [*_, ended] = table.advance(run, RunCancelled(reason="x", now_ms=20))
+    table.end(run, ended)
+    assert table.asked(asked.token) is None

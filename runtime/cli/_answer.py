@@ -1,0 +1,90 @@
+"""The client verb that answers a suspended run: ``ontoflow answer RUN CHOICE``.
+
+A run suspends when one of its steps asks a person a question (a ``clarification``); ``ontoflow
+status RUN`` shows the question and its candidates, and this verb answers it: the daemon puts
+the choice in the run's context and dispatches the asking step again (never a step that
+finished). ``--token`` names one question when a run asks several; ``--wait`` waits for the
+run's end (or its next question) and prints it.
+
+A composition root (it may import ``actors``). Exit codes: 0 the run resumed (with ``--wait``:
+it completed), 1 the run failed, was cancelled or expired, or the daemon did not answer, 2 an
+invalid answer (none of the candidates) or request, 4 the run (still, or again) asks a
+question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ontoflow.protocols.client import Answer, ClientMessage, RunStatus, Status
+from ontoflow.runtime.cli._client import client_options, converse, reply_code, unexpected
+from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_result, write_json
+
+__all__ = ["print_questions", "register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``answer`` to the ``ontoflow`` parser."""
+    a = subparsers.add_parser("answer", help="answer a suspended run's question and resume it")
+    a.add_argument("run_id", help="the suspended run")
+    a.add_argument("choice", help="the answer: one of the candidates (or a value of one, e.g. a ticker)")
+    a.add_argument("--token", default=None, help="the question's token (when the run asks several)")
+    a.add_argument("--json-choice", action="store_true", help="read CHOICE as JSON (an object, a number...)")
+    a.add_argument("--wait", action="store_true", help="wait for the run's end (or its next question) and print it")
+    a.add_argument("--json", action="store_true")
+    client_options(a)
+    a.set_defaults(handler=_cmd_answer)
+
+
+def print_questions(status: RunStatus) -> None:
+    """Print what a suspended run asks: each question, its candidates and its token."""
+    print(f"run {status.run_id} suspended: it asks")
+    for q in status.questions:
+        print(f"  {q.question}")
+        for n, candidate in enumerate(q.candidates, 1):
+            print(f"    {n}. {_candidate_text(candidate)}")
+        print(f"  (answer with: ontoflow answer {status.run_id} CHOICE" + (f" --token {q.token})" if len(status.questions) > 1 else ")"))
+
+
+def _candidate_text(candidate: Any) -> str:
+    if isinstance(candidate, dict):
+        return " · ".join(str(v) for v in candidate.values())
+    return str(candidate)
+
+
+def _cmd_answer(args: argparse.Namespace) -> int:
+    choice: Any = args.choice
+    if args.json_choice:
+        try:
+            choice = json.loads(args.choice)
+        except json.JSONDecodeError as exc:
+            return fail(f"CHOICE: not valid JSON (line {exc.lineno}, column {exc.colno})")
+    messages: list[ClientMessage] = [Answer(run_id=args.run_id, token=args.token, choice=choice)]
+    if args.wait:
+        messages.append(Status(run_id=args.run_id, wait=True))
+    replies = converse(args, *messages, wait_last=args.wait)
+    if isinstance(replies, int):
+        return replies
+    reply = replies[-1]
+    code = reply_code(reply)
+    if code is not None:
+        return code
+    if not isinstance(reply, RunStatus):
+        return unexpected(reply, RunStatus)
+    return _print(reply, args.json)
+
+
+def _print(status: RunStatus, as_json: bool) -> int:
+    if as_json:
+        write_json(status)
+    elif status.status == "suspended":
+        print_questions(status)
+    elif status.status == "running":
+        print(f"run {status.run_id} resumed")
+    else:
+        print_result(status, as_json=False)
+    if status.status == "suspended":
+        return EXIT_CLARIFICATION
+    return EXIT_OK if status.status in ("running", "completed") else EXIT_FAILED
