@@ -32,7 +32,9 @@ Error codes: ``invalid_request`` (an undecodable or unknown request), ``invalid_
 (the message names each problem's path), ``invalid_inputs``, ``payload_too_large`` (a context
 value bigger than the daemon's limit; the message names the key and the sizes),
 ``unknown_run``, ``shutting_down`` (the daemon drains after SIGTERM: submit again to its
-successor), ``internal`` (a bug; logged by the daemon, the client sees only the code).
+successor), ``unavailable`` (temporary: the daemon cannot write its journal, a full disk; it
+still answers reads and carries on by itself once it can; retry the submit or cancel later),
+``internal`` (a bug; logged by the daemon, the client sees only the code).
 
 Durability (a daemon started with ``--journal``): ``SubmitAccepted`` is sent only once the
 submission is committed to the journal, so an acknowledged run survives any crash of the

@@ -3,7 +3,9 @@
 Run state stays in the orchestrator; this module only translates requests into its calls
 (submit, status, cancel, the registry) and results into replies. A request that fails gets an
 ``Error`` with a code and a message naming what is wrong, never a stack trace; an unexpected
-failure is logged here with its location and answered ``internal``. The read-only requests
+failure is logged here with its location and answered ``internal``. While the journal cannot
+be written (a full disk) a submit or a cancel is answered ``unavailable`` (retryable) and
+reads are still answered. The read-only requests
 (List, Show, and Status of a run no longer in memory) are answered from the journal by
 ``_queries``.
 
@@ -58,6 +60,11 @@ log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
 _document_decoder = msgspec.msgpack.Decoder(dict[str, Any])
+
+
+#: The answer to a write while the journal cannot be written (a full disk): retryable.
+_UNAVAILABLE = Error(code="unavailable",
+                     message="journal: the daemon cannot write its journal (disk full?); this is temporary, retry later")
 
 
 def _decode_document(body: bytes) -> dict[str, Any]:
@@ -157,6 +164,8 @@ class ClientService:
                 return shown if shown is not None else Error(code="unknown_run", message=f"no run {run_id} here")
             case Workers():
                 return WorkersInfo(workers=self.workers())
+            case CancelRun() if not orch.available:
+                return _UNAVAILABLE
             case CancelRun(run_id=run_id, reason=reason):
                 found = self._queries.lookup(run_id)
                 if found is None:
@@ -173,6 +182,8 @@ class ClientService:
 
     def _submit(self, message: Submit) -> Any:
         orch = self._orch
+        if not orch.available:  # first: even a known idempotency key may name an uncommitted run
+            return _UNAVAILABLE
         if message.idempotency_key is not None:
             existing = orch.find_run(idempotency_key=message.idempotency_key)
             if existing is not None:
