@@ -266,12 +266,18 @@ class Journal:
 
 def _rollback(conn: sqlite3.Connection) -> None:
     """Undo a failed write so the next commit starts clean (a full disk: the caller retries
-    the same batch). A rollback that fails too is tried again by the next commit."""
-    try:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-    except sqlite3.Error:
-        pass
+    the same batch). A rollback that fails too is tried again by the next commit.
+
+    Then move the WAL into the database and truncate it: on a full disk the WAL is often what
+    filled it (it is checkpointed only past 1000 pages, more than a small disk holds), and
+    its frames hold many versions of the same pages, so this frees room for the retry.
+    """
+    for statement in ("ROLLBACK", "PRAGMA wal_checkpoint(TRUNCATE)"):
+        try:
+            if statement != "ROLLBACK" or conn.in_transaction:
+                conn.execute(statement)
+        except sqlite3.Error:
+            pass
 
 
 def _run_row(r: tuple) -> RunRow:
