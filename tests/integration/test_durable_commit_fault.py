@@ -5,6 +5,9 @@ run completes."""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,7 @@ from ontoflow.protocols.client import (
 from ontoflow.runtime.cli import open_client, request
 from ontoflow.runtime.journal import Batch, Journal, JournalError, open_journal
 from tests.integration.durable_capabilities import STEP_ID, manifest
-from tests.integration.durable_helpers import Worker, audit_lines, journal_runs
+from tests.integration.durable_helpers import REPO, Worker, audit_lines, journal_runs
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +80,9 @@ async def test_a_failing_commit_sends_nothing_it_held_refuses_submits_answers_re
     composition = compose_orchestrator(serve_clients=True, address=address, journal=journal, heartbeat_ms=100,
                                        tick_ms=10)
     orch = composition.orchestrator
-    worker = Worker(address, audit, step_s=0.05)
+    worker = Worker(address, audit, step_s=0.15)  # slow enough that runs are in flight when the fault starts
+    document = tmp_path / "w.json"
+    document.write_text(json.dumps(manifest(3)))
     acknowledged: list[str] = []
     try:
         async with anyio.create_task_group() as tg:
@@ -93,6 +98,11 @@ async def test_a_failing_commit_sends_nothing_it_held_refuses_submits_answers_re
                 refused = await request(reader, Submit(manifest=manifest(3), inputs={"t.value": 2}))
                 assert isinstance(refused, Error) and refused.code == "unavailable"
                 assert "journal" in refused.message and "temporary" in refused.message
+                cli = await anyio.run_process(
+                    [sys.executable, "-m", "ontoflow", "submit", str(document), "--input", "t.value=2", "--connect",
+                     address], cwd=REPO, check=False, env={**os.environ, "PYTHONPATH": str(REPO)})
+                assert cli.returncode == 1, cli.stderr  # temporary: not "invalid input" (2)
+                assert b"unavailable: journal" in cli.stderr and b"temporary" in cli.stderr
                 workers = await request(reader, Workers())
                 assert isinstance(workers, WorkersInfo) and any(STEP_ID in w.capabilities for w in workers.workers)
                 listing = await request(reader, ListRuns(limit=10))
@@ -110,8 +120,9 @@ async def test_a_failing_commit_sends_nothing_it_held_refuses_submits_answers_re
                     assert isinstance(reply, SubmitAccepted)
                     acknowledged.append(reply.run_id)
                 await _until(lambda: len(audit_lines(audit)) >= 4)
+                before = journal.failures
                 journal.failing = True
-                await _until(lambda: journal.failures >= 3)
+                await _until(lambda: journal.failures >= before + 2)  # an Outcome's batch failed, and its retry
                 during = await request(reader, Submit(manifest=manifest(3), inputs={"t.value": 99}))
                 assert isinstance(during, Error) and during.code == "unavailable"
                 status = await request(reader, Status(run_id=acknowledged[-1]))
