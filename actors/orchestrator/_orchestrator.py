@@ -383,7 +383,7 @@ class Orchestrator(SocketActor):
         still follows the commit. Without a journal it is ``submit``.
 
         Raises:
-            The errors of ``submit``; runtime.journal.JournalError when the shared commit fails.
+            The errors of ``submit``. A shared commit that fails is retried and waited for.
         """
         if self.durability.journal is None:
             return self.submit(workflow, inputs, **options)
