@@ -252,6 +252,8 @@ class Outbox:
         if self._error is None:
             log.error("commit_failed", error=type(exc).__name__, retry_in_s=self._retry_s)
         else:
+            if self._retry_s >= RETRY_MAX_S:  # still failing: one line per longest delay, not per try
+                log.warning("commit_still_failing", error=type(exc).__name__, failures=self.failures)
             self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
         self._error = exc
         self._retry_at = self._monotonic() + self._retry_s
