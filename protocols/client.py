@@ -35,8 +35,11 @@ Error codes: ``invalid_request`` (an undecodable or unknown request), ``invalid_
 value bigger than the daemon's limit; the message names the key and the sizes),
 ``unknown_run``, ``not_suspended`` (an ``Answer`` to a run that asks nothing, or a token that
 is stale or wrong), ``invalid_answer`` (a choice that is none of the candidates, or several
-questions open and no token), ``shutting_down`` (the daemon drains after SIGTERM: submit again to its
-successor), ``internal`` (a bug; logged by the daemon, the client sees only the code).
+questions open and no token), ``idempotency_conflict`` (a key re-sent with another manifest,
+other inputs or another deadline), ``shutting_down`` (the daemon drains after SIGTERM: submit
+again to its successor), ``unavailable`` (temporary: the daemon cannot write its journal, a
+full disk; it still answers reads and carries on by itself once it can; retry the submit or
+cancel later), ``internal`` (a bug; logged by the daemon, the client sees only the code).
 
 Durability (a daemon started with ``--journal``): ``SubmitAccepted`` is sent only once the
 submission is committed to the journal, so an acknowledged run survives any crash of the

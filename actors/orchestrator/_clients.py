@@ -3,7 +3,9 @@
 Run state stays in the orchestrator; this module only translates requests into its calls
 (submit, status, cancel, the registry) and results into replies. A request that fails gets an
 ``Error`` with a code and a message naming what is wrong, never a stack trace; an unexpected
-failure is logged here with its location and answered ``internal``. The read-only requests
+failure is logged here with its location and answered ``internal``. While the journal cannot
+be written (a full disk) a submit or a cancel is answered ``unavailable`` (retryable) and
+reads are still answered. The read-only requests
 (List, Show, and Status of a run no longer in memory) are answered from the journal by
 ``_queries``.
 
@@ -64,6 +66,9 @@ __all__ = ["ClientService"]
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
+#: The answer to a write while the journal cannot be written (a full disk): retryable.
+_UNAVAILABLE = Error(code="unavailable",
+                     message="journal: the daemon cannot write its journal (disk full?); this is temporary, retry later")
 
 
 class ClientService:
@@ -138,6 +143,8 @@ class ClientService:
                     self._waiting.setdefault(run_id, []).append(identity)
                     return None
                 return self._live_status(run_id, found.state, questions)
+            case Answer() if not orch.available:  # resuming journals a fact: not while it cannot
+                return _UNAVAILABLE
             case Answer(choice=choice, run_id=run_id, token=token):
                 if run_id is None and token is None:
                     return Error(code="invalid_request", message="an Answer names a run_id or a token")
@@ -167,6 +174,8 @@ class ClientService:
                 return WorkersInfo(workers=self.workers())
             case Catalog():
                 return CatalogInfo(capabilities=[meta for _, meta in sorted(self.catalog().items())])
+            case CancelRun() if not orch.available:
+                return _UNAVAILABLE
             case CancelRun(run_id=run_id, reason=reason):
                 found = self._queries.lookup(run_id)
                 if found is None:
@@ -183,6 +192,8 @@ class ClientService:
 
     def _submit(self, message: Submit) -> Any:
         orch = self._orch
+        if not orch.available:  # first: even a known idempotency key may name an uncommitted run
+            return _UNAVAILABLE
         key = message.idempotency_key
         fingerprint = None
         if key is not None:

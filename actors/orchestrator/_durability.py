@@ -97,13 +97,24 @@ class Durability:
     def commit(self) -> None:
         """Commit what was recorded since the last commit (the outbox's commit gate).
 
+        A batch whose commit fails (a full disk) is kept whole (the journal rolled it back)
+        and what is recorded afterwards joins it, after it: the next call commits it all, in
+        the order it was recorded.
+
         Raises:
             runtime.journal.JournalError: when the commit fails.
         """
         batch = self._batch
         if batch:
-            self._batch = Batch()
             self.journal.commit(batch)  # type: ignore[union-attr]  # a batch fills only with a journal
+            self._batch = Batch()
+
+    def uncommitted(self, run_id: str) -> bool:
+        """Whether records of ``run_id`` wait for a commit (only for a while after a failed one:
+        otherwise the batch's end commits them before anything is answered)."""
+        batch = self._batch
+        return (any(row.run_id == run_id for row in batch.runs) or any(f[0] == run_id for f in batch.facts)
+                or any(e[2] == run_id for e in batch.ended))
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -12,6 +12,14 @@ facts and commands into messages; :class:`Durability` records and recovers. This
 them and routes between them (:meth:`Orchestrator.apply` is the one place a fact is recorded,
 decided and carried out). The client and trigger services sit above it, wired by
 ``compose_orchestrator``.
+
+A journal commit that fails (a full disk) makes the orchestrator *unavailable* until a retry
+of it succeeds (the outbox retries with backoff): nothing the failed batch caused is sent, and
+nothing new is decided. The messages that would record a fact (Outcome, Ready, Disconnect,
+Observation) are parked, in arrival order, and handled first once the commit succeeded; Ticks
+decide nothing (only heartbeats go out, so workers stay connected; deadlines are looked at
+again by the first Tick after); clients' reads are answered, from committed state for a run
+the held batch touches, and their writes are refused ``unavailable`` (``ClientService``).
 """
 
 from __future__ import annotations
@@ -45,7 +53,7 @@ from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outc
 from ontoflow.runtime.actor import SocketActor, Tick, wall_clock_ms
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import CurveServer
-from ontoflow.runtime.journal import FactRow, Journal, RunRow
+from ontoflow.runtime.journal import FactRow, Journal, JournalError, RunRow
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["AnswerRefused", "Orchestrator", "UnknownRunError", "wall_clock_ms"]
@@ -135,6 +143,8 @@ class Orchestrator(SocketActor):
         self.client_handler: Callable[[bytes, Any], None] | None = None
         self.on_observation: list[Callable[[Observation], None]] = []
         self.recovery: RecoveryReport | None = None
+        self._parked: list[tuple[bytes, Any]] = []
+        self._heartbeat_at = 0
 
     # -- what other code reads ---------------------------------------------------------------
 
@@ -167,6 +177,16 @@ class Orchestrator(SocketActor):
     def on_progress(self) -> list[Callable[[str, list[Any]], None]]:
         """Called as ``callback(run_id, trace_entries)`` when steps of a run end (watchers)."""
         return self.runs.on_progress
+
+    @property
+    def available(self) -> bool:
+        """False while a failed journal commit waits for its retry (see the module docstring)."""
+        return self.outbox.available
+
+    def uncommitted(self, run_id: str) -> bool:
+        """Whether the memory of ``run_id`` is ahead of the journal (records of it wait for a
+        commit that failed): a read must then answer from the journal."""
+        return not self.outbox.available and self.durability.uncommitted(run_id)
 
     def steps_in_flight(self) -> int:
         """Attempts sent to workers and not answered yet."""
@@ -218,6 +238,14 @@ class Orchestrator(SocketActor):
 
     def receive(self, identity: bytes, message: Any, now: int) -> None:
         """Dispatch one message on its type (the kernel calls it for each of a batch)."""
+        if self._parked or not self.outbox.available:
+            if not self.outbox.available:
+                self._unavailable(identity, message, now)
+                return
+            parked, self._parked = self._parked, []
+            log.info("parked_messages_handled", count=len(parked))
+            for peer, held in parked:  # first, in the order they came
+                self.receive(peer, held, now)
         match message:
             case Outcome():  # the hot path: most of what arrives
                 self.pool.outcome(identity, message, now)
@@ -252,6 +280,32 @@ class Orchestrator(SocketActor):
                     self.client_handler(identity, message)
             case _:
                 log.warning("message_unexpected", peer=identity.hex(), op=type(message).__name__)
+
+    def _unavailable(self, identity: bytes, message: Any, now: int) -> None:
+        """Serve while the journal cannot be written: decide nothing (see the module docstring)."""
+        match message:
+            case Tick():
+                if now - self._heartbeat_at >= self.pool.heartbeat_ms:  # workers must not think us gone
+                    self._heartbeat_at = now
+                    for worker in list(self.pool.registry):
+                        self.outbox.bypass(worker.identity, Heartbeat())
+            case Heartbeat():
+                self.pool.seen(identity, now)
+            case _ if isinstance(message, _CLIENT_TYPES) and self.client_handler is not None:
+                self.client_handler(identity, message)  # reads answered, writes refused
+            case _:
+                if not self._parked:
+                    log.warning("messages_parked", reason="journal_unavailable")
+                self.pool.seen(identity, now)
+                self._parked.append((identity, message))
+
+    def send_client(self, identity: bytes, message: Any) -> None:
+        """Send a client reply after the batch's commit; while unavailable, at once (it then
+        answers a read or refuses a write: it tells nothing the journal could lose)."""
+        if self.outbox.available:
+            self.outbox.put_client(identity, message)
+        else:
+            self.outbox.bypass(identity, message, client=True)
 
     def refresh_log_levels(self) -> None:
         """Read the log levels once per batch and hand them to the parts."""
@@ -341,9 +395,12 @@ class Orchestrator(SocketActor):
         Raises:
             ValueError: when ``run_id`` names a run this orchestrator already has, or
                 ``deadline_ms`` is not positive.
-            runtime.journal.JournalError: when the submission cannot be journaled.
+            runtime.journal.JournalError: when the journal is unavailable (nothing is started),
+                or when this submission's commit fails (it is kept and committed by the retry).
         """
         journaled = source is not None and self.durability.journal is not None
+        if not self.outbox.available:
+            raise JournalError(f"journal unavailable ({self.outbox.error}); retry later")
         if run_id is None:
             run_id = new_run_id()  # fresh: no need to ask the journal whether it exists
         elif run_id in self.runs or (journaled and self.durability.exists(run_id)):
@@ -372,7 +429,7 @@ class Orchestrator(SocketActor):
         still follows the commit. Without a journal it is ``submit``.
 
         Raises:
-            The errors of ``submit``; runtime.journal.JournalError when the shared commit fails.
+            The errors of ``submit``. A shared commit that fails is retried and waited for.
         """
         if self.durability.journal is None:
             return self.submit(workflow, inputs, **options)
@@ -414,9 +471,12 @@ class Orchestrator(SocketActor):
 
         Raises:
             UnknownRunError: when no such run was submitted here.
+            runtime.journal.JournalError: when the journal is unavailable (nothing changes).
         """
         run = self._run(run_id)
         if run.result is None:
+            if not self.outbox.available:
+                raise JournalError(f"journal unavailable ({self.outbox.error}); retry later")
             self.apply(run, RunCancelled(reason=reason, now_ms=self._clock()))
             self.outbox.commit()
 

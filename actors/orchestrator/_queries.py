@@ -64,10 +64,11 @@ class Queries:
     def lookup(self, run_id: str) -> Found | None:
         """The run's state and result, or None when neither memory nor the journal knows it."""
         orch = self._orch
-        try:
-            return Found(orch.run_state(run_id), orch.status(run_id))
-        except UnknownRunError:
-            pass
+        if not orch.uncommitted(run_id):  # else memory is ahead of the journal: read what is committed
+            try:
+                return Found(orch.run_state(run_id), orch.status(run_id))
+            except UnknownRunError:
+                pass
         journal = orch.journal
         if journal is None:
             return None

@@ -10,11 +10,19 @@ While a batch is being handled (:meth:`Outbox.holding`), nothing is flushed but 
 end; outside a batch, what is put is flushed once the tasks made ready in this event-loop turn
 have run (their sends then share the ZeroMQ messages). Without a gate, a long batch need not
 be handled whole before its first messages leave: past ``chunk`` messages they go at once.
+
+A commit that fails (a full disk) makes the outbox *unavailable*: what the batch held stays
+held, in order, and nothing of it leaves; the commit is tried again with a capped exponential
+backoff (by the next :meth:`Outbox.flush` past the delay: a socket actor's timer flushes every
+tick), and once it succeeds everything held leaves, in the order it was put, and
+``on_available`` is called. The actor keeps serving meanwhile; what it sends then without
+deciding anything (a heartbeat, the answer to a read) goes through :meth:`Outbox.bypass`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -35,7 +43,8 @@ class CommitGate(Protocol):
         """Make durable everything recorded since the last commit (nothing when nothing was).
 
         Raises:
-            Exception: when it cannot; the outbox then sends nothing of what it held.
+            Exception: when it cannot; the outbox then sends nothing of what it held and calls
+                it again later: the gate keeps what it could not commit and commits it first.
         """
         ...
 
@@ -75,20 +84,32 @@ class _Hold:
         self._outbox._depth -= 1
 
 
+#: The first and the longest delay between two tries of a failed commit, in seconds.
+RETRY_FIRST_S, RETRY_MAX_S = 0.05, 2.0
+
+
 class Outbox:
     """Messages waiting for their batch's commit (see the module docstring).
 
     Args:
         gate: commits before every flush; ``None`` for an actor that records nothing.
-        on_failure: called with the error of a flush scheduled by the outbox itself (a commit
-            that failed outside a batch, with no caller waiting to hear it).
+        on_failure: called with the error of a flush scheduled by the outbox itself that
+            failed for another reason than its commit (a failed commit only makes the outbox
+            unavailable).
         chunk: without a gate, messages after which a batch's sends go out before its end.
+        monotonic: the clock of the commit's retry delays, in seconds.
+
+    Attributes:
+        on_available: called (no argument) once a failed commit finally succeeded and what it
+            held has left.
+        failures: commits that failed since the outbox was made.
     """
 
-    __slots__ = ("_depth", "_gate", "_hold", "_items", "_on_failure", "_scheduled", "_sink", "_waiters", "chunk")
+    __slots__ = ("_depth", "_error", "_gate", "_hold", "_held_waiters", "_items", "_monotonic", "_on_failure",
+                 "_retry_at", "_retry_s", "_scheduled", "_sink", "_waiters", "chunk", "failures", "on_available")
 
     def __init__(self, *, gate: CommitGate | None = None, on_failure: Callable[[Exception], None] | None = None,
-                 chunk: int = SEND_CHUNK) -> None:
+                 chunk: int = SEND_CHUNK, monotonic: Callable[[], float] = time.monotonic) -> None:
         self._gate = gate
         self._on_failure = on_failure
         self._sink: Sink | None = None
@@ -96,7 +117,14 @@ class Outbox:
         self._depth = 0
         self._scheduled = False
         self._waiters: _Waiters | None = None
+        self._held_waiters: list[_Waiters] = []
+        self._monotonic = monotonic
+        self._error: Exception | None = None
+        self._retry_at = 0.0
+        self._retry_s = RETRY_FIRST_S
         self.chunk = chunk
+        self.failures = 0
+        self.on_available: Callable[[], None] | None = None
         self._hold = _Hold(self)
 
     def attach(self, sink: Sink | None) -> None:
@@ -105,6 +133,16 @@ class Outbox:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    @property
+    def available(self) -> bool:
+        """False from a failed commit until a retry of it succeeds (what it held waits)."""
+        return self._error is None
+
+    @property
+    def error(self) -> Exception | None:
+        """The error of the failed commit while unavailable, else None."""
+        return self._error
 
     def holding(self) -> _Hold:
         """Hold every flush but an explicit one while the ``with`` block runs (a batch being
@@ -128,26 +166,38 @@ class Outbox:
         if not self._depth:
             self._soon()
 
+    def bypass(self, identity: bytes, message: Any, *, client: bool = False) -> None:
+        """Send at once, ahead of what waits for a commit: only for a message that tells
+        nothing recorded (a heartbeat, a refusal, the answer to a read from committed state)."""
+        sink = self._sink
+        if sink is None:
+            return
+        if client:
+            sink.send_client(identity, message)
+        else:
+            sink.send_many([(identity, message)])
+
     def commit(self) -> None:
         """Commit now unless a batch is held (its end commits); the messages follow within
-        this event-loop turn.
+        this event-loop turn. While unavailable, this waits for the retry like any flush.
 
         Raises:
-            Exception: what the gate raised.
+            Exception: what the gate raised (the outbox is then unavailable).
         """
         if not self._depth:
-            if self._gate is not None:
-                self._gate.commit()
+            if self._gate is not None and self._error is None:
+                try:
+                    self._gate.commit()
+                except Exception as exc:
+                    self._failed(exc)
+                    raise
             if self._items:
                 self._soon()
 
     async def committed(self) -> None:
         """Return once what was recorded so far is committed, sharing one commit with the other
-        callers of this event-loop turn.
-
-        Raises:
-            Exception: what the gate raised for that shared commit.
-        """
+        callers of this event-loop turn. A commit that fails is retried: the callers wait for
+        the retry that succeeds (what they recorded is committed then, not lost)."""
         waiters = self._waiters
         if waiters is None:
             waiters = self._waiters = _Waiters()
@@ -159,31 +209,54 @@ class Outbox:
     def flush(self) -> None:
         """Commit, then send what waited for the commit.
 
-        Raises:
-            Exception: what the gate raised; nothing held is sent then (it is dropped: the
-                actor stops rather than announce what it could not record).
+        A commit that fails sends nothing: what it held stays held and the outbox is
+        unavailable; while it is, a flush before the retry delay does nothing, and one past
+        it tries the commit again (the delay doubles up to ``RETRY_MAX_S``).
         """
+        if self._error is not None and self._monotonic() < self._retry_at:
+            if self._waiters is not None:
+                self._held_waiters.append(self._waiters)
+                self._waiters = None
+            return
         waiters, self._waiters = self._waiters, None
+        if waiters is not None:
+            self._held_waiters.append(waiters)
         try:
             if self._gate is not None:
                 self._gate.commit()
         except Exception as exc:
-            self._items = []
-            if waiters is not None:
-                waiters.error = exc
-                waiters.done.set()
-            raise
-        if waiters is not None:
-            waiters.done.set()
+            self._failed(exc)
+            return
+        recovered = self._error is not None
+        if recovered:
+            log.warning("commit_recovered", failures=self.failures)
+            self._error = None
+            self._retry_s = RETRY_FIRST_S
+        held, self._held_waiters = self._held_waiters, []
+        for one in held:
+            one.done.set()
         if self._items:
             out, self._items = self._items, []
             sink = self._sink
-            if sink is None:
-                return
-            sink.send_many([(identity, message) for identity, message, client in out if not client])
-            for identity, message, client in out:
-                if client:
-                    sink.send_client(identity, message)
+            if sink is not None:
+                sink.send_many([(identity, message) for identity, message, client in out if not client])
+                for identity, message, client in out:
+                    if client:
+                        sink.send_client(identity, message)
+        if recovered and self.on_available is not None:
+            self.on_available()
+
+    def _failed(self, exc: Exception) -> None:
+        """A commit failed: hold everything and try again after the next delay."""
+        self.failures += 1
+        if self._error is None:
+            log.error("commit_failed", error=type(exc).__name__, retry_in_s=self._retry_s)
+        else:
+            if self._retry_s >= RETRY_MAX_S:  # still failing: one line per longest delay, not per try
+                log.warning("commit_still_failing", error=type(exc).__name__, failures=self.failures)
+            self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
+        self._error = exc
+        self._retry_at = self._monotonic() + self._retry_s
 
     def _soon(self) -> None:
         """Flush once the tasks made ready in this event-loop turn have run; at once when no
@@ -200,12 +273,9 @@ class Outbox:
 
     def _scheduled_flush(self) -> None:
         self._scheduled = False
-        waited = self._waiters is not None
         try:
             self.flush()
-        except Exception as exc:  # nothing of it was sent
-            if waited:
-                return  # the callers waiting for this commit were told
+        except Exception as exc:  # a send that failed (a commit that fails does not raise)
             log.error("flush_failed", error=type(exc).__name__)
             if self._on_failure is not None:
                 self._on_failure(exc)

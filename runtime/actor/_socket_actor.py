@@ -4,7 +4,8 @@ The same code serves ``inproc://``, ``ipc://`` and ``tcp://`` (``runtime.transpo
 pass of the loop reads every message already queued (``recv_batch``), hands each to
 :meth:`SocketActor.receive` (a subclass dispatches with ``match`` on the Struct type), then
 flushes the :class:`~runtime.actor.Outbox` once: the commit gate first (a durable actor's
-journal), then the messages. Time enters as a message too: every ``tick_ms`` a
+journal), then the messages. A commit that fails does not stop the actor: the outbox holds
+what it caused and retries it on the following flushes (the timer's, at least once a tick). Time enters as a message too: every ``tick_ms`` a
 :class:`Tick` carrying "now" goes through ``receive`` like any other, so an actor's decisions
 about time are decisions about facts.
 
@@ -183,7 +184,9 @@ class SocketActor:
             try:
                 with self.outbox.holding():
                     self.on_start(self._clock())
-                self.outbox.flush()  # raises (the actor does not start) when the commit fails
+                self.outbox.flush()
+                if self.outbox.error is not None:  # the actor does not start on a journal it cannot write
+                    raise self.outbox.error
                 with anyio.CancelScope() as scope:
                     self._scope = scope
                     async with anyio.create_task_group() as tg:
@@ -195,6 +198,8 @@ class SocketActor:
                 self.on_stop()
                 if self._failure is None:
                     self.outbox.flush()  # what the last batch decided is recorded (and sent) before we go
+                    if self.outbox.error is not None:  # nothing of it was sent, so nothing announced is lost
+                        log.error("stopped_with_uncommitted_batch", error=type(self.outbox.error).__name__)
                 self.outbox.attach(None)
         if self._failure is not None:
             raise self._failure
@@ -229,7 +234,7 @@ class SocketActor:
 
     def _flush_or_fail(self) -> None:
         try:
-            self.outbox.flush()
-        except Exception as exc:  # a failed commit: nothing of it was sent; stop serving
+            self.outbox.flush()  # a failed commit does not raise: the outbox holds and retries
+        except Exception as exc:  # a send that failed: stop serving
             log.error("flush_failed", error=type(exc).__name__, where=where(exc))
             self.fail(exc)

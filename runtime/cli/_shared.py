@@ -10,7 +10,8 @@ Listings (``runs``, ``workers``) are plain columns, one row per line, so that ``
 Exit codes:
 
     0    done (a run completed, a query answered)
-    1    a run failed or was cancelled; the daemon is busy or did not answer in time
+    1    a run failed or was cancelled; the daemon is busy, did not answer in time, or cannot
+         write its journal for now (``unavailable``: temporary, retry later)
     2    invalid input: a manifest, an input, a capability, a flag, a config file (nothing ran)
     3    the daemon's journal is corrupt or from a newer version (it never resets a journal)
     130  interrupted (Ctrl-C)

@@ -140,6 +140,8 @@ class Journal:
             return
         conn = self._conn
         try:
+            if conn.in_transaction:  # a rollback after an earlier failure failed too
+                conn.execute("ROLLBACK")
             conn.execute("BEGIN")
             if batch.sources:
                 conn.executemany("INSERT OR IGNORE INTO sources (hash, body) VALUES (?, ?)", batch.sources.items())
@@ -152,8 +154,7 @@ class Journal:
                 conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", batch.ended)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            _rollback(conn)
             raise JournalError(f"journal {self.path}: write failed: {exc}") from None
         self.commits += 1
 
@@ -261,6 +262,22 @@ class Journal:
     def _one(self, where: str, value: str) -> RunRow | None:
         row = self._conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs {where}", (value,)).fetchone()
         return None if row is None else _run_row(row)
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Undo a failed write so the next commit starts clean (a full disk: the caller retries
+    the same batch). A rollback that fails too is tried again by the next commit.
+
+    Then move the WAL into the database and truncate it: on a full disk the WAL is often what
+    filled it (it is checkpointed only past 1000 pages, more than a small disk holds), and
+    its frames hold many versions of the same pages, so this frees room for the retry.
+    """
+    for statement in ("ROLLBACK", "PRAGMA wal_checkpoint(TRUNCATE)"):
+        try:
+            if statement != "ROLLBACK" or conn.in_transaction:
+                conn.execute(statement)
+        except sqlite3.Error:
+            pass
 
 
 def _run_row(r: tuple) -> RunRow:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any, ClassVar
 
 import anyio
@@ -48,7 +49,7 @@ class DurableStep(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
         system = context.system
         where = {"run": system.run_id, "step": system.step_id}
-        _audit({**where, "phase": "start"})
+        _audit({**where, "phase": "start", "t": time.time()})  # when: a test checks it followed the commit
         await anyio.sleep(float(os.environ.get("DURABLE_STEP_S", "0.03")))
         out = step_value(inputs["t.value"])
         _audit({**where, "phase": "done", "out": out})

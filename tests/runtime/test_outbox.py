@@ -1,10 +1,11 @@
-"""The outbox on its own: held batches, the commit gate, group commit, a failed commit."""
+"""The outbox on its own: held batches, the commit gate, group commit, a failed commit retried."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from ontoflow.runtime.actor import Outbox
@@ -58,16 +59,60 @@ def test_a_held_batch_leaves_once_after_its_commit() -> None:
     assert sink.sent == [(b"a", 1), (b"b", 2)] and sink.client == [(b"c", "reply")]
 
 
-def test_a_failed_commit_sends_nothing_of_what_it_held() -> None:
-    outbox, sink, gate, _ = _outbox()
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_failed_commit_holds_what_it_held_retries_with_backoff_and_then_sends_it_in_order() -> None:
+    clock = _Clock()
+    outbox, sink, gate, log = _outbox(monotonic=clock)
+    recovered: list[bool] = []
+    outbox.on_available = lambda: recovered.append(True)
     gate.fail = RuntimeError("disk full")
     with outbox.holding():
         outbox.put(b"a", 1)
-    with pytest.raises(RuntimeError):
-        outbox.flush()
-    gate.fail = None
+        outbox.put_client(b"c", "accepted")
     outbox.flush()
-    assert sink.sent == [] and len(outbox) == 0
+    assert not outbox.available and isinstance(outbox.error, RuntimeError)
+    assert sink.sent == [] and sink.client == [] and len(outbox) == 2
+
+    outbox.bypass(b"w", "heartbeat")  # what tells nothing recorded still goes
+    outbox.bypass(b"c", "read answer", client=True)
+    assert sink.sent == [(b"w", "heartbeat")] and sink.client == [(b"c", "read answer")]
+
+    tries = outbox.failures
+    outbox.flush()  # before the retry delay: not even tried
+    assert outbox.failures == tries
+    clock.now += 0.05
+    outbox.flush()  # tried, fails again: the next delay doubles
+    assert outbox.failures == tries + 1
+    clock.now += 0.05
+    outbox.flush()
+    assert outbox.failures == tries + 1
+    with outbox.holding():
+        outbox.put(b"a", 2)  # what comes after waits behind what failed
+    gate.fail = None
+    clock.now += 0.05
+    outbox.flush()
+    assert outbox.available and recovered == [True]
+    assert sink.sent == [(b"w", "heartbeat"), (b"a", 1), (b"a", 2)]
+    assert sink.client == [(b"c", "read answer"), (b"c", "accepted")]
+    assert log.count("commit") == 1 and len(outbox) == 0
+
+
+def test_the_retry_delay_is_capped() -> None:
+    clock = _Clock()
+    outbox, _, gate, _ = _outbox(monotonic=clock)
+    gate.fail = RuntimeError("disk full")
+    outbox.put(b"a", 1)
+    for _ in range(30):
+        clock.now += 2.0  # RETRY_MAX_S
+        outbox.flush()
+    assert outbox.failures == 31 and len(outbox) == 1
 
 
 def test_without_a_gate_a_long_batch_starts_leaving_after_chunk_messages() -> None:
@@ -90,23 +135,29 @@ def test_outside_a_loop_a_put_leaves_at_once() -> None:
 
 
 @pytest.mark.anyio
-async def test_callers_of_one_loop_turn_share_one_commit_and_learn_of_its_failure() -> None:
-    outbox, sink, gate, _ = _outbox()
+async def test_callers_of_one_loop_turn_share_one_commit_and_wait_through_its_failure() -> None:
+    clock = _Clock()
+    outbox, sink, gate, _ = _outbox(monotonic=clock)
     async with anyio.create_task_group() as tg:
         for n in range(5):
             tg.start_soon(outbox.committed)
     assert gate.commits == 1
 
     gate.fail = RuntimeError("disk full")
-    failures = []
+    done: list[int] = []
 
-    async def one() -> None:
-        try:
-            await outbox.committed()
-        except RuntimeError as exc:
-            failures.append(exc)
+    async def one(n: int) -> None:
+        await outbox.committed()
+        done.append(n)
 
     async with anyio.create_task_group() as tg:
-        for _ in range(3):
-            tg.start_soon(one)
-    assert len(failures) == 3 and gate.commits == 1
+        for n in range(3):
+            tg.start_soon(one, n)
+        with anyio.fail_after(5):
+            while not outbox.failures:
+                await anyio.lowlevel.checkpoint()
+        assert done == [] and not outbox.available  # held, not told a failure: the retry commits it
+        gate.fail = None
+        clock.now += 1.0
+        outbox.flush()
+    assert sorted(done) == [0, 1, 2] and gate.commits == 2

@@ -86,19 +86,25 @@ async def test_time_arrives_as_tick_messages() -> None:
     assert actor.ticks[-1] == 5
 
 
-async def test_a_failed_commit_sends_nothing_and_stops_the_actor() -> None:
+async def test_a_failed_commit_sends_nothing_keeps_serving_and_sends_after_its_retry() -> None:
     gate = _Gate()
-    actor = _Echo(gate)
-    with pytest.raises(ExceptionGroup) as raised:
-        async with anyio.create_task_group() as tg:
-            await tg.start(actor.run)
-            async with open_dealer(actor.address, context=shared_context()) as dealer:
-                gate.fail = RuntimeError("disk full")
-                dealer.send(_outcome())
-                with anyio.fail_after(10):
-                    await anyio.sleep_forever()
-    assert raised.group_contains(RuntimeError, match="disk full")
-    assert gate.commits == [0]  # the start's empty commit only: nothing after the failure
+    actor = _Echo(gate, tick_ms=5)
+    async with anyio.create_task_group() as tg:
+        await tg.start(actor.run)
+        async with open_dealer(actor.address, context=shared_context()) as dealer:
+            gate.fail = RuntimeError("disk full")
+            dealer.send(_outcome())
+            with anyio.fail_after(10):
+                while actor.outbox.failures < 3:  # retried (the timer flushes every tick)
+                    await anyio.sleep(0.005)
+            assert len(actor.outbox) == 1 and not actor.outbox.available  # held, not sent
+            assert gate.commits == [0]  # the start's empty commit only
+            gate.fail = None
+            with anyio.fail_after(10):
+                got = await dealer.recv_batch()
+            assert got == [Heartbeat()]
+            assert gate.commits[-1] == 1 and actor.outbox.available  # sent after the commit that held its cause
+        tg.cancel_scope.cancel()
 
 
 async def test_a_local_send_leaves_at_the_end_of_the_loop_turn() -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ontoflow.actors.orchestrator import Durability, Run, RunTable, encode_source
 from ontoflow.actors.orchestrator.engine import Dispatch, RunSubmitted, StepLost
-from ontoflow.runtime.journal import RunRow, open_journal
+from ontoflow.runtime.journal import JournalError, RunRow, open_journal
 
 from tests.actors.orchestrator.parts import CAP, one_step
 
@@ -68,3 +70,24 @@ def test_without_a_journal_nothing_is_recorded() -> None:
     durability.commit()
     assert durability.find(idempotency_key="k") is None and not durability.exists("r1")
     assert durability.recover(0, adopt=None, lost=None, dispatch=None).runs == 0  # type: ignore[arg-type]
+
+
+def test_a_batch_whose_commit_fails_is_kept_and_committed_first_by_the_next_commit(tmp_path: Path) -> None:
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        durability = Durability(journal)
+        durability.commit()
+        conn = journal._conn  # SQLite's own page limit: a real "database or disk is full"
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        _journal_one_run(durability, dispatched=True)
+        durability.fact("r1", RunSubmitted(run_id="r1", inputs={"pad": "x" * 100_000}, now_ms=2))  # needs new pages
+        with pytest.raises(JournalError, match="full"):
+            durability.commit()
+        assert journal.run("r1") is None and durability.uncommitted("r1") and not durability.uncommitted("r2")
+        durability.fact("r1", RunSubmitted(run_id="r1", inputs={"later": 1}, now_ms=5))  # joins, after it
+        with pytest.raises(JournalError):
+            durability.commit()
+        conn.execute("PRAGMA max_page_count = 1073741823")  # space returns
+        durability.commit()
+        assert not durability.uncommitted("r1")
+        assert [(f.kind, f.at_ms) for f in journal.facts("r1")] == [("fact", 0), ("dispatched", 1), ("fact", 2), ("fact", 5)]
