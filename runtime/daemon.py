@@ -41,9 +41,14 @@ from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.journal import open_journal
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
-__all__ = ["DaemonConfig", "serve_daemon"]
+__all__ = ["DEFAULT_MAX_RUNS", "DaemonConfig", "serve_daemon"]
 
 log = structlog.get_logger()
+
+#: Runs in flight past which a daemon answers submits ``busy`` unless told otherwise
+#: (``--max-runs``). Large enough for any bench here; small enough that the pending queue and
+#: the run table stay a few hundred MB at most.
+DEFAULT_MAX_RUNS = 10_000
 
 
 class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -60,7 +65,10 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         announce: print ``listening on ADDRESS`` to stdout once bound (the real port).
         journal: the SQLite journal file; ``None`` keeps runs in memory only.
         synchronous: ``NORMAL`` (a commit survives a killed daemon) or ``FULL`` (a power cut).
-        max_runs: runs in flight past which a submit is answered ``Busy``; ``None``: no bound.
+        max_runs: runs in flight past which a submit is answered ``Busy`` (default
+            ``DEFAULT_MAX_RUNS``: every acknowledged run must be able to wait for a worker's
+            slot without failing, so the daemon refuses work instead of queueing it unbounded);
+            ``None``: no bound.
         max_value_bytes: the largest encoded context value a submit, an observation or a step
             output may carry.
         grace_s: how long SIGTERM waits for running steps to answer.
@@ -83,7 +91,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     announce: bool = True
     journal: str | None = None
     synchronous: str = "NORMAL"
-    max_runs: int | None = None
+    max_runs: int | None = DEFAULT_MAX_RUNS
     max_value_bytes: int = 1 << 20
     grace_s: float = 30.0
     retention_s: float | None = None
