@@ -93,7 +93,7 @@ async def follow(
                         continue  # the daemon is there and holds our request (or acks a re-sent submit)
                     else:  # the run's end, a refusal (Error, Busy) or a reply of another kind
                         return reply
-        if not answered:
+        if not answered and anyio.current_time() < deadline:
             raise NoAnswerError(f"no answer from {client.address} within {answer_timeout_s:g} s "
                                 "(is the daemon up, is our key authorised?)")
 
