@@ -45,6 +45,9 @@ __all__ = ["DEFAULT_MAX_RUNS", "DaemonConfig", "serve_daemon"]
 
 log = structlog.get_logger()
 
+#: Seconds between two hand-backs of freed heap memory to the system (see ``_return_freed_memory``).
+TRIM_EVERY_S = 10.0
+
 #: Runs in flight past which a daemon answers submits ``busy`` unless told otherwise
 #: (``--max-runs``). Large enough for any bench here; small enough that the pending queue and
 #: the run table stay a few hundred MB at most.
@@ -205,6 +208,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 if journal is not None and config.retention_s is not None:
                     tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
                 tg.start_soon(spools.run)
+                tg.start_soon(_return_freed_memory, TRIM_EVERY_S)
                 task_status.started(orchestrator)
                 if signals is not None:
                     await _drain_on_signal(signals, orchestrator, clients, config.grace_s)
@@ -258,6 +262,25 @@ def _prune(journal, retention_s: float) -> None:
     pruned = journal.prune(wall_clock_ms() - int(retention_s * 1000))
     if pruned:
         log.info("journal_pruned", runs=pruned)
+
+
+async def _return_freed_memory(every_s: float) -> None:
+    """Give the heap memory freed since the last call back to the system, every ``every_s``.
+
+    Thousands of connections that come and go leave libzmq's freed buffers in glibc's heap,
+    which it does not return by itself: 2 x 5,000 idle connections left a daemon at 275 MB
+    instead of 50 MB (issue 13, defect 9), all of it returned by ``malloc_trim``. Elsewhere
+    than glibc there is nothing to do.
+    """
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return
+    while True:
+        await anyio.sleep(every_s)
+        await anyio.to_thread.run_sync(trim, 0)  # it may take milliseconds on a large heap: off the loop
 
 
 async def _retention_loop(journal, retention_s: float, every_s: float) -> None:
