@@ -19,6 +19,7 @@ from ontoflow.actors.orchestrator._source import (
     encode_source,
 )
 from ontoflow.actors.orchestrator._triggers import OBSERVATION_KEY, TriggerService
+from ontoflow.actors.orchestrator._waiters import Waiters
 from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "RunTable",
     "TriggerService",
     "UnknownRunError",
+    "Waiters",
     "WorkerInfo",
     "WorkerPool",
     "WorkerRegistry",

@@ -34,6 +34,7 @@ from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dic
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
+from ontoflow.actors.orchestrator._waiters import Waiters
 from ontoflow.actors.planner import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
@@ -82,6 +83,8 @@ class ClientService:
             (with a journal they stay queryable from it).
         max_runs: runs in flight past which a submit gets ``Busy``; ``None``: no bound.
         max_value_bytes: the largest encoded context value a submit may carry.
+        waiters: the bounds on held ``Status(wait=True)`` and ``Watch`` requests (per client,
+            clients, lease); default ``Waiters()``.
     """
 
     def __init__(
@@ -92,12 +95,12 @@ class ClientService:
         keep_finished: int = 10_000,
         max_runs: int | None = None,
         max_value_bytes: int = 1 << 20,
+        waiters: Waiters | None = None,
     ) -> None:
         self._orch = orchestrator
         self._known: dict[str, CapabilityMetadata] = {}
         self._catalog_version = -1
-        self._waiting: dict[str, list[bytes]] = {}
-        self._watchers: dict[str, list[bytes]] = {}
+        self._waiters = waiters if waiters is not None else Waiters()
         self._finished: deque[str] = deque()
         self._keep = keep_finished
         self.max_runs = max_runs
@@ -140,8 +143,11 @@ class ClientService:
                     return run_status(found.result)
                 questions = self._questions(run_id)
                 if wait and not questions:
-                    self._waiting.setdefault(run_id, []).append(identity)
-                    return None
+                    held = self._waiters.hold(identity, run_id, "status", orch.now())
+                    if held is True:
+                        return None
+                    if held is not False:
+                        return Error(code="too_many_waiting", message=held)
                 return self._live_status(run_id, found.state, questions)
             case Answer() if not orch.available:  # resuming journals a fact: not while it cannot
                 return _UNAVAILABLE
@@ -163,7 +169,9 @@ class ClientService:
                     return Error(code="unknown_run", message=f"no run {run_id} here")
                 if found.result is not None:
                     return run_status(found.result)
-                self._watchers.setdefault(run_id, []).append(identity)
+                held = self._waiters.hold(identity, run_id, "watch", orch.now())
+                if held is not True and held is not False:
+                    return Error(code="too_many_waiting", message=held)
                 return RunProgress(run_id=run_id, steps=trace_dicts(found.state.trace))
             case ListRuns(status=status, limit=limit):
                 return self._queries.list_runs(status, limit)
@@ -317,15 +325,32 @@ class ClientService:
         """Answer the clients waiting for a run that now asks a question (status ``suspended``
         and the questions): they would otherwise wait for an answer only a person can give."""
         run_id = run.run_id
-        waiting = self._waiting.pop(run_id, []) + self._watchers.pop(run_id, [])
+        waiting = self._waiters.ended(run_id)
         if waiting:
             reply = self._live_status(run_id, run.state, self._questions(run_id))
             for identity in waiting:
                 self._orch.send_client(identity, reply)
 
+    def tick(self, now: int) -> None:
+        """Answer the held requests past their lease with the run's current status (their
+        client re-asks if it is still there; one that went away is forgotten)."""
+        for identity, run_id, _ in self._waiters.expire(now):
+            found = self._queries.lookup(run_id)
+            if found is None:
+                reply: Any = Error(code="unknown_run", message=f"no run {run_id} here")
+            elif found.result is not None:
+                reply = run_status(found.result)
+            else:
+                reply = self._live_status(run_id, found.state, self._questions(run_id))
+            self._orch.send_client(identity, reply)
+
+    def statistics(self) -> dict[str, int]:
+        """Clients holding requests and requests held (see ``_waiters``)."""
+        return self._waiters.statistics()
+
     def progress(self, run_id: str, entries: list[Any]) -> None:
         """Send the steps that just ended to the run's watchers."""
-        watchers = self._watchers.get(run_id)
+        watchers = self._waiters.held(run_id, "watch")
         if watchers:
             progress = RunProgress(run_id=run_id, steps=trace_dicts(entries))
             for identity in watchers:
@@ -333,7 +358,7 @@ class ClientService:
 
     def run_ended(self, result: RunResult) -> None:
         """Answer the clients waiting for the run; forget the oldest ended runs past the bound."""
-        waiting = self._waiting.pop(result.run_id, []) + self._watchers.pop(result.run_id, [])
+        waiting = self._waiters.ended(result.run_id)
         if waiting:
             status = run_status(result)
             for identity in waiting:

@@ -18,6 +18,7 @@ from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries
 from ontoflow.actors.orchestrator._triggers import TriggerService
+from ontoflow.actors.orchestrator._waiters import Waiters
 
 __all__ = ["Composition", "compose_orchestrator"]
 
@@ -43,6 +44,7 @@ def compose_orchestrator(
     max_client_value_bytes: int = 1 << 20,
     keep_finished: int = 10_000,
     trigger_workflows: Sequence[dict[str, Any]] = (),
+    waiters: Waiters | None = None,
     **options: Any,
 ) -> Composition:
     """Make an orchestrator with ``options`` (``Orchestrator``'s arguments) and its services.
@@ -52,6 +54,7 @@ def compose_orchestrator(
         max_runs: runs in flight past which a submit gets ``Busy``; ``None``: no bound.
         max_client_value_bytes: the largest encoded context value a submit may carry.
         keep_finished: ended runs kept in memory for clients before the oldest is forgotten.
+        waiters: the bounds on clients' held requests (``Waiters()`` when None).
         trigger_workflows: decoded manifests with triggers (they need ``serve_clients``: the
             trigger service shares the client service's compile cache, limits and drain state).
 
@@ -65,12 +68,13 @@ def compose_orchestrator(
     if not serve_clients:
         return Composition(orchestrator=orchestrator)
     clients = ClientService(orchestrator, Queries(orchestrator), keep_finished=keep_finished, max_runs=max_runs,
-                            max_value_bytes=max_client_value_bytes)
+                            max_value_bytes=max_client_value_bytes, waiters=waiters)
     triggers = TriggerService(orchestrator, clients, trigger_workflows) if trigger_workflows else None
     orchestrator.client_handler = clients.handle
     orchestrator.on_run_ended.append(clients.run_ended)
     orchestrator.on_progress.append(clients.progress)
     orchestrator.runs.on_suspended.append(clients.run_suspended)
+    orchestrator.on_tick.append(clients.tick)
     if triggers is not None:
         orchestrator.on_observation.append(triggers.observe)
     return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers)

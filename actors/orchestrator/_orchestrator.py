@@ -142,6 +142,8 @@ class Orchestrator(SocketActor):
                          max_message_bytes=max_message_bytes)
         self.client_handler: Callable[[bytes, Any], None] | None = None
         self.on_observation: list[Callable[[Observation], None]] = []
+        #: Called with the time at each tick (the client service's lease on held requests).
+        self.on_tick: list[Callable[[int], None]] = []
         self.recovery: RecoveryReport | None = None
         self._parked: list[tuple[bytes, Any]] = []
         self._heartbeat_at = 0
@@ -251,6 +253,8 @@ class Orchestrator(SocketActor):
                 self.pool.outcome(identity, message, now)
             case Tick(now_ms=tick_now):
                 self.pool.tick(tick_now)
+                for callback in self.on_tick:
+                    callback(tick_now)
                 for run in self.runs.expired(tick_now):
                     log.warning("run_deadline_expired", run_id=run.run_id)
                     self.apply(run, RunCancelled(reason="run deadline expired", now_ms=tick_now))

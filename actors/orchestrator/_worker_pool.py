@@ -109,6 +109,8 @@ class WorkerPool:
         self.max_value_bytes = max_value_bytes
         self.registry = WorkerRegistry()
         self._pending = PendingQueue()
+        # When the last live worker offering a capability went away (see ``_expire_pending``).
+        self._unoffered_since: dict[str, int] = {}
         self._deadlines: dict[tuple[str, str, int], int] = {}
         self._last_heartbeat_ms = 0
         self._changed = anyio.Event()
@@ -125,7 +127,7 @@ class WorkerPool:
         """Workers, steps waiting for a worker, steps with a deadline running."""
         return {
             "workers": len(self.registry),
-            "steps_waiting": sum(1 for _ in self._pending.items()),
+            "steps_waiting": len(self._pending),
             "steps_in_flight": len(self._deadlines),
         }
 
@@ -213,7 +215,12 @@ class WorkerPool:
 
     def lose(self, identity: bytes, now: int, reason: str) -> None:
         """Forget a worker; each of its in-flight steps ends as lost with ``reason``."""
+        worker = self.registry.get(identity)
         self._orphaned(self.registry.remove(identity), now, reason)
+        if worker is not None:
+            for cap in worker.capabilities:
+                if not self.registry.offers(cap):
+                    self._unoffered_since[cap] = now
 
     # -- time --------------------------------------------------------------------------------
 
@@ -227,15 +234,8 @@ class WorkerPool:
         for worker in self.registry.expired(now, self.heartbeat_ms * self.liveness):
             log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
             self.lose(worker.identity, now, "worker_lost")
-        if not self.draining:  # held back on purpose while draining: they resume after the restart
-            late = self._pending.remove_where(lambda q: now - q.enqueued_ms > self.schedule_to_start_ms)
-            for queued in late:
-                d = queued.dispatch
-                self._deadlines.pop((d.run_id, d.step_id, d.attempt), None)
-                run = self._runs.live(d.run_id)
-                if run is not None:
-                    log.warning("step_unavailable", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
-                    self._deliver(run, StepUnavailable(step_id=d.step_id, attempt=d.attempt, now_ms=now))
+        if not self.draining and self._pending:  # held back on purpose while draining: they resume after the restart
+            self._expire_pending(now)
         if self._deadlines:
             for key, deadline in list(self._deadlines.items()):
                 if deadline <= now and key in self._deadlines:
@@ -245,6 +245,27 @@ class WorkerPool:
                         log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
                         self._deliver(run, StepDeadlineExpired(step_id=key[1], attempt=key[2], now_ms=now))
 
+    def _expire_pending(self, now: int) -> None:
+        """End as unavailable the steps that waited longer than the schedule-to-start timeout
+        while no live worker offered their capability. Waiting for a slot of a connected
+        (busy) worker is not unavailability: such steps wait as long as it takes (``max_runs``
+        bounds how many there are). Each queue is in enqueue order, so this touches only the
+        expired entries, never the rest of a long queue."""
+        cutoff = now - self.schedule_to_start_ms
+        for cap in self._pending.capabilities():
+            # The clock starts at the later of the enqueue and the loss of the last worker
+            # offering the capability: a step that waited behind a busy worker gets the whole
+            # timeout once that worker is gone.
+            if self.registry.offers(cap) or self._unoffered_since.get(cap, 0) >= cutoff:
+                continue
+            for queued in self._pending.expire(cap, cutoff):
+                d = queued.dispatch  # type: ignore[attr-defined]
+                self._deadlines.pop((d.run_id, d.step_id, d.attempt), None)
+                run = self._runs.live(d.run_id)
+                if run is not None:
+                    log.warning("step_unavailable", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
+                    self._deliver(run, StepUnavailable(step_id=d.step_id, attempt=d.attempt, now_ms=now))
+
     # -- the engine's commands ---------------------------------------------------------------
 
     def dispatch(self, dispatch: Dispatch, now: int) -> None:
@@ -253,7 +274,8 @@ class WorkerPool:
             self._deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
         worker = None if self.draining else self.registry.pick(dispatch.capability)
         if worker is None:
-            self._pending.push(dispatch.capability, _Queued(dispatch, now))
+            self._pending.push(dispatch.capability, (dispatch.run_id, dispatch.step_id, dispatch.attempt),
+                               _Queued(dispatch, now), now)
             log.info("step_queued", run_id=dispatch.run_id, step_id=dispatch.step_id, capability=dispatch.capability)
             return
         self._send_invoke(worker, dispatch, now)
@@ -262,7 +284,7 @@ class WorkerPool:
         """Stop an attempt: unqueue it, or send its worker a Cancel."""
         key = (run_id, step_id, attempt)
         self._deadlines.pop(key, None)
-        self._pending.remove_where(lambda q: (q.dispatch.run_id, q.dispatch.step_id, q.dispatch.attempt) == key)
+        self._pending.remove(key)
         owner = self.registry.owner(run_id, step_id, attempt)
         if owner is not None:
             # The slot stays taken until the worker answers (cancelled): it is still running.

@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
     d.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N")
     d.add_argument("--journal", default=None, metavar="PATH.sqlite", help="journal runs here; recover them at start")
     d.add_argument("--synchronous", default="NORMAL", choices=["NORMAL", "FULL"], help="FULL: survive a power cut too")
-    d.add_argument("--max-runs", type=int, default=None, metavar="N", help="runs in flight before submits get busy")
+    d.add_argument("--max-runs", type=int, default=None, metavar="N", help="runs in flight before submits get busy (default 10000)")
     d.add_argument("--max-value-bytes", type=int, default=1 << 20, metavar="N", help="largest context value")
     d.add_argument("--grace-s", type=float, default=30.0, help="SIGTERM: how long running steps may finish")
     d.add_argument("--retention-s", type=float, default=None, help="prune ended runs older than this")
@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_daemon(args: argparse.Namespace) -> int:
-    from ontoflow.runtime.daemon import DaemonConfig, serve_daemon
+    from ontoflow.runtime.daemon import DEFAULT_MAX_RUNS, DaemonConfig, serve_daemon
 
     if args.bind is None:
         return fail("no address to bind: give --bind, or bind in the [daemon] section of the config file")
@@ -74,7 +74,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         max_message_bytes=args.max_message_bytes,
         journal=args.journal,
         synchronous=args.synchronous,
-        max_runs=args.max_runs,
+        max_runs=args.max_runs if args.max_runs is not None else DEFAULT_MAX_RUNS,
         max_value_bytes=args.max_value_bytes,
         grace_s=args.grace_s,
         retention_s=args.retention_s,

@@ -1,15 +1,21 @@
 """The client verbs about one run: ``submit``, ``status``, ``cancel``, ``watch``.
 
 A composition root (it may import ``actors``). Exit codes: 0 done (a waited run completed), 1
-failed, cancelled, busy or no answer in time, 2 invalid input. A run's end prints as for
-``ontoflow run``: its path and its context, times in UTC.
+failed, cancelled, busy or no answer in time, 2 invalid input, 6 ``--timeout`` passed before
+the run ended (the run goes on). A run's end prints as for ``ontoflow run``: its path and its
+context, times in UTC. Waiting (``submit --wait``, ``status --wait``, ``watch``) survives a
+daemon restart (see ``_waiting``); the run id is on stderr as soon as a submit is accepted, and
+an interrupted wait says how to follow the run again.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import sys
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +24,10 @@ import anyio
 from ontoflow.protocols.client import (
     CancelRun,
     ClientMessage,
-    RunProgress,
     RunStatus,
     Status,
     Submit,
     SubmitAccepted,
-    Watch,
 )
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document, manifest_from_data
@@ -33,12 +37,22 @@ from ontoflow.runtime.cli._client import (
     converse,
     open_client,
     reply_code,
-    request,
     unexpected,
 )
 from ontoflow.runtime.cli._local import gather_inputs, input_options
 from ontoflow.runtime.cli._progress import ProgressLine, describe
-from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_result, utc, write_json
+from ontoflow.runtime.cli._shared import (
+    EXIT_CLARIFICATION,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    fail,
+    print_result,
+    utc,
+    write_json,
+)
+from ontoflow.runtime.cli._waiting import WaitTimedOut, follow, look_up_hint, say, submit_once
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
 from ontoflow.runtime.loop import run as run_async
@@ -52,19 +66,20 @@ def register(subparsers: Any) -> None:
     s.add_argument("manifest", help="a workflow manifest, an execution plan or an OML pipeline (.json, .yaml or .toml): "
                    "oml_version -> pipeline, steps without nodes -> plan, else workflow")
     input_options(s)
-    s.add_argument("--wait", action="store_true", help="wait for the run's end and print it")
+    s.add_argument("--wait", action="store_true", help="wait for the run's end and print it (across daemon restarts)")
     s.add_argument("--deadline-ms", type=int, default=None, help="cancel the run past this budget")
-    s.add_argument("--idempotency-key", default=None, metavar="K", help="a repeated submit with K gets the same run")
+    s.add_argument("--idempotency-key", default=None, metavar="K",
+                   help="a repeated submit with K gets the same run (--wait makes one up when none is given)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--start", default=None, metavar="NODE", help="the node a workflow starts in (overrides its start)")
-    client_options(s)
+    _wait_options(s)
     s.set_defaults(handler=_cmd_submit)
 
     st = subparsers.add_parser("status", help="a run's status (and its result once it ended)")
     st.add_argument("run_id")
     st.add_argument("--wait", action="store_true")
     st.add_argument("--json", action="store_true")
-    client_options(st)
+    _wait_options(st)
     st.set_defaults(handler=_cmd_status)
 
     c = subparsers.add_parser("cancel", help="cancel a run")
@@ -77,8 +92,26 @@ def register(subparsers: Any) -> None:
     wa = subparsers.add_parser("watch", help="a run's live progress until it ends")
     wa.add_argument("run_id")
     wa.add_argument("--json", action="store_true", help="one JSON object per line")
-    client_options(wa)
+    _wait_options(wa)
     wa.set_defaults(handler=_cmd_watch)
+
+
+#: Seconds the daemon has to answer a request that is not a wait (``--timeout``'s default there).
+ANSWER_S = 10.0
+
+
+def _wait_options(parser: argparse.ArgumentParser) -> None:
+    client_options(parser)
+    # Waiting verbs read --timeout as the budget of the whole wait (default: the run's end).
+    for action in parser._actions:
+        if action.dest == "timeout":
+            action.help = ("seconds to wait for the run's end (with --wait, or watch; default: until it ends, exit 6 past it), "
+                           f"else for an answer (default {ANSWER_S:g})")
+    parser.set_defaults(timeout=None)
+
+
+def _answer_s(args: argparse.Namespace) -> float:
+    return ANSWER_S if args.timeout is None else args.timeout
 
 
 def print_status(status: RunStatus, as_json: bool) -> int:
@@ -119,79 +152,133 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.deadline_ms is not None and args.deadline_ms < 1:
         return fail("--deadline-ms must be >= 1")
 
+    key = args.idempotency_key
+    if args.wait and key is None:
+        key = f"auto-{uuid.uuid4().hex}"
+        say(f"no --idempotency-key given: using {key}, so that the submit can be re-sent safely if the daemon restarts")
     submit = Submit(manifest=document, inputs=inputs, deadline_ms=args.deadline_ms, manifest_hash=hashlib.sha256(data).hexdigest(),
-                    idempotency_key=args.idempotency_key, worktree=str(path.resolve().parent))
-    if args.wait and ProgressLine().enabled:
-        replies = _submit_and_watch(args, submit)
-    else:
-        messages: list[ClientMessage] = [submit]
-        if args.wait:
-            messages.append(Status(run_id="", wait=True))
-        replies = converse(args, *messages, wait_last=args.wait)
+                    idempotency_key=key, worktree=str(path.resolve().parent))
+    if args.wait:
+        reply = _wait(args, submit=submit, progress=ProgressLine().enabled)
+        if isinstance(reply, int):
+            return reply
+        code = reply_code(reply)
+        if code is not None:
+            return code
+        if not isinstance(reply, RunStatus):
+            return unexpected(reply, RunStatus)
+        return print_status(reply, args.json)
+    args.timeout = _answer_s(args)
+    replies = converse(args, submit)
     if isinstance(replies, int):
         return replies
     code = reply_code(replies[-1])
     if code is not None:
         return code
-    if not args.wait:
-        accepted = replies[0]
-        if not isinstance(accepted, SubmitAccepted):
-            return unexpected(accepted, SubmitAccepted)
-        if args.json:
-            write_json({"run_id": accepted.run_id})
-        else:
-            print(accepted.run_id)
-        return EXIT_OK
-    if not isinstance(replies[-1], RunStatus):
-        return unexpected(replies[-1], RunStatus)
-    return print_status(replies[-1], args.json)
+    accepted = replies[0]
+    if not isinstance(accepted, SubmitAccepted):
+        return unexpected(accepted, SubmitAccepted)
+    if args.json:
+        write_json({"run_id": accepted.run_id})
+    else:
+        print(accepted.run_id)
+    return EXIT_OK
 
 
-def _submit_and_watch(args: argparse.Namespace, submit: Submit) -> list[ClientMessage] | int:
-    """Submit, then follow the run with ``Watch`` and draw its progress on stderr (a terminal)."""
+def _wait(
+    args: argparse.Namespace,
+    *,
+    submit: Submit | None = None,
+    run_id: str = "",
+    watch: bool = False,
+    on_steps: Callable[[list[dict[str, Any]]], None] | None = None,
+    progress: bool = False,
+) -> ClientMessage | int:
+    """Submit (when ``submit`` is given) and wait for the run's end, resuming across daemon
+    restarts (``_waiting``); returns the last reply or an exit code (reported)."""
     try:
         curve = client_curve(args)
     except ConfigError as exc:
         return fail(str(exc))
+    known = {"run_id": run_id}
 
-    async def go() -> list[ClientMessage]:
+    async def go() -> ClientMessage:
+        deadline = math.inf if args.timeout is None else anyio.current_time() + args.timeout
+        answer_s = min(ANSWER_S, args.timeout) if args.timeout is not None else ANSWER_S
         async with open_client(args.connect, curve=curve) as client:
-            accepted = await request(client, submit, timeout_s=args.timeout)
-            if not isinstance(accepted, SubmitAccepted):
-                return [accepted]
-            done = 0
-            with ProgressLine() as line:
-                line.show(describe(done, []))
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(line.keep_drawn)
-                    reply = await request(client, Watch(run_id=accepted.run_id), timeout_s=None)
-                    while isinstance(reply, RunProgress):
-                        done += len(reply.steps)
-                        last = reply.steps[-1] if reply.steps else None
-                        text = describe(done, [])
-                        if last is not None:
-                            text += f" · last {last.get('step_id', '')} {last.get('capability', '')} {last.get('event', '')}"
-                        line.show(text)
-                        reply = (await client.recv_batch(1))[0]
-                    tg.cancel_scope.cancel()
-            return [accepted, reply]
+            answered = False
+            if submit is not None:
+                accepted = await submit_once(client, submit, deadline=deadline, answer_timeout_s=answer_s)
+                if not isinstance(accepted, SubmitAccepted):
+                    return accepted
+                known["run_id"] = accepted.run_id
+                say(f"run {accepted.run_id} accepted" + (" (the run already submitted with that key)" if accepted.existing else "")
+                    + "; waiting for its end")
+                answered = True
+            rid = known["run_id"]
+            if not progress:
+                return await follow(client, rid, watch=watch, on_steps=on_steps, deadline=deadline,
+                                    answer_timeout_s=answer_s, answered=answered)
+            return await _follow_drawn(client, rid, deadline, answer_s, answered)
 
     try:
         return run_async(go)
+    except WaitTimedOut:
+        rid = known["run_id"]
+        what = f"run {rid}" if rid else "the submit"
+        hint = f"; {look_up_hint(rid)}" if rid else ""
+        return fail(f"--timeout {args.timeout:g} s passed before {what} ended{hint}", EXIT_TIMEOUT, kind="timeout")
     except (NoAnswerError, TransportError) as exc:
         return fail(str(exc), EXIT_FAILED, kind="no_answer" if isinstance(exc, NoAnswerError) else "transport")
+    except BaseException as exc:
+        interrupted = isinstance(exc, KeyboardInterrupt) or (
+            isinstance(exc, BaseExceptionGroup) and exc.split(KeyboardInterrupt)[0] is not None)
+        if not interrupted:
+            raise
+        rid = known["run_id"]
+        say("interrupted" + (f"; {look_up_hint(rid)}" if rid else " before the submit was acknowledged"
+                             + (f"; `ontoflow submit --idempotency-key {submit.idempotency_key} ...` again finds the run if it was"
+                                if submit is not None and submit.idempotency_key else "")))
+        return EXIT_INTERRUPTED
+
+
+async def _follow_drawn(client: Any, run_id: str, deadline: float, answer_s: float, answered: bool) -> ClientMessage:
+    """``follow`` with ``Watch``, drawing the progress on stderr (a terminal)."""
+    done = 0
+    with ProgressLine() as line:
+        line.show(describe(done, []))
+
+        def draw(steps: list[dict[str, Any]]) -> None:
+            nonlocal done
+            done += len(steps)
+            last = steps[-1]
+            line.show(describe(done, []) + f" · last {last.get('step_id', '')} {last.get('capability', '')} {last.get('event', '')}")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(line.keep_drawn)
+            reply = await follow(client, run_id, watch=True, on_steps=draw, deadline=deadline,
+                                 answer_timeout_s=answer_s, answered=answered)
+            tg.cancel_scope.cancel()
+    return reply
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    replies = converse(args, Status(run_id=args.run_id, wait=args.wait), wait_last=args.wait)
-    if isinstance(replies, int):
-        return replies
-    code = reply_code(replies[-1])
+    if args.wait:
+        reply: Any = _wait(args, run_id=args.run_id)
+        if isinstance(reply, int):
+            return reply
+    else:
+        args.timeout = _answer_s(args)
+        replies = converse(args, Status(run_id=args.run_id))
+        if isinstance(replies, int):
+            return replies
+        reply = replies[-1]
+    code = reply_code(reply)
     if code is not None:
         return code
-    if not isinstance(replies[-1], RunStatus):
-        return unexpected(replies[-1], RunStatus)
-    return print_status(replies[-1], args.json)
+    if not isinstance(reply, RunStatus):
+        return unexpected(reply, RunStatus)
+    return print_status(reply, args.json)
 
 
 def _cmd_cancel(args: argparse.Namespace) -> int:
@@ -208,29 +295,18 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    try:
-        curve = client_curve(args)
-    except ConfigError as exc:
-        return fail(str(exc))
+    def show(steps: list[dict[str, Any]]) -> None:
+        for step in steps:
+            if args.json:
+                write_json(step)
+            else:
+                print(f"  {step.get('step_id', ''):>4}  {step.get('capability', ''):<32} {step.get('event', ''):<10}"
+                      f" attempt {step.get('attempt', '')}")
+        sys.stdout.flush()
 
-    async def go() -> ClientMessage:
-        async with open_client(args.connect, curve=curve) as client:
-            reply = await request(client, Watch(run_id=args.run_id), timeout_s=args.timeout)
-            while isinstance(reply, RunProgress):
-                for step in reply.steps:
-                    if args.json:
-                        write_json(step)
-                    else:
-                        print(f"  {step.get('step_id', ''):>4}  {step.get('capability', ''):<32} {step.get('event', ''):<10}"
-                              f" attempt {step.get('attempt', '')}")
-                sys.stdout.flush()
-                reply = (await client.recv_batch(1))[0]
-            return reply
-
-    try:
-        reply = run_async(go)
-    except (NoAnswerError, TransportError) as exc:
-        return fail(str(exc), EXIT_FAILED, kind="no_answer" if isinstance(exc, NoAnswerError) else "transport")
+    reply = _wait(args, run_id=args.run_id, watch=True, on_steps=show)
+    if isinstance(reply, int):
+        return reply
     code = reply_code(reply)
     if code is not None:
         return code

@@ -41,6 +41,7 @@ __all__ = [
     "EXIT_INVALID",
     "EXIT_JOURNAL",
     "EXIT_OK",
+    "EXIT_TIMEOUT",
     "capability_specs",
     "common_options",
     "error_code",
@@ -58,6 +59,9 @@ __all__ = [
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL = 0, 1, 2, 3
 #: ``ask``: the answer is a question back; ``daemon``: another process holds the journal.
 EXIT_CLARIFICATION, EXIT_JOURNAL_LOCKED = 4, 5
+#: ``submit --wait``, ``status --wait``, ``watch``: ``--timeout`` passed before the run ended
+#: (the run goes on).
+EXIT_TIMEOUT = 6
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
 
 #: The capability module every run and worker loads unless told otherwise.
@@ -65,7 +69,7 @@ BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
 
 # The ``code`` of a JSON error when the verb gives none: named after the exit code.
 _CODES = {EXIT_FAILED: "failed", EXIT_INVALID: "invalid", EXIT_JOURNAL: "journal", EXIT_INTERRUPTED: "interrupted",
-          EXIT_CLARIFICATION: "clarification", EXIT_JOURNAL_LOCKED: "journal_locked"}
+          EXIT_CLARIFICATION: "clarification", EXIT_JOURNAL_LOCKED: "journal_locked", EXIT_TIMEOUT: "timeout"}
 
 
 class _ErrorFormat:

@@ -55,7 +55,7 @@ def _recv_frames(sock: zmq.Socket) -> list[bytes]:
 class _Endpoint:
     """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
 
-    __slots__ = ("_drops", "_fd", "_linger_ms", "_loop", "_more", "_pending", "_sock", "_waiter", "address")
+    __slots__ = ("_drops", "_fd", "_linger_ms", "_loop", "_more", "_pending", "_send_drops", "_sock", "_waiter", "address")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
         self._sock = sock
@@ -67,6 +67,9 @@ class _Endpoint:
         self._fd: int = sock.get(zmq.FD)
         self.address = address
         self._drops = DropCounter(address)
+        # Sends to a peer that left (a client gone before its answer) can come by the
+        # thousand: counted and summarised like malformed frames, never a line each.
+        self._send_drops = DropCounter(address, what="send")
         # Registered for the socket's whole life: one epoll_ctl, not one per wait.
         loop.add_reader(self._fd, self._on_fd_readable)
 
@@ -159,11 +162,16 @@ class _Endpoint:
             if n == 0:
                 ready = sock.get(_EVENTS) & _POLLIN
         self._drops.tick()
+        self._send_drops.tick()
         return batch
 
     def dropped(self) -> DropStatistics:
         """The frame sets this socket dropped since it opened (that did not decode), by reason."""
         return self._drops.statistics()
+
+    def not_sent(self) -> DropStatistics:
+        """The messages this socket could not send since it opened (unknown peer, full queue), by reason."""
+        return self._send_drops.statistics()
 
     def _decode(self, frames: list[bytes]) -> list:
         """The received items of one frame set (a batch body yields several, in order)."""
@@ -184,6 +192,7 @@ class _Endpoint:
         if self._sock.closed:
             return
         self._drops.flush()
+        self._send_drops.flush()
         self._loop.remove_reader(self._fd)
         self._sock.close(linger=self._linger_ms)
         waiter = self._waiter
@@ -220,10 +229,4 @@ class _Endpoint:
             reason = "high_water_mark"
         else:
             reason = errno.errorcode.get(exc.errno, str(exc.errno))
-        log.warning(
-            "send_dropped",
-            address=self.address,
-            peer=peer.hex() if peer is not None else None,
-            op=type(message).__name__,
-            reason=reason,
-        )
+        self._send_drops.not_sent(peer, type(message).__name__, reason)

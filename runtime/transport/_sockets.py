@@ -53,7 +53,7 @@ class RouterSocket(_Endpoint):
         """Send ``message`` to the peer ``identity`` without blocking.
 
         When the peer is unknown (gone, or never connected) or its queue is full, the message
-        is logged as ``send_dropped`` and dropped.
+        is counted and dropped (``send_dropped``, summarised as ``sends_dropped`` past a few per interval).
 
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
@@ -120,7 +120,7 @@ class DealerSocket(_Endpoint):
         """Send ``message`` to the connected peer without blocking.
 
         When the outgoing queue is full (the peer is slow or not there), the message is
-        logged as ``send_dropped`` and dropped.
+        counted and dropped (``send_dropped``, summarised past a few per interval).
 
         Raises:
             anyio.ClosedResourceError: when the socket is closed.

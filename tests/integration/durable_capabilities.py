@@ -85,7 +85,8 @@ def manifest(steps: int = 4) -> dict[str, Any]:
 async def _serve(address: str) -> None:
     from ontoflow.actors.worker import WorkerHost
 
-    host = WorkerHost([DurableStep(), DurableBlob()], address=address, worker_id=f"durable-{os.getpid()}", slots=16,
+    host = WorkerHost([DurableStep(), DurableBlob()], address=address, worker_id=f"durable-{os.getpid()}",
+                      slots=int(os.environ.get("DURABLE_SLOTS", "16")),
                       reconnect_initial_s=0.05, reconnect_max_s=0.2)
     await host.run()
 

@@ -79,3 +79,30 @@ async def test_killer_frames_and_a_flood_leave_the_router_serving(tmp_path: Path
             assert len(lines) <= DETAIL_PER_INTERVAL + 1
         finally:
             raw.close()
+
+
+async def test_sends_to_gone_peers_are_counted_and_summarised_not_logged_each(tmp_path: Path) -> None:
+    from ontoflow.protocols.client import RunStatus
+
+    async with open_router(f"ipc://{tmp_path}/s.sock") as router:
+        with capture_logs() as logs:
+            for n in range(5_000):  # answers to clients that left before them
+                router.send_client(b"gone-%d" % (n % 50), RunStatus(run_id="r1", status="running"))
+            router._send_drops.flush()  # the interval's end, without waiting for it
+        events = [e["event"] for e in logs]
+        assert events == ["send_dropped"] * DETAIL_PER_INTERVAL + ["sends_dropped"]
+        assert logs[0]["op"] == "RunStatus" and logs[0]["reason"] == "unknown_peer"
+        assert logs[-1]["count"] == 5_000 - DETAIL_PER_INTERVAL and logs[-1]["by_reason"] == {"unknown_peer": 4_990}
+        assert router.not_sent().total == 5_000
+
+
+def test_send_drops_use_their_own_line_names() -> None:
+    clock = FakeClock()
+    counter = DropCounter("tcp://x", clock=clock, interval_s=10.0, detail=1, what="send")
+    with capture_logs() as logs:
+        for _ in range(3):
+            counter.not_sent(b"p", "Invoke", "high_water_mark")
+        clock.now += 10.0
+        counter.tick()
+    assert [e["event"] for e in logs] == ["send_dropped", "sends_dropped"]
+    assert logs[-1]["by_reason"] == {"high_water_mark": 2}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from ontoflow.actors.orchestrator import Run, RunTable, WorkerPool
@@ -134,3 +135,73 @@ def test_draining_holds_new_steps() -> None:
     h.pool.draining = True
     h.pool.dispatch(h.start("r1"), 0)
     assert not h.sent.of(Invoke) and h.pool.statistics()["steps_waiting"] == 1
+
+
+def test_a_step_waiting_for_a_busy_workers_slot_is_not_unavailable() -> None:
+    h = _Harness(schedule_to_start_ms=100, heartbeat_ms=1000)
+    h.ready(b"w1", now=0)  # one slot
+    first, second = h.start("r1"), h.start("r2")
+    h.pool.dispatch(first, 0)
+    h.pool.dispatch(second, 0)
+    h.pool.tick(500)  # far past schedule-to-start: the worker is alive, only busy
+    assert h.facts == [] and h.pool.statistics()["steps_waiting"] == 1
+    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=first.step_id, attempt=first.attempt, event="success"), 600)
+    assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r1", "r2"]
+
+
+def test_the_timeout_starts_when_the_last_worker_offering_the_capability_goes() -> None:
+    h = _Harness(schedule_to_start_ms=100, heartbeat_ms=1000)
+    h.ready(b"w1", now=0)
+    h.pool.dispatch(h.start("r1"), 0)
+    h.pool.dispatch(h.start("r2"), 0)  # waits behind r1
+    h.pool.disconnected(b"w1", "bye", 500)
+    h.facts.clear()  # r1's step was lost with its worker
+    h.pool.tick(600)  # 600 ms since enqueue, but only 100 since the worker left
+    assert h.facts == []
+    h.pool.tick(601)
+    [(run_id, fact)] = h.facts
+    assert run_id == "r2" and isinstance(fact, StepUnavailable)
+
+
+class _CountingDeque(deque):
+    """A deque that counts how often an entry is read or taken (what a tick touches)."""
+
+    touched = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        _CountingDeque.touched += 1
+        return super().__getitem__(index)
+
+    def popleft(self) -> Any:
+        _CountingDeque.touched += 1
+        return super().popleft()
+
+    def __iter__(self) -> Any:
+        raise AssertionError("a tick must not scan the pending queue")
+
+
+def test_a_tick_with_a_long_pending_queue_touches_only_the_expired_entries() -> None:
+    h = _Harness(schedule_to_start_ms=100)
+    for i in range(5_000):
+        h.pool.dispatch(h.start(f"r{i}", now=i), i)  # one enqueued per millisecond
+    queues = h.pool._pending._queues
+    queues[CAP.id] = _CountingDeque(queues[CAP.id])
+    for now in range(50, 100, 7):  # nothing expired yet: each tick reads one head entry
+        h.pool.tick(now)
+    assert h.facts == [] and _CountingDeque.touched <= 2 * len(range(50, 100, 7))
+    _CountingDeque.touched = 0
+    h.pool.tick(110)  # enqueued at 0..9 are now past the timeout
+    assert [run_id for run_id, _ in h.facts] == [f"r{i}" for i in range(10)]
+    assert _CountingDeque.touched <= 5 * 10 + 5  # a few reads per expired entry, none for the 4,990 others
+    assert h.pool.statistics()["steps_waiting"] == 4_990
+
+
+def test_a_cancelled_step_leaves_the_queue_without_a_rebuild() -> None:
+    h = _Harness(schedule_to_start_ms=100)
+    ds = [h.start(f"r{i}") for i in range(3)]
+    for d in ds:
+        h.pool.dispatch(d, 0)
+    h.pool.cancel_step(ds[1].run_id, ds[1].step_id, ds[1].attempt)
+    assert h.pool.statistics()["steps_waiting"] == 2
+    h.ready(b"w1", now=1, slots=3)
+    assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r0", "r2"]
