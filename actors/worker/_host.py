@@ -76,6 +76,8 @@ __all__ = ["WorkerHost"]
 
 log = structlog.get_logger()
 
+_outcome_decoder = msgspec.msgpack.Decoder(Outcome)
+
 StepKey = tuple[str, str, int]
 
 #: Seconds running steps may take to finish after SIGTERM (``grace_s``).
@@ -154,6 +156,9 @@ class WorkerHost:
         # holds a hundred thousand answers and bytes cost the garbage collector nothing.
         self._recent: deque[tuple[float, StepKey, msgspec.Raw]] = deque()
         self.sessions = 0
+        #: The token of the last Welcome: sent with every answer and presented by the next
+        #: Ready, so the daemon knows this host is the one it registered (never logged).
+        self.session_token = ""
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
         self.grace_s = grace_s
@@ -268,6 +273,7 @@ class WorkerHost:
             capabilities=[type(c).metadata for c in self._capabilities.values()],
             slots=self.slots,
             holding=holding,
+            session=self.session_token,
         )
 
     def welcomed(self, session: Session) -> None:
@@ -278,7 +284,7 @@ class WorkerHost:
         self._outbox.clear()
         self._session = session
         for body in resend:
-            session.send(body)
+            session.send(self._stamped(body))
         for outcome in outbox:
             self._deliver(outcome)
         if resend or outbox:
@@ -364,9 +370,19 @@ class WorkerHost:
         if session is None:
             self._outbox[key] = outcome
             return
+        token = self.session_token
+        if outcome.session != token:
+            outcome = msgspec.structs.replace(outcome, session=token)
         body = msgspec.Raw(encode(outcome))
         session.send(body)
         self._recent.append((time.monotonic(), key, body))
+
+    def _stamped(self, body: msgspec.Raw) -> msgspec.Raw:
+        """An answer sent in an earlier session, with the current session's token."""
+        outcome = _outcome_decoder.decode(body)
+        if outcome.session == self.session_token:
+            return body
+        return msgspec.Raw(encode(msgspec.structs.replace(outcome, session=self.session_token)))
 
     def _has_work_for_another(self) -> bool:
         """Whether an idle runner would find something to do: a step it may start, or the
@@ -467,7 +483,7 @@ class WorkerHost:
             session = self._session
             for observation in observations:
                 if session is not None:
-                    session.send(observation)
+                    session.send(msgspec.structs.replace(observation, session=self.session_token))
                 else:
                     log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")
             await anyio.sleep(interval)

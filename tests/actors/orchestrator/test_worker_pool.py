@@ -35,6 +35,10 @@ class _Harness:
         [d] = self.runs.advance(run, RunSubmitted(run_id=run_id, inputs={}, now_ms=now))
         return d
 
+    def session(self, identity: bytes) -> str:
+        """The session token the pool welcomed ``identity`` with (its Outcomes carry it)."""
+        return next((m.session for i, m in reversed(self.sent.of(Welcome)) if i == identity), "")
+
     def ready(self, identity: bytes, now: int = 0, **fields: Any) -> None:
         fields.setdefault("slots", 1)
         self.pool.ready(identity, Ready(protocol=PROTOCOL_VERSION, worker_id=identity.decode(), capabilities=[CAP],
@@ -49,7 +53,7 @@ def test_a_step_waits_for_a_worker_then_goes_to_it_and_its_outcome_becomes_a_fac
     h.ready(b"w1", now=5)
     assert h.sent.of(Welcome) and [i for i, _ in h.sent.of(Invoke)] == [b"w1"]
     assert h.pool.steps_in_flight() == 1
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 7)
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 7)
     [(run_id, fact)] = h.facts
     assert run_id == "r1" and isinstance(fact, StepFinished) and fact.now_ms == 7
     assert h.pool.steps_in_flight() == 0
@@ -62,7 +66,7 @@ def test_credits_hold_a_second_step_until_the_slot_frees() -> None:
     h.pool.dispatch(first, 0)
     h.pool.dispatch(second, 0)
     assert len(h.sent.of(Invoke)) == 1  # one slot
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=first.step_id, attempt=first.attempt, event="success"), 1)
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=first.step_id, attempt=first.attempt, event="success"), 1)
     assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r1", "r2"]
 
 
@@ -71,7 +75,7 @@ def test_an_outcome_from_another_worker_is_ignored() -> None:
     h.ready(b"w1")
     d = h.start("r1")
     h.pool.dispatch(d, 0)
-    h.pool.outcome(b"w2", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 1)
+    h.pool.outcome(b"w2", Outcome(session=h.session(b"w2"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 1)
     assert h.facts == [] and h.pool.steps_in_flight() == 1
 
 
@@ -122,7 +126,7 @@ def test_an_oversized_output_becomes_a_failure_before_it_is_a_fact() -> None:
     h.ready(b"w1")
     d = h.start("r1")
     h.pool.dispatch(d, 0)
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
                                   outputs={"k": "x" * 100}), 1)
     [(_, fact)] = h.facts
     assert fact.outcome.event == "failure" and fact.outcome.reason == "output_too_large" and not fact.outcome.outputs
