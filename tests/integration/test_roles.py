@@ -171,6 +171,7 @@ async def test_a_worker_whose_socket_reopens_or_whose_daemon_restarts_is_still_a
             ended = await request(dealer, Status(run_id=accepted.run_id, wait=True), timeout_s=30)
         assert isinstance(ended, RunStatus) and ended.status == "completed", ended
         assert log_count(dlog, "worker_takeover_refused") == 0
+        assert log_count(dlog, "roles_not_enforced") == 1  # no CURVE: said once, at start
         # The daemon restarts (kill -9): the worker registers with the new one.
         daemon.kill()
         daemon = Daemon(address, journal, dlog)
@@ -257,6 +258,7 @@ async def test_under_curve_each_key_does_only_what_its_role_allows(tmp_path: Pat
         assert isinstance(run4, SubmitAccepted)
         ended4 = await fresh.ask(Status(run_id=run4.run_id, wait=True), timeout=30)
         assert isinstance(ended4, RunStatus) and ended4.status == "completed", ended4
+        assert log_count(dlog, "roles_not_enforced") == 0
         FORGED["curve_roles"] += accepted
         assert accepted == 0
     finally:
