@@ -168,20 +168,28 @@ class WorkerPool:
             self._send(identity, Disconnect(reason="slots must be >= 1"))
             return
         key = key_of(identity)
+        held = {tuple(k) for k in ready.holding}
         existing = self.registry.get(identity)
-        if existing is not None and (ready.session != existing.session or key != existing.key):
-            # Someone else under a registered identity (it learnt the worker id): it does not
-            # hold the token the daemon gave that worker, so it takes over nothing. Not sent
-            # a Disconnect: the route may still be the real worker's.
+        if existing is not None and key != existing.key:
+            # Another CURVE key under a registered identity takes nothing over.
             self.refused["takeover"] += 1
-            log.warning("worker_takeover_refused", worker_id=existing.worker_id,
-                        reason="no session token" if not ready.session else "wrong session token or key")
+            log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
             return
+        if existing is not None and ready.session != existing.session:
+            # Not the session's token: the ROUTER lets one connection hold an identity, so the
+            # registered one is gone (a restarted process, or someone who learnt the worker
+            # id). It registers afresh and is handed none of the old session's steps, which
+            # are lost (re-dispatched when idempotent): a forger cannot claim them.
+            self.refused["takeover"] += 1
+            log.warning("worker_session_replaced", worker_id=existing.worker_id, in_flight=len(existing.in_flight),
+                        reason="no session token" if not ready.session else "wrong session token")
+            self.lose(identity, now, "worker_lost")
+            existing = None
+            held = set()
         session = existing.session if existing is not None else secrets.token_hex(16)
         info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
                           session=session, key=key)
-        held = {tuple(k) for k in ready.holding}
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
         self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,

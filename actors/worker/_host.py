@@ -159,6 +159,7 @@ class WorkerHost:
         #: The token of the last Welcome: sent with every answer and presented by the next
         #: Ready, so the daemon knows this host is the one it registered (never logged).
         self.session_token = ""
+        self._token_tail = b""  # the token as a msgpack string, stamped onto encoded Outcomes
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
         self.grace_s = grace_s
@@ -276,6 +277,11 @@ class WorkerHost:
             session=self.session_token,
         )
 
+    def set_session_token(self, token: str) -> None:
+        """Keep the token of a Welcome: this host's answers carry it from now on."""
+        self.session_token = token
+        self._token_tail = msgspec.msgpack.encode(token)
+
     def welcomed(self, session: Session) -> None:
         """A session was accepted: send what is held (once more), then send directly."""
         resend = [body for _, _, body in self._recent]
@@ -370,10 +376,13 @@ class WorkerHost:
         if session is None:
             self._outbox[key] = outcome
             return
-        token = self.session_token
-        if outcome.session != token:
-            outcome = msgspec.structs.replace(outcome, session=token)
-        body = msgspec.Raw(encode(outcome))
+        encoded = encode(outcome)
+        if self.session_token and not outcome.session:
+            # ``session`` is the last field of an array-like Outcome: its empty string is the
+            # body's last byte (0xa0), replaced by the token (a concatenation instead of a
+            # second Outcome per step, which costs about 2 us).
+            encoded = encoded[:-1] + self._token_tail
+        body = msgspec.Raw(encoded)
         session.send(body)
         self._recent.append((time.monotonic(), key, body))
 

@@ -180,7 +180,7 @@ class Session:
                         continue
                     host.heartbeat_s = heartbeat_ms / 1000
                     host.liveness = liveness
-                    host.session_token = token  # proves this host is the one registered
+                    host.set_session_token(token)  # proves this host is the one registered
                     self._rearm.set()
                     if not self.welcomed:
                         self.welcomed = True
