@@ -104,6 +104,8 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
         idempotent: re-running after a lost worker is safe.
         perceive_interval_ms: how often the worker host polls ``perceive()``; 0 = never.
         roles: planner roles this capability can fill (e.g. ``notifier``).
+        observation_schema: a JSON Schema the ``data`` of this capability's Observations
+            must match (the daemon drops and counts those that do not); any object by default.
     """
 
     id: str
@@ -122,6 +124,7 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
     decomposition: Decomposition | None = None
     composition: Composition | None = None
     flow: dict[str, Any] = {}
+    observation_schema: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object"})
 
     @property
     def all_events(self) -> frozenset[str]:

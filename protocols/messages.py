@@ -46,8 +46,9 @@ __all__ = [
     "Welcome",
 ]
 
-#: Bumped on any change a peer of the previous version could not decode (2: ``Batch``).
-PROTOCOL_VERSION = 2
+#: Bumped on any change a peer of the previous version could not decode or keep (2: ``Batch``;
+#: 3: the session token, which a worker must present or its answers are ignored).
+PROTOCOL_VERSION = 3
 
 
 class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True):
@@ -67,6 +68,9 @@ class Ready(Message, tag="ready", frozen=True, kw_only=True):
     #: while cut off, when it registers again after a reconnect. The orchestrator keeps those
     #: it still awaits on this worker and sends Cancel for the others (re-dispatched or ended).
     holding: list[tuple[str, str, int]] = []
+    #: The session token of this worker's last Welcome, when it registers again on a new
+    #: socket: proof that it is the worker that registered this identity ("" the first time).
+    session: str = ""
 
 
 class Welcome(Message, tag="welcome", frozen=True, kw_only=True):
@@ -75,6 +79,10 @@ class Welcome(Message, tag="welcome", frozen=True, kw_only=True):
     worker_id: str
     heartbeat_ms: int
     liveness: int
+    #: A token the daemon draws for this registration. The worker puts it in every Outcome,
+    #: Heartbeat and Observation it sends, and in its next Ready: messages without it are
+    #: not from the session the daemon registered, and are ignored.
+    session: str = ""
 
 
 class Invoke(Message, tag="invoke", frozen=True, kw_only=True):
@@ -106,10 +114,14 @@ class Outcome(Message, tag="outcome", frozen=True, kw_only=True):
     duration_ms: float = 0.0
     retries: int = 0
     segments: list[Segment] = []
+    #: The session token of the Welcome (see ``Welcome.session``).
+    session: str = ""
 
 
 class Heartbeat(Message, tag="heartbeat", frozen=True):
-    """Liveness: sent both ways every interval."""
+    """Liveness: sent both ways every interval (a worker's carries its session token)."""
+
+    session: str = ""
 
 
 class Cancel(Message, tag="cancel", frozen=True, kw_only=True):
@@ -124,6 +136,8 @@ class Disconnect(Message, tag="disconnect", frozen=True, kw_only=True):
     """Goodbye, with the reason (a wrong protocol version, a shutdown)."""
 
     reason: str
+    #: A worker's goodbye carries its session token (see ``Welcome.session``).
+    session: str = ""
 
 
 class Observation(Message, tag="observation", frozen=True, kw_only=True):
@@ -133,6 +147,8 @@ class Observation(Message, tag="observation", frozen=True, kw_only=True):
     kind: str
     id: str
     data: dict[str, Any] = {}
+    #: The session token of the Welcome (see ``Welcome.session``).
+    session: str = ""
 
 
 WireMessage = Ready | Welcome | Invoke | Outcome | Heartbeat | Cancel | Disconnect | Observation

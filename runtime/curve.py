@@ -3,7 +3,8 @@
 Key files use the ZeroMQ certificate format (z85 keys, readable by ``zmq.auth``):
 ``NAME.key`` holds the public key, ``NAME.key_secret`` the public and the secret key and is
 created with permissions 0600. A daemon serves with its secret file and a directory of
-authorised public keys (every ``*.key`` in it); a worker or client connects with its own
+authorised public keys (every ``*.key`` in it and in its role folders ``workers/``,
+``clients/``, ``admins/``: ``load_roles``); a worker or client connects with its own
 secret file and the daemon's public key file.
 
 The authenticator answers the ZAP requests (RFC 27) of every socket of one ZeroMQ context in a
@@ -30,6 +31,8 @@ import zmq.utils.z85
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
+    "LEGACY_ROLE",
+    "ROLE_FOLDERS",
     "ZAP_DOMAIN",
     "CurveClient",
     "CurveKeys",
@@ -39,6 +42,7 @@ __all__ = [
     "load_authorized_keys",
     "load_keys",
     "load_public_key",
+    "load_roles",
     "open_authenticator",
 ]
 
@@ -154,8 +158,21 @@ def load_public_key(path: str | os.PathLike[str]) -> bytes:
     return fields["public-key"]
 
 
-def load_authorized_keys(directory: str | os.PathLike[str]) -> frozenset[bytes]:
-    """The public keys of every ``*.key`` file in ``directory`` (an empty set admits nobody).
+#: The role folders of an authorised keys directory, and the role each gives its keys.
+ROLE_FOLDERS = {"workers": "worker", "clients": "client", "admins": "admin"}
+#: The role of a key directly in the authorised keys directory (what every key could do
+#: before roles existed: everything).
+LEGACY_ROLE = "admin"
+
+
+def load_roles(directory: str | os.PathLike[str]) -> dict[bytes, frozenset[str]]:
+    """The roles of every authorised key: ``DIR/workers/*.key`` are workers,
+    ``DIR/clients/*.key`` clients, ``DIR/admins/*.key`` administrators, and a key directly in
+    ``DIR`` an administrator (backwards compatible: such a key could do everything). A key in
+    several folders has every role they give.
+
+    Returns:
+        z85 public key -> its roles.
 
     Raises:
         ConfigError: when the directory does not exist or a key file is invalid.
@@ -163,7 +180,23 @@ def load_authorized_keys(directory: str | os.PathLike[str]) -> frozenset[bytes]:
     folder = Path(directory)
     if not folder.is_dir():
         raise ConfigError(f"authorised keys directory {folder} does not exist")
-    return frozenset(load_public_key(p) for p in sorted(folder.glob("*.key")))
+    roles: dict[bytes, set[str]] = {}
+    for path in sorted(folder.glob("*.key")):
+        roles.setdefault(load_public_key(path), set()).add(LEGACY_ROLE)
+    for sub, role in ROLE_FOLDERS.items():
+        for path in sorted((folder / sub).glob("*.key")):
+            roles.setdefault(load_public_key(path), set()).add(role)
+    return {key: frozenset(granted) for key, granted in roles.items()}
+
+
+def load_authorized_keys(directory: str | os.PathLike[str]) -> frozenset[bytes]:
+    """The public keys of every ``*.key`` file in ``directory`` and in its role folders
+    (``load_roles``); an empty set admits nobody.
+
+    Raises:
+        ConfigError: when the directory does not exist or a key file is invalid.
+    """
+    return frozenset(load_roles(directory))
 
 
 def authenticator_running(context: zmq.Context) -> bool:

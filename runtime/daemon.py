@@ -36,7 +36,7 @@ from ontoflow.actors.orchestrator import ClientService, Orchestrator, compose_or
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.curve import CurveServer, load_keys, open_authenticator
+from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.journal import open_journal
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
@@ -166,11 +166,17 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
     context = shared_context()
     with ExitStack() as stack:
         curve = None
+        roles = None
         if config.curve_secret is not None and config.authorized_keys is not None:
             keys = load_keys(config.curve_secret)
             allowed = stack.enter_context(open_authenticator(context, config.authorized_keys))
             curve = CurveServer(keys=keys)
-            log.info("curve_enabled", authorized_keys=len(allowed))
+            roles = {key.decode(): granted for key, granted in load_roles(config.authorized_keys).items()}
+            log.info("curve_enabled", authorized_keys=len(allowed),
+                     **{f"{role}s": sum(role in g for g in roles.values()) for role in ("worker", "client", "admin")})
+        else:
+            # Said once: without CURVE there is no key to give a role to.
+            log.warning("roles_not_enforced", reason="no CURVE: any peer may register as a worker, submit and cancel")
         journal = None
         if config.journal is not None:
             journal = stack.enter_context(open_journal(config.journal, synchronous=config.synchronous))
@@ -194,6 +200,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 max_runs=config.max_runs,
                 max_client_value_bytes=config.max_value_bytes,
                 trigger_workflows=documents,
+                roles=roles,
             )
         except ManifestError as exc:
             raise ConfigError(str(exc)) from None

@@ -28,6 +28,7 @@ import structlog
 
 from ontoflow.actors.orchestrator._contracts import ContractGate
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
+from ontoflow.actors.orchestrator._authority import ADMIN, key_of
 from ontoflow.actors.orchestrator._limits import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
@@ -45,6 +46,7 @@ from ontoflow.protocols.client import (
     CatalogInfo,
     Error,
     ListRuns,
+    RunList,
     RunProgress,
     RunStatus,
     Show,
@@ -113,6 +115,9 @@ class ClientService:
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
         # (the common case) costs a lookup, not a decode, a validation and a compilation.
         self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]]] = {}
+        # run id -> the CURVE key that submitted it, when roles are enforced: a client key
+        # reads and cancels only its own runs (kept as long as the run is kept in memory).
+        self._owners: dict[str, str] = {}
 
     def handle(self, identity: bytes, message: Any) -> None:
         """Answer one client message (called by the orchestrator's receive loop)."""
@@ -126,11 +131,15 @@ class ClientService:
 
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
+        run_id = getattr(message, "run_id", None)
+        if run_id is not None and not isinstance(message, Submit) and \
+                not orch.authority.may_touch(identity, self._owners.get(run_id), message):
+            return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         match message:
             case Submit(wait=False):  # a SubmitRequest is a Submit
-                return self._submit(message)
+                return self._owned(identity, self._submit(message))
             case Submit():
-                reply = self._submit(message)
+                reply = self._owned(identity, self._submit(message))
                 if not isinstance(reply, SubmitAccepted):
                     return reply
                 self._orch.send_client(identity, reply)
@@ -174,7 +183,12 @@ class ClientService:
                     return Error(code="too_many_waiting", message=held)
                 return RunProgress(run_id=run_id, steps=trace_dicts(found.state.trace))
             case ListRuns(status=status, limit=limit):
-                return self._queries.list_runs(status, limit)
+                listed = self._queries.list_runs(status, limit)
+                roles = orch.authority.roles_of(identity)
+                if roles is not None and ADMIN not in roles:  # a client lists its own runs only
+                    key = key_of(identity)
+                    listed = RunList(runs=[r for r in listed.runs if self._owners.get(r.run_id) == key])
+                return listed
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
                 return shown if shown is not None else Error(code="unknown_run", message=f"no run {run_id} here")
@@ -197,6 +211,12 @@ class ClientService:
                 return RunStatus(run_id=run_id, status="cancelling")
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
+
+    def _owned(self, identity: bytes, reply: Any) -> Any:
+        """Note who submitted the run ``reply`` accepts (roles enforced only)."""
+        if isinstance(reply, SubmitAccepted) and self._orch.authority.roles is not None:
+            self._owners.setdefault(reply.run_id, key_of(identity))
+        return reply
 
     def _submit(self, message: Submit) -> Any:
         orch = self._orch
@@ -365,4 +385,6 @@ class ClientService:
                 self._orch.send_client(identity, status)
         self._finished.append(result.run_id)
         while len(self._finished) > self._keep:
-            self._orch.forget(self._finished.popleft())
+            forgotten = self._finished.popleft()
+            self._owners.pop(forgotten, None)
+            self._orch.forget(forgotten)

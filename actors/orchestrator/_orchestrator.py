@@ -30,6 +30,7 @@ from typing import Any, get_args
 import anyio
 import structlog
 
+from ontoflow.actors.orchestrator._authority import Authority
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._ids import new_run_id
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
@@ -48,7 +49,7 @@ from ontoflow.actors.orchestrator.engine import (
     RunSubmitted,
     Suspended,
 )
-from ontoflow.protocols.client import ClientMessage, Question
+from ontoflow.protocols.client import ClientMessage, Error, Question
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
 from ontoflow.runtime.actor import SocketActor, Tick, wall_clock_ms
 from ontoflow.runtime.batching import SEND_CHUNK
@@ -94,6 +95,9 @@ class Orchestrator(SocketActor):
             ``None``: no limit.
         answer_timeout_ms: how long a suspended run's question waits for an answer before the
             run ends ``expired``; ``None``: forever.
+        roles: CURVE public key (z85) -> its roles (``_authority``: ``worker``, ``client``,
+            ``admin``); every message is checked against its sender's key. ``None``: roles
+            are not enforced (no CURVE).
 
     Attributes:
         client_handler: called as ``handler(identity, message)`` for each client API message
@@ -124,6 +128,7 @@ class Orchestrator(SocketActor):
         connections: Mapping[str, Any] | None = None,
         max_value_bytes: int | None = None,
         answer_timeout_ms: int | None = DEFAULT_ANSWER_TIMEOUT_MS,
+        roles: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         if heartbeat_ms < 1 or liveness < 1 or schedule_to_start_ms < 0 or tick_ms < 1:
             raise ValueError("heartbeat_ms, liveness and tick_ms must be >= 1, schedule_to_start_ms >= 0")
@@ -147,6 +152,7 @@ class Orchestrator(SocketActor):
         self.recovery: RecoveryReport | None = None
         self._parked: list[tuple[bytes, Any]] = []
         self._heartbeat_at = 0
+        self.authority = Authority(roles)
 
     # -- what other code reads ---------------------------------------------------------------
 
@@ -240,6 +246,10 @@ class Orchestrator(SocketActor):
 
     def receive(self, identity: bytes, message: Any, now: int) -> None:
         """Dispatch one message on its type (the kernel calls it for each of a batch)."""
+        if self.authority.roles is not None and not self.authority.permitted(identity, message):
+            if isinstance(message, _CLIENT_TYPES):
+                self.send_client(identity, Error(code="forbidden", message=f"this key may not send {type(message).__name__}"))
+            return
         if self._parked or not self.outbox.available:
             if not self.outbox.available:
                 self._unavailable(identity, message, now)
@@ -262,18 +272,19 @@ class Orchestrator(SocketActor):
                     log.warning("run_question_expired", run_id=run.run_id)
                     self.apply(run, RunExpired(token=token, now_ms=tick_now))
                 self._resize_chunk()
-            case Heartbeat():
-                if self.pool.seen(identity, now) is None:
+            case Heartbeat(session=session):
+                if self.pool.seen(identity, now, session) is None:
                     log.warning("heartbeat_from_unknown_peer", peer=identity.hex())
             case Ready():
                 self.pool.seen(identity, now)
                 self.pool.ready(identity, message, now)
                 self._resize_chunk()
-            case Disconnect(reason=reason):
-                self.pool.disconnected(identity, reason, now)
+            case Disconnect(reason=reason, session=session):
+                self.pool.disconnected(identity, reason, now, session)
                 self._resize_chunk()
             case Observation():
-                self.pool.seen(identity, now)
+                if not self.authority.observation_ok(self.pool.seen(identity, now, message.session), message):
+                    return
                 log.info("observation_received", capability=message.capability, kind=message.kind, id=message.id)
                 for callback in self.on_observation:
                     callback(message)

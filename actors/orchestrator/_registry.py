@@ -36,6 +36,10 @@ class WorkerInfo(msgspec.Struct, kw_only=True):
     slots: int
     last_seen_ms: int
     in_flight: dict[StepKey, InFlight] = msgspec.field(default_factory=dict)
+    #: The token this registration was welcomed with; the worker's messages must carry it.
+    session: str = ""
+    #: The CURVE public key (z85) that registered it; "" without CURVE.
+    key: str = ""
 
     @property
     def free_slots(self) -> int:

@@ -15,6 +15,8 @@ failure like any other.
 
 from __future__ import annotations
 
+import secrets
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ import anyio
 import msgspec
 import structlog
 
+from ontoflow.actors.orchestrator._authority import key_of
 from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
@@ -116,6 +119,8 @@ class WorkerPool:
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
+        #: Worker messages refused, by reason (``takeover``, ``outcome_session``).
+        self.refused: Counter[str] = Counter()
 
     # -- questions ---------------------------------------------------------------------------
 
@@ -142,10 +147,14 @@ class WorkerPool:
 
     # -- worker messages ---------------------------------------------------------------------
 
-    def seen(self, identity: bytes, now: int) -> WorkerInfo | None:
-        """Note that ``identity`` spoke at ``now``; its registration, if it has one."""
+    def seen(self, identity: bytes, now: int, session: str | None = None) -> WorkerInfo | None:
+        """Note that ``identity`` spoke at ``now``; its registration, if it has one (and, when
+        ``session`` is given, only if that is the registration's token: a message without it
+        is not from the registered worker and keeps nothing alive)."""
         worker = self.registry.get(identity)
         if worker is not None:
+            if session is not None and session != worker.session:
+                return None
             worker.last_seen_ms = now
         return worker
 
@@ -160,12 +169,33 @@ class WorkerPool:
             log.warning("worker_refused", worker_id=ready.worker_id, reason="slots must be >= 1")
             self._send(identity, Disconnect(reason="slots must be >= 1"))
             return
-        info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
-                          capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now)
+        key = key_of(identity)
         held = {tuple(k) for k in ready.holding}
-        again = self.registry.get(identity) is not None
+        existing = self.registry.get(identity)
+        if existing is not None and key != existing.key:
+            # Another CURVE key under a registered identity takes nothing over.
+            self.refused["takeover"] += 1
+            log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
+            return
+        if existing is not None and ready.session != existing.session:
+            # Not the session's token: the ROUTER lets one connection hold an identity, so the
+            # registered one is gone (a restarted process, or someone who learnt the worker
+            # id). It registers afresh and is handed none of the old session's steps, which
+            # are lost (re-dispatched when idempotent): a forger cannot claim them.
+            self.refused["takeover"] += 1
+            log.warning("worker_session_replaced", worker_id=existing.worker_id, in_flight=len(existing.in_flight),
+                        reason="no session token" if not ready.session else "wrong session token")
+            self.lose(identity, now, "worker_lost")
+            existing = None
+            held = set()
+        session = existing.session if existing is not None else secrets.token_hex(16)
+        info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
+                          capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
+                          session=session, key=key)
+        again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
-        self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness))
+        self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
+                                     session=session))
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots,
                  capabilities=sorted(info.capabilities), again=again, kept=len(kept), orphaned=len(orphans))
         # Attempts the worker holds that are no longer awaited from it (re-dispatched, ended,
@@ -184,10 +214,13 @@ class WorkerPool:
         """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
         key = (outcome.run_id, outcome.step_id, outcome.attempt)
         owner = self.registry.owner(*key)
-        if owner is None or owner.identity != identity:
-            self.seen(identity, now)
+        if owner is None or owner.identity != identity or owner.session != outcome.session:
+            if owner is not None and owner.session != outcome.session and owner.identity == identity:
+                self.refused["outcome_session"] += 1  # under the worker's identity, not from its session
+            self.seen(identity, now, outcome.session)
             # Not in flight on that worker: re-dispatched after it was lost, or answered
-            # already (a re-send after a reconnect). Applying it would report a step twice.
+            # already (a re-send after a reconnect), or not from the session it was sent to.
+            # Applying it would report a step twice, or a forged answer.
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
                      outcome=outcome.event, reason="attempt not in flight on this worker")
             return
@@ -206,9 +239,10 @@ class WorkerPool:
             for cap in owner.capabilities:
                 self._drain_pending(cap, now)
 
-    def disconnected(self, identity: bytes, reason: str, now: int) -> None:
-        """A worker said goodbye: its in-flight steps are lost."""
-        worker = self.registry.get(identity)
+    def disconnected(self, identity: bytes, reason: str, now: int, session: str | None = None) -> None:
+        """A worker said goodbye (in its session, when ``session`` is given): its in-flight
+        steps are lost."""
+        worker = self.seen(identity, now, session)
         if worker is not None:
             log.info("worker_disconnected", worker_id=worker.worker_id, reason=reason)
             self.lose(identity, now, "worker_lost")

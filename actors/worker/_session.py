@@ -100,7 +100,7 @@ class Session:
         dealer = self._dealer
         if dealer is None:
             return
-        self._out.append(Disconnect(reason=reason))
+        self._out.append(Disconnect(reason=reason, session=self._host.session_token))
         self._flush()
         dealer.linger_on_close(linger_ms)
         self._leaving = True
@@ -131,7 +131,7 @@ class Session:
                 return
             if self._rearm.is_set():  # welcomed: heartbeat at once, then at the announced interval
                 self._rearm = anyio.Event()
-                self.send(Heartbeat())
+                self.send(Heartbeat(session=host.session_token))
                 continue
             host.prune()
             silent_s = time.monotonic() - self._last_heard
@@ -145,7 +145,7 @@ class Session:
                 )
                 return
             if self.welcomed:
-                self.send(Heartbeat())
+                self.send(Heartbeat(session=host.session_token))
 
     async def receive(self) -> None:
         """Wait for the next batch of messages and act on it; returns after one batch, or at
@@ -174,12 +174,13 @@ class Session:
                     host.cancel(run_id, step_id, attempt)
                 case Heartbeat():
                     pass
-                case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness):
+                case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness, session=token):
                     if heartbeat_ms < 1 or liveness < 1:
                         log.warning("welcome_invalid", worker_id=host.worker_id, reason="heartbeat_ms and liveness must be >= 1")
                         continue
                     host.heartbeat_s = heartbeat_ms / 1000
                     host.liveness = liveness
+                    host.set_session_token(token)  # proves this host is the one registered
                     self._rearm.set()
                     if not self.welcomed:
                         self.welcomed = True

@@ -17,8 +17,12 @@ Security: with ``curve=`` a ROUTER serves CURVE (every connection encrypted; the
 authenticator of ``runtime.curve`` must run on its context, and admits only authorised keys)
 and a DEALER connects with its key pair and the server's public key. Binding a non-loopback
 ``tcp://`` address without CURVE is refused unless ``insecure=True``, which logs a warning.
-The ROUTER sets ``ROUTER_HANDOVER``: a worker that reconnects with a fresh socket under the
-same identity takes the identity over from its half-dead old connection.
+The ROUTER does not set ``ROUTER_HANDOVER``: a second connection under an identity already
+connected is ignored by libzmq until the first one is gone, so nobody can take a live worker's
+route (and its next Invoke) by connecting under its identity; a worker that reconnects gets its
+identity back as soon as its old connection has closed. A CURVE ROUTER hands out each peer as a
+``Peer`` (``bytes`` carrying ``user_id``, the public key its connection authenticated with),
+so the orchestrator can look up that key's role.
 
 Malformed frames: any frame set that does not decode is counted by reason (``dropped()``) and
 skipped; the first few per interval are logged one by one (``frame_dropped``), the rest of a
@@ -27,7 +31,7 @@ client API (``protocols.client``): frames with the client header decode to clien
 """
 
 from ontoflow.runtime.transport._drops import DropStatistics
-from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES
+from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES, Peer
 from ontoflow.runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
 from ontoflow.runtime.transport._sockets import DealerSocket, RouterSocket
 
@@ -35,6 +39,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DealerSocket",
     "DropStatistics",
+    "Peer",
     "RouterSocket",
     "is_loopback",
     "open_dealer",

@@ -68,7 +68,8 @@ async def open_router(
     sock = _new_socket(ctx, zmq.ROUTER, address, max_message_bytes)
     try:
         sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        sock.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        # No ROUTER_HANDOVER: with it, anyone connecting under a live worker's identity took
+        # its route over (and received its next Invoke); see the package docstring.
         if curve is not None:
             try:
                 sock.setsockopt(zmq.ZAP_DOMAIN, ZAP_DOMAIN)
@@ -83,6 +84,8 @@ async def open_router(
         except zmq.ZMQError as exc:
             raise TransportError(f"cannot bind {address}: {exc.strerror}") from None
         router = RouterSocket(sock, sock.get(zmq.LAST_ENDPOINT).decode(), loop)
+        if curve is not None:
+            router.with_user_ids()
     except BaseException:
         sock.close(linger=0)
         raise

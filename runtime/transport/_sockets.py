@@ -8,7 +8,7 @@ from typing import Any
 from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames, request_from_frames
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
-from ontoflow.runtime.transport._endpoint import _Endpoint
+from ontoflow.runtime.transport._endpoint import _Endpoint, _recv_frames_user
 
 __all__ = ["DealerSocket", "RouterSocket"]
 
@@ -21,6 +21,11 @@ class RouterSocket(_Endpoint):
     """
 
     __slots__ = ()
+
+    def with_user_ids(self) -> None:
+        """Hand out each peer as a ``Peer`` carrying its CURVE public key (``user_id``); set by
+        ``open_router`` on a CURVE ROUTER, whose ZAP authenticator names the key."""
+        self._recv = _recv_frames_user
 
     async def recv_batch(self, max_batch: int = 512) -> list[tuple[bytes, WireMessage]]:
         """Wait for at least one valid message, then return every message already queued.

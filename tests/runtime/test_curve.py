@@ -106,3 +106,23 @@ async def test_only_authorised_keys_get_through(tmp_path: Path) -> None:
     assert [identity for identity, _ in batch] == [b"good"]
     denied = [e for e in logs if e["event"] == "peer_denied"]
     assert denied and denied[0]["reason"] == "key not authorised"
+
+
+def test_role_folders_give_their_keys_roles_and_keys_in_the_folder_itself_are_admins(tmp_path: Path) -> None:
+    from ontoflow.runtime.curve import load_authorized_keys, load_roles
+
+    keys = tmp_path / "keys"
+    authorized = tmp_path / "authorized"
+    found = {}
+    for name, folder in (("legacy", ""), ("w", "workers"), ("c", "clients"), ("a", "admins"), ("both", "workers")):
+        public, _ = generate_keys(keys, name)
+        (authorized / folder).mkdir(parents=True, exist_ok=True)
+        (authorized / folder / public.name).write_bytes(public.read_bytes())
+        found[name] = load_public_key(public)
+    (authorized / "clients" / "both.key").write_bytes((keys / "both.key").read_bytes())
+    roles = load_roles(authorized)
+    assert roles == {
+        found["legacy"]: frozenset({"admin"}), found["w"]: frozenset({"worker"}), found["c"]: frozenset({"client"}),
+        found["a"]: frozenset({"admin"}), found["both"]: frozenset({"worker", "client"}),
+    }
+    assert load_authorized_keys(authorized) == frozenset(found.values())

@@ -36,6 +36,10 @@ class _Harness:
         [d] = self.runs.advance(run, RunSubmitted(run_id=run_id, inputs={}, now_ms=now))
         return d
 
+    def session(self, identity: bytes) -> str:
+        """The session token the pool welcomed ``identity`` with (its Outcomes carry it)."""
+        return next((m.session for i, m in reversed(self.sent.of(Welcome)) if i == identity), "")
+
     def ready(self, identity: bytes, now: int = 0, **fields: Any) -> None:
         fields.setdefault("slots", 1)
         self.pool.ready(identity, Ready(protocol=PROTOCOL_VERSION, worker_id=identity.decode(), capabilities=[CAP],
@@ -50,7 +54,7 @@ def test_a_step_waits_for_a_worker_then_goes_to_it_and_its_outcome_becomes_a_fac
     h.ready(b"w1", now=5)
     assert h.sent.of(Welcome) and [i for i, _ in h.sent.of(Invoke)] == [b"w1"]
     assert h.pool.steps_in_flight() == 1
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 7)
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 7)
     [(run_id, fact)] = h.facts
     assert run_id == "r1" and isinstance(fact, StepFinished) and fact.now_ms == 7
     assert h.pool.steps_in_flight() == 0
@@ -63,7 +67,7 @@ def test_credits_hold_a_second_step_until_the_slot_frees() -> None:
     h.pool.dispatch(first, 0)
     h.pool.dispatch(second, 0)
     assert len(h.sent.of(Invoke)) == 1  # one slot
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=first.step_id, attempt=first.attempt, event="success"), 1)
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=first.step_id, attempt=first.attempt, event="success"), 1)
     assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r1", "r2"]
 
 
@@ -72,7 +76,7 @@ def test_an_outcome_from_another_worker_is_ignored() -> None:
     h.ready(b"w1")
     d = h.start("r1")
     h.pool.dispatch(d, 0)
-    h.pool.outcome(b"w2", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 1)
+    h.pool.outcome(b"w2", Outcome(session=h.session(b"w2"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 1)
     assert h.facts == [] and h.pool.steps_in_flight() == 1
 
 
@@ -123,7 +127,7 @@ def test_an_oversized_output_becomes_a_failure_before_it_is_a_fact() -> None:
     h.ready(b"w1")
     d = h.start("r1")
     h.pool.dispatch(d, 0)
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
                                   outputs={"k": "x" * 100}), 1)
     [(_, fact)] = h.facts
     assert fact.outcome.event == "failure" and fact.outcome.reason == "output_too_large" and not fact.outcome.outputs
@@ -205,3 +209,21 @@ def test_a_cancelled_step_leaves_the_queue_without_a_rebuild() -> None:
     assert h.pool.statistics()["steps_waiting"] == 2
     h.ready(b"w1", now=1, slots=3)
     assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r0", "r2"]
+def test_an_outcome_without_the_session_token_is_ignored_and_a_ready_without_it_takes_nothing_over() -> None:
+    h = _Harness()
+    d = h.start("r1")
+    h.ready(b"w1")
+    h.pool.dispatch(d, 0)
+    token = h.session(b"w1")
+    assert token
+    forged = Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success", outputs={"x": "forged"})
+    h.pool.outcome(b"w1", forged, 1)
+    assert not h.facts and h.pool.refused["outcome_session"] == 1
+    h.ready(b"w1", holding=[("r1", d.step_id, d.attempt)], session=token)  # the worker itself, on a new socket
+    assert h.session(b"w1") == token and h.pool.steps_in_flight() == 1
+    h.ready(b"w1", holding=[("r1", d.step_id, d.attempt)])  # without the token: it claims nothing
+    assert h.pool.refused["takeover"] == 1 and h.session(b"w1") not in ("", token)
+    assert h.pool.steps_in_flight() == 0 and [type(f).__name__ for _, f in h.facts] == ["StepLost"]
+    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
+                                  session=h.session(b"w1")), 2)
+    assert len(h.facts) == 1  # the attempt was not handed to the new session
