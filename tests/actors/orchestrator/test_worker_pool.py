@@ -149,7 +149,8 @@ def test_a_step_waiting_for_a_busy_workers_slot_is_not_unavailable() -> None:
     h.pool.dispatch(second, 0)
     h.pool.tick(500)  # far past schedule-to-start: the worker is alive, only busy
     assert h.facts == [] and h.pool.statistics()["steps_waiting"] == 1
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=first.step_id, attempt=first.attempt, event="success"), 600)
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=first.step_id, attempt=first.attempt,
+                                  event="success"), 600)
     assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r1", "r2"]
 
 
