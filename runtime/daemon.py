@@ -32,12 +32,13 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capabilities.data import remove_runs_spools
+from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import ClientService, Orchestrator, compose_orchestrator, wall_clock_ms
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.curve import CurveServer, load_keys, open_authenticator
-from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 from ontoflow.runtime.journal import open_journal
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
@@ -70,6 +71,9 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         handle_signals: drain on SIGTERM/SIGINT (the CLI); off when embedded in a test.
         connections: a file mapping connection name -> value, for pipelines' ``@name``
             connections (``ONTOFLOW_CONNECTION_<NAME>`` is read for the others).
+        capabilities: capability modules (names or ``.py`` files) whose metadata joins the
+            catalogue at start (their classes are imported, never run): submits naming them
+            are accepted before any worker offering them has connected.
     """
 
     bind: str
@@ -91,6 +95,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     trigger_workflows: list[str] = []
     handle_signals: bool = False
     connections: str | None = None
+    capabilities: list[str] = []
 
 
 def _check(config: DaemonConfig) -> None:
@@ -114,6 +119,16 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--synchronous must be NORMAL or FULL")
     if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
+
+
+def _catalogue(specs: list[str]) -> list:
+    """The metadata of the capabilities in ``specs`` (imported, not run)."""
+    if not specs:
+        return []
+    try:
+        return [cls.metadata for cls in load_capabilities(specs)]
+    except CapabilityLoadError as exc:
+        raise ConfigError(f"--capabilities: {exc}") from None
 
 
 def _trigger_documents(paths: list[str]) -> list[dict]:
@@ -143,6 +158,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
     """
     _check(config)
     documents = _trigger_documents(config.trigger_workflows)
+    catalogue = _catalogue(config.capabilities)
     try:
         connections = load_connections(config.connections) if config.connections is not None else {}
     except ConnectionResolutionError as exc:
@@ -190,6 +206,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         with receiver if receiver is not None else nullcontext() as signals:
             async with anyio.create_task_group() as tg:
                 await tg.start(orchestrator.run)
+                if catalogue:  # after recovery: what the daemon is told wins over what it journaled
+                    orchestrator.pool.know(catalogue, wall_clock_ms())
                 log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
                          journal=config.journal is not None)
                 if config.announce:

@@ -55,7 +55,9 @@ class WorkerRegistry:
         self._workers: dict[bytes, WorkerInfo] = {}
         self._by_capability: dict[str, list[WorkerInfo]] = {}
         self._step_owner: dict[StepKey, WorkerInfo] = {}
-        #: Bumped whenever a worker comes or goes: what is offered may have changed.
+        self._known: dict[str, CapabilityMetadata] = {}
+        #: Bumped whenever a worker comes or goes or the catalogue changes: what is offered
+        #: or known may have changed.
         self.version = 0
 
     def __len__(self) -> int:
@@ -81,6 +83,7 @@ class WorkerRegistry:
             caller decides their fate), and the ones carried over.
         """
         previous = self.remove(info.identity)
+        self.know(info.capabilities.values())
         self.version += 1
         kept = [step for step in previous if (step.run_id, step.step_id, step.attempt) in keep]
         orphans = [step for step in previous if (step.run_id, step.step_id, step.attempt) not in keep]
@@ -114,6 +117,24 @@ class WorkerRegistry:
     def catalog(self) -> dict[str, CapabilityMetadata]:
         """The metadata of every capability some live worker offers."""
         return {cap: peers[0].capabilities[cap] for cap, peers in self._by_capability.items()}
+
+    def know(self, metadata: Iterable[CapabilityMetadata]) -> list[CapabilityMetadata]:
+        """Add capabilities to the catalogue (a worker offered them, the journal or the daemon's
+        configuration named them); they stay known when their workers go.
+
+        Returns:
+            The entries that were new or differed from the catalogue's (what to journal).
+        """
+        changed = [m for m in metadata if self._known.get(m.id) != m]
+        if changed:
+            self._known.update((m.id, m) for m in changed)
+            self.version += 1
+        return changed
+
+    def known(self) -> dict[str, CapabilityMetadata]:
+        """The catalogue: the metadata of every capability ever offered or named (a copy);
+        a step of one with no live worker waits for a worker."""
+        return dict(self._known)
 
     def pick(self, capability: str) -> WorkerInfo | None:
         """The least-loaded live worker offering ``capability`` with a free slot, or None."""
