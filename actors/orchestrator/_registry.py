@@ -10,7 +10,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 
-__all__ = ["InFlight", "WorkerInfo", "WorkerRegistry"]
+__all__ = ["AwaitedSteps", "InFlight", "WorkerInfo", "WorkerRegistry"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
@@ -170,6 +170,44 @@ class WorkerRegistry:
     def expired(self, now_ms: int, silence_ms: int) -> list[WorkerInfo]:
         """Every worker silent for longer than ``silence_ms`` (all of them, not just the first)."""
         return [w for w in self._workers.values() if now_ms - w.last_seen_ms > silence_ms]
+
+
+class AwaitedSteps:
+    """Attempts recovered after a daemon restart, each awaiting the worker it was sent to (by
+    worker id) until a deadline: that worker may hold its answer."""
+
+    def __init__(self) -> None:
+        self._steps: dict[StepKey, tuple[InFlight, str, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def add(self, step: InFlight, worker_id: str, until_ms: int) -> None:
+        """Await ``step`` from ``worker_id`` until ``until_ms``."""
+        self._steps[(step.run_id, step.step_id, step.attempt)] = (step, worker_id, until_ms)
+
+    def discard(self, key: StepKey) -> None:
+        """Stop awaiting an attempt (cancelled, or past its step deadline)."""
+        self._steps.pop(key, None)
+
+    def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
+        """``worker_id`` registered again: ``(reclaimed, lost)``, the attempts it awaited that
+        it holds and those it came back without; neither is awaited any more."""
+        reclaimed, lost = [], []
+        for key in [k for k, (_, w, _) in self._steps.items() if w == worker_id]:
+            step = self._steps.pop(key)[0]
+            if key in held:
+                reclaimed.append(step)
+            else:
+                lost.append(key)
+        return reclaimed, lost
+
+    def expired(self, now_ms: int) -> list[StepKey]:
+        """The attempts whose deadline has come, removed."""
+        late = [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
+        for key in late:
+            del self._steps[key]
+        return late
 
 
 class PendingQueue:

@@ -35,7 +35,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
-from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._registry import AwaitedSteps, InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator.engine import (
     Dispatch,
@@ -60,12 +60,6 @@ ARTIFACT_LIMIT_BYTES = 1 << 20
 #: How long a recovered attempt waits for its worker beyond one liveness window: a worker
 #: reconnects after noticing the silence, then after its first backoff (1 s, ``_host.py``).
 RECONNECT_ALLOWANCE_MS = 1000
-
-
-class _Awaiting(msgspec.Struct):
-    worker_id: str
-    until_ms: int
-    capability: str
 
 
 class _Queued(msgspec.Struct):
@@ -127,7 +121,7 @@ class WorkerPool:
     ) -> None:
         self._runs = runs
         self._record_capabilities = record_capabilities
-        self._awaiting: dict[tuple[str, str, int], _Awaiting] = {}
+        self._awaiting = AwaitedSteps()
         self._send = send
         self._deliver = deliver
         self._record_dispatch = record_dispatch
@@ -222,7 +216,9 @@ class WorkerPool:
         worker registers again (see the module docstring)."""
         key = (dispatch.run_id, dispatch.step_id, dispatch.attempt)
         until = now + self.heartbeat_ms * self.liveness + RECONNECT_ALLOWANCE_MS
-        self._awaiting[key] = _Awaiting(worker_id=worker_id, until_ms=until, capability=dispatch.capability)
+        step = InFlight(run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
+                        capability=dispatch.capability, sent_ms=now)
+        self._awaiting.add(step, worker_id, until)
         if dispatch.deadline_at_ms is not None:
             self._deadlines[key] = dispatch.deadline_at_ms
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
@@ -233,16 +229,9 @@ class WorkerPool:
         again; those it came back without are lost."""
         if not self._awaiting:
             return []
-        mine = [k for k, a in self._awaiting.items() if a.worker_id == info.worker_id]
-        reclaimed, lost = [], []
-        for key in mine:
-            awaiting = self._awaiting.pop(key)
-            if key in held:
-                step = InFlight(run_id=key[0], step_id=key[1], attempt=key[2], capability=awaiting.capability, sent_ms=now)
-                self.registry.assign(info, step)
-                reclaimed.append(step)
-            else:
-                lost.append(key)
+        reclaimed, lost = self._awaiting.take(info.worker_id, held)
+        for step in reclaimed:
+            self.registry.assign(info, step)
         if reclaimed:
             log.info("steps_reclaimed", worker_id=info.worker_id, count=len(reclaimed))
         self._lost_awaiting(lost, now)
@@ -306,10 +295,7 @@ class WorkerPool:
             log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
             self.lose(worker.identity, now, "worker_lost")
         if self._awaiting:
-            late = [k for k, a in self._awaiting.items() if a.until_ms <= now]
-            for key in late:
-                del self._awaiting[key]
-            self._lost_awaiting(late, now)
+            self._lost_awaiting(self._awaiting.expired(now), now)
         if not self.draining:  # held back on purpose while draining: they resume after the restart
             late = self._pending.remove_where(lambda q: now - q.enqueued_ms > self.schedule_to_start_ms)
             for queued in late:
@@ -323,7 +309,7 @@ class WorkerPool:
             for key, deadline in list(self._deadlines.items()):
                 if deadline <= now and key in self._deadlines:
                     del self._deadlines[key]
-                    self._awaiting.pop(key, None)
+                    self._awaiting.discard(key)
                     run = self._runs.live(key[0])
                     if run is not None:
                         log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
@@ -346,7 +332,7 @@ class WorkerPool:
         """Stop an attempt: unqueue it, or send its worker a Cancel."""
         key = (run_id, step_id, attempt)
         self._deadlines.pop(key, None)
-        self._awaiting.pop(key, None)
+        self._awaiting.discard(key)
         self._pending.remove_where(lambda q: (q.dispatch.run_id, q.dispatch.step_id, q.dispatch.attempt) == key)
         owner = self.registry.owner(run_id, step_id, attempt)
         if owner is not None:
