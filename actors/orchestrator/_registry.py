@@ -192,18 +192,15 @@ class AwaitedSteps:
         """Stop awaiting an attempt (cancelled, or past its step deadline)."""
         self._steps.pop(key, None)
 
-    def take(self, worker_id: str, process: str, held: Collection[StepKey]) -> tuple[list[Any], list[Any], list[Any]]:
-        """``worker_id`` registered again as ``process`` (``host:pid``) holding ``held``:
-        ``(held, undelivered, lost)`` of the dispatches it awaited: those it holds; those it
-        came back without as the process they went to (that process keeps every answer from
-        the moment its orchestrator went silent, so the Invoke never reached it); those it
-        came back without as another process (which may have run them). None is awaited any
-        more."""
-        found: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+    def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[tuple[Any, str]], list[tuple[Any, str]]]:
+        """``worker_id`` registered again: ``(held, missing)``, each a list of ``(dispatch,
+        process)``: the attempts it awaited that it holds and those it came back without;
+        neither is awaited any more."""
+        found, missing = [], []
         for key in [k for k, (_, w, _, _) in self._steps.items() if w == worker_id]:
-            dispatch, _, sent_to, _ = self._steps.pop(key)
-            found[0 if key in held else 1 if sent_to == process else 2].append(dispatch)
-        return found
+            dispatch, _, process, _ = self._steps.pop(key)
+            (found if key in held else missing).append((dispatch, process))
+        return found, missing
 
     def expired(self, now_ms: int) -> list[StepKey]:
         """The attempts whose deadline has come, removed."""

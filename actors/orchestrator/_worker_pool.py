@@ -20,10 +20,8 @@ After a daemon restart, an attempt the journal records as sent may have run, and
 may hold its answer: :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T"
 (one liveness window, plus the worker's first reconnect delay). When W registers again and
 lists it in ``Ready.holding``, it is in flight on W once more and W's re-sent Outcome is
-applied. When the same process (``host:pid`` of the ``dispatched`` record) comes back without
-it, the Invoke never reached it (the daemon died between the commit and the send): the same
-attempt is sent now. When another process under W's id comes back without it, or none before
-T (the tick), it is lost as ``interrupted``, as a step of a worker that died.
+applied; when W comes back without it, or not before T (the tick), it is lost as
+``interrupted``, as a step of a worker that died.
 """
 
 from __future__ import annotations
@@ -231,17 +229,24 @@ class WorkerPool:
 
     def _reclaim(self, info: WorkerInfo, held: set, now: int) -> tuple[list[InFlight], list[Dispatch]]:
         """The recovered attempts awaiting this worker: those it holds are in flight on it
-        again, those that never reached it are to be sent, the others are lost."""
+        again; those it came back without are lost."""
         if not self._awaiting:
             return [], []
-        taken, undelivered, lost = self._awaiting.take(info.worker_id, f"{info.host}:{info.pid}", held)
+        taken, missing = self._awaiting.take(info.worker_id, held)
         reclaimed = [InFlight(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, sent_ms=now)
-                     for d in taken]
+                     for d, _ in taken]
         for step in reclaimed:
             self.registry.assign(info, step)
-        if reclaimed or undelivered:
-            log.info("steps_reclaimed", worker_id=info.worker_id, count=len(reclaimed), never_delivered=len(undelivered))
-        self._lost_awaiting([(d.run_id, d.step_id, d.attempt) for d in lost], now)
+        if reclaimed:
+            log.info("steps_reclaimed", worker_id=info.worker_id, count=len(reclaimed))
+        # The same process, and it does not hold the attempt: the Invoke never reached it (it
+        # keeps every answer from the moment its orchestrator went silent), so the attempt
+        # never ran: it is sent now. Another process under that id may have run it: lost.
+        process = f"{info.host}:{info.pid}"
+        undelivered = [d for d, p in missing if p == process]
+        if undelivered:
+            log.info("steps_never_delivered", worker_id=info.worker_id, count=len(undelivered))
+        self._lost_awaiting([(d.run_id, d.step_id, d.attempt) for d, p in missing if p != process], now)
         return reclaimed, undelivered
 
     def _lost_awaiting(self, keys: list[tuple[str, str, int]], now: int) -> None:
