@@ -47,9 +47,7 @@ log = structlog.get_logger()
 
 _fact_encoder = msgspec.msgpack.Encoder()
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
-#: A ``dispatched`` record: (step_id, attempt, capability, worker_id[, host:pid]); the last
-#: field is newer, so records are read as plain arrays.
-_record_decoder = msgspec.msgpack.Decoder(list)
+_record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
 _metadata_decoder = msgspec.msgpack.Decoder(CapabilityMetadata)
 
 
@@ -97,12 +95,10 @@ class Durability:
         """Record ``fact`` of ``run_id`` (before it is applied: its consequences follow it)."""
         self._batch.fact(run_id, "fact", fact.now_ms, _fact_encoder.encode(fact))
 
-    def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int, process: str = "") -> None:
+    def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int) -> None:
         """Record an Invoke before it leaves: after a crash, an attempt with this record may
-        have run; one without it surely did not. ``process`` (``host:pid`` of the worker) tells
-        after a restart whether the worker that registers again is the one it went to."""
-        self._batch.fact(d.run_id, "dispatched", now,
-                         _fact_encoder.encode((d.step_id, d.attempt, d.capability, worker_id, process)))
+        have run; one without it surely did not."""
+        self._batch.fact(d.run_id, "dispatched", now, _fact_encoder.encode((d.step_id, d.attempt, d.capability, worker_id)))
 
     def ended(self, run_id: str, status: str, ended_ms: int) -> None:
         """Record a run's end (in the same transaction as the fact that ended it)."""
@@ -182,7 +178,7 @@ class Durability:
         adopt: Callable[[Run, RunRow], None],
         lost: Callable[[Run, StepLost], None],
         dispatch: Callable[[Dispatch, int], None],
-        await_worker: Callable[[Dispatch, str, str, int], None] | None = None,
+        await_worker: Callable[[Dispatch, str, int], None] | None = None,
     ) -> RecoveryReport:
         """Replay every unfinished run and go on with it (called once, after binding).
 
@@ -191,7 +187,7 @@ class Durability:
             lost: applies the ``interrupted`` StepLost of an attempt that may have run.
             dispatch: sends an attempt that surely did not run.
             await_worker: holds an attempt that may have run until the worker it was sent to
-                (its id and ``host:pid``) re-registers (the worker pool's ``await_worker``); ``None``: it is
+                (named) re-registers (the worker pool's ``await_worker``); ``None``: it is
                 lost at once through ``lost``.
         """
         journal = self.journal
@@ -218,17 +214,16 @@ class Durability:
             in_flight = run.engine.in_flight(run.state)
             if not in_flight:
                 continue
-            sent = {(r[0], r[1]): (r[3], r[4] if len(r) > 4 else "")
-                    for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
+            sent = {(r[0], r[1]): r[3] for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
             for d in in_flight:
                 if run.result is not None:
                     break  # an earlier interruption ended the run
-                to = sent.get((d.step_id, d.attempt))
-                if to is not None and await_worker is not None:
+                worker_id = sent.get((d.step_id, d.attempt))
+                if worker_id is not None and await_worker is not None:
                     # It may have run, and its worker may hold the answer: wait for it.
-                    await_worker(d, to[0], to[1], now)
+                    await_worker(d, worker_id, now)
                     awaiting += 1
-                elif to is not None:
+                elif worker_id is not None:
                     # It may have run: a new attempt if that is safe, else it fails as interrupted.
                     lost(run, StepLost(step_id=d.step_id, attempt=d.attempt, reason="interrupted", now_ms=now))
                     interrupted += 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator
-from typing import Any
 
 import msgspec
 
@@ -175,36 +174,37 @@ class WorkerRegistry:
 
 class AwaitedSteps:
     """Attempts recovered after a daemon restart, each awaiting the worker it was sent to (by
-    worker id, and the ``host:pid`` it had) until a deadline: that worker may hold its answer.
-    Items are the engine's Dispatch commands (opaque here)."""
+    worker id) until a deadline: that worker may hold its answer."""
 
     def __init__(self) -> None:
-        self._steps: dict[StepKey, tuple[Any, str, str, int]] = {}
+        self._steps: dict[StepKey, tuple[InFlight, str, int]] = {}
 
     def __len__(self) -> int:
         return len(self._steps)
 
-    def add(self, dispatch: Any, worker_id: str, process: str, until_ms: int) -> None:
-        """Await ``dispatch`` from ``worker_id`` (``process``: its ``host:pid``) until ``until_ms``."""
-        self._steps[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = (dispatch, worker_id, process, until_ms)
+    def add(self, step: InFlight, worker_id: str, until_ms: int) -> None:
+        """Await ``step`` from ``worker_id`` until ``until_ms``."""
+        self._steps[(step.run_id, step.step_id, step.attempt)] = (step, worker_id, until_ms)
 
     def discard(self, key: StepKey) -> None:
         """Stop awaiting an attempt (cancelled, or past its step deadline)."""
         self._steps.pop(key, None)
 
-    def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[tuple[Any, str]], list[tuple[Any, str]]]:
-        """``worker_id`` registered again: ``(held, missing)``, each a list of ``(dispatch,
-        process)``: the attempts it awaited that it holds and those it came back without;
-        neither is awaited any more."""
-        found, missing = [], []
-        for key in [k for k, (_, w, _, _) in self._steps.items() if w == worker_id]:
-            dispatch, _, process, _ = self._steps.pop(key)
-            (found if key in held else missing).append((dispatch, process))
-        return found, missing
+    def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
+        """``worker_id`` registered again: ``(reclaimed, lost)``, the attempts it awaited that
+        it holds and those it came back without; neither is awaited any more."""
+        reclaimed, lost = [], []
+        for key in [k for k, (_, w, _) in self._steps.items() if w == worker_id]:
+            step = self._steps.pop(key)[0]
+            if key in held:
+                reclaimed.append(step)
+            else:
+                lost.append(key)
+        return reclaimed, lost
 
     def expired(self, now_ms: int) -> list[StepKey]:
         """The attempts whose deadline has come, removed."""
-        late = [k for k, (_, _, _, until) in self._steps.items() if until <= now_ms]
+        late = [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
         for key in late:
             del self._steps[key]
         return late

@@ -91,7 +91,7 @@ class WorkerPool:
         runs: the run table (which runs are live, for an outcome or a lost step).
         send: sends a wire message to a worker identity (after the batch's commit).
         deliver: applies a fact to a live run.
-        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now, host_pid)`` before
+        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now)`` before
             an Invoke of ``run`` leaves (the journal's ``dispatched`` record); ``None``: none.
         heartbeat_ms: interval announced to workers and of the heartbeats sent to them.
         liveness: intervals of silence after which a worker is dead.
@@ -112,7 +112,7 @@ class WorkerPool:
         runs: RunTable,
         send: Callable[[bytes, Any], None],
         deliver: Callable[[Run, Fact], None],
-        record_dispatch: Callable[[Run, Dispatch, str, int, str], None] | None = None,
+        record_dispatch: Callable[[Run, Dispatch, str, int], None] | None = None,
         heartbeat_ms: int = 1000,
         liveness: int = 3,
         schedule_to_start_ms: int = 30_000,
@@ -188,8 +188,7 @@ class WorkerPool:
         orphans, kept = self.registry.register(info, keep=held)
         if self._record_capabilities is not None:
             self._record_capabilities(list(info.capabilities.values()), now)
-        reclaimed, undelivered = self._reclaim(info, held, now)
-        kept += reclaimed
+        kept += self._reclaim(info, held, now)
         self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness))
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots,
                  capabilities=sorted(info.capabilities), again=again, kept=len(kept), orphaned=len(orphans))
@@ -200,9 +199,6 @@ class WorkerPool:
         for run_id, step_id, attempt in stale:
             self._send(identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
         self._orphaned(orphans, now, "worker_lost")
-        for d in undelivered:
-            if self._runs.live(d.run_id) is not None:
-                self.dispatch(d, now)
         self._changed.set()
         self._changed = anyio.Event()
         for cap in info.capabilities:
@@ -215,39 +211,31 @@ class WorkerPool:
         if changed and self._record_capabilities is not None:
             self._record_capabilities(changed, now)
 
-    def await_worker(self, dispatch: Dispatch, worker_id: str, process: str, now: int) -> None:
-        """Hold a recovered attempt that was sent to ``worker_id`` (``process``: its
-        ``host:pid``, empty when unknown) before a restart until that worker registers again
-        (see the module docstring)."""
+    def await_worker(self, dispatch: Dispatch, worker_id: str, now: int) -> None:
+        """Hold a recovered attempt that was sent to ``worker_id`` before a restart until that
+        worker registers again (see the module docstring)."""
         key = (dispatch.run_id, dispatch.step_id, dispatch.attempt)
         until = now + self.heartbeat_ms * self.liveness + RECONNECT_ALLOWANCE_MS
-        self._awaiting.add(dispatch, worker_id, process, until)
+        step = InFlight(run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
+                        capability=dispatch.capability, sent_ms=now)
+        self._awaiting.add(step, worker_id, until)
         if dispatch.deadline_at_ms is not None:
             self._deadlines[key] = dispatch.deadline_at_ms
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                  worker_id=worker_id, until_ms=until)
 
-    def _reclaim(self, info: WorkerInfo, held: set, now: int) -> tuple[list[InFlight], list[Dispatch]]:
+    def _reclaim(self, info: WorkerInfo, held: set, now: int) -> list[InFlight]:
         """The recovered attempts awaiting this worker: those it holds are in flight on it
         again; those it came back without are lost."""
         if not self._awaiting:
-            return [], []
-        taken, missing = self._awaiting.take(info.worker_id, held)
-        reclaimed = [InFlight(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, sent_ms=now)
-                     for d, _ in taken]
+            return []
+        reclaimed, lost = self._awaiting.take(info.worker_id, held)
         for step in reclaimed:
             self.registry.assign(info, step)
         if reclaimed:
             log.info("steps_reclaimed", worker_id=info.worker_id, count=len(reclaimed))
-        # The same process, and it does not hold the attempt: the Invoke never reached it (it
-        # keeps every answer from the moment its orchestrator went silent), so the attempt
-        # never ran: it is sent now. Another process under that id may have run it: lost.
-        process = f"{info.host}:{info.pid}"
-        undelivered = [d for d, p in missing if p == process]
-        if undelivered:
-            log.info("steps_never_delivered", worker_id=info.worker_id, count=len(undelivered))
-        self._lost_awaiting([(d.run_id, d.step_id, d.attempt) for d, p in missing if p != process], now)
-        return reclaimed, undelivered
+        self._lost_awaiting(lost, now)
+        return reclaimed
 
     def _lost_awaiting(self, keys: list[tuple[str, str, int]], now: int) -> None:
         for run_id, step_id, attempt in keys:
@@ -364,7 +352,7 @@ class WorkerPool:
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:
-                self._record_dispatch(run, d, worker.worker_id, now, f"{worker.host}:{worker.pid}")
+                self._record_dispatch(run, d, worker.worker_id, now)
         self._send(worker.identity, invoke)
         if self.log_debug:
             log.debug("step_dispatched", run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,

@@ -80,10 +80,9 @@ async def _kill_loop(tmp_path: Path, cycles: int, per_cycle: int, seed: int) -> 
     lost_finished = [(s.run_id, e["block"]) for s in statuses for e in s.trace
                      if e.get("reason") == "interrupted" and (s.run_id, e["block"]) in finished]
     assert lost_finished == [], f"{len(lost_finished)} finished steps reported interrupted"
-    # What may still end interrupted: an attempt whose worker did not register again within
-    # the window (a loaded machine). One whose Invoke never reached the worker (the daemon died
-    # between its commit and the send) is sent again when the same worker process comes back
-    # without it. Either way it never started.
+    # What may end interrupted: an attempt the journal records as sent whose Invoke never
+    # reached the worker (the daemon died between its commit and the send): the worker comes
+    # back without it, and a step that may have run is not run again. It never started.
     unexplained = [(s.status, s.error, s.trace[-1:]) for s in statuses if s.status != "completed"
                    and not (s.trace and s.trace[-1].get("reason") == "interrupted"
                             and (s.run_id, s.trace[-1]["block"]) not in started)]

@@ -8,7 +8,7 @@ from ontoflow.actors.orchestrator import Run, RunTable, WorkerPool
 from ontoflow.actors.orchestrator._worker_pool import RECONNECT_ALLOWANCE_MS
 from ontoflow.actors.orchestrator.engine import Dispatch, RunSubmitted, StepFinished, StepLost
 from ontoflow.protocols import CapabilityMetadata, Outcome
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Invoke, Ready
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Ready
 
 from tests.actors.orchestrator.parts import CAP, Sent, one_step
 
@@ -34,9 +34,9 @@ class _Harness:
         [d] = self.runs.advance(run, RunSubmitted(run_id=run_id, inputs={}, now_ms=0))
         return d
 
-    def ready(self, worker_id: str, now: int, holding: list[tuple[str, str, int]] = (), pid: int = 2) -> None:
+    def ready(self, worker_id: str, now: int, holding: list[tuple[str, str, int]] = ()) -> None:
         self.pool.ready(worker_id.encode(), Ready(protocol=PROTOCOL_VERSION, worker_id=worker_id, capabilities=[CAP],
-                                                  slots=2, holding=[list(k) for k in holding], host="h1", pid=pid), now)
+                                                  slots=2, holding=[list(k) for k in holding]), now)
 
 
 def _key(d: Dispatch) -> tuple[str, str, int]:
@@ -46,7 +46,7 @@ def _key(d: Dispatch) -> tuple[str, str, int]:
 def test_a_recovered_attempt_goes_back_to_its_worker_holding_it_and_its_resent_outcome_is_applied() -> None:
     h = _Harness()
     d = h.start("r1")
-    h.pool.await_worker(d, "w1", "h1:1", 0)
+    h.pool.await_worker(d, "w1", 0)
     assert h.pool.statistics()["steps_awaiting_worker"] == 1
     h.ready("w1", now=20, holding=[_key(d)])
     assert not h.sent.of(Cancel)  # awaited, so not stale
@@ -58,21 +58,10 @@ def test_a_recovered_attempt_goes_back_to_its_worker_holding_it_and_its_resent_o
     assert len(h.facts) == 1
 
 
-def test_the_same_worker_process_back_without_the_attempt_never_got_it_so_it_is_sent_now() -> None:
+def test_a_worker_that_comes_back_without_the_attempt_loses_it_as_interrupted() -> None:
     h = _Harness()
     d = h.start("r1")
-    h.pool.await_worker(d, "w1", "h1:1", 0)
-    h.ready("w1", now=20, pid=1)  # the process it went to: it keeps every answer, so it never ran
-    assert h.facts == []
-    [(identity, invoke)] = h.sent.of(Invoke)
-    assert identity == b"w1" and (invoke.run_id, invoke.step_id, invoke.attempt) == _key(d)
-    assert h.pool.steps_in_flight() == 1
-
-
-def test_another_process_under_the_worker_id_back_without_the_attempt_loses_it_as_interrupted() -> None:
-    h = _Harness()
-    d = h.start("r1")
-    h.pool.await_worker(d, "w1", "h1:1", 0)
+    h.pool.await_worker(d, "w1", 0)
     h.ready("w1", now=20)
     [(_, fact)] = h.facts
     assert isinstance(fact, StepLost) and fact.reason == "interrupted" and fact.now_ms == 20
@@ -81,7 +70,7 @@ def test_another_process_under_the_worker_id_back_without_the_attempt_loses_it_a
 def test_another_worker_registering_does_not_take_or_end_the_awaited_attempt() -> None:
     h = _Harness()
     d = h.start("r1")
-    h.pool.await_worker(d, "w1", "h1:1", 0)
+    h.pool.await_worker(d, "w1", 0)
     h.ready("w2", now=5, holding=[_key(d)])  # a worker that never ran it cannot claim it
     assert h.facts == [] and h.pool.steps_in_flight() == 0
     assert [m for _, m in h.sent.of(Cancel)] == [Cancel(run_id="r1", step_id=d.step_id, attempt=d.attempt)]
@@ -90,7 +79,7 @@ def test_another_worker_registering_does_not_take_or_end_the_awaited_attempt() -
 def test_an_attempt_whose_worker_never_comes_back_is_interrupted_at_the_window_and_not_before() -> None:
     h = _Harness()
     d = h.start("r1")
-    h.pool.await_worker(d, "w1", "h1:1", 100)
+    h.pool.await_worker(d, "w1", 100)
     h.pool.tick(100 + WINDOW - 1)
     assert h.facts == []
     h.pool.tick(100 + WINDOW)
@@ -103,7 +92,7 @@ def test_an_attempt_whose_worker_never_comes_back_is_interrupted_at_the_window_a
 def test_a_cancelled_attempt_no_longer_awaits() -> None:
     h = _Harness()
     d = h.start("r1")
-    h.pool.await_worker(d, "w1", "h1:1", 0)
+    h.pool.await_worker(d, "w1", 0)
     h.pool.cancel_step(*_key(d))
     h.pool.tick(WINDOW + 1)
     assert h.facts == []
