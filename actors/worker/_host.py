@@ -302,13 +302,14 @@ class WorkerHost:
         if self._current is session:
             self._current = None
 
-    def prune(self) -> None:
-        """Forget answers sent longer ago than a liveness window plus one interval, while a
-        session is welcomed (the orchestrator answers, so it had them). Between sessions
-        nothing is forgotten: an answer sent just before the orchestrator died may never have
-        been recorded, and a restarted orchestrator awaits it from this worker."""
+    def prune(self, last_heard: float) -> None:
+        """Forget answers sent more than a liveness window plus one interval before the
+        orchestrator was last heard from (``time.monotonic()``), while a session is welcomed:
+        it kept talking that long after them, so it had them (measured from ``now`` instead,
+        an orchestrator that lags under load, or died, could lose one it never recorded).
+        Between sessions nothing is forgotten: a restarted orchestrator awaits those answers."""
         if self._session is not None:
-            self._prune_recent(time.monotonic())
+            self._prune_recent(last_heard)
 
     def _prune_recent(self, now: float) -> None:
         horizon = now - self.heartbeat_s * (self.liveness + 1)
