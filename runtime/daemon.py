@@ -32,12 +32,13 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capabilities.data import remove_runs_spools
+from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import ClientService, Orchestrator, compose_orchestrator, wall_clock_ms
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
-from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 from ontoflow.runtime.journal import open_journal
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
@@ -83,6 +84,9 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             connections (``ONTOFLOW_CONNECTION_<NAME>`` is read for the others).
         answer_timeout_ms: how long a suspended run's question waits for an answer before
             the run ends ``expired`` (a day by default).
+        capabilities: capability modules (names or ``.py`` files) whose metadata joins the
+            catalogue at start (their classes are imported, never run): submits naming them
+            are accepted before any worker offering them has connected.
     """
 
     bind: str
@@ -105,6 +109,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     handle_signals: bool = False
     connections: str | None = None
     answer_timeout_ms: int = 24 * 3600 * 1000
+    capabilities: list[str] = []
 
 
 def _check(config: DaemonConfig) -> None:
@@ -130,6 +135,16 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--synchronous must be NORMAL or FULL")
     if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
+
+
+def _catalogue(specs: list[str]) -> list:
+    """The metadata of the capabilities in ``specs`` (imported, not run)."""
+    if not specs:
+        return []
+    try:
+        return [cls.metadata for cls in load_capabilities(specs)]
+    except CapabilityLoadError as exc:
+        raise ConfigError(f"--capabilities: {exc}") from None
 
 
 def _trigger_documents(paths: list[str]) -> list[dict]:
@@ -159,6 +174,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
     """
     _check(config)
     documents = _trigger_documents(config.trigger_workflows)
+    catalogue = _catalogue(config.capabilities)
     try:
         connections = load_connections(config.connections) if config.connections is not None else {}
     except ConnectionResolutionError as exc:
@@ -214,6 +230,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         with receiver if receiver is not None else nullcontext() as signals:
             async with anyio.create_task_group() as tg:
                 await tg.start(orchestrator.run)
+                if catalogue:  # after recovery: what the daemon is told wins over what it journaled
+                    orchestrator.pool.know(catalogue, wall_clock_ms())
                 log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
                          journal=config.journal is not None)
                 if config.announce:

@@ -13,9 +13,11 @@ A submitted document may be a workflow manifest, an execution plan or an OML pip
 apart by content, ``_source.document_kind``); all three are journaled and recovered alike.
 A pipeline's ``@name`` connections are resolved here from the orchestrator's ``connections``
 (the daemon's ``--connections`` file) or ``ONTOFLOW_CONNECTION_<NAME>``; the journal keeps the
-document as submitted. Documents are compiled against the metadata of every capability a live worker offers or has
-offered since the daemon started, so a run can be submitted while its workers reconnect; its
-steps then wait for a worker, up to their schedule-to-start timeout.
+document as submitted. Documents are compiled against the catalogue (``WorkerRegistry.known``):
+the metadata of every capability a worker has offered (journaled, so it survives a restart) or
+the daemon was told of at start, so a run can be submitted while its workers are away; its
+steps then wait for a worker, up to their schedule-to-start timeout. A capability never seen is
+refused naming it.
 """
 
 from __future__ import annotations
@@ -273,7 +275,7 @@ class ClientService:
         registry = self._orch.registry
         if registry.version != self._catalog_version:  # a worker came or went since the last look
             self._catalog_version = registry.version
-            catalog = registry.catalog()
+            catalog = registry.known()  # the catalogue: offered by a live worker or ever known
             if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
                 self._known.update(catalog)
                 self._compiled.clear()  # compiled against older metadata

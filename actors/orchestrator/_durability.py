@@ -8,9 +8,16 @@ sent before what caused it is committed: a submit is acknowledged after its fact
 leaves after its ``dispatched`` record, an outcome and the transition it causes are one append.
 
 Recovery replays each unfinished run's facts through the same pure engine, then carries on: a
-step whose attempt was recorded as dispatched may have run, so it is reported lost with the
-reason ``interrupted`` (the engine re-dispatches it as a new attempt when the capability is
-idempotent, otherwise ends it with ``failure``); a step never dispatched is simply dispatched.
+step whose attempt was recorded as dispatched may have run, and its worker may hold its answer,
+so it awaits that worker for one liveness window (``WorkerPool.await_worker``): the worker
+re-registers holding it and its answer is applied; only when the worker does not come back, or
+comes back without it, is it lost with the reason ``interrupted`` (the engine re-dispatches it
+as a new attempt when the capability is idempotent, otherwise ends it with ``failure``). A step
+never dispatched is simply dispatched.
+
+The catalogue (every capability a worker offered, ``WorkerRegistry.known``) is journaled as it
+changes (:meth:`Durability.capabilities_seen`) and read back at start (:meth:`Durability.catalogue`),
+so a restarted daemon accepts submits before its workers are back.
 Plans and pipelines recover the same way: their state (a live DAG sorter) is never snapshotted,
 it is rebuilt by replaying the facts through the plan engine, and every attempt it holds in
 flight (``RunEngine.in_flight``) is handled as above, in step-id order. A pipeline is compiled
@@ -30,6 +37,7 @@ import structlog
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.orchestrator._source import compile_source
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
+from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.journal import Batch, FactRow, Journal, JournalError, RunRow
 
@@ -40,6 +48,7 @@ log = structlog.get_logger()
 _fact_encoder = msgspec.msgpack.Encoder()
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
 _record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
+_metadata_decoder = msgspec.msgpack.Decoder(CapabilityMetadata)
 
 
 class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,6 +58,7 @@ class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
     facts: int = 0
     redispatched: int = 0
     interrupted: int = 0
+    awaiting: int = 0
     unrecoverable: int = 0
     seconds: float = 0.0
 
@@ -93,6 +103,25 @@ class Durability:
     def ended(self, run_id: str, status: str, ended_ms: int) -> None:
         """Record a run's end (in the same transaction as the fact that ended it)."""
         self._batch.end(run_id, status, ended_ms)
+
+    def capabilities_seen(self, metadata: list[CapabilityMetadata], now: int) -> None:
+        """Record catalogue entries (what a worker offers as it registers, or what the daemon
+        was told of): a later start knows them before any worker is back."""
+        for meta in metadata:
+            self._batch.capabilities[meta.id] = (_fact_encoder.encode(meta), now)
+
+    def catalogue(self) -> list[CapabilityMetadata]:
+        """The journaled catalogue; an entry that no longer decodes (written by another
+        version) is skipped and logged, and comes back when a worker offers it again."""
+        if self.journal is None:
+            return []
+        found = []
+        for cap_id, body in self.journal.capabilities().items():
+            try:
+                found.append(_metadata_decoder.decode(body))
+            except msgspec.DecodeError:
+                log.warning("catalogue_entry_unreadable", capability=cap_id)
+        return found
 
     def commit(self) -> None:
         """Commit what was recorded since the last commit (the outbox's commit gate).
@@ -160,6 +189,7 @@ class Durability:
         adopt: Callable[[Run, RunRow], None],
         lost: Callable[[Run, StepLost], None],
         dispatch: Callable[[Dispatch, int], None],
+        await_worker: Callable[[Dispatch, str, int], None] | None = None,
     ) -> RecoveryReport:
         """Replay every unfinished run and go on with it (called once, after binding).
 
@@ -167,6 +197,9 @@ class Durability:
             adopt: holds a rebuilt run (the run table's ``add``).
             lost: applies the ``interrupted`` StepLost of an attempt that may have run.
             dispatch: sends an attempt that surely did not run.
+            await_worker: holds an attempt that may have run until the worker it was sent to
+                (named) re-registers (the worker pool's ``await_worker``); ``None``: it is
+                lost at once through ``lost``.
         """
         journal = self.journal
         if journal is None:
@@ -179,7 +212,7 @@ class Durability:
             grouped[fact_row.run_id].append(fact_row)
             nfacts += 1
         engines: dict[str, Any] = {}
-        redispatched = interrupted = unrecoverable = 0
+        redispatched = interrupted = unrecoverable = awaiting = 0
         for row, facts in _with_facts(rows, grouped):
             try:
                 run = self.replay(row, facts, engines)
@@ -192,20 +225,24 @@ class Durability:
             in_flight = run.engine.in_flight(run.state)
             if not in_flight:
                 continue
-            sent = {(r[0], r[1]) for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
+            sent = {(r[0], r[1]): r[3] for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
             for d in in_flight:
                 if run.result is not None:
                     break  # an earlier interruption ended the run
-                if (d.step_id, d.attempt) in sent:
-                    # It may have run (or be running on a worker that will reconnect): a new
-                    # attempt if that is safe, else the step fails as interrupted.
+                worker_id = sent.get((d.step_id, d.attempt))
+                if worker_id is not None and await_worker is not None:
+                    # It may have run, and its worker may hold the answer: wait for it.
+                    await_worker(d, worker_id, now)
+                    awaiting += 1
+                elif worker_id is not None:
+                    # It may have run: a new attempt if that is safe, else it fails as interrupted.
                     lost(run, StepLost(step_id=d.step_id, attempt=d.attempt, reason="interrupted", now_ms=now))
                     interrupted += 1
                 else:
                     dispatch(d, now)
                     redispatched += 1
         report = RecoveryReport(runs=len(rows) - unrecoverable, facts=nfacts, redispatched=redispatched,
-                                interrupted=interrupted, unrecoverable=unrecoverable,
+                                interrupted=interrupted, awaiting=awaiting, unrecoverable=unrecoverable,
                                 seconds=time.perf_counter() - started)
         log.info("journal_recovered", **msgspec.structs.asdict(report))
         return report

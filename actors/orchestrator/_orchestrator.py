@@ -141,6 +141,7 @@ class Orchestrator(SocketActor):
             record_dispatch=self.durability.dispatched if journal is not None else None,
             heartbeat_ms=heartbeat_ms, liveness=liveness, schedule_to_start_ms=schedule_to_start_ms,
             max_value_bytes=max_value_bytes,
+            record_capabilities=self.durability.capabilities_seen if journal is not None else None,
         )
         super().__init__(address=address, context=context, tick_ms=tick_ms, clock=clock,
                          gate=self.durability if journal is not None else None, curve=curve, insecure=insecure,
@@ -223,7 +224,9 @@ class Orchestrator(SocketActor):
             runtime.journal.JournalError: when the journal cannot be read.
         """
         with self.outbox.holding():
-            report = self.durability.recover(now, adopt=self._adopt, lost=self.apply, dispatch=self.pool.dispatch)
+            self.pool.registry.know(self.durability.catalogue())  # journaled already: not recorded again
+            report = self.durability.recover(now, adopt=self._adopt, lost=self.apply, dispatch=self.pool.dispatch,
+                                             await_worker=self.pool.await_worker)
         self.outbox.flush()
         return report
 

@@ -10,7 +10,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 
-__all__ = ["InFlight", "PendingQueue", "WorkerInfo", "WorkerRegistry"]
+__all__ = ["AwaitedSteps", "InFlight", "PendingQueue", "WorkerInfo", "WorkerRegistry"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
@@ -59,7 +59,9 @@ class WorkerRegistry:
         self._workers: dict[bytes, WorkerInfo] = {}
         self._by_capability: dict[str, list[WorkerInfo]] = {}
         self._step_owner: dict[StepKey, WorkerInfo] = {}
-        #: Bumped whenever a worker comes or goes: what is offered may have changed.
+        self._known: dict[str, CapabilityMetadata] = {}
+        #: Bumped whenever a worker comes or goes or the catalogue changes: what is offered
+        #: or known may have changed.
         self.version = 0
 
     def __len__(self) -> int:
@@ -85,6 +87,7 @@ class WorkerRegistry:
             caller decides their fate), and the ones carried over.
         """
         previous = self.remove(info.identity)
+        self.know(info.capabilities.values())
         self.version += 1
         kept = [step for step in previous if (step.run_id, step.step_id, step.attempt) in keep]
         orphans = [step for step in previous if (step.run_id, step.step_id, step.attempt) not in keep]
@@ -118,6 +121,24 @@ class WorkerRegistry:
     def catalog(self) -> dict[str, CapabilityMetadata]:
         """The metadata of every capability some live worker offers."""
         return {cap: peers[0].capabilities[cap] for cap, peers in self._by_capability.items()}
+
+    def know(self, metadata: Iterable[CapabilityMetadata]) -> list[CapabilityMetadata]:
+        """Add capabilities to the catalogue (a worker offered them, the journal or the daemon's
+        configuration named them); they stay known when their workers go.
+
+        Returns:
+            The entries that were new or differed from the catalogue's (what to journal).
+        """
+        changed = [m for m in metadata if self._known.get(m.id) != m]
+        if changed:
+            self._known.update((m.id, m) for m in changed)
+            self.version += 1
+        return changed
+
+    def known(self) -> dict[str, CapabilityMetadata]:
+        """The catalogue: the metadata of every capability ever offered or named (a copy);
+        a step of one with no live worker waits for a worker."""
+        return dict(self._known)
 
     def pick(self, capability: str) -> WorkerInfo | None:
         """The least-loaded live worker offering ``capability`` with a free slot, or None."""
@@ -153,6 +174,44 @@ class WorkerRegistry:
     def expired(self, now_ms: int, silence_ms: int) -> list[WorkerInfo]:
         """Every worker silent for longer than ``silence_ms`` (all of them, not just the first)."""
         return [w for w in self._workers.values() if now_ms - w.last_seen_ms > silence_ms]
+
+
+class AwaitedSteps:
+    """Attempts recovered after a daemon restart, each awaiting the worker it was sent to (by
+    worker id) until a deadline: that worker may hold its answer."""
+
+    def __init__(self) -> None:
+        self._steps: dict[StepKey, tuple[InFlight, str, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def add(self, step: InFlight, worker_id: str, until_ms: int) -> None:
+        """Await ``step`` from ``worker_id`` until ``until_ms``."""
+        self._steps[(step.run_id, step.step_id, step.attempt)] = (step, worker_id, until_ms)
+
+    def discard(self, key: StepKey) -> None:
+        """Stop awaiting an attempt (cancelled, or past its step deadline)."""
+        self._steps.pop(key, None)
+
+    def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
+        """``worker_id`` registered again: ``(reclaimed, lost)``, the attempts it awaited that
+        it holds and those it came back without; neither is awaited any more."""
+        reclaimed, lost = [], []
+        for key in [k for k, (_, w, _) in self._steps.items() if w == worker_id]:
+            step = self._steps.pop(key)[0]
+            if key in held:
+                reclaimed.append(step)
+            else:
+                lost.append(key)
+        return reclaimed, lost
+
+    def expired(self, now_ms: int) -> list[StepKey]:
+        """The attempts whose deadline has come, removed."""
+        late = [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
+        for key in late:
+            del self._steps[key]
+        return late
 
 
 class PendingQueue:

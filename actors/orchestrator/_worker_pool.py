@@ -11,6 +11,17 @@ the StepFinished fact exists, by a ``failure`` outcome with the reason ``output_
 error names the key and the size, never the value): the value never enters the context nor
 the journal, the pure engines stay unaware of the limit, and the transition table routes the
 failure like any other.
+
+The catalogue (``WorkerRegistry.known``) keeps the metadata of every capability a worker has
+offered; each registration hands what it offers to ``record_capabilities`` (the journal), so a
+daemon restarted before its workers still knows what it may accept.
+
+After a daemon restart, an attempt the journal records as sent may have run, and its worker
+may hold its answer: :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T"
+(one liveness window, plus the worker's first reconnect delay). When W registers again and
+lists it in ``Ready.holding``, it is in flight on W once more and W's re-sent Outcome is
+applied; when W comes back without it, or not before T (the tick), it is lost as
+``interrupted``, as a step of a worker that died.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ import structlog
 
 from ontoflow.actors.orchestrator._authority import key_of
 from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
-from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._registry import AwaitedSteps, InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator.engine import (
     Dispatch,
@@ -37,6 +48,7 @@ from ontoflow.actors.orchestrator.engine import (
     StepLost,
     StepUnavailable,
 )
+from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
 
@@ -46,6 +58,11 @@ log = structlog.get_logger()
 
 #: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
 ARTIFACT_LIMIT_BYTES = 1 << 20
+
+
+#: How long a recovered attempt waits for its worker beyond one liveness window: a worker
+#: reconnects after noticing the silence, then after its first backoff (1 s, ``_host.py``).
+RECONNECT_ALLOWANCE_MS = 1000
 
 
 class _Queued(msgspec.Struct):
@@ -83,6 +100,8 @@ class WorkerPool:
         liveness: intervals of silence after which a worker is dead.
         schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
         max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
+        record_capabilities: called as ``record_capabilities(metadata, now)`` with what a
+            registering worker offers (the journal's catalogue); ``None``: none.
 
     Attributes:
         registry: the live workers.
@@ -101,8 +120,11 @@ class WorkerPool:
         liveness: int = 3,
         schedule_to_start_ms: int = 30_000,
         max_value_bytes: int | None = None,
+        record_capabilities: Callable[[list[CapabilityMetadata], int], None] | None = None,
     ) -> None:
         self._runs = runs
+        self._record_capabilities = record_capabilities
+        self._awaiting = AwaitedSteps()
         self._send = send
         self._deliver = deliver
         self._record_dispatch = record_dispatch
@@ -134,6 +156,7 @@ class WorkerPool:
             "workers": len(self.registry),
             "steps_waiting": len(self._pending),
             "steps_in_flight": len(self._deadlines),
+            "steps_awaiting_worker": len(self._awaiting),
         }
 
     async def changed(self) -> None:
@@ -194,6 +217,9 @@ class WorkerPool:
                           session=session, key=key)
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
+        if self._record_capabilities is not None:
+            self._record_capabilities(list(info.capabilities.values()), now)
+        kept += self._reclaim(info, held, now)
         self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
                                      session=session))
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots,
@@ -209,6 +235,47 @@ class WorkerPool:
         self._changed = anyio.Event()
         for cap in info.capabilities:
             self._drain_pending(cap, now)
+
+    def know(self, metadata: list[CapabilityMetadata], now: int) -> None:
+        """Add capabilities to the catalogue without a worker (from the journal, or the daemon's
+        ``--capabilities``); the new ones are recorded."""
+        changed = self.registry.know(metadata)
+        if changed and self._record_capabilities is not None:
+            self._record_capabilities(changed, now)
+
+    def await_worker(self, dispatch: Dispatch, worker_id: str, now: int) -> None:
+        """Hold a recovered attempt that was sent to ``worker_id`` before a restart until that
+        worker registers again (see the module docstring)."""
+        key = (dispatch.run_id, dispatch.step_id, dispatch.attempt)
+        until = now + self.heartbeat_ms * self.liveness + RECONNECT_ALLOWANCE_MS
+        step = InFlight(run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
+                        capability=dispatch.capability, sent_ms=now)
+        self._awaiting.add(step, worker_id, until)
+        if dispatch.deadline_at_ms is not None:
+            self._deadlines[key] = dispatch.deadline_at_ms
+        log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
+                 worker_id=worker_id, until_ms=until)
+
+    def _reclaim(self, info: WorkerInfo, held: set, now: int) -> list[InFlight]:
+        """The recovered attempts awaiting this worker: those it holds are in flight on it
+        again; those it came back without are lost."""
+        if not self._awaiting:
+            return []
+        reclaimed, lost = self._awaiting.take(info.worker_id, held)
+        for step in reclaimed:
+            self.registry.assign(info, step)
+        if reclaimed:
+            log.info("steps_reclaimed", worker_id=info.worker_id, count=len(reclaimed))
+        self._lost_awaiting(lost, now)
+        return reclaimed
+
+    def _lost_awaiting(self, keys: list[tuple[str, str, int]], now: int) -> None:
+        for run_id, step_id, attempt in keys:
+            self._deadlines.pop((run_id, step_id, attempt), None)
+            run = self._runs.live(run_id)
+            if run is not None:
+                log.warning("step_interrupted", run_id=run_id, step_id=step_id, attempt=attempt)
+                self._deliver(run, StepLost(step_id=step_id, attempt=attempt, reason="interrupted", now_ms=now))
 
     def outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
         """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
@@ -268,12 +335,15 @@ class WorkerPool:
         for worker in self.registry.expired(now, self.heartbeat_ms * self.liveness):
             log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
             self.lose(worker.identity, now, "worker_lost")
+        if self._awaiting:
+            self._lost_awaiting(self._awaiting.expired(now), now)
         if not self.draining and self._pending:  # held back on purpose while draining: they resume after the restart
             self._expire_pending(now)
         if self._deadlines:
             for key, deadline in list(self._deadlines.items()):
                 if deadline <= now and key in self._deadlines:
                     del self._deadlines[key]
+                    self._awaiting.discard(key)
                     run = self._runs.live(key[0])
                     if run is not None:
                         log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
@@ -318,6 +388,7 @@ class WorkerPool:
         """Stop an attempt: unqueue it, or send its worker a Cancel."""
         key = (run_id, step_id, attempt)
         self._deadlines.pop(key, None)
+        self._awaiting.discard(key)
         self._pending.remove(key)
         owner = self.registry.owner(run_id, step_id, attempt)
         if owner is not None:

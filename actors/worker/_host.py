@@ -31,7 +31,9 @@ closes the socket and registers again on a new one after a backoff of 1 s doubli
 
 Not reported twice: an attempt is answered once by this host. An Outcome produced while no
 session is up waits in an outbox; an Outcome sent in a session is also kept for one liveness
-window plus one interval (it may have gone down a link that was already dead). A new ``Ready``
+window plus one interval (it may have gone down a link that was already dead), and from the
+moment the orchestrator goes silent until the next Welcome (it may have died before recording
+it; once restarted, it waits for this worker's answers). A new ``Ready``
 lists every attempt the host still runs or holds an answer for (``holding``); after the
 ``Welcome`` the held answers are sent once more. The orchestrator applies an Outcome only for
 an attempt it has in flight on this worker, so an answer it already had, or one for an attempt
@@ -263,7 +265,6 @@ class WorkerHost:
 
     def ready_message(self) -> Ready:
         """The announcement of a new session, listing every attempt still held here."""
-        self._prune_recent(time.monotonic())
         holding = list(self._running) + list(self._outbox)
         holding += [key for _, key, _ in self._recent]
         return Ready(
@@ -284,13 +285,17 @@ class WorkerHost:
 
     def welcomed(self, session: Session) -> None:
         """A session was accepted: send what is held (once more), then send directly."""
-        resend = [body for _, _, body in self._recent]
+        resend = list(self._recent)
         outbox = list(self._outbox.values())
         self._recent.clear()
         self._outbox.clear()
         self._session = session
-        for body in resend:
-            session.send(self._stamped(body))
+        now = time.monotonic()
+        for _, key, body in resend:
+            stamped = self._stamped(body)
+            session.send(stamped)
+            # Sent once more, and kept once more: this orchestrator may die before recording it.
+            self._recent.append((now, key, stamped))
         for outcome in outbox:
             self._deliver(outcome)
         if resend or outbox:
@@ -310,9 +315,14 @@ class WorkerHost:
         if self._current is session:
             self._current = None
 
-    def prune(self) -> None:
-        """Forget answers sent longer ago than a liveness window plus one interval."""
-        self._prune_recent(time.monotonic())
+    def prune(self, last_heard: float) -> None:
+        """Forget answers sent more than a liveness window plus one interval before the
+        orchestrator was last heard from (``time.monotonic()``), while a session is welcomed:
+        it kept talking that long after them, so it had them (measured from ``now`` instead,
+        an orchestrator that lags under load, or died, could lose one it never recorded).
+        Between sessions nothing is forgotten: a restarted orchestrator awaits those answers."""
+        if self._session is not None:
+            self._prune_recent(last_heard)
 
     def _prune_recent(self, now: float) -> None:
         horizon = now - self.heartbeat_s * (self.liveness + 1)

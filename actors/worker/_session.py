@@ -133,7 +133,7 @@ class Session:
                 self._rearm = anyio.Event()
                 self.send(Heartbeat(session=host.session_token))
                 continue
-            host.prune()
+            host.prune(self._last_heard)
             silent_s = time.monotonic() - self._last_heard
             if silent_s > host.heartbeat_s * host.liveness:
                 log.warning(

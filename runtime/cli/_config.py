@@ -72,6 +72,7 @@ class DaemonSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     prune_every_s: float | None = None
     connections: str | None = None
     trigger_workflow: list[str] | None = None
+    capabilities: list[str] | None = None
 
 
 class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):

@@ -9,6 +9,7 @@ config file.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ontoflow.runtime.cli._shared import (
@@ -53,6 +54,9 @@ def register(subparsers: Any) -> None:
                    help="connection name -> value for pipelines' @name connections (else ONTOFLOW_CONNECTION_<NAME>)")
     d.add_argument("--trigger-workflow", action="append", default=[], metavar="MANIFEST",
                    help="a workflow whose triggers start runs on observations (repeatable)")
+    d.add_argument("--capabilities", action="append", default=[], metavar="MODULE",
+                   help="a capability module or .py file whose metadata the daemon knows from the start, so "
+                        "submits naming them wait for a worker instead of being refused (repeatable; not run)")
     common_options(d)
     d.set_defaults(handler=_cmd_daemon, config_section="daemon")
 
@@ -81,6 +85,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         prune_every_s=args.prune_every_s,
         connections=args.connections,
         trigger_workflows=list(args.trigger_workflow),
+        capabilities=[str(Path(c).resolve()) if c.endswith(".py") else c for c in args.capabilities],
         handle_signals=True,
     )
     try:

@@ -7,6 +7,11 @@ Tables::
     runs     (run_id, source_hash, status,   one row per run; status 'running' until it ends
               submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name)
     facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order
+    capabilities (id, metadata, seen_ms)     the catalogue: every capability a worker offered
+                                             (or the daemon was told of), its encoded metadata
+
+Schema versions: 1 had no ``capabilities`` table; opening a version 1 journal to write adds it
+(:func:`_migrate`), and a read-only open of one reads an empty catalogue.
 
 ``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
 promise the daemon makes); ``FULL`` adds an fsync per commit so it survives a power cut too.
@@ -29,7 +34,7 @@ __all__ = ["SCHEMA_VERSION", "Batch", "FactRow", "Journal", "RunRow", "open_jour
 log = structlog.get_logger()
 
 #: Bumped when the tables change; a journal with a higher number is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,7 +59,13 @@ CREATE TABLE facts (
     body BLOB NOT NULL
 );
 CREATE INDEX facts_by_run ON facts (run_id, seq);
+CREATE TABLE capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL);
 """
+
+#: What each version adds to the one before it: ``_MIGRATIONS[v]`` turns version ``v - 1`` into ``v``.
+_MIGRATIONS = {
+    2: "CREATE TABLE IF NOT EXISTS capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL);",
+}
 
 _RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name"
 
@@ -99,16 +110,18 @@ class FactRow(msgspec.Struct, array_like=True):
 class Batch:
     """What one :meth:`Journal.commit` writes: everything that arrived together."""
 
-    __slots__ = ("ended", "facts", "runs", "sources")
+    __slots__ = ("capabilities", "ended", "facts", "runs", "sources")
 
     def __init__(self) -> None:
         self.sources: dict[str, bytes] = {}
+        #: capability id -> (encoded metadata, seen_ms): catalogue entries to write or refresh.
+        self.capabilities: dict[str, tuple[bytes, int]] = {}
         self.runs: list[RunRow] = []
         self.facts: list[tuple[str, str, int, bytes]] = []
         self.ended: list[tuple[str, int, str]] = []
 
     def __bool__(self) -> bool:
-        return bool(self.facts or self.runs or self.ended or self.sources)
+        return bool(self.facts or self.runs or self.ended or self.sources or self.capabilities)
 
     def fact(self, run_id: str, kind: str, at_ms: int, body: bytes) -> None:
         """Append one fact row."""
@@ -152,6 +165,9 @@ class Journal:
                 self._insert_facts(batch.facts)
             if batch.ended:
                 conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", batch.ended)
+            if batch.capabilities:
+                conn.executemany("INSERT OR REPLACE INTO capabilities (id, metadata, seen_ms) VALUES (?, ?, ?)",
+                                 [(k, body, seen) for k, (body, seen) in batch.capabilities.items()])
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             _rollback(conn)
@@ -198,6 +214,15 @@ class Journal:
         """The workflow source pinned under ``source_hash``, or None."""
         row = self._conn.execute("SELECT body FROM sources WHERE hash = ?", (source_hash,)).fetchone()
         return None if row is None else row[0]
+
+    def capabilities(self) -> dict[str, bytes]:
+        """The catalogue: capability id -> its encoded metadata (opaque to the journal), as
+        last offered. Empty for a version 1 journal opened read-only (it has no catalogue)."""
+        try:
+            rows = self._conn.execute("SELECT id, metadata FROM capabilities ORDER BY id").fetchall()
+        except sqlite3.OperationalError:  # no such table: a version 1 journal, read-only
+            return {}
+        return {r[0]: r[1] for r in rows}
 
     def run(self, run_id: str) -> RunRow | None:
         """The run's row, or None."""
@@ -360,3 +385,21 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
         raise JournalVersionError(
             f"journal {where} has schema version {version}, newer than this ontoflow's {SCHEMA_VERSION}; "
             "upgrade ontoflow or use another journal")
+    if version < SCHEMA_VERSION:
+        _migrate(conn, where, version)
+
+
+def _migrate(conn: sqlite3.Connection, where: str, version: int) -> None:
+    """Bring a journal of an older schema ``version`` up to :data:`SCHEMA_VERSION` in one
+    transaction (only tables are added: what an older version wrote stays as it was)."""
+    try:
+        conn.execute("BEGIN")
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            conn.execute(_MIGRATIONS[step])
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise JournalError(f"journal {where}: cannot upgrade its schema from version {version}: {exc}") from None
+    log.info("journal_migrated", path=where, from_version=version, schema_version=SCHEMA_VERSION)

@@ -14,12 +14,14 @@ import time
 from typing import Any, ClassVar
 
 import anyio
+import msgspec
 
 from ontoflow.actors.capability import Capability
 from ontoflow.protocols import CapabilityMetadata, StepContext
 
 STEP_ID = "t.durable.step"
 BLOB_ID = "t.durable.blob"
+ONCE_ID = "t.durable.once"
 MODULUS = 1_000_003
 
 
@@ -56,6 +58,14 @@ class DurableStep(Capability):
         return {"t.value": out}
 
 
+class DurableOnce(DurableStep):
+    """``t.durable.step``, but not idempotent: it must never run twice, and an answer it gave
+    must never be declared lost (the recovery tests)."""
+
+    metadata: ClassVar[CapabilityMetadata] = msgspec.structs.replace(DurableStep.metadata, id=ONCE_ID,
+                                                                     idempotent=False)
+
+
 class DurableBlob(Capability):
     """Returns ``t.blob``: ``t.size`` characters (a step output over the daemon's value limit)."""
 
@@ -71,13 +81,13 @@ class DurableBlob(Capability):
         return {"t.blob": "x" * inputs["t.size"]}
 
 
-def manifest(steps: int = 4) -> dict[str, Any]:
-    """A workflow of ``steps`` chained blocks of ``t.durable.step``."""
+def manifest(steps: int = 4, capability: str = STEP_ID) -> dict[str, Any]:
+    """A workflow of ``steps`` chained blocks of ``capability`` (``t.durable.step``)."""
     blocks = {}
     for i in range(steps):
-        block: dict[str, Any] = {"worker": STEP_ID}
+        block: dict[str, Any] = {"worker": capability}
         if i + 1 < steps:
-            block["transitions"] = [{"on_signal": f"{STEP_ID}.success", "action": f"JUMP:b{i + 1}"}]
+            block["transitions"] = [{"on_signal": f"{capability}.success", "action": f"JUMP:b{i + 1}"}]
         blocks[f"b{i}"] = block
     return {"name": "durable", "start": "m", "nodes": {"m": {"entry_block": "b0", "blocks": blocks}}}
 
@@ -85,7 +95,7 @@ def manifest(steps: int = 4) -> dict[str, Any]:
 async def _serve(address: str) -> None:
     from ontoflow.actors.worker import WorkerHost
 
-    host = WorkerHost([DurableStep(), DurableBlob()], address=address, worker_id=f"durable-{os.getpid()}",
+    host = WorkerHost([DurableStep(), DurableOnce(), DurableBlob()], address=address, worker_id=f"durable-{os.getpid()}",
                       slots=int(os.environ.get("DURABLE_SLOTS", "16")),
                       reconnect_initial_s=0.05, reconnect_max_s=0.2)
     await host.run()

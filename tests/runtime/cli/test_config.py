@@ -106,3 +106,8 @@ def test_flags_beat_the_environment_which_beats_the_file(tmp_path: Path, monkeyp
     assert worker.slots == 3 and worker.capabilities == ["m1", "m2"]
     assert parse("--config", str(path), "worker", "--slots", "5").slots == 5
     assert parse("--config", str(path), "run", "m.yaml").slots == 8  # run reads no section
+
+
+def test_the_daemon_capabilities_come_from_the_file_relative_to_its_folder(tmp_path: Path) -> None:
+    config = load_config(_write(tmp_path, '[daemon]\ncapabilities = ["caps/quote.py", "mypkg.caps"]\n'))
+    assert config.daemon.capabilities == [str(tmp_path / "caps" / "quote.py"), "mypkg.caps"]
