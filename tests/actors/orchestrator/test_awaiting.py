@@ -8,7 +8,7 @@ from ontoflow.actors.orchestrator import Run, RunTable, WorkerPool
 from ontoflow.actors.orchestrator._worker_pool import RECONNECT_ALLOWANCE_MS
 from ontoflow.actors.orchestrator.engine import Dispatch, RunSubmitted, StepFinished, StepLost
 from ontoflow.protocols import CapabilityMetadata, Outcome
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Ready
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Ready, Welcome
 
 from tests.actors.orchestrator.parts import CAP, Sent, one_step
 
@@ -51,7 +51,8 @@ def test_a_recovered_attempt_goes_back_to_its_worker_holding_it_and_its_resent_o
     h.ready("w1", now=20, holding=[_key(d)])
     assert not h.sent.of(Cancel)  # awaited, so not stale
     assert h.pool.steps_in_flight() == 1 and h.pool.statistics()["steps_awaiting_worker"] == 0
-    h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 21)
+    token = next(m.session for i, m in reversed(h.sent.of(Welcome)) if i == b"w1")  # the session's answers carry it
+    h.pool.outcome(b"w1", Outcome(session=token, run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 21)
     [(_, fact)] = h.facts
     assert isinstance(fact, StepFinished)
     h.pool.tick(WINDOW + 1)  # nothing left to expire
