@@ -19,6 +19,7 @@ steps then wait for a worker, up to their schedule-to-start timeout.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -32,6 +33,7 @@ from ontoflow.actors.orchestrator._source import compile_document, document_kind
 from ontoflow.actors.planner import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
+    Ask,
     Busy,
     CancelRun,
     Error,
@@ -110,6 +112,9 @@ class ClientService:
         # Compiled workflows by manifest bytes: a client submitting the same manifest again
         # (the common case) costs a lookup, not a decode, a validation and a compilation.
         self._compiled: dict[tuple[bytes, str], tuple[Any, tuple[str, bytes]]] = {}
+        #: Answers an ``Ask`` (``handler(identity, ask)``, replying itself, later); set by
+        #: ``compose_orchestrator`` when the daemon has domains, else an Ask gets ``no_domains``.
+        self.ask_handler: Callable[[bytes, Ask], None] | None = None
 
     def handle(self, identity: bytes, message: Any) -> None:
         """Answer one client message (called by the orchestrator's receive loop)."""
@@ -155,6 +160,11 @@ class ClientService:
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
                 return shown if shown is not None else Error(code="unknown_run", message=f"no run {run_id} here")
+            case Ask():
+                if self.ask_handler is None:
+                    return Error(code="no_domains", message="this daemon serves no domains (start it with --domains DIR)")
+                self.ask_handler(identity, message)
+                return None
             case Workers():
                 return WorkersInfo(workers=self.workers())
             case CancelRun(run_id=run_id, reason=reason):

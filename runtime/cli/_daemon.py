@@ -51,6 +51,12 @@ def register(subparsers: Any) -> None:
                    help="connection name -> value for pipelines' @name connections (else ONTOFLOW_CONNECTION_<NAME>)")
     d.add_argument("--trigger-workflow", action="append", default=[], metavar="MANIFEST",
                    help="a workflow whose triggers start runs on observations (repeatable)")
+    d.add_argument("--domains", action="append", default=[], metavar="DIR",
+                   help="a domain folder whose sentences Ask answers (repeatable; handlers run on workers)")
+    d.add_argument("--http-bind", default=None, metavar="HOST:PORT",
+                   help="serve the OpenAI chat-completions API here (needs --domains; port 0 picks one)")
+    d.add_argument("--http-token-file", default=None, metavar="FILE",
+                   help="the HTTP entry's bearer token (required on a non-loopback address)")
     common_options(d)
     d.set_defaults(handler=_cmd_daemon, config_section="daemon")
 
@@ -78,6 +84,9 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         prune_every_s=args.prune_every_s,
         connections=args.connections,
         trigger_workflows=list(args.trigger_workflow),
+        domains=list(args.domains),
+        http_bind=args.http_bind,
+        http_token_file=args.http_token_file,
         handle_signals=True,
     )
     try:
