@@ -189,3 +189,46 @@ def test_chat_embedded_reads_lines_until_end_of_input(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, env=_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "symbol_text" in proc.stdout and "PETR4.SA" in proc.stdout.splitlines()[-1]
+
+
+def _start_daemon(folder: Path, *args: str) -> tuple[subprocess.Popen, list[str]]:
+    """A daemon with ``args``; returns it and its announced addresses (ZeroMQ, then HTTP)."""
+    proc = subprocess.Popen([*PYTHON, "daemon", "--bind", "tcp://127.0.0.1:0", *args], cwd=folder, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=_env(folder))
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline().decode()]
+    if "--http-bind" in args:
+        lines.append(proc.stdout.readline().decode())
+    return proc, [line.split()[-1] for line in lines]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def test_ask_to_a_daemon_without_domains_says_so(tmp_path: Path) -> None:
+    proc, (address,) = _start_daemon(tmp_path)
+    try:
+        ran = run_ontoflow(tmp_path, "ask", "qual o preço da Vale?", "--connect", address, env=_env(tmp_path))
+        assert ran.code == 1 and "no_domains" in ran.stderr
+    finally:
+        _stop(proc)
+
+
+def test_the_http_entry_checks_the_token_from_its_file(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("s3cr3t-token\n")
+    proc, (_, http) = _start_daemon(tmp_path, "--domains", str(FINANCE), "--http-bind", "127.0.0.1:0",
+                                    "--http-token-file", "token")
+    try:
+        wrong = openai.OpenAI(base_url=f"{http}/v1", api_key="wrong", max_retries=0, timeout=30)
+        with pytest.raises(openai.AuthenticationError):
+            wrong.chat.completions.create(model="ontoflow", messages=[{"role": "user", "content": "qual o preço?"}])
+        right = openai.OpenAI(base_url=f"{http}/v1", api_key="s3cr3t-token", max_retries=0, timeout=30)
+        # A question back needs no worker: the clarification is answered before anything runs.
+        asked = right.chat.completions.create(model="ontoflow", messages=[{"role": "user", "content": "qual o preço?"}])
+        assert "symbol_text" in (asked.choices[0].message.content or "")
+    finally:
+        _stop(proc)
