@@ -53,11 +53,15 @@ def register(subparsers: Any) -> None:
 
 
 def _read_line(prompt: str) -> str | None:
-    """One line from stdin (a prompt only on a terminal); None at end of input."""
-    try:
-        return input(prompt if sys.stdin.isatty() else "")
-    except EOFError:
-        return None
+    """One line from stdin (a prompt on stdout, only on a terminal); None at end of input.
+
+    The prompt is written here: ``input()`` without ``readline`` loaded writes it to stderr.
+    """
+    if sys.stdin.isatty():
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+    line = sys.stdin.readline()
+    return line.rstrip("\n") if line else None
 
 
 async def converse(turn: Turn) -> None:

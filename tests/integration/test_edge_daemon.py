@@ -6,6 +6,7 @@ journal, a worker hosting their handlers, real sockets, a real SQLite database."
 from __future__ import annotations
 
 import os
+import pty
 import signal
 import sqlite3
 import subprocess
@@ -232,3 +233,29 @@ def test_the_http_entry_checks_the_token_from_its_file(tmp_path: Path) -> None:
         assert "symbol_text" in (asked.choices[0].message.content or "")
     finally:
         _stop(proc)
+
+
+def test_chat_on_a_terminal_prompts_answers_inline_and_ends_on_ctrl_d(edge: EdgeCluster) -> None:
+    from tests.integration.test_cli_usability import _read_until
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([*PYTHON, "chat", "--connect", edge.address], cwd=edge.folder, stdin=slave, stdout=slave,
+                            stderr=subprocess.PIPE, env={**edge.env, "TERM": "xterm"})
+    os.close(slave)
+    try:
+        _read_until(master, b"you> ", deadline_s=60)
+        os.write(master, "qual o preço?\n".encode())
+        asked = _read_until(master, b"answer> ", deadline_s=60)  # a question: the next line answers it
+        assert b"symbol_text" in asked
+        os.write(master, b"Petrobras\n")
+        answered = _read_until(master, b"you> ", deadline_s=60)
+        assert b"PETR4.SA" in answered and b"38.45" in answered
+        os.write(master, b"\x04")  # Ctrl-D: end of input
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+        if proc.stderr is not None:
+            proc.stderr.close()
