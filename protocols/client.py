@@ -28,12 +28,15 @@ Conversation::
     daemon -> client   RunStatus                               its status after the request
     client -> daemon   Answer(run_id | token, choice)          answer a suspended run's question
     daemon -> client   RunStatus                               running again (or still suspended)
+    client -> daemon   Ask(session_id, text, channel)          a sentence (seed 004's Entry)
+    daemon -> client   AskReply(status, explanation, ...)      the answer once its plan ran, or a
+                                                               clarification at once
     daemon -> client   Error(code, message)                    any request refused (no stack trace)
 
 Error codes: ``invalid_request`` (an undecodable or unknown request), ``invalid_manifest``
 (the message names each problem's path), ``invalid_inputs``, ``payload_too_large`` (a context
 value bigger than the daemon's limit; the message names the key and the sizes),
-``unknown_run``, ``not_suspended`` (an ``Answer`` to a run that asks nothing, or a token that
+``unknown_run``, ``no_domains`` (an ``Ask`` to a daemon started without ``--domains``), ``not_suspended`` (an ``Answer`` to a run that asks nothing, or a token that
 is stale or wrong), ``invalid_answer`` (a choice that is none of the candidates, or several
 questions open and no token), ``idempotency_conflict`` (a key re-sent with another manifest,
 other inputs or another deadline), ``shutting_down`` (the daemon drains after SIGTERM: submit
@@ -61,6 +64,8 @@ from ontoflow.protocols.types import RunStatusName, StatusReply
 __all__ = [
     "CLIENT_HEADER",
     "Answer",
+    "Ask",
+    "AskReply",
     "Busy",
     "CancelRun",
     "Catalog",
@@ -332,17 +337,48 @@ class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
     message: str
 
 
-ClientRequest = Submit | Status | Workers | CancelRun | ListRuns | Show | Watch | Catalog | Answer
+class Ask(_ClientMessage, tag="ask", frozen=True, kw_only=True):
+    """A sentence for the daemon's domains (seed 004's Entry): understood, planned and run.
+
+    ``session_id`` names the conversation (its memory: a follow-up such as "e da Vale?"
+    resolves against the session's previous turn); ``channel`` says where it came from
+    (``api``, ``cli``, ``chat``, ``http``), for logs.
+    """
+
+    session_id: str
+    text: str
+    channel: str = "api"
+
+
+class AskReply(_ClientMessage, tag="ask_reply", frozen=True, kw_only=True):
+    """The answer to an :class:`Ask`: a ``DomainOutput``'s fields, and where it came from.
+
+    ``status`` is ``success``, ``failure`` or ``clarification`` (a question back: the
+    session's next ``Ask`` answers it). ``run_id`` is the run the plan ran as (None for a
+    clarification asked before anything ran, or a sentence refused); ``intent`` what the
+    intent adapter understood (domain, goal, entities, confidence), empty when refused.
+    """
+
+    status: str
+    explanation: str = ""
+    result: dict[str, Any] = {}
+    confidence: float = 0.0
+    metadata: dict[str, Any] = {}
+    run_id: str | None = None
+    intent: dict[str, Any] = {}
+
+
+ClientRequest = Submit | Status | Workers | CancelRun | ListRuns | Show | Watch | Catalog | Answer | Ask
 ClientMessage = (
     Submit | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy | ListRuns
-    | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer
+    | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer | Ask | AskReply
 )
 
 #: What a daemon decodes: every client message, a Submit's document left encoded
 #: (``SubmitRequest``); a reply sent as a request is answered ``invalid_request``.
 DaemonRequest = (
     SubmitRequest | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy
-    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer
+    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer | Ask | AskReply
 )
 
 _encoder = msgspec.msgpack.Encoder()

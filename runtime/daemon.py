@@ -18,6 +18,13 @@ A pipeline's ``connection: "@name"`` values are resolved on the daemon, when the
 compiled and again when it is recovered, from the ``connections`` file or
 ``ONTOFLOW_CONNECTION_<NAME>``; the journal keeps the document unresolved. A step output value
 bigger than ``max_value_bytes`` ends its step ``failure`` (reason ``output_too_large``).
+
+With ``domains`` (domain folders: ``domain.yaml`` and ``handlers.py``) the daemon answers
+sentences (the client API's ``Ask``) through ``actors.orchestrator.EdgeService``; the handlers
+are imported here only for their metadata (the catalogue) and run on workers started with
+``--capabilities DIR/handlers.py``. With ``http_bind`` it also serves the OpenAI
+chat-completions API (``runtime.http``) whose every turn takes the same path as an ``Ask``; it
+prints ``http entry on http://HOST:PORT`` once bound.
 """
 
 from __future__ import annotations
@@ -33,16 +40,26 @@ import structlog
 
 from ontoflow.actors.capabilities.data import remove_runs_spools
 from ontoflow.actors.capability import load_capabilities
-from ontoflow.actors.orchestrator import ClientService, Orchestrator, compose_orchestrator, wall_clock_ms
+from ontoflow.actors.orchestrator import (
+    ClientService,
+    EdgeService,
+    Orchestrator,
+    answer_text,
+    compose_orchestrator,
+    wall_clock_ms,
+)
 from ontoflow.actors.planner import ConnectionResolutionError, load_connections
+from ontoflow.protocols.client import AskReply
+from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
+from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
 from ontoflow.runtime.journal import open_journal
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
-__all__ = ["DEFAULT_MAX_RUNS", "DaemonConfig", "serve_daemon"]
+__all__ = ["DEFAULT_MAX_RUNS", "DaemonConfig", "http_answerer", "serve_daemon"]
 
 log = structlog.get_logger()
 
@@ -87,6 +104,9 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         capabilities: capability modules (names or ``.py`` files) whose metadata joins the
             catalogue at start (their classes are imported, never run): submits naming them
             are accepted before any worker offering them has connected.
+        domains: domain folders whose sentences ``Ask`` (and the HTTP entry) answer.
+        http_bind: serve the chat-completions HTTP entry on ``HOST:PORT`` (needs ``domains``).
+        http_token_file: a file holding the HTTP entry's bearer token (required off loopback).
     """
 
     bind: str
@@ -110,6 +130,9 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     connections: str | None = None
     answer_timeout_ms: int = 24 * 3600 * 1000
     capabilities: list[str] = []
+    domains: list[str] = []
+    http_bind: str | None = None
+    http_token_file: str | None = None
 
 
 def _check(config: DaemonConfig) -> None:
@@ -135,6 +158,55 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--synchronous must be NORMAL or FULL")
     if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
+    if config.http_bind is not None and not config.domains:
+        raise ConfigError("--http-bind needs --domains DIR (the HTTP entry answers sentences for domains)")
+
+
+def _domain_catalogue(folders: list[str]):
+    """The catalogue of the domain folders (their handlers imported for their metadata only).
+
+    Raises:
+        ConfigError: naming the folder that does not load.
+    """
+    from ontoflow.actors.capability import load_capabilities
+    from ontoflow.actors.intent import Catalogue, DomainLoadError, read_domain
+
+    try:
+        sources = [read_domain(Path(f)) for f in folders]
+        specs = [s.handlers for s in sources if s.handlers]
+        classes = load_capabilities(specs) if specs else []
+        return Catalogue([s.manifest for s in sources], {c.metadata.id: c.metadata for c in classes})
+    except (DomainLoadError, CapabilityLoadError, ManifestError) as exc:
+        raise ConfigError(f"--domains: {exc}") from None
+
+
+def _token(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        token = Path(path).read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--http-token-file {path}: cannot read the file: {getattr(exc, 'strerror', None) or 'not text'}") from None
+    if not token:
+        raise ConfigError(f"--http-token-file {path}: the file is empty")
+    return token
+
+
+def http_answerer(edge: EdgeService):
+    """The HTTP entry's ``Answerer`` over ``edge``: each turn is an ``Ask``, answered as text."""
+
+    async def answer(session_id: str, text: str, *, channel: str) -> Reply:
+        reply = await edge.ask(session_id, text, channel=channel)
+        if not isinstance(reply, AskReply):  # Busy or Error: the daemon refuses runs now
+            message = getattr(reply, "message", None) or f"busy: {reply.runs_in_flight} runs in flight; retry later"
+            return Reply(text=message, status="failure")
+        out = DomainOutput(status=reply.status, result=reply.result, explanation=reply.explanation,  # type: ignore[arg-type]
+                           confidence=reply.confidence, metadata=reply.metadata)
+        # Names only (domain, goal), never the entities' values: they are the user's words.
+        meta = {"domain": reply.intent.get("primary_domain", ""), "goal": reply.intent.get("goal", "")}
+        return Reply(text=answer_text(out) or reply.status, status=out.status, run_id=reply.run_id, metadata=meta)
+
+    return answer
 
 
 def _catalogue(specs: list[str]) -> list:
@@ -175,6 +247,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
     _check(config)
     documents = _trigger_documents(config.trigger_workflows)
     catalogue = _catalogue(config.capabilities)
+    domains = _domain_catalogue(config.domains) if config.domains else None
+    http = HttpEntryConfig(bind=config.http_bind, token=_token(config.http_token_file)) if config.http_bind else None
     try:
         connections = load_connections(config.connections) if config.connections is not None else {}
     except ConnectionResolutionError as exc:
@@ -217,6 +291,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 max_client_value_bytes=config.max_value_bytes,
                 trigger_workflows=documents,
                 roles=roles,
+                catalogue=domains,
             )
         except ManifestError as exc:
             raise ConfigError(str(exc)) from None
@@ -240,6 +315,12 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                     tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
                 tg.start_soon(spools.run)
                 tg.start_soon(_return_freed_memory, TRIM_EVERY_S)
+                if composed.edge is not None:
+                    await tg.start(composed.edge.run)
+                if http is not None and composed.edge is not None:
+                    http_address = await tg.start(serve_http_entry, http, http_answerer(composed.edge))
+                    if config.announce:
+                        print(f"http entry on {http_address}", flush=True, file=sys.stdout)
                 task_status.started(orchestrator)
                 if signals is not None:
                     await _drain_on_signal(signals, orchestrator, clients, config.grace_s)

@@ -3,6 +3,7 @@ worker pool, durability), with the client and trigger services composed around i
 
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._compose import Composition, compose_orchestrator
+from ontoflow.actors.orchestrator._edge import INTENT_KEY, EdgeService, answer_text
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError, wall_clock_ms
 from ontoflow.actors.orchestrator._queries import Queries
@@ -27,6 +28,8 @@ __all__ = [
     "Composition",
     "DOCUMENT_KINDS",
     "Durability",
+    "EdgeService",
+    "INTENT_KEY",
     "InFlight",
     "OBSERVATION_KEY",
     "Orchestrator",
@@ -43,6 +46,7 @@ __all__ = [
     "WorkerPool",
     "WorkerRegistry",
     "WorkflowSource",
+    "answer_text",
     "compile_document",
     "compile_source",
     "compose_orchestrator",

@@ -23,6 +23,7 @@ refused naming it.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -42,6 +43,7 @@ from ontoflow.actors.planner import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
     Answer,
+    Ask,
     Busy,
     CancelRun,
     Catalog,
@@ -120,6 +122,9 @@ class ClientService:
         # run id -> the CURVE key that submitted it, when roles are enforced: a client key
         # reads and cancels only its own runs (kept as long as the run is kept in memory).
         self._owners: dict[str, str] = {}
+        #: Answers an ``Ask`` (``handler(identity, ask)``, replying itself, later); set by
+        #: ``compose_orchestrator`` when the daemon has domains, else an Ask gets ``no_domains``.
+        self.ask_handler: Callable[[bytes, Ask], None] | None = None
 
     def handle(self, identity: bytes, message: Any) -> None:
         """Answer one client message (called by the orchestrator's receive loop)."""
@@ -194,6 +199,11 @@ class ClientService:
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
                 return shown if shown is not None else Error(code="unknown_run", message=f"no run {run_id} here")
+            case Ask():
+                if self.ask_handler is None:
+                    return Error(code="no_domains", message="this daemon serves no domains (start it with --domains DIR)")
+                self.ask_handler(identity, message)
+                return None
             case Workers():
                 return WorkersInfo(workers=self.workers())
             case Catalog():

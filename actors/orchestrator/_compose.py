@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._edge import EdgeService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries
 from ontoflow.actors.orchestrator._triggers import TriggerService
@@ -30,11 +31,14 @@ class Composition(msgspec.Struct, frozen=True, kw_only=True):
         orchestrator: the actor (start it with ``await tg.start(orchestrator.run)``).
         clients: the client API service, or None when clients are not served.
         triggers: the trigger service, or None when no trigger workflow was given.
+        edge: the sentence-to-run service (``Ask``, the HTTP entry), or None without domains
+            (start it with ``await tg.start(edge.run)``).
     """
 
     orchestrator: Orchestrator
     clients: ClientService | None = None
     triggers: TriggerService | None = None
+    edge: EdgeService | None = None
 
 
 def compose_orchestrator(
@@ -45,6 +49,7 @@ def compose_orchestrator(
     keep_finished: int = 10_000,
     trigger_workflows: Sequence[dict[str, Any]] = (),
     waiters: Waiters | None = None,
+    catalogue: Any = None,
     **options: Any,
 ) -> Composition:
     """Make an orchestrator with ``options`` (``Orchestrator``'s arguments) and its services.
@@ -57,13 +62,15 @@ def compose_orchestrator(
         waiters: the bounds on clients' held requests (``Waiters()`` when None).
         trigger_workflows: decoded manifests with triggers (they need ``serve_clients``: the
             trigger service shares the client service's compile cache, limits and drain state).
+        catalogue: the domains (``actors.intent.Catalogue``) whose sentences ``Ask`` answers
+            (needs ``serve_clients``, for the same reasons); None: an Ask gets ``no_domains``.
 
     Raises:
-        ValueError: when trigger workflows are given without ``serve_clients``.
+        ValueError: when trigger workflows or a catalogue are given without ``serve_clients``.
         protocols.errors.ManifestError: when a trigger workflow is invalid or declares no trigger.
     """
-    if trigger_workflows and not serve_clients:
-        raise ValueError("trigger workflows need serve_clients=True")
+    if (trigger_workflows or catalogue is not None) and not serve_clients:
+        raise ValueError("trigger workflows and domains need serve_clients=True")
     orchestrator = Orchestrator(**options)
     if not serve_clients:
         return Composition(orchestrator=orchestrator)
@@ -77,4 +84,7 @@ def compose_orchestrator(
     orchestrator.on_tick.append(clients.tick)
     if triggers is not None:
         orchestrator.on_observation.append(triggers.observe)
-    return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers)
+    edge = EdgeService(orchestrator, clients, catalogue) if catalogue is not None else None
+    if edge is not None:
+        clients.ask_handler = edge.handle
+    return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge)

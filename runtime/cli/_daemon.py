@@ -57,6 +57,12 @@ def register(subparsers: Any) -> None:
     d.add_argument("--capabilities", action="append", default=[], metavar="MODULE",
                    help="a capability module or .py file whose metadata the daemon knows from the start, so "
                         "submits naming them wait for a worker instead of being refused (repeatable; not run)")
+    d.add_argument("--domains", action="append", default=[], metavar="DIR",
+                   help="a domain folder whose sentences Ask answers (repeatable; handlers run on workers)")
+    d.add_argument("--http-bind", default=None, metavar="HOST:PORT",
+                   help="serve the OpenAI chat-completions API here (needs --domains; port 0 picks one)")
+    d.add_argument("--http-token-file", default=None, metavar="FILE",
+                   help="the HTTP entry's bearer token (required on a non-loopback address)")
     common_options(d)
     d.set_defaults(handler=_cmd_daemon, config_section="daemon")
 
@@ -86,6 +92,9 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         connections=args.connections,
         trigger_workflows=list(args.trigger_workflow),
         capabilities=[str(Path(c).resolve()) if c.endswith(".py") else c for c in args.capabilities],
+        domains=list(args.domains),
+        http_bind=args.http_bind,
+        http_token_file=args.http_token_file,
         handle_signals=True,
     )
     try:

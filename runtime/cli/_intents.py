@@ -1,6 +1,7 @@
 """``ontoflow ask`` and ``ontoflow intents eval``: a composition root (it may import ``actors``).
 
     ontoflow ask "TEXT" [--session S] [--json] [--domains DIR ...]
+    ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json]
     ontoflow intents eval FILE [--domains DIR ...] [--json]
 
 ``ask`` turns a sentence into a run: the deterministic matcher -> the confidence gate -> the
@@ -15,7 +16,11 @@ Domains: every ``--domains DIR`` (a folder with a ``domain.yaml`` and its handle
 one, the folders listed in ``$ONTOFLOW_DOMAINS`` (separated by ``os.pathsep``), else every
 domain folder under ``./configs/examples`` (so it works from a fresh clone's root).
 
-Session memory (``--session S``) lives in ``$XDG_STATE_HOME/ontoflow/sessions.json``
+With ``--connect ADDRESS`` the sentence goes to a daemon as the client API's ``Ask`` (the
+daemon's ``--domains`` answer it, its workers run the plan; ``--domains`` here is ignored) and
+the session memory is the daemon's; without ``--session`` each ask is a session of its own.
+
+Session memory (``--session S``) of the embedded ask lives in ``$XDG_STATE_HOME/ontoflow/sessions.json``
 (``~/.local/state/ontoflow`` by default), readable by its owner only; without ``--session``
 nothing is remembered.
 """
@@ -28,6 +33,7 @@ import os
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -47,14 +53,18 @@ from ontoflow.actors.intent import (
     read_domain,
     understand,
 )
+from ontoflow.actors.orchestrator import answer_text
 from ontoflow.actors.orchestrator.plans import compile_plan
+from ontoflow.protocols.client import Ask, AskReply
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options
+from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
-from ontoflow.runtime.errors import CapabilityLoadError, KernelError
+from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
+from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["EXIT_CLARIFICATION", "register", "state_file"]
 
@@ -73,6 +83,7 @@ def register(subparsers: Any) -> None:
     ask.add_argument("--json", action="store_true", help="print one JSON object: status, explanation, result, intent")
     ask.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
     _domain_options(ask)
+    connect_options(ask)
     logging_options(ask)
     # A conversation: the answer itself says what failed, so the run's warnings stay quiet.
     ask.set_defaults(handler=_cmd_ask, log_level="error")
@@ -89,6 +100,54 @@ def register(subparsers: Any) -> None:
 
 def _domain_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--domains", action="append", default=[], metavar="DIR", help="a domain folder (repeatable)")
+
+
+def connect_options(parser: argparse.ArgumentParser) -> None:
+    """``--connect`` and its CURVE flags: ask a daemon instead of the embedded default."""
+    parser.add_argument("--connect", default=None, metavar="ADDRESS", help="ask this daemon (its domains) instead of running embedded")
+    parser.add_argument("--curve-secret", default=None, metavar="FILE", help="this client's NAME.key_secret")
+    parser.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's NAME.key")
+
+
+def domain_output(reply: AskReply) -> DomainOutput:
+    """The ``DomainOutput`` an ``AskReply`` carries."""
+    return DomainOutput(status=reply.status, result=reply.result, explanation=reply.explanation,  # type: ignore[arg-type]
+                        confidence=reply.confidence, metadata=reply.metadata)
+
+
+def reply_exit_code(reply: AskReply) -> int:
+    """The exit code of a daemon's answer (a refused sentence is invalid input, as embedded)."""
+    if reply.status == "failure" and reply.metadata.get("code") == "invalid":
+        return EXIT_INVALID
+    return _exit_code(domain_output(reply))
+
+
+def _ask_remote(args: argparse.Namespace) -> int:
+    try:
+        curve = curve_client(args.curve_secret, args.curve_server_key)
+    except ConfigError as exc:
+        return fail(str(exc))
+    # Without --session nothing is remembered: a session of its own, as the embedded ask.
+    session = args.session or f"cli-{uuid.uuid4().hex[:16]}"
+    message = Ask(session_id=session, text=args.text, channel="cli")
+
+    async def go() -> Any:
+        async with open_client(args.connect, curve=curve) as client:
+            return await request(client, message, timeout_s=None)  # the answer comes when the run ends
+
+    try:
+        reply = run_async(go)
+    except TransportError as exc:
+        return fail(str(exc), EXIT_FAILED, kind="transport")
+    code = reply_code(reply)
+    if code is not None:
+        return code
+    if not isinstance(reply, AskReply):
+        return unexpected(reply, AskReply)
+    if reply.status == "failure" and reply.metadata.get("code") == "invalid":
+        return fail(f"invalid question: {reply.explanation}")
+    _print_answer(domain_output(reply), as_json=args.json, extra={"intent": reply.intent, "run_id": reply.run_id})
+    return reply_exit_code(reply)
 
 
 def domain_paths(args: argparse.Namespace) -> list[Path]:
@@ -156,18 +215,9 @@ def _print_answer(answer: DomainOutput, *, as_json: bool, extra: dict[str, Any])
                "confidence": answer.confidence, "metadata": answer.metadata, **extra}
         sys.stdout.write(msgspec.json.encode(doc).decode() + "\n")
         return
-    if answer.explanation:
-        print(answer.explanation)
-    if answer.status == "clarification":
-        for i, c in enumerate(answer.result.get("candidates", []), start=1):
-            label = c.get("symbol") or c.get("goal") or c.get("market") or ""
-            detail = c.get("name") or c.get("description") or c.get("exchange") or ""
-            print(f"  {i}. {label}  {detail}".rstrip())
-        for m in answer.result.get("missing", []):
-            print(f"  - {m['entity']}: {m['description']}")
-    elif not answer.explanation:
-        for a in answer.result.get("answers", []):
-            print(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
+    text = answer_text(answer)  # the same words the daemon's HTTP entry answers
+    if text:
+        print(text)
 
 
 def _exit_code(answer: DomainOutput) -> int:
@@ -175,6 +225,8 @@ def _exit_code(answer: DomainOutput) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
+    if args.connect is not None:
+        return _ask_remote(args)
     request = EntryRequest(session_id=args.session or "cli", input_text=args.text, channel="cli")
     problems = check_entry(request)
     if problems:

@@ -36,6 +36,7 @@ COMMAND_GROUPS: tuple[str, ...] = (
     "ontoflow.runtime.cli._keys",     # keys generate
     "ontoflow.runtime.cli._replay",   # replay
     "ontoflow.runtime.cli._intents",  # ask, intents eval
+    "ontoflow.runtime.cli._chat",     # chat
     "ontoflow.runtime.cli._check",    # check, graph
 )
 

@@ -1,0 +1,196 @@
+"""The daemon's edge: a sentence in, its plan run on this orchestrator, one answer out.
+
+Seed 004's Entry for the client API (``Ask``) and the HTTP entry alike: both call
+:meth:`EdgeService.ask`, so every channel takes the same path. The front half
+(``actors.intent.understand``: adapter, gate, resolver, planner) turns the sentence into a plan
+or a clarification; a plan is compiled against the capabilities the workers announced and
+submitted to the orchestrator like any client's plan (journaled when the daemon has a journal),
+then read back as one ``DomainOutput`` (``answer_of``).
+
+The intent adapter's answer travels in the run's inputs under :data:`INTENT_KEY`: with a
+journal it is committed with the run's submission, before any step is dispatched, so recovery
+and replay read it and never ask the adapter again. A clarification asked before anything ran
+(the confidence gate, a missing entity) starts no run and is not journaled.
+
+Session memory (the previous turn of each session, for follow-ups) is kept here in memory,
+bounded by ``MemoryLimits`` (turns per session, their age, sessions); it is not journaled, so a
+restarted daemon forgets earlier turns. One session's turns are taken one at a time.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+
+from ontoflow.actors.intent import (
+    Catalogue,
+    IntentAdapter,
+    IntentRejected,
+    Matcher,
+    MemoryLimits,
+    answer_of,
+    understand,
+)
+from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator
+from ontoflow.actors.planner import ConnectionResolutionError
+from ontoflow.protocols.client import Ask, AskReply, Busy, Error
+from ontoflow.protocols.domain import DomainOutput
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.intent import EntryRequest, SessionMemory, Turn
+from ontoflow.runtime.actor import where
+from ontoflow.runtime.errors import ConfigError
+
+__all__ = ["INTENT_KEY", "EdgeService", "answer_text"]
+
+log = structlog.get_logger()
+
+#: The run input holding what the intent adapter understood (journaled with the submission).
+INTENT_KEY = "ontoflow.intent"
+
+
+def answer_text(answer: DomainOutput) -> str:
+    """What a person reads: the explanation, and a clarification's candidates or missing
+    entities, one per line; a result without an explanation as its answers' data."""
+    lines = [answer.explanation] if answer.explanation else []
+    if answer.status == "clarification":
+        for i, c in enumerate(answer.result.get("candidates", []), start=1):
+            label = c.get("symbol") or c.get("goal") or c.get("market") or ""
+            detail = c.get("name") or c.get("description") or c.get("exchange") or ""
+            lines.append(f"  {i}. {label}  {detail}".rstrip())
+        for m in answer.result.get("missing", []):
+            lines.append(f"  - {m['entity']}: {m['description']}")
+    elif not answer.explanation:
+        for a in answer.result.get("answers", []):
+            lines.append(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
+    return "\n".join(lines)
+
+
+class EdgeService:
+    """Answers sentences for one orchestrator; ``compose_orchestrator`` wires it in.
+
+    Start :meth:`run` in the daemon's task group (it hosts one task per ``Ask``); the client
+    service hands it each ``Ask`` through :meth:`handle`; the HTTP entry awaits :meth:`ask`.
+
+    Args:
+        orchestrator: where the plans run.
+        clients: compiles plans (its cache, limits and drain state) as a client's submit.
+        catalogue: the domains loaded at start.
+        adapter: the intent adapter (default: the deterministic matcher on ``catalogue``).
+        limits: how much session memory is kept.
+        clock: "now" in milliseconds (the orchestrator's clock).
+    """
+
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        clients: ClientService,
+        catalogue: Catalogue,
+        *,
+        adapter: IntentAdapter | None = None,
+        limits: MemoryLimits = MemoryLimits(),
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self._orch = orchestrator
+        self._clients = clients
+        self.catalogue = catalogue
+        self.adapter = adapter if adapter is not None else Matcher(catalogue)
+        self._limits = limits
+        self._clock = clock if clock is not None else orchestrator.now
+        self._sessions: OrderedDict[str, list[Turn]] = OrderedDict()
+        self._locks: dict[str, anyio.Lock] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
+        """Host the tasks answering ``Ask`` requests until cancelled."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._tg = None
+
+    def handle(self, identity: bytes, message: Ask) -> None:
+        """Answer ``message`` in its own task (the orchestrator's receive loop never waits)."""
+        if self._tg is None:
+            self._orch.send_client(identity, Error(code="shutting_down", message="the daemon's edge is not running"))
+            return
+        self._tg.start_soon(self._reply, identity, message)
+
+    async def _reply(self, identity: bytes, message: Ask) -> None:
+        try:
+            reply = await self.ask(message.session_id, message.text, channel=message.channel)
+        except Exception as exc:  # a bug here must not reach the client as a trace
+            log.error("ask_failed", error=type(exc).__name__, where=where(exc))
+            reply = Error(code="internal", message="the daemon failed to answer (see its log)")
+        self._orch.send_client(identity, reply)
+
+    async def ask(self, session_id: str, text: str, *, channel: str = "api") -> AskReply | Error | Busy:
+        """Understand ``text`` in ``session_id``, run its plan and answer.
+
+        Returns:
+            An ``AskReply`` (a refused sentence is a ``failure`` saying why, with
+            ``metadata.code == "invalid"``); ``Error``/``Busy`` when the daemon refuses runs
+            (draining, at its run limit).
+        """
+        request = EntryRequest(session_id=session_id, input_text=text, channel=channel)
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = anyio.Lock()
+        try:
+            async with lock:  # one session's turns in order: each reads the previous one
+                return await self._ask(request)
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._locks.pop(session_id, None)
+
+    async def _ask(self, request: EntryRequest) -> AskReply | Error | Busy:
+        sid = request.session_id
+        memory = SessionMemory(sessions={sid: self._sessions[sid]} if sid in self._sessions else {})
+        try:
+            understood = await understand(request, catalogue=self.catalogue, adapter=self.adapter, memory=memory,
+                                          now_ms=self._clock(), limits=self._limits)
+        except IntentRejected as exc:
+            return AskReply(status="failure", explanation=str(exc), metadata={"code": "invalid"})
+        intent = msgspec.to_builtins(understood.intent)
+        self._remember(sid, understood.memory.sessions.get(sid))
+        if understood.clarification is not None or understood.planned is None:
+            answer = understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
+            return _reply(answer, None, intent)
+        clients = self._clients
+        if not clients.accepting:
+            return Error(code="shutting_down", message="the daemon is shutting down; ask its successor")
+        if clients.max_runs is not None and self._orch.runs_in_flight >= clients.max_runs:
+            return Busy(runs_in_flight=self._orch.runs_in_flight, limit=clients.max_runs)
+        planned = understood.planned
+        try:
+            workflow, source = clients.compile(msgspec.to_builtins(planned.plan))
+        except (ManifestError, ConfigError, ConnectionResolutionError) as exc:
+            # Most often: no worker has announced the domain's handlers yet.
+            log.warning("ask_plan_refused", domain=understood.intent.primary_domain, goal=understood.intent.goal)
+            return _reply(DomainOutput(status="failure", explanation=f"the plan for this question cannot run here: {exc}",
+                                       metadata={"code": "unavailable"}), None, intent)
+        run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source)
+        result = await self._orch.result(run_id)
+        answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
+        return _reply(answer, run_id, intent)
+
+    def _remember(self, sid: str, turns: list[Turn] | None) -> None:
+        if not turns:
+            self._sessions.pop(sid, None)
+            return
+        self._sessions[sid] = turns
+        self._sessions.move_to_end(sid)
+        while len(self._sessions) > self._limits.max_sessions:
+            self._sessions.popitem(last=False)
+
+
+def _reply(answer: DomainOutput, run_id: str | None, intent: dict[str, Any]) -> AskReply:
+    return AskReply(status=answer.status, explanation=answer.explanation, result=answer.result,
+                    confidence=answer.confidence, metadata=answer.metadata, run_id=run_id, intent=intent)

@@ -1,0 +1,59 @@
+"""The daemon's edge without sockets: wiring, refused sentences, questions asked before anything
+runs, and session memory kept per session and bounded (the runs themselves are tested with a
+real daemon and worker in ``tests/integration/test_edge_daemon.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ontoflow.actors.intent import MemoryLimits
+from ontoflow.actors.orchestrator import EdgeService, compose_orchestrator
+from ontoflow.protocols.client import AskReply
+from ontoflow.runtime.cli._intents import load_catalogue
+
+pytestmark = pytest.mark.anyio
+
+FINANCE = Path(__file__).resolve().parents[3] / "configs" / "examples" / "finance"
+
+
+@pytest.fixture(scope="module")
+def catalogue():
+    return load_catalogue([FINANCE])[0]
+
+
+def test_the_edge_is_wired_to_the_client_service_by_the_composition(catalogue) -> None:
+    composed = compose_orchestrator(address="inproc://edge-wired", serve_clients=True, catalogue=catalogue)
+    assert composed.edge is not None and composed.clients is not None
+    assert composed.clients.ask_handler == composed.edge.handle
+    plain = compose_orchestrator(address="inproc://edge-none", serve_clients=True)
+    assert plain.edge is None and plain.clients is not None and plain.clients.ask_handler is None
+    with pytest.raises(ValueError):
+        compose_orchestrator(address="inproc://edge-bad", catalogue=catalogue)
+
+
+async def test_a_refused_sentence_says_why_and_nothing_is_remembered(catalogue) -> None:
+    composed = compose_orchestrator(address="inproc://edge-refused", serve_clients=True, catalogue=catalogue)
+    edge = composed.edge
+    assert edge is not None
+    reply = await edge.ask("bad session!", "qual o preço?")
+    assert isinstance(reply, AskReply) and reply.status == "failure" and reply.metadata["code"] == "invalid"
+    assert "session_id" in reply.explanation and reply.run_id is None
+
+
+async def test_memory_is_per_session_and_the_oldest_session_is_forgotten(catalogue) -> None:
+    composed = compose_orchestrator(address="inproc://edge-memory", serve_clients=True, catalogue=catalogue)
+    assert composed.clients is not None
+    edge = EdgeService(composed.orchestrator, composed.clients, catalogue, limits=MemoryLimits(max_sessions=2))
+    for session in ("s1", "s2", "s3"):  # each asked which company: the next line answers it
+        asked = await edge.ask(session, "qual o preço?")
+        assert isinstance(asked, AskReply) and asked.status == "clarification" and asked.run_id is None
+    # s3 remembers its question: "Vale" is read as its answer (no worker here: the plan cannot run).
+    answered = await edge.ask("s3", "Vale")
+    assert isinstance(answered, AskReply)
+    assert answered.intent["goal"] == "GET_QUOTE" and answered.intent["entities"] == {"symbol_text": "Vale"}
+    assert answered.metadata.get("code") == "unavailable"
+    # s1 was the oldest of three with room for two: "Vale" alone means nothing there.
+    forgotten = await edge.ask("s1", "Vale")
+    assert isinstance(forgotten, AskReply) and forgotten.intent.get("entities") != {"symbol_text": "Vale"}
