@@ -87,4 +87,5 @@ def compose_orchestrator(
     edge = EdgeService(orchestrator, clients, catalogue) if catalogue is not None else None
     if edge is not None:
         clients.ask_handler = edge.handle
+        orchestrator.runs.on_suspended.append(edge.run_suspended)
     return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge)

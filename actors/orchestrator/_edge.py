@@ -38,6 +38,7 @@ from ontoflow.actors.intent import (
 )
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
+from ontoflow.actors.orchestrator._run_table import AnswerRefused
 from ontoflow.actors.planner import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
@@ -105,6 +106,18 @@ class EdgeService:
         self._sessions: OrderedDict[str, list[Turn]] = OrderedDict()
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        # session -> the run suspended on a question this session was asked (its next
+        # sentence is the answer); run -> the event a waiting turn wakes on when it suspends.
+        self._asked: OrderedDict[str, str] = OrderedDict()
+        self._answer_steps: dict[str, tuple[str, ...]] = {}
+        self._suspended: dict[str, anyio.Event] = {}
+
+    def run_suspended(self, run: Any) -> None:
+        """A run now asks a question (``RunTable.on_suspended``): the turn waiting on it answers
+        the question at once instead of waiting for the run's end."""
+        event = self._suspended.get(run.run_id)
+        if event is not None:
+            event.set()
 
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         """Host the tasks answering ``Ask`` requests until cancelled."""
@@ -150,8 +163,63 @@ class EdgeService:
             if not lock.locked() and lock.statistics().tasks_waiting == 0:
                 self._locks.pop(session_id, None)
 
+    async def _answered(self, request: EntryRequest, run_id: str) -> AskReply | Error | Busy | None:
+        """The session's sentence as the answer to the question its run asked; None when that
+        run no longer waits for one (the sentence is then understood afresh)."""
+        try:
+            self._orch.resume(request.input_text.strip(), run_id=run_id)
+        except AnswerRefused as exc:
+            if exc.code != "invalid_answer":
+                self._asked.pop(request.session_id, None)
+                return None
+            questions = self._orch.questions(run_id)
+            again = self._question(run_id, questions, f"{exc} ")
+            return _reply(again, run_id, {})
+        self._asked.pop(request.session_id, None)
+        log.info("ask_answered", run_id=run_id)
+        return await self._finish(request.session_id, run_id, self._answer_steps.get(run_id, ()), {})
+
+    def _question(self, run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
+        first = questions[0] if questions else None
+        text = first.question if first is not None else "the run waits for an answer"
+        candidates = list(first.candidates) if first is not None else []
+        return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
+                            metadata={"run_id": run_id, "suspended": True})
+
+    async def _finish(self, sid: str, run_id: str, answer_steps: Any, intent: dict[str, Any]) -> AskReply:
+        """Wait for the run's end, or for it to suspend on a question (answered at once, and
+        remembered so the session's next sentence answers it)."""
+        event = self._suspended.setdefault(run_id, anyio.Event())
+        result: list[Any] = []
+        async with anyio.create_task_group() as tg:
+            async def ended() -> None:
+                result.append(await self._orch.result(run_id))
+                tg.cancel_scope.cancel()
+
+            async def asked() -> None:
+                await event.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(ended)
+            tg.start_soon(asked)
+        self._suspended.pop(run_id, None)
+        if not result:
+            self._asked[sid] = run_id
+            self._answer_steps[run_id] = tuple(answer_steps)
+            while len(self._asked) > self._limits.max_sessions:
+                self._asked.popitem(last=False)
+            return _reply(self._question(run_id, self._orch.questions(run_id)), run_id, intent)
+        self._answer_steps.pop(run_id, None)
+        done = result[0]
+        return _reply(answer_of(done.status, done.error, done.context, answer_steps), run_id, intent)
+
     async def _ask(self, request: EntryRequest) -> AskReply | Error | Busy:
         sid = request.session_id
+        waiting = self._asked.get(sid)
+        if waiting is not None:  # the session was asked a question: this sentence answers it
+            answered = await self._answered(request, waiting)
+            if answered is not None:
+                return answered
         memory = SessionMemory(sessions={sid: self._sessions[sid]} if sid in self._sessions else {})
         try:
             understood = await understand(request, catalogue=self.catalogue, adapter=self.adapter, memory=memory,
@@ -177,9 +245,7 @@ class EdgeService:
             return _reply(DomainOutput(status="failure", explanation=f"the plan for this question cannot run here: {exc}",
                                        metadata={"code": "unavailable"}), None, intent)
         run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source)
-        result = await self._orch.result(run_id)
-        answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
-        return _reply(answer, run_id, intent)
+        return await self._finish(sid, run_id, planned.answer_steps, intent)
 
     def _remember(self, sid: str, turns: list[Turn] | None) -> None:
         if not turns:
