@@ -2,7 +2,7 @@
 
     ontoflow check DOCUMENT [-c MODULE ...] [--start NODE] [--json]
     ontoflow graph [DOCUMENT] [--format mermaid|dot|svg|png] [-o FILE] [--start NODE]
-                   [--run RUN_ID --journal FILE]
+                   [--run RUN_ID --journal FILE | --run RUN_ID --connect ADDR]
 
 ``check`` exits 0 when the document has no error (warnings are printed), 2 when it has errors
 or cannot be read, or a capability module does not load. ``graph`` exits 0 when it drew the
@@ -54,6 +54,11 @@ def register(subparsers: Any) -> None:
     graph.add_argument("--output", "-o", default=None, metavar="FILE", help="write here instead of stdout")
     graph.add_argument("--run", default=None, metavar="RUN_ID", help="overlay the path this run took")
     graph.add_argument("--journal", default=None, metavar="FILE", help="the journal that holds --run (opened read-only)")
+    graph.add_argument("--connect", default=None, metavar="ADDRESS",
+                       help="ask the daemon at ADDRESS for --run's path instead of reading a journal (DOCUMENT needed)")
+    graph.add_argument("--curve-secret", default=None, metavar="FILE", help="this client's NAME.key_secret (CURVE)")
+    graph.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's NAME.key (CURVE)")
+    graph.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon's answer")
     graph.add_argument("--no-findings", action="store_true", help="do not mark the checker's findings")
     logging_options(graph)
     graph.set_defaults(handler=_cmd_graph)
@@ -136,11 +141,35 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_INVALID
 
 
+def _daemon_overlay(args: argparse.Namespace) -> Any:
+    """The path of ``--run`` as the daemon at ``--connect`` shows it (``Show``), or an exit code."""
+    from ontoflow.actors.drawing import OverlayStep, RunOverlay
+    from ontoflow.protocols.client import RunTrace, Show
+    from ontoflow.runtime.cli._client import ask
+
+    shown = ask(args, Show(run_id=args.run), RunTrace)
+    if isinstance(shown, int):
+        return shown
+    steps = [OverlayStep(t.get("step_id", ""), t.get("node", ""), t.get("block", ""), t.get("capability", ""),
+                         t.get("event", ""), t.get("attempt", 0), t.get("duration_ms", 0.0), t.get("prerequisite_of"))
+             for t in shown.trace]
+    failed = steps[-1] if shown.status == "failed" and steps else None
+    return RunOverlay(shown.run_id, shown.status, shown.error, steps, failed)
+
+
 def _cmd_graph(args: argparse.Namespace) -> int:
-    if (args.run is None) != (args.journal is None):
-        return fail("--run and --journal go together: name the run and the journal that holds it")
+    if args.run is not None and args.journal is None and args.connect is None:
+        return fail("--run needs --journal FILE or --connect ADDRESS: where the run is")
+    if args.run is None and (args.journal is not None or args.connect is not None):
+        return fail("--journal and --connect name where --run is: give --run RUN_ID")
+    if args.connect is not None and args.document is None:
+        return fail("with --connect, name the DOCUMENT the run ran (a daemon does not hand its documents out)")
     overlay = None
-    if args.run is not None:
+    if args.run is not None and args.connect is not None:
+        overlay = _daemon_overlay(args)
+        if isinstance(overlay, int):
+            return overlay
+    elif args.run is not None:
         try:
             overlay = overlay_from_journal(args.journal, args.run)
         except RunNotFoundError as exc:

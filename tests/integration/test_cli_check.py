@@ -162,6 +162,11 @@ def test_graph_overlays_a_failed_run_from_a_real_daemon_journal(workdir: Path) -
                            "--connect", address, timeout=90)
         run = ran.json()
         assert run["status"] == "failed", ran.stdout + ran.stderr
+        # The same path, asked of the daemon instead of read from its journal.
+        via = run_ontoflow(workdir, "graph", "configs/examples/building_report/workflow_fragile.yaml", "--run",
+                           run["run_id"], "--connect", address, "-f", "dot")
+        assert via.code == 0, via.stderr
+        assert "#1 list_materials: failure, attempt 1" in via.stdout and "run failed here" in via.stdout
     finally:
         if worker is not None:
             worker.terminate()
