@@ -166,3 +166,31 @@ def test_intents_eval_prints_the_figures(ontoflow) -> None:
         assert words in ran.stdout
     bad = ontoflow("intents", "eval", "configs/examples/finance/domain.yaml")
     assert bad.code == 2 and "not a labelled set" in bad.stderr
+
+
+def test_seed_003s_acceptance_sentence_ends_in_one_csv_per_table_with_the_tables_rows(ontoflow, here: Path) -> None:
+    import csv
+    import sqlite3
+
+    db = sqlite3.connect(here / "shop.db")
+    with db:
+        db.execute('CREATE TABLE users (id INTEGER, name TEXT)')
+        db.executemany("INSERT INTO users VALUES (?, ?)", [(1, "Ada"), (2, "Grace")])
+        db.execute('CREATE TABLE "order items" (sku TEXT, qty INTEGER)')
+        db.execute("INSERT INTO \"order items\" VALUES ('a-1', 3)")
+    pipelines = str(EXAMPLES / "pipelines_domain")
+    ran = ontoflow("ask", "--domains", pipelines, "export all tables from the SQLite database at ./shop.db to CSV, "
+                   "no scheduler, save the pipeline as export.yaml and run it")
+    assert ran.code == 0, ran.stderr
+    assert ran.stdout.startswith("Pipeline saved to export.yaml:\noml_version: 0.1.0\n")
+    text = (here / "export.yaml").read_text()
+    for legacy in ("version:", "connectors:", "tasks:", "outputs:"):
+        assert f"\n{legacy}" not in text and not text.startswith(legacy)
+    assert "component: sqlite.extractor" in text and "component: csv.writer" in text
+    for table, file in (("users", "users.csv"), ('"order items"', "order items.csv")):
+        expected = [[str(v) for v in row] for row in db.execute(f"SELECT * FROM {table}")]
+        with open(here / "out" / file, newline="") as fh:
+            assert list(csv.reader(fh))[1:] == expected
+    again = ontoflow("ask", "--domains", pipelines, "export all tables from the SQLite database at ./shop.db to CSV, "
+                     "no scheduler")
+    assert again.code == 0 and again.stdout.strip() == text.strip()  # the same request: the same bytes
