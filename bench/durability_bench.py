@@ -31,7 +31,7 @@ from ontoflow.actors.worker import WorkerHost
 from bench.noop import NoOp, linear_manifest
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.messages import Outcome
-from ontoflow.runtime.journal import Batch, RunRow, open_journal
+from ontoflow.runtime.journal import CommitBatch, RunRow, open_journal
 from ontoflow.runtime.transport import shared_context
 
 __all__ = ["measure_journal_overhead", "measure_memory_per_run", "measure_recovery"]
@@ -120,7 +120,7 @@ def _fill(path: Path, finished: int, unfinished: int) -> None:
     try:
         first = True
         for start in range(0, finished + unfinished, 10_000):
-            batch = Batch()
+            batch = CommitBatch()
             if first:
                 batch.sources[source_hash] = body
                 first = False

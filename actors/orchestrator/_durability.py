@@ -39,7 +39,7 @@ from ontoflow.actors.orchestrator._source import compile_source
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.actor import where
-from ontoflow.runtime.journal import Batch, FactRow, Journal, JournalError, RunRow
+from ontoflow.runtime.journal import CommitBatch, FactRow, Journal, JournalError, RunRow
 
 __all__ = ["Durability", "RecoveryReport"]
 
@@ -74,7 +74,7 @@ class Durability:
     def __init__(self, journal: Journal | None, connections: Mapping[str, Any] | None = None) -> None:
         self.journal = journal
         self.connections: dict[str, Any] = dict(connections or {})
-        self._batch = Batch()
+        self._batch = CommitBatch()
         self._sources: set[str] = set()
 
     # -- recording ---------------------------------------------------------------------------
@@ -136,7 +136,7 @@ class Durability:
         batch = self._batch
         if batch:
             self.journal.commit(batch)  # type: ignore[union-attr]  # a batch fills only with a journal
-            self._batch = Batch()
+            self._batch = CommitBatch()
 
     def uncommitted(self, run_id: str) -> bool:
         """Whether records of ``run_id`` wait for a commit (only for a while after a failed one:

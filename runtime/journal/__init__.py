@@ -9,7 +9,7 @@ readable by their owner only.
 
 from ontoflow.runtime.journal._journal import (
     SCHEMA_VERSION,
-    Batch,
+    CommitBatch,
     FactRow,
     Journal,
     RunRow,
@@ -25,7 +25,7 @@ from ontoflow.runtime.journal.errors import (
 )
 
 __all__ = [
-    "Batch",
+    "CommitBatch",
     "FactRow",
     "Journal",
     "JournalCorruptError",

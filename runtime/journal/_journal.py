@@ -29,7 +29,7 @@ import structlog
 from ontoflow.runtime.journal._lock import JournalLock, check_folder, lock_journal, prepare_journal_file
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
-__all__ = ["SCHEMA_VERSION", "Batch", "FactRow", "Journal", "RunRow", "open_journal"]
+__all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "open_journal"]
 
 log = structlog.get_logger()
 
@@ -107,7 +107,7 @@ class FactRow(msgspec.Struct, array_like=True):
     body: bytes
 
 
-class Batch:
+class CommitBatch:
     """What one :meth:`Journal.commit` writes: everything that arrived together."""
 
     __slots__ = ("capabilities", "ended", "facts", "runs", "sources")
@@ -143,7 +143,7 @@ class Journal:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def commit(self, batch: Batch) -> None:
+    def commit(self, batch: CommitBatch) -> None:
         """Write ``batch`` in one transaction; durable when this returns.
 
         Raises:

@@ -19,7 +19,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from ontoflow.runtime.journal._journal import SCHEMA_VERSION, Batch, Journal
+from ontoflow.runtime.journal._journal import SCHEMA_VERSION, CommitBatch, Journal
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
 __all__ = ["ReadOnlyJournal", "open_journal_readonly"]
@@ -28,7 +28,7 @@ __all__ = ["ReadOnlyJournal", "open_journal_readonly"]
 class ReadOnlyJournal(Journal):
     """A journal opened by :func:`open_journal_readonly`: every read of :class:`Journal`, no write."""
 
-    def commit(self, batch: Batch) -> None:
+    def commit(self, batch: CommitBatch) -> None:
         """Refuse: a read-only journal is never written.
 
         Raises:

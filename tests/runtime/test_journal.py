@@ -13,7 +13,7 @@ import ontoflow.runtime.journal
 from ontoflow import runtime
 from ontoflow.runtime.journal import (
     SCHEMA_VERSION,
-    Batch,
+    CommitBatch,
     JournalCorruptError,
     JournalVersionError,
     RunRow,
@@ -23,8 +23,8 @@ from ontoflow.runtime.journal import (
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _batch(run_id: str, *, key: str | None = None, ended: bool = False) -> Batch:
-    batch = Batch()
+def _batch(run_id: str, *, key: str | None = None, ended: bool = False) -> CommitBatch:
+    batch = CommitBatch()
     batch.sources["h1"] = b"source"
     batch.runs.append(RunRow(run_id=run_id, source_hash="h1", submitted_ms=10, idempotency_key=key))
     batch.fact(run_id, "fact", 10, b"f1")
@@ -57,7 +57,7 @@ def test_a_commit_is_read_back_after_reopening(tmp_path: Path) -> None:
 def test_every_fact_of_a_batch_is_kept_in_its_order(tmp_path: Path, facts: int) -> None:
     # A batch's facts go in as multi-row statements of a few fixed sizes: no row may be lost,
     # doubled or reordered at the seams between them, whatever the count.
-    batch = Batch()
+    batch = CommitBatch()
     for run_id in ("a", "b", "c"):
         batch.runs.append(RunRow(run_id=run_id, source_hash="h1", submitted_ms=10))
     for i in range(facts):

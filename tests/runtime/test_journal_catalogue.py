@@ -6,7 +6,7 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
-from ontoflow.runtime.journal import SCHEMA_VERSION, Batch, RunRow, open_journal, open_journal_readonly
+from ontoflow.runtime.journal import SCHEMA_VERSION, CommitBatch, RunRow, open_journal, open_journal_readonly
 
 #: The tables of schema version 1, as ontoflow wrote them before the catalogue existed.
 _V1_SCHEMA = """
@@ -39,12 +39,12 @@ def test_catalogue_entries_are_written_replaced_and_survive_a_reopen(tmp_path: P
     path = tmp_path / "j.sqlite"
     with open_journal(path) as journal:
         assert journal.capabilities() == {}
-        batch = Batch()
+        batch = CommitBatch()
         batch.capabilities["a.b.c"] = (b"meta-1", 5)
         batch.capabilities["x.y.z"] = (b"meta-x", 5)
         assert batch
         journal.commit(batch)
-        again = Batch()
+        again = CommitBatch()
         again.capabilities["a.b.c"] = (b"meta-2", 9)  # offered again with other metadata
         journal.commit(again)
     with open_journal(path) as journal:
@@ -58,7 +58,7 @@ def test_a_version_1_journal_is_upgraded_when_opened_to_write_and_keeps_its_runs
     with open_journal(path) as journal:
         assert [r.run_id for r in journal.unfinished()] == ["r1"]
         assert [f.body for f in journal.facts("r1")] == [b"f1"] and journal.source("h1") == b"source"
-        batch = Batch()
+        batch = CommitBatch()
         batch.capabilities["a.b.c"] = (b"meta", 1)
         batch.runs.append(RunRow(run_id="r2", source_hash="h1", submitted_ms=20))
         journal.commit(batch)

@@ -10,7 +10,7 @@ import pytest
 
 from ontoflow.runtime.journal import (
     SCHEMA_VERSION,
-    Batch,
+    CommitBatch,
     JournalCorruptError,
     JournalError,
     JournalVersionError,
@@ -31,7 +31,7 @@ def _content(folder: Path) -> dict[str, str]:
 
 
 def _write(journal, run_id: str, facts: int) -> None:
-    batch = Batch()
+    batch = CommitBatch()
     batch.sources["h1"] = b"source"
     batch.runs.append(RunRow(run_id=run_id, source_hash="h1", submitted_ms=10))
     for i in range(facts):
@@ -80,7 +80,7 @@ def test_a_read_only_journal_refuses_to_write(tmp_path: Path) -> None:
     before = _files(tmp_path)
     with open_journal_readonly(path) as ro:
         with pytest.raises(JournalError, match="read-only"):
-            ro.commit(Batch())
+            ro.commit(CommitBatch())
         with pytest.raises(JournalError, match="read-only"):
             ro.prune(10**15)
     assert _files(tmp_path) == before

@@ -18,7 +18,7 @@ from ontoflow.actors.orchestrator import compile_document, encode_source
 from ontoflow.actors.orchestrator.engine import Dispatch, RunEnded, RunSubmitted, StepFinished
 from ontoflow.protocols import CapabilityMetadata
 from ontoflow.protocols.messages import Outcome
-from ontoflow.runtime.journal import Batch, RunRow, open_journal
+from ontoflow.runtime.journal import CommitBatch, RunRow, open_journal
 
 _encoder = msgspec.msgpack.Encoder()  # the shell's encoder (not the deterministic one)
 
@@ -78,7 +78,7 @@ def record(
     compiled = compile_document(document, CATALOG)
     source_hash, body = encode_source(document, compiled, kind=compiled.kind)
     state = compiled.new_run(run_id)
-    batch = Batch()
+    batch = CommitBatch()
     batch.sources[source_hash] = body
     batch.runs.append(RunRow(run_id=run_id, source_hash=source_hash, submitted_ms=1_000, name=compiled.name))
     queue: list[Dispatch] = []
