@@ -48,7 +48,7 @@ from ontoflow.actors.orchestrator import (
     compose_orchestrator,
     wall_clock_ms,
 )
-from ontoflow.actors.planner import ConnectionResolutionError, load_connections
+from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections
 from ontoflow.protocols.client import AskReply
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError

@@ -53,7 +53,7 @@ def check_plan_document(data: Any, catalog: Mapping[str, CapabilityMetadata]) ->
 
 def check_pipeline(data: Any, catalog: Mapping[str, CapabilityMetadata]) -> tuple[list[Finding], ExecutionPlan | None]:
     """Guard ``data`` as an OML pipeline, compile it and check its plan."""
-    from ontoflow.actors.planner import compile_pipeline
+    from ontoflow.actors.pipelines import compile_pipeline
 
     problems = check_oml(data, components=catalog)
     if problems:

@@ -39,7 +39,7 @@ from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
 from ontoflow.actors.orchestrator._waiters import Waiters
-from ontoflow.actors.planner import ConnectionResolutionError
+from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
     Answer,
@@ -308,7 +308,7 @@ class ClientService:
         Raises:
             ManifestError: naming each problem's path (an encoded document that is not a map
                 is refused as ``manifest: expected an object``).
-            actors.planner.ConnectionResolutionError: naming a pipeline's connection defined nowhere.
+            actors.pipelines.ConnectionResolutionError: naming a pipeline's connection defined nowhere.
         """
         self._refresh_catalog()
         encoded = isinstance(document, msgspec.Raw)

@@ -39,7 +39,7 @@ from ontoflow.actors.intent import (
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
-from ontoflow.actors.planner import ConnectionResolutionError
+from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError

@@ -24,7 +24,7 @@ import msgspec
 
 from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workflow
 from ontoflow.actors.orchestrator.plans import CompiledPlan, compile_plan
-from ontoflow.actors.planner import compile_pipeline, resolve_connections
+from ontoflow.actors.pipelines import compile_pipeline, resolve_connections
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.oml import pipeline_from_data
@@ -131,7 +131,7 @@ def compile_document(
 
     Raises:
         protocols.errors.ManifestError: naming each problem's path.
-        actors.planner.ConnectionResolutionError: naming a connection defined nowhere.
+        actors.pipelines.ConnectionResolutionError: naming a connection defined nowhere.
     """
     kind = kind or document_kind(document)
     if kind == "workflow":
@@ -152,7 +152,7 @@ def compile_source(body: bytes, *, connections: Mapping[str, Any] | None = None)
     Raises:
         msgspec.DecodeError: when the bytes are not a source.
         protocols.errors.ManifestError: when it no longer compiles (a newer ontoflow's rules).
-        actors.planner.ConnectionResolutionError: when a pipeline's connection is defined nowhere.
+        actors.pipelines.ConnectionResolutionError: when a pipeline's connection is defined nowhere.
     """
     source = decode_source(body)
     return compile_document(source.manifest, source.catalog, kind=source.kind, manifest_hash=source.manifest_hash,

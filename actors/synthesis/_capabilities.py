@@ -226,7 +226,7 @@ class CompilePipeline(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         from ontoflow.actors.capabilities import CAPABILITIES
-        from ontoflow.actors.planner import compile_pipeline
+        from ontoflow.actors.pipelines import compile_pipeline
         from ontoflow.protocols.errors import ManifestError
         from ontoflow.protocols.oml import pipeline_from_data
 

@@ -26,7 +26,7 @@ import anyio
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator.plans import compile_plan
-from ontoflow.actors.planner import ConnectionResolutionError, compile_pipeline, load_connections, render_plan, resolve_connections
+from ontoflow.actors.pipelines import ConnectionResolutionError, compile_pipeline, load_connections, render_plan, resolve_connections
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.protocols.oml import Pipeline, check_oml, pipeline_from_data

@@ -15,7 +15,7 @@ def _key(name: str) -> tuple[int, str]:
     ("package", "modules"),
     [
         ("ontoflow.actors.orchestrator.plans", ["_advance", "_combine", "_compile", "_state"]),
-        ("ontoflow.actors.planner", ["_compile", "_connections", "errors"]),
+        ("ontoflow.actors.pipelines", ["_compile", "_connections", "errors"]),
         ("ontoflow.actors.capabilities.data", ["_dataset", "_expression", "_sqlite", "_transform", "_writers"]),
     ],
 )

@@ -10,7 +10,7 @@ from ontoflow.protocols import ManifestError, pipeline_from_data, plan_from_data
 
 from ontoflow.actors.capabilities import CAPABILITIES
 from ontoflow.actors.orchestrator.plans import compile_plan
-from ontoflow.actors.planner import ConnectionResolutionError, compile_pipeline, connection_names, load_connections, render_plan, resolve_connections
+from ontoflow.actors.pipelines import ConnectionResolutionError, compile_pipeline, connection_names, load_connections, render_plan, resolve_connections
 
 CATALOG = {c.metadata.id: c.metadata for c in CAPABILITIES}
 DOC = {

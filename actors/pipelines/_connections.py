@@ -20,7 +20,7 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.protocols.plan import ExecutionPlan
 
-from ontoflow.actors.planner.errors import ConnectionResolutionError
+from ontoflow.actors.pipelines.errors import ConnectionResolutionError
 
 __all__ = ["ENV_PREFIX", "connection_names", "load_connections", "resolve_connections"]
 
