@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import signal
 import sys
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -221,6 +223,12 @@ def _wait(
                                     answer_timeout_s=answer_s, answered=answered)
             return await _follow_drawn(client, rid, deadline, answer_s, answered)
 
+    # Ctrl-C raises at once: asyncio's own SIGINT handling cancels the main task instead, and a
+    # cancel scope inside the wait (a request's timeout) could swallow that cancellation, so the
+    # wait went on until the run ended.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler) if _main_thread() else None
+    if previous is not None:
+        signal.signal(signal.SIGINT, _raise_interrupt)
     try:
         return run_async(go)
     except WaitTimedOut:
@@ -240,6 +248,17 @@ def _wait(
                              + (f"; `ontoflow submit --idempotency-key {submit.idempotency_key} ...` again finds the run if it was"
                                 if submit is not None and submit.idempotency_key else "")))
         return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 async def _follow_drawn(client: Any, run_id: str, deadline: float, answer_s: float, answered: bool) -> ClientMessage:
