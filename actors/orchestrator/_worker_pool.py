@@ -363,7 +363,8 @@ class WorkerPool:
             if self.registry.offers(cap) or self._unoffered_since.get(cap, 0) >= cutoff:
                 continue
             for queued in self._pending.expire(cap, cutoff):
-                d = queued.dispatch  # type: ignore[attr-defined]
+                assert isinstance(queued, _Queued)  # the pool queues only these (not wire input)
+                d = queued.dispatch
                 self._deadlines.pop((d.run_id, d.step_id, d.attempt), None)
                 run = self._runs.live(d.run_id)
                 if run is not None:
