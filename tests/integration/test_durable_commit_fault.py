@@ -29,7 +29,7 @@ from ontoflow.protocols.client import (
     WorkersInfo,
 )
 from ontoflow.runtime.cli import open_client, request
-from ontoflow.runtime.journal import Batch, Journal, JournalError, open_journal
+from ontoflow.runtime.journal import CommitBatch, Journal, JournalError, open_journal
 from tests.integration.durable_capabilities import STEP_ID, manifest
 from tests.integration.durable_helpers import REPO, Worker, audit_lines, journal_runs
 
@@ -47,7 +47,7 @@ class FaultyJournal(Journal):
     failures: int
     dispatch_committed_at: dict[tuple[str, str], float]
 
-    def commit(self, batch: Batch) -> None:
+    def commit(self, batch: CommitBatch) -> None:
         if self.failing and batch:
             self.failures += 1
             raise JournalError(f"journal {self.path}: write failed: database or disk is full")
