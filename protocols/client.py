@@ -53,12 +53,13 @@ the one run, whether the first attempt was recorded or not.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ProtocolError, decode_failure
+from ontoflow.protocols.trace import TraceRecord
 from ontoflow.protocols.types import RunStatusName, StatusReply
 
 __all__ = [
@@ -193,28 +194,6 @@ class RunTrace(_ClientMessage, tag="run_trace", frozen=True, kw_only=True):
     context: dict[str, Any] = {}
     trace: list[TraceRecord] = []
     events: list[dict[str, Any]] = []
-
-
-class TraceRecord(TypedDict, total=False):
-    """One ended step of a run, as clients read it (a map; the daemon sends its engine's
-    ``TraceEntry`` records, which encode as exactly this). Typed on the wire: a client decodes
-    each field strictly; a field a newer daemon adds is dropped, never an error."""
-
-    step_id: str
-    node: str
-    block: str
-    capability: str
-    event: str
-    action: str | None
-    attempt: int
-    duration_ms: float
-    retries: int
-    reason: str | None
-    error: str | None
-    prerequisite_of: str | None
-    started_ms: int
-    ended_ms: int
-    dropped_outputs: list[str]
 
 
 class Watch(_ClientMessage, tag="watch", frozen=True, kw_only=True):

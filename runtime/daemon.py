@@ -38,7 +38,6 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capabilities.data import remove_runs_spools
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import (
     ClientService,
@@ -53,6 +52,7 @@ from ontoflow.protocols.client import AskReply
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
@@ -297,7 +297,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             raise ConfigError(str(exc)) from None
         orchestrator, clients = composed.orchestrator, composed.clients
         assert clients is not None  # serve_clients=True
-        spools = _SpoolSweeper()
+        spools = SpoolSweeper()
         orchestrator.on_run_ended.append(spools.ended)
         # Signals are caught before the daemon says it listens: a SIGTERM right after the
         # ``listening on`` line drains it (exit 0) instead of killing it (-15).
@@ -337,37 +337,6 @@ async def _drain_on_signal(signals, orchestrator: Orchestrator, clients: ClientS
     left = await orchestrator.drain(grace_s)
     log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
     orchestrator.stop()
-
-
-class _SpoolSweeper:
-    """Removes the spool folders of ended runs under the default work folder (rows of a plan's
-    data steps are data at rest), in a thread once per ``every_s``: a ``stat`` per run end on
-    the orchestrator's loop would cost more than a step. Only the default folder: a
-    ``data.work_dir`` in a run's context came from a client, and a daemon removes nothing a
-    client names."""
-
-    def __init__(self, every_s: float = 1.0) -> None:
-        self._ended: list[str] = []
-        self._every_s = every_s
-
-    def ended(self, result) -> None:
-        """The orchestrator's run-end hook: note the run."""
-        self._ended.append(result.run_id)
-
-    async def run(self) -> None:
-        """Sweep once per interval until cancelled (the folders of runs that end in the last
-        interval before a stop, or before a crash, stay)."""
-        while True:
-            await anyio.sleep(self._every_s)
-            if self._ended:
-                ended, self._ended = self._ended, []
-                try:
-                    removed = await anyio.to_thread.run_sync(remove_runs_spools, ended)
-                except OSError as exc:
-                    log.warning("run_spools_not_removed", runs=len(ended), error=exc.strerror)
-                    continue
-                if removed:
-                    log.info("run_spools_removed", runs=removed)
 
 
 def _prune(journal, retention_s: float) -> None:
