@@ -170,14 +170,20 @@ class EdgeService:
             self._orch.resume(request.input_text.strip(), run_id=run_id)
         except AnswerRefused as exc:
             if exc.code != "invalid_answer":
-                self._asked.pop(request.session_id, None)
+                self._forget_question(request.session_id)
                 return None
             questions = self._orch.questions(run_id)
             again = self._question(run_id, questions, f"{exc} ")
             return _reply(again, run_id, {})
-        self._asked.pop(request.session_id, None)
+        self._asked.pop(request.session_id, None)  # its answer steps are read when the run ends
         log.info("ask_answered", run_id=run_id)
         return await self._finish(request.session_id, run_id, self._answer_steps.get(run_id, ()), {})
+
+    def _forget_question(self, sid: str) -> None:
+        """Stop treating the session's next sentence as an answer (and drop what it kept)."""
+        run_id = self._asked.pop(sid, None)
+        if run_id is not None:
+            self._answer_steps.pop(run_id, None)
 
     def _question(self, run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
         first = questions[0] if questions else None
@@ -207,7 +213,7 @@ class EdgeService:
             self._asked[sid] = run_id
             self._answer_steps[run_id] = tuple(answer_steps)
             while len(self._asked) > self._limits.max_sessions:
-                self._asked.popitem(last=False)
+                self._forget_question(next(iter(self._asked)))
             return _reply(self._question(run_id, self._orch.questions(run_id)), run_id, intent)
         self._answer_steps.pop(run_id, None)
         done = result[0]
