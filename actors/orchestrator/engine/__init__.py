@@ -5,9 +5,11 @@ Compile a manifest once with :func:`compile_workflow`, make a :class:`RunState` 
 Nothing here does I/O, reads a clock or draws a random number, so replaying a journal of
 facts rebuilds a run exactly. How a step ends (outputs filtered against the declared ones, the
 failure record, a lost worker, a timeout, no worker) is decided once, in ``_step_end``, for
-this engine and the plan engine alike.
+this engine and the plan engine alike; which facts a run takes at all (its status gate) once,
+in ``_admit``; a step's trace entry is built once, by ``trace_entry``.
 """
 
+from ontoflow.actors.orchestrator.engine._admit import FACTS, admit, note_stale
 from ontoflow.actors.orchestrator.engine._advance import advance
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded, Suspended
 from ontoflow.actors.orchestrator.engine._contract import RunEngine, RunView
@@ -32,9 +34,10 @@ from ontoflow.actors.orchestrator.engine._facts import (
     StepUnavailable,
 )
 from ontoflow.actors.orchestrator.engine._layers import resolve_inputs
-from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run
+from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run, trace_entry
 from ontoflow.actors.orchestrator.engine._step_end import (
     StepEnd,
+    at_once_end,
     cancelled_end,
     describe,
     engine_end,
@@ -47,6 +50,7 @@ from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, Suspension,
 
 __all__ = [
     "ANSWER_KEY",
+    "FACTS",
     "LAST_FAILURE_KEY",
     "BlockPlan",
     "CancelStep",
@@ -75,7 +79,9 @@ __all__ = [
     "Suspended",
     "Suspension",
     "TraceEntry",
+    "admit",
     "advance",
+    "at_once_end",
     "cancelled_end",
     "capability_plan",
     "check_answer",
@@ -83,9 +89,11 @@ __all__ = [
     "describe",
     "engine_end",
     "new_run",
+    "note_stale",
     "outcome_end",
     "redispatch",
     "resolve_inputs",
     "split_outputs",
     "token_of",
+    "trace_entry",
 ]

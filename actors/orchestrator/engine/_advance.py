@@ -13,6 +13,7 @@ from typing import Any
 from ontoflow.protocols.context import Segment
 from ontoflow.protocols.events import CLARIFICATION, is_success
 
+from ontoflow.actors.orchestrator.engine._admit import admit, note_stale
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
 from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 from ontoflow.actors.orchestrator.engine._facts import (
@@ -60,23 +61,7 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    if state.status == "suspended":
-        match fact:
-            case RunResumed():
-                _on_resumed(workflow, state, fact, cmds)
-            case RunExpired():
-                _on_expired(workflow, state, fact, cmds)
-            case RunCancelled():
-                _on_cancelled(workflow, state, fact, cmds)
-            case _ if isinstance(fact, _FACTS):
-                state.notes.append(f"{describe(fact)} ignored: run suspended")
-            case _:
-                raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
-        return cmds
-    if state.status != "running":
-        if not isinstance(fact, _FACTS):
-            raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
-        state.notes.append(f"{describe(fact)} ignored: run already {state.status}")
+    if not admit(state, fact):
         return cmds
     match fact:
         case StepFinished():
@@ -87,22 +72,20 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
             _on_no_outcome(workflow, state, fact, cmds)
         case RunCancelled():
             _on_cancelled(workflow, state, fact, cmds)
-        case RunResumed() | RunExpired():
+        case RunResumed() | RunExpired() if state.status != "suspended":
             state.notes.append(f"{describe(fact)} ignored: the run asks no question")
-        case _:
-            raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
+        case RunResumed():
+            _on_resumed(workflow, state, fact, cmds)
+        case RunExpired():
+            _on_expired(workflow, state, fact, cmds)
     return cmds
-
-
-_FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled, RunResumed,
-          RunExpired)
 
 
 def _pending_for(state: RunState, fact: Fact, step_id: str, attempt: int) -> PendingStep | None:
     """The pending step if the fact is about it; otherwise note the stale fact."""
     pending = state.pending
     if pending is None or pending.step_id != step_id or pending.attempt != attempt:
-        state.notes.append(f"stale {describe(fact)} ignored")
+        note_stale(state, fact)
         return None
     return pending
 

@@ -19,8 +19,9 @@ from ontoflow.actors.orchestrator.engine._suspend import Suspension
 
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
+    from ontoflow.actors.orchestrator.engine._step_end import StepEnd
 
-__all__ = ["Frame", "PendingStep", "RunState", "TraceEntry", "new_run"]
+__all__ = ["Frame", "PendingStep", "RunState", "TraceEntry", "new_run", "trace_entry"]
 
 class Frame(msgspec.Struct, frozen=True, array_like=True):
     """A return address pushed by ``CALL``.
@@ -71,6 +72,28 @@ class TraceEntry(msgspec.Struct, frozen=True, kw_only=True):
     started_ms: int
     ended_ms: int
     dropped_outputs: list[str] = []
+
+
+def trace_entry(end: StepEnd, *, node: str, block: str, action: str | None = None,
+                prerequisite_of: str | None = None) -> TraceEntry:
+    """The trace entry of a step that ended as ``end`` says, for every engine alike.
+
+    Args:
+        end: how the step ended.
+        node: where it ran (a workflow node; a plan's name).
+        block: the block it ran for (a plan step's id).
+        action: the transition's action taken, if any (``SUSPEND`` for a question).
+        prerequisite_of: the capability the step was a prerequisite of, if it was one.
+
+    Returns:
+        The entry; its times, attempt, failure record and dropped outputs are ``end``'s.
+    """
+    return TraceEntry(
+        step_id=end.step_id, node=node, block=block, capability=end.capability, event=end.event, action=action,
+        attempt=end.attempt, duration_ms=end.duration_ms, retries=end.retries, reason=end.reason, error=end.error,
+        prerequisite_of=prerequisite_of, started_ms=end.started_ms, ended_ms=end.ended_ms,
+        dropped_outputs=end.dropped,
+    )
 
 
 class PendingStep(msgspec.Struct, kw_only=True):

@@ -35,7 +35,7 @@ from ontoflow.actors.orchestrator.engine._facts import (
     StepUnavailable,
 )
 
-__all__ = ["StepEnd", "cancelled_end", "describe", "engine_end", "outcome_end", "redispatch", "split_outputs"]
+__all__ = ["StepEnd", "at_once_end", "cancelled_end", "describe", "engine_end", "outcome_end", "redispatch", "split_outputs"]
 
 _replace = msgspec.structs.replace
 
@@ -127,6 +127,15 @@ def redispatch(dispatch: Dispatch, fact: StepLost, *, capability: str, budget_ms
     note = (f"step {fact.step_id} of '{capability}' lost ({fact.reason}) on attempt {fact.attempt}; "
             f"dispatched again as attempt {attempt}")
     return again, note
+
+
+def at_once_end(*, step_id: str, capability: str, event: str, reason: str | None, error: str | None,
+                started_ms: int, ended_ms: int) -> StepEnd:
+    """The end of a step the engine decided without a worker (attempt 0): a missing input, a
+    bad reference, a failed prerequisite or dependency, or a fan-out's gathering."""
+    return StepEnd(step_id=step_id, capability=capability, event=event, attempt=0,
+                   duration_ms=float(ended_ms - started_ms), reason=reason, error=error, started_ms=started_ms,
+                   ended_ms=ended_ms)
 
 
 def cancelled_end(fact: RunCancelled, *, step_id: str, capability: str, attempt: int, started_ms: int) -> StepEnd:

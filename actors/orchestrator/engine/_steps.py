@@ -19,8 +19,8 @@ from ontoflow.protocols.types import RunStatusName
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
 from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, Route
 from ontoflow.actors.orchestrator.engine._layers import assemble_payload, inherited_memory, resolve_inputs
-from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry
-from ontoflow.actors.orchestrator.engine._step_end import StepEnd
+from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, trace_entry
+from ontoflow.actors.orchestrator.engine._step_end import StepEnd, at_once_end
 
 __all__ = ["LAST_FAILURE_KEY", "close_step", "drive", "end_run", "finish_block_step"]
 
@@ -148,8 +148,8 @@ def _dispatch(
 
 def _at_once(step_id: str, capability: str, event: str, reason: str, error: str, now_ms: int) -> StepEnd:
     """The end of a step the engine ended without a worker (attempt 0, no duration)."""
-    return StepEnd(step_id=step_id, capability=capability, event=event, attempt=0, reason=reason, error=error,
-                   started_ms=now_ms, ended_ms=now_ms)
+    return at_once_end(step_id=step_id, capability=capability, event=event, reason=reason, error=error,
+                       started_ms=now_ms, ended_ms=now_ms)
 
 
 def close_step(state: RunState, block: BlockPlan, end: StepEnd, *, action: str | None = None,
@@ -162,25 +162,8 @@ def close_step(state: RunState, block: BlockPlan, end: StepEnd, *, action: str |
         action: the transition's action taken (``None`` for a prerequisite or a run's end).
         prerequisite_of: the capability the step was a prerequisite of.
     """
-    state.trace.append(
-        TraceEntry(
-            step_id=end.step_id,
-            node=block.node,
-            block=block.block,
-            capability=end.capability,
-            event=end.event,
-            action=action,
-            attempt=end.attempt,
-            duration_ms=end.duration_ms,
-            retries=end.retries,
-            reason=end.reason,
-            error=end.error,
-            prerequisite_of=prerequisite_of,
-            started_ms=end.started_ms,
-            ended_ms=end.ended_ms,
-            dropped_outputs=end.dropped,
-        )
-    )
+    state.trace.append(trace_entry(end, node=block.node, block=block.block, action=action,
+                                   prerequisite_of=prerequisite_of))
     if not is_success(end.event) and end.event != CLARIFICATION:  # a question is no failure
         state.context[LAST_FAILURE_KEY] = {
             "block": block.block,

@@ -14,7 +14,9 @@ result never depends on arrival order) -> the orchestrator's defaults -> the sch
 ``default``. A required key found nowhere ends the step ``invalid`` without dispatching it.
 A param its capability does not take is a compile error (except a fan-out list parameter).
 
-Step outputs: the declared keys of the outcome (all keys when the capability declares none).
+Step outputs: the declared keys of the outcome; a capability that declares no outputs
+contributes none (the outputs rule of ``engine._step_end``, the same for workflows; the other
+keys are listed in the trace entry's ``dropped_outputs``).
 A fan-out (``decomposition.array_params``: a list under ``param_name``, in the params or the
 context layer) runs one child per element with ``single_param_name`` set to it, at most the
 rule's ``max_concurrency`` at once; the gathered step's output maps each output key to the
@@ -27,9 +29,10 @@ required plan step succeeded, fails otherwise, and in both cases its context get
 combined output of ``combine_mode`` (see ``_combine``).
 """
 
-from ontoflow.actors.orchestrator.plans._advance import SKIPPED_EVENT, advance
+from ontoflow.actors.orchestrator.plans._advance import advance
 from ontoflow.actors.orchestrator.plans._combine import REPORT_KEY, STEPS_KEY, combine, step_order
 from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, FollowUp, StepPlan, compile_plan
+from ontoflow.actors.orchestrator.plans._schedule import SKIPPED_EVENT
 from ontoflow.actors.orchestrator.plans._state import FanOut, PlanState, Running, StepResult, Unit
 
 __all__ = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ontoflow.actors.orchestrator.engine import (
     CancelStep,
     Dispatch,
@@ -79,3 +81,48 @@ def test_both_engines_drop_every_output_of_a_capability_that_declares_none() -> 
     run.submit()
     run.finish("a", outputs={"k.x": 1})
     assert "k.x" not in run.state.context and run.state.trace[0].dropped_outputs == ["k.x"]
+
+
+def _both(cap_fields: dict) -> tuple[Driver, plan.Driver]:
+    """A one-step workflow and a one-step plan of the same capability, both submitted."""
+    workflow = Driver(compile_nodes({"main": node("a", {"a": block("x.a")})}, [cap("x.a", **cap_fields)]))
+    workflow.submit()
+    run = plan.Driver(plan.compile_data({"steps": [{"id": "a", "capability": "x.a"}]}, [plan.cap("x.a", **cap_fields)]))
+    run.submit()
+    return workflow, run
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda step, now: StepDeadlineExpired(step, 1, now),
+        lambda step, now: StepUnavailable(step, 1, now),
+        lambda step, now: StepLost(step, 1, "worker_lost", now),
+    ],
+    ids=["timeout", "unavailable", "lost_not_idempotent"],
+)
+def test_both_engines_end_a_step_without_an_outcome_alike(make) -> None:
+    workflow, run = _both({"idempotent": False})
+    w_cmds = workflow.feed(make("s1", 1_050))
+    p_cmds = run.feed(make("a", 1_050))
+    w, p = workflow.state.trace[0], run.state.trace[0]
+    assert (w.event, w.reason, w.attempt, w.duration_ms, w.capability) == (p.event, p.reason, p.attempt,
+                                                                           p.duration_ms, p.capability)
+    assert w.error is not None and w.error.replace("step s1 ", "step a ") == p.error
+    assert [type(c) for c in w_cmds] == [type(c) for c in p_cmds]  # a CancelStep for a timeout, then RunEnded
+    assert workflow.state.status == run.state.status == "failed"
+
+
+def test_both_engines_gate_facts_alike() -> None:
+    workflow, run = _both({})
+    for driver in (workflow, run):
+        with pytest.raises(TypeError, match="advance\\(\\) takes a Fact, got str"):
+            driver.feed("not a fact")  # type: ignore[arg-type]
+    workflow.feed(RunCancelled("by request", 1_100))
+    run.feed(RunCancelled("by request", 1_100))
+    for step in ("s1", "a"):
+        late = StepLost(step, 1, "worker_lost", 1_200)
+        (workflow if step == "s1" else run).feed(late)
+    assert workflow.state.notes[-1] == "StepLost s1/1 ignored: run already cancelled"
+    assert run.state.notes[-1] == "StepLost a/1 ignored: run already cancelled"
+    assert workflow.state.trace[0].reason == run.state.trace[0].reason == "run_cancelled"

@@ -1,0 +1,163 @@
+"""Scheduling a plan's steps: begin the ready ones, fill the free slots, end the run when done.
+
+A step is *begun* as soon as the sorter says its dependencies ended: skipped if one of them
+did not succeed, ended at once if a reference or a required input does not resolve, fanned out
+if its capability declares a list parameter that is a list here, else queued as one unit.
+Begun units wait in ``state.queue``, ordered by step order, for one of the plan's
+``max_concurrency`` slots, and a fan-out's children also for one of its own
+``max_concurrency``. :func:`pump` loops (never recursing) until nothing more can start, and
+ends the run when nothing is left: completed when every required plan step succeeded. Pure
+like the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
+from ontoflow.protocols.events import INVALID
+
+from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
+from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, StepPlan
+from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
+from ontoflow.actors.orchestrator.plans._refs import UnresolvedReference, substitute
+from ontoflow.actors.orchestrator.plans._state import (
+    FAILED,
+    SKIPPED,
+    SUCCEEDED,
+    FanOut,
+    PlanState,
+    Running,
+    StepResult,
+    Unit,
+)
+
+__all__ = ["SKIPPED_EVENT", "pump"]
+
+#: The event recorded for a step that did not run because a dependency did not succeed.
+SKIPPED_EVENT = "skipped"
+
+_MISSING: Any = object()
+
+
+def pump(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) -> None:
+    """Begin every ready step, fill the free slots, and end the run when nothing is left."""
+    sorter = state.sorter
+    assert sorter is not None  # set by RunSubmitted, before any other fact is accepted
+    while True:
+        ready = sorter.get_ready()
+        for step_id in sorted(ready, key=lambda s: c.by_id[s].index):
+            _begin(c, state, c.by_id[step_id], now)
+        if not _launch(c, state, now, cmds) and not ready:
+            break
+    if not sorter.is_active() and not state.queue and not state.running and not state.asking:
+        failed = next((s for s in c.steps if s.required and state.results[s.id].status != SUCCEEDED), None)
+        if failed is None:
+            end_run(c, state, "completed", None, now, cmds)
+        else:
+            r = state.results[failed.id]
+            detail = f": {r.error}" if r.error else ""
+            end_run(c, state, "failed", f"required step {failed.id!r} ({r.capability}) ended with {r.event!r}{detail}", now, cmds)
+
+
+def _end_now(c: CompiledPlan, state: PlanState, step: StepPlan, status: str, event: str, reason: str, error: str, now: int) -> None:
+    """End a plan step that never got a worker (skipped, bad reference, missing input)."""
+    unit = Unit((step.index, 0, 0), step.id, step.id, step.capability, {}, {})
+    end_at_once(c, state, unit, StepResult(status, event, step.capability.id, {}, error, reason), started_ms=now, now=now)
+
+
+def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
+    """Turn a ready step into a queued unit or fan-out, or end it at once."""
+    cap = step.capability
+    for dep in step.deps:
+        r = state.results[dep]
+        if r.status != SUCCEEDED:
+            why = "was skipped" if r.status == SKIPPED else f"ended with {r.event!r}"
+            _end_now(c, state, step, SKIPPED, SKIPPED_EVENT, "dependency_failed", f"skipped: dependency {dep!r} {why}", now)
+            return
+    # Every ancestor succeeded (a step whose dependency did not is skipped, transitively).
+    produced = {a: state.results[a].outputs for a in step.ancestors}
+    try:
+        params = substitute(step.params, step.id, produced)
+    except UnresolvedReference as exc:
+        _end_now(c, state, step, FAILED, INVALID, "reference", str(exc), now)
+        return
+    layer = dict(state.context)
+    for a in step.ancestors:
+        layer.update(produced[a])
+    for rule in step.fan_out:
+        items = params.get(rule.param_name, layer.get(rule.param_name, _MISSING))
+        if not isinstance(items, list):
+            continue
+        base = {k: v for k, v in params.items() if k != rule.param_name}
+        pending: list[dict[str, Any] | str] = []
+        for item in items:
+            inputs, missing = resolve_inputs(cap, {**base, rule.single_param_name: item}, NO_MEMORY, layer, c.defaults)
+            pending.append(inputs if missing is None else f"required input {missing!r} resolved to nothing")
+        group = FanOut(step.id, (step.index, 0, 0), max(1, rule.max_concurrency), pending, [None] * len(items), now, params)
+        state.groups[step.id] = group
+        if items:
+            enqueue(state, group)
+        else:
+            finish_group(c, state, group, now)
+        return
+    inputs, missing = resolve_inputs(cap, params, NO_MEMORY, layer, c.defaults)
+    if missing is not None:
+        error = f"step {step.id!r}: required input {missing!r} resolved to nothing (step params, run context, defaults, schema default)"
+        _end_now(c, state, step, FAILED, INVALID, "missing_input", error, now)
+        return
+    enqueue(state, Unit((step.index, 0, 0), step.id, step.id, cap, inputs, params))
+
+
+def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) -> bool:
+    """Dispatch queued units in step order while slots are free; True if a unit ended at once."""
+    ended_now = False
+    queue, limit, i = state.queue, c.plan.max_concurrency, 0
+    while i < len(queue) and len(state.running) < limit:
+        item = queue[i]
+        if isinstance(item, Unit):
+            del queue[i]
+            _dispatch(c, state, item, now, cmds)
+            continue
+        if item.next >= len(item.pending):
+            del queue[i]
+            continue
+        if item.running >= item.limit:
+            i += 1
+            continue
+        k = item.next
+        item.next += 1
+        step = c.by_id[item.step]
+        unit = Unit((step.index, 0, k), f"{step.id}[{k}]", step.id, step.capability, {}, item.params, group=step.id, child=k)
+        inputs = item.pending[k]
+        item.pending[k] = ""  # launched: drop the inputs, the group only counts from here
+        item.running += 1
+        if isinstance(inputs, str):
+            result = StepResult(FAILED, INVALID, step.capability.id, {}, f"step {unit.step_id!r}: {inputs}", "missing_input")
+            end_at_once(c, state, unit, result, started_ms=now, now=now)
+            ended_now = True
+            continue
+        unit.inputs = inputs
+        _dispatch(c, state, unit, now, cmds)
+    return ended_now
+
+
+def _dispatch(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: list[Command]) -> None:
+    cap = unit.capability
+    block = unit.step_id if unit.follow_up else unit.plan_step
+    context = StepContext(
+        [],
+        BlockContract(c.name, block, cap.id, "" if unit.follow_up else c.by_id[unit.plan_step].description),
+        {},
+        {},
+        SystemMetadata(state.run_id, c.name, block, unit.step_id, c.plan_hash, c.worktree),
+    )
+    budget = cap.budget_ms
+    command = Dispatch(
+        state.run_id, unit.step_id, 1, cap.id, unit.inputs, context,
+        None if budget is None else now + budget, cap.idempotent, [],
+    )
+    state.running[unit.step_id] = Running(unit, 1, now, command)
+    if len(state.running) > state.max_in_flight:
+        state.max_in_flight = len(state.running)
+    cmds.append(command)
