@@ -33,16 +33,8 @@ Conversation::
                                                                clarification at once
     daemon -> client   Error(code, message)                    any request refused (no stack trace)
 
-Error codes: ``invalid_request`` (an undecodable or unknown request), ``invalid_manifest``
-(the message names each problem's path), ``invalid_inputs``, ``payload_too_large`` (a context
-value bigger than the daemon's limit; the message names the key and the sizes),
-``unknown_run``, ``no_domains`` (an ``Ask`` to a daemon started without ``--domains``), ``not_suspended`` (an ``Answer`` to a run that asks nothing, or a token that
-is stale or wrong), ``invalid_answer`` (a choice that is none of the candidates, or several
-questions open and no token), ``idempotency_conflict`` (a key re-sent with another manifest,
-other inputs or another deadline), ``shutting_down`` (the daemon drains after SIGTERM: submit
-again to its successor), ``unavailable`` (temporary: the daemon cannot write its journal, a
-full disk; it still answers reads and carries on by itself once it can; retry the submit or
-cancel later), ``internal`` (a bug; logged by the daemon, the client sees only the code).
+Error codes: each ``Error`` reply's ``code`` is one of ``protocols.error_codes.ERROR_CODES``
+(re-exported here), documented there with what a client does about it.
 
 Durability (a daemon started with ``--journal``): ``SubmitAccepted`` is sent only once the
 submission is committed to the journal, so an acknowledged run survives any crash of the
@@ -58,12 +50,14 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.error_codes import ERROR_CODES, ErrorCode
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.trace import TraceRecord
 from ontoflow.protocols.types import RunStatusName, StatusReply
 
 __all__ = [
     "CLIENT_HEADER",
+    "ERROR_CODES",
     "Answer",
     "Ask",
     "AskReply",
@@ -75,6 +69,7 @@ __all__ = [
     "ClientRequest",
     "DaemonRequest",
     "Error",
+    "ErrorCode",
     "ListRuns",
     "Question",
     "RunList",
@@ -310,7 +305,7 @@ class CancelRun(_ClientMessage, tag="cancel_run", frozen=True, kw_only=True):
 
 
 class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
-    """A request was refused; ``message`` says why (never a stack trace)."""
+    """A request was refused: ``code`` one of :data:`ERROR_CODES`, ``message`` why (no stack trace)."""
 
     code: str
     message: str
