@@ -6,10 +6,9 @@ Nothing here does I/O, reads a clock or draws a random number, so replaying a jo
 facts rebuilds a run exactly. How a step ends (outputs filtered against the declared ones, the
 failure record, a lost worker, a timeout, no worker) is decided once, in ``_step_end``, for
 this engine and the plan engine alike; which facts a run takes at all (its status gate) once,
-in ``_admit``; a step's trace entry is built once, by ``trace_entry``.
+in ``_step_end`` too (``admit``); a step's trace entry is built once, by ``trace_entry``.
 """
 
-from ontoflow.actors.orchestrator.engine._admit import FACTS, admit, note_stale
 from ontoflow.actors.orchestrator.engine._advance import advance
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded, Suspended
 from ontoflow.actors.orchestrator.engine._contract import RunEngine, RunView
@@ -36,11 +35,14 @@ from ontoflow.actors.orchestrator.engine._facts import (
 from ontoflow.actors.orchestrator.engine._layers import resolve_inputs
 from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run, trace_entry
 from ontoflow.actors.orchestrator.engine._step_end import (
+    FACTS,
     StepEnd,
+    admit,
     at_once_end,
     cancelled_end,
     describe,
     engine_end,
+    note_stale,
     outcome_end,
     redispatch,
     split_outputs,

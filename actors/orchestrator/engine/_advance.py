@@ -13,7 +13,6 @@ from typing import Any
 from ontoflow.protocols.context import Segment
 from ontoflow.protocols.events import CLARIFICATION, is_success
 
-from ontoflow.actors.orchestrator.engine._admit import admit, note_stale
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
 from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 from ontoflow.actors.orchestrator.engine._facts import (
@@ -30,9 +29,11 @@ from ontoflow.actors.orchestrator.engine._facts import (
 from ontoflow.actors.orchestrator.engine._state import PendingStep, RunState
 from ontoflow.actors.orchestrator.engine._step_end import (
     StepEnd,
+    admit,
     cancelled_end,
     describe,
     engine_end,
+    note_stale,
     outcome_end,
     redispatch,
 )

@@ -13,13 +13,19 @@ The outputs rule (one rule for every engine): only the keys a capability declare
 declares no outputs contributes none. Every other key is listed in the step's
 ``dropped_outputs``.
 
+Before either engine's own ``match``, the same status gate (:func:`admit`): a value that is
+not a fact is a ``TypeError``; a fact for a run that has ended, or a fact about a step while
+the run is suspended on a question (only an answer, an expiry or a cancel moves it), changes
+nothing but a note (:func:`describe`, never the fact's values), so a journal of facts means the
+same whatever kind of document the run follows.
+
 Pure like the engines: no clock, no I/O, no randomness, no logging.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -29,13 +35,28 @@ from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, D
 from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
     RunCancelled,
+    RunExpired,
+    RunResumed,
+    RunSubmitted,
     StepDeadlineExpired,
     StepFinished,
     StepLost,
     StepUnavailable,
 )
 
-__all__ = ["StepEnd", "at_once_end", "cancelled_end", "describe", "engine_end", "outcome_end", "redispatch", "split_outputs"]
+__all__ = [
+    "FACTS",
+    "StepEnd",
+    "admit",
+    "at_once_end",
+    "cancelled_end",
+    "describe",
+    "engine_end",
+    "note_stale",
+    "outcome_end",
+    "redispatch",
+    "split_outputs",
+]
 
 _replace = msgspec.structs.replace
 
@@ -153,3 +174,55 @@ def describe(fact: Fact) -> str:
         case StepDeadlineExpired() | StepUnavailable() | StepLost():
             return f"{type(fact).__name__} {fact.step_id}/{fact.attempt}"
     return type(fact).__name__
+
+
+# -- which facts a run takes at all: the status gate before each engine's own match --------------
+
+#: Every fact type (``isinstance`` against the :data:`Fact` union, as a tuple).
+FACTS = (StepFinished, RunSubmitted, StepDeadlineExpired, StepUnavailable, StepLost, RunCancelled, RunResumed,
+         RunExpired)
+
+#: The facts a suspended run takes.
+_WHILE_SUSPENDED = (RunResumed, RunExpired, RunCancelled)
+
+
+class _Gated(Protocol):
+    """What the gate reads and writes of a run's state (``RunState`` and ``PlanState``)."""
+
+    notes: list[str]
+
+    @property
+    def status(self) -> str:
+        """The run's status (read only, here)."""
+
+
+def admit(state: _Gated, fact: Fact) -> bool:
+    """Whether the engine is to handle ``fact`` now; when not, a note says why.
+
+    Args:
+        state: the run's state (its ``status`` is read, its ``notes`` appended to).
+        fact: what happened.
+
+    Returns:
+        True when the run is running, or suspended and ``fact`` answers, expires or cancels it.
+
+    Raises:
+        TypeError: when ``fact`` is not one of the :data:`Fact` types.
+    """
+    if not isinstance(fact, FACTS):
+        raise TypeError(f"advance() takes a Fact, got {type(fact).__name__}")
+    status = state.status
+    if status == "running":
+        return True
+    if status == "suspended":
+        if isinstance(fact, _WHILE_SUSPENDED):
+            return True
+        state.notes.append(f"{describe(fact)} ignored: run suspended")
+        return False
+    state.notes.append(f"{describe(fact)} ignored: run already {status}")
+    return False
+
+
+def note_stale(state: _Gated, fact: Fact) -> None:
+    """Note a fact about a step or attempt that is not in flight (a late or duplicate one)."""
+    state.notes.append(f"stale {describe(fact)} ignored")
