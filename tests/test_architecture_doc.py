@@ -1,0 +1,59 @@
+"""The "Where things happen" table of docs/architecture.md names files and functions that exist."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "architecture.md"
+
+
+def _table() -> list[tuple[str, list[str], list[str]]]:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## Where things happen"):]
+    section = section[: section.index("\n## ", 1)]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("where", "---"):
+            continue
+        files = re.findall(r"`([^`]+\.py)`", cells[1])
+        names = re.findall(r"`([A-Za-z_][\w.]*)`", cells[2])
+        rows.append((cells[0], files, names))
+    return rows
+
+
+def _defined(path: Path) -> set[str]:
+    """Top-level functions, classes and assignments, and ``Class.method``."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names.add(node.name)
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.add(f"{node.name}.{item.name}")
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_every_file_and_function_of_the_table_exists() -> None:
+    rows = _table()
+    assert len(rows) >= 10  # the table was found and read
+    missing = []
+    for where, files, names in rows:
+        assert files and names, f"row {where!r}: a file and a function in backticks"
+        defined: set[str] = set()
+        for file in files:
+            path = ROOT / file
+            if not path.is_file():
+                missing.append(f"{where}: no file {file}")
+                continue
+            defined |= _defined(path)
+        missing += [f"{where}: {name} not in {', '.join(files)}" for name in names if name not in defined]
+    assert missing == []
