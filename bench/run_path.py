@@ -62,8 +62,8 @@ def _cli_module() -> str:
 ORCHESTRATOR = "actors/orchestrator/"  # its engines included
 
 #: Functions whose calls are background work of an idle process, not the run's path.
-BACKGROUND = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", "Session._watchdog", "_return_freed_memory", "_retention_loop",
-                        "_sweep_loop", "sweep_spool_loop"})
+BACKGROUND = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", "Session._watchdog", "_return_freed_memory",
+                        "_retention_loop", "SpoolSweeper.run"})
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
 
@@ -260,9 +260,15 @@ def _counts(parts: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def measure(keep: Path | None = None) -> dict[str, Any]:
-    """Run the daemon, the worker and one ``submit --wait``, traced; return the sets and counts."""
-    tmp = Path(keep or tempfile.mkdtemp(prefix="ontoflow-run-path-"))
-    tmp.mkdir(parents=True, exist_ok=True)
+    """Run the daemon, the worker and two ``submit --wait``, traced; return the sets and counts."""
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix="ontoflow-run-path-") as tmp:
+            return _measure(Path(tmp))
+    keep.mkdir(parents=True, exist_ok=True)
+    return _measure(keep)
+
+
+def _measure(tmp: Path) -> dict[str, Any]:
     address = f"ipc://{tmp}/daemon.sock"
     manifest = tmp / "two_steps.json"
     from bench.noop import linear_manifest

@@ -1,0 +1,44 @@
+"""bench.run_path's recorder counts our functions and the calls between our files, and nothing
+while it is off (the full measurement starts processes: ``python -m bench.run_path``)."""
+
+from __future__ import annotations
+
+import sys
+
+from bench.run_path import _counts, _Recorder
+from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, node
+
+ADVANCE = ("actors/orchestrator/engine/_advance.py", "advance")
+ADMIT = ("actors/orchestrator/engine/_step_end.py", "admit")
+
+
+def _traced(recorder: _Recorder) -> None:
+    driver = Driver(compile_nodes({"main": node("a", {"a": block("x.a")})}, [cap("x.a")]))
+    sys.setprofile(recorder.profile)
+    try:
+        driver.submit()
+        driver.finish()
+    finally:
+        sys.setprofile(None)
+
+
+def test_a_run_through_the_engine_is_recorded_with_its_calls_between_files() -> None:
+    recorder = _Recorder(trigger=None)
+    recorder.on = True
+    _traced(recorder)
+    assert ADVANCE in recorder.functions and ADMIT in recorder.functions
+    assert recorder.edges[(ADVANCE, ADMIT)] == 2  # two facts, each through the gate once
+    assert all(not name.startswith("<") for _, name in recorder.functions)  # no comprehensions, no modules
+    assert all(file.startswith(("actors/", "protocols/", "runtime/", "ontoflow/")) for file, _ in recorder.functions)
+    counts = _counts([{"functions": recorder.functions, "edges": recorder.edges, "calls": recorder.calls}])
+    assert counts["files"] >= 3 and counts["cross_file_edges"] >= 1
+    assert counts["orchestrator_cross_calls"] >= 2  # advance -> admit, twice, both in actors/orchestrator/
+
+
+def test_nothing_is_recorded_while_off_and_a_trigger_turns_it_on() -> None:
+    off = _Recorder(trigger=None)
+    _traced(off)
+    assert off.functions == set() and off.calls == 0
+    triggered = _Recorder(trigger="admit")
+    _traced(triggered)
+    assert triggered.on and ADMIT in triggered.functions
