@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import msgspec
 
 from ontoflow.protocols.events import CANCELLED, FAILURE, TIMEOUT, UNAVAILABLE
+from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch
 from ontoflow.actors.orchestrator.engine._facts import (
@@ -192,7 +193,7 @@ class _Gated(Protocol):
     notes: list[str]
 
     @property
-    def status(self) -> str:
+    def status(self) -> RunStatusName:
         """The run's status (read only, here)."""
 
 

@@ -76,7 +76,8 @@ def _start_step(
         if step_id is None:
             return None
         error = f"prerequisite '{req}' of '{cap.id}' ended with '{event}'"
-        return _at_once(step_id, cap.id, PREREQUISITE_FAILED, "prerequisite", error, now_ms)
+        return at_once_end(step_id=step_id, capability=cap.id, event=PREREQUISITE_FAILED, reason="prerequisite",
+                           error=error, started_ms=now_ms, ended_ms=now_ms)
     return _dispatch(workflow, state, block, cap, None, now_ms, cmds)
 
 
@@ -112,7 +113,8 @@ def _dispatch(
             f"required input '{missing}' resolved to nothing "
             "(block params, static memory, run context, defaults, schema default)"
         )
-        return _at_once(step_id, cap.id, INVALID, "missing_input", error, now_ms)
+        return at_once_end(step_id=step_id, capability=cap.id, event=INVALID, reason="missing_input", error=error,
+                           started_ms=now_ms, ended_ms=now_ms)
     context = StepContext(
         assemble_payload(block if own else None, state.payload, inherited, state.context),
         block.contract if own else BlockContract(block.node, block.block, cap.id, ""),
@@ -144,12 +146,6 @@ def _dispatch(
     )
     cmds.append(command)
     return None
-
-
-def _at_once(step_id: str, capability: str, event: str, reason: str, error: str, now_ms: int) -> StepEnd:
-    """The end of a step the engine ended without a worker (attempt 0, no duration)."""
-    return at_once_end(step_id=step_id, capability=capability, event=event, reason=reason, error=error,
-                       started_ms=now_ms, ended_ms=now_ms)
 
 
 def close_step(state: RunState, block: BlockPlan, end: StepEnd, *, action: str | None = None,

@@ -60,7 +60,8 @@ def pump(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) -> No
             end_run(c, state, "failed", f"required step {failed.id!r} ({r.capability}) ended with {r.event!r}{detail}", now, cmds)
 
 
-def _end_now(c: CompiledPlan, state: PlanState, step: StepPlan, status: str, event: str, reason: str, error: str, now: int) -> None:
+def _end_now(c: CompiledPlan, state: PlanState, step: StepPlan, now: int, *, status: str, event: str, reason: str,
+             error: str) -> None:
     """End a plan step that never got a worker (skipped, bad reference, missing input)."""
     unit = Unit((step.index, 0, 0), step.id, step.id, step.capability, {}, {})
     end_at_once(c, state, unit, StepResult(status, event, step.capability.id, {}, error, reason), started_ms=now, now=now)
@@ -73,14 +74,15 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
         r = state.results[dep]
         if r.status != SUCCEEDED:
             why = "was skipped" if r.status == SKIPPED else f"ended with {r.event!r}"
-            _end_now(c, state, step, SKIPPED, SKIPPED_EVENT, "dependency_failed", f"skipped: dependency {dep!r} {why}", now)
+            _end_now(c, state, step, now, status=SKIPPED, event=SKIPPED_EVENT, reason="dependency_failed",
+                     error=f"skipped: dependency {dep!r} {why}")
             return
     # Every ancestor succeeded (a step whose dependency did not is skipped, transitively).
     produced = {a: state.results[a].outputs for a in step.ancestors}
     try:
         params = substitute(step.params, step.id, produced)
     except UnresolvedReference as exc:
-        _end_now(c, state, step, FAILED, INVALID, "reference", str(exc), now)
+        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="reference", error=str(exc))
         return
     layer = dict(state.context)
     for a in step.ancestors:
@@ -104,7 +106,7 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     inputs, missing = resolve_inputs(cap, params, NO_MEMORY, layer, c.defaults)
     if missing is not None:
         error = f"step {step.id!r}: required input {missing!r} resolved to nothing (step params, run context, defaults, schema default)"
-        _end_now(c, state, step, FAILED, INVALID, "missing_input", error, now)
+        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="missing_input", error=error)
         return
     enqueue(state, Unit((step.index, 0, 0), step.id, step.id, cap, inputs, params))
 
