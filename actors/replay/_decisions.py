@@ -21,6 +21,7 @@ from ontoflow.actors.orchestrator.engine import (
     Fact,
     RunCancelled,
     RunEnded,
+    RunEngine,
     RunExpired,
     RunResumed,
     RunSubmitted,
@@ -108,24 +109,22 @@ def fact_about(fact: Fact) -> tuple[str, str | None, int | None, str | None]:
     return kind, fact.step_id, fact.attempt, getattr(fact, "reason", None)
 
 
-def block_of(state: Any, step_id: str | None) -> str | None:
-    """The block (a plan step for plans) ``step_id`` runs or ran for, from the run's state."""
+def block_of(engine: RunEngine, state: Any, step_id: str | None) -> str | None:
+    """The block (a plan step for plans) ``step_id`` runs or ran for, from the run's state.
+
+    Asked through the engine contract (``kind``, ``in_flight``), never by the state's shape.
+    """
     if step_id is None:
         return None
+    workflow = engine.kind == "workflow"
     for entry in reversed(state.trace):
         if entry.step_id == step_id:
-            return f"{entry.node}.{entry.block}" if _is_workflow(state) else entry.block
-    pending = getattr(state, "pending", None)
-    if pending is not None and pending.step_id == step_id:
-        return f"{pending.node}.{pending.block}"
-    running = getattr(state, "running", None)
-    if isinstance(running, dict) and step_id in running:
-        return running[step_id].unit.plan_step
+            return f"{entry.node}.{entry.block}" if workflow else entry.block
+    for dispatch in engine.in_flight(state):
+        if dispatch.step_id == step_id:
+            system = dispatch.context.system
+            return f"{system.node}.{system.block}" if workflow else system.block
     return None
-
-
-def _is_workflow(state: Any) -> bool:
-    return hasattr(state, "pending")
 
 
 def decisions(commands: list[Any], routes: list[Any], workflow: bool) -> list[str]:

@@ -73,7 +73,7 @@ def diverge_run(row: RunRow, rows: list[FactRow], source: bytes, new: RunEngine,
     """
     old: RunEngine = compile_source(source, connections=UNRESOLVED)
     then, now = old.new_run(row.run_id), new.new_run(row.run_id)
-    workflow = hasattr(then, "pending")
+    workflow = old.kind == "workflow"
     facts = 0
     mismatch = None
     for item in read_rows(rows):
@@ -84,7 +84,7 @@ def diverge_run(row: RunRow, rows: list[FactRow], source: bytes, new: RunEngine,
         if mismatch is not None:
             break
         seen_then, seen_now = len(then.trace), len(now.trace)
-        block = block_of(then, fact_about(item)[1])
+        block = block_of(old, then, fact_about(item)[1])
         decided_then = decisions(old.advance(then, item), then.trace[seen_then:], workflow)
         decided_now = decisions(new.advance(now, item), now.trace[seen_now:], workflow)
         then.notes.clear()
@@ -92,7 +92,7 @@ def diverge_run(row: RunRow, rows: list[FactRow], source: bytes, new: RunEngine,
         if decided_then != decided_now:
             kind, step_id, _, signal = fact_about(item)
             mismatch = Mismatch(fact_index=facts, fact=kind, step_id=step_id,
-                                block=block_of(then, step_id) or block or _entry(old, item),
+                                block=block_of(old, then, step_id) or block or _entry(old, item),
                                 signal=signal, what="decisions", recorded="; ".join(decided_then) or "nothing",
                                 now="; ".join(decided_now) or "nothing")
             break
@@ -114,7 +114,7 @@ def _orphan(old: RunEngine, then: Any, new: RunEngine, now: Any, fact: Fact, ind
     if key in {(d.step_id, d.attempt) for d in new.in_flight(now)}:
         return None
     held = [f"{d.step_id}#{d.attempt} {d.capability}" for d in new.in_flight(now)]
-    return Mismatch(fact_index=index, fact=kind, step_id=step_id, block=block_of(then, step_id), signal=signal,
+    return Mismatch(fact_index=index, fact=kind, step_id=step_id, block=block_of(old, then, step_id), signal=signal,
                     what="outcome", recorded=f"{step_id}#{attempt} was in flight",
                     now=f"the new version never dispatched {step_id}#{attempt}"
                     + (f" (it holds {', '.join(held)})" if held else f" (its run is {now.status})"))

@@ -112,7 +112,7 @@ class _Replay:
         now = (f"dispatch {record.step_id}#{record.attempt} {capability}" if capability is not None
                else f"no dispatch of {record.step_id}#{record.attempt} was decided")
         return Mismatch(fact_index=self.facts, fact=kind, step_id=record.step_id,
-                        block=block_of(self.state, record.step_id), signal=signal, what="dispatch",
+                        block=block_of(self.engine, self.state, record.step_id), signal=signal, what="dispatch",
                         recorded=f"dispatch {record.step_id}#{record.attempt} {record.capability}", now=now)
 
 
