@@ -335,8 +335,7 @@ def _print(result: dict[str, Any], listing: bool) -> None:
     files = sorted({f for part in result["sets"].values() for f, _ in part["functions"]})
     areas: dict[str, list[str]] = collections.defaultdict(list)
     for file in files:
-        parts = file.split(os.sep)
-        areas[os.sep.join(parts[:2]) if len(parts) > 2 else parts[0]].append(parts[-1])
+        areas[os.path.dirname(file)].append(os.path.basename(file))
     for area, names in sorted(areas.items()):
         print(f"- {area} ({len(names)}): {', '.join(names)}")
     if listing:
