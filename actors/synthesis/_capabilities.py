@@ -244,7 +244,8 @@ class CompilePipeline(Capability):
 
 class HandOver(Capability):
     """The concise human-in-the-loop message after a second invalid pipeline (never a third
-    generation)."""
+    generation): the question the domain's handler asks a person through the runtime's
+    clarification (its run suspends until the answer)."""
 
     metadata: ClassVar[CapabilityMetadata] = _meta(
         "pipelines.hand_over", "Tell the person the pipeline could not be made valid, and why.", [GUARD_ERRORS],
@@ -253,7 +254,8 @@ class HandOver(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         paths = ", ".join(str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict))
         message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
-                   "Please name the tables and the output format, or edit the pipeline by hand.")
+                   "Answer with a hint for the pipeline writer (the tables, the format), 'builtin' to let the "
+                   "built-in synthesiser write it, or 'cancel'.")
         return Result(event="needs_human", outputs={MESSAGE: message})
 
 
