@@ -28,6 +28,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.intent import (
+    RUN_FLAG,
     Catalogue,
     IntentAdapter,
     IntentRejected,
@@ -138,21 +139,23 @@ class EdgeService:
 
     async def _reply(self, identity: bytes, message: Ask) -> None:
         try:
-            reply = await self.ask(message.session_id, message.text, channel=message.channel)
+            reply = await self.ask(message.session_id, message.text, channel=message.channel, run=message.run)
         except Exception as exc:  # a bug here must not reach the client as a trace
             log.error("ask_failed", error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")
         self._orch.send_client(identity, reply)
 
-    async def ask(self, session_id: str, text: str, *, channel: str = "api") -> AskReply | Error | Busy:
-        """Understand ``text`` in ``session_id``, run its plan and answer.
+    async def ask(self, session_id: str, text: str, *, channel: str = "api", run: bool = False) -> AskReply | Error | Busy:
+        """Understand ``text`` in ``session_id``, run its plan and answer (``run``: the channel's
+        run flag, ``actors.intent.RUN_FLAG``).
 
         Returns:
             An ``AskReply`` (a refused sentence is a ``failure`` saying why, with
             ``metadata.code == "invalid"``); ``Error``/``Busy`` when the daemon refuses runs
             (draining, at its run limit).
         """
-        request = EntryRequest(session_id=session_id, input_text=text, channel=channel)
+        request = EntryRequest(session_id=session_id, input_text=text, channel=channel,
+                               metadata={RUN_FLAG: True} if run else {})
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = anyio.Lock()

@@ -15,7 +15,6 @@ rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
 
 from __future__ import annotations
 
-import os
 from typing import Any, ClassVar
 
 import msgspec
@@ -93,20 +92,24 @@ class _Unconfigured(ValueError):
 
 
 def _database_of(source: str) -> str:
-    """The file a source names: the path itself, or the value of a ``@name`` connection."""
+    """The file a source names: the path itself, or the value of a ``@name`` connection,
+    resolved here, at run time on the worker (``ONTOFLOW_CONNECTION_<NAME>``, else the
+    worker's connections file): a path, a ``sqlite:///path`` URL, or a map with ``database``
+    or ``path``. The value stays in this function: messages name ``@name`` only."""
     if not source.startswith("@"):
         return source
+    from ontoflow.actors.pipelines import ConnectionResolutionError, lookup_connection
+
     name = source[1:]
-    value = os.environ.get(_ENV_PREFIX + name.upper().replace("-", "_"))
-    if value is None:
-        raise _Unconfigured(f"connection {source} is not configured: set {_ENV_PREFIX}{name.upper().replace('-', '_')}")
     try:
-        decoded = msgspec.json.decode(value)
-    except msgspec.DecodeError:
-        return value
-    if isinstance(decoded, dict):
-        return str(decoded.get("database") or decoded.get("path") or "")
-    return str(decoded)
+        value = lookup_connection(name)
+    except ConnectionResolutionError:
+        variable = _ENV_PREFIX + name.upper().replace("-", "_")
+        raise _Unconfigured(f"connection {source} is not configured: add it to the worker's connections file "
+                            f"(--connections) or set {variable}") from None
+    if isinstance(value, dict):
+        value = value.get("database") or value.get("path") or ""
+    return str(value).removeprefix("sqlite:///").removeprefix("sqlite://")
 
 
 def _synthesizer(kind: str) -> Synthesizer:
