@@ -118,8 +118,12 @@ class ExportTables(Capability):
         if inputs[RUN]:
             ran = await arun_manifest(machine.context["pipelines.document"], BUILTINS)
             rows = {e.block: e.event for e in ran.trace}
-            result["run"] = {"status": ran.status, "error": ran.error, "steps": rows}
+            report = ran.context.get("ontoflow.plan.report") or {}
+            files = [{"file": r["outputs"]["data.file"], "rows": r["outputs"].get("data.rows")}
+                     for r in report.values() if isinstance(r, dict) and "data.file" in (r.get("outputs") or {})]
+            result["run"] = {"status": ran.status, "error": ran.error, "steps": rows, "files": files}
             lines.append(f"Ran it: {ran.status}" + (f" ({ran.error})" if ran.error else "") + ".")
+            lines += [f"  {f['file']}: {f['rows']} rows" for f in files]
             if ran.status != "completed":
                 return Result(outputs={OUT: _answer("failure", "\n".join(lines), result)})
         return Result(outputs={OUT: _answer("success", "\n".join(lines), result)})
