@@ -128,3 +128,30 @@ async def test_two_invalid_pipelines_suspend_the_run_and_the_persons_answer_resu
     for log in ("daemon.log", "worker.log"):
         assert KEY not in (tmp_path / log).read_text()
     assert KEY.encode() not in (tmp_path / "runs.sqlite").read_bytes()
+
+
+async def test_embedded_a_question_ends_ask_with_exit_4_and_the_next_chat_line_answers_it(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "shop.db")
+    with db:
+        db.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    db.close()
+    async with open_fake_openai([_legacy()]) as model:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ONTOFLOW_")}
+        env.update(XDG_STATE_HOME=str(tmp_path / "state"), ONTOFLOW_LLM_URL=model.url, ONTOFLOW_LLM_MODEL="fake-model",
+                   OPENAI_API_KEY=KEY, ONTOFLOW_PIPELINES_SYNTHESIZER="llm")
+        asked = await anyio.to_thread.run_sync(lambda: run_ontoflow(tmp_path, "ask", SAID, "--domains", str(PIPELINES),
+                                                                    env=env, timeout=120))
+        assert asked.code == CLARIFICATION, asked.stderr  # answered at once, not after the answer's expiry
+        assert "still wrong after one correction" in asked.stdout and "ontoflow chat" in asked.stdout
+        assert len(model.requests) == 2
+
+        def chat() -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*PYTHON, "chat", "--domains", str(PIPELINES)], cwd=tmp_path, input=f"{SAID}\nbuiltin\n",
+                                  capture_output=True, text=True, timeout=120, env=env)
+
+        talked = await anyio.to_thread.run_sync(chat)
+        assert talked.returncode == 0, talked.stderr
+        question, _, answer = talked.stdout.partition("'cancel'.")
+        assert "still wrong after one correction" in question
+        assert answer.strip().startswith("oml_version: 0.1.0") and "component: csv.writer" in answer
+        assert len(model.requests) == 4  # "builtin": the deterministic synthesiser wrote it, no model call

@@ -206,3 +206,19 @@ def test_a_world_readable_connections_file_holding_a_secret_is_refused_before_an
         assert ran.code == INVALID, (args, ran.stderr)
         assert "readable by everyone (mode 0644)" in ran.stderr and "chmod 600" in ran.stderr, ran.stderr
         assert SECRET not in ran.stderr + ran.stdout
+
+
+def test_embedded_ask_run_resolves_a_named_connection_in_its_local_worker(tmp_path: Path) -> None:
+    _shop(tmp_path / "private.db")
+    file = tmp_path / "connections.toml"
+    file.write_text(f'[connections.shop]\ndatabase = "private.db"\npassword = "{SECRET}"\n')
+    file.chmod(0o600)
+    ran = run_ontoflow(tmp_path, "ask", "export the users table from @shop to csv into the folder e-out/", "--run",
+                       "--domains", str(PIPELINES), "--connections", "connections.toml", env=_env(tmp_path), timeout=120)
+    assert ran.code == 0, ran.stderr
+    assert "Ran it: completed." in ran.stdout and "e-out/users.csv: 2 rows" in ran.stdout, ran.stdout
+    assert _csv(tmp_path / "e-out" / "users.csv") == _rows(tmp_path / "private.db", "users")
+    assert SECRET not in ran.stdout + ran.stderr
+    without = run_ontoflow(tmp_path, "ask", "export the users table from @shop to csv", "--domains", str(PIPELINES),
+                           env=_env(tmp_path), timeout=120)
+    assert without.code == FAILED and "connection @shop is not configured" in without.stdout
