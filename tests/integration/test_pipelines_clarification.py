@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 import msgspec
+import openai
 import pytest
 
 from tests.integration._cli import Ran, run_ontoflow
@@ -55,10 +56,11 @@ class Cluster:
         self.env.update(XDG_CONFIG_HOME=str(folder / "xdg"), XDG_STATE_HOME=str(folder / "state"))
         self.daemon = subprocess.Popen(
             [*PYTHON, "daemon", "--bind", "tcp://127.0.0.1:0", "--journal", "runs.sqlite", "--log-file", "daemon.log",
-             "--domains", str(PIPELINES)],
+             "--domains", str(PIPELINES), "--http-bind", "127.0.0.1:0"],
             cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=self.env)
         assert self.daemon.stdout is not None
         self.address = self.daemon.stdout.readline().decode().split()[-1]
+        self.http = self.daemon.stdout.readline().decode().split()[-1]
         worker_env = {**self.env, "ONTOFLOW_LLM_URL": url, "ONTOFLOW_LLM_MODEL": "fake-model", "OPENAI_API_KEY": KEY,
                       "ONTOFLOW_PIPELINES_SYNTHESIZER": "llm"}
         self.worker = subprocess.Popen(
@@ -123,6 +125,21 @@ async def test_two_invalid_pipelines_suspend_the_run_and_the_persons_answer_resu
             cancelled = await cluster.cli("answer", again.json()["run_id"], "cancel", "--wait", "--json")
             assert cancelled.code == 0, cancelled.stderr
             assert "Stopped at your word" in cancelled.stdout and len(model.requests) == 5
+
+            # Over HTTP, the conversation's next message answers the question: the same run goes on.
+            client = openai.OpenAI(base_url=f"{cluster.http}/v1", api_key="unused", max_retries=0, timeout=120)
+            history = [{"role": "user", "content": SAID}]
+            first = await anyio.to_thread.run_sync(lambda: client.chat.completions.create(model="ontoflow", messages=history))
+            question = first.choices[0].message.content or ""
+            assert "still wrong after one correction" in question and len(model.requests) == 7
+            history += [{"role": "assistant", "content": question}, {"role": "user", "content": "builtin"}]
+            second = await anyio.to_thread.run_sync(lambda: client.chat.completions.create(model="ontoflow", messages=history))
+            assert (second.choices[0].message.content or "").startswith("oml_version: 0.1.0")
+            assert len(model.requests) == 7  # the built-in synthesiser wrote it
+
+            # The CLI says how to answer a question a daemon's run asks.
+            told = await cluster.cli("ask", SAID)
+            assert told.code == CLARIFICATION and "(answer with: ontoflow answer " in told.stdout
         finally:
             cluster.close()
     for log in ("daemon.log", "worker.log"):
