@@ -48,7 +48,7 @@ from ontoflow.protocols.intent import EntryRequest, SessionMemory, Turn
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.errors import ConfigError
 
-__all__ = ["INTENT_KEY", "EdgeService", "answer_text"]
+__all__ = ["INTENT_KEY", "EdgeService", "answer_text", "question_output"]
 
 log = structlog.get_logger()
 
@@ -71,6 +71,16 @@ def answer_text(answer: DomainOutput) -> str:
         for a in answer.result.get("answers", []):
             lines.append(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
     return "\n".join(lines)
+
+
+def question_output(run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
+    """What a suspended run asks (its first question), as the clarification a person reads;
+    the daemon's edge and the embedded ``ask``/``chat`` answer it alike."""
+    first = questions[0] if questions else None
+    text = first.question if first is not None else "the run waits for an answer"
+    candidates = list(first.candidates) if first is not None else []
+    return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
+                        metadata={"run_id": run_id, "suspended": True})
 
 
 class EdgeService:
@@ -189,11 +199,7 @@ class EdgeService:
             self._answer_steps.pop(run_id, None)
 
     def _question(self, run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
-        first = questions[0] if questions else None
-        text = first.question if first is not None else "the run waits for an answer"
-        candidates = list(first.candidates) if first is not None else []
-        return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
-                            metadata={"run_id": run_id, "suspended": True})
+        return question_output(run_id, questions, prefix)
 
     async def _finish(self, sid: str, run_id: str, answer_steps: Any, intent: dict[str, Any]) -> AskReply:
         """Wait for the run's end, or for it to suspend on a question (answered at once, and

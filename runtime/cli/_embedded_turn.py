@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from ontoflow.actors.orchestrator import RunResult
+from ontoflow.actors.orchestrator import question_output as edge_question
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.runtime.embedded import LocalCluster
 
@@ -64,10 +65,5 @@ async def run_until_question(cluster: LocalCluster, compiled: Any, inputs: Mappi
 
 
 def question_output(cluster: LocalCluster, run_id: str, prefix: str = "") -> DomainOutput:
-    """What a suspended run asks, as the ``clarification`` a person reads."""
-    questions = cluster.orchestrator.questions(run_id)
-    first = questions[0] if questions else None
-    text = first.question if first is not None else "the run waits for an answer"
-    candidates = list(first.candidates) if first is not None else []
-    return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
-                        metadata={"run_id": run_id, "suspended": True})
+    """What a suspended run asks, as the ``clarification`` a person reads (the daemon's words)."""
+    return edge_question(run_id, cluster.orchestrator.questions(run_id), prefix)
