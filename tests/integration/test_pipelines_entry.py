@@ -222,3 +222,9 @@ def test_embedded_ask_run_resolves_a_named_connection_in_its_local_worker(tmp_pa
     without = run_ontoflow(tmp_path, "ask", "export the users table from @shop to csv", "--domains", str(PIPELINES),
                            env=_env(tmp_path), timeout=120)
     assert without.code == FAILED and "connection @shop is not configured" in without.stdout
+    chat = subprocess.run([*PYTHON, "chat", "--run", "--domains", str(PIPELINES), "--connections", "connections.toml"],
+                          cwd=tmp_path, input="export the users table from @shop to csv into the folder chat-out/\n",
+                          capture_output=True, text=True, timeout=120, env=_env(tmp_path))
+    assert chat.returncode == 0, chat.stderr
+    assert "chat-out/users.csv: 2 rows" in chat.stdout and SECRET not in chat.stdout + chat.stderr
+    assert _csv(tmp_path / "chat-out" / "users.csv") == _rows(tmp_path / "private.db", "users")

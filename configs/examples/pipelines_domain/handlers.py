@@ -123,7 +123,7 @@ class ExportTables(Capability):
                      for r in report.values() if isinstance(r, dict) and "data.file" in (r.get("outputs") or {})]
             result["run"] = {"status": ran.status, "error": ran.error, "steps": rows, "files": files}
             lines.append(f"Ran it: {ran.status}" + (f" ({ran.error})" if ran.error else "") + ".")
-            lines += [f"  {f['file']}: {f['rows']} rows" for f in files]
+            lines += [f"  {f['file']}: {f['rows']} row{'' if f['rows'] == 1 else 's'}" for f in files]
             if ran.status != "completed":
                 return Result(outputs={OUT: _answer("failure", "\n".join(lines), result)})
         return Result(outputs={OUT: _answer("success", "\n".join(lines), result)})
