@@ -54,7 +54,8 @@ class ChatCompletionRequest(msgspec.Struct, frozen=True):
         messages: the whole conversation, oldest first (clients re-send it every turn).
         stream: answer as server-sent events (``chat.completion.chunk``).
         user: an end-user id; when given it names the session (conversation memory).
-        metadata: free strings; ``session_id`` in it names the session too.
+        metadata: free strings; ``session_id`` in it names the session too, ``run: "true"``
+            asks for a run (``ask --run``).
     """
 
     model: str

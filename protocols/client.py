@@ -316,12 +316,15 @@ class Ask(_ClientMessage, tag="ask", frozen=True, kw_only=True):
 
     ``session_id`` names the conversation (its memory: a follow-up such as "e da Vale?"
     resolves against the session's previous turn); ``channel`` says where it came from
-    (``api``, ``cli``, ``chat``, ``http``), for logs.
+    (``api``, ``cli``, ``chat``, ``http``), for logs. ``run``: the channel's run flag
+    (``ask --run``): a goal that declares a boolean entity ``run`` (the pipelines domain: run
+    the pipeline it wrote, and answer the run's result) gets it true.
     """
 
     session_id: str
     text: str
     channel: str = "api"
+    run: bool = False
 
 
 class AskReply(_ClientMessage, tag="ask_reply", frozen=True, kw_only=True):

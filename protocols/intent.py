@@ -48,7 +48,8 @@ class EntryRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         session_id: the conversation it belongs to (see :data:`SESSION_ID`).
         input_text: the words as typed.
         channel: where it came from (``cli``, ``chat``, ``http``).
-        metadata: channel-specific extras; never read by the deterministic layers.
+        metadata: channel-specific extras; the deterministic layers read only ``run`` (the
+            channel's run flag, ``ask --run``: it sets a goal's boolean entity ``run``).
     """
 
     session_id: str

@@ -195,8 +195,8 @@ def _token(path: str | None) -> str | None:
 def http_answerer(edge: EdgeService):
     """The HTTP entry's ``Answerer`` over ``edge``: each turn is an ``Ask``, answered as text."""
 
-    async def answer(session_id: str, text: str, *, channel: str) -> Reply:
-        reply = await edge.ask(session_id, text, channel=channel)
+    async def answer(session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:
+        reply = await edge.ask(session_id, text, channel=channel, run=run)
         if not isinstance(reply, AskReply):  # Busy or Error: the daemon refuses runs now
             message = getattr(reply, "message", None) or f"busy: {reply.runs_in_flight} runs in flight; retry later"
             return Reply(text=message, status="failure")

@@ -68,11 +68,13 @@ class LocalCluster:
 
 
 def worker_argv(
-    address: str, capability_specs: Sequence[str], *, slots: int, worker_id: str, log_level: str, nice: int = 0
+    address: str, capability_specs: Sequence[str], *, slots: int, worker_id: str, log_level: str, nice: int = 0,
+    connections: str | None = None,
 ) -> list[str]:
-    """The command line of a local worker process."""
+    """The command line of a local worker process (``connections``: its connections file)."""
     argv = [sys.executable, "-m", "ontoflow", "worker", "--connect", address, "--slots", str(slots)]
     argv += ["--worker-id", worker_id, "--log-level", log_level, "--no-builtins", "--nice", str(nice)]
+    argv += ["--connections", connections] if connections is not None else []
     argv += ["--log-file", path] if (path := log_file()) is not None else []  # one log for the whole cluster
     for spec in capability_specs:
         argv += ["--capabilities", spec]
@@ -94,6 +96,7 @@ async def open_local_cluster(
     max_restarts: int = 3,
     restart_window_s: float = 10.0,
     worker_nice: int = WORKER_NICE,
+    connections: str | None = None,
 ) -> AsyncIterator[LocalCluster]:
     """Start an orchestrator and ``workers`` worker hosts, wait until they registered.
 
@@ -109,6 +112,9 @@ async def open_local_cluster(
             (``nice``). The orchestrator is the one serial part every step goes through: when
             workers outnumber the cores, an equal share starves it and throughput falls as
             workers are added. 0 for equal priority.
+        connections: a connections file the worker processes resolve ``@name`` from (read by
+            each worker, checked there; ``inproc`` workers use the caller's
+            ``actors.pipelines.using_connections``).
 
     Raises:
         ValueError: for an unknown transport.
@@ -143,7 +149,7 @@ async def open_local_cluster(
                     process_child(
                         f"worker-{i}",
                         worker_argv(orchestrator.address, capability_specs, slots=slots, worker_id=f"local-{i}",
-                                    log_level=log_level, nice=worker_nice),
+                                    log_level=log_level, nice=worker_nice, connections=connections),
                         restart=RestartPolicy.PERMANENT,
                     )
                     for i in range(workers)

@@ -17,7 +17,7 @@ from ontoflow.actors.intent._llm_capability import LlmClassify
 from ontoflow.actors.intent._loader import MANIFEST_NAMES, DomainSource, find_domain_folders, read_domain
 from ontoflow.actors.intent._matcher import Matcher
 from ontoflow.actors.intent._memory import MemoryLimits, inject_memory, recall, remember
-from ontoflow.actors.intent._pipeline import Understanding, understand
+from ontoflow.actors.intent._pipeline import RUN_FLAG, Understanding, understand
 from ontoflow.actors.intent._planner import Planned, build_plan
 from ontoflow.actors.intent._resolve import Resolution, resolve_goal
 from ontoflow.actors.intent.errors import DomainLoadError, IntentError, IntentRejected
@@ -26,6 +26,7 @@ __all__ = [
     "MANIFEST_NAMES",
     "MAX_CANDIDATES",
     "REPORT_KEY",
+    "RUN_FLAG",
     "Catalogue",
     "DomainLoadError",
     "DomainSource",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
 import structlog
 
 from ontoflow.actors.intent._adapter import IntentAdapter
@@ -26,7 +27,12 @@ from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.intent import EntryRequest, ExecutionIntent, IntentOutput, SessionMemory, Turn, check_entry
 
-__all__ = ["Understanding", "understand"]
+__all__ = ["RUN_FLAG", "Understanding", "understand"]
+
+#: ``EntryRequest.metadata[RUN_FLAG] is True``: the channel's run flag (``ask --run``, the HTTP
+#: entry's ``metadata.run``). It sets the goal's boolean entity of that name when the goal
+#: declares one (the pipelines domain: run the pipeline too), as the words "and run it" would.
+RUN_FLAG = "run"
 
 log = structlog.get_logger()
 
@@ -82,6 +88,8 @@ async def understand(
         log.info("intent_gated", domain=intent.primary_domain, goal=intent.goal, confidence=intent.confidence,
                  resolution=question.metadata.get("resolution"))
         return Understanding(intent=intent, memory=memory, clarification=question)
+    if request.metadata.get(RUN_FLAG) is True:
+        intent = _flag_run(intent, catalogue)
     # Only an elliptical sentence ("e as baixas?") leans on the previous turn; a whole new
     # question ("top movers in Sweden") starts afresh even when its goal is the same.
     leans = previous is not None and (bool(previous.pending) or is_follow_up(request.input_text))
@@ -110,3 +118,12 @@ async def understand(
         intents=resolution.intents,
         planned=planned,
     )
+
+
+def _flag_run(intent: IntentOutput, catalogue: Catalogue) -> IntentOutput:
+    """``intent`` with its ``run`` entity true, when its goal declares a boolean ``run``."""
+    found = catalogue.find(intent.primary_domain, intent.goal)
+    spec = found[1].entities_schema.get(RUN_FLAG) if found is not None else None
+    if spec is None or spec.type != "boolean":
+        return intent  # a goal that runs anyway (a quote): nothing to flag
+    return msgspec.structs.replace(intent, entities={**intent.entities, RUN_FLAG: True})

@@ -3,7 +3,7 @@ worker pool, durability), with the client and trigger services composed around i
 
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._compose import Composition, compose_orchestrator
-from ontoflow.actors.orchestrator._edge import INTENT_KEY, EdgeService, answer_text
+from ontoflow.actors.orchestrator._edge import INTENT_KEY, EdgeService, answer_text, question_output
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError, wall_clock_ms
 from ontoflow.actors.orchestrator._queries import Queries
@@ -53,5 +53,6 @@ __all__ = [
     "decode_source",
     "document_kind",
     "encode_source",
+    "question_output",
     "wall_clock_ms",
 ]

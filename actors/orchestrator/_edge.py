@@ -28,6 +28,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.intent import (
+    RUN_FLAG,
     Catalogue,
     IntentAdapter,
     IntentRejected,
@@ -47,7 +48,7 @@ from ontoflow.protocols.intent import EntryRequest, SessionMemory, Turn
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.errors import ConfigError
 
-__all__ = ["INTENT_KEY", "EdgeService", "answer_text"]
+__all__ = ["INTENT_KEY", "EdgeService", "answer_text", "question_output"]
 
 log = structlog.get_logger()
 
@@ -70,6 +71,16 @@ def answer_text(answer: DomainOutput) -> str:
         for a in answer.result.get("answers", []):
             lines.append(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
     return "\n".join(lines)
+
+
+def question_output(run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
+    """What a suspended run asks (its first question), as the clarification a person reads;
+    the daemon's edge and the embedded ``ask``/``chat`` answer it alike."""
+    first = questions[0] if questions else None
+    text = first.question if first is not None else "the run waits for an answer"
+    candidates = list(first.candidates) if first is not None else []
+    return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
+                        metadata={"run_id": run_id, "suspended": True})
 
 
 class EdgeService:
@@ -138,21 +149,23 @@ class EdgeService:
 
     async def _reply(self, identity: bytes, message: Ask) -> None:
         try:
-            reply = await self.ask(message.session_id, message.text, channel=message.channel)
+            reply = await self.ask(message.session_id, message.text, channel=message.channel, run=message.run)
         except Exception as exc:  # a bug here must not reach the client as a trace
             log.error("ask_failed", error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")
         self._orch.send_client(identity, reply)
 
-    async def ask(self, session_id: str, text: str, *, channel: str = "api") -> AskReply | Error | Busy:
-        """Understand ``text`` in ``session_id``, run its plan and answer.
+    async def ask(self, session_id: str, text: str, *, channel: str = "api", run: bool = False) -> AskReply | Error | Busy:
+        """Understand ``text`` in ``session_id``, run its plan and answer (``run``: the channel's
+        run flag, ``actors.intent.RUN_FLAG``).
 
         Returns:
             An ``AskReply`` (a refused sentence is a ``failure`` saying why, with
             ``metadata.code == "invalid"``); ``Error``/``Busy`` when the daemon refuses runs
             (draining, at its run limit).
         """
-        request = EntryRequest(session_id=session_id, input_text=text, channel=channel)
+        request = EntryRequest(session_id=session_id, input_text=text, channel=channel,
+                               metadata={RUN_FLAG: True} if run else {})
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = anyio.Lock()
@@ -186,11 +199,7 @@ class EdgeService:
             self._answer_steps.pop(run_id, None)
 
     def _question(self, run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
-        first = questions[0] if questions else None
-        text = first.question if first is not None else "the run waits for an answer"
-        candidates = list(first.candidates) if first is not None else []
-        return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
-                            metadata={"run_id": run_id, "suspended": True})
+        return question_output(run_id, questions, prefix)
 
     async def _finish(self, sid: str, run_id: str, answer_steps: Any, intent: dict[str, Any]) -> AskReply:
         """Wait for the run's end, or for it to suspend on a question (answered at once, and

@@ -8,7 +8,16 @@ confused with the plan engine (``actors/orchestrator/plans``) nor the intent pla
 """
 
 from ontoflow.actors.pipelines._compile import compile_pipeline, render_plan
-from ontoflow.actors.pipelines._connections import ENV_PREFIX, connection_names, load_connections, resolve_connections
+from ontoflow.actors.pipelines._connections import (
+    ENV_PREFIX,
+    connection_names,
+    current_connections,
+    holds_secret,
+    load_connections,
+    lookup_connection,
+    resolve_connections,
+    using_connections,
+)
 from ontoflow.actors.pipelines.errors import ConnectionResolutionError, PlannerError
 
 __all__ = [
@@ -17,7 +26,11 @@ __all__ = [
     "PlannerError",
     "compile_pipeline",
     "connection_names",
+    "current_connections",
+    "holds_secret",
     "load_connections",
+    "lookup_connection",
     "render_plan",
     "resolve_connections",
+    "using_connections",
 ]

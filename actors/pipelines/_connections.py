@@ -1,16 +1,26 @@
 """Resolving ``connection: "@name"`` at run time, never storing the value in a plan.
 
 A name resolves, first found wins, from the environment variable
-``ONTOFLOW_CONNECTION_<NAME>`` (upper-cased, ``-`` as ``_``; a JSON object or a plain string)
-or from a connections file (JSON, YAML or TOML: a map of name -> value). The resolved plan
-lives only in memory, for the run that needs it.
+``ONTOFLOW_CONNECTION_<NAME>`` (upper-cased, ``-`` as ``_``; a JSON object or a plain string),
+from the connections map given to the call, or from the connections *in use* in this task
+(:func:`using_connections`: a worker started with ``--connections FILE`` runs its capabilities
+inside it, so a capability resolving ``@name`` on that worker finds the worker's file). The
+resolved plan lives only in memory, for the run that needs it.
+
+A connections file is TOML (or JSON, YAML): a ``[connections]`` table of name -> value, or the
+map at the top. A file that holds a secret (a password, a token, a key, a URL with a password
+in it) must not be readable by everyone: :func:`load_connections` refuses it, naming the file
+and the fix, never a value.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +32,66 @@ from ontoflow.protocols.plan import ExecutionPlan
 
 from ontoflow.actors.pipelines.errors import ConnectionResolutionError
 
-__all__ = ["ENV_PREFIX", "connection_names", "load_connections", "resolve_connections"]
+__all__ = [
+    "ENV_PREFIX",
+    "connection_names",
+    "current_connections",
+    "holds_secret",
+    "load_connections",
+    "lookup_connection",
+    "resolve_connections",
+    "using_connections",
+]
 
 ENV_PREFIX = "ONTOFLOW_CONNECTION_"
 _NAME = re.compile(r"^@([A-Za-z0-9_-]+)$")
+# Keys whose value is a secret, and a URL carrying a password (scheme://user:password@host).
+_SECRET_KEYS = frozenset({"password", "passwd", "pwd", "pass", "secret", "token", "api_key", "apikey", "key",
+                          "private_key", "client_secret", "access_key", "secret_key", "auth", "credentials"})
+_URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+_IN_USE: ContextVar[Mapping[str, Any]] = ContextVar("ontoflow_connections", default={})
 
 
-def load_connections(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a connections file: a map of connection name -> value.
+def holds_secret(value: Any) -> bool:
+    """Whether a connection value (or a map of them) holds a secret: a non-empty value under a
+    key such as ``password`` or ``token``, or a URL with a password in it."""
+    if isinstance(value, str):
+        return bool(_URL_PASSWORD.match(value))
+    if isinstance(value, Mapping):
+        return any((isinstance(k, str) and k.casefold() in _SECRET_KEYS and v not in (None, "")) or holds_secret(v)
+                   for k, v in value.items())
+    if isinstance(value, list):
+        return any(holds_secret(v) for v in value)
+    return False
+
+
+def current_connections() -> Mapping[str, Any]:
+    """The connections in use in this task (see :func:`using_connections`); empty by default."""
+    return _IN_USE.get()
+
+
+@contextmanager
+def using_connections(connections: Mapping[str, Any]) -> Iterator[None]:
+    """Make ``connections`` the ones ``@name`` resolves from in this task and the tasks it
+    starts (a context variable: a worker host started inside inherits them)."""
+    token = _IN_USE.set(connections)
+    try:
+        yield
+    finally:
+        _IN_USE.reset(token)
+
+
+def load_connections(path: str | os.PathLike[str], *, check_mode: bool = True) -> dict[str, Any]:
+    """Read a connections file: a ``[connections]`` table (or a map at the top) of connection
+    name -> value.
+
+    Args:
+        path: the file (TOML, JSON or YAML by its suffix).
+        check_mode: refuse a file that holds a secret and that everyone may read.
 
     Raises:
-        ConnectionResolutionError: when the file cannot be read or is not such a map (the
-            message names the file, never a value).
+        ConnectionResolutionError: when the file cannot be read, is not such a map, or holds
+            a secret while readable by everyone (the message names the file, never a value).
     """
     p = Path(path)
     try:
@@ -42,8 +100,16 @@ def load_connections(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConnectionResolutionError(f"cannot read the connections file {p}: {exc.strerror}") from None
     except ManifestError:
         raise ConnectionResolutionError(f"the connections file {p} is not valid {p.suffix.lstrip('.') or 'json'}") from None
+    if isinstance(data, dict) and set(data) == {"connections"} and isinstance(data["connections"], dict):
+        data = data["connections"]  # the [connections] table of a TOML file
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
         raise ConnectionResolutionError(f"the connections file {p} must be a map of name -> connection")
+    if check_mode:
+        mode = stat.S_IMODE(p.stat().st_mode)
+        if mode & stat.S_IROTH and holds_secret(data):
+            raise ConnectionResolutionError(
+                f"the connections file {p} holds a secret and is readable by everyone (mode {mode:04o}): "
+                f"make it readable by its owner only (chmod 600 {p})")
     return data
 
 
@@ -70,7 +136,17 @@ def connection_names(plan: ExecutionPlan) -> list[str]:
     return sorted(set(found))
 
 
-def _lookup(name: str, connections: Mapping[str, Any], environ: Mapping[str, str]) -> Any:
+def lookup_connection(name: str, connections: Mapping[str, Any] | None = None, *,
+                      environ: Mapping[str, str] | None = None) -> Any:
+    """The value of the connection ``name`` (without its ``@``): from
+    ``ONTOFLOW_CONNECTION_<NAME>``, then ``connections``, then the connections in use.
+
+    Keep the value in memory; never write, log or print it.
+
+    Raises:
+        ConnectionResolutionError: naming the connection and where it could be defined.
+    """
+    environ = os.environ if environ is None else environ
     env = environ.get(ENV_PREFIX + name.upper().replace("-", "_"))
     if env is not None:
         try:
@@ -78,8 +154,9 @@ def _lookup(name: str, connections: Mapping[str, Any], environ: Mapping[str, str
         except msgspec.DecodeError:
             return env
         return value if isinstance(value, dict | str) else env
-    if name in connections:
-        return connections[name]
+    for book in (connections or {}, current_connections()):
+        if name in book:
+            return book[name]
     raise ConnectionResolutionError(
         f"connection @{name} is not defined: add it to the connections file or set {ENV_PREFIX}{name.upper().replace('-', '_')}"
     )
@@ -88,7 +165,8 @@ def _lookup(name: str, connections: Mapping[str, Any], environ: Mapping[str, str
 def resolve_connections(
     plan: ExecutionPlan, connections: Mapping[str, Any] | None = None, *, environ: Mapping[str, str] | None = None
 ) -> ExecutionPlan:
-    """Return a copy of ``plan`` whose ``*.connection`` params hold the resolved values.
+    """Return a copy of ``plan`` whose ``*.connection`` params hold the resolved values
+    (:func:`lookup_connection`: the environment, ``connections``, the connections in use).
 
     Keep the result in memory for the run; never write or print it.
 
@@ -96,13 +174,12 @@ def resolve_connections(
         ConnectionResolutionError: naming the first connection that is defined nowhere.
     """
     environ = os.environ if environ is None else environ
-    connections = connections or {}
     steps = []
     for step in plan.steps:
         params = dict(step.params)
         for key, value in step.params.items():
             if key == "connection" or key.endswith(".connection"):
                 if isinstance(value, str) and _NAME.match(value):
-                    params[key] = _lookup(value[1:], connections, environ)
+                    params[key] = lookup_connection(value[1:], connections, environ=environ)
         steps.append(msgspec.structs.replace(step, params=params))
     return msgspec.structs.replace(plan, steps=steps)

@@ -15,7 +15,6 @@ rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
 
 from __future__ import annotations
 
-import os
 from typing import Any, ClassVar
 
 import msgspec
@@ -93,20 +92,24 @@ class _Unconfigured(ValueError):
 
 
 def _database_of(source: str) -> str:
-    """The file a source names: the path itself, or the value of a ``@name`` connection."""
+    """The file a source names: the path itself, or the value of a ``@name`` connection,
+    resolved here, at run time on the worker (``ONTOFLOW_CONNECTION_<NAME>``, else the
+    worker's connections file): a path, a ``sqlite:///path`` URL, or a map with ``database``
+    or ``path``. The value stays in this function: messages name ``@name`` only."""
     if not source.startswith("@"):
         return source
+    from ontoflow.actors.pipelines import ConnectionResolutionError, lookup_connection
+
     name = source[1:]
-    value = os.environ.get(_ENV_PREFIX + name.upper().replace("-", "_"))
-    if value is None:
-        raise _Unconfigured(f"connection {source} is not configured: set {_ENV_PREFIX}{name.upper().replace('-', '_')}")
     try:
-        decoded = msgspec.json.decode(value)
-    except msgspec.DecodeError:
-        return value
-    if isinstance(decoded, dict):
-        return str(decoded.get("database") or decoded.get("path") or "")
-    return str(decoded)
+        value = lookup_connection(name)
+    except ConnectionResolutionError:
+        variable = _ENV_PREFIX + name.upper().replace("-", "_")
+        raise _Unconfigured(f"connection {source} is not configured: add it to the worker's connections file "
+                            f"(--connections) or set {variable}") from None
+    if isinstance(value, dict):
+        value = value.get("database") or value.get("path") or ""
+    return str(value).removeprefix("sqlite:///").removeprefix("sqlite://")
 
 
 def _synthesizer(kind: str) -> Synthesizer:
@@ -244,7 +247,8 @@ class CompilePipeline(Capability):
 
 class HandOver(Capability):
     """The concise human-in-the-loop message after a second invalid pipeline (never a third
-    generation)."""
+    generation): the question the domain's handler asks a person through the runtime's
+    clarification (its run suspends until the answer)."""
 
     metadata: ClassVar[CapabilityMetadata] = _meta(
         "pipelines.hand_over", "Tell the person the pipeline could not be made valid, and why.", [GUARD_ERRORS],
@@ -253,7 +257,8 @@ class HandOver(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         paths = ", ".join(str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict))
         message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
-                   "Please name the tables and the output format, or edit the pipeline by hand.")
+                   "Answer with a hint for the pipeline writer (the tables, the format), 'builtin' to let the "
+                   "built-in synthesiser write it, or 'cancel'.")
         return Result(event="needs_human", outputs={MESSAGE: message})
 
 

@@ -38,6 +38,8 @@ class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
         format: ``csv`` or ``jsonl``.
         destination: the folder the files are written to.
         name: the pipeline's name (kebab-case); derived from the source and format by default.
+        hint: the person's words after two invalid pipelines (their answer to the hand-over
+            question), for a model-backed synthesiser; the deterministic one has no use for it.
     """
 
     source: str
@@ -45,6 +47,7 @@ class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
     format: str = "csv"
     destination: str = "./out"
     name: str | None = None
+    hint: str | None = None
 
 
 def _kebab(text: str, fallback: str) -> str:

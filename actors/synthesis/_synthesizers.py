@@ -104,7 +104,10 @@ class LlmSynthesizer:
 
     def _request(self, request: SynthesisRequest, discovery: DiscoverySummary) -> dict[str, str]:
         facts = msgspec.json.encode({"request": request, "discovery": discovery}).decode()
-        return {"role": "user", "content": f"Write the pipeline for this request over this database:\n{facts}"}
+        text = f"Write the pipeline for this request over this database:\n{facts}"
+        if request.hint:  # the person's answer after two invalid pipelines
+            text += f"\nTwo earlier pipelines were invalid; the person adds: {request.hint}"
+        return {"role": "user", "content": text}
 
     async def _ask(self, messages: list[dict[str, str]]) -> SynthesisAnswer:
         answer = await self._client.chat(messages, tools=[GENERATE_PIPELINE], tool_choice=_CHOICE)

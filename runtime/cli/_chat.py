@@ -1,11 +1,12 @@
 """``ontoflow chat``: a conversation in the terminal, one line in, the answer out.
 
-    ontoflow chat [--domains DIR ...] [--transport T]         embedded (as ``ontoflow ask``)
-    ontoflow chat --connect ADDRESS                            a daemon's domains (its ``Ask``)
+    ontoflow chat [--domains DIR ...] [--transport T] [--run] [--connections FILE]   embedded (as ``ontoflow ask``)
+    ontoflow chat --connect ADDRESS [--run]                    a daemon's domains (its ``Ask``)
 
 A composition root (it may import ``actors``). Every line is one turn of one session, so a
 follow-up ("e da Vale?") resolves against the previous turn, and a clarification is answered
-by the next line. Ctrl-D (end of input) ends the conversation with exit code 0; Ctrl-C with
+by the next line, also a run's question (a step's clarification suspends the run; the next line
+resumes it). ``--run`` is ``ask --run`` for every line. Ctrl-D (end of input) ends the conversation with exit code 0; Ctrl-C with
 130. Embedded, one local cluster (an orchestrator and its workers) serves the whole
 conversation and the session memory lives in the process only. A line the front half refuses
 (too long, for one) is answered with why, and the conversation goes on.
@@ -25,13 +26,17 @@ import anyio
 
 from ontoflow.actors.intent import DomainLoadError, IntentRejected, Matcher, answer_of, understand
 from ontoflow.actors.orchestrator import answer_text
+from ontoflow.actors.orchestrator._run_table import AnswerRefused
 from ontoflow.actors.orchestrator.plans import compile_plan
+from ontoflow.actors.pipelines import using_connections
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory
 from ontoflow.runtime.cli._client import curve_client, open_client, request
-from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue
+from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_flag, run_option
+from ontoflow.runtime.cli._embedded_turn import question_output, run_until_question, wait_until_question
+from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
@@ -47,6 +52,8 @@ def register(subparsers: Any) -> None:
     chat = subparsers.add_parser("chat", help="talk to ontoflow in the terminal (one line, one answer; Ctrl-D ends)")
     chat.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="embedded: how the orchestrator and workers talk")
     chat.add_argument("--domains", action="append", default=[], metavar="DIR", help="a domain folder (repeatable; embedded)")
+    run_option(chat)
+    connections_option(chat)
     connect_options(chat)
     logging_options(chat)
     chat.set_defaults(handler=_cmd_chat, log_level="error")
@@ -101,7 +108,8 @@ def _chat_remote(args: argparse.Namespace, session: str) -> int:
         async with open_client(args.connect, curve=curve) as client:
 
             async def turn(text: str) -> DomainOutput:
-                reply = await request(client, Ask(session_id=session, text=text, channel="chat"), timeout_s=None)
+                reply = await request(client, Ask(session_id=session, text=text, channel="chat", run=args.run),
+                                      timeout_s=None)
                 if isinstance(reply, AskReply):
                     return domain_output(reply)
                 if isinstance(reply, Busy):
@@ -119,34 +127,63 @@ def _chat_remote(args: argparse.Namespace, session: str) -> int:
 def _chat_embedded(args: argparse.Namespace, session: str) -> int:
     try:
         catalogue, classes, specs = load_catalogue(domain_paths(args))
-    except (DomainLoadError, CapabilityLoadError, ManifestError) as exc:
+        connections = read_connections(args.connections)
+    except (DomainLoadError, CapabilityLoadError, ManifestError, ConfigError) as exc:
         return fail(str(exc))
     adapter = Matcher(catalogue)
     memory = SessionMemory()
+    waiting: str | None = None  # the run suspended on a question: the next line answers it
+    answer_steps: tuple[str, ...] = ()
 
     async def go() -> None:
-        async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level) as cluster:
+        with using_connections(connections):  # inproc workers; worker processes read the file
+            async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level,
+                                          connections=absolute_path(args.connections)) as cluster:
 
-            async def turn(text: str) -> DomainOutput:
-                nonlocal memory
-                entry = EntryRequest(session_id=session, input_text=text, channel="chat")
-                try:
-                    understood = await understand(entry, catalogue=catalogue, adapter=adapter, memory=memory,
-                                                  now_ms=int(time.time() * 1000))
-                except IntentRejected as exc:
-                    return DomainOutput(status="failure", explanation=f"invalid question: {exc}")
-                memory = understood.memory
-                if understood.clarification is not None or understood.planned is None:
-                    return understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
-                planned = understood.planned
-                try:
-                    compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
-                except ManifestError as exc:
-                    return DomainOutput(status="failure", explanation=f"the plan for this question does not compile: {exc}")
-                result = await cluster.run(compiled, {})  # type: ignore[arg-type]
-                return answer_of(result.status, result.error, result.context, planned.answer_steps)
+                def ended(outcome: Any) -> DomainOutput:
+                    nonlocal waiting
+                    if isinstance(outcome, str):  # it asks a person: the next line is the answer
+                        waiting = outcome
+                        return question_output(cluster, outcome)
+                    waiting = None
+                    return answer_of(outcome.status, outcome.error, outcome.context, answer_steps)
 
-            await converse(turn)
+                async def answered(text: str, run_id: str) -> DomainOutput | None:
+                    try:
+                        cluster.orchestrator.resume(text.strip(), run_id=run_id)
+                    except AnswerRefused as exc:
+                        if exc.code != "invalid_answer":
+                            return None  # that run no longer asks: the line is a new question
+                        return question_output(cluster, run_id, f"{exc} ")
+                    return ended(await wait_until_question(cluster, run_id))
+
+                async def turn(text: str) -> DomainOutput:
+                    nonlocal memory, answer_steps, waiting
+                    if waiting is not None:
+                        reply = await answered(text, waiting)
+                        if reply is not None:
+                            return reply
+                        waiting = None
+                    entry = EntryRequest(session_id=session, input_text=text, channel="chat",
+                                         metadata=run_flag(args.run))
+                    try:
+                        understood = await understand(entry, catalogue=catalogue, adapter=adapter, memory=memory,
+                                                      now_ms=int(time.time() * 1000))
+                    except IntentRejected as exc:
+                        return DomainOutput(status="failure", explanation=f"invalid question: {exc}")
+                    memory = understood.memory
+                    if understood.clarification is not None or understood.planned is None:
+                        return understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
+                    planned = understood.planned
+                    try:
+                        compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults,
+                                                worktree=os.getcwd())
+                    except ManifestError as exc:
+                        return DomainOutput(status="failure", explanation=f"the plan for this question does not compile: {exc}")
+                    answer_steps = planned.answer_steps
+                    return ended(await run_until_question(cluster, compiled, {}))
+
+                await converse(turn)
 
     run_async(go)
     return EXIT_OK

@@ -88,6 +88,7 @@ class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     curve_server_key: str | None = None
     max_message_bytes: int | None = None
     reconnect_max: float | None = None
+    connections: str | None = None
 
 
 class ClientSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):

@@ -1,7 +1,7 @@
 """``ontoflow ask`` and ``ontoflow intents eval``: a composition root (it may import ``actors``).
 
-    ontoflow ask "TEXT" [--session S] [--json] [--domains DIR ...]
-    ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json]
+    ontoflow ask "TEXT" [--session S] [--json] [--run] [--domains DIR ...] [--connections FILE]
+    ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json] [--run]
     ontoflow intents eval FILE [--domains DIR ...] [--json]
 
 ``ask`` turns a sentence into a run: the deterministic matcher -> the confidence gate -> the
@@ -15,6 +15,12 @@ interrupted.
 Domains: every ``--domains DIR`` (a folder with a ``domain.yaml`` and its handlers); without
 one, the folders listed in ``$ONTOFLOW_DOMAINS`` (separated by ``os.pathsep``), else every
 domain folder under ``./configs/examples`` (so it works from a fresh clone's root).
+
+``--run`` runs what the sentence makes too, as the words "and run it" would: the pipelines
+domain answers the pipeline YAML (saved to the file the sentence names, "save the pipeline as
+export.yaml") and, with ``--run``, also runs it and answers the run's result. A run that asks a
+person a question (a step's clarification) is answered with the question (exit 4); embedded,
+nothing is left to answer it later: ask in ``ontoflow chat`` or through a daemon for that.
 
 With ``--connect ADDRESS`` the sentence goes to a daemon as the client API's ``Ask`` (the
 daemon's ``--domains`` answer it, its workers run the plan; ``--domains`` here is ignored) and
@@ -42,6 +48,7 @@ import msgspec
 
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.intent import (
+    RUN_FLAG,
     Catalogue,
     DomainLoadError,
     EvalCase,
@@ -55,18 +62,21 @@ from ontoflow.actors.intent import (
 )
 from ontoflow.actors.orchestrator import answer_text
 from ontoflow.actors.orchestrator.plans import compile_plan
+from ontoflow.actors.pipelines import using_connections
 from ontoflow.protocols.client import Ask, AskReply
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
+from ontoflow.runtime.cli._embedded_turn import question_output, run_until_question
+from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
 
-__all__ = ["EXIT_CLARIFICATION", "register", "state_file"]
+__all__ = ["EXIT_CLARIFICATION", "register", "run_flag", "run_option", "state_file"]
 
 #: ``ask`` answered with a question (a clarification) instead of a result.
 from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION  # noqa: E402 - with its siblings above
@@ -81,7 +91,9 @@ def register(subparsers: Any) -> None:
     ask.add_argument("text", help="what you want, in English or Portuguese")
     ask.add_argument("--session", default=None, metavar="S", help="remember this turn under session S (follow-ups)")
     ask.add_argument("--json", action="store_true", help="print one JSON object: status, explanation, result, intent")
+    run_option(ask)
     ask.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
+    connections_option(ask)
     _domain_options(ask)
     connect_options(ask)
     logging_options(ask)
@@ -100,6 +112,18 @@ def register(subparsers: Any) -> None:
 
 def _domain_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--domains", action="append", default=[], metavar="DIR", help="a domain folder (repeatable)")
+
+
+def run_option(parser: argparse.ArgumentParser) -> None:
+    """``--run``: run what the sentence makes too (a goal with a boolean ``run`` entity)."""
+    parser.add_argument("--run", action="store_true",
+                        help="also run what the answer makes (the pipelines domain: run the pipeline it wrote and "
+                             "answer the run's result; the same as saying 'and run it')")
+
+
+def run_flag(on: bool) -> dict[str, Any]:
+    """The ``EntryRequest.metadata`` of a turn with (or without) ``--run``."""
+    return {RUN_FLAG: True} if on else {}
 
 
 def connect_options(parser: argparse.ArgumentParser) -> None:
@@ -129,7 +153,7 @@ def _ask_remote(args: argparse.Namespace) -> int:
         return fail(str(exc))
     # Without --session nothing is remembered: a session of its own, as the embedded ask.
     session = args.session or f"cli-{uuid.uuid4().hex[:16]}"
-    message = Ask(session_id=session, text=args.text, channel="cli")
+    message = Ask(session_id=session, text=args.text, channel="cli", run=args.run)
 
     async def go() -> Any:
         async with open_client(args.connect, curve=curve) as client:
@@ -147,6 +171,10 @@ def _ask_remote(args: argparse.Namespace) -> int:
     if reply.status == "failure" and reply.metadata.get("code") == "invalid":
         return fail(f"invalid question: {reply.explanation}")
     _print_answer(domain_output(reply), as_json=args.json, extra={"intent": reply.intent, "run_id": reply.run_id})
+    if reply.metadata.get("suspended") and reply.run_id and not args.json:
+        # The run waits on the daemon: say how to answer it (the session's next ask does too).
+        again = f"ontoflow ask --session {args.session} ANSWER" if args.session else None
+        print(f"(answer with: ontoflow answer {reply.run_id} ANSWER" + (f", or {again})" if again else ")"))
     return reply_exit_code(reply)
 
 
@@ -227,13 +255,15 @@ def _exit_code(answer: DomainOutput) -> int:
 def _cmd_ask(args: argparse.Namespace) -> int:
     if args.connect is not None:
         return _ask_remote(args)
-    request = EntryRequest(session_id=args.session or "cli", input_text=args.text, channel="cli")
+    request = EntryRequest(session_id=args.session or "cli", input_text=args.text, channel="cli",
+                           metadata=run_flag(args.run))
     problems = check_entry(request)
     if problems:
         return fail("invalid question: " + "; ".join(str(p) for p in problems))
     try:
         catalogue, classes, specs = load_catalogue(domain_paths(args))
-    except (DomainLoadError, CapabilityLoadError, ManifestError) as exc:
+        connections = read_connections(args.connections)
+    except (DomainLoadError, CapabilityLoadError, ManifestError, ConfigError) as exc:
         return fail(str(exc))
     store = state_file() if args.session else None
     memory = _load_memory(store) if store is not None else SessionMemory()
@@ -260,9 +290,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         return fail(f"the plan for this question does not compile (a domain manifest bug): {exc}")
 
     async def go() -> Any:
-        async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level) as cluster:
-            compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
-            return await cluster.run(compiled, {})  # type: ignore[arg-type]
+        with using_connections(connections):  # inproc workers; worker processes read the file
+            async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level,
+                                          connections=absolute_path(args.connections)) as cluster:
+                compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
+                outcome = await run_until_question(cluster, compiled, {})
+                if isinstance(outcome, str):  # it asks a person; this process ends with the answer
+                    return question_output(cluster, outcome, "")
+                return outcome
 
     try:
         result = anyio.run(go, backend="asyncio")
@@ -270,6 +305,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
     if store is not None:
         _save_memory(store, understood.memory)
+    if isinstance(result, DomainOutput):  # the run asked a question; nothing here can answer it later
+        note = "(to answer, ask in `ontoflow chat` or through a daemon: `ontoflow ask --connect`)"
+        asked = msgspec.structs.replace(result, explanation=f"{result.explanation}\n{note}")
+        _print_answer(asked, as_json=args.json, extra={"intent": intent})
+        return EXIT_CLARIFICATION
     answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
     plan_doc = [{"id": s.id, "capability": s.capability, "depends_on": s.depends_on} for s in planned.plan.steps]
     _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})

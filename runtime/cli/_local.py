@@ -2,8 +2,13 @@
 
 A composition root (it may import ``actors``).
 
-    ontoflow run MANIFEST [--input KEY=VALUE ...] [--input-file FILE] [--json] ...
-    ontoflow worker --connect ADDRESS [--capabilities MODULE ...] [--slots N] ...
+    ontoflow run MANIFEST [--input KEY=VALUE ...] [--input-file FILE] [--connections FILE] [--json] ...
+    ontoflow worker --connect ADDRESS [--capabilities MODULE ...] [--slots N] [--connections FILE] ...
+
+``--connections FILE`` (``connections`` in the ``[worker]`` section of the config file): the
+connections a capability on this worker resolves ``@name`` from at run time (a TOML
+``[connections]`` table of name -> value; ``ONTOFLOW_CONNECTION_<NAME>`` wins over it). A file
+holding a secret that everyone may read is refused (exit 2) before anything starts.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.errors import WorkerRefusedError
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections, using_connections
 from ontoflow.actors.worker import WorkerHost
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
@@ -42,7 +48,16 @@ from ontoflow.runtime.inputs import check_inputs, parse_inputs, read_input_file
 from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
-__all__ = ["gather_inputs", "input_options", "load_manifest", "register", "run_with_progress"]
+__all__ = [
+    "absolute_path",
+    "connections_option",
+    "gather_inputs",
+    "input_options",
+    "load_manifest",
+    "read_connections",
+    "register",
+    "run_with_progress",
+]
 
 
 def register(subparsers: Any) -> None:
@@ -57,6 +72,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--slots", type=int, default=8, help="steps a worker runs at once (default 8)")
     run.add_argument("--no-builtins", action="store_true", help="do not load the built-in capabilities")
     run.add_argument("--no-check", action="store_true", help="skip the static contract check (ontoflow check)")
+    connections_option(run)
     run.add_argument("--start", default=None, metavar="NODE",
                      help="the node the run starts in (seed 002's execute(startNodeId)); overrides the manifest's start")
     common_options(run)
@@ -78,10 +94,32 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
     worker.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N", help="refuse bigger messages")
     worker.add_argument("--reconnect-max", type=float, default=32.0, metavar="SECONDS", help="the reconnect backoff's ceiling (from 1 s, doubling)")
+    connections_option(worker)
     # Only for testing a daemon's refusal: announce another protocol version.
     worker.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help=argparse.SUPPRESS)
     common_options(worker)
     worker.set_defaults(handler=_cmd_worker, config_section="worker")
+
+
+def connections_option(parser: argparse.ArgumentParser) -> None:
+    """``--connections FILE``: where capabilities resolve ``@name`` connections from."""
+    parser.add_argument("--connections", default=None, metavar="FILE",
+                        help="a TOML [connections] table of name -> value for @name connections, resolved at run "
+                             "time by the workers (ONTOFLOW_CONNECTION_<NAME> wins; owner-only if it holds secrets)")
+
+
+def read_connections(path: str | None) -> dict[str, Any]:
+    """The connections of ``--connections`` (empty without it).
+
+    Raises:
+        ConfigError: the file cannot be read, is not a map, or holds a secret everyone may read.
+    """
+    if path is None:
+        return {}
+    try:
+        return load_connections(path)
+    except ConnectionResolutionError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def input_options(parser: argparse.ArgumentParser) -> None:
@@ -174,6 +212,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         manifest, digest = load_manifest(args.manifest, start=args.start, catalog=catalog)
         inputs = gather_inputs(args)
         check_inputs(inputs, catalog)
+        connections = read_connections(args.connections)
         # Checked here, before any process starts, so a bad manifest costs nothing.
         compile_workflow(manifest, catalog, manifest_hash=digest, worktree=_worktree(args.manifest))
     except (CapabilityLoadError, ConfigError, ManifestError) as exc:
@@ -185,12 +224,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return refused
 
     async def go() -> RunResult:
-        async with open_local_cluster(
-            classes, specs, transport=args.transport, workers=args.workers, slots=args.slots,
-            log_level=args.log_level,
-        ) as cluster:
-            workflow = cluster.compile(manifest, manifest_hash=digest, worktree=_worktree(args.manifest))
-            return await run_with_progress(cluster, workflow, inputs)
+        with using_connections(connections):  # for inproc workers; worker processes read the file
+            async with open_local_cluster(
+                classes, specs, transport=args.transport, workers=args.workers, slots=args.slots,
+                log_level=args.log_level, connections=absolute_path(args.connections),
+            ) as cluster:
+                workflow = cluster.compile(manifest, manifest_hash=digest, worktree=_worktree(args.manifest))
+                return await run_with_progress(cluster, workflow, inputs)
 
     try:
         result = run_async(go)
@@ -200,12 +240,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.status == "completed" else EXIT_FAILED
 
 
+def absolute_path(path: str | None) -> str | None:
+    """``path`` made absolute (for a child process that may run elsewhere); None stays None."""
+    return None if path is None else str(Path(path).resolve())
+
+
 def _cmd_worker(args: argparse.Namespace) -> int:
     if args.connect is None:
         return fail("no orchestrator address: give --connect, or connect in the [worker] section of the config file")
     try:
         classes = load_capabilities(capability_specs(args))
-    except CapabilityLoadError as exc:
+        connections = read_connections(args.connections)
+    except (CapabilityLoadError, ConfigError) as exc:
         return fail(str(exc))
 
     if args.slots < 1 or args.max_message_bytes < 1 or args.reconnect_max < 1:
@@ -232,7 +278,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             drain_on_signals=True,  # SIGTERM: finish running steps, answer, shutdown(), Disconnect, exit 0
             grace_s=args.grace_s,
         )
-        await host.run()
+        with using_connections(connections):  # every step this host runs resolves @name from them
+            await host.run()
 
     try:
         run_async(go)

@@ -3,6 +3,8 @@
 Routes: ``POST /v1/chat/completions`` (plain, or streamed as server-sent events when the
 request says ``stream``), ``GET /v1/models`` and ``GET /health``. With a token configured,
 every ``/v1`` route needs ``Authorization: Bearer <token>`` (compared in constant time).
+The request's ``metadata`` may name the session (``session_id``) and ask for a run
+(``run: "true"``: the CLI's ``--run``, e.g. the pipelines domain runs the pipeline it wrote).
 
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
@@ -17,6 +19,7 @@ import hmac
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import msgspec
 import structlog
@@ -132,7 +135,7 @@ def create_app(
         named = chat.user or (chat.metadata or {}).get("session_id")
         session = named or book.session_for(history)
         try:
-            reply = await answer(session, text, channel="http")
+            reply = await answer(session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))
         except Exception as exc:  # a bug behind the entry: logged by type, never echoed
             log.error("http_answer_failed", error=type(exc).__name__, session_chars=len(session))
             return _error(500, "the runtime failed to answer (see its log)", "server_error")
@@ -169,6 +172,11 @@ def create_app(
         ],
         exception_handlers={404: not_found, 405: not_allowed},
     )
+
+
+def _flag(value: Any) -> bool:
+    """A metadata flag: OpenAI's ``metadata`` values are strings (``"true"``), JSON may say true."""
+    return value is True or (isinstance(value, str) and value.strip().casefold() in ("true", "1", "yes"))
 
 
 def _param_of(exc: msgspec.ValidationError) -> str | None:

@@ -32,12 +32,13 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Answerer(Protocol):
-    """Answers one turn: ``await answer(session_id, text, channel="http")``.
+    """Answers one turn: ``await answer(session_id, text, channel="http", run=False)``
+    (``run``: the request's ``metadata.run`` flag, run what the turn makes).
 
     It must not raise for bad input (that is a ``failure`` or a ``clarification`` Reply); an
     exception is a bug, answered 500 without its text.
     """
 
-    async def __call__(self, session_id: str, text: str, *, channel: str) -> Reply:
+    async def __call__(self, session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:
         """The reply to ``text`` in the session ``session_id``."""
         ...

@@ -71,6 +71,9 @@ def test_a_second_invalid_pipeline_goes_to_a_person_never_to_a_third_generation(
     visit("capture_intent")
     assert "synthesize" not in _reachable(graph, "regenerate")
     assert "regenerate" not in _reachable(graph, "validate_again")
+    assert graph["hand_over"] == {}  # the machine ends there: what follows is the person's answer
+    generations = [b for b in order if b in ("synthesize", "regenerate")]
+    assert len(generations) == 2  # the only two blocks that generate, each on at most one path step
 
 
 def _shop(path: Path) -> Path:

@@ -111,3 +111,12 @@ def test_flags_beat_the_environment_which_beats_the_file(tmp_path: Path, monkeyp
 def test_the_daemon_capabilities_come_from_the_file_relative_to_its_folder(tmp_path: Path) -> None:
     config = load_config(_write(tmp_path, '[daemon]\ncapabilities = ["caps/quote.py", "mypkg.caps"]\n'))
     assert config.daemon.capabilities == [str(tmp_path / "caps" / "quote.py"), "mypkg.caps"]
+
+
+def test_the_workers_connections_file_comes_from_its_section_relative_to_the_config(tmp_path: Path) -> None:
+    path = _write(tmp_path, '[worker]\nconnections = "secrets/connections.toml"\n')
+    assert load_config(path).worker.connections == str(tmp_path / "secrets" / "connections.toml")
+    parser = build_parser()
+    argv = ("--config", str(path), "worker")
+    _apply_config(parser, argv)
+    assert parser.parse_args(argv).connections == str(tmp_path / "secrets" / "connections.toml")

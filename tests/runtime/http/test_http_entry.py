@@ -30,7 +30,7 @@ class Recorder:
         self.status = status
         self.fail = False
 
-    async def __call__(self, session_id: str, text: str, *, channel: str) -> Reply:
+    async def __call__(self, session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:
         if self.fail:
             raise RuntimeError(f"secret-value {text}")
         self.turns.append((session_id, text, channel))
