@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain
 from ontoflow.actors.orchestrator._edge import EdgeService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries
@@ -50,6 +51,7 @@ def compose_orchestrator(
     trigger_workflows: Sequence[dict[str, Any]] = (),
     waiters: Waiters | None = None,
     catalogue: Any = None,
+    expected_domains: Sequence[ExpectedDomain] | None = None,
     **options: Any,
 ) -> Composition:
     """Make an orchestrator with ``options`` (``Orchestrator``'s arguments) and its services.
@@ -64,12 +66,16 @@ def compose_orchestrator(
             trigger service shares the client service's compile cache, limits and drain state).
         catalogue: the domains (``actors.intent.Catalogue``) whose sentences ``Ask`` answers
             (needs ``serve_clients``, for the same reasons); None: an Ask gets ``no_domains``.
+        expected_domains: the domains to expect before their workers connect; given (even
+            empty), the edge also answers for the domains workers announce (``Ready.domains``,
+            journaled), as a daemon does. Needs ``serve_clients``.
 
     Raises:
         ValueError: when trigger workflows or a catalogue are given without ``serve_clients``.
         protocols.errors.ManifestError: when a trigger workflow is invalid or declares no trigger.
     """
-    if (trigger_workflows or catalogue is not None) and not serve_clients:
+    with_domains = catalogue is not None or expected_domains is not None
+    if (trigger_workflows or with_domains) and not serve_clients:
         raise ValueError("trigger workflows and domains need serve_clients=True")
     orchestrator = Orchestrator(**options)
     if not serve_clients:
@@ -84,7 +90,17 @@ def compose_orchestrator(
     orchestrator.on_tick.append(clients.tick)
     if triggers is not None:
         orchestrator.on_observation.append(triggers.observe)
-    edge = EdgeService(orchestrator, clients, catalogue) if catalogue is not None else None
+    edge = None
+    if with_domains:
+        journaled = orchestrator.durability.journal is not None
+        book = DomainBook(
+            known=orchestrator.registry.known, known_version=lambda: orchestrator.registry.version,
+            know=orchestrator.pool.know, expected=expected_domains or (), static=catalogue,
+            record=orchestrator.durability.domains_seen if journaled else None,
+            journaled=orchestrator.durability.journaled_domains(),
+        )
+        orchestrator.pool.on_ready.append(book.announced)
+        edge = EdgeService(orchestrator, clients, catalogue, domains=book)
     if edge is not None:
         clients.ask_handler = edge.handle
         orchestrator.runs.on_suspended.append(edge.run_suspended)
