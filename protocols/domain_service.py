@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
-from ontoflow.protocols.domain import DomainManifest, domain_from_data
+from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainManifest, domain_from_data
 from ontoflow.protocols.errors import ManifestError, Problem
 
 __all__ = ["declared_metadata", "http_manifest"]
@@ -28,7 +28,8 @@ __all__ = ["declared_metadata", "http_manifest"]
 
 def declared_metadata(manifest: DomainManifest) -> dict[str, CapabilityMetadata]:
     """Minimal metadata for every capability ``manifest`` names: each takes the parameters
-    (an entity's ``param``, else its name) of every goal that may resolve to it.
+    (an entity's ``param``, else its name) of every goal that may resolve to it, and writes
+    its ``DomainOutput`` (the only output a plan keeps from it).
 
     Args:
         manifest: a validated domain manifest.
@@ -47,7 +48,7 @@ def declared_metadata(manifest: DomainManifest) -> dict[str, CapabilityMetadata]
                 params.setdefault(cap, {})[spec.param or name] = {}
     return {
         cap: CapabilityMetadata(id=cap, description=f"a capability of the domain {manifest.domain}",
-                                input_schema={"type": "object", "properties": props})
+                                input_schema={"type": "object", "properties": props}, outputs=[DOMAIN_OUTPUT_KEY])
         for cap, props in params.items()
     }
 

@@ -11,7 +11,9 @@ a ``DomainOutput`` (JSON), which the step reports under ``ontoflow.domain.output
   are also written as outputs (a search capability can feed the step after it);
 - ``clarification`` -> the step asks the user (the run suspends; the answer comes back as a
   parameter of the next ``/execute``);
-- ``failure`` -> the step fails, with the service's explanation as its error.
+- ``failure`` -> the event ``refused`` (declared on every bridged capability), carrying the
+  service's answer: the user reads its explanation (as the finance example's ``not_found``;
+  a ``failure`` event would drop the outputs, and with them the service's words).
 
 A service that does not answer, times out or answers 5xx/429 is a transient error (retried by
 the capability base, then a failure naming the endpoint); a 4xx or a body that is not a
@@ -38,11 +40,13 @@ from ontoflow.protocols.domain_service import http_manifest
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import ExecutionIntent
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT_S", "HttpDomainCapability", "bridge_http_domain"]
+__all__ = ["DEFAULT_HTTP_TIMEOUT_S", "REFUSED", "HttpDomainCapability", "bridge_http_domain"]
 
 log = structlog.get_logger()
 
 DEFAULT_HTTP_TIMEOUT_S = 10.0
+#: The event of a step whose service answered a ``failure`` DomainOutput.
+REFUSED = "refused"
 _TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
 _output_decoder = msgspec.json.Decoder(DomainOutput)
 
@@ -105,7 +109,7 @@ class HttpDomainCapability(Capability):
             raise DomainServiceAnswerError(f"POST {url}: the answer is not a DomainOutput: {exc}") from None
         outputs: dict[str, Any] = {DOMAIN_OUTPUT_KEY: msgspec.to_builtins(output)}
         if output.status == "failure":
-            return Result(event="failure", outputs=outputs)
+            return Result(event=REFUSED, outputs=outputs)
         if output.status == "clarification":
             return Result(event="clarification", outputs=outputs)
         declared = set(self.metadata.outputs)
@@ -114,8 +118,10 @@ class HttpDomainCapability(Capability):
 
 
 def _capability_class(base_url: str, domain: str, meta: CapabilityMetadata, timeout_s: float) -> type[Capability]:
-    if meta.outputs and DOMAIN_OUTPUT_KEY not in meta.outputs:  # declared outputs are enforced by the base
+    if DOMAIN_OUTPUT_KEY not in meta.outputs:  # a plan keeps only the outputs a capability declares
         meta = msgspec.structs.replace(meta, outputs=[*meta.outputs, DOMAIN_OUTPUT_KEY])
+    if REFUSED not in meta.events:
+        meta = msgspec.structs.replace(meta, events=[*meta.events, REFUSED])
     name = "Http_" + meta.id.replace(".", "_").replace("-", "_")
     attrs: dict[str, Any] = {"metadata": meta, "base_url": base_url, "domain": domain, "timeout_s": timeout_s,
                              "__module__": __name__, "__doc__": f"{meta.id}, served by {base_url}."}
