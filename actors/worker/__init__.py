@@ -3,7 +3,7 @@ serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
 from ontoflow.actors.worker._host import WorkerHost
-from ontoflow.actors.worker._http_bridge import DEFAULT_HTTP_TIMEOUT_S, HttpDomainCapability, bridge_http_domain
+from ontoflow.actors.worker._http_bridge import DEFAULT_HTTP_TIMEOUT_S, REFUSED, HttpDomainCapability, bridge_http_domain
 from ontoflow.actors.worker.errors import DomainServiceAnswerError, DomainServiceError, DomainServiceUnavailable
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "DomainServiceError",
     "DomainServiceUnavailable",
     "HttpDomainCapability",
+    "REFUSED",
     "WorkerHost",
     "announced",
     "bridge_http_domain",

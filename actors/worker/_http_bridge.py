@@ -40,7 +40,7 @@ from ontoflow.protocols.domain_service import http_manifest
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import ExecutionIntent
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT_S", "REFUSED", "HttpDomainCapability", "bridge_http_domain"]
+__all__ = ["DEFAULT_HTTP_TIMEOUT_S", "HttpDomainCapability", "REFUSED", "bridge_http_domain"]
 
 log = structlog.get_logger()
 
