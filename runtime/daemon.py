@@ -320,6 +320,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 await tg.start(orchestrator.run)
                 if catalogue:  # after recovery: what the daemon is told wins over what it journaled
                     orchestrator.pool.know(catalogue, wall_clock_ms())
+                if composed.domains is not None:  # expected domains: their steps wait for workers
+                    composed.domains.expect(wall_clock_ms())
                 log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
                          journal=config.journal is not None)
                 if config.announce:

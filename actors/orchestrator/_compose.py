@@ -34,12 +34,15 @@ class Composition(msgspec.Struct, frozen=True, kw_only=True):
         triggers: the trigger service, or None when no trigger workflow was given.
         edge: the sentence-to-run service (``Ask``, the HTTP entry), or None without domains
             (start it with ``await tg.start(edge.run)``).
+        domains: the edge's domain book, or None without domains (call ``expect(now)`` once
+            the orchestrator has recovered).
     """
 
     orchestrator: Orchestrator
     clients: ClientService | None = None
     triggers: TriggerService | None = None
     edge: EdgeService | None = None
+    domains: DomainBook | None = None
 
 
 def compose_orchestrator(
@@ -90,7 +93,7 @@ def compose_orchestrator(
     orchestrator.on_tick.append(clients.tick)
     if triggers is not None:
         orchestrator.on_observation.append(triggers.observe)
-    edge = None
+    edge = book = None
     if with_domains:
         journaled = orchestrator.durability.journal is not None
         book = DomainBook(
@@ -104,4 +107,4 @@ def compose_orchestrator(
     if edge is not None:
         clients.ask_handler = edge.handle
         orchestrator.runs.on_suspended.append(edge.run_suspended)
-    return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge)
+    return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge, domains=book)

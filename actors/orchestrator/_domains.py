@@ -132,6 +132,11 @@ class DomainBook:
         if new:
             self._know(new, now)
 
+    def expect(self, now: int) -> None:
+        """Put the expected domains' capabilities in the daemon's catalogue, once (call it after
+        recovery: a journaled capability's real metadata is kept); ``catalogue`` does it too."""
+        self._place_expected(now)
+
     def _place_expected(self, now: int) -> None:
         if self._placed:
             return

@@ -115,3 +115,12 @@ def test_the_bootstrap_file_reads_toml_and_paths_relative_to_itself(tmp_path: Pa
     assert expected.manifest.domain == "weather" and expected.metadata["weather.forecast"].input_keys == ["weather.city_text"]
     with pytest.raises(DomainLoadError, match="cannot read the file"):
         read_domains_file(tmp_path / "missing.yaml")
+
+
+def test_the_composition_hands_the_daemon_its_book_to_expect_domains_after_recovery() -> None:
+    expected = ExpectedDomain(manifest=domain_from_data(WEATHER), metadata={"weather.forecast": FORECAST})
+    composed = compose_orchestrator(address="inproc://domains-expect", serve_clients=True, expected_domains=[expected])
+    assert composed.domains is not None and "weather" in composed.domains
+    assert "weather.forecast" not in composed.orchestrator.registry.known()
+    composed.domains.expect(0)
+    assert composed.orchestrator.registry.known()["weather.forecast"] == FORECAST
