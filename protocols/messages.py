@@ -6,7 +6,7 @@ fields are never reordered or removed; a decoder ignores trailing fields it does
 
 Conversation (the Majordomo pattern of the ZeroMQ guide)::
 
-    worker -> orchestrator   Ready          announce capabilities and slots
+    worker -> orchestrator   Ready          announce capabilities, slots and domains
     orchestrator -> worker   Welcome        heartbeat interval and liveness
     orchestrator -> worker   Invoke         run one step
     worker -> orchestrator   Outcome        the step's event, outputs, duration, retries
@@ -71,6 +71,10 @@ class Ready(Message, tag="ready", frozen=True, kw_only=True):
     #: The session token of this worker's last Welcome, when it registers again on a new
     #: socket: proof that it is the worker that registered this identity ("" the first time).
     session: str = ""
+    #: The domain manifests (seed 004) this worker serves, as plain maps: the orchestrator
+    #: validates each one on its own, so a bad manifest is refused without refusing the worker
+    #: (an older orchestrator ignores this trailing field; no protocol bump is needed).
+    domains: list[dict[str, Any]] = []
 
 
 class Welcome(Message, tag="welcome", frozen=True, kw_only=True):

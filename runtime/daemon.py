@@ -22,7 +22,9 @@ bigger than ``max_value_bytes`` ends its step ``failure`` (reason ``output_too_l
 With ``domains`` (domain folders: ``domain.yaml`` and ``handlers.py``) the daemon answers
 sentences (the client API's ``Ask``) through ``actors.orchestrator.EdgeService``; the handlers
 are imported here only for their metadata (the catalogue) and run on workers started with
-``--capabilities DIR/handlers.py``. With ``http_bind`` it also serves the OpenAI
+``--domain DIR`` (or ``--capabilities DIR/handlers.py``). ``domains_file`` lists more domains
+to expect before their workers connect, and a worker may announce a domain of its own
+(``Ready.domains``): the daemon then answers for it too, and journals it. With ``http_bind`` it also serves the OpenAI
 chat-completions API (``runtime.http``) whose every turn takes the same path as an ``Ask``; it
 prints ``http entry on http://HOST:PORT`` once bound.
 """
@@ -42,11 +44,15 @@ from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import (
     ClientService,
     EdgeService,
+    ExpectedDomain,
     Orchestrator,
     answer_text,
     compose_orchestrator,
+    expected_domain,
+    read_domains_file,
     wall_clock_ms,
 )
+from ontoflow.actors.intent import DomainLoadError
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections
 from ontoflow.protocols.client import AskReply
 from ontoflow.protocols.domain import DomainOutput
@@ -105,7 +111,10 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             catalogue at start (their classes are imported, never run): submits naming them
             are accepted before any worker offering them has connected.
         domains: domain folders whose sentences ``Ask`` (and the HTTP entry) answer.
-        http_bind: serve the chat-completions HTTP entry on ``HOST:PORT`` (needs ``domains``).
+        domains_file: a bootstrap file listing domain ids and manifests to expect before their
+            workers connect (``actors.orchestrator.read_domains_file``).
+        http_bind: serve the chat-completions HTTP entry on ``HOST:PORT`` (needs ``domains``
+            or ``domains_file``).
         http_token_file: a file holding the HTTP entry's bearer token (required off loopback).
     """
 
@@ -131,6 +140,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     answer_timeout_ms: int = 24 * 3600 * 1000
     capabilities: list[str] = []
     domains: list[str] = []
+    domains_file: str | None = None
     http_bind: str | None = None
     http_token_file: str | None = None
 
@@ -158,26 +168,29 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--synchronous must be NORMAL or FULL")
     if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
-    if config.http_bind is not None and not config.domains:
-        raise ConfigError("--http-bind needs --domains DIR (the HTTP entry answers sentences for domains)")
+    if config.http_bind is not None and not config.domains and config.domains_file is None:
+        raise ConfigError("--http-bind needs --domains DIR or --domains-file FILE (the HTTP entry answers sentences for domains)")
 
 
-def _domain_catalogue(folders: list[str]):
-    """The catalogue of the domain folders (their handlers imported for their metadata only).
+def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
+    """The domains of ``--domains`` folders and the ``--domains-file`` (their handlers imported
+    for their metadata only).
 
     Raises:
-        ConfigError: naming the folder that does not load.
+        ConfigError: naming the folder, file or entry that does not load.
     """
-    from ontoflow.actors.capability import load_capabilities
-    from ontoflow.actors.intent import Catalogue, DomainLoadError, read_domain
-
-    try:
-        sources = [read_domain(Path(f)) for f in folders]
-        specs = [s.handlers for s in sources if s.handlers]
-        classes = load_capabilities(specs) if specs else []
-        return Catalogue([s.manifest for s in sources], {c.metadata.id: c.metadata for c in classes})
-    except (DomainLoadError, CapabilityLoadError, ManifestError) as exc:
-        raise ConfigError(f"--domains: {exc}") from None
+    found = []
+    for folder in config.domains:
+        try:
+            found.append(expected_domain(Path(folder)))
+        except DomainLoadError as exc:
+            raise ConfigError(f"--domains: {exc}") from None
+    if config.domains_file is not None:
+        try:
+            found.extend(read_domains_file(config.domains_file))
+        except DomainLoadError as exc:
+            raise ConfigError(f"--domains-file: {exc}") from None
+    return found
 
 
 def _token(path: str | None) -> str | None:
@@ -247,7 +260,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
     _check(config)
     documents = _trigger_documents(config.trigger_workflows)
     catalogue = _catalogue(config.capabilities)
-    domains = _domain_catalogue(config.domains) if config.domains else None
+    expected = _expected_domains(config)
     http = HttpEntryConfig(bind=config.http_bind, token=_token(config.http_token_file)) if config.http_bind else None
     try:
         connections = load_connections(config.connections) if config.connections is not None else {}
@@ -291,7 +304,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 max_client_value_bytes=config.max_value_bytes,
                 trigger_workflows=documents,
                 roles=roles,
-                catalogue=domains,
+                expected_domains=expected,
             )
         except ManifestError as exc:
             raise ConfigError(str(exc)) from None
@@ -307,6 +320,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 await tg.start(orchestrator.run)
                 if catalogue:  # after recovery: what the daemon is told wins over what it journaled
                     orchestrator.pool.know(catalogue, wall_clock_ms())
+                if composed.domains is not None:  # expected domains: their steps wait for workers
+                    composed.domains.expect(wall_clock_ms())
                 log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
                          journal=config.journal is not None)
                 if config.announce:

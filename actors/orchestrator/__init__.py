@@ -3,6 +3,8 @@ worker pool, durability), with the client and trigger services composed around i
 
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._compose import Composition, compose_orchestrator
+from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain
+from ontoflow.actors.orchestrator._domains_file import DomainsFile, DomainsFileEntry, expected_domain, read_domains_file
 from ontoflow.actors.orchestrator._edge import INTENT_KEY, EdgeService, answer_text, question_output
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError, wall_clock_ms
@@ -27,8 +29,12 @@ __all__ = [
     "ClientService",
     "Composition",
     "DOCUMENT_KINDS",
+    "DomainBook",
+    "DomainsFile",
+    "DomainsFileEntry",
     "Durability",
     "EdgeService",
+    "ExpectedDomain",
     "INTENT_KEY",
     "InFlight",
     "OBSERVATION_KEY",
@@ -53,6 +59,8 @@ __all__ = [
     "decode_source",
     "document_kind",
     "encode_source",
+    "expected_domain",
     "question_output",
+    "read_domains_file",
     "wall_clock_ms",
 ]

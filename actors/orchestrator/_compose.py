@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain
 from ontoflow.actors.orchestrator._edge import EdgeService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries
@@ -33,12 +34,15 @@ class Composition(msgspec.Struct, frozen=True, kw_only=True):
         triggers: the trigger service, or None when no trigger workflow was given.
         edge: the sentence-to-run service (``Ask``, the HTTP entry), or None without domains
             (start it with ``await tg.start(edge.run)``).
+        domains: the edge's domain book, or None without domains (call ``expect(now)`` once
+            the orchestrator has recovered).
     """
 
     orchestrator: Orchestrator
     clients: ClientService | None = None
     triggers: TriggerService | None = None
     edge: EdgeService | None = None
+    domains: DomainBook | None = None
 
 
 def compose_orchestrator(
@@ -50,6 +54,7 @@ def compose_orchestrator(
     trigger_workflows: Sequence[dict[str, Any]] = (),
     waiters: Waiters | None = None,
     catalogue: Any = None,
+    expected_domains: Sequence[ExpectedDomain] | None = None,
     **options: Any,
 ) -> Composition:
     """Make an orchestrator with ``options`` (``Orchestrator``'s arguments) and its services.
@@ -64,12 +69,16 @@ def compose_orchestrator(
             trigger service shares the client service's compile cache, limits and drain state).
         catalogue: the domains (``actors.intent.Catalogue``) whose sentences ``Ask`` answers
             (needs ``serve_clients``, for the same reasons); None: an Ask gets ``no_domains``.
+        expected_domains: the domains to expect before their workers connect; given (even
+            empty), the edge also answers for the domains workers announce (``Ready.domains``,
+            journaled), as a daemon does. Needs ``serve_clients``.
 
     Raises:
         ValueError: when trigger workflows or a catalogue are given without ``serve_clients``.
         protocols.errors.ManifestError: when a trigger workflow is invalid or declares no trigger.
     """
-    if (trigger_workflows or catalogue is not None) and not serve_clients:
+    with_domains = catalogue is not None or expected_domains is not None
+    if (trigger_workflows or with_domains) and not serve_clients:
         raise ValueError("trigger workflows and domains need serve_clients=True")
     orchestrator = Orchestrator(**options)
     if not serve_clients:
@@ -84,8 +93,18 @@ def compose_orchestrator(
     orchestrator.on_tick.append(clients.tick)
     if triggers is not None:
         orchestrator.on_observation.append(triggers.observe)
-    edge = EdgeService(orchestrator, clients, catalogue) if catalogue is not None else None
+    edge = book = None
+    if with_domains:
+        journaled = orchestrator.durability.journal is not None
+        book = DomainBook(
+            known=orchestrator.registry.known, known_version=lambda: orchestrator.registry.version,
+            know=orchestrator.pool.know, expected=expected_domains or (), static=catalogue,
+            record=orchestrator.durability.domains_seen if journaled else None,
+            journaled=orchestrator.durability.journaled_domains(),
+        )
+        orchestrator.pool.on_ready.append(book.announced)
+        edge = EdgeService(orchestrator, clients, catalogue, domains=book)
     if edge is not None:
         clients.ask_handler = edge.handle
         orchestrator.runs.on_suspended.append(edge.run_suspended)
-    return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge)
+    return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge, domains=book)

@@ -17,7 +17,9 @@ never dispatched is simply dispatched.
 
 The catalogue (every capability a worker offered, ``WorkerRegistry.known``) is journaled as it
 changes (:meth:`Durability.capabilities_seen`) and read back at start (:meth:`Durability.catalogue`),
-so a restarted daemon accepts submits before its workers are back.
+so a restarted daemon accepts submits before its workers are back. The domain manifests workers
+announce are journaled in the same table under ids no capability can have (``domain:ID``,
+:data:`DOMAIN_ENTRY_PREFIX`), so a restarted daemon answers sentences for them at once.
 Plans and pipelines recover the same way: their state (a live DAG sorter) is never snapshotted,
 it is rebuilt by replaying the facts through the plan engine, and every attempt it holds in
 flight (``RunEngine.in_flight``) is handled as above, in step-id order. A pipeline is compiled
@@ -41,7 +43,7 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.journal import CommitBatch, FactRow, Journal, JournalError, RunRow
 
-__all__ = ["Durability", "RecoveryReport"]
+__all__ = ["DOMAIN_ENTRY_PREFIX", "Durability", "RecoveryReport"]
 
 log = structlog.get_logger()
 
@@ -49,6 +51,9 @@ _fact_encoder = msgspec.msgpack.Encoder()
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
 _record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
 _metadata_decoder = msgspec.msgpack.Decoder(CapabilityMetadata)
+
+#: The catalogue-table prefix of a journaled domain manifest (a colon is never in a capability id).
+DOMAIN_ENTRY_PREFIX = "domain:"
 
 
 class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -117,11 +122,25 @@ class Durability:
             return []
         found = []
         for cap_id, body in self.journal.capabilities().items():
+            if cap_id.startswith(DOMAIN_ENTRY_PREFIX):
+                continue
             try:
                 found.append(_metadata_decoder.decode(body))
             except msgspec.DecodeError:
                 log.warning("catalogue_entry_unreadable", capability=cap_id)
         return found
+
+    def domains_seen(self, manifests: Mapping[str, bytes], now: int) -> None:
+        """Record announced domain manifests (domain id -> its encoded manifest)."""
+        for domain, body in manifests.items():
+            self._batch.capabilities[DOMAIN_ENTRY_PREFIX + domain] = (body, now)
+
+    def journaled_domains(self) -> dict[str, bytes]:
+        """The journaled domain manifests: domain id -> encoded manifest (opaque here)."""
+        if self.journal is None:
+            return {}
+        n = len(DOMAIN_ENTRY_PREFIX)
+        return {k[n:]: body for k, body in self.journal.capabilities().items() if k.startswith(DOMAIN_ENTRY_PREFIX)}
 
     def commit(self) -> None:
         """Commit what was recorded since the last commit (the outbox's commit gate).

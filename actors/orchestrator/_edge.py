@@ -38,6 +38,7 @@ from ontoflow.actors.intent import (
     understand,
 )
 from ontoflow.actors.orchestrator._clients import ClientService
+from ontoflow.actors.orchestrator._domains import DomainBook
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
 from ontoflow.actors.pipelines import ConnectionResolutionError
@@ -92,8 +93,11 @@ class EdgeService:
     Args:
         orchestrator: where the plans run.
         clients: compiles plans (its cache, limits and drain state) as a client's submit.
-        catalogue: the domains loaded at start.
+        catalogue: the domains loaded at start (None: those of ``domains`` only).
         adapter: the intent adapter (default: the deterministic matcher on ``catalogue``).
+        domains: the daemon's domain book: when given, each sentence is understood against
+            its current catalogue (expected, journaled and worker-announced domains), and the
+            default matcher is rebuilt whenever that catalogue changes.
         limits: how much session memory is kept.
         clock: "now" in milliseconds (the orchestrator's clock).
     """
@@ -102,16 +106,19 @@ class EdgeService:
         self,
         orchestrator: Orchestrator,
         clients: ClientService,
-        catalogue: Catalogue,
+        catalogue: Catalogue | None,
         *,
         adapter: IntentAdapter | None = None,
         limits: MemoryLimits = MemoryLimits(),
         clock: Callable[[], int] | None = None,
+        domains: DomainBook | None = None,
     ) -> None:
         self._orch = orchestrator
         self._clients = clients
-        self.catalogue = catalogue
-        self.adapter = adapter if adapter is not None else Matcher(catalogue)
+        self.catalogue = catalogue if catalogue is not None else Catalogue([], {})
+        self.adapter = adapter if adapter is not None else Matcher(self.catalogue)
+        self._domains = domains
+        self._own_matcher = adapter is None
         self._limits = limits
         self._clock = clock if clock is not None else orchestrator.now
         self._sessions: OrderedDict[str, list[Turn]] = OrderedDict()
@@ -236,8 +243,12 @@ class EdgeService:
             if answered is not None:
                 return answered
         memory = SessionMemory(sessions={sid: self._sessions[sid]} if sid in self._sessions else {})
+        catalogue, adapter = self._understanding()
+        if not catalogue.domains:
+            return Error(code="no_domains", message="this daemon knows no domain yet: start it with --domains DIR or "
+                         "--domains-file FILE, or start a worker with --domain DIR or --http-domain URL")
         try:
-            understood = await understand(request, catalogue=self.catalogue, adapter=self.adapter, memory=memory,
+            understood = await understand(request, catalogue=catalogue, adapter=adapter, memory=memory,
                                           now_ms=self._clock(), limits=self._limits)
         except IntentRejected as exc:
             return AskReply(status="failure", explanation=str(exc), metadata={"code": "invalid"})
@@ -261,6 +272,16 @@ class EdgeService:
                                        metadata={"code": "unavailable"}), None, intent)
         run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source)
         return await self._finish(sid, run_id, planned.answer_steps, intent)
+
+    def _understanding(self) -> tuple[Catalogue, IntentAdapter]:
+        """The catalogue to understand a sentence against, and the adapter on it."""
+        if self._domains is not None:
+            current = self._domains.catalogue(self._clock())
+            if current is not self.catalogue:
+                self.catalogue = current
+                if self._own_matcher:
+                    self.adapter = Matcher(current)
+        return self.catalogue, self.adapter
 
     def _remember(self, sid: str, turns: list[Turn] | None) -> None:
         if not turns:

@@ -107,6 +107,8 @@ class WorkerPool:
         registry: the live workers.
         draining: no new step is sent; the held ones resume after a restart.
         log_debug: one line per dispatched step (the actor sets it once per batch).
+        on_ready: called as ``fn(info, ready, now)`` after each registration (the domains a
+            worker announces are read there, ``_domains.DomainBook.announced``).
     """
 
     def __init__(
@@ -138,6 +140,7 @@ class WorkerPool:
         self._unoffered_since: dict[str, int] = {}
         self._deadlines: dict[tuple[str, str, int], int] = {}
         self._last_heartbeat_ms = 0
+        self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
@@ -220,6 +223,8 @@ class WorkerPool:
         if self._record_capabilities is not None:
             self._record_capabilities(list(info.capabilities.values()), now)
         kept += self._reclaim(info, held, now)
+        for hook in self.on_ready:
+            hook(info, ready, now)
         self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
                                      session=session))
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots,

@@ -114,6 +114,10 @@ class WorkerHost:
             version, invalid announcement); the reason is in the message.
     """
 
+    #: Domain manifests (plain maps) announced with the capabilities in every ``Ready``; set
+    #: before ``run`` (``actors.worker.read_domain_folders``, ``bridge_http_domain``).
+    domains: Sequence[dict[str, Any]] = ()
+
     def __init__(
         self,
         capabilities: Sequence[Capability],
@@ -276,6 +280,7 @@ class WorkerHost:
             slots=self.slots,
             holding=holding,
             session=self.session_token,
+            domains=list(self.domains),
         )
 
     def set_session_token(self, token: str) -> None:

@@ -41,8 +41,9 @@ CLIENT_ENV = {
 }
 
 # Settings that are file paths: relative ones are taken from the config file's folder.
-_PATHS = frozenset({"curve_secret", "curve_server_key", "authorized_keys", "journal", "connections", "log_file"})
-_PATH_LISTS = frozenset({"trigger_workflow"})
+_PATHS = frozenset({"curve_secret", "curve_server_key", "authorized_keys", "journal", "connections", "log_file",
+                    "domains_file"})
+_PATH_LISTS = frozenset({"trigger_workflow", "domain"})
 
 
 class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
@@ -73,6 +74,7 @@ class DaemonSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     connections: str | None = None
     trigger_workflow: list[str] | None = None
     capabilities: list[str] | None = None
+    domains_file: str | None = None
 
 
 class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
@@ -89,6 +91,9 @@ class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     max_message_bytes: int | None = None
     reconnect_max: float | None = None
     connections: str | None = None
+    #: domain folders this worker serves (``--domain``) and HTTP domains it bridges (``--http-domain``).
+    domain: list[str] | None = None
+    http_domain: list[str] | None = None
 
 
 class ClientSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):

@@ -59,8 +59,11 @@ def register(subparsers: Any) -> None:
                         "submits naming them wait for a worker instead of being refused (repeatable; not run)")
     d.add_argument("--domains", action="append", default=[], metavar="DIR",
                    help="a domain folder whose sentences Ask answers (repeatable; handlers run on workers)")
+    d.add_argument("--domains-file", default=None, metavar="FILE",
+                   help="a YAML/TOML/JSON file listing domain ids and manifests to expect before their workers "
+                        "connect (workers may also announce domains of their own)")
     d.add_argument("--http-bind", default=None, metavar="HOST:PORT",
-                   help="serve the OpenAI chat-completions API here (needs --domains; port 0 picks one)")
+                   help="serve the OpenAI chat-completions API here (needs --domains or --domains-file; port 0 picks one)")
     d.add_argument("--http-token-file", default=None, metavar="FILE",
                    help="the HTTP entry's bearer token (required on a non-loopback address)")
     common_options(d)
@@ -93,6 +96,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         trigger_workflows=list(args.trigger_workflow),
         capabilities=[str(Path(c).resolve()) if c.endswith(".py") else c for c in args.capabilities],
         domains=list(args.domains),
+        domains_file=args.domains_file,
         http_bind=args.http_bind,
         http_token_file=args.http_token_file,
         handle_signals=True,

@@ -3,7 +3,7 @@
 A composition root (it may import ``actors``).
 
     ontoflow run MANIFEST [--input KEY=VALUE ...] [--input-file FILE] [--connections FILE] [--json] ...
-    ontoflow worker --connect ADDRESS [--capabilities MODULE ...] [--slots N] [--connections FILE] ...
+    ontoflow worker --connect ADDRESS [--capabilities MODULE ...] [--domain DIR ...] [--http-domain URL ...] [--connections FILE] ...
 
 ``--connections FILE`` (``connections`` in the ``[worker]`` section of the config file): the
 connections a capability on this worker resolves ``@name`` from at run time (a TOML
@@ -14,6 +14,7 @@ holding a secret that everyone may read is refused (exit 2) before anything star
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -26,8 +27,9 @@ from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.errors import WorkerRefusedError
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator.engine import compile_workflow
+from ontoflow.actors.intent import DomainLoadError
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections, using_connections
-from ontoflow.actors.worker import WorkerHost
+from ontoflow.actors.worker import DEFAULT_HTTP_TIMEOUT_S, DomainServiceError, WorkerHost, bridge_http_domain, read_domain_folders
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION
@@ -81,6 +83,14 @@ def register(subparsers: Any) -> None:
     worker = subparsers.add_parser("worker", help="host capabilities for an orchestrator")
     worker.add_argument("--connect", default=None, metavar="ADDRESS", help="the orchestrator's address (or [worker] connect)")
     worker.add_argument("--capabilities", "-c", action="append", default=[], metavar="MODULE")
+    worker.add_argument("--domain", action="append", default=[], metavar="DIR",
+                        help="a domain folder this worker serves: hosts its handlers and announces its manifest, "
+                             "so the daemon answers sentences for it (repeatable)")
+    worker.add_argument("--http-domain", action="append", default=[], metavar="URL",
+                        help="bridge a domain service with /health, /manifest and /execute: announce its manifest, "
+                             "run each step as a POST /execute (repeatable)")
+    worker.add_argument("--http-timeout-s", type=float, default=DEFAULT_HTTP_TIMEOUT_S, metavar="SECONDS",
+                        help=f"the budget of each request to an --http-domain (default {DEFAULT_HTTP_TIMEOUT_S:g})")
     worker.add_argument("--slots", type=int, default=8)
     worker.add_argument("--worker-id", default=None)
     worker.add_argument(
@@ -251,8 +261,25 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     try:
         classes = load_capabilities(capability_specs(args))
         connections = read_connections(args.connections)
-    except (CapabilityLoadError, ConfigError) as exc:
+        served = read_domain_folders(args.domain)
+    except (CapabilityLoadError, ConfigError, DomainLoadError) as exc:
         return fail(str(exc))
+    if args.http_timeout_s <= 0:
+        return fail("--http-timeout-s must be > 0")
+    domains = list(served.domains)
+    classes += [c for c in served.capabilities if c not in classes]
+    if args.http_domain:
+        try:
+            for url in args.http_domain:
+                bridged = run_async(functools.partial(bridge_http_domain, url, timeout_s=args.http_timeout_s))
+                classes += bridged.capabilities
+                domains += bridged.domains
+        except DomainServiceError as exc:
+            return fail(str(exc), EXIT_FAILED)
+    ids = [c.metadata.id for c in classes]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        return fail(f"two capabilities with one id: {', '.join(twice)} (from --capabilities, --domain and --http-domain)")
 
     if args.slots < 1 or args.max_message_bytes < 1 or args.reconnect_max < 1:
         return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
@@ -278,6 +305,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             drain_on_signals=True,  # SIGTERM: finish running steps, answer, shutdown(), Disconnect, exit 0
             grace_s=args.grace_s,
         )
+        host.domains = domains
         with using_connections(connections):  # every step this host runs resolves @name from them
             await host.run()
 
