@@ -397,6 +397,7 @@ class Orchestrator(SocketActor):
         source: tuple[str, bytes] | None = None,
         idempotency_key: str | None = None,
         trigger_key: str | None = None,
+        owner: str | None = None,
     ) -> str:
         """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id.
 
@@ -409,6 +410,7 @@ class Orchestrator(SocketActor):
                 and survives a crash; without a source it lives in memory only.
             idempotency_key: a later submit with the same key gets this run (``find_run``).
             trigger_key: the observation that started the run (same use).
+            owner: the client key that submitted it (roles enforced), journaled with the run.
 
         Raises:
             ValueError: when ``run_id`` names a run this orchestrator already has, or
@@ -433,7 +435,7 @@ class Orchestrator(SocketActor):
         if journaled and source is not None:
             self.durability.submitted(RunRow(
                 run_id=run_id, source_hash=source[0], submitted_ms=now, deadline_at_ms=deadline_at,
-                idempotency_key=idempotency_key, trigger_key=trigger_key, name=name), source)
+                idempotency_key=idempotency_key, trigger_key=trigger_key, name=name, owner=owner), source)
         if self.log_info:
             log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs), journaled=journaled)
         self.apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=now))
