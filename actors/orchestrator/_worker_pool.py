@@ -102,6 +102,9 @@ class WorkerPool:
         max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
         record_capabilities: called as ``record_capabilities(metadata, now)`` with what a
             registering worker offers (the journal's catalogue); ``None``: none.
+        max_workers: workers registered at once; a Ready past it is refused (Disconnect),
+            so peers announcing themselves cannot grow the registry without bound (a silent
+            one is purged after ``liveness`` heartbeats, which frees its place).
 
     Attributes:
         registry: the live workers.
@@ -121,8 +124,10 @@ class WorkerPool:
         schedule_to_start_ms: int = 30_000,
         max_value_bytes: int | None = None,
         record_capabilities: Callable[[list[CapabilityMetadata], int], None] | None = None,
+        max_workers: int = 4096,
     ) -> None:
         self._runs = runs
+        self.max_workers = max_workers
         self._record_capabilities = record_capabilities
         self._awaiting = AwaitedSteps()
         self._send = send
@@ -141,7 +146,7 @@ class WorkerPool:
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
-        #: Worker messages refused, by reason (``takeover``, ``outcome_session``).
+        #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
 
     # -- questions ---------------------------------------------------------------------------
@@ -211,6 +216,14 @@ class WorkerPool:
             self.lose(identity, now, "worker_lost")
             existing = None
             held = set()
+        if existing is None and len(self.registry) >= self.max_workers:
+            self.refused["too_many_workers"] += 1
+            refused = self.refused["too_many_workers"]
+            if refused & (refused - 1) == 0:  # the 1st, 2nd, 4th, 8th...: a flood writes a few lines
+                log.warning("worker_refused", worker_id=ready.worker_id, reason="too many workers",
+                            limit=self.max_workers, refused=refused)
+            self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
+            return
         session = existing.session if existing is not None else secrets.token_hex(16)
         info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,

@@ -228,3 +228,18 @@ def test_an_outcome_without_the_session_token_is_ignored_and_a_ready_without_it_
     h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
                                   session=h.session(b"w1")), 2)
     assert len(h.facts) == 1  # the attempt was not handed to the new session
+
+
+def test_registered_workers_are_capped_and_a_silent_one_frees_its_place() -> None:
+    h = _Harness(max_workers=2, heartbeat_ms=100, liveness=3)
+    h.ready(b"w1")
+    h.ready(b"w2")
+    h.ready(b"w3")
+    assert len(h.pool.registry) == 2 and h.pool.refused["too_many_workers"] == 1
+    assert [(i, "limit of 2 workers" in m.reason) for i, m in h.sent.of(Disconnect)] == [(b"w3", True)]
+    h.ready(b"w1", now=50, session=h.session(b"w1"))  # one registered already announces itself again
+    assert len(h.pool.registry) == 2 and h.pool.refused["too_many_workers"] == 1
+    h.pool.seen(b"w1", 350, h.session(b"w1"))
+    h.pool.tick(400)  # w2 silent past liveness x heartbeat: purged
+    h.ready(b"w3", now=400)
+    assert sorted(w.worker_id for w in h.pool.registry) == ["w1", "w3"]
