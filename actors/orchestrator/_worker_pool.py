@@ -143,6 +143,9 @@ class WorkerPool:
         self._unoffered_since: dict[str, int] = {}
         self._deadlines: dict[tuple[str, str, int], int] = {}
         self._last_heartbeat_ms = 0
+        # What the previous tick found silent or past its wait (see ``tick``'s second look).
+        self._silent: set[bytes] = set()
+        self._awaiting_due: set[tuple[str, str, int]] = set()
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
@@ -181,8 +184,10 @@ class WorkerPool:
         is not from the registered worker and keeps nothing alive)."""
         worker = self.registry.get(identity)
         if worker is not None:
-            if session is not None and session != worker.session:
-                return None
+            if session is not None:
+                if session != worker.session:
+                    return None
+                worker.confirmed = True  # it has our Welcome
             worker.last_seen_ms = now
         return worker
 
@@ -205,7 +210,14 @@ class WorkerPool:
             self.refused["takeover"] += 1
             log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
             return
-        if existing is not None and ready.session != existing.session:
+        if existing is not None and ready.session != existing.session and not existing.confirmed \
+                and ready.session and ready.session == existing.presented:
+            # The same worker again before our Welcome reached it: the Welcome went to a
+            # connection it had already replaced (after a daemon restart its first Ready may
+            # wait in a socket it gave up on), so it presents the token its first Ready
+            # presented. It keeps its session and its steps; the Welcome goes out again.
+            log.info("worker_welcome_resent", worker_id=existing.worker_id, in_flight=len(existing.in_flight))
+        elif existing is not None and ready.session != existing.session:
             # Not the session's token: the ROUTER lets one connection hold an identity, so the
             # registered one is gone (a restarted process, or someone who learnt the worker
             # id). It registers afresh and is handed none of the old session's steps, which
@@ -227,7 +239,9 @@ class WorkerPool:
         session = existing.session if existing is not None else secrets.token_hex(16)
         info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
-                          session=session, key=key)
+                          session=session, key=key,
+                          presented=existing.presented if existing is not None else ready.session,
+                          confirmed=existing.confirmed if existing is not None else False)
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
         if self._record_capabilities is not None:
@@ -345,11 +359,25 @@ class WorkerPool:
             self._last_heartbeat_ms = now
             for worker in list(self.registry):
                 self._send(worker.identity, Heartbeat())
-        for worker in self.registry.expired(now, self.heartbeat_ms * self.liveness):
-            log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
-            self.lose(worker.identity, now, "worker_lost")
-        if self._awaiting:
-            self._lost_awaiting(self._awaiting.expired(now), now)
+        # A second look before anything is declared gone: a worker is lost, and an awaited
+        # attempt given up, only when the previous tick found it so too. After the event loop
+        # stalled (a loaded machine), the first tick can run before the socket's queued
+        # heartbeats and Readys are read; the timer sleeps a tick before the next one, and the
+        # receive loop reads them meanwhile. It costs one tick of delay.
+        silent = self.registry.expired(now, self.heartbeat_ms * self.liveness)
+        suspects, self._silent = self._silent, {w.identity for w in silent}
+        for worker in silent:
+            if worker.identity in suspects:
+                self._silent.discard(worker.identity)
+                log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
+                self.lose(worker.identity, now, "worker_lost")
+        if self._awaiting or self._awaiting_due:
+            due = set(self._awaiting.due(now))
+            late = sorted(due & self._awaiting_due)
+            self._awaiting_due = due.difference(late)
+            for key in late:
+                self._awaiting.discard(key)
+            self._lost_awaiting(late, now)
         if not self.draining and self._pending:  # held back on purpose while draining: they resume after the restart
             self._expire_pending(now)
         if self._deadlines:

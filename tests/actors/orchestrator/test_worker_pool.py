@@ -87,9 +87,23 @@ def test_a_silent_worker_is_lost_with_its_steps_and_heartbeats_go_out() -> None:
     h.pool.dispatch(d, 0)
     h.pool.tick(10)
     assert h.sent.of(Heartbeat)
-    h.pool.tick(31)
+    h.pool.tick(31)  # silent past liveness x heartbeat: lost at the next tick (a second look)
+    assert h.facts == []
+    h.pool.tick(41)
     [(_, fact)] = h.facts
     assert isinstance(fact, StepLost) and fact.reason == "worker_lost" and len(h.pool.registry) == 0
+
+
+def test_a_worker_whose_heartbeat_is_read_after_the_first_silent_tick_is_kept() -> None:
+    # After a stall of the daemon's loop, the first tick can come before the queued heartbeats.
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0)
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    h.pool.tick(500)
+    h.pool.seen(b"w1", 500, h.session(b"w1"))
+    h.pool.tick(510)
+    assert h.facts == [] and len(h.pool.registry) == 1 and h.pool.steps_in_flight() == 1
 
 
 def test_steps_wait_at_most_schedule_to_start_then_are_unavailable() -> None:
@@ -240,6 +254,8 @@ def test_registered_workers_are_capped_and_a_silent_one_frees_its_place() -> Non
     h.ready(b"w1", now=50, session=h.session(b"w1"))  # one registered already announces itself again
     assert len(h.pool.registry) == 2 and h.pool.refused["too_many_workers"] == 1
     h.pool.seen(b"w1", 350, h.session(b"w1"))
-    h.pool.tick(400)  # w2 silent past liveness x heartbeat: purged
+    h.pool.tick(400)  # w2 silent past liveness x heartbeat: purged at the next tick
+    h.pool.seen(b"w1", 400, h.session(b"w1"))
+    h.pool.tick(410)
     h.ready(b"w3", now=400)
     assert sorted(w.worker_id for w in h.pool.registry) == ["w1", "w3"]
