@@ -52,7 +52,7 @@ from ontoflow.actors.orchestrator.engine import (
     Suspended,
 )
 from ontoflow.protocols.client import ClientMessage, Error, Question
-from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
+from ontoflow.protocols.messages import Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready
 from ontoflow.runtime.actor import SocketActor, Tick, wall_clock_ms
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import CurveServer
@@ -318,6 +318,10 @@ class Orchestrator(SocketActor):
     def _in_flight_on(self, run_id: str, step_id: str, attempt: int) -> bytes | None:
         owner = self.pool.registry.owner(run_id, step_id, attempt)
         return None if owner is None else owner.identity
+
+    def undelivered(self, identity: bytes, messages: list[Any]) -> None:
+        """Invokes the ROUTER refused never reached their worker (see ``WorkerPool.undelivered``)."""
+        self.pool.undelivered(identity, [m for m in messages if isinstance(m, Invoke)])
 
     def send_client(self, identity: bytes, message: Any) -> None:
         """Send a client reply after the batch's commit; while unavailable, at once (it then

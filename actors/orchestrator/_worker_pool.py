@@ -146,6 +146,8 @@ class WorkerPool:
         # What the previous tick found silent or past its wait (see ``tick``'s second look).
         self._silent: set[bytes] = set()
         self._awaiting_due: set[tuple[str, str, int]] = set()
+        # Attempts in flight whose Invoke the ROUTER refused (see ``undelivered``).
+        self._undelivered: set[tuple[str, str, int]] = set()
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
@@ -320,6 +322,8 @@ class WorkerPool:
             return
         owner.last_seen_ms = now
         self.registry.release(*key)
+        if self._undelivered:
+            self._undelivered.discard(key)
         self._deadlines.pop(key, None)
         run = self._runs.live(outcome.run_id)
         if run is None:
@@ -469,10 +473,32 @@ class WorkerPool:
                 return
             self._send_invoke(worker, queued.dispatch, now)
 
+    def undelivered(self, identity: bytes, invokes: list[Invoke]) -> None:
+        """The ROUTER refused these Invokes for ``identity`` (its connection was gone, e.g.
+        replaced by a new one not yet registered): they never reached the worker. They stay in
+        flight on it; if it registers again without them, or is lost, they are dispatched
+        again as never sent rather than lost (a non-idempotent step that never ran is not
+        failed as ``worker_lost``)."""
+        for invoke in invokes:
+            key = (invoke.run_id, invoke.step_id, invoke.attempt)
+            owner = self.registry.owner(*key)
+            if owner is not None and owner.identity == identity:
+                self._undelivered.add(key)
+
     def _orphaned(self, steps: list[InFlight], now: int, reason: str) -> None:
         for step in steps:
-            self._deadlines.pop((step.run_id, step.step_id, step.attempt), None)
+            key = (step.run_id, step.step_id, step.attempt)
+            self._deadlines.pop(key, None)
             run = self._runs.live(step.run_id)
+            if key in self._undelivered:
+                self._undelivered.discard(key)
+                again = None if run is None else next(
+                    (d for d in run.engine.in_flight(run.state) if (d.step_id, d.attempt) == key[1:]), None)
+                if again is not None:
+                    log.info("step_redispatched", run_id=step.run_id, step_id=step.step_id, attempt=step.attempt,
+                             reason="invoke_undelivered")
+                    self.dispatch(again, now)
+                    continue
             if run is not None:
                 self._deliver(run, StepLost(step_id=step.step_id, attempt=step.attempt, reason=reason, now_ms=now))
 

@@ -259,3 +259,37 @@ def test_registered_workers_are_capped_and_a_silent_one_frees_its_place() -> Non
     h.pool.tick(410)
     h.ready(b"w3", now=400)
     assert sorted(w.worker_id for w in h.pool.registry) == ["w1", "w3"]
+
+
+def test_an_invoke_the_router_refused_is_sent_again_not_lost_when_its_worker_registers_again_or_goes() -> None:
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0, session="old-token")
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    [(_, invoke)] = h.sent.of(Invoke)
+    h.pool.undelivered(b"w1", [invoke])  # its connection was gone: it never got it
+    # It registers again (our Welcome was lost too), holding nothing: the step is sent again.
+    h.ready(b"w1", now=5, session="old-token")
+    assert h.facts == [] and [i for i, _ in h.sent.of(Invoke)] == [b"w1", b"w1"]
+    assert h.pool.steps_in_flight() == 1
+    # Refused again, and the worker goes silent: another worker gets it, still not lost.
+    h.pool.undelivered(b"w1", [invoke])
+    h.ready(b"w2", now=6)
+    h.pool.seen(b"w2", 40, h.session(b"w2"))
+    h.pool.tick(40)
+    h.pool.seen(b"w2", 50, h.session(b"w2"))
+    h.pool.tick(50)
+    assert h.facts == [] and [i for i, _ in h.sent.of(Invoke)][-1] == b"w2"
+
+
+def test_a_refused_invoke_of_another_workers_identity_changes_nothing() -> None:
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0)
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    [(_, invoke)] = h.sent.of(Invoke)
+    h.pool.undelivered(b"w2", [invoke])
+    h.pool.tick(40)
+    h.pool.tick(50)  # w1 silent: lost, and its step with it (it may have run)
+    [(_, fact)] = h.facts
+    assert isinstance(fact, StepLost) and fact.reason == "worker_lost"
