@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -m "not soak"
 
 soak: $(STAMP)
-	$(BIN)/python -m pytest -m soak
+	ONTOFLOW_FIGURES=out/soak-figures.json $(BIN)/python -m pytest -m "soak or figures"
 
 # Benchmarks: the bench extra (matplotlib) in the project venv; the peers in their own venv.
 BENCH_STAMP := $(VENV)/.bench-installed

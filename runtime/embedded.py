@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,11 @@ def worker_argv(
     for spec in capability_specs:
         argv += ["--capabilities", spec]
     return argv
+
+
+def _registered(orchestrator: Orchestrator, worker_id: str) -> Callable[[], bool]:
+    """Whether a local worker process came up: it registered (and is not yet purged)."""
+    return lambda: any(w.worker_id == worker_id for w in orchestrator.registry)
 
 
 @asynccontextmanager
@@ -151,6 +156,7 @@ async def open_local_cluster(
                         worker_argv(orchestrator.address, capability_specs, slots=slots, worker_id=f"local-{i}",
                                     log_level=log_level, nice=worker_nice, connections=connections),
                         restart=RestartPolicy.PERMANENT,
+                        came_up=_registered(orchestrator, f"local-{i}"),
                     )
                     for i in range(workers)
                 ]

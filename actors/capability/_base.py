@@ -25,7 +25,7 @@ import structlog
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import Validator, compile_schema, describe_violation
-from ontoflow.actors.capability._scrub import MAX_CHARS, scrub
+from ontoflow.actors.capability._scrub import MAX_CHARS, handed_values, scrub
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
@@ -278,7 +278,7 @@ class Capability(abc.ABC):
                 message = f"{error_class}: TimeoutError: attempt exceeded {budget}"
                 return self._finish(request, started, TIMEOUT, reason=REASON_TIMEOUT, error=message, retries=retries,
                                     verbose=verbose)
-            message = self._error_text(error_class, error, inputs)
+            message = self._error_text(error_class, error, handed_values(inputs, request.context))
             return self._finish(request, started, FAILURE, reason=REASON_ERROR, error=message, retries=retries,
                                 verbose=verbose)
 
@@ -287,7 +287,9 @@ class Capability(abc.ABC):
         try:
             event, outputs, segments = self._interpret(raw)
         except _BadResult as bad:
-            message = scrub(bad.message, secrets=self._secrets)
+            # An undeclared event's name is quoted: it may be a value the step was handed.
+            raw_inputs = request.inputs if isinstance(request.inputs, dict) else {}
+            message = scrub(bad.message, values=handed_values(raw_inputs, request.context), secrets=self._secrets)
             return self._finish(request, started, FAILURE, reason=bad.reason, error=message, retries=retries,
                                 verbose=verbose)
         return self._finish(request, started, event, outputs=outputs, segments=segments, retries=retries,
@@ -329,14 +331,14 @@ class Capability(abc.ABC):
             raise _BadResult(REASON_INVALID_RESULT, f"outputs are not encodable: {type(exc).__name__}") from None
         return event, dict(outputs), list(segments)
 
-    def _error_text(self, error_class: ErrorClass, exc: Exception, inputs: dict[str, Any]) -> str:
-        """``"<class>: <ExcType>: <message>"``, scrubbed of inputs and secrets, capped."""
+    def _error_text(self, error_class: ErrorClass, exc: Exception, values: list[Any]) -> str:
+        """``"<class>: <ExcType>: <message>"``, scrubbed of what the step was handed and secrets, capped."""
         try:
             message = str(exc)
         except Exception:
             message = "<unprintable message>"
         head = f"{error_class}: {type(exc).__name__}: "
-        body = scrub(message, values=inputs.values(), secrets=self._secrets, max_chars=MAX_CHARS)
+        body = scrub(message, values=values, secrets=self._secrets, max_chars=MAX_CHARS)
         return (head + body)[:MAX_CHARS]
 
     def _finish(

@@ -6,7 +6,11 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "scrub"]
+import msgspec
+
+from ontoflow.protocols.context import StepContext
+
+__all__ = ["REDACTED", "handed_values", "scrub"]
 
 REDACTED = "<redacted>"
 #: The default cap of a scrubbed text (an Outcome's ``error``).
@@ -33,6 +37,9 @@ _URL_USERINFO = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@]+@"
 _AWS_KEY = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# A segment made from a context or memory value holds its JSON; one past this is not decoded
+# (a message quoting a part of a document that large is beyond what a literal match can see).
+_MAX_JSON_SEGMENT = 64 * 1024
 
 
 def _long_run(match: re.Match[str]) -> str:
@@ -70,6 +77,37 @@ def _flatten(value: Any, depth: int = 0) -> Iterator[str]:
             yield from _flatten(item, depth + 1)
 
 
+def handed_values(inputs: Mapping[str, Any], context: StepContext | None) -> list[Any]:
+    """Every value a capability was handed with a step: its inputs and its context's data.
+
+    Besides the declared inputs, a step carries the execution payload (segments, some made
+    from run-context or memory values, whose JSON is decoded so a quoted member is found too),
+    the inherited static memory and the artifact texts: an exception may quote any of them.
+    The contract and system layers hold manifest text and ids, which stay readable.
+
+    Args:
+        inputs: the step's validated inputs.
+        context: the step's five context layers (``None`` for none).
+
+    Returns:
+        The values to hand to ``scrub(values=...)``.
+    """
+    values: list[Any] = list(inputs.values())
+    if context is None:
+        return values
+    for segment in context.payload:
+        content = segment.content
+        values.append(content)
+        if len(content) <= _MAX_JSON_SEGMENT and content[:1] in ("{", "["):
+            try:
+                values.append(msgspec.json.decode(content))
+            except msgspec.DecodeError:
+                pass  # text that only looks like JSON: its literal is already listed
+    values.extend(context.inherited.values())
+    values.extend(context.artifact.values())
+    return values
+
+
 def scrub(
     text: str,
     *,
@@ -100,6 +138,9 @@ def scrub(
     literals = {s for s in secrets if isinstance(s, str) and s}
     for value in values:
         literals.update(_flatten(value))
+    # A literal longer than the text cannot occur in it; a long document handed with the
+    # step would only make the pattern slower.
+    literals = {s for s in literals if len(s) <= len(text)}
     if literals:
         # One pass, longest first, so a value inside a longer one (or inside an earlier
         # <redacted>) cannot leave a fragment behind.

@@ -120,7 +120,8 @@ class ClientService:
         # (the common case) costs a lookup, not a decode, a validation and a compilation.
         self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]]] = {}
         # run id -> the CURVE key that submitted it, when roles are enforced: a client key
-        # reads and cancels only its own runs (kept as long as the run is kept in memory).
+        # reads and cancels only its own runs (kept as long as the run is kept in memory; the
+        # journal keeps it too, and is asked about a run submitted before a restart).
         self._owners: dict[str, str] = {}
         #: Answers an ``Ask`` (``handler(identity, ask)``, replying itself, later); set by
         #: ``compose_orchestrator`` when the daemon has domains, else an Ask gets ``no_domains``.
@@ -140,13 +141,13 @@ class ClientService:
         orch = self._orch
         run_id = getattr(message, "run_id", None)
         if run_id is not None and not isinstance(message, Submit) and \
-                not orch.authority.may_touch(identity, self._owners.get(run_id), message):
+                not orch.authority.may_touch(identity, self._owner_of(run_id), message):
             return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         match message:
             case Submit(wait=False):  # a SubmitRequest is a Submit
-                return self._owned(identity, self._submit(message))
+                return self._owned(identity, self._submit(message, identity))
             case Submit():
-                reply = self._owned(identity, self._submit(message))
+                reply = self._owned(identity, self._submit(message, identity))
                 if not isinstance(reply, SubmitAccepted):
                     return reply
                 self._orch.send_client(identity, reply)
@@ -194,7 +195,7 @@ class ClientService:
                 roles = orch.authority.roles_of(identity)
                 if roles is not None and ADMIN not in roles:  # a client lists its own runs only
                     key = key_of(identity)
-                    listed = RunList(runs=[r for r in listed.runs if self._owners.get(r.run_id) == key])
+                    listed = RunList(runs=[r for r in listed.runs if self._owner_of(r.run_id) == key])
                 return listed
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
@@ -230,7 +231,15 @@ class ClientService:
             self._owners.setdefault(reply.run_id, key_of(identity))
         return reply
 
-    def _submit(self, message: Submit) -> Any:
+    def _owner_of(self, run_id: str) -> str | None:
+        """The key that submitted ``run_id``: noted at submit, or journaled before a restart."""
+        owner = self._owners.get(run_id)
+        if owner is None and self._orch.authority.roles is not None and self._orch.journal is not None:
+            row = self._orch.journal.run(run_id)
+            owner = None if row is None else row.owner
+        return owner
+
+    def _submit(self, message: Submit, identity: bytes) -> Any:
         orch = self._orch
         if not orch.available:  # first: even a known idempotency key may name an uncommitted run
             return _UNAVAILABLE
@@ -274,7 +283,8 @@ class ClientService:
             return Error(code="invalid_connections", message=str(exc))
         try:
             run_id = orch.submit(workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
-                                 source=source, idempotency_key=message.idempotency_key)
+                                 source=source, idempotency_key=message.idempotency_key,
+                                 owner=key_of(identity) if orch.authority.roles is not None else None)
         except ValueError as exc:
             return Error(code="invalid_request", message=str(exc))
         if key is not None and fingerprint is not None:

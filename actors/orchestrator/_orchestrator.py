@@ -16,7 +16,8 @@ decided and carried out). The client and trigger services sit above it, wired by
 A journal commit that fails (a full disk) makes the orchestrator *unavailable* until a retry
 of it succeeds (the outbox retries with backoff): nothing the failed batch caused is sent, and
 nothing new is decided. The messages that would record a fact (Outcome, Ready, Disconnect,
-Observation) are parked, in arrival order, and handled first once the commit succeeded; Ticks
+Observation) are parked, in arrival order and bounded (:class:`ParkingLot`), and handled first
+once the commit succeeded; Ticks
 decide nothing (only heartbeats go out, so workers stay connected; deadlines are looked at
 again by the first Tick after); clients' reads are answered, from committed state for a run
 the held batch touches, and their writes are refused ``unavailable`` (``ClientService``).
@@ -33,6 +34,7 @@ import structlog
 from ontoflow.actors.orchestrator._authority import Authority
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._ids import new_run_id
+from ontoflow.actors.orchestrator._parking import ParkingLot
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import DEFAULT_ANSWER_TIMEOUT_MS, AnswerRefused, Run, RunTable
@@ -50,7 +52,7 @@ from ontoflow.actors.orchestrator.engine import (
     Suspended,
 )
 from ontoflow.protocols.client import ClientMessage, Error, Question
-from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
+from ontoflow.protocols.messages import Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready
 from ontoflow.runtime.actor import SocketActor, Tick, wall_clock_ms
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import CurveServer
@@ -151,7 +153,7 @@ class Orchestrator(SocketActor):
         #: Called with the time at each tick (the client service's lease on held requests).
         self.on_tick: list[Callable[[int], None]] = []
         self.recovery: RecoveryReport | None = None
-        self._parked: list[tuple[bytes, Any]] = []
+        self.parking = ParkingLot()
         self._heartbeat_at = 0
         self.authority = Authority(roles)
 
@@ -203,7 +205,7 @@ class Orchestrator(SocketActor):
 
     def statistics(self) -> dict[str, int]:
         """Counts for observability: runs in flight, workers, steps waiting for a worker."""
-        return {"runs_in_flight": self.runs.in_flight, **self.pool.statistics()}
+        return {"runs_in_flight": self.runs.in_flight, **self.pool.statistics(), **self.parking.statistics()}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -253,13 +255,11 @@ class Orchestrator(SocketActor):
             if isinstance(message, _CLIENT_TYPES):
                 self.send_client(identity, Error(code="forbidden", message=f"this key may not send {type(message).__name__}"))
             return
-        if self._parked or not self.outbox.available:
+        if self.parking or not self.outbox.available:
             if not self.outbox.available:
                 self._unavailable(identity, message, now)
                 return
-            parked, self._parked = self._parked, []
-            log.info("parked_messages_handled", count=len(parked))
-            for peer, held in parked:  # first, in the order they came
+            for peer, held in self.parking.take():  # first, in the order they came
                 self.receive(peer, held, now)
         match message:
             case Outcome():  # the hot path: most of what arrives
@@ -312,10 +312,16 @@ class Orchestrator(SocketActor):
             case _ if isinstance(message, _CLIENT_TYPES) and self.client_handler is not None:
                 self.client_handler(identity, message)  # reads answered, writes refused
             case _:
-                if not self._parked:
-                    log.warning("messages_parked", reason="journal_unavailable")
                 self.pool.seen(identity, now)
-                self._parked.append((identity, message))
+                self.parking.park(identity, message, self._in_flight_on)
+
+    def _in_flight_on(self, run_id: str, step_id: str, attempt: int) -> bytes | None:
+        owner = self.pool.registry.owner(run_id, step_id, attempt)
+        return None if owner is None else owner.identity
+
+    def undelivered(self, identity: bytes, messages: list[Any]) -> None:
+        """Invokes the ROUTER refused never reached their worker (see ``WorkerPool.undelivered``)."""
+        self.pool.undelivered(identity, [m for m in messages if isinstance(m, Invoke)])
 
     def send_client(self, identity: bytes, message: Any) -> None:
         """Send a client reply after the batch's commit; while unavailable, at once (it then
@@ -397,6 +403,7 @@ class Orchestrator(SocketActor):
         source: tuple[str, bytes] | None = None,
         idempotency_key: str | None = None,
         trigger_key: str | None = None,
+        owner: str | None = None,
     ) -> str:
         """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id.
 
@@ -409,6 +416,7 @@ class Orchestrator(SocketActor):
                 and survives a crash; without a source it lives in memory only.
             idempotency_key: a later submit with the same key gets this run (``find_run``).
             trigger_key: the observation that started the run (same use).
+            owner: the client key that submitted it (roles enforced), journaled with the run.
 
         Raises:
             ValueError: when ``run_id`` names a run this orchestrator already has, or
@@ -433,7 +441,7 @@ class Orchestrator(SocketActor):
         if journaled and source is not None:
             self.durability.submitted(RunRow(
                 run_id=run_id, source_hash=source[0], submitted_ms=now, deadline_at_ms=deadline_at,
-                idempotency_key=idempotency_key, trigger_key=trigger_key, name=name), source)
+                idempotency_key=idempotency_key, trigger_key=trigger_key, name=name, owner=owner), source)
         if self.log_info:
             log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs), journaled=journaled)
         self.apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=now))

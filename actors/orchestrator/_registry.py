@@ -40,6 +40,12 @@ class WorkerInfo(msgspec.Struct, kw_only=True):
     session: str = ""
     #: The CURVE public key (z85) that registered it; "" without CURVE.
     key: str = ""
+    #: The token the registering Ready presented (a previous session's, or ""), and whether
+    #: a message carrying ``session`` has come since: until one has, the Welcome may have been
+    #: lost with a connection the worker replaced, and it may register again presenting the
+    #: same token (see ``WorkerPool.ready``).
+    presented: str = ""
+    confirmed: bool = False
 
     @property
     def free_slots(self) -> int:
@@ -205,6 +211,10 @@ class AwaitedSteps:
             else:
                 lost.append(key)
         return reclaimed, lost
+
+    def due(self, now_ms: int) -> list[StepKey]:
+        """The attempts whose deadline has come (still awaited)."""
+        return [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
 
     def expired(self, now_ms: int) -> list[StepKey]:
         """The attempts whose deadline has come, removed."""

@@ -102,6 +102,9 @@ class WorkerPool:
         max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
         record_capabilities: called as ``record_capabilities(metadata, now)`` with what a
             registering worker offers (the journal's catalogue); ``None``: none.
+        max_workers: workers registered at once; a Ready past it is refused (Disconnect),
+            so peers announcing themselves cannot grow the registry without bound (a silent
+            one is purged after ``liveness`` heartbeats, which frees its place).
 
     Attributes:
         registry: the live workers.
@@ -123,8 +126,10 @@ class WorkerPool:
         schedule_to_start_ms: int = 30_000,
         max_value_bytes: int | None = None,
         record_capabilities: Callable[[list[CapabilityMetadata], int], None] | None = None,
+        max_workers: int = 4096,
     ) -> None:
         self._runs = runs
+        self.max_workers = max_workers
         self._record_capabilities = record_capabilities
         self._awaiting = AwaitedSteps()
         self._send = send
@@ -141,10 +146,15 @@ class WorkerPool:
         self._deadlines: dict[tuple[str, str, int], int] = {}
         self._last_heartbeat_ms = 0
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
+        # What the previous tick found silent or past its wait (see ``tick``'s second look).
+        self._silent: set[bytes] = set()
+        self._awaiting_due: set[tuple[str, str, int]] = set()
+        # Attempts in flight whose Invoke the ROUTER refused (see ``undelivered``).
+        self._undelivered: set[tuple[str, str, int]] = set()
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
-        #: Worker messages refused, by reason (``takeover``, ``outcome_session``).
+        #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
 
     # -- questions ---------------------------------------------------------------------------
@@ -179,8 +189,10 @@ class WorkerPool:
         is not from the registered worker and keeps nothing alive)."""
         worker = self.registry.get(identity)
         if worker is not None:
-            if session is not None and session != worker.session:
-                return None
+            if session is not None:
+                if session != worker.session:
+                    return None
+                worker.confirmed = True  # it has our Welcome
             worker.last_seen_ms = now
         return worker
 
@@ -203,7 +215,14 @@ class WorkerPool:
             self.refused["takeover"] += 1
             log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
             return
-        if existing is not None and ready.session != existing.session:
+        if existing is not None and ready.session != existing.session and not existing.confirmed \
+                and ready.session and ready.session == existing.presented:
+            # The same worker again before our Welcome reached it: the Welcome went to a
+            # connection it had already replaced (after a daemon restart its first Ready may
+            # wait in a socket it gave up on), so it presents the token its first Ready
+            # presented. It keeps its session and its steps; the Welcome goes out again.
+            log.info("worker_welcome_resent", worker_id=existing.worker_id, in_flight=len(existing.in_flight))
+        elif existing is not None and ready.session != existing.session:
             # Not the session's token: the ROUTER lets one connection hold an identity, so the
             # registered one is gone (a restarted process, or someone who learnt the worker
             # id). It registers afresh and is handed none of the old session's steps, which
@@ -214,10 +233,20 @@ class WorkerPool:
             self.lose(identity, now, "worker_lost")
             existing = None
             held = set()
+        if existing is None and len(self.registry) >= self.max_workers:
+            self.refused["too_many_workers"] += 1
+            refused = self.refused["too_many_workers"]
+            if refused & (refused - 1) == 0:  # the 1st, 2nd, 4th, 8th...: a flood writes a few lines
+                log.warning("worker_refused", worker_id=ready.worker_id, reason="too many workers",
+                            limit=self.max_workers, refused=refused)
+            self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
+            return
         session = existing.session if existing is not None else secrets.token_hex(16)
         info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
-                          session=session, key=key)
+                          session=session, key=key,
+                          presented=existing.presented if existing is not None else ready.session,
+                          confirmed=existing.confirmed if existing is not None else False)
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
         if self._record_capabilities is not None:
@@ -298,6 +327,8 @@ class WorkerPool:
             return
         owner.last_seen_ms = now
         self.registry.release(*key)
+        if self._undelivered:
+            self._undelivered.discard(key)
         self._deadlines.pop(key, None)
         run = self._runs.live(outcome.run_id)
         if run is None:
@@ -337,11 +368,25 @@ class WorkerPool:
             self._last_heartbeat_ms = now
             for worker in list(self.registry):
                 self._send(worker.identity, Heartbeat())
-        for worker in self.registry.expired(now, self.heartbeat_ms * self.liveness):
-            log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
-            self.lose(worker.identity, now, "worker_lost")
-        if self._awaiting:
-            self._lost_awaiting(self._awaiting.expired(now), now)
+        # A second look before anything is declared gone: a worker is lost, and an awaited
+        # attempt given up, only when the previous tick found it so too. After the event loop
+        # stalled (a loaded machine), the first tick can run before the socket's queued
+        # heartbeats and Readys are read; the timer sleeps a tick before the next one, and the
+        # receive loop reads them meanwhile. It costs one tick of delay.
+        silent = self.registry.expired(now, self.heartbeat_ms * self.liveness)
+        suspects, self._silent = self._silent, {w.identity for w in silent}
+        for worker in silent:
+            if worker.identity in suspects:
+                self._silent.discard(worker.identity)
+                log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
+                self.lose(worker.identity, now, "worker_lost")
+        if self._awaiting or self._awaiting_due:
+            due = set(self._awaiting.due(now))
+            late = sorted(due & self._awaiting_due)
+            self._awaiting_due = due.difference(late)
+            for key in late:
+                self._awaiting.discard(key)
+            self._lost_awaiting(late, now)
         if not self.draining and self._pending:  # held back on purpose while draining: they resume after the restart
             self._expire_pending(now)
         if self._deadlines:
@@ -433,10 +478,32 @@ class WorkerPool:
                 return
             self._send_invoke(worker, queued.dispatch, now)
 
+    def undelivered(self, identity: bytes, invokes: list[Invoke]) -> None:
+        """The ROUTER refused these Invokes for ``identity`` (its connection was gone, e.g.
+        replaced by a new one not yet registered): they never reached the worker. They stay in
+        flight on it; if it registers again without them, or is lost, they are dispatched
+        again as never sent rather than lost (a non-idempotent step that never ran is not
+        failed as ``worker_lost``)."""
+        for invoke in invokes:
+            key = (invoke.run_id, invoke.step_id, invoke.attempt)
+            owner = self.registry.owner(*key)
+            if owner is not None and owner.identity == identity:
+                self._undelivered.add(key)
+
     def _orphaned(self, steps: list[InFlight], now: int, reason: str) -> None:
         for step in steps:
-            self._deadlines.pop((step.run_id, step.step_id, step.attempt), None)
+            key = (step.run_id, step.step_id, step.attempt)
+            self._deadlines.pop(key, None)
             run = self._runs.live(step.run_id)
+            if key in self._undelivered:
+                self._undelivered.discard(key)
+                again = None if run is None else next(
+                    (d for d in run.engine.in_flight(run.state) if (d.step_id, d.attempt) == key[1:]), None)
+                if again is not None:
+                    log.info("step_redispatched", run_id=step.run_id, step_id=step.step_id, attempt=step.attempt,
+                             reason="invoke_undelivered")
+                    self.dispatch(again, now)
+                    continue
             if run is not None:
                 self._deliver(run, StepLost(step_id=step.step_id, attempt=step.attempt, reason=reason, now_ms=now))
 

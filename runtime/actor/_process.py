@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import structlog
@@ -25,6 +25,7 @@ def process_child(
     env: Mapping[str, str] | None = None,
     restart: RestartPolicy = RestartPolicy.PERMANENT,
     stop_grace_s: float = 5.0,
+    came_up: Callable[[], bool] | None = None,
 ) -> ChildSpec:
     """Return a child spec that runs ``argv`` as an OS process (e.g. a local worker host).
 
@@ -41,6 +42,7 @@ def process_child(
             the environment through unchanged.
         restart: the restart policy.
         stop_grace_s: seconds between SIGTERM and SIGKILL.
+        came_up: see ``ChildSpec.came_up``.
 
     Returns:
         The child spec; its ``shutdown_s`` leaves a second beyond the grace period.
@@ -58,7 +60,7 @@ def process_child(
     async def start() -> None:
         await _run_once(name, argv, full_env, stop_grace_s)
 
-    return ChildSpec(name=name, start=start, restart=restart, shutdown_s=stop_grace_s + 1.0)
+    return ChildSpec(name=name, start=start, restart=restart, shutdown_s=stop_grace_s + 1.0, came_up=came_up)
 
 
 async def _run_once(

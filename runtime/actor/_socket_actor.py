@@ -114,6 +114,10 @@ class SocketActor:
         from the actor's own timer, identity ``b""``). An exception is logged as ``message_handling_failed`` and the
         actor goes on with the next message."""
 
+    def undelivered(self, identity: bytes, messages: list[Any]) -> None:
+        """Wire messages the ROUTER refused for ``identity`` (no connection now, or its queue
+        full): they never reached it. A subclass may act on that; the default does nothing."""
+
     def on_start(self, now: int) -> None:
         """Run once the socket is bound, before the first message (what it sends leaves with
         the first flush). If it raises, the actor does not start."""
@@ -180,6 +184,7 @@ class SocketActor:
         async with open_router(self._bind, context=self._context, curve=self._curve, insecure=self._insecure,
                                max_message_bytes=self._max_message_bytes) as router:
             self.address = router.address
+            router.on_undelivered = self.undelivered
             self.outbox.attach(router)
             try:
                 with self.outbox.holding():

@@ -44,12 +44,19 @@ class ChildSpec:
         shutdown_s: how long ``Supervisor.stop`` waits for the child to finish after
             cancelling it before moving on to the next (it is still awaited before ``run``
             returns: a task cannot be killed, only cancelled).
+        came_up: asked when the child crashed: whether it got as far as doing its work in
+            that run (a worker process: it registered). More than the supervisor's
+            ``max_restarts`` crashes in a row that never came up stop the supervisor however
+            slowly they happen: a child that cannot start is not a crash rate to wait out
+            (on a loaded machine each start may take longer than the window allows).
+            ``None``: only the rate counts.
     """
 
     name: str
     start: Callable[[], Awaitable[None]]
     restart: RestartPolicy = RestartPolicy.PERMANENT
     shutdown_s: float = 5.0
+    came_up: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +75,12 @@ class SupervisorStatistics:
 
 
 class _Child:
-    __slots__ = ("done", "restarts", "running", "scope", "spec")
+    __slots__ = ("done", "failed_starts", "restarts", "running", "scope", "spec")
 
     def __init__(self, spec: ChildSpec) -> None:
         self.spec = spec
         self.restarts = 0
+        self.failed_starts = 0  # crashes in a row that never came up (see ChildSpec.came_up)
         self.running = False
         self.scope = anyio.CancelScope()
         self.done = anyio.Event()
@@ -210,7 +218,9 @@ class Supervisor:
                         child.running = False
                     if not self._should_restart(spec.restart, crashed) or child.scope.cancel_called:
                         return
-                    if not self._note_restart(spec.name):
+                    if crashed and spec.came_up is not None:
+                        child.failed_starts = 0 if spec.came_up() else child.failed_starts + 1
+                    if not self._note_restart(spec.name, child.failed_starts):
                         tg.cancel_scope.cancel()
                         return
                     child.restarts += 1
@@ -233,13 +243,20 @@ class Supervisor:
             return crashed
         return False
 
-    def _note_restart(self, child_name: str) -> bool:
-        """Record a restart; False when it exceeds the intensity (the failure is then set)."""
+    def _note_restart(self, child_name: str, failed_starts: int = 0) -> bool:
+        """Record a restart; False when it exceeds the intensity, or when the child failed to
+        come up more than ``max_restarts`` times in a row (the failure is then set)."""
         now = self._clock()
         times = self._restart_times
         times.append(now)
         while times and times[0] < now - self._within_s:
             times.popleft()
+        if failed_starts > self._max_restarts:
+            log.error("child_cannot_start", supervisor=self._name, child=child_name, failed_starts=failed_starts)
+            self._failure = RestartIntensityExceeded(
+                f"supervisor {self._name!r}: child {child_name!r} crashed {failed_starts} times in a row before it"
+                f" came up (more than {self._max_restarts} restarts)")
+            return False
         if len(times) <= self._max_restarts:
             return True
         log.error(

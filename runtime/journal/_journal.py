@@ -5,13 +5,15 @@ Tables::
     meta     (key, value)                    schema_version
     sources  (hash, body)                    a run's pinned workflow source, stored once per hash
     runs     (run_id, source_hash, status,   one row per run; status 'running' until it ends
-              submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name)
+              submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name,
+              owner)                          owner: the client key that submitted it (roles on)
     facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order
     capabilities (id, metadata, seen_ms)     the catalogue: every capability a worker offered
                                              (or the daemon was told of), its encoded metadata
 
-Schema versions: 1 had no ``capabilities`` table; opening a version 1 journal to write adds it
-(:func:`_migrate`), and a read-only open of one reads an empty catalogue.
+Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column; opening an older
+journal to write adds them (:func:`_migrate`); a read-only open of one reads an empty catalogue
+and runs without an owner.
 
 ``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
 promise the daemon makes); ``FULL`` adds an fsync per commit so it survives a power cut too.
@@ -34,7 +36,7 @@ __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "ope
 log = structlog.get_logger()
 
 #: Bumped when the tables change; a journal with a higher number is refused.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +50,8 @@ CREATE TABLE runs (
     deadline_at_ms INTEGER,
     idempotency_key TEXT UNIQUE,
     trigger_key TEXT UNIQUE,
-    name TEXT NOT NULL DEFAULT ''
+    name TEXT NOT NULL DEFAULT '',
+    owner TEXT
 );
 CREATE INDEX runs_by_status ON runs (status, submitted_ms);
 CREATE TABLE facts (
@@ -65,9 +68,12 @@ CREATE TABLE capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms 
 #: What each version adds to the one before it: ``_MIGRATIONS[v]`` turns version ``v - 1`` into ``v``.
 _MIGRATIONS = {
     2: "CREATE TABLE IF NOT EXISTS capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL);",
+    3: "ALTER TABLE runs ADD COLUMN owner TEXT;",
 }
 
-_RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name"
+_RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
+#: The same columns read from a journal of a version without ``owner`` (opened read-only).
+_RUN_COLUMNS_V2 = _RUN_COLUMNS.replace(", owner", ", NULL")
 
 #: Fact rows per INSERT statement, largest first: a batch is cut into chunks of these sizes so
 #: that only these few statements exist and stay in sqlite3's statement cache. 4 parameters per
@@ -90,11 +96,14 @@ class RunRow(msgspec.Struct, kw_only=True):
     idempotency_key: str | None = None
     trigger_key: str | None = None
     name: str = ""
+    #: The client key (CURVE public key, Z85) that submitted the run when roles are enforced:
+    #: kept so that after a restart a client still reads and cancels only its own runs.
+    owner: str | None = None
 
     def as_tuple(self) -> tuple:
         """The row's values in column order."""
         return (self.run_id, self.source_hash, self.status, self.submitted_ms, self.ended_ms, self.deadline_at_ms,
-                self.idempotency_key, self.trigger_key, self.name)
+                self.idempotency_key, self.trigger_key, self.name, self.owner)
 
 
 class FactRow(msgspec.Struct, array_like=True):
@@ -135,11 +144,14 @@ class CommitBatch:
 class Journal:
     """An open journal; use :func:`open_journal`. Not thread-safe: one user at a time."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str, lock: JournalLock | None = None) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, lock: JournalLock | None = None, *,
+                 version: int = SCHEMA_VERSION) -> None:
         self._conn = conn
         self._lock = lock
         self.path = path
         self.commits = 0
+        # A journal written is always migrated to this version; an older one is read as it is.
+        self._columns = _RUN_COLUMNS if version >= 3 else _RUN_COLUMNS_V2
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -159,7 +171,7 @@ class Journal:
             if batch.sources:
                 conn.executemany("INSERT OR IGNORE INTO sources (hash, body) VALUES (?, ?)", batch.sources.items())
             if batch.runs:
-                conn.executemany(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                conn.executemany(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                                  [r.as_tuple() for r in batch.runs])
             if batch.facts:
                 self._insert_facts(batch.facts)
@@ -240,13 +252,13 @@ class Journal:
         """The newest runs first, optionally only those with ``status``."""
         where, args = ("WHERE status = ?", (status, limit)) if status else ("", (limit,))
         rows = self._conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", args)
+            f"SELECT {self._columns} FROM runs {where} ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", args)
         return [_run_row(r) for r in rows]
 
     def unfinished(self) -> list[RunRow]:
         """Every run still ``running``, oldest first."""
         rows = self._conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE status = 'running' ORDER BY submitted_ms, rowid")
+            f"SELECT {self._columns} FROM runs WHERE status = 'running' ORDER BY submitted_ms, rowid")
         return [_run_row(r) for r in rows]
 
     def facts(self, run_id: str) -> list[FactRow]:
@@ -285,7 +297,7 @@ class Journal:
         self.close()
 
     def _one(self, where: str, value: str) -> RunRow | None:
-        row = self._conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs {where}", (value,)).fetchone()
+        row = self._conn.execute(f"SELECT {self._columns} FROM runs {where}", (value,)).fetchone()
         return None if row is None else _run_row(row)
 
 
@@ -307,7 +319,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 def _run_row(r: tuple) -> RunRow:
     return RunRow(run_id=r[0], source_hash=r[1], status=r[2], submitted_ms=r[3], ended_ms=r[4], deadline_at_ms=r[5],
-                  idempotency_key=r[6], trigger_key=r[7], name=r[8])
+                  idempotency_key=r[6], trigger_key=r[7], name=r[8], owner=r[9])
 
 
 def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool = True) -> Journal:

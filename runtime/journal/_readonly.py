@@ -74,14 +74,14 @@ def open_journal_readonly(path: str | Path, *, check: bool = True) -> ReadOnlyJo
     except sqlite3.Error as exc:
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
     try:
-        _check(conn, where, check)
+        version = _check(conn, where, check)
     except BaseException:
         conn.close()
         raise
-    return ReadOnlyJournal(conn, where)
+    return ReadOnlyJournal(conn, where, version=version)
 
 
-def _check(conn: sqlite3.Connection, where: str, check: bool) -> None:
+def _check(conn: sqlite3.Connection, where: str, check: bool) -> int:
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if check and conn.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
@@ -101,3 +101,4 @@ def _check(conn: sqlite3.Connection, where: str, check: bool) -> None:
         raise JournalVersionError(
             f"journal {where} has schema version {version}, newer than this ontoflow's {SCHEMA_VERSION}; "
             "upgrade ontoflow to read it")
+    return version

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Callable, Iterable
 from typing import Any
+
+import zmq
 
 from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames, request_from_frames
 from ontoflow.protocols.messages import WireMessage
@@ -18,9 +21,16 @@ class RouterSocket(_Endpoint):
 
     Attributes:
         address: the bound address, with the real port when bound to port 0 or ``*``.
+        on_undelivered: called as ``on_undelivered(identity, messages)`` with wire messages
+            the ROUTER refused outright (no connection under that identity now, or its queue
+            full): they surely never reached the peer. ``None``: only counted.
     """
 
-    __slots__ = ()
+    __slots__ = ("on_undelivered",)
+
+    def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(sock, address, loop)
+        self.on_undelivered: Callable[[bytes, list[WireMessage]], None] | None = None
 
     def with_user_ids(self) -> None:
         """Hand out each peer as a ``Peer`` carrying its CURVE public key (``user_id``); set by
@@ -63,7 +73,8 @@ class RouterSocket(_Endpoint):
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
         """
-        self._send_one(identity, message)
+        if not self._send_one(identity, message) and self.on_undelivered is not None:
+            self.on_undelivered(identity, [message])
         self._after_send()
 
     def send_client(self, identity: bytes, message: ClientMessage) -> None:
@@ -87,14 +98,16 @@ class RouterSocket(_Endpoint):
             else:
                 queued.append(message)
         for identity, messages in per_peer.items():
-            for body in pack(messages):
+            for n, body in enumerate(pack(messages)):
                 # ROUTER_MANDATORY makes an unknown identity fail on the first frame.
                 if not self._send_frames(identity, (identity, HEADER, body), messages[0]):
+                    if n == 0 and self.on_undelivered is not None:  # none of them left: all known undelivered
+                        self.on_undelivered(identity, messages)
                     break
         self._after_send()
 
-    def _send_one(self, identity: bytes, message: WireMessage) -> None:
-        self._send_frames(identity, (identity, HEADER, encode(message)), message)
+    def _send_one(self, identity: bytes, message: WireMessage) -> bool:
+        return self._send_frames(identity, (identity, HEADER, encode(message)), message)
 
 
 class DealerSocket(_Endpoint):

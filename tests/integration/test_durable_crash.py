@@ -39,7 +39,7 @@ def _expected(value: int) -> int:
     return value
 
 
-async def _chaos(tmp_path: Path, cycles: int, per_cycle: int, seed: int) -> None:
+async def _chaos(tmp_path: Path, cycles: int, per_cycle: int, seed: int, figures=None) -> None:
     rng = random.Random(seed)
     address = f"ipc://{tmp_path}/daemon.sock"
     journal = tmp_path / "journal.sqlite"
@@ -112,6 +112,9 @@ async def _chaos(tmp_path: Path, cycles: int, per_cycle: int, seed: int) -> None
     assert recorded
     for run_id, step_id, _, outputs in recorded:
         assert (run_id, step_id, outputs["t.value"]) in produced, "a recorded outcome the capability never produced"
+    if figures is not None:
+        figures.record("kill9_under_load", cycles=cycles, runs=len(acked), acknowledged_runs_lost=0,
+                       recorded_outcomes_never_produced=0)
 
 
 async def _wait_for_worker(client) -> None:
@@ -130,11 +133,11 @@ def daemon_final_code(daemon: Daemon) -> int:
     return daemon.terminate()
 
 
-async def test_kill_9_loop_loses_nothing_acknowledged(tmp_path: Path) -> None:
-    await _chaos(tmp_path, cycles=12, per_cycle=4, seed=4)
+async def test_kill_9_loop_loses_nothing_acknowledged(tmp_path: Path, figures) -> None:
+    await _chaos(tmp_path, cycles=12, per_cycle=4, seed=4, figures=figures)
 
 
 @pytest.mark.soak
 @pytest.mark.timeout(1800)
-async def test_kill_9_loop_soak(tmp_path: Path) -> None:
-    await _chaos(tmp_path, cycles=60, per_cycle=10, seed=1234)
+async def test_kill_9_loop_soak(tmp_path: Path, figures) -> None:
+    await _chaos(tmp_path, cycles=60, per_cycle=10, seed=1234, figures=figures)

@@ -77,7 +77,7 @@ async def _ask(address: str, message: Any, timeout_s: float = 10) -> Any:
         return await request(client, message, timeout_s=timeout_s)
 
 
-async def _full_disk_cycles(tmp_path: Path, disk: Path, cycles: int, submitters: int) -> None:
+async def _full_disk_cycles(tmp_path: Path, disk: Path, cycles: int, submitters: int, figures=None) -> None:
     """Load from ``submitters`` concurrent clients while the disk fills and frees ``cycles``
     times; then a kill -9 and a restart on the same journal: no acknowledged run lost."""
     address = f"ipc://{tmp_path}/d.sock"
@@ -155,15 +155,18 @@ async def _full_disk_cycles(tmp_path: Path, disk: Path, cycles: int, submitters:
         assert "commit_failed" in log and "commit_recovered" in log
         print(f"full disk: {cycles} cycles, {len(acknowledged)} acknowledged runs, 0 lost, "
               f"{counts['refused']} submits answered unavailable, {len(unanswered)} acknowledged late")
+        if figures is not None:
+            figures.record("full_disk", cycles=cycles, acknowledged_runs=len(acknowledged), acknowledged_runs_lost=0,
+                           answered_unavailable=counts["refused"], daemon_exited=0)
     finally:
         daemon.close()
         worker.close()
 
 
-async def test_a_full_disk_is_survived_with_no_acknowledged_run_lost(tmp_path: Path, small_disk: Path) -> None:
-    await _full_disk_cycles(tmp_path, small_disk, cycles=1, submitters=4)
+async def test_a_full_disk_is_survived_with_no_acknowledged_run_lost(tmp_path: Path, small_disk: Path, figures) -> None:
+    await _full_disk_cycles(tmp_path, small_disk, cycles=1, submitters=4, figures=figures)
 
 
 @pytest.mark.soak
-async def test_full_disks_again_and_again_lose_no_acknowledged_run(tmp_path: Path, small_disk: Path) -> None:
-    await _full_disk_cycles(tmp_path, small_disk, cycles=10, submitters=8)
+async def test_full_disks_again_and_again_lose_no_acknowledged_run(tmp_path: Path, small_disk: Path, figures) -> None:
+    await _full_disk_cycles(tmp_path, small_disk, cycles=10, submitters=8, figures=figures)

@@ -37,7 +37,7 @@ async def _submit_all(address: str, document: dict, values: list[int]) -> list[s
     return run_ids
 
 
-async def _kill_loop(tmp_path: Path, cycles: int, per_cycle: int, seed: int) -> None:
+async def _kill_loop(tmp_path: Path, cycles: int, per_cycle: int, seed: int, figures=None) -> None:
     rng = random.Random(seed)
     address = f"ipc://{tmp_path}/daemon.sock"
     journal = tmp_path / "journal.sqlite"
@@ -90,19 +90,23 @@ async def _kill_loop(tmp_path: Path, cycles: int, per_cycle: int, seed: int) -> 
     never_started = sum(1 for s in statuses if s.status != "completed")
     print(f"kill -9 cycles={cycles} runs={len(statuses)} steps_finished={len(finished)} ran_twice=0 "
           f"finished_reported_interrupted=0 never_started_interrupted={never_started}")
+    if figures is not None:
+        figures.record("kill9_recovery", cycles=cycles, runs=len(statuses), steps_finished=len(finished),
+                       non_idempotent_ran_twice=0, finished_reported_interrupted=0,
+                       never_started_interrupted=never_started)
 
 
 ONCE_MODULE = str(Path(__file__).with_name("durable_capabilities.py"))
 
 
-async def test_kill_9_loop_never_declares_a_finished_step_interrupted(tmp_path: Path) -> None:
-    await _kill_loop(tmp_path, cycles=6, per_cycle=5, seed=7)
+async def test_kill_9_loop_never_declares_a_finished_step_interrupted(tmp_path: Path, figures) -> None:
+    await _kill_loop(tmp_path, cycles=6, per_cycle=5, seed=7, figures=figures)
 
 
 @pytest.mark.soak
 @pytest.mark.timeout(1800)
-async def test_kill_9_loop_never_declares_a_finished_step_interrupted_soak(tmp_path: Path) -> None:
-    await _kill_loop(tmp_path, cycles=40, per_cycle=10, seed=2026)
+async def test_kill_9_loop_never_declares_a_finished_step_interrupted_soak(tmp_path: Path, figures) -> None:
+    await _kill_loop(tmp_path, cycles=40, per_cycle=10, seed=2026, figures=figures)
 
 
 async def test_a_step_whose_worker_never_comes_back_ends_interrupted_after_the_window(tmp_path: Path) -> None:

@@ -68,8 +68,10 @@ async def test_lost_worker_step_is_redispatched_and_its_late_answer_ignored() ->
                 with anyio.fail_after(10):
                     await Gate.entered.wait()
                 # As if w1 had been silent past the liveness window (a cut link; the real cut is
-                # in tests/netns): the next purge loses it, here run at once so no heartbeat races it.
+                # in tests/netns): a purge loses it at its second look, here both run at once so no
+                # heartbeat races them.
                 orch.registry.get(b"w1").last_seen_ms = -10**9
+                orch.tick()
                 orch.tick()
                 with anyio.fail_after(10):
                     while orch.registry.owner(run_id, "s1", 2) is None:  # re-dispatched as attempt 2 ...

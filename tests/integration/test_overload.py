@@ -190,8 +190,9 @@ def _rss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-@pytest.mark.soak
-async def test_a_daemons_memory_comes_back_after_5000_connections_come_and_go(tmp_path: Path) -> None:
+async def _connections_come_and_go(tmp_path: Path, figures, connections: int, rounds: int) -> None:
+    """Each of ``rounds`` rounds: ``connections`` peers connect, ask, are answered and leave;
+    then the daemon's RSS must come back within 10% of where it started."""
     address = f"ipc://{tmp_path}/d.sock"
     worker = Worker(address, tmp_path / "a.audit", step_s=0.01)
     daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log")
@@ -206,9 +207,9 @@ async def test_a_daemons_memory_comes_back_after_5000_connections_come_and_go(tm
             assert isinstance(done, RunStatus) and done.status == "completed"
             ask = client_to_frames(Status(run_id=accepted.run_id))
             start = _rss_kib(daemon.proc.pid)
-            for _ in range(2):  # twice: what the first round leaves must not add up
+            for _ in range(rounds):  # more than once: what a round leaves must not add up
                 peers = []
-                for _ in range(5_000):
+                for _ in range(connections):
                     sock = ctx.socket(zmq.DEALER)
                     sock.linger = 0
                     sock.connect(address)
@@ -230,8 +231,20 @@ async def test_a_daemons_memory_comes_back_after_5000_connections_come_and_go(tm
             with anyio.fail_after(30):
                 while (end := _rss_kib(daemon.proc.pid)) > start * 1.10:
                     await anyio.sleep(0.5)
-        print(f"daemon RSS {start} KiB before, {peak} KiB right after 2 x 5,000 connections, {end} KiB once trimmed")
+        print(f"daemon RSS {start} KiB before, {peak} KiB right after {rounds} x {connections:,} connections, "
+              f"{end} KiB once trimmed")
+        figures.record(f"rss_{rounds}x{connections}", connections=connections, rounds=rounds, rss_before_kib=start,
+                       rss_peak_kib=peak, rss_after_kib=end, after_over_before=round(end / start, 3))
     finally:
         ctx.destroy(linger=0)
         daemon.close()
         worker.close()
+
+
+async def test_a_daemons_memory_comes_back_after_1000_connections_come_and_go(tmp_path: Path, figures) -> None:
+    await _connections_come_and_go(tmp_path, figures, connections=1_000, rounds=1)
+
+
+@pytest.mark.soak
+async def test_a_daemons_memory_comes_back_after_5000_connections_come_and_go(tmp_path: Path, figures) -> None:
+    await _connections_come_and_go(tmp_path, figures, connections=5_000, rounds=2)

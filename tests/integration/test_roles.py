@@ -33,10 +33,11 @@ from tests.integration.durable_helpers import Daemon
 from tests.integration.roles_capabilities import STEP_ID, WATCH_METADATA, RolesStep, manifest, trigger_manifest
 from tests.integration.roles_helpers import Keys, RawPeer, log_count, stop, wait_log, worker_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.figures]
 
-#: Forged attempts tried and accepted, by test (printed at the end of the module's run).
+#: Forged attempts accepted, and tried, by test (printed at the end of the module's run).
 FORGED: Counter[str] = Counter()
+TRIED: Counter[str] = Counter()
 
 
 async def _wait_for(ask, predicate, timeout: float = 30):
@@ -91,6 +92,7 @@ async def test_a_peer_under_a_workers_identity_cannot_answer_for_it_nor_take_its
             got = await forger.drain()
         accepted = int(_forged_output(ended1)) + int(_forged_output(ended2)) + sum(isinstance(m, (Invoke, Welcome)) for m in got)
         FORGED["takeover"] += accepted
+        TRIED["takeover"] += 3 + 1  # three Outcomes and a Ready under the worker's identity
         assert isinstance(ended1, RunStatus) and ended1.status == "completed" and not _forged_output(ended1), ended1
         assert isinstance(ended2, RunStatus) and ended2.status == "completed" and not _forged_output(ended2), ended2
         assert not [m for m in got if isinstance(m, (Invoke, Welcome))], got
@@ -137,6 +139,7 @@ async def test_observations_need_a_registered_worker_offering_them_and_data_matc
         runs = await _wait_for(lambda: watcher.ask(ListRuns()), lambda r: isinstance(r, RunList) and r.runs)
         accepted = len(runs.runs) - 1
         FORGED["observation"] += accepted
+        TRIED["observation"] += 50 + len(bad) + 2  # the stranger's, off-schema, not offered, no token
         assert len(runs.runs) == 1, runs
         assert accepted == 0
         ended = await stranger.ask(Status(run_id=runs.runs[0].run_id, wait=True), timeout=30)
@@ -260,6 +263,9 @@ async def test_under_curve_each_key_does_only_what_its_role_allows(tmp_path: Pat
         assert isinstance(ended4, RunStatus) and ended4.status == "completed", ended4
         assert log_count(dlog, "roles_not_enforced") == 0
         FORGED["curve_roles"] += accepted
+        # A client's Ready, 2 Outcomes and an Observation; another's Cancel, Status and list;
+        # a worker key's Submit and Cancel.
+        TRIED["curve_roles"] += 4 + 3 + 2
         assert accepted == 0
     finally:
         for p in peers:
@@ -268,7 +274,9 @@ async def test_under_curve_each_key_does_only_what_its_role_allows(tmp_path: Pat
         daemon.close()
 
 
-def test_report_forged_attempts_accepted() -> None:
+def test_report_forged_attempts_accepted(figures) -> None:
     """The figure for the README (run after the tests above, in file order)."""
     print(f"forged attempts accepted: {sum(FORGED.values())} ({dict(FORGED)})")
+    figures.record("forged", tried=sum(TRIED.values()), accepted=sum(FORGED.values()),
+                   **{f"tried_{name}": n for name, n in sorted(TRIED.items())})
     assert sum(FORGED.values()) == 0

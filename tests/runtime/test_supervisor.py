@@ -146,6 +146,33 @@ async def test_restarts_spread_over_time_stay_within_intensity() -> None:
     assert sup.statistics().restarts == {"slow-crasher": 8}
 
 
+async def test_a_child_that_never_comes_up_stops_the_supervisor_however_slowly_it_crashes() -> None:
+    ticks = iter(range(0, 10_000, 10))  # each crash 10 s after the previous one: the rate is fine
+    crasher = Script(["crash"] * 8)
+    sup = Supervisor([ChildSpec("cannot-start", crasher, came_up=lambda: False)], max_restarts=2, within_s=5.0,
+                     clock=lambda: float(next(ticks)))
+    with capture_logs() as logs:
+        with pytest.raises(RestartIntensityExceeded, match="'cannot-start' crashed 3 times in a row before it came up"):
+            with anyio.fail_after(5):
+                await sup.run()
+    assert crasher.starts == 3
+    assert [e["failed_starts"] for e in logs if e["event"] == "child_cannot_start"] == [3]
+
+
+async def test_a_child_that_came_up_between_crashes_is_restarted_at_the_rate_allowed() -> None:
+    ticks = iter(range(0, 10_000, 10))
+    crasher = Script(["crash"] * 8)
+    came_up = iter([False, False, True] * 4)  # up once in every three runs
+    sup = Supervisor([ChildSpec("flaky", crasher, came_up=lambda: next(came_up))], max_restarts=2, within_s=5.0,
+                     clock=lambda: float(next(ticks)))
+    async with anyio.create_task_group() as tg:
+        await tg.start(sup.run)
+        with anyio.fail_after(5):
+            await crasher.reached[8].wait()
+        await sup.stop()
+    assert sup.statistics().restarts == {"flaky": 8}
+
+
 async def test_stop_stops_children_in_reverse_order_and_run_returns() -> None:
     order: list[str] = []
     started = {name: anyio.Event() for name in "abc"}

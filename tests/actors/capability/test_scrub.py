@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ontoflow.actors.capability import scrub
+from ontoflow.actors.capability._scrub import handed_values
+from ontoflow.protocols.context import Segment, StepContext
 
 
 @pytest.mark.parametrize(
@@ -55,3 +57,15 @@ def test_length_is_capped() -> None:
     out = scrub("word " * 1000)
     assert len(out) == 500 and out.endswith("…")
     assert len(scrub("word " * 1000, max_chars=50)) == 50
+
+
+def test_handed_values_cover_the_payload_memory_and_artifacts() -> None:
+    context = StepContext(
+        payload=[Segment("context:a", "CONTEXT", "plain-payload-text"), Segment("context:b", "CONTEXT", '{"dsn": "db-Xy9"}')],
+        inherited={"m.note": "memory-value"},
+        artifact={"report.txt": "artifact text"},
+    )
+    values = handed_values({"t.in": "input-value"}, context)
+    text = "input-value plain-payload-text db-Xy9 memory-value artifact text run-1"
+    assert scrub(text, values=values) == " ".join(["<redacted>"] * 5) + " run-1"
+    assert handed_values({"t.in": "x"}, None) == ["x"]

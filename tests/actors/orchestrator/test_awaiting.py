@@ -34,9 +34,9 @@ class _Harness:
         [d] = self.runs.advance(run, RunSubmitted(run_id=run_id, inputs={}, now_ms=0))
         return d
 
-    def ready(self, worker_id: str, now: int, holding: list[tuple[str, str, int]] = ()) -> None:
+    def ready(self, worker_id: str, now: int, holding: list[tuple[str, str, int]] = (), session: str = "") -> None:
         self.pool.ready(worker_id.encode(), Ready(protocol=PROTOCOL_VERSION, worker_id=worker_id, capabilities=[CAP],
-                                                  slots=2, holding=[list(k) for k in holding]), now)
+                                                  slots=2, holding=[list(k) for k in holding], session=session), now)
 
 
 def _key(d: Dispatch) -> tuple[str, str, int]:
@@ -57,6 +57,35 @@ def test_a_recovered_attempt_goes_back_to_its_worker_holding_it_and_its_resent_o
     assert isinstance(fact, StepFinished)
     h.pool.tick(WINDOW + 1)  # nothing left to expire
     assert len(h.facts) == 1
+
+
+def test_a_worker_whose_welcome_was_lost_registers_again_with_the_same_old_token_and_keeps_its_attempt() -> None:
+    # After a restart, the worker's first Ready (presenting the old daemon's token) waited in
+    # a connection it then replaced: our Welcome is lost, and it sends its Ready again.
+    h = _Harness()
+    d = h.start("r1")
+    h.pool.await_worker(d, "w1", 0)
+    h.ready("w1", now=20, holding=[_key(d)], session="old-daemon-token")
+    first = h.sent.of(Welcome)[-1][1].session
+    h.ready("w1", now=40, holding=[_key(d)], session="old-daemon-token")
+    assert h.sent.of(Welcome)[-1][1].session == first  # the same session, welcomed again
+    assert h.facts == [] and h.pool.steps_in_flight() == 1
+    h.pool.outcome(b"w1", Outcome(session=first, run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 41)
+    [(_, fact)] = h.facts
+    assert isinstance(fact, StepFinished)
+
+
+def test_once_the_session_is_confirmed_or_with_another_token_a_new_ready_takes_nothing_over() -> None:
+    for confirmed, token in ((True, "old-daemon-token"), (False, "another-token"), (False, "")):
+        h = _Harness()
+        d = h.start("r1")
+        h.pool.await_worker(d, "w1", 0)
+        h.ready("w1", now=20, holding=[_key(d)], session="old-daemon-token")
+        if confirmed:  # a heartbeat in the new session: the Welcome arrived
+            assert h.pool.seen(b"w1", 25, h.sent.of(Welcome)[-1][1].session) is not None
+        h.ready("w1", now=40, holding=[_key(d)], session=token)
+        [(_, fact)] = h.facts
+        assert isinstance(fact, StepLost) and fact.reason == "worker_lost", (confirmed, token)
 
 
 def test_a_worker_that_comes_back_without_the_attempt_loses_it_as_interrupted() -> None:
@@ -83,11 +112,24 @@ def test_an_attempt_whose_worker_never_comes_back_is_interrupted_at_the_window_a
     h.pool.await_worker(d, "w1", 100)
     h.pool.tick(100 + WINDOW - 1)
     assert h.facts == []
-    h.pool.tick(100 + WINDOW)
+    h.pool.tick(100 + WINDOW)  # past the window: given up at the next tick (a second look)
+    assert h.facts == []
+    h.pool.tick(100 + WINDOW + 10)
     [(_, fact)] = h.facts
-    assert isinstance(fact, StepLost) and fact.reason == "interrupted" and fact.now_ms == 100 + WINDOW
-    h.ready("w1", now=100 + WINDOW + 1, holding=[_key(d)])  # too late: stopped, not applied
+    assert isinstance(fact, StepLost) and fact.reason == "interrupted" and fact.now_ms == 100 + WINDOW + 10
+    h.ready("w1", now=100 + WINDOW + 11, holding=[_key(d)])  # too late: stopped, not applied
     assert len(h.facts) == 1 and h.sent.of(Cancel)
+
+
+def test_a_worker_whose_ready_is_read_after_the_first_tick_past_the_window_still_gets_its_attempt() -> None:
+    # After a stall of the daemon's loop, the first tick can come before the queued Ready.
+    h = _Harness()
+    d = h.start("r1")
+    h.pool.await_worker(d, "w1", 100)
+    h.pool.tick(100 + WINDOW + 500)
+    h.ready("w1", now=100 + WINDOW + 500, holding=[_key(d)])
+    h.pool.tick(100 + WINDOW + 510)
+    assert h.facts == [] and h.pool.steps_in_flight() == 1
 
 
 def test_a_cancelled_attempt_no_longer_awaits() -> None:

@@ -87,9 +87,23 @@ def test_a_silent_worker_is_lost_with_its_steps_and_heartbeats_go_out() -> None:
     h.pool.dispatch(d, 0)
     h.pool.tick(10)
     assert h.sent.of(Heartbeat)
-    h.pool.tick(31)
+    h.pool.tick(31)  # silent past liveness x heartbeat: lost at the next tick (a second look)
+    assert h.facts == []
+    h.pool.tick(41)
     [(_, fact)] = h.facts
     assert isinstance(fact, StepLost) and fact.reason == "worker_lost" and len(h.pool.registry) == 0
+
+
+def test_a_worker_whose_heartbeat_is_read_after_the_first_silent_tick_is_kept() -> None:
+    # After a stall of the daemon's loop, the first tick can come before the queued heartbeats.
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0)
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    h.pool.tick(500)
+    h.pool.seen(b"w1", 500, h.session(b"w1"))
+    h.pool.tick(510)
+    assert h.facts == [] and len(h.pool.registry) == 1 and h.pool.steps_in_flight() == 1
 
 
 def test_steps_wait_at_most_schedule_to_start_then_are_unavailable() -> None:
@@ -228,3 +242,54 @@ def test_an_outcome_without_the_session_token_is_ignored_and_a_ready_without_it_
     h.pool.outcome(b"w1", Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
                                   session=h.session(b"w1")), 2)
     assert len(h.facts) == 1  # the attempt was not handed to the new session
+
+
+def test_registered_workers_are_capped_and_a_silent_one_frees_its_place() -> None:
+    h = _Harness(max_workers=2, heartbeat_ms=100, liveness=3)
+    h.ready(b"w1")
+    h.ready(b"w2")
+    h.ready(b"w3")
+    assert len(h.pool.registry) == 2 and h.pool.refused["too_many_workers"] == 1
+    assert [(i, "limit of 2 workers" in m.reason) for i, m in h.sent.of(Disconnect)] == [(b"w3", True)]
+    h.ready(b"w1", now=50, session=h.session(b"w1"))  # one registered already announces itself again
+    assert len(h.pool.registry) == 2 and h.pool.refused["too_many_workers"] == 1
+    h.pool.seen(b"w1", 350, h.session(b"w1"))
+    h.pool.tick(400)  # w2 silent past liveness x heartbeat: purged at the next tick
+    h.pool.seen(b"w1", 400, h.session(b"w1"))
+    h.pool.tick(410)
+    h.ready(b"w3", now=400)
+    assert sorted(w.worker_id for w in h.pool.registry) == ["w1", "w3"]
+
+
+def test_an_invoke_the_router_refused_is_sent_again_not_lost_when_its_worker_registers_again_or_goes() -> None:
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0, session="old-token")
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    [(_, invoke)] = h.sent.of(Invoke)
+    h.pool.undelivered(b"w1", [invoke])  # its connection was gone: it never got it
+    # It registers again (our Welcome was lost too), holding nothing: the step is sent again.
+    h.ready(b"w1", now=5, session="old-token")
+    assert h.facts == [] and [i for i, _ in h.sent.of(Invoke)] == [b"w1", b"w1"]
+    assert h.pool.steps_in_flight() == 1
+    # Refused again, and the worker goes silent: another worker gets it, still not lost.
+    h.pool.undelivered(b"w1", [invoke])
+    h.ready(b"w2", now=6)
+    h.pool.seen(b"w2", 40, h.session(b"w2"))
+    h.pool.tick(40)
+    h.pool.seen(b"w2", 50, h.session(b"w2"))
+    h.pool.tick(50)
+    assert h.facts == [] and [i for i, _ in h.sent.of(Invoke)][-1] == b"w2"
+
+
+def test_a_refused_invoke_of_another_workers_identity_changes_nothing() -> None:
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0)
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    [(_, invoke)] = h.sent.of(Invoke)
+    h.pool.undelivered(b"w2", [invoke])
+    h.pool.tick(40)
+    h.pool.tick(50)  # w1 silent: lost, and its step with it (it may have run)
+    [(_, fact)] = h.facts
+    assert isinstance(fact, StepLost) and fact.reason == "worker_lost"
