@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames, request_from_frames
+from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_to_frames, request_from_frames
+from ontoflow.protocols.client_replies import replies_from_frames, replies_to_frames
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
 from ontoflow.runtime.transport._endpoint import _Endpoint, _recv_frames_user
@@ -72,6 +73,22 @@ class RouterSocket(_Endpoint):
         self._send_frames(identity, (identity, header, body), message)
         self._after_send()
 
+    def send_clients(self, items: Iterable[tuple[bytes, ClientMessage]]) -> None:
+        """Send client API replies, each client's in order and in one ZeroMQ message
+        (``protocols.client_replies``: a single reply as ``send_client`` sends it); behaves as
+        ``send`` otherwise."""
+        per_client: dict[bytes, list[ClientMessage]] = {}
+        for identity, message in items:
+            queued = per_client.get(identity)
+            if queued is None:
+                per_client[identity] = [message]
+            else:
+                queued.append(message)
+        for identity, messages in per_client.items():
+            header, body = replies_to_frames(messages)
+            self._send_frames(identity, (identity, header, body), messages[0])
+        self._after_send()
+
     def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:
         """Send several ``(identity, message)`` pairs, the messages of each peer in order and
         in as few ZeroMQ messages as ``runtime.codec.pack`` makes (a ``Batch`` per peer).
@@ -119,7 +136,8 @@ class DealerSocket(_Endpoint):
         return await self._receive(max_batch)
 
     def _decode(self, frames: list[bytes]) -> list:
-        return [client_from_frames(frames)] if self._client else from_frames(frames)
+        # A daemon's frame set carries one reply or several to this client (``Replies``).
+        return replies_from_frames(frames) if self._client else from_frames(frames)
 
     def send(self, message: WireMessage) -> None:
         """Send ``message`` to the connected peer without blocking.
