@@ -150,21 +150,9 @@ class ClientService:
                 if not isinstance(reply, SubmitAccepted):
                     return reply
                 self._orch.send_client(identity, reply)
-                return self._answer(identity, Status(run_id=reply.run_id, wait=True))
+                return self._status(identity, reply.run_id, True)  # the submitter owns its run
             case Status(run_id=run_id, wait=wait):
-                found = self._queries.lookup(run_id)
-                if found is None:
-                    return Error(code="unknown_run", message=f"no run {run_id} here")
-                if found.result is not None:
-                    return run_status(found.result)
-                questions = self._questions(run_id)
-                if wait and not questions:
-                    held = self._waiters.hold(identity, run_id, "status", orch.now())
-                    if held is True:
-                        return None
-                    if held is not False:
-                        return Error(code="too_many_waiting", message=held)
-                return self._live_status(run_id, found.state, questions)
+                return self._status(identity, run_id, wait)
             case Answer() if not orch.available:  # resuming journals a fact: not while it cannot
                 return _UNAVAILABLE
             case Answer(choice=choice, run_id=run_id, token=token):
@@ -223,6 +211,22 @@ class ClientService:
                 return RunStatus(run_id=run_id, status="cancelling")
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
+
+    def _status(self, identity: bytes, run_id: str, wait: bool) -> Any:
+        """The answer to ``Status``: the run's status now, or None when held until its end."""
+        found = self._queries.lookup(run_id)
+        if found is None:
+            return Error(code="unknown_run", message=f"no run {run_id} here")
+        if found.result is not None:
+            return run_status(found.result)
+        questions = self._questions(run_id)
+        if wait and not questions:
+            held = self._waiters.hold(identity, run_id, "status", self._orch.now())
+            if held is True:
+                return None
+            if held is not False:
+                return Error(code="too_many_waiting", message=held)
+        return self._live_status(run_id, found.state, questions)
 
     def _owned(self, identity: bytes, reply: Any) -> Any:
         """Note who submitted the run ``reply`` accepts (roles enforced only)."""
