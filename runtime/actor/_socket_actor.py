@@ -55,7 +55,6 @@ class Tick(msgspec.Struct, frozen=True):
 
 #: The identity a Tick arrives from (no peer: the actor's own timer).
 _TIMER = b""
-_STATS = [0, 0]
 
 
 class SocketActor:
@@ -210,9 +209,6 @@ class SocketActor:
         receive = self.receive
         while True:
             batch = await router.recv_batch()
-            _STATS[0] += 1; _STATS[1] += len(batch)
-            if _STATS[0] % 500 == 0:
-                open("/tmp/pd/batches.txt", "a").write(f"{_STATS} {_STATS[1] / _STATS[0]:.2f}\n")
             now = self._clock()
             self.refresh_log_levels()
             with outbox.holding():
