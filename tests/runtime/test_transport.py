@@ -111,8 +111,13 @@ async def test_send_clients_gives_each_client_its_replies_in_one_message_in_orde
             replies = [SubmitAccepted(run_id=f"r{n}") if n % 3 else RunStatus(run_id=f"r{n}", status="completed")
                        for n in range(7)]
             router.send_clients([(b"c1", reply) for reply in replies] + [(b"c2", replies[0])])
-            assert await one.recv_batch(1) == replies  # one frame set carried them all
+            assert await one.recv_batch() == replies  # one frame set carried them all
             assert await two.recv_batch(1) == [replies[0]]
+            # A client reading one reply at a time gets each, in order.
+            router.send_clients([(b"c1", reply) for reply in replies])
+            assert [(await one.recv_batch(1))[0] for _ in replies] == replies
+            router.send_clients([(b"c1", reply) for reply in replies[:3]])
+            assert await one.recv_batch(2) == replies[:2] and await one.recv_batch(2) == replies[2:3]
 
 
 async def test_pump_many_round_trips_without_lost_wakeups(address: str) -> None:
