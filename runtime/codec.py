@@ -73,6 +73,11 @@ def pack(messages: Sequence[WireMessage | msgspec.Raw], max_bytes: int = BATCH_B
     (``msgspec.Raw`` of ``encode``'s bytes): it is carried as it is."""
     if len(messages) == 1:
         return [_encoder.encode(messages[0])]
+    # The common case, a batch far below the cap, in one encoding pass (half the cost of
+    # encoding each message then the batch of them); the same bytes: a Raw encodes as it is.
+    whole = _encoder.encode(_RawBatch(list(messages)))
+    if len(whole) < max_bytes:
+        return [whole]
     bodies: list[bytes] = []
     group: list[msgspec.Raw] = []
     size = 0

@@ -9,15 +9,10 @@ reads are still answered. The read-only requests
 (List, Show, and Status of a run no longer in memory) are answered from the journal by
 ``_queries``.
 
-A submitted document may be a workflow manifest, an execution plan or an OML pipeline (told
-apart by content, ``_source.document_kind``); all three are journaled and recovered alike.
-A pipeline's ``@name`` connections are resolved here from the orchestrator's ``connections``
-(the daemon's ``--connections`` file) or ``ONTOFLOW_CONNECTION_<NAME>``; the journal keeps the
-document as submitted. Documents are compiled against the catalogue (``WorkerRegistry.known``):
-the metadata of every capability a worker has offered (journaled, so it survives a restart) or
-the daemon was told of at start, so a run can be submitted while its workers are away; its
-steps then wait for a worker, up to their schedule-to-start timeout. A capability never seen is
-refused naming it.
+A submitted document (a workflow manifest, an execution plan or an OML pipeline) is compiled,
+contract checked and admitted with its inputs by ``_documents`` (the catalogue it is compiled
+against, and what is kept of each document); all three kinds are journaled and recovered
+alike, the journal keeping the document as submitted.
 """
 
 from __future__ import annotations
@@ -29,7 +24,7 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._contracts import ContractGate
+from ontoflow.actors.orchestrator._documents import SubmittedDocuments
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._authority import ADMIN, key_of
 from ontoflow.actors.orchestrator._limits import check_payload
@@ -37,7 +32,6 @@ from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrat
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
-from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
 from ontoflow.actors.orchestrator._waiters import Waiters
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -63,16 +57,14 @@ from ontoflow.protocols.client import (
     Watch,
 )
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.submit import decode_submitted_document, idempotency_conflict
+from ontoflow.protocols.submit import idempotency_conflict
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.actor import where
-from ontoflow.runtime.inputs import check_inputs
 
 __all__ = ["ClientService"]
 
 log = structlog.get_logger()
 
-_encode = msgspec.msgpack.Encoder(order="deterministic").encode
 #: The answer to a write while the journal cannot be written (a full disk): retryable.
 _UNAVAILABLE = Error(code="unavailable",
                      message="journal: the daemon cannot write its journal (disk full?); this is temporary, retry later")
@@ -104,8 +96,7 @@ class ClientService:
         waiters: Waiters | None = None,
     ) -> None:
         self._orch = orchestrator
-        self._known: dict[str, CapabilityMetadata] = {}
-        self._catalog_version = -1
+        self._documents = SubmittedDocuments(orchestrator.registry, orchestrator.connections)
         self._waiters = waiters if waiters is not None else Waiters()
         self._finished: deque[str] = deque()
         self._keep = keep_finished
@@ -115,10 +106,6 @@ class ClientService:
         self.accepting = True
         self._queries = queries
         self._idempotency = IdempotencyBook(orchestrator.journal)
-        self._contracts = ContractGate()
-        # Compiled workflows by manifest bytes: a client submitting the same manifest again
-        # (the common case) costs a lookup, not a decode, a validation and a compilation.
-        self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]]] = {}
         # run id -> the CURVE key that submitted it, when roles are enforced: a client key
         # reads and cancels only its own runs (kept as long as the run is kept in memory; the
         # journal keeps it too, and is asked about a run submitted before a restart).
@@ -151,21 +138,9 @@ class ClientService:
                 if not isinstance(reply, SubmitAccepted):
                     return reply
                 self._orch.send_client(identity, reply)
-                return self._answer(identity, Status(run_id=reply.run_id, wait=True))
+                return self._status(identity, reply.run_id, True)  # the submitter owns its run
             case Status(run_id=run_id, wait=wait):
-                found = self._queries.lookup(run_id)
-                if found is None:
-                    return Error(code="unknown_run", message=f"no run {run_id} here")
-                if found.result is not None:
-                    return run_status(found.result)
-                questions = self._questions(run_id)
-                if wait and not questions:
-                    held = self._waiters.hold(identity, run_id, "status", orch.now())
-                    if held is True:
-                        return None
-                    if held is not False:
-                        return Error(code="too_many_waiting", message=held)
-                return self._live_status(run_id, found.state, questions)
+                return self._status(identity, run_id, wait)
             case Answer() if not orch.available:  # resuming journals a fact: not while it cannot
                 return _UNAVAILABLE
             case Answer(choice=choice, run_id=run_id, token=token):
@@ -225,6 +200,22 @@ class ClientService:
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
 
+    def _status(self, identity: bytes, run_id: str, wait: bool) -> Any:
+        """The answer to ``Status``: the run's status now, or None when held until its end."""
+        found = self._queries.lookup(run_id)
+        if found is None:
+            return Error(code="unknown_run", message=f"no run {run_id} here")
+        if found.result is not None:
+            return run_status(found.result)
+        questions = self._questions(run_id)
+        if wait and not questions:
+            held = self._waiters.hold(identity, run_id, "status", self._orch.now())
+            if held is True:
+                return None
+            if held is not False:
+                return Error(code="too_many_waiting", message=held)
+        return self._live_status(run_id, found.state, questions)
+
     def _owned(self, identity: bytes, reply: Any) -> Any:
         """Note who submitted the run ``reply`` accepts (roles enforced only)."""
         if isinstance(reply, SubmitAccepted) and self._orch.authority.roles is not None:
@@ -268,13 +259,10 @@ class ClientService:
         if too_big is not None:
             return Error(code="payload_too_large", message=too_big)
         try:
-            workflow, source = self.compile(message.manifest, message.manifest_hash, message.worktree)
-            body = bytes(message.manifest) if isinstance(message.manifest, msgspec.Raw) else _encode(message.manifest)
-            refused = self._contracts.refusal(body, message.inputs, self._known)
-            if refused is not None:
-                return Error(code="invalid_manifest", message=f"the document does not pass the contract check:\n{refused}")
-            if message.inputs:
-                check_inputs(message.inputs, self._known)
+            admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree)
+            if admitted.refusal is not None:
+                return Error(code="invalid_manifest",
+                             message=f"the document does not pass the contract check:\n{admitted.refusal}")
         except ManifestError as exc:
             return Error(code="invalid_manifest", message=str(exc))
         except ConfigError as exc:
@@ -282,8 +270,8 @@ class ClientService:
         except ConnectionResolutionError as exc:
             return Error(code="invalid_connections", message=str(exc))
         try:
-            run_id = orch.submit(workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
-                                 source=source, idempotency_key=message.idempotency_key,
+            run_id = orch.submit(admitted.workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
+                                 source=admitted.source, idempotency_key=message.idempotency_key,
                                  owner=key_of(identity) if orch.authority.roles is not None else None)
         except ValueError as exc:
             return Error(code="invalid_request", message=str(exc))
@@ -291,49 +279,22 @@ class ClientService:
             self._idempotency.record(key, fingerprint)
         return SubmitAccepted(run_id=run_id)
 
-    def _refresh_catalog(self) -> None:
-        registry = self._orch.registry
-        if registry.version != self._catalog_version:  # a worker came or went since the last look
-            self._catalog_version = registry.version
-            catalog = registry.known()  # the catalogue: offered by a live worker or ever known
-            if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
-                self._known.update(catalog)
-                self._compiled.clear()  # compiled against older metadata
-                self._contracts.clear()
-
     def catalog(self) -> dict[str, CapabilityMetadata]:
         """Every capability a submitted document is compiled against: those live workers offer
         and those offered since the daemon started."""
-        self._refresh_catalog()
-        return dict(self._known)
+        return self._documents.catalog()
 
     def compile(
         self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "", worktree: str = ""
     ) -> tuple[Any, tuple[str, bytes]]:
-        """Compile ``document`` (a workflow manifest, a plan or a pipeline, decoded or still
-        encoded as it arrived in a ``SubmitRequest``) against the capabilities known so far;
-        returns the compiled workflow or plan and its pinned source ``(hash, bytes)`` (the
-        document as submitted, connections unresolved).
+        """Compile ``document`` against the capabilities known so far; returns the compiled
+        workflow or plan and its pinned source ``(hash, bytes)`` (``SubmittedDocuments.compile``).
 
         Raises:
-            ManifestError: naming each problem's path (an encoded document that is not a map
-                is refused as ``manifest: expected an object``).
+            ManifestError: naming each problem's path.
             actors.pipelines.ConnectionResolutionError: naming a pipeline's connection defined nowhere.
         """
-        self._refresh_catalog()
-        encoded = isinstance(document, msgspec.Raw)
-        key = (bytes(document) if encoded else _encode(document), manifest_hash, worktree)
-        found = self._compiled.get(key)
-        if found is None:
-            if encoded:  # decoded only the first time these bytes arrive
-                document = decode_submitted_document(key[0])  # total: bad UTF-8 is invalid_manifest
-            kind = document_kind(document)
-            workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash, worktree=worktree,
-                                        connections=self._orch.connections, source=f"submitted {kind}")
-            if len(self._compiled) >= 256:
-                self._compiled.clear()
-            found = self._compiled[key] = (workflow, encode_source(document, workflow, kind=kind))
-        return found
+        return self._documents.compile(document, manifest_hash, worktree)
 
     def workers(self) -> list[WorkerRecord]:
         """The live workers as clients see them."""

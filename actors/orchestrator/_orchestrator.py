@@ -13,64 +13,47 @@ them and routes between them (:meth:`Orchestrator.apply` is the one place a fact
 decided and carried out). The client and trigger services sit above it, wired by
 ``compose_orchestrator``.
 
-A journal commit that fails (a full disk) makes the orchestrator *unavailable* until a retry
-of it succeeds (the outbox retries with backoff): nothing the failed batch caused is sent, and
-nothing new is decided. The messages that would record a fact (Outcome, Ready, Disconnect,
-Observation) are parked, in arrival order and bounded (:class:`ParkingLot`), and handled first
-once the commit succeeded; Ticks
-decide nothing (only heartbeats go out, so workers stay connected; deadlines are looked at
-again by the first Tick after); clients' reads are answered, from committed state for a run
-the held batch touches, and their writes are refused ``unavailable`` (``ClientService``).
+Each message is dispatched on its type by the :class:`Mailbox` (``_mailbox``), which also
+serves while a failed journal commit waits for its retry (the orchestrator is *unavailable*
+then: nothing new is decided, messages that would record a fact are parked). Code on the same
+loop starts, cancels and answers runs through :class:`RunCommands` (``_run_commands``); the
+methods of the same names here hand their calls to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, get_args
+from typing import Any
 
 import anyio
 import structlog
 
 from ontoflow.actors.orchestrator._authority import Authority
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
-from ontoflow.actors.orchestrator._ids import new_run_id
-from ontoflow.actors.orchestrator._parking import ParkingLot
+from ontoflow.actors.orchestrator._mailbox import Mailbox
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
+from ontoflow.actors.orchestrator._run_commands import RunCommands, UnknownRunError
 from ontoflow.actors.orchestrator._run_table import DEFAULT_ANSWER_TIMEOUT_MS, AnswerRefused, Run, RunTable
 from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 from ontoflow.actors.orchestrator.engine import (
     CancelStep,
     Dispatch,
     Fact,
-    RunCancelled,
     RunEnded,
     RunEngine,
-    RunExpired,
-    RunResumed,
-    RunSubmitted,
     Suspended,
 )
-from ontoflow.protocols.client import ClientMessage, Error, Question
-from ontoflow.protocols.messages import Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready
-from ontoflow.runtime.actor import SocketActor, Tick, wall_clock_ms
-from ontoflow.runtime.batching import SEND_CHUNK
+from ontoflow.protocols.client import Question
+from ontoflow.protocols.messages import Invoke, Observation
+from ontoflow.runtime.actor import SocketActor, wall_clock_ms
 from ontoflow.runtime.curve import CurveServer
-from ontoflow.runtime.journal import FactRow, Journal, JournalError, RunRow
+from ontoflow.runtime.journal import FactRow, Journal, RunRow
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["AnswerRefused", "Orchestrator", "UnknownRunError", "wall_clock_ms"]
 
 log = structlog.get_logger()
-
-_CLIENT_TYPES = get_args(ClientMessage)
-
-
-class UnknownRunError(KeyError):
-    """Raised when a run id names no run this orchestrator knows."""
-
-
-
 
 class Orchestrator(SocketActor):
     """Routes every run through its engine and every step to a live worker.
@@ -107,6 +90,8 @@ class Orchestrator(SocketActor):
             with ``send_client``. Set by ``compose_orchestrator``.
         on_observation: called with each Observation a worker reports (triggers).
         recovery: what the start from the journal found, once started with one.
+        mailbox: dispatches each message received (``_mailbox.Mailbox``).
+        commands: starts, cancels and resumes runs (``_run_commands.RunCommands``).
 
     Late answers: an Outcome is applied only when its attempt is in flight on the worker that
     sends it; any other (an attempt re-dispatched after its worker was lost, cancelled and
@@ -148,16 +133,26 @@ class Orchestrator(SocketActor):
         super().__init__(address=address, context=context, tick_ms=tick_ms, clock=clock,
                          gate=self.durability if journal is not None else None, curve=curve, insecure=insecure,
                          max_message_bytes=max_message_bytes)
-        self.client_handler: Callable[[bytes, Any], None] | None = None
-        self.on_observation: list[Callable[[Observation], None]] = []
-        #: Called with the time at each tick (the client service's lease on held requests).
-        self.on_tick: list[Callable[[int], None]] = []
         self.recovery: RecoveryReport | None = None
-        self.parking = ParkingLot()
-        self._heartbeat_at = 0
         self.authority = Authority(roles)
+        self.mailbox = Mailbox(pool=self.pool, runs=self.runs, authority=self.authority, outbox=self.outbox,
+                               apply=self.apply, send_client=self.send_client)
+        self.on_observation: list[Callable[[Observation], None]] = self.mailbox.on_observation
+        #: Called with the time at each tick (the client service's lease on held requests).
+        self.on_tick: list[Callable[[int], None]] = self.mailbox.on_tick
+        self.commands = RunCommands(runs=self.runs, durability=self.durability, outbox=self.outbox, apply=self.apply,
+                                    clock=clock)
 
     # -- what other code reads ---------------------------------------------------------------
+
+    @property
+    def client_handler(self) -> Callable[[bytes, Any], None] | None:
+        """Called as ``handler(identity, message)`` for each client API message (the mailbox's)."""
+        return self.mailbox.client_handler
+
+    @client_handler.setter
+    def client_handler(self, handler: Callable[[bytes, Any], None] | None) -> None:
+        self.mailbox.client_handler = handler
 
     @property
     def journal(self) -> Journal | None:
@@ -205,7 +200,7 @@ class Orchestrator(SocketActor):
 
     def statistics(self) -> dict[str, int]:
         """Counts for observability: runs in flight, workers, steps waiting for a worker."""
-        return {"runs_in_flight": self.runs.in_flight, **self.pool.statistics(), **self.parking.statistics()}
+        return {"runs_in_flight": self.runs.in_flight, **self.pool.statistics(), **self.mailbox.statistics()}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -251,73 +246,7 @@ class Orchestrator(SocketActor):
 
     def receive(self, identity: bytes, message: Any, now: int) -> None:
         """Dispatch one message on its type (the kernel calls it for each of a batch)."""
-        if self.authority.roles is not None and not self.authority.permitted(identity, message):
-            if isinstance(message, _CLIENT_TYPES):
-                self.send_client(identity, Error(code="forbidden", message=f"this key may not send {type(message).__name__}"))
-            return
-        if self.parking or not self.outbox.available:
-            if not self.outbox.available:
-                self._unavailable(identity, message, now)
-                return
-            for peer, held in self.parking.take():  # first, in the order they came
-                self.receive(peer, held, now)
-        match message:
-            case Outcome():  # the hot path: most of what arrives
-                self.pool.outcome(identity, message, now)
-            case Tick(now_ms=tick_now):
-                self.pool.tick(tick_now)
-                for callback in self.on_tick:
-                    callback(tick_now)
-                for run in self.runs.expired(tick_now):
-                    log.warning("run_deadline_expired", run_id=run.run_id)
-                    self.apply(run, RunCancelled(reason="run deadline expired", now_ms=tick_now))
-                for run, token in self.runs.questions_expired(tick_now):
-                    log.warning("run_question_expired", run_id=run.run_id)
-                    self.apply(run, RunExpired(token=token, now_ms=tick_now))
-                self._resize_chunk()
-            case Heartbeat(session=session):
-                if self.pool.seen(identity, now, session) is None:
-                    log.warning("heartbeat_from_unknown_peer", peer=identity.hex())
-            case Ready():
-                self.pool.seen(identity, now)
-                self.pool.ready(identity, message, now)
-                self._resize_chunk()
-            case Disconnect(reason=reason, session=session):
-                self.pool.disconnected(identity, reason, now, session)
-                self._resize_chunk()
-            case Observation():
-                if not self.authority.observation_ok(self.pool.seen(identity, now, message.session), message):
-                    return
-                log.info("observation_received", capability=message.capability, kind=message.kind, id=message.id)
-                for callback in self.on_observation:
-                    callback(message)
-            case _ if isinstance(message, _CLIENT_TYPES):  # a daemon's SubmitRequest is a Submit
-                if self.client_handler is None:
-                    log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
-                else:
-                    self.client_handler(identity, message)
-            case _:
-                log.warning("message_unexpected", peer=identity.hex(), op=type(message).__name__)
-
-    def _unavailable(self, identity: bytes, message: Any, now: int) -> None:
-        """Serve while the journal cannot be written: decide nothing (see the module docstring)."""
-        match message:
-            case Tick():
-                if now - self._heartbeat_at >= self.pool.heartbeat_ms:  # workers must not think us gone
-                    self._heartbeat_at = now
-                    for worker in list(self.pool.registry):
-                        self.outbox.bypass(worker.identity, Heartbeat())
-            case Heartbeat():
-                self.pool.seen(identity, now)
-            case _ if isinstance(message, _CLIENT_TYPES) and self.client_handler is not None:
-                self.client_handler(identity, message)  # reads answered, writes refused
-            case _:
-                self.pool.seen(identity, now)
-                self.parking.park(identity, message, self._in_flight_on)
-
-    def _in_flight_on(self, run_id: str, step_id: str, attempt: int) -> bytes | None:
-        owner = self.pool.registry.owner(run_id, step_id, attempt)
-        return None if owner is None else owner.identity
+        self.mailbox.receive(identity, message, now)
 
     def undelivered(self, identity: bytes, messages: list[Any]) -> None:
         """Invokes the ROUTER refused never reached their worker (see ``WorkerPool.undelivered``)."""
@@ -336,10 +265,6 @@ class Orchestrator(SocketActor):
         super().refresh_log_levels()
         self.runs.log_info = self.log_info
         self.pool.log_debug = self.log_debug
-
-    def _resize_chunk(self) -> None:
-        # Without a journal, a long batch's sends start leaving after SEND_CHUNK per worker.
-        self.outbox.chunk = SEND_CHUNK * max(len(self.pool.registry), 1)
 
     # -- facts -------------------------------------------------------------------------------
 
@@ -378,91 +303,21 @@ class Orchestrator(SocketActor):
         return self.runs.questions(self._run(run_id))
 
     def resume(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> str:
-        """Answer a suspended run's question and resume it (``RunResumed``, journaled first);
-        returns the run id. ``run_id`` is enough when the run asks one question, ``token`` alone
-        always is.
-
-        Raises:
-            AnswerRefused: as ``RunTable.question`` says (its ``code`` is the client API's).
-        """
-        run, suspension = self.runs.question(answer, run_id=run_id, token=token)
-        self.apply(run, RunResumed(token=suspension.token, answer=answer, now_ms=self._clock()))
-        self.runs.answered(suspension.token)
-        self.outbox.commit()
-        return run.run_id
+        """Answer a suspended run's question and resume it; returns the run id
+        (``RunCommands.resume``, whose errors it raises)."""
+        return self.commands.resume(answer, run_id=run_id, token=token)
 
     # -- the client side ---------------------------------------------------------------------
 
-    def submit(
-        self,
-        workflow: RunEngine,
-        inputs: Mapping[str, Any],
-        *,
-        run_id: str | None = None,
-        deadline_ms: int | None = None,
-        source: tuple[str, bytes] | None = None,
-        idempotency_key: str | None = None,
-        trigger_key: str | None = None,
-        owner: str | None = None,
-    ) -> str:
-        """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id.
-
-        Args:
-            workflow: a compiled workflow or plan (any ``RunEngine``).
-            deadline_ms: the run's whole budget; past it the run is cancelled (its running
-                step is sent Cancel) and ends ``cancelled``. ``None`` for no limit.
-            source: ``(hash, bytes)`` of the workflow's pinned source
-                (``actors.orchestrator.encode_source``): with a journal, the run is journaled
-                and survives a crash; without a source it lives in memory only.
-            idempotency_key: a later submit with the same key gets this run (``find_run``).
-            trigger_key: the observation that started the run (same use).
-            owner: the client key that submitted it (roles enforced), journaled with the run.
-
-        Raises:
-            ValueError: when ``run_id`` names a run this orchestrator already has, or
-                ``deadline_ms`` is not positive.
-            runtime.journal.JournalError: when the journal is unavailable (nothing is started),
-                or when this submission's commit fails (it is kept and committed by the retry).
-        """
-        journaled = source is not None and self.durability.journal is not None
-        if not self.outbox.available:
-            raise JournalError(f"journal unavailable ({self.outbox.error}); retry later")
-        if run_id is None:
-            run_id = new_run_id()  # fresh: no need to ask the journal whether it exists
-        elif run_id in self.runs or (journaled and self.durability.exists(run_id)):
-            raise ValueError(f"run {run_id} exists already")
-        if deadline_ms is not None and deadline_ms < 1:
-            raise ValueError("deadline_ms must be >= 1")
-        now = self._clock()
-        run = Run(workflow, run_id, source[0] if journaled and source is not None else None)
-        deadline_at = None if deadline_ms is None else now + deadline_ms
-        self.runs.add(run, deadline_at_ms=deadline_at, idempotency_key=idempotency_key, trigger_key=trigger_key)
-        name = workflow.name or ""
-        if journaled and source is not None:
-            self.durability.submitted(RunRow(
-                run_id=run_id, source_hash=source[0], submitted_ms=now, deadline_at_ms=deadline_at,
-                idempotency_key=idempotency_key, trigger_key=trigger_key, name=name, owner=owner), source)
-        if self.log_info:
-            log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs), journaled=journaled)
-        self.apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=now))
-        self.outbox.commit()
-        return run_id
+    def submit(self, workflow: RunEngine, inputs: Mapping[str, Any], **options: Any) -> str:
+        """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id
+        (``RunCommands.submit``, whose options and errors it has)."""
+        return self.commands.submit(workflow, inputs, **options)
 
     async def asubmit(self, workflow: RunEngine, inputs: Mapping[str, Any], **options: Any) -> str:
-        """``submit``, but the callers of one event-loop turn share one commit (group commit).
-
-        Returns only once the submission is committed, like ``submit``: the acknowledgement
-        still follows the commit. Without a journal it is ``submit``.
-
-        Raises:
-            The errors of ``submit``. A shared commit that fails is retried and waited for.
-        """
-        if self.durability.journal is None:
-            return self.submit(workflow, inputs, **options)
-        with self.outbox.holding():  # the group's commit takes this submission too
-            run_id = self.submit(workflow, inputs, **options)
-        await self.outbox.committed()
-        return run_id
+        """``submit``, but the callers of one event-loop turn share one commit (group commit;
+        ``RunCommands.asubmit``)."""
+        return await self.commands.asubmit(workflow, inputs, **options)
 
     async def result(self, run_id: str) -> RunResult:
         """Wait for the run to end and return its result.
@@ -493,18 +348,9 @@ class Orchestrator(SocketActor):
         self.runs.forget(run_id)
 
     def cancel(self, run_id: str, reason: str = "cancelled by request") -> None:
-        """Cancel a run: its running step is sent a Cancel and the run ends ``cancelled``.
-
-        Raises:
-            UnknownRunError: when no such run was submitted here.
-            runtime.journal.JournalError: when the journal is unavailable (nothing changes).
-        """
-        run = self._run(run_id)
-        if run.result is None:
-            if not self.outbox.available:
-                raise JournalError(f"journal unavailable ({self.outbox.error}); retry later")
-            self.apply(run, RunCancelled(reason=reason, now_ms=self._clock()))
-            self.outbox.commit()
+        """Cancel a run: its running step is sent a Cancel and the run ends ``cancelled``
+        (``RunCommands.cancel``, whose errors it raises)."""
+        self.commands.cancel(run_id, reason)
 
     def find_run(self, *, idempotency_key: str | None = None, trigger_key: str | None = None) -> str | None:
         """The run id submitted with ``idempotency_key`` (or started for ``trigger_key``), or None."""
@@ -531,7 +377,4 @@ class Orchestrator(SocketActor):
         await self.pool.wait_for(lambda registry: len(registry) >= count)
 
     def _run(self, run_id: str) -> Run:
-        run = self.runs.get(run_id)
-        if run is None:
-            raise UnknownRunError(run_id)
-        return run
+        return self.commands.run(run_id)

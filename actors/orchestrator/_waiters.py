@@ -44,6 +44,7 @@ class Waiters:
         self._since: dict[Hold, int] = {}  # insertion order is time order
         self._by_run: dict[str, dict[Hold, None]] = {}
         self._per_client: dict[bytes, int] = {}
+        self._watches = 0  # held Watch requests: most daemons have none, and progress asks per step
 
     def hold(self, identity: bytes, run_id: str, kind: Kind, now: int) -> bool | str:
         """Hold a request of ``identity`` about ``run_id``.
@@ -65,10 +66,14 @@ class Waiters:
         self._since[key] = now
         self._by_run.setdefault(run_id, {})[key] = None
         self._per_client[identity] = count + 1
+        if kind == "watch":
+            self._watches += 1
         return True
 
     def held(self, run_id: str, kind: Kind) -> list[bytes]:
         """The clients holding a request of ``kind`` about ``run_id`` (kept held)."""
+        if kind == "watch" and not self._watches:
+            return []
         return [identity for identity, _, k in self._by_run.get(run_id, ()) if k == kind]
 
     def ended(self, run_id: str) -> list[bytes]:
@@ -100,6 +105,8 @@ class Waiters:
 
     def _drop(self, key: Hold) -> None:
         del self._since[key]
+        if key[2] == "watch":
+            self._watches -= 1
         identity = key[0]
         left = self._per_client[identity] - 1
         if left:

@@ -2,9 +2,10 @@
 
 Everything a batch of incoming messages (or a tick, or the local calls of one event-loop turn)
 causes is collected here and leaves in one :meth:`Outbox.flush`: first the commit gate commits
-(a durable actor's journal), then the messages go out, grouped per peer (``send_many``: one
-ZeroMQ message per peer per flush instead of one per message). So no peer ever hears of
-something the journal could lose; a commit that fails sends nothing of what it held.
+(a durable actor's journal), then the messages go out, grouped per peer (``send_many``, and
+``send_clients`` for client replies: one ZeroMQ message per peer per flush instead of one per
+message). So no peer ever hears of something the journal could lose; a commit that fails
+sends nothing of what it held.
 
 While a batch is being handled (:meth:`Outbox.holding`), nothing is flushed but the batch's
 end; outside a batch, what is put is flushed once the tasks made ready in this event-loop turn
@@ -58,6 +59,10 @@ class Sink(Protocol):
 
     def send_client(self, identity: bytes, message: Any) -> None:
         """Send one client API reply."""
+        ...
+
+    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+        """Send client API replies, per client in order (one ZeroMQ message per client)."""
         ...
 
 
@@ -240,9 +245,11 @@ class Outbox:
             sink = self._sink
             if sink is not None:
                 sink.send_many([(identity, message) for identity, message, client in out if not client])
-                for identity, message, client in out:
-                    if client:
-                        sink.send_client(identity, message)
+                # A client pipelining requests (hundreds of Submit(wait=True)) gets what one
+                # batch decided for it in one message, not one per reply.
+                replies = [(identity, message) for identity, message, client in out if client]
+                if replies:
+                    sink.send_clients(replies)
         if recovered and self.on_available is not None:
             self.on_available()
 

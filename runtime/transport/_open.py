@@ -145,8 +145,7 @@ async def open_dealer(
             sock.connect(address)
         except zmq.ZMQError as exc:
             raise TransportError(f"cannot connect to {address}: {exc.strerror}") from None
-        dealer = DealerSocket(sock, address, loop)
-        dealer._client = client
+        dealer = DealerSocket(sock, address, loop, client=client)
     except BaseException:
         sock.close(linger=0)
         raise

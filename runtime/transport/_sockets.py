@@ -7,8 +7,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import zmq
+from anyio.lowlevel import checkpoint
 
-from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_from_frames, client_to_frames, request_from_frames
+from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_to_frames, request_from_frames
+from ontoflow.protocols.client_replies import replies_from_frames, replies_to_frames
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
 from ontoflow.runtime.transport._endpoint import _Endpoint, _recv_frames_user
@@ -83,6 +85,22 @@ class RouterSocket(_Endpoint):
         self._send_frames(identity, (identity, header, body), message)
         self._after_send()
 
+    def send_clients(self, items: Iterable[tuple[bytes, ClientMessage]]) -> None:
+        """Send client API replies, each client's in order and in one ZeroMQ message
+        (``protocols.client_replies``: a single reply as ``send_client`` sends it); behaves as
+        ``send`` otherwise."""
+        per_client: dict[bytes, list[ClientMessage]] = {}
+        for identity, message in items:
+            queued = per_client.get(identity)
+            if queued is None:
+                per_client[identity] = [message]
+            else:
+                queued.append(message)
+        for identity, messages in per_client.items():
+            header, body = replies_to_frames(messages)
+            self._send_frames(identity, (identity, header, body), messages[0])
+        self._after_send()
+
     def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:
         """Send several ``(identity, message)`` pairs, the messages of each peer in order and
         in as few ZeroMQ messages as ``runtime.codec.pack`` makes (a ``Batch`` per peer).
@@ -118,21 +136,38 @@ class DealerSocket(_Endpoint):
         address: the address connected to.
     """
 
-    __slots__ = ("_client",)
+    __slots__ = ("_backlog", "_client")
+
+    def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop, *, client: bool = False) -> None:
+        super().__init__(sock, address, loop)
+        self._client = client
+        self._backlog: list[Any] = []  # a client's replies received and not handed out yet
 
     async def recv_batch(self, max_batch: int = 512) -> list[WireMessage]:
         """Wait for at least one valid message, then return every message already queued.
 
-        A frame set that does not decode is logged as ``frame_dropped`` and skipped.
+        A frame set that does not decode is logged as ``frame_dropped`` and skipped. A client
+        socket returns at most ``max_batch`` replies: the others of a frame set that carried
+        several (``protocols.client_replies``) are kept, in order, for the next calls, so a
+        client reading one reply per request (``recv_batch(1)``) still gets every one.
 
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
             anyio.BusyResourceError: when another task is already receiving.
         """
-        return await self._receive(max_batch)
+        if not self._client:
+            return await self._receive(max_batch)
+        if self._backlog and max_batch >= 1:
+            await checkpoint()  # ready at once: still yield, as a ready socket does
+            ready = self._backlog
+        else:
+            ready = await self._receive(max_batch)
+        batch, self._backlog = ready[:max_batch], ready[max_batch:]  # no await in between: nothing lost
+        return batch
 
     def _decode(self, frames: list[bytes]) -> list:
-        return [client_from_frames(frames)] if self._client else from_frames(frames)
+        # A daemon's frame set carries one reply or several to this client (``Replies``).
+        return replies_from_frames(frames) if self._client else from_frames(frames)
 
     def send(self, message: WireMessage) -> None:
         """Send ``message`` to the connected peer without blocking.

@@ -35,7 +35,7 @@ async def test_what_a_journal_outage_parks_is_bounded_counted_and_loses_nothing_
                                        tick_ms=10)
     orch = composition.orchestrator
     # Caps smaller than the daemon's, so that a short flood passes them.
-    lot = orch.parking = ParkingLot(max_messages=2_000, max_observations=500)
+    lot = orch.mailbox.parking = ParkingLot(max_messages=2_000, max_observations=500)
     worker = Worker(address, audit, step_s=0.4)  # steps end during the outage: their Outcomes are parked
     forger = RawPeer(address, identity=b"forger")
     acknowledged: list[str] = []

@@ -28,6 +28,12 @@ def test_several_messages_travel_as_one_batch_in_order() -> None:
     assert msgspec.msgpack.decode(body) == msgspec.msgpack.decode(msgspec.msgpack.encode(Batch(messages)))
 
 
+def test_a_message_already_encoded_travels_as_it_is_in_a_batch_whatever_its_size() -> None:
+    messages: list = [_outcome(0), msgspec.Raw(encode(_outcome(1))), _outcome(2)]
+    for cap in (1 << 18, 120):  # one body, and bodies closed at a small cap
+        assert [m for body in pack(messages, max_bytes=cap) for m in decode(body)] == [_outcome(n) for n in range(3)]
+
+
 def test_batches_close_at_the_byte_cap_and_a_big_message_travels_alone() -> None:
     messages = [_outcome(n, "x" * 100) for n in range(10)]
     bodies = pack(messages, max_bytes=300)

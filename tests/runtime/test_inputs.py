@@ -10,7 +10,7 @@ import pytest
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime import inputs as inputs_module
 from ontoflow.runtime.errors import ConfigError
-from ontoflow.runtime.inputs import InputValidators, check_inputs, input_validators, parse_inputs
+from ontoflow.runtime.inputs import CatalogInputCheck, InputValidators, check_inputs, input_validators, parse_inputs
 
 
 def _meta(cap_id: str, **props: dict) -> CapabilityMetadata:
@@ -149,3 +149,26 @@ def test_check_inputs_keeps_validators_for_the_process() -> None:
     assert after.reused >= before.reused + 1
     with pytest.raises(ConfigError, match="input 'k.proc' must be longer than or equal to 3 characters"):
         check_inputs({"k.proc": "ab"}, catalog)
+
+
+def test_a_catalog_check_refuses_what_check_inputs_refuses_with_the_same_error() -> None:
+    catalog = {"c.loose": _meta("c.loose", **{"k.size": {"type": "integer"}, "k.label": LABEL}),
+               "c.tight": _meta("c.tight", **{"k.size": {"type": "integer", "minimum": 10}})}
+    validators = InputValidators()
+    check = CatalogInputCheck(catalog, validators)
+    for inputs in ({"k.size": 3}, {"k.label": "far too long a label"}, {"k.size": 3, "k.label": "far too long"},
+                   {"k.size": "x"}):
+        with pytest.raises(ConfigError) as expected:
+            validators.check(inputs, catalog)
+        with pytest.raises(ConfigError) as caught:
+            check.check(inputs)
+        assert str(caught.value) == str(expected.value)
+    check.check({"k.size": 30, "k.label": "ok", "undeclared.key": "anything"})
+
+
+def test_a_catalog_check_resolves_each_key_once_through_the_kept_validators() -> None:
+    validators = InputValidators()
+    check = CatalogInputCheck({"c": _meta("c", **{"k.size": SIZE, "k.label": LABEL})}, validators)
+    for _ in range(3):
+        check.check({"k.size": 1, "k.label": "a"})
+    assert validators.statistics().compiled == 2

@@ -25,6 +25,10 @@ class _Sink:
         self.log.append("send_client")
         self.client.append((identity, message))
 
+    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+        for identity, message in items:
+            self.send_client(identity, message)
+
 
 class _Gate:
     def __init__(self, log: list[str]) -> None:

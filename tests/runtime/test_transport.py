@@ -11,6 +11,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 from structlog.testing import capture_logs
 
+from ontoflow.protocols.client import RunStatus, Status, SubmitAccepted
 from ontoflow.protocols.messages import Heartbeat, Invoke, Outcome
 from ontoflow.runtime.codec import HEADER, to_frames
 from ontoflow.runtime.errors import TransportError
@@ -93,6 +94,30 @@ async def test_send_many_batches_per_peer_and_keeps_each_peers_order(address: st
             one.send_many([_outcome(n) for n in range(4)])
             got = await router.recv_batch()
             assert got == [(b"w1", _outcome(n)) for n in range(4)]
+
+
+async def test_send_clients_gives_each_client_its_replies_in_one_message_in_order(address: str) -> None:
+    async with (
+        open_router(address) as router,
+        open_dealer(router.address, identity=b"c1", client=True) as one,
+        open_dealer(router.address, identity=b"c2", client=True) as two,
+    ):
+        with anyio.fail_after(5):
+            one.send(Status(run_id="x"))
+            two.send(Status(run_id="y"))
+            seen: set[bytes] = set()
+            while len(seen) < 2:
+                seen |= {identity for identity, _ in await router.recv_batch()}
+            replies = [SubmitAccepted(run_id=f"r{n}") if n % 3 else RunStatus(run_id=f"r{n}", status="completed")
+                       for n in range(7)]
+            router.send_clients([(b"c1", reply) for reply in replies] + [(b"c2", replies[0])])
+            assert await one.recv_batch() == replies  # one frame set carried them all
+            assert await two.recv_batch(1) == [replies[0]]
+            # A client reading one reply at a time gets each, in order.
+            router.send_clients([(b"c1", reply) for reply in replies])
+            assert [(await one.recv_batch(1))[0] for _ in replies] == replies
+            router.send_clients([(b"c1", reply) for reply in replies[:3]])
+            assert await one.recv_batch(2) == replies[:2] and await one.recv_batch(2) == replies[2:3]
 
 
 async def test_pump_many_round_trips_without_lost_wakeups(address: str) -> None:

@@ -122,13 +122,20 @@ def spool_path(work_dir: str | None, context: StepContext) -> Path:
 def remove_runs_spools(run_ids: list[str]) -> int:
     """Remove the default spool folders of ended runs, in one sweep; returns how many went.
 
-    Made to be called now and then from a thread with the runs that ended meanwhile: when the
-    default work folder does not exist (no data step ever spooled on this host) the sweep is
-    one ``stat``, not one per run.
+    Made to be called now and then from a thread with the runs that ended meanwhile: the sweep
+    lists the default work folder once (nothing when it does not exist) and looks only at the
+    runs that have a folder there, not a ``stat`` per run (thousands a second on a busy daemon,
+    each holding the interpreter's lock the event loop needs).
     """
-    if not run_ids or not os.path.isdir(_default_root()):
+    if not run_ids:
         return 0
-    return sum(remove_run_spool(run_id) for run_id in run_ids)
+    try:
+        present = set(os.listdir(_default_root()))
+    except OSError:  # no default work folder: nothing was ever spooled on this host
+        return 0
+    if not present:
+        return 0
+    return sum(remove_run_spool(run_id) for run_id in run_ids if _safe_name(run_id or "adhoc") in present)
 
 
 def remove_run_spool(run_id: str, work_dir: str | None = None) -> bool:

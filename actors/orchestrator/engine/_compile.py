@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 
 __all__ = ["BlockPlan", "CapabilityPlan", "CompiledWorkflow", "NodePlan", "Route", "compile_workflow"]
 
+# The engine's functions, whose modules import this one: bound at first use, not imported at
+# each call (an import statement costs about 2 us, and ``advance`` runs for every fact).
+_advance: Any = None
+_new_run: Any = None
+
 #: Slack added to the capability base's worst case, for the network and the worker's queue.
 _DISPATCH_SLACK_MS = 1000
 
@@ -157,15 +162,17 @@ class CompiledWorkflow:
 
     def new_run(self, run_id: str) -> RunState:
         """Return the state of a run that has not been submitted yet (``RunEngine``)."""
-        from ontoflow.actors.orchestrator.engine._state import new_run
-
-        return new_run(self, run_id)
+        global _new_run
+        if _new_run is None:
+            from ontoflow.actors.orchestrator.engine._state import new_run as _new_run
+        return _new_run(self, run_id)
 
     def advance(self, state: RunState, fact: Fact) -> list[Command]:
         """Apply ``fact`` to ``state`` in place; return the commands (``RunEngine``)."""
-        from ontoflow.actors.orchestrator.engine._advance import advance
-
-        return advance(self, state, fact)
+        global _advance
+        if _advance is None:  # its module imports this one: bound at the first fact
+            from ontoflow.actors.orchestrator.engine._advance import advance as _advance
+        return _advance(self, state, fact)
 
     def in_flight(self, state: RunState) -> list[Dispatch]:
         """The run's one pending Dispatch, if any (``RunEngine``); none while it waits on an

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 
 __all__ = ["CompiledPlan", "FollowUp", "StepPlan", "compile_plan"]
 
+# The engine's functions, whose modules import this one: bound at first use, not imported at
+# each call (an import statement costs about 2 us, and ``advance`` runs for every fact).
+_advance: Any = None
+_new_run: Any = None
+
 _CONDITION_OPS = ("equals", "not_equals", "exists")
 _NAMESPACES = ("parameters", "outputs", "context")
 _SOURCES = ("from_parameters", "from_outputs", "value")
@@ -100,15 +105,17 @@ class CompiledPlan:
 
     def new_run(self, run_id: str) -> PlanState:
         """Return the state of a run that has not been submitted yet."""
-        from ontoflow.actors.orchestrator.plans._state import PlanState
-
-        return PlanState(run_id=run_id)
+        global _new_run
+        if _new_run is None:
+            from ontoflow.actors.orchestrator.plans._state import PlanState as _new_run
+        return _new_run(run_id=run_id)
 
     def advance(self, state: PlanState, fact: Fact) -> list[Command]:
         """Apply ``fact`` to ``state`` in place; return the commands (see ``plans.advance``)."""
-        from ontoflow.actors.orchestrator.plans._advance import advance
-
-        return advance(self, state, fact)
+        global _advance
+        if _advance is None:  # its module imports this one: bound at the first fact
+            from ontoflow.actors.orchestrator.plans._advance import advance as _advance
+        return _advance(self, state, fact)
 
     def in_flight(self, state: PlanState) -> list[Dispatch]:
         """The last Dispatch of every attempt in flight, in step-id order (``RunEngine``)."""

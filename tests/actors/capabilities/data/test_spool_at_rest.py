@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ontoflow.actors.capabilities.data import DatasetSpool, remove_run_spool, run_spool_folder, spool_path
+from ontoflow.actors.capabilities.data import DatasetSpool, remove_run_spool, remove_runs_spools, run_spool_folder, spool_path
 from ontoflow.protocols import StepContext
 from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
 from ontoflow.protocols.context import SystemMetadata
@@ -46,6 +46,19 @@ def test_spool_folders_are_0700_and_files_0600(tmp_path: Path, monkeypatch: pyte
     assert _mode(root) == 0o700 and _mode(root / "r1") == 0o700 and _mode(target) == 0o600
     assert remove_run_spool("r1") and not (root / "r1").exists()
     assert not remove_run_spool("r1")
+
+
+def test_a_sweep_removes_the_folders_of_the_runs_it_is_given_and_nothing_else(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # re-read TMPDIR
+    assert remove_runs_spools(["r1", "r2"]) == 0  # no work folder yet
+    for run_id in ("r1", "r2", "../r3", "kept"):
+        with DatasetSpool(spool_path(None, _context(run_id)), ["a"]) as spool:
+            spool.write([[1]])
+    root = tmp_path / f"ontoflow-spool-{os.getuid()}"
+    assert remove_runs_spools(["r1", "never-spooled", "../r3", "r2"]) == 3
+    assert sorted(p.name for p in root.iterdir()) == ["kept"]
 
 
 def test_a_run_id_never_leads_out_of_the_work_folder(tmp_path: Path) -> None:

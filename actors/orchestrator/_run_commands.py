@@ -1,0 +1,162 @@
+"""Commands about runs from code on the orchestrator's event loop: start, cancel, answer.
+
+The client service, the trigger and edge services and the embedded cluster start runs, cancel
+them and answer their questions through here, between two socket reads of the actor (no lock).
+Each command becomes a fact applied through the orchestrator's ``apply`` (recorded first for a
+journaled run), and is committed before the call returns; ``asubmit`` shares one commit with
+the other submissions of its event-loop turn (group commit). While the journal cannot be
+written, a start or a cancel is refused with ``JournalError`` and nothing changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import structlog
+
+from ontoflow.actors.orchestrator._durability import Durability
+from ontoflow.actors.orchestrator._ids import new_run_id
+from ontoflow.actors.orchestrator._run_table import Run, RunTable
+from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunEngine, RunResumed, RunSubmitted
+from ontoflow.runtime.actor import Outbox
+from ontoflow.runtime.journal import JournalError, RunRow
+
+__all__ = ["RunCommands", "UnknownRunError"]
+
+log = structlog.get_logger()
+
+
+class UnknownRunError(KeyError):
+    """Raised when a run id names no run this orchestrator knows."""
+
+
+class RunCommands:
+    """Starts, cancels and resumes runs (see the module docstring).
+
+    Args:
+        runs: the run table.
+        durability: the journal's part (journaled submissions, run ids it knows).
+        outbox: the actor's outbox (its commit, whether it is available).
+        apply: records and applies a fact to a run (``Orchestrator.apply``).
+        clock: returns "now" in milliseconds.
+    """
+
+    def __init__(self, *, runs: RunTable, durability: Durability, outbox: Outbox,
+                 apply: Callable[[Run, Fact], None], clock: Callable[[], int]) -> None:
+        self._runs = runs
+        self._durability = durability
+        self._outbox = outbox
+        self._apply = apply
+        self._clock = clock
+
+    def run(self, run_id: str) -> Run:
+        """The run ``run_id`` held in memory, ended or not.
+
+        Raises:
+            UnknownRunError: when no such run is held.
+        """
+        run = self._runs.get(run_id)
+        if run is None:
+            raise UnknownRunError(run_id)
+        return run
+
+    def submit(
+        self,
+        workflow: RunEngine,
+        inputs: Mapping[str, Any],
+        *,
+        run_id: str | None = None,
+        deadline_ms: int | None = None,
+        source: tuple[str, bytes] | None = None,
+        idempotency_key: str | None = None,
+        trigger_key: str | None = None,
+        owner: str | None = None,
+    ) -> str:
+        """Start a run of ``workflow`` with ``inputs`` in its context; returns the run id.
+
+        Args:
+            workflow: a compiled workflow or plan (any ``RunEngine``).
+            deadline_ms: the run's whole budget; past it the run is cancelled (its running
+                step is sent Cancel) and ends ``cancelled``. ``None`` for no limit.
+            source: ``(hash, bytes)`` of the workflow's pinned source
+                (``actors.orchestrator.encode_source``): with a journal, the run is journaled
+                and survives a crash; without a source it lives in memory only.
+            idempotency_key: a later submit with the same key gets this run (``find_run``).
+            trigger_key: the observation that started the run (same use).
+            owner: the client key that submitted it (roles enforced), journaled with the run.
+
+        Raises:
+            ValueError: when ``run_id`` names a run this orchestrator already has, or
+                ``deadline_ms`` is not positive.
+            runtime.journal.JournalError: when the journal is unavailable (nothing is started),
+                or when this submission's commit fails (it is kept and committed by the retry).
+        """
+        durability, outbox, runs = self._durability, self._outbox, self._runs
+        journaled = source is not None and durability.journal is not None
+        if not outbox.available:
+            raise JournalError(f"journal unavailable ({outbox.error}); retry later")
+        if run_id is None:
+            run_id = new_run_id()  # fresh: no need to ask the journal whether it exists
+        elif run_id in runs or (journaled and durability.exists(run_id)):
+            raise ValueError(f"run {run_id} exists already")
+        if deadline_ms is not None and deadline_ms < 1:
+            raise ValueError("deadline_ms must be >= 1")
+        now = self._clock()
+        run = Run(workflow, run_id, source[0] if journaled and source is not None else None)
+        deadline_at = None if deadline_ms is None else now + deadline_ms
+        runs.add(run, deadline_at_ms=deadline_at, idempotency_key=idempotency_key, trigger_key=trigger_key)
+        name = workflow.name or ""
+        if journaled and source is not None:
+            durability.submitted(RunRow(
+                run_id=run_id, source_hash=source[0], submitted_ms=now, deadline_at_ms=deadline_at,
+                idempotency_key=idempotency_key, trigger_key=trigger_key, name=name, owner=owner), source)
+        if runs.log_info:
+            log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs), journaled=journaled)
+        self._apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=now))
+        outbox.commit()
+        return run_id
+
+    async def asubmit(self, workflow: RunEngine, inputs: Mapping[str, Any], **options: Any) -> str:
+        """``submit``, but the callers of one event-loop turn share one commit (group commit).
+
+        Returns only once the submission is committed, like ``submit``: the acknowledgement
+        still follows the commit. Without a journal it is ``submit``.
+
+        Raises:
+            The errors of ``submit``. A shared commit that fails is retried and waited for.
+        """
+        if self._durability.journal is None:
+            return self.submit(workflow, inputs, **options)
+        with self._outbox.holding():  # the group's commit takes this submission too
+            run_id = self.submit(workflow, inputs, **options)
+        await self._outbox.committed()
+        return run_id
+
+    def cancel(self, run_id: str, reason: str = "cancelled by request") -> None:
+        """Cancel a run: its running step is sent a Cancel and the run ends ``cancelled``.
+
+        Raises:
+            UnknownRunError: when no such run was submitted here.
+            runtime.journal.JournalError: when the journal is unavailable (nothing changes).
+        """
+        run = self.run(run_id)
+        if run.result is None:
+            if not self._outbox.available:
+                raise JournalError(f"journal unavailable ({self._outbox.error}); retry later")
+            self._apply(run, RunCancelled(reason=reason, now_ms=self._clock()))
+            self._outbox.commit()
+
+    def resume(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> str:
+        """Answer a suspended run's question and resume it (``RunResumed``, journaled first);
+        returns the run id. ``run_id`` is enough when the run asks one question, ``token`` alone
+        always is.
+
+        Raises:
+            AnswerRefused: as ``RunTable.question`` says (its ``code`` is the client API's).
+        """
+        run, suspension = self._runs.question(answer, run_id=run_id, token=token)
+        self._apply(run, RunResumed(token=suspension.token, answer=answer, now_ms=self._clock()))
+        self._runs.answered(suspension.token)
+        self._outbox.commit()
+        return run.run_id

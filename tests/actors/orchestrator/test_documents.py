@@ -1,0 +1,58 @@
+"""Submitted documents on their own: compiled and admitted once per document, refused with the
+contract check's report, inputs checked each time, all forgotten when the catalogue changes."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from ontoflow.actors.orchestrator._documents import SubmittedDocuments
+from ontoflow.actors.orchestrator._registry import WorkerRegistry
+from ontoflow.protocols import CapabilityMetadata, ManifestError
+from ontoflow.runtime.errors import ConfigError
+
+SIZE = CapabilityMetadata(id="test.sized", timeout_ms=1_000, idempotent=True,
+                          input_schema={"type": "object", "properties": {"t.size": {"type": "integer", "minimum": 0}}})
+DOC = {"start": "m", "nodes": {"m": {"entry_block": "a", "blocks": {"a": {"worker": "test.sized"}}}}}
+
+
+def _documents() -> tuple[SubmittedDocuments, WorkerRegistry]:
+    registry = WorkerRegistry()
+    registry.know([SIZE])
+    return SubmittedDocuments(registry, {}), registry
+
+
+def test_the_same_document_is_admitted_once_whatever_its_encoding() -> None:
+    documents, _ = _documents()
+    raw = msgspec.Raw(msgspec.msgpack.encode(DOC))
+    first = documents.admit(raw, {"t.size": 1})
+    assert first.refusal is None and first.workflow.name == ""
+    assert documents.admit(msgspec.Raw(bytes(raw)), {"t.size": 2}) is first
+    assert documents.compile(raw)[0] is first.workflow
+
+
+def test_inputs_are_checked_at_every_admission() -> None:
+    documents, _ = _documents()
+    documents.admit(DOC, {"t.size": 1})
+    with pytest.raises(ConfigError, match=r"input 't.size' must be bigger than or equal to 0 \(as declared by test.sized\)"):
+        documents.admit(DOC, {"t.size": -1})
+
+
+def test_a_document_the_checker_refuses_comes_back_with_its_report() -> None:
+    documents, registry = _documents()
+    reading = {"start": "m", "nodes": {"m": {"entry_block": "a", "blocks": {"a": {"worker": "test.reader"}}}}}
+    reader = CapabilityMetadata(id="test.reader", input_schema={"type": "object", "required": ["t.never"],
+                                                                "properties": {"t.never": {"type": "string"}}})
+    registry.know([reader])
+    admitted = documents.admit(reading, {})
+    assert admitted.refusal is not None and "t.never" in admitted.refusal
+
+
+def test_an_unknown_capability_is_a_manifest_error_and_a_new_one_is_then_known() -> None:
+    documents, registry = _documents()
+    other = {"start": "m", "nodes": {"m": {"entry_block": "a", "blocks": {"a": {"worker": "test.later"}}}}}
+    with pytest.raises(ManifestError, match="test.later"):
+        documents.admit(other, {})
+    registry.know([CapabilityMetadata(id="test.later")])
+    assert documents.admit(other, {}).refusal is None
+    assert sorted(documents.catalog()) == ["test.later", "test.sized"]

@@ -1,0 +1,45 @@
+"""Several replies to one client in one frame set (``protocols.client_replies``)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from ontoflow.protocols.client import CLIENT_HEADER, RunStatus, SubmitAccepted, client_from_frames, client_to_frames
+from ontoflow.protocols.client_replies import Replies, replies_from_frames, replies_to_frames
+from ontoflow.protocols.errors import ProtocolError
+
+
+def test_one_reply_travels_as_a_single_reply_did() -> None:
+    reply = SubmitAccepted(run_id="r1")
+    frames = replies_to_frames([reply])
+    assert frames == client_to_frames(reply)
+    assert client_from_frames(frames) == reply  # a client older than batching reads it
+    assert replies_from_frames(frames) == [reply]
+
+
+def test_several_replies_travel_in_one_body_and_come_back_in_order() -> None:
+    replies = [SubmitAccepted(run_id="r1"), RunStatus(run_id="r0", status="completed"), SubmitAccepted(run_id="r2")]
+    frames = replies_to_frames(replies)
+    assert len(frames) == 2 and frames[0] == CLIENT_HEADER
+    assert replies_from_frames(frames) == replies
+    assert replies_from_frames([memoryview(f) for f in frames]) == replies
+
+
+def test_nothing_to_frame_is_refused() -> None:
+    with pytest.raises(ValueError):
+        replies_to_frames([])
+
+
+@pytest.mark.parametrize(("frames", "reason"), [
+    ([CLIENT_HEADER], "frames"),
+    ([b"ontoflow", msgspec.msgpack.encode(Replies(messages=[SubmitAccepted(run_id="r")]))], "header"),
+    ([CLIENT_HEADER, msgspec.msgpack.encode({"op": "replies", "messages": []})], "replies"),
+    ([CLIENT_HEADER, msgspec.msgpack.encode({"op": "replies", "messages": [{"op": "replies", "messages": []}]})], "invalid"),
+    ([CLIENT_HEADER, msgspec.msgpack.encode({"op": "replies", "messages": [{"op": "nope"}]})], "invalid"),
+    ([CLIENT_HEADER, b"\xc1"], "undecodable"),
+])
+def test_a_bad_frame_set_is_a_protocol_error_naming_why(frames: list[bytes], reason: str) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        replies_from_frames(frames)
+    assert caught.value.reason == reason
