@@ -38,7 +38,9 @@ import structlog
 
 from ontoflow.actors.orchestrator._authority import key_of
 from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
-from ontoflow.actors.orchestrator._registry import AwaitedSteps, InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._liveness import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
+from ontoflow.actors.orchestrator._liveness import Liveness
+from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator.engine import (
     Dispatch,
@@ -58,11 +60,6 @@ log = structlog.get_logger()
 
 #: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
 ARTIFACT_LIMIT_BYTES = 1 << 20
-
-
-#: How long a recovered attempt waits for its worker beyond one liveness window: a worker
-#: reconnects after noticing the silence, then after its first backoff (1 s, ``_host.py``).
-RECONNECT_ALLOWANCE_MS = 1000
 
 
 class _Queued(msgspec.Struct):
@@ -131,7 +128,6 @@ class WorkerPool:
         self._runs = runs
         self.max_workers = max_workers
         self._record_capabilities = record_capabilities
-        self._awaiting = AwaitedSteps()
         self._send = send
         self._deliver = deliver
         self._record_dispatch = record_dispatch
@@ -144,13 +140,9 @@ class WorkerPool:
         # When the last live worker offering a capability went away (see ``_expire_pending``).
         self._unoffered_since: dict[str, int] = {}
         self._deadlines: dict[tuple[str, str, int], int] = {}
-        self._last_heartbeat_ms = 0
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
-        # What the previous tick found silent or past its wait (see ``tick``'s second look).
-        self._silent: set[bytes] = set()
-        self._awaiting_due: set[tuple[str, str, int]] = set()
-        # Attempts in flight whose Invoke the ROUTER refused (see ``undelivered``).
-        self._undelivered: set[tuple[str, str, int]] = set()
+        # Silences (second look), recovered attempts awaiting their worker, undelivered Invokes.
+        self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
@@ -169,7 +161,7 @@ class WorkerPool:
             "workers": len(self.registry),
             "steps_waiting": len(self._pending),
             "steps_in_flight": len(self._deadlines),
-            "steps_awaiting_worker": len(self._awaiting),
+            "steps_awaiting_worker": self._liveness.awaited,
         }
 
     async def changed(self) -> None:
@@ -280,22 +272,18 @@ class WorkerPool:
     def await_worker(self, dispatch: Dispatch, worker_id: str, now: int) -> None:
         """Hold a recovered attempt that was sent to ``worker_id`` before a restart until that
         worker registers again (see the module docstring)."""
-        key = (dispatch.run_id, dispatch.step_id, dispatch.attempt)
-        until = now + self.heartbeat_ms * self.liveness + RECONNECT_ALLOWANCE_MS
         step = InFlight(run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                         capability=dispatch.capability, sent_ms=now)
-        self._awaiting.add(step, worker_id, until)
+        until = self._liveness.await_worker(step, worker_id, now)
         if dispatch.deadline_at_ms is not None:
-            self._deadlines[key] = dispatch.deadline_at_ms
+            self._deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                  worker_id=worker_id, until_ms=until)
 
     def _reclaim(self, info: WorkerInfo, held: set, now: int) -> list[InFlight]:
         """The recovered attempts awaiting this worker: those it holds are in flight on it
         again; those it came back without are lost."""
-        if not self._awaiting:
-            return []
-        reclaimed, lost = self._awaiting.take(info.worker_id, held)
+        reclaimed, lost = self._liveness.reclaim(info.worker_id, held)
         for step in reclaimed:
             self.registry.assign(info, step)
         if reclaimed:
@@ -327,8 +315,7 @@ class WorkerPool:
             return
         owner.last_seen_ms = now
         self.registry.release(*key)
-        if self._undelivered:
-            self._undelivered.discard(key)
+        self._liveness.delivered(key)
         self._deadlines.pop(key, None)
         run = self._runs.live(outcome.run_id)
         if run is None:
@@ -364,36 +351,21 @@ class WorkerPool:
     def tick(self, now: int) -> None:
         """Heartbeat out, purge every silent worker, end steps that waited too long for one and
         steps past their deadline."""
-        if now - self._last_heartbeat_ms >= self.heartbeat_ms:
-            self._last_heartbeat_ms = now
+        if self._liveness.heartbeat_due(now):
             for worker in list(self.registry):
                 self._send(worker.identity, Heartbeat())
-        # A second look before anything is declared gone: a worker is lost, and an awaited
-        # attempt given up, only when the previous tick found it so too. After the event loop
-        # stalled (a loaded machine), the first tick can run before the socket's queued
-        # heartbeats and Readys are read; the timer sleeps a tick before the next one, and the
-        # receive loop reads them meanwhile. It costs one tick of delay.
-        silent = self.registry.expired(now, self.heartbeat_ms * self.liveness)
-        suspects, self._silent = self._silent, {w.identity for w in silent}
-        for worker in silent:
-            if worker.identity in suspects:
-                self._silent.discard(worker.identity)
-                log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
-                self.lose(worker.identity, now, "worker_lost")
-        if self._awaiting or self._awaiting_due:
-            due = set(self._awaiting.due(now))
-            late = sorted(due & self._awaiting_due)
-            self._awaiting_due = due.difference(late)
-            for key in late:
-                self._awaiting.discard(key)
-            self._lost_awaiting(late, now)
+        # Declared gone only at the second look (``_liveness.py``).
+        for worker in self._liveness.lost_workers(self.registry, now):
+            log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
+            self.lose(worker.identity, now, "worker_lost")
+        self._lost_awaiting(self._liveness.given_up(now), now)
         if not self.draining and self._pending:  # held back on purpose while draining: they resume after the restart
             self._expire_pending(now)
         if self._deadlines:
             for key, deadline in list(self._deadlines.items()):
                 if deadline <= now and key in self._deadlines:
                     del self._deadlines[key]
-                    self._awaiting.discard(key)
+                    self._liveness.forget_awaited(key)
                     run = self._runs.live(key[0])
                     if run is not None:
                         log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
@@ -439,7 +411,7 @@ class WorkerPool:
         """Stop an attempt: unqueue it, or send its worker a Cancel."""
         key = (run_id, step_id, attempt)
         self._deadlines.pop(key, None)
-        self._awaiting.discard(key)
+        self._liveness.forget_awaited(key)
         self._pending.remove(key)
         owner = self.registry.owner(run_id, step_id, attempt)
         if owner is not None:
@@ -484,19 +456,14 @@ class WorkerPool:
         flight on it; if it registers again without them, or is lost, they are dispatched
         again as never sent rather than lost (a non-idempotent step that never ran is not
         failed as ``worker_lost``)."""
-        for invoke in invokes:
-            key = (invoke.run_id, invoke.step_id, invoke.attempt)
-            owner = self.registry.owner(*key)
-            if owner is not None and owner.identity == identity:
-                self._undelivered.add(key)
+        self._liveness.undelivered(self.registry, identity, invokes)
 
     def _orphaned(self, steps: list[InFlight], now: int, reason: str) -> None:
         for step in steps:
             key = (step.run_id, step.step_id, step.attempt)
             self._deadlines.pop(key, None)
             run = self._runs.live(step.run_id)
-            if key in self._undelivered:
-                self._undelivered.discard(key)
+            if self._liveness.take_undelivered(key):
                 again = None if run is None else next(
                     (d for d in run.engine.in_flight(run.state) if (d.step_id, d.attempt) == key[1:]), None)
                 if again is not None:
