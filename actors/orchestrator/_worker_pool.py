@@ -6,11 +6,8 @@ messages and silences into facts (an Outcome, a lost worker, a step that waited 
 step past its deadline) and hands each to ``deliver`` with its run; it turns the engine's
 Dispatch and CancelStep commands into Invoke and Cancel messages, handed to ``send``.
 
-An outcome whose output holds a value bigger than ``max_value_bytes`` is replaced here, before
-the StepFinished fact exists, by a ``failure`` outcome with the reason ``output_too_large`` (its
-error names the key and the size, never the value): the value never enters the context nor
-the journal, the pure engines stay unaware of the limit, and the transition table routes the
-failure like any other.
+An outcome whose output holds a value bigger than ``max_value_bytes`` becomes a ``failure``
+with the reason ``output_too_large`` before the StepFinished fact exists (``_step_payload.py``).
 
 The catalogue (``WorkerRegistry.known``) keeps the metadata of every capability a worker has
 offered; each registration hands what it offers to ``record_capabilities`` (the journal), so a
@@ -29,7 +26,6 @@ from __future__ import annotations
 import secrets
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,11 +33,11 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._authority import key_of
-from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
 from ontoflow.actors.orchestrator._liveness import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._liveness import Liveness
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
+from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator.engine import (
     Dispatch,
     Fact,
@@ -51,37 +47,16 @@ from ontoflow.actors.orchestrator.engine import (
     StepUnavailable,
 )
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
 
-__all__ = ["ARTIFACT_LIMIT_BYTES", "WorkerPool"]
+__all__ = ["WorkerPool"]
 
 log = structlog.get_logger()
-
-#: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
-ARTIFACT_LIMIT_BYTES = 1 << 20
 
 
 class _Queued(msgspec.Struct):
     dispatch: Dispatch
     enqueued_ms: int
-
-
-def limit_outputs(outcome: Outcome, limit: int) -> Outcome:
-    """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``."""
-    try:
-        found = oversized(outcome.outputs, limit)
-    except (TypeError, msgspec.EncodeError):  # it arrived decoded, so it encodes; belt and braces
-        return outcome
-    if found is None:
-        return outcome
-    key, size = found
-    log.warning("step_output_too_large", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
-                key=key, size=size, limit=limit)
-    return msgspec.structs.replace(
-        outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
-        error=f"output '{key}' is {size} bytes encoded, over the limit of {limit} bytes",
-    )
 
 
 class WorkerPool:
@@ -419,12 +394,7 @@ class WorkerPool:
             self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
 
     def _send_invoke(self, worker: WorkerInfo, d: Dispatch, now: int) -> None:
-        context = d.context
-        if d.artifacts:
-            context = msgspec.structs.replace(context, artifact=_read_artifacts(d))
-        remaining = None if d.deadline_at_ms is None else max(d.deadline_at_ms - now, 1)
-        invoke = Invoke(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
-                        inputs=d.inputs, context=context, deadline_ms=remaining)
+        invoke = invoke_for(d, now)
         self.registry.assign(
             worker, InFlight(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, sent_ms=now)
         )
@@ -474,17 +444,3 @@ class WorkerPool:
             if run is not None:
                 self._deliver(run, StepLost(step_id=step.step_id, attempt=step.attempt, reason=reason, now_ms=now))
 
-
-def _read_artifacts(d: Dispatch) -> dict[str, str]:
-    base = Path(d.context.system.worktree or ".")
-    contents: dict[str, str] = {}
-    for name in d.artifacts:
-        path = base / name
-        try:
-            with path.open("rb") as fh:
-                data = fh.read(ARTIFACT_LIMIT_BYTES)
-            contents[name] = data.decode("utf-8", errors="replace")
-        except OSError as exc:
-            log.warning("artifact_unreadable", run_id=d.run_id, step_id=d.step_id, artifact=name, error=type(exc).__name__)
-            contents[name] = ""
-    return contents

@@ -1,0 +1,90 @@
+"""What travels with a step: the Invoke a Dispatch becomes, and the limit on what an Outcome
+brings back.
+
+An Invoke carries the step's inputs and context, the artifacts the step names read from the
+run's worktree (each up to ``ARTIFACT_LIMIT_BYTES``), and the time left before its deadline.
+
+An outcome whose output holds a value bigger than the pool's ``max_value_bytes`` is replaced,
+before the StepFinished fact exists, by a ``failure`` outcome with the reason
+``output_too_large`` (its error names the key and the size, never the value): the value never
+enters the context nor the journal, the pure engines stay unaware of the limit, and the
+transition table routes the failure like any other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import structlog
+
+from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
+from ontoflow.actors.orchestrator.engine import Dispatch
+from ontoflow.protocols.events import FAILURE
+from ontoflow.protocols.messages import Invoke, Outcome
+
+__all__ = ["ARTIFACT_LIMIT_BYTES", "invoke_for", "limit_outputs", "read_artifacts"]
+
+log = structlog.get_logger()
+
+#: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
+ARTIFACT_LIMIT_BYTES = 1 << 20
+
+
+def invoke_for(d: Dispatch, now: int) -> Invoke:
+    """The Invoke that sends ``d`` at ``now``.
+
+    Args:
+        d: the engine's Dispatch.
+        now: the time it leaves (the deadline is sent as the time left, at least 1 ms).
+
+    Returns:
+        The Invoke, its context holding the artifacts ``d`` names.
+    """
+    context = d.context
+    if d.artifacts:
+        context = msgspec.structs.replace(context, artifact=read_artifacts(d))
+    remaining = None if d.deadline_at_ms is None else max(d.deadline_at_ms - now, 1)
+    return Invoke(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
+                  inputs=d.inputs, context=context, deadline_ms=remaining)
+
+
+def limit_outputs(outcome: Outcome, limit: int) -> Outcome:
+    """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``."""
+    try:
+        found = oversized(outcome.outputs, limit)
+    except (TypeError, msgspec.EncodeError):  # it arrived decoded, so it encodes; belt and braces
+        return outcome
+    if found is None:
+        return outcome
+    key, size = found
+    log.warning("step_output_too_large", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+                key=key, size=size, limit=limit)
+    return msgspec.structs.replace(
+        outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
+        error=f"output '{key}' is {size} bytes encoded, over the limit of {limit} bytes",
+    )
+
+
+def read_artifacts(d: Dispatch) -> dict[str, str]:
+    """The artifacts ``d`` names, read from its worktree (``""`` for one that cannot be read).
+
+    Args:
+        d: the Dispatch; its ``context.system.worktree`` is the base of the artifact paths.
+
+    Returns:
+        Each artifact's name and text (decoded as UTF-8, invalid bytes replaced, truncated at
+        ``ARTIFACT_LIMIT_BYTES``).
+    """
+    base = Path(d.context.system.worktree or ".")
+    contents: dict[str, str] = {}
+    for name in d.artifacts:
+        path = base / name
+        try:
+            with path.open("rb") as fh:
+                data = fh.read(ARTIFACT_LIMIT_BYTES)
+            contents[name] = data.decode("utf-8", errors="replace")
+        except OSError as exc:
+            log.warning("artifact_unreadable", run_id=d.run_id, step_id=d.step_id, artifact=name, error=type(exc).__name__)
+            contents[name] = ""
+    return contents
