@@ -1,13 +1,13 @@
 """The worker pool: who is alive, what each offers and runs, and where the next step goes.
 
 It owns the worker registry (credits: a step goes only to a worker with a free slot), the
-queue of steps waiting for a worker, the step deadlines and the liveness clock. It turns worker
-messages and silences into facts (an Outcome, a lost worker, a step that waited too long, a
-step past its deadline) and hands each to ``deliver`` with its run; it turns the engine's
-Dispatch and CancelStep commands into Invoke and Cancel messages, handed to ``send``.
-
-An outcome whose output holds a value bigger than ``max_value_bytes`` becomes a ``failure``
-with the reason ``output_too_large`` before the StepFinished fact exists (``_step_payload.py``).
+queue of steps waiting for a worker, and two parts: the liveness bookkeeping (``_liveness.py``:
+silences, recovered attempts awaiting their worker, undelivered Invokes) and the clocks on steps
+(``_step_clocks.py``: deadlines, schedule-to-start). It turns worker messages and silences into
+facts (an Outcome, a lost worker, a step that waited too long, a step past its deadline) and
+hands each to ``deliver`` with its run; it turns the engine's Dispatch and CancelStep commands
+into Invoke and Cancel messages (``_step_payload.py``, which also fails an outcome carrying a
+value over ``max_value_bytes`` as ``output_too_large``), handed to ``send``.
 
 The catalogue (``WorkerRegistry.known``) keeps the metadata of every capability a worker has
 offered; each registration hands what it offers to ``record_capabilities`` (the journal), so a
@@ -29,7 +29,6 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._authority import key_of
@@ -37,26 +36,15 @@ from ontoflow.actors.orchestrator._liveness import RECONNECT_ALLOWANCE_MS as REC
 from ontoflow.actors.orchestrator._liveness import Liveness
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
+from ontoflow.actors.orchestrator._step_clocks import Queued, StepClocks
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
-from ontoflow.actors.orchestrator.engine import (
-    Dispatch,
-    Fact,
-    StepDeadlineExpired,
-    StepFinished,
-    StepLost,
-    StepUnavailable,
-)
+from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepFinished, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
 
 __all__ = ["WorkerPool"]
 
 log = structlog.get_logger()
-
-
-class _Queued(msgspec.Struct):
-    dispatch: Dispatch
-    enqueued_ms: int
 
 
 class WorkerPool:
@@ -108,15 +96,11 @@ class WorkerPool:
         self._record_dispatch = record_dispatch
         self.heartbeat_ms = heartbeat_ms
         self.liveness = liveness
-        self.schedule_to_start_ms = schedule_to_start_ms
         self.max_value_bytes = max_value_bytes
         self.registry = WorkerRegistry()
         self._pending = PendingQueue()
-        # When the last live worker offering a capability went away (see ``_expire_pending``).
-        self._unoffered_since: dict[str, int] = {}
-        self._deadlines: dict[tuple[str, str, int], int] = {}
+        self._clocks = StepClocks(runs=runs, deliver=deliver, schedule_to_start_ms=schedule_to_start_ms)
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
-        # Silences (second look), recovered attempts awaiting their worker, undelivered Invokes.
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self._changed = anyio.Event()
         self.draining = False
@@ -135,7 +119,7 @@ class WorkerPool:
         return {
             "workers": len(self.registry),
             "steps_waiting": len(self._pending),
-            "steps_in_flight": len(self._deadlines),
+            "steps_in_flight": self._clocks.running,
             "steps_awaiting_worker": self._liveness.awaited,
         }
 
@@ -250,8 +234,7 @@ class WorkerPool:
         step = InFlight(run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                         capability=dispatch.capability, sent_ms=now)
         until = self._liveness.await_worker(step, worker_id, now)
-        if dispatch.deadline_at_ms is not None:
-            self._deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
+        self._clocks.start(dispatch)
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                  worker_id=worker_id, until_ms=until)
 
@@ -268,7 +251,7 @@ class WorkerPool:
 
     def _lost_awaiting(self, keys: list[tuple[str, str, int]], now: int) -> None:
         for run_id, step_id, attempt in keys:
-            self._deadlines.pop((run_id, step_id, attempt), None)
+            self._clocks.stop((run_id, step_id, attempt))
             run = self._runs.live(run_id)
             if run is not None:
                 log.warning("step_interrupted", run_id=run_id, step_id=step_id, attempt=attempt)
@@ -291,7 +274,7 @@ class WorkerPool:
         owner.last_seen_ms = now
         self.registry.release(*key)
         self._liveness.delivered(key)
-        self._deadlines.pop(key, None)
+        self._clocks.stop(key)
         run = self._runs.live(outcome.run_id)
         if run is None:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
@@ -319,7 +302,7 @@ class WorkerPool:
         if worker is not None:
             for cap in worker.capabilities:
                 if not self.registry.offers(cap):
-                    self._unoffered_since[cap] = now
+                    self._clocks.unoffered(cap, now)
 
     # -- time --------------------------------------------------------------------------------
 
@@ -335,49 +318,18 @@ class WorkerPool:
             self.lose(worker.identity, now, "worker_lost")
         self._lost_awaiting(self._liveness.given_up(now), now)
         if not self.draining and self._pending:  # held back on purpose while draining: they resume after the restart
-            self._expire_pending(now)
-        if self._deadlines:
-            for key, deadline in list(self._deadlines.items()):
-                if deadline <= now and key in self._deadlines:
-                    del self._deadlines[key]
-                    self._liveness.forget_awaited(key)
-                    run = self._runs.live(key[0])
-                    if run is not None:
-                        log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
-                        self._deliver(run, StepDeadlineExpired(step_id=key[1], attempt=key[2], now_ms=now))
-
-    def _expire_pending(self, now: int) -> None:
-        """End as unavailable the steps that waited longer than the schedule-to-start timeout
-        while no live worker offered their capability. Waiting for a slot of a connected
-        (busy) worker is not unavailability: such steps wait as long as it takes (``max_runs``
-        bounds how many there are). Each queue is in enqueue order, so this touches only the
-        expired entries, never the rest of a long queue."""
-        cutoff = now - self.schedule_to_start_ms
-        for cap in self._pending.capabilities():
-            # The clock starts at the later of the enqueue and the loss of the last worker
-            # offering the capability: a step that waited behind a busy worker gets the whole
-            # timeout once that worker is gone.
-            if self.registry.offers(cap) or self._unoffered_since.get(cap, 0) >= cutoff:
-                continue
-            for queued in self._pending.expire(cap, cutoff):
-                assert isinstance(queued, _Queued)  # the pool queues only these (not wire input)
-                d = queued.dispatch
-                self._deadlines.pop((d.run_id, d.step_id, d.attempt), None)
-                run = self._runs.live(d.run_id)
-                if run is not None:
-                    log.warning("step_unavailable", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
-                    self._deliver(run, StepUnavailable(step_id=d.step_id, attempt=d.attempt, now_ms=now))
+            self._clocks.expire_unavailable(self._pending, self.registry.offers, now)
+        self._clocks.expire_deadlines(now, self._liveness.forget_awaited)
 
     # -- the engine's commands ---------------------------------------------------------------
 
     def dispatch(self, dispatch: Dispatch, now: int) -> None:
         """Send ``dispatch`` to the least-loaded live worker offering its capability, or queue it."""
-        if dispatch.deadline_at_ms is not None:
-            self._deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
+        self._clocks.start(dispatch)
         worker = None if self.draining else self.registry.pick(dispatch.capability)
         if worker is None:
             self._pending.push(dispatch.capability, (dispatch.run_id, dispatch.step_id, dispatch.attempt),
-                               _Queued(dispatch, now), now)
+                               Queued(dispatch, now), now)
             log.info("step_queued", run_id=dispatch.run_id, step_id=dispatch.step_id, capability=dispatch.capability)
             return
         self._send_invoke(worker, dispatch, now)
@@ -385,7 +337,7 @@ class WorkerPool:
     def cancel_step(self, run_id: str, step_id: str, attempt: int) -> None:
         """Stop an attempt: unqueue it, or send its worker a Cancel."""
         key = (run_id, step_id, attempt)
-        self._deadlines.pop(key, None)
+        self._clocks.stop(key)
         self._liveness.forget_awaited(key)
         self._pending.remove(key)
         owner = self.registry.owner(run_id, step_id, attempt)
@@ -431,7 +383,7 @@ class WorkerPool:
     def _orphaned(self, steps: list[InFlight], now: int, reason: str) -> None:
         for step in steps:
             key = (step.run_id, step.step_id, step.attempt)
-            self._deadlines.pop(key, None)
+            self._clocks.stop(key)
             run = self._runs.live(step.run_id)
             if self._liveness.take_undelivered(key):
                 again = None if run is None else next(
