@@ -71,6 +71,7 @@ class MemoryMailbox:
 
     Attributes:
         sent: ``(identity, message)`` of every message sent, oldest first.
+        flushes: how many times the outbox sent (``send_many`` calls): one per flush.
     """
 
     def __init__(self) -> None:
@@ -79,6 +80,7 @@ class MemoryMailbox:
         self._sent_changed = anyio.Event()
         self._closed = False
         self.sent: list[tuple[bytes, Any]] = []
+        self.flushes = 0
 
     def put(self, message: Any, identity: bytes = b"") -> None:
         """Queue ``message`` from the peer ``identity`` for the next batch."""
@@ -104,6 +106,7 @@ class MemoryMailbox:
 
     def send_many(self, items: list[tuple[bytes, Any]]) -> None:
         """Keep ``items`` in :attr:`sent`."""
+        self.flushes += 1
         self.sent += items
         self._sent_changed.set()
         self._sent_changed = anyio.Event()
