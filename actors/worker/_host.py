@@ -8,8 +8,8 @@ message is dispatched with ``match`` in :meth:`WorkerHost.receive`; time arrives
 :class:`~runtime.actor.Tick` messages (heartbeats and the orchestrator's silence are decided
 on them, ``Session.on_tick``); what a batch causes leaves with the outbox's flush at its end.
 Answers leave in batches too: the Outcomes of steps run back to back are flushed together
-when the queue runs dry (or every ``SEND_CHUNK``), those of steps that waited at the end of
-the event-loop turn they finished in. Perceiving capabilities are polled at their declared
+when the queue runs dry (or every ``SEND_CHUNK`` steps), those of steps that waited at the end
+of the event-loop turn they finished in. Perceiving capabilities are polled at their declared
 interval.
 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
@@ -52,7 +52,6 @@ from ontoflow.actors.worker._session import Session
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
-from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import CurveClient
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
@@ -365,15 +364,13 @@ class WorkerHost(BatchActor):
     # -- answers -------------------------------------------------------------------------------
 
     def answer(self, outcome: Outcome) -> None:
-        """Send a step's answer in the welcomed session (with the batch, or at once past
-        ``SEND_CHUNK`` gathered), or hold it until there is one."""
+        """Send a step's answer in the welcomed session with the others of its batch (the
+        scheduler flushes after the steps it ran back to back, or every ``SEND_CHUNK`` of
+        them; the outbox at the end of the event-loop turn), or hold it until there is one."""
         if self._session is None:
             self._answers.keep(outcome)
             return
-        outbox = self.outbox
-        outbox.put(b"", self._answers.sent(outcome))
-        if len(outbox) >= SEND_CHUNK:
-            outbox.flush()  # the orchestrator starts on these while the runner goes on
+        self.outbox.put(b"", self._answers.sent(outcome))
 
     async def _perceive_loop(self, cap: Capability) -> None:
         interval = type(cap).metadata.perceive_interval_ms / 1000

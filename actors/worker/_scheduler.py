@@ -32,6 +32,7 @@ from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._inline import resume
 from ontoflow.protocols.events import CANCELLED
 from ontoflow.protocols.messages import Invoke, Outcome
+from ontoflow.runtime.batching import SEND_CHUNK
 
 __all__ = ["StepKey", "StepScheduler"]
 
@@ -48,8 +49,9 @@ class StepScheduler:
         capabilities: the hosted capabilities by id (an Invoke names one of them).
         slots: how many steps may run at once.
         answer: called with every step's Outcome, in the runner that ended the step.
-        flush: called when a runner has answered the last of the steps it ran back to back
-            (their answers may leave together now).
+        flush: called when a runner has answered the last of the steps it ran back to back,
+            and every ``SEND_CHUNK`` of them (their answers may leave together now: the
+            orchestrator starts on the first ones while the runner goes on).
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class StepScheduler:
         self._receiving = False  # a runner is in the reader
         self._closed = False  # no step is started any more
         self._quiet: anyio.Event | None = None  # set when the last running step is answered
+        self._back_to_back = 0  # steps answered without waiting since the last flush
 
     # -- what the host calls ------------------------------------------------------------------
 
@@ -244,5 +247,9 @@ class StepScheduler:
         self._answer(outcome)
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
-        if not waited and not self._queue:
-            self._flush()  # the last of the steps run back to back: their answers leave together
+        if not waited:
+            self._back_to_back += 1
+            if not self._queue or self._back_to_back >= SEND_CHUNK:
+                # The last of the steps run back to back (or a chunk of them): their answers leave together.
+                self._back_to_back = 0
+                self._flush()
