@@ -35,13 +35,17 @@ class AnswerBook:
         token: the session token of the last Welcome (``""`` before the first).
     """
 
-    __slots__ = ("_recent", "_token_tail", "_unsent", "token")
+    __slots__ = ("_open", "_recent", "_token_tail", "_unsent", "token")
 
     def __init__(self) -> None:
         self._unsent: dict[StepKey, Outcome] = {}  # answered while no session was up
         # Sent, maybe down a dead link: kept encoded, because at full speed a liveness window
-        # holds a hundred thousand answers and bytes cost the garbage collector nothing.
-        self._recent: deque[tuple[float, StepKey, msgspec.Raw]] = deque()
+        # holds a hundred thousand answers and bytes cost the garbage collector nothing. They
+        # are kept in groups stamped with the time the group was closed (every answer of it
+        # was sent before), not one entry and one clock read per answer: ``_open`` is the
+        # group being filled, closed by the next ``prune`` (a Tick) or ``take_all``.
+        self._recent: deque[tuple[float, list[msgspec.Raw]]] = deque()
+        self._open: list[msgspec.Raw] = []
         self.token = ""
         self._token_tail = b""  # the token as a msgpack string, stamped onto encoded Outcomes
 
@@ -52,7 +56,7 @@ class AnswerBook:
 
     def keep(self, outcome: Outcome) -> None:
         """Hold an answer produced while no session is up, for the next one."""
-        self._unsent[(outcome.run_id, outcome.step_id, outcome.attempt)] = outcome
+        self._unsent[_key(outcome)] = outcome
 
     def sent(self, outcome: Outcome) -> msgspec.Raw:
         """Encode an answer to send now, stamped with the token, and remember it.
@@ -67,36 +71,46 @@ class AnswerBook:
             # second Outcome per step, which costs about 2 us).
             encoded = encoded[:-1] + self._token_tail
         body = msgspec.Raw(encoded)
-        self._recent.append((time.monotonic(), (outcome.run_id, outcome.step_id, outcome.attempt), body))
+        self._open.append(body)
         return body
 
-    def take_all(self) -> tuple[list[tuple[StepKey, msgspec.Raw]], list[Outcome]]:
+    def take_all(self) -> tuple[list[msgspec.Raw], list[Outcome]]:
         """Everything held, to send once more in a new session: the answers sent before
         (re-stamped with the current token; they are remembered again by ``resent``) and
         those never sent (to go through ``sent``)."""
-        recent = [(key, self._stamped(body)) for _, key, body in self._recent]
+        self._close()
+        recent = [self._stamped(body) for _, group in self._recent for body in group]
         unsent = list(self._unsent.values())
         self._recent.clear()
         self._unsent.clear()
         return recent, unsent
 
-    def resent(self, key: StepKey, body: msgspec.Raw) -> None:
+    def resent(self, body: msgspec.Raw) -> None:
         """Remember an answer sent once more (this orchestrator may die before recording it)."""
-        self._recent.append((time.monotonic(), key, body))
+        self._open.append(body)
 
     def prune(self, horizon: float) -> None:
         """Forget the answers sent before ``horizon`` (``time.monotonic()`` seconds)."""
+        self._close()
         recent = self._recent
         while recent and recent[0][0] < horizon:
             recent.popleft()
 
     def keys(self) -> list[StepKey]:
         """The attempts whose answer is held here (for a new Ready's ``holding``)."""
-        return list(self._unsent) + [key for _, key, _ in self._recent]
+        sent = [_key(_outcome_decoder.decode(body)) for _, group in self._recent for body in group]
+        return list(self._unsent) + sent + [_key(_outcome_decoder.decode(body)) for body in self._open]
 
     def statistics(self) -> dict[str, int]:
         """Answers never sent (``outbox``) and sent recently (``recent``)."""
-        return {"outbox": len(self._unsent), "recent": len(self._recent)}
+        recent = sum(len(group) for _, group in self._recent) + len(self._open)
+        return {"outbox": len(self._unsent), "recent": recent}
+
+    def _close(self) -> None:
+        """Stamp the open group with "now" (each of its answers was sent before) and keep it."""
+        if self._open:
+            self._recent.append((time.monotonic(), self._open))
+            self._open = []
 
     def _stamped(self, body: msgspec.Raw) -> msgspec.Raw:
         """An answer sent in an earlier session, with the current session's token."""
@@ -104,3 +118,7 @@ class AnswerBook:
         if outcome.session == self.token:
             return body
         return msgspec.Raw(encode(msgspec.structs.replace(outcome, session=self.token)))
+
+
+def _key(outcome: Outcome) -> StepKey:
+    return (outcome.run_id, outcome.step_id, outcome.attempt)

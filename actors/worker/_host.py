@@ -342,9 +342,9 @@ class WorkerHost(BatchActor):
         """A session was accepted: send what is held (once more), then send directly."""
         resend, unsent = self._answers.take_all()
         self._session = session
-        for key, body in resend:
+        for body in resend:
             self.send(b"", body)
-            self._answers.resent(key, body)  # this orchestrator may die before recording it
+            self._answers.resent(body)  # this orchestrator may die before recording it
         for outcome in unsent:
             self.answer(outcome)
         if resend or unsent:
