@@ -10,7 +10,7 @@ on them, ``Session.on_tick``); what a batch causes leaves with the outbox's flus
 Answers leave in batches too: the Outcomes of steps run back to back are flushed together
 when the queue runs dry (or every ``SEND_CHUNK`` steps), those of steps that waited at the end
 of the event-loop turn they finished in. Perceiving capabilities are polled at their declared
-interval.
+interval, counted from the end of the last perception (a Tick starts the perceptions due).
 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
@@ -143,6 +143,8 @@ class WorkerHost(BatchActor):
         self._drain_on_signals = drain_on_signals
         self.grace_s = grace_s
         self._draining = False  # no step is started any more
+        self._children: anyio.abc.TaskGroup | None = None  # where perceptions run
+        self._perceive_due: dict[str, int] = {}  # capability id -> next perception (ms); absent while one runs
 
     @property
     def session_token(self) -> str:
@@ -169,9 +171,9 @@ class WorkerHost(BatchActor):
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self.steps.run)
                     tg.start_soon(self.run_timer)
-                    for cap in self._capabilities.values():
-                        if type(cap).metadata.perceive_interval_ms > 0:
-                            tg.start_soon(self._perceive_loop, cap)
+                    self._children = tg
+                    now = self.now()  # perceiving capabilities perceive on the first Tick, then every interval
+                    self._perceive_due = {cid: now for cid, c in self._capabilities.items() if type(c).metadata.perceive_interval_ms > 0}
                     if self._drain_on_signals:
                         await self._serve_until_signal(tg, task_status)
                     else:
@@ -179,7 +181,7 @@ class WorkerHost(BatchActor):
                         await self._connection_loop()
                     tg.cancel_scope.cancel()
         finally:
-            self._scope = None
+            self._scope = self._children = None
             self._session = None
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
@@ -259,6 +261,8 @@ class WorkerHost(BatchActor):
             case Heartbeat():
                 pass
             case Tick(now_ms=tick_now):
+                if self._perceive_due:
+                    self._perceive(tick_now)
                 session = self._current
                 if session is not None:
                     session.on_tick(tick_now)
@@ -354,11 +358,9 @@ class WorkerHost(BatchActor):
 
     def _prune(self, last_heard_ms: int) -> None:
         """Forget answers sent more than a liveness window plus one interval before the
-        orchestrator was last heard from, while a session is welcomed: it kept talking that
-        long after them, so it had them (measured from "now" instead, an orchestrator that lags
-        under load, or died, could lose one it never recorded). Between sessions nothing is
-        forgotten: a restarted orchestrator awaits those answers."""
-        # ``last_heard_ms`` is on the clock of ``time.monotonic`` (``monotonic_ms``).
+        orchestrator was last heard from (on ``monotonic_ms``), while a session is welcomed: it
+        kept talking that long after them, so it had them (counted from "now", an orchestrator
+        that lags, or died, could lose one). Between sessions nothing is forgotten."""
         self._answers.prune(last_heard_ms / 1000 - self.heartbeat_s * (self.liveness + 1))
 
     # -- answers -------------------------------------------------------------------------------
@@ -372,17 +374,25 @@ class WorkerHost(BatchActor):
             return
         self.outbox.put(b"", self._answers.sent(outcome))
 
-    async def _perceive_loop(self, cap: Capability) -> None:
-        interval = type(cap).metadata.perceive_interval_ms / 1000
-        while True:
-            try:
-                observations: list[Observation] = await cap.perceive()
-            except Exception as exc:  # perception must never take the host down
-                log.warning("perceive_failed", capability=type(cap).metadata.id, error=type(exc).__name__)
-                observations = []
-            for observation in observations:
-                if self._session is not None:
-                    self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
-                else:
-                    log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")
-            await anyio.sleep(interval)
+    def _perceive(self, now: int) -> None:
+        """Start the perceptions due (a Tick's decision: time is a fact here too)."""
+        if self._children is None:
+            return
+        for cap_id, due in list(self._perceive_due.items()):
+            if now >= due:
+                del self._perceive_due[cap_id]  # one perception at a time per capability
+                self._children.start_soon(self._perceive_once, self._capabilities[cap_id])
+
+    async def _perceive_once(self, cap: Capability) -> None:
+        meta = type(cap).metadata
+        try:
+            observations: list[Observation] = await cap.perceive()
+        except Exception as exc:  # perception must never take the host down
+            log.warning("perceive_failed", capability=meta.id, error=type(exc).__name__)
+            observations = []
+        for observation in observations:
+            if self._session is not None:
+                self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
+            else:
+                log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")
+        self._perceive_due[meta.id] = self.now() + meta.perceive_interval_ms
