@@ -7,10 +7,9 @@ its mailbox is the current session's DEALER, drained in batches by the step runn
 message is dispatched with ``match`` in :meth:`WorkerHost.receive`; time arrives as
 :class:`~runtime.actor.Tick` messages (heartbeats and the orchestrator's silence are decided
 on them, ``Session.on_tick``); what a batch causes leaves with the outbox's flush at its end.
-Answers leave in batches too: the Outcomes of steps run back to back are flushed together
-when the queue runs dry (or every ``SEND_CHUNK`` steps), those of steps that waited at the end
-of the event-loop turn they finished in. Perceiving capabilities are polled at their declared
-interval, counted from the end of the last perception (a Tick starts the perceptions due).
+Answers leave in batches: those of steps run back to back when the queue runs dry (or every
+``SEND_CHUNK`` steps), those of steps that waited at the end of their event-loop turn. A Tick
+also starts the perceptions due (every declared interval, counted from the last one's end).
 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
@@ -19,8 +18,7 @@ closes the socket and registers again on a new one after a backoff of 1 s doubli
 (reset by a Welcome). Steps keep running meanwhile. What is answered while no session is up,
 and what was sent recently, is held (``_answers.py``); a new ``Ready`` lists every attempt the
 host still runs or holds an answer for (``holding``) and after the ``Welcome`` the held answers
-are sent once more. The orchestrator applies an Outcome only for an attempt it has in flight
-on this worker, so an answer it already had is ignored and logged (``outcome_ignored``).
+are sent once more (an answer the orchestrator already had is ignored: ``outcome_ignored``).
 
 Draining (``drain``, or SIGTERM/SIGINT when the host runs with ``drain_on_signals``, as a
 worker process does): the host stops taking steps (an Invoke that arrives, and a step still
@@ -99,9 +97,12 @@ class WorkerHost(BatchActor):
             (a worker process; not for a host embedded in another program's process).
         grace_s: how long running steps may take to finish when draining on a signal.
 
+    Attributes:
+        steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
+            opened; ``registered``: an event set by every Welcome (then replaced).
+
     Raises (from ``run``):
-        WorkerRefusedError: when the orchestrator answers with ``Disconnect`` (wrong protocol
-            version, invalid announcement); the reason is in the message.
+        WorkerRefusedError: when the orchestrator answers ``Disconnect`` (the reason is in it).
     """
 
     def __init__(
@@ -278,8 +279,7 @@ class WorkerHost(BatchActor):
                 log.warning("message_unexpected", op=type(message).__name__)
 
     def _accept(self, invoke: Invoke) -> Outcome | None:
-        """Queue a step for the runner that is reading (it runs what it queued next); an
-        immediate answer when it cannot run here."""
+        """Queue a step for the reading runner (it runs it next); an answer if it cannot run here."""
         if self._draining:
             # Not started and not answered: the coming Disconnect hands it back to the
             # orchestrator as a lost worker's step.
@@ -316,6 +316,7 @@ class WorkerHost(BatchActor):
             await self.pump(session)
         except anyio.ClosedResourceError:
             return  # the session ended meanwhile
+        self.steps.verbose = self.log_info  # read by the batch: its steps need not ask the logger
 
     # -- what a session calls ------------------------------------------------------------------
 

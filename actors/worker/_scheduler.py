@@ -80,6 +80,8 @@ class StepScheduler:
         self._closed = False  # no step is started any more
         self._quiet: anyio.Event | None = None  # set when the last running step is answered
         self._back_to_back = 0  # steps answered without waiting since the last flush
+        #: Whether INFO log lines are on, passed to every step (None: each step asks the logger).
+        self.verbose: bool | None = None
 
     # -- what the host calls ------------------------------------------------------------------
 
@@ -217,7 +219,7 @@ class StepScheduler:
         if key not in self._cancel_requested:  # else cancelled while queued: never started
             running[key] = task
             self._busy += 1
-            coro = self._capabilities[invoke.capability].invoke(invoke)
+            coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
             try:
                 # The step's first slice runs right here (``_inline``): most steps end in it.
                 try:
