@@ -148,3 +148,15 @@ def test_cpu_split_reports_who_spent_the_cpu() -> None:
     assert ran.returncode == 0, ran.stderr
     [line] = ran.stdout.splitlines()
     assert line.startswith("2 worker(s): ") and "orchestrator" in line and "voluntary" in line
+
+
+@pytest.mark.timeout(120)
+def test_worker_bench_reports_the_workers_cpu_per_step() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-m", "bench.worker_bench", "--steps", "40", "--depth", "4", "--repeats", "2"],
+        capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("worker CPU ") and "steps/s" in line for line in lines)
