@@ -64,6 +64,14 @@ class DealerMailbox:
         """
         raise TypeError("a DEALER mailbox does not send client replies")
 
+    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+        """Not for a DEALER (see ``send_client``).
+
+        Raises:
+            TypeError: always.
+        """
+        raise TypeError("a DEALER mailbox does not send client replies")
+
 
 class MemoryMailbox:
     """A mailbox in memory: what :meth:`put` queues, ``recv_batch`` hands out; what the
@@ -114,6 +122,10 @@ class MemoryMailbox:
     def send_client(self, identity: bytes, message: Any) -> None:
         """Keep a client reply in :attr:`sent`."""
         self.send_many([(identity, message)])
+
+    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+        """Keep client replies in :attr:`sent`."""
+        self.send_many(items)
 
     async def wait_sent(self, count: int) -> list[tuple[bytes, Any]]:
         """Wait until at least ``count`` messages were sent; returns :attr:`sent`."""

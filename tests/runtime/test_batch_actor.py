@@ -95,4 +95,6 @@ async def test_a_dealer_mailbox_reads_and_sends_over_a_real_socket() -> None:
         assert [(peer, m.session) for peer, m in answers] == [(b"w1", "x"), (b"w1", "y")]
         with pytest.raises(TypeError):
             mailbox.send_client(b"", _outcome("z"))
+        with pytest.raises(TypeError):
+            mailbox.send_clients([(b"", _outcome("z"))])
     mailbox.send_many([(b"", _outcome("late"))])  # the socket is closed: nothing, no error
