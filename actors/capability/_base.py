@@ -181,7 +181,7 @@ class Capability(abc.ABC):
     # -- the template method ---------------------------------------------------------------
 
     @final
-    async def invoke(self, request: Invoke) -> Outcome:
+    async def invoke(self, request: Invoke, *, verbose: bool | None = None) -> Outcome:
         """Run one step: validate, attempt with timeout and retries, check, report.
 
         Never raises anything but cancellation: every failure becomes an Outcome whose event
@@ -191,6 +191,8 @@ class Capability(abc.ABC):
 
         Args:
             request: the step to run; its ``deadline_ms`` bounds the whole call.
+            verbose: whether INFO log lines are on, when the caller knows (a worker host reads
+                the levels once per batch; asking the logger costs microseconds per step).
 
         Returns:
             The step's Outcome, carrying the request's run_id, step_id and attempt.
@@ -202,7 +204,8 @@ class Capability(abc.ABC):
             spec = self._spec
             raw_inputs = request.inputs
             # Asked once per step: a filtered-out log call still costs a microsecond or two.
-            verbose = log.is_enabled_for(logging.INFO)
+            if verbose is None:
+                verbose = log.is_enabled_for(logging.INFO)
             if verbose and log.is_enabled_for(logging.DEBUG):  # sizes cost an encode: only when logged
                 log.debug(
                     "capability_step_started",

@@ -3,55 +3,57 @@
 A session ends when the orchestrator has been silent for ``liveness`` heartbeat intervals
 (any message counts as a sign of life); the host then opens a new one after its backoff. The
 host's step runners and held answers live on in ``WorkerHost``; a session only carries
-messages (see ``_host.py`` for why nothing is reported twice).
+messages (see ``_answers.py`` for why nothing is reported twice).
 
-The socket is read by the host's step runners, one at a time (``receive``): the session only
-interprets what arrives. Sends are gathered and leave together (``DealerSocket.send_many``):
-at the end of the event-loop turn (``send``), or at once when a runner has answered the last
-of the steps it ran back to back (``flush``); the Outcomes of one Invoke batch then cost one
-ZeroMQ message and one wake-up of the orchestrator instead of one each.
+The session is the host's mailbox while it lasts (``recv_batch``, read by the host's step
+runners one at a time through the actor kernel's ``pump``) and its outbox's sink (the host's
+sends leave on this socket, per batch). Time is a fact here as everywhere on the kernel: the
+host hands every :class:`~runtime.actor.Tick` to :meth:`Session.on_tick`, which decides the
+heartbeat due and the silence that ends the session.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import msgspec
 import structlog
 
 from ontoflow.actors.errors import WorkerRefusedError
-from ontoflow.protocols.messages import Cancel, Disconnect, Heartbeat, Invoke, Welcome, WireMessage
-from ontoflow.runtime.batching import SEND_CHUNK  # messages gathered before they leave mid-turn
-from ontoflow.runtime.transport import DealerSocket, open_dealer
+from ontoflow.protocols.messages import Disconnect, Heartbeat
+from ontoflow.runtime.actor import DealerMailbox
+from ontoflow.runtime.transport import open_dealer
 
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["SEND_CHUNK", "Session"]
+__all__ = ["Session"]
 
 log = structlog.get_logger()
 
 
 class Session:
-    """A connection attempt and, once welcomed, a live registration. Run it once."""
+    """A connection attempt and, once welcomed, a live registration. Run it once.
+
+    Attributes:
+        number: the host's count of sessions, this one included.
+        welcomed: whether the orchestrator accepted this session.
+        mailbox: the socket while the session is open, else None.
+    """
 
     def __init__(self, host: WorkerHost, number: int) -> None:
         self._host = host
         self.number = number
         self.welcomed = False
-        self._dealer: DealerSocket | None = None
-        self._last_heard = 0.0
-        self._rearm = anyio.Event()  # set by the Welcome: the interval changed
-        self._out: list[WireMessage | msgspec.Raw] = []
-        self._flush_scheduled = False
+        self.mailbox: DealerMailbox | None = None
+        self.last_heard_ms = 0
+        self._next_beat_ms = 0
+        self._over = anyio.Event()
         self._refused: str | None = None  # the reason of a Disconnect
-        self._leaving = False  # this host said goodbye: the session ends, no reconnect
 
     async def run(self) -> bool:
-        """Connect, register and serve until the orchestrator goes silent.
+        """Connect, register and serve until the orchestrator goes silent (or refuses, or the
+        host says goodbye).
 
         Returns:
             Whether the orchestrator welcomed this session at some point.
@@ -62,134 +64,82 @@ class Session:
         """
         host = self._host
         async with open_dealer(
-            host._address,
+            host.address,
             identity=host.worker_id.encode(),
-            context=host._context,
-            curve=host._curve,
-            max_message_bytes=host._max_message_bytes,
+            context=host.context,
+            curve=host.curve,
+            max_message_bytes=host.max_message_bytes,
         ) as dealer:
-            self._dealer = dealer
+            self.mailbox = DealerMailbox(dealer)
             dealer.send(host.ready_message())
-            self._last_heard = time.monotonic()
+            self.last_heard_ms = host.now()
             host.session_started(self)
             try:
-                await self._watchdog()
+                await self._over.wait()
             finally:
-                self._dealer = None
-                host.session_ended(self)
+                host.session_ended(self)  # what is gathered leaves on this socket, then none
+                self.mailbox = None
         if self._refused is not None:
             raise WorkerRefusedError(self._refused)
         return self.welcomed
 
-    def send(self, message: WireMessage | msgspec.Raw) -> None:
-        """Send on this session's socket once the current event-loop turn is over, with the
-        other messages of the turn (dropped when the session is over by then). A message may
-        come already encoded (``msgspec.Raw``, see ``runtime.codec.pack``)."""
-        if self._dealer is None:
+    async def recv_batch(self) -> list[tuple[bytes, Any]]:
+        """The next batch of the socket (the host's mailbox); any message is a sign of life.
+
+        Raises:
+            anyio.ClosedResourceError: when the session is over.
+        """
+        mailbox = self.mailbox
+        if mailbox is None:
+            raise anyio.ClosedResourceError
+        batch = await mailbox.recv_batch()
+        self.last_heard_ms = self._host.now()
+        return batch
+
+    def on_welcome(self, now: int) -> bool:
+        """A Welcome arrived: heartbeat at once (the interval may have changed).
+
+        Returns:
+            Whether it is this session's first (the registration itself).
+        """
+        host = self._host
+        host.send(b"", Heartbeat(session=host.session_token))
+        self._next_beat_ms = now + host.heartbeat_s * 1000
+        first = not self.welcomed
+        self.welcomed = True
+        return first
+
+    def on_tick(self, now: int) -> None:
+        """Heartbeat when one is due; end the session once the orchestrator has been silent
+        for ``liveness`` intervals."""
+        if self._over.is_set():
             return
-        self._out.append(message)
-        if len(self._out) >= SEND_CHUNK:
-            self._flush()  # the orchestrator starts on these while the turn goes on
-        elif not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+        host = self._host
+        interval_ms = host.heartbeat_s * 1000
+        silent_ms = now - self.last_heard_ms
+        if silent_ms > interval_ms * host.liveness:
+            log.warning("orchestrator_silent", worker_id=host.worker_id, session=self.number,
+                        silent_ms=round(silent_ms), welcomed=self.welcomed)
+            self._over.set()
+            return
+        if self.welcomed and now >= self._next_beat_ms:
+            self._next_beat_ms = now + interval_ms
+            host.send(b"", Heartbeat(session=host.session_token))
+
+    def refused(self, reason: str) -> None:
+        """The orchestrator said ``Disconnect``: the session ends and ``run`` raises."""
+        log.error("worker_refused", worker_id=self._host.worker_id, reason=reason)
+        self._refused = reason
+        self._over.set()
 
     def goodbye(self, reason: str, linger_ms: int) -> None:
         """Send what is gathered and ``Disconnect(reason)`` now, then end the session; what is
         still queued on the socket may leave for ``linger_ms`` after it closes."""
-        dealer = self._dealer
-        if dealer is None:
+        mailbox = self.mailbox
+        if mailbox is None:
             return
-        self._out.append(Disconnect(reason=reason, session=self._host.session_token))
-        self._flush()
-        dealer.linger_on_close(linger_ms)
-        self._leaving = True
-        self._rearm.set()  # wakes the watchdog, which ends the session
-
-    def flush(self) -> None:
-        """Send what ``send`` gathered now, without waiting for the end of the loop turn."""
-        if self._out:
-            self._flush()
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        out, self._out = self._out, []
-        dealer = self._dealer
-        if dealer is not None:
-            try:
-                dealer.send_many(out)
-            except anyio.ClosedResourceError:
-                pass  # the session ended meanwhile: held outcomes are re-sent by the next one
-
-    async def _watchdog(self) -> None:
-        """Heartbeat out every interval; return once the orchestrator has been silent too long."""
         host = self._host
-        while True:
-            with anyio.move_on_after(host.heartbeat_s):
-                await self._rearm.wait()
-            if self._refused is not None or self._leaving:
-                return
-            if self._rearm.is_set():  # welcomed: heartbeat at once, then at the announced interval
-                self._rearm = anyio.Event()
-                self.send(Heartbeat(session=host.session_token))
-                continue
-            host.prune(self._last_heard)
-            silent_s = time.monotonic() - self._last_heard
-            if silent_s > host.heartbeat_s * host.liveness:
-                log.warning(
-                    "orchestrator_silent",
-                    worker_id=host.worker_id,
-                    session=self.number,
-                    silent_ms=round(silent_s * 1000),
-                    welcomed=self.welcomed,
-                )
-                return
-            if self.welcomed:
-                self.send(Heartbeat(session=host.session_token))
-
-    async def receive(self) -> None:
-        """Wait for the next batch of messages and act on it; returns after one batch, or at
-        once when the session's socket is closed (or closes meanwhile).
-
-        Called by one step runner at a time. Invokes are queued for the calling runner to run
-        (``WorkerHost.enqueue`` without a wake-up); a ``Disconnect`` ends the session, whose
-        ``run`` then raises ``WorkerRefusedError``.
-        """
-        dealer = self._dealer
-        if dealer is None:
-            return
-        try:
-            batch = await dealer.recv_batch()
-        except anyio.ClosedResourceError:
-            return  # the session ended meanwhile
-        self._last_heard = time.monotonic()
-        host = self._host
-        for message in batch:
-            match message:
-                case Invoke():
-                    refusal = host.enqueue(message, wake=False)
-                    if refusal is not None:
-                        host._deliver(refusal)
-                case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
-                    host.cancel(run_id, step_id, attempt)
-                case Heartbeat():
-                    pass
-                case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness, session=token):
-                    if heartbeat_ms < 1 or liveness < 1:
-                        log.warning("welcome_invalid", worker_id=host.worker_id, reason="heartbeat_ms and liveness must be >= 1")
-                        continue
-                    host.heartbeat_s = heartbeat_ms / 1000
-                    host.liveness = liveness
-                    host.set_session_token(token)  # proves this host is the one registered
-                    self._rearm.set()
-                    if not self.welcomed:
-                        self.welcomed = True
-                        log.info("worker_registered", worker_id=host.worker_id, session=self.number, heartbeat_ms=heartbeat_ms, liveness=liveness)
-                        host.welcomed(self)
-                case Disconnect(reason=reason):
-                    log.error("worker_refused", worker_id=host.worker_id, reason=reason)
-                    self._refused = reason
-                    self._rearm.set()  # the watchdog returns and ``run`` raises
-                    return
-                case _:
-                    log.warning("message_unexpected", op=type(message).__name__)
+        host.send(b"", Disconnect(reason=reason, session=host.session_token))
+        host.outbox.flush()
+        mailbox.dealer.linger_on_close(linger_ms)
+        self._over.set()

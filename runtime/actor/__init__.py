@@ -1,9 +1,11 @@
 """The actor kernel: socket-mailbox actors (batches, a Tick clock, an outbox behind a commit
-gate), actors with bounded in-memory mailboxes, references, and one_for_one supervision of
-tasks and OS processes."""
+gate; a mailbox is a ROUTER, a DEALER or, in tests, memory), actors with bounded in-memory
+mailboxes, references, and one_for_one supervision of tasks and OS processes."""
 
 from ontoflow.runtime.actor._actor import Actor
+from ontoflow.runtime.actor._batch_actor import BatchActor
 from ontoflow.runtime.actor._envelope import Envelope, ReplySlot
+from ontoflow.runtime.actor._mailbox import DealerMailbox, Mailbox, MemoryMailbox
 from ontoflow.runtime.actor._outbox import CommitGate, Outbox, Sink
 from ontoflow.runtime.actor._process import process_child
 from ontoflow.runtime.actor._ref import ActorRef, ActorStatistics
@@ -14,9 +16,13 @@ __all__ = [
     "Actor",
     "ActorRef",
     "ActorStatistics",
+    "BatchActor",
     "ChildSpec",
     "CommitGate",
+    "DealerMailbox",
     "Envelope",
+    "Mailbox",
+    "MemoryMailbox",
     "Outbox",
     "ReplySlot",
     "RestartPolicy",

@@ -1,20 +1,21 @@
-"""The worker host's step runners, driven directly (no socket): concurrency, order, Cancel."""
+"""The worker host's step scheduler: concurrency, order, Cancel, and its runners reading a
+mailbox (the kernel's in-memory one) with the answers of a batch leaving together."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
-import msgspec
 import pytest
 
 from ontoflow.actors.capability import Capability, Result
-from ontoflow.actors.worker import WorkerHost
+from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.protocols import CapabilityMetadata
-from ontoflow.protocols.messages import Invoke, Outcome
-from ontoflow.runtime.codec import decode
+from ontoflow.protocols.messages import Cancel, Invoke, Outcome
+from ontoflow.runtime.actor import BatchActor, MemoryMailbox
 
 pytestmark = pytest.mark.anyio
 
@@ -48,19 +49,14 @@ class Gate(Capability):
 
 
 class Collector:
-    """Stands in for the session: records what the host delivers, in order."""
+    """Where the scheduler's answers go, in order."""
 
     def __init__(self) -> None:
         self.outcomes: list[Outcome] = []
         self.changed = anyio.Event()
 
-    def flush(self) -> None:
-        pass
-
-    def send(self, message: Outcome | msgspec.Raw) -> None:
-        if isinstance(message, msgspec.Raw):  # answers travel encoded
-            [message] = decode(bytes(message))
-        self.outcomes.append(message)
+    def answer(self, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
         self.changed.set()
         self.changed = anyio.Event()
 
@@ -78,26 +74,32 @@ def _invoke(step: str, wait: bool = False) -> Invoke:
     return Invoke(run_id="r", step_id=step, attempt=1, capability="test.gate", inputs={"test.wait": wait}, context=context)
 
 
-@asynccontextmanager
-async def _host(slots: int) -> AsyncIterator[tuple[WorkerHost, Collector]]:
+def _reset_gate() -> None:
     Gate.started, Gate.running, Gate.most_at_once, Gate.release = [], 0, 0, anyio.Event()
-    host = WorkerHost([Gate()], address="inproc://unused", slots=slots)
+
+
+async def _until(condition) -> None:
+    with anyio.fail_after(5):
+        while not condition():
+            await anyio.sleep(0)
+
+
+@asynccontextmanager
+async def _scheduler(slots: int) -> AsyncIterator[tuple[StepScheduler, Collector]]:
+    _reset_gate()
     collector = Collector()
-    host._session = collector  # type: ignore[assignment]
+    scheduler = StepScheduler({"test.gate": Gate()}, slots=slots, answer=collector.answer)
     async with anyio.create_task_group() as tg:
-        for _ in range(slots):
-            tg.start_soon(host._step_runner)
-        yield host, collector
+        tg.start_soon(scheduler.run)
+        yield scheduler, collector
         tg.cancel_scope.cancel()
 
 
 async def test_steps_that_await_run_concurrently_up_to_the_slots() -> None:
-    async with _host(slots=3) as (host, collector):
+    async with _scheduler(slots=3) as (scheduler, collector):
         for n in range(5):
-            assert host.enqueue(_invoke(f"s{n}", wait=True)) is None
-        with anyio.fail_after(5):
-            while len(Gate.started) < 3:
-                await anyio.sleep(0)
+            assert scheduler.enqueue(_invoke(f"s{n}", wait=True))
+        await _until(lambda: len(Gate.started) >= 3)
         assert Gate.running == 3 and Gate.started == ["s0", "s1", "s2"]  # the others wait for a slot
         Gate.release.set()
         outcomes = await collector.wait_for(5)
@@ -107,24 +109,33 @@ async def test_steps_that_await_run_concurrently_up_to_the_slots() -> None:
 
 
 async def test_steps_that_do_not_await_are_answered_in_order() -> None:
-    async with _host(slots=4) as (host, collector):
+    async with _scheduler(slots=4) as (scheduler, collector):
         for n in range(20):
-            host.enqueue(_invoke(f"s{n}"))
+            scheduler.enqueue(_invoke(f"s{n}"))
         outcomes = await collector.wait_for(20)
     assert [o.step_id for o in outcomes] == [f"s{n}" for n in range(20)]
 
 
+async def test_an_attempt_already_here_is_not_queued_twice() -> None:
+    async with _scheduler(slots=1) as (scheduler, collector):
+        assert scheduler.enqueue(_invoke("s0", wait=True))
+        assert not scheduler.enqueue(_invoke("s0", wait=True))
+        assert len(scheduler) == 1 and list(scheduler) == [("r", "s0", 1)]
+        Gate.release.set()
+        await collector.wait_for(1)
+        await _until(lambda: len(scheduler) == 0)
+    assert [o.step_id for o in collector.outcomes] == ["s0"]
+
+
 async def test_cancel_stops_a_running_step_and_a_queued_one_never_starts() -> None:
-    async with _host(slots=1) as (host, collector):
-        host.enqueue(_invoke("running", wait=True))
-        host.enqueue(_invoke("queued", wait=True))
-        with anyio.fail_after(5):
-            while Gate.running < 1:
-                await anyio.sleep(0)
-        host.cancel("r", "queued", 1)
-        host.cancel("r", "running", 1)
-        host.cancel("r", "running", 1)  # twice: still one answer
-        host.cancel("r", "unknown", 1)  # over already, or never here: nothing to do
+    async with _scheduler(slots=1) as (scheduler, collector):
+        scheduler.enqueue(_invoke("running", wait=True))
+        scheduler.enqueue(_invoke("queued", wait=True))
+        await _until(lambda: Gate.running >= 1)
+        scheduler.cancel(("r", "queued", 1))
+        scheduler.cancel(("r", "running", 1))
+        scheduler.cancel(("r", "running", 1))  # twice: still one answer
+        scheduler.cancel(("r", "unknown", 1))  # over already, or never here: nothing to do
         outcomes = await collector.wait_for(2)
         assert [(o.step_id, o.event, o.reason) for o in outcomes] == [
             ("running", "cancelled", "cancelled"),
@@ -133,18 +144,86 @@ async def test_cancel_stops_a_running_step_and_a_queued_one_never_starts() -> No
         assert Gate.started == ["running"]
         # The runner that was cancelled serves on, with no cancellation left pending on it.
         Gate.release.set()
-        host.enqueue(_invoke("after", wait=True))
+        scheduler.enqueue(_invoke("after", wait=True))
         outcomes = await collector.wait_for(3)
         assert (outcomes[2].step_id, outcomes[2].event) == ("after", "success")
-        assert host.statistics()["running"] == 0
+        assert len(scheduler) == 0
 
 
-async def test_stopping_the_host_cancels_its_runners() -> None:
-    async with _host(slots=2) as (host, _collector):
-        host.enqueue(_invoke("s0", wait=True))
-        with anyio.fail_after(5):
-            while Gate.running < 1:
-                await anyio.sleep(0)
+async def test_a_closed_scheduler_starts_nothing_and_settles_once_the_running_steps_end() -> None:
+    async with _scheduler(slots=2) as (scheduler, collector):
+        scheduler.enqueue(_invoke("running", wait=True))
+        await _until(lambda: Gate.running >= 1)
+        scheduler.close()
+        scheduler.enqueue(_invoke("queued"))
+        assert await scheduler.settle(0) == 1  # no grace: still running
+        Gate.release.set()
+        assert await scheduler.settle(5) == 0
+        await collector.wait_for(1)
+        assert scheduler.queued == 1 and Gate.started == ["running"]
+
+
+async def test_stopping_the_scheduler_cancels_its_runners() -> None:
+    async with _scheduler(slots=2) as (scheduler, _collector):
+        scheduler.enqueue(_invoke("s0", wait=True))
+        await _until(lambda: Gate.running >= 1)
     # Leaving the block cancelled the task group: the waiting step was interrupted, not answered.
     assert Gate.running == 0
     assert asyncio.current_task().cancelling() == 0
+
+
+class _Host(BatchActor):
+    """The least of a worker host on the kernel: Invokes queued for the reading runner,
+    Cancels passed on, answers sent through the outbox."""
+
+    def __init__(self, slots: int) -> None:
+        super().__init__()
+        self.steps = StepScheduler({"test.gate": Gate()}, slots=slots, answer=self.answer, flush=self.outbox.flush)
+
+    def answer(self, outcome: Outcome) -> None:
+        self.send(b"", outcome)
+
+    def receive(self, identity: bytes, message: Any, now: int) -> None:
+        match message:
+            case Invoke():
+                self.steps.enqueue(message, wake=False)
+            case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
+                self.steps.cancel((run_id, step_id, attempt))
+
+
+@asynccontextmanager
+async def _host(slots: int) -> AsyncIterator[tuple[_Host, MemoryMailbox]]:
+    _reset_gate()
+    host, mailbox = _Host(slots), MemoryMailbox()
+    host.outbox.attach(mailbox)
+    host.steps.attach(lambda: host.pump(mailbox))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(host.steps.run)
+        yield host, mailbox
+        tg.cancel_scope.cancel()
+
+
+async def test_the_runners_read_the_mailbox_and_the_answers_of_a_batch_leave_in_one_flush() -> None:
+    async with _host(slots=4) as (_host_, mailbox):
+        for n in range(20):
+            mailbox.put(_invoke(f"s{n}"))
+        with anyio.fail_after(5):
+            sent = await mailbox.wait_sent(20)
+    assert [m.step_id for _, m in sent] == [f"s{n}" for n in range(20)]
+    assert mailbox.flushes == 1
+
+
+async def test_with_every_slot_busy_a_cancel_is_still_read() -> None:
+    async with _host(slots=2) as (host, mailbox):
+        mailbox.put(_invoke("a", wait=True))
+        mailbox.put(_invoke("b", wait=True))
+        await _until(lambda: Gate.running == 2)
+        mailbox.put(Cancel(run_id="r", step_id="b", attempt=1))
+        with anyio.fail_after(5):
+            [(_, outcome)] = await mailbox.wait_sent(1)
+        assert (outcome.step_id, outcome.event) == ("b", "cancelled")
+        Gate.release.set()
+        with anyio.fail_after(5):
+            sent = await mailbox.wait_sent(2)
+        assert [(m.step_id, m.event) for _, m in sent] == [("b", "cancelled"), ("a", "success")]
+        await _until(lambda: len(host.steps) == 0)

@@ -1,0 +1,257 @@
+"""The worker host's step scheduler: concurrency slots, the steps queued and running, Cancel.
+
+The work is done by ``slots + 1`` long-lived step runners (spawning a task costs more than a
+whole no-op step) that take turns at two jobs:
+
+* **receiving**: one runner at a time reads the mailbox (``attach``: the host's session); the
+  host handles what arrives (the actor kernel's ``pump``) and queues the Invokes here;
+* **running steps**: a runner takes the next queued step (at most ``slots`` at once) and runs
+  it in its own task up to its first wait (see ``_inline``). A step that never waits (a
+  no-op, a lookup, a pure transform) is answered at once, and the runner goes on with the
+  next queued step or back to the mailbox, with no task switch at all; a step that waits makes
+  its runner wake one idle runner first (to receive, or to take the next step), so waiting
+  steps run concurrently. The extra runner guarantees someone can always read the mailbox,
+  so a Cancel or a heartbeat is seen even with every slot busy.
+
+``cancel`` stops exactly its step: a queued one never starts, a running one gets its runner
+task cancelled (``Task.cancel``, taken back with ``uncancel`` once the step is over; an anyio
+cancel scope per step would cost a third of a no-op step) and is answered ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any
+
+import anyio
+import structlog
+
+from ontoflow.actors.capability import Capability
+from ontoflow.actors.worker._inline import resume
+from ontoflow.protocols.events import CANCELLED
+from ontoflow.protocols.messages import Invoke, Outcome
+from ontoflow.runtime.batching import SEND_CHUNK
+
+__all__ = ["StepKey", "StepScheduler"]
+
+log = structlog.get_logger()
+
+#: An attempt: (run id, step id, attempt number).
+StepKey = tuple[str, str, int]
+
+
+class StepScheduler:
+    """Runs a worker host's steps (see the module docstring).
+
+    Args:
+        capabilities: the hosted capabilities by id (an Invoke names one of them).
+        slots: how many steps may run at once.
+        answer: called with every step's Outcome, in the runner that ended the step.
+        flush: called when a runner has answered the last of the steps it ran back to back,
+            and every ``SEND_CHUNK`` of them (their answers may leave together now: the
+            orchestrator starts on the first ones while the runner goes on).
+    """
+
+    def __init__(
+        self,
+        capabilities: Mapping[str, Capability],
+        *,
+        slots: int,
+        answer: Callable[[Outcome], None],
+        flush: Callable[[], None] = lambda: None,
+    ) -> None:
+        if slots < 1:
+            raise ValueError(f"slots must be >= 1, got {slots}")
+        self._capabilities = capabilities
+        self.slots = slots
+        self._answer = answer
+        self._flush = flush
+        # Every attempt accepted and not answered: None while queued, its runner while running.
+        self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
+        self._cancel_requested: set[StepKey] = set()
+        self._queue: deque[Invoke] = deque()
+        self._busy = 0  # steps started and not answered: at most ``slots``
+        self._idle: list[asyncio.Future[None]] = []  # parked runners, woken one at a time
+        self._waking = 0  # runners woken and not yet running: at most one at a time
+        self._reader: Callable[[], Awaitable[None]] | None = None
+        self._receiving = False  # a runner is in the reader
+        self._closed = False  # no step is started any more
+        self._quiet: anyio.Event | None = None  # set when the last running step is answered
+        self._back_to_back = 0  # steps answered without waiting since the last flush
+        #: Whether INFO log lines are on, passed to every step (None: each step asks the logger).
+        self.verbose: bool | None = None
+
+    # -- what the host calls ------------------------------------------------------------------
+
+    @property
+    def busy(self) -> int:
+        """Steps started and not answered yet."""
+        return self._busy
+
+    @property
+    def queued(self) -> int:
+        """Steps accepted and not started yet."""
+        return len(self._queue)
+
+    def __len__(self) -> int:
+        """Attempts accepted and not answered (queued or running)."""
+        return len(self._running)
+
+    def __iter__(self) -> Iterator[StepKey]:
+        """The attempts accepted and not answered."""
+        return iter(list(self._running))
+
+    def attach(self, reader: Callable[[], Awaitable[None]] | None) -> None:
+        """Have the runners read with ``reader`` (one at a time) when they have nothing to run;
+        ``None``: nothing to read. ``reader`` returns after one batch, or at once once its
+        mailbox is closed."""
+        self._reader = reader
+        if reader is not None:
+            self._wake_runner()
+
+    def enqueue(self, invoke: Invoke, *, wake: bool = True) -> bool:
+        """Queue a step for a runner.
+
+        Args:
+            invoke: the step; its capability must be one of ``capabilities``.
+            wake: wake an idle runner for it; the reader passes False, as the runner that
+                reads goes on to run what it queued.
+
+        Returns:
+            False when the attempt is already here (queued, running): nothing is queued.
+        """
+        key = (invoke.run_id, invoke.step_id, invoke.attempt)
+        if key in self._running:
+            return False
+        # Registered now, so a Cancel that arrives before a runner picks the step up still finds it.
+        self._running[key] = None
+        self._queue.append(invoke)
+        if wake:
+            self._wake_runner()
+        return True
+
+    def cancel(self, key: StepKey) -> None:
+        """Cancel a running or queued attempt (an unknown one is already over: nothing to do)."""
+        if key not in self._running or key in self._cancel_requested:
+            return
+        self._cancel_requested.add(key)
+        runner = self._running[key]
+        if runner is not None:
+            runner.cancel()  # the step is the only thing this runner awaits right now
+
+    def close(self) -> None:
+        """Start no step any more (a draining host): the queued ones stay unanswered."""
+        self._closed = True
+
+    async def settle(self, grace_s: float) -> int:
+        """Wait up to ``grace_s`` for the running steps to be answered.
+
+        Returns:
+            How many were still running when the grace period ended.
+        """
+        if self._busy:
+            self._quiet = anyio.Event()
+            with anyio.move_on_after(grace_s):
+                await self._quiet.wait()
+        return self._busy
+
+    async def run(self) -> None:
+        """Run the ``slots + 1`` runners until cancelled."""
+        async with anyio.create_task_group() as tg:
+            for _ in range(self.slots + 1):  # one more: someone can always read the mailbox
+                tg.start_soon(self.runner)
+
+    # -- the runners ---------------------------------------------------------------------------
+
+    def _wake_runner(self) -> None:
+        if self._waking or not self._idle:
+            return
+        self._waking += 1
+        self._idle.pop().set_result(None)
+
+    def _has_work_for_another(self) -> bool:
+        """Whether an idle runner would find something to do: a step it may start, or the
+        mailbox with no one reading it."""
+        if self._queue and self._busy < self.slots and not self._closed:
+            return True
+        return self._reader is not None and not self._receiving
+
+    async def runner(self) -> None:
+        """Run queued steps, else read the mailbox, else park; forever (``run`` starts
+        ``slots + 1`` of them)."""
+        queue = self._queue
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        while True:
+            if queue and self._busy < self.slots and not self._closed:
+                await self._run_next(queue.popleft(), task)
+                continue
+            reader = self._reader
+            if reader is not None and not self._receiving:
+                self._receiving = True
+                try:
+                    await reader()
+                finally:
+                    self._receiving = False
+                continue
+            wake = loop.create_future()
+            self._idle.append(wake)
+            try:
+                await wake
+            finally:
+                if wake.done() and not wake.cancelled():
+                    self._waking -= 1
+                else:  # cancelled while parked (the host stops): no longer idle
+                    self._idle.remove(wake)
+
+    async def _run_next(self, invoke: Invoke, task: asyncio.Task[Any]) -> None:
+        """Run one queued step in ``task`` (the calling runner), unless it was cancelled while
+        queued, and answer it."""
+        key = (invoke.run_id, invoke.step_id, invoke.attempt)
+        running = self._running
+        if key not in running:
+            return
+        outcome: Outcome | None = None
+        waited = False
+        if key not in self._cancel_requested:  # else cancelled while queued: never started
+            running[key] = task
+            self._busy += 1
+            coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
+            try:
+                # The step's first slice runs right here (``_inline``): most steps end in it.
+                try:
+                    pending = coro.send(None)
+                except StopIteration as stop:
+                    outcome = stop.value
+                else:
+                    waited = True
+                    # The step waits: another runner takes the mailbox or the next step meanwhile.
+                    if self._has_work_for_another():
+                        self._wake_runner()
+                    outcome = await resume(coro, pending)
+            except asyncio.CancelledError:
+                if key not in self._cancel_requested:
+                    raise  # the host itself is being cancelled
+            finally:
+                self._busy -= 1
+                if key in self._cancel_requested:
+                    # Take back exactly the cancellation this scheduler asked for (whether the
+                    # step saw it or finished first), so the runner is not left "cancelling".
+                    task.uncancel()
+        self._cancel_requested.discard(key)
+        running.pop(key, None)
+        if outcome is None:  # a Cancel arrived for this step
+            outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
+                              event=CANCELLED, reason="cancelled")
+        self._answer(outcome)
+        if self._quiet is not None and not self._busy:
+            self._quiet.set()  # the last running step of a drain is answered
+        if not waited:
+            self._back_to_back += 1
+            if not self._queue or self._back_to_back >= SEND_CHUNK:
+                # The last of the steps run back to back (or a chunk of them): their answers leave together.
+                self._back_to_back = 0
+                self._flush()

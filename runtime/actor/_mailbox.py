@@ -1,0 +1,134 @@
+"""An actor's mailbox: where its batches come from and where its outbox sends.
+
+A :class:`Mailbox` hands out batches of ``(peer identity, message)`` pairs; the same object is
+the :class:`~runtime.actor.Sink` the actor's outbox sends to. A bound ROUTER
+(``runtime.transport.RouterSocket``) is one as it is; :class:`DealerMailbox` makes a connected
+DEALER one (a single peer: the identity is ``b""`` both ways); :class:`MemoryMailbox` is one
+without a socket, for unit tests of an actor's logic (a real implementation of the interface:
+batches queue up and are read whole, sends are kept in order).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import anyio
+import anyio.lowlevel
+
+from ontoflow.runtime.transport import DealerSocket
+
+__all__ = ["DealerMailbox", "Mailbox", "MemoryMailbox"]
+
+
+class Mailbox(Protocol):
+    """Where an actor's messages come from, a batch at a time."""
+
+    async def recv_batch(self) -> list[tuple[bytes, Any]]:
+        """Wait for at least one message, then return every one already queued.
+
+        Raises:
+            anyio.ClosedResourceError: when the mailbox is closed.
+        """
+        ...
+
+
+class DealerMailbox:
+    """A connected DEALER as a mailbox and an outbox sink (its one peer has identity ``b""``).
+
+    Args:
+        dealer: the socket (``runtime.transport.open_dealer``); closing it closes the mailbox.
+    """
+
+    __slots__ = ("dealer",)
+
+    def __init__(self, dealer: DealerSocket) -> None:
+        self.dealer = dealer
+
+    async def recv_batch(self) -> list[tuple[bytes, Any]]:
+        """The next batch of the DEALER (see ``Mailbox.recv_batch``)."""
+        return [(b"", message) for message in await self.dealer.recv_batch()]
+
+    def send_many(self, items: list[tuple[bytes, Any]]) -> None:
+        """Send the messages of ``items`` in order, in as few ZeroMQ messages as they fit;
+        nothing when the socket closed meanwhile (the session that owned it is over)."""
+        try:
+            self.dealer.send_many([message for _, message in items])
+        except anyio.ClosedResourceError:
+            pass
+
+    def send_client(self, identity: bytes, message: Any) -> None:
+        """Not for a DEALER: the client API is served by a ROUTER.
+
+        Raises:
+            TypeError: always.
+        """
+        raise TypeError("a DEALER mailbox does not send client replies")
+
+    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+        """Not for a DEALER (see ``send_client``).
+
+        Raises:
+            TypeError: always.
+        """
+        raise TypeError("a DEALER mailbox does not send client replies")
+
+
+class MemoryMailbox:
+    """A mailbox in memory: what :meth:`put` queues, ``recv_batch`` hands out; what the
+    actor's outbox sends is kept in :attr:`sent`, in order.
+
+    Attributes:
+        sent: ``(identity, message)`` of every message sent, oldest first.
+        flushes: how many times the outbox sent (``send_many`` calls): one per flush.
+    """
+
+    def __init__(self) -> None:
+        self._queued: list[tuple[bytes, Any]] = []
+        self._arrived = anyio.Event()
+        self._sent_changed = anyio.Event()
+        self._closed = False
+        self.sent: list[tuple[bytes, Any]] = []
+        self.flushes = 0
+
+    def put(self, message: Any, identity: bytes = b"") -> None:
+        """Queue ``message`` from the peer ``identity`` for the next batch."""
+        self._queued.append((identity, message))
+        self._arrived.set()
+
+    def close(self) -> None:
+        """Close the mailbox: a waiting and every later ``recv_batch`` raise ``ClosedResourceError``."""
+        self._closed = True
+        self._arrived.set()
+
+    async def recv_batch(self) -> list[tuple[bytes, Any]]:
+        """Every message queued, once there is at least one (see ``Mailbox.recv_batch``)."""
+        await anyio.lowlevel.checkpoint()  # like a socket's: a busy mailbox starves nobody
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._queued:
+                batch, self._queued = self._queued, []
+                return batch
+            await self._arrived.wait()
+            self._arrived = anyio.Event()
+
+    def send_many(self, items: list[tuple[bytes, Any]]) -> None:
+        """Keep ``items`` in :attr:`sent`."""
+        self.flushes += 1
+        self.sent += items
+        self._sent_changed.set()
+        self._sent_changed = anyio.Event()
+
+    def send_client(self, identity: bytes, message: Any) -> None:
+        """Keep a client reply in :attr:`sent`."""
+        self.send_many([(identity, message)])
+
+    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+        """Keep client replies in :attr:`sent`."""
+        self.send_many(items)
+
+    async def wait_sent(self, count: int) -> list[tuple[bytes, Any]]:
+        """Wait until at least ``count`` messages were sent; returns :attr:`sent`."""
+        while len(self.sent) < count:
+            await self._sent_changed.wait()
+        return self.sent
