@@ -7,8 +7,9 @@ A composition root (it may import ``actors``). Every line is one turn of one ses
 follow-up ("e da Vale?") resolves against the previous turn, and a clarification is answered
 by the next line. Ctrl-D (end of input) ends the conversation with exit code 0; Ctrl-C with
 130. Embedded, one local cluster (an orchestrator and its workers) serves the whole
-conversation and the session memory lives in the process only. A line the front half refuses
-(too long, for one) is answered with why, and the conversation goes on.
+conversation and the session memory lives in the process only; a run that asks a question
+(which Nordea?) waits, and the next line answers it ("NDA-FI.HE", "2", "a segunda"). A line the
+front half refuses (too long, for one) is answered with why, and the conversation goes on.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import anyio
 
 from ontoflow.actors.intent import DomainLoadError, IntentRejected, Matcher, answer_of, understand
-from ontoflow.actors.orchestrator import answer_text
+from ontoflow.actors.orchestrator import AnswerRefused, RunResult, answer_text
 from ontoflow.actors.orchestrator.plans import compile_plan
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
@@ -33,7 +34,8 @@ from ontoflow.protocols.intent import EntryRequest, SessionMemory
 from ontoflow.runtime.cli._client import curve_client, open_client, request
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options
-from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
+from ontoflow.runtime.cli._asking import answer_asked, question_output, read_line
+from ontoflow.runtime.embedded import TRANSPORTS, Asked, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
 
@@ -52,24 +54,12 @@ def register(subparsers: Any) -> None:
     chat.set_defaults(handler=_cmd_chat, log_level="error")
 
 
-def _read_line(prompt: str) -> str | None:
-    """One line from stdin (a prompt on stdout, only on a terminal); None at end of input.
-
-    The prompt is written here: ``input()`` without ``readline`` loaded writes it to stderr.
-    """
-    if sys.stdin.isatty():
-        sys.stdout.write(prompt)
-        sys.stdout.flush()
-    line = sys.stdin.readline()
-    return line.rstrip("\n") if line else None
-
-
 async def converse(turn: Turn) -> None:
     """Read lines until end of input, answer each with ``turn``; a clarification's answer is
     simply the next line (the same session)."""
     prompt = "you> "
     while True:
-        line = await anyio.to_thread.run_sync(_read_line, prompt, abandon_on_cancel=True)
+        line = await anyio.to_thread.run_sync(read_line, prompt, abandon_on_cancel=True)
         if line is None:
             if sys.stdin.isatty():
                 print()
@@ -123,12 +113,26 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
         return fail(str(exc))
     adapter = Matcher(catalogue)
     memory = SessionMemory()
+    asking: list[tuple[Asked, tuple[str, ...]]] = []  # the run waiting on the next line, if any
 
     async def go() -> None:
         async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level) as cluster:
 
+            def finish(outcome: RunResult | Asked, answer_steps: tuple[str, ...]) -> DomainOutput:
+                if isinstance(outcome, Asked):
+                    asking.append((outcome, answer_steps))
+                    return question_output(outcome)
+                return answer_of(outcome.status, outcome.error, outcome.context, answer_steps)
+
             async def turn(text: str) -> DomainOutput:
                 nonlocal memory
+                if asking:  # the run asked a question: this line answers it
+                    asked, steps = asking.pop()
+                    try:
+                        return finish(await answer_asked(cluster, asked, text), steps)
+                    except AnswerRefused as exc:
+                        asking.append((asked, steps))
+                        return question_output(asked, f"{exc}. ")
                 entry = EntryRequest(session_id=session, input_text=text, channel="chat")
                 try:
                     understood = await understand(entry, catalogue=catalogue, adapter=adapter, memory=memory,
@@ -143,8 +147,7 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
                     compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
                 except ManifestError as exc:
                     return DomainOutput(status="failure", explanation=f"the plan for this question does not compile: {exc}")
-                result = await cluster.run(compiled, {})  # type: ignore[arg-type]
-                return answer_of(result.status, result.error, result.context, planned.answer_steps)
+                return finish(await cluster.run_until_asked(compiled, {}), planned.answer_steps)
 
             await converse(turn)
 

@@ -1,7 +1,7 @@
 """``ontoflow ask`` and ``ontoflow intents eval``: a composition root (it may import ``actors``).
 
-    ontoflow ask "TEXT" [--session S] [--json] [--domains DIR ...]
-    ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json]
+    ontoflow ask "TEXT" [--session S] [--json] [--answer CHOICE ...] [--domains DIR ...]
+    ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json] [--answer CHOICE ...]
     ontoflow intents eval FILE [--domains DIR ...] [--json]
 
 ``ask`` turns a sentence into a run: the deterministic matcher -> the confidence gate -> the
@@ -11,6 +11,14 @@ or the domain failed, 2 invalid (empty or oversized text, a bad session id, a do
 does not load, an intent the catalogue refuses: nothing ran, nothing was remembered),
 4 a clarification (a question back, with its candidates: nothing was guessed), 130
 interrupted.
+
+A run that asks a question while it runs (which Nordea: Stockholm or Helsinki?) is suspended.
+Embedded, it lives only as long as the command (``runtime.cli._asking``): on a terminal the
+question is asked inline and the answer resumes the run; ``--answer CHOICE`` answers it in
+advance (a candidate, its number, "the second"); otherwise the question is printed, exit code
+4, with how to answer. Through a daemon (``--connect``) the run waits there: ``--answer``
+answers it at once, a terminal asks inline, else ``ontoflow answer RUN CHOICE`` (or the
+session's next ``ask``) answers it later.
 
 Domains: every ``--domains DIR`` (a folder with a ``domain.yaml`` and its handlers); without
 one, the folders listed in ``$ONTOFLOW_DOMAINS`` (separated by ``os.pathsep``), else every
@@ -62,7 +70,8 @@ from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
-from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
+from ontoflow.runtime.cli._asking import Refused, embedded_hint, question_output, read_line, settle
+from ontoflow.runtime.embedded import TRANSPORTS, Asked, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
 
@@ -81,6 +90,8 @@ def register(subparsers: Any) -> None:
     ask.add_argument("text", help="what you want, in English or Portuguese")
     ask.add_argument("--session", default=None, metavar="S", help="remember this turn under session S (follow-ups)")
     ask.add_argument("--json", action="store_true", help="print one JSON object: status, explanation, result, intent")
+    ask.add_argument("--answer", action="append", default=[], metavar="CHOICE",
+                     help="answer the run's question in advance (a candidate or its number; repeatable, in order)")
     ask.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
     _domain_options(ask)
     connect_options(ask)
@@ -131,9 +142,24 @@ def _ask_remote(args: argparse.Namespace) -> int:
     session = args.session or f"cli-{uuid.uuid4().hex[:16]}"
     message = Ask(session_id=session, text=args.text, channel="cli")
 
+    given, interactive = list(args.answer), sys.stdin.isatty() and not args.json
+
     async def go() -> Any:
         async with open_client(args.connect, curve=curve) as client:
-            return await request(client, message, timeout_s=None)  # the answer comes when the run ends
+            reply = await request(client, message, timeout_s=None)  # the answer comes when the run ends
+            # A run suspended on a question: the session's next sentence answers it.
+            while isinstance(reply, AskReply) and reply.status == "clarification" and reply.metadata.get("suspended"):
+                if given:
+                    text: str | None = given.pop(0)
+                elif interactive:
+                    _print_answer(domain_output(reply), as_json=False, extra={})
+                    text = await anyio.to_thread.run_sync(read_line, "answer> ", abandon_on_cancel=True)
+                else:
+                    text = None
+                if text is None:
+                    break
+                reply = await request(client, Ask(session_id=session, text=text, channel="cli"), timeout_s=None)
+            return reply
 
     try:
         reply = run_async(go)
@@ -147,6 +173,10 @@ def _ask_remote(args: argparse.Namespace) -> int:
     if reply.status == "failure" and reply.metadata.get("code") == "invalid":
         return fail(f"invalid question: {reply.explanation}")
     _print_answer(domain_output(reply), as_json=args.json, extra={"intent": reply.intent, "run_id": reply.run_id})
+    if reply.status == "clarification" and reply.metadata.get("suspended"):
+        print(f"ontoflow: the run waits in the daemon: answer with 'ontoflow answer {reply.run_id} CHOICE "
+              f"--connect {args.connect}' or 'ontoflow ask CHOICE --session {session} --connect {args.connect}'",
+              file=sys.stderr)
     return reply_exit_code(reply)
 
 
@@ -259,19 +289,29 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         return fail(f"the plan for this question does not compile (a domain manifest bug): {exc}")
 
+    interactive = sys.stdin.isatty() and not args.json
+
     async def go() -> Any:
         async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level) as cluster:
             compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
-            return await cluster.run(compiled, {})  # type: ignore[arg-type]
+            outcome = await cluster.run_until_asked(compiled, {})  # type: ignore[arg-type]
+            return await settle(cluster, outcome, list(args.answer), interactive=interactive,
+                                show=lambda out: _print_answer(out, as_json=False, extra={}))
 
     try:
         result = anyio.run(go, backend="asyncio")
-    except (KernelError, BaseExceptionGroup) as exc:
-        return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
+    except (Refused, KernelError, BaseExceptionGroup) as exc:
+        error = first_error(exc, (Refused, KernelError))
+        return fail(str(error), EXIT_INVALID if isinstance(error, Refused) else EXIT_FAILED)
     if store is not None:
         _save_memory(store, understood.memory)
-    answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
     plan_doc = [{"id": s.id, "capability": s.capability, "depends_on": s.depends_on} for s in planned.plan.steps]
+    if isinstance(result, Asked):  # nobody here answered: the run ends with this command
+        answer = question_output(result)
+        _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})
+        print(embedded_hint(), file=sys.stderr)
+        return EXIT_CLARIFICATION
+    answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
     _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})
     return _exit_code(answer)
 

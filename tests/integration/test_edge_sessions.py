@@ -116,6 +116,11 @@ async def test_ontoflow_answer_resumes_the_nordea_run_after_a_restart_while_it_w
         assert answered.code == 0, answered.stdout + answered.stderr
         assert '"completed"' in answered.stdout and "112.5" in answered.stdout
         assert sorted(_attempts(journal, asked.run_id)) == [("1", 1), ("1-resolve_symbol", 1), ("1-resolve_symbol", 2)]
+        # ask --connect --answer: the daemon's session takes the answer at once ("the second").
+        given = await ontoflow(tmp_path, "ask", "price of Nordea", "--answer", "the second", "--connect", address)
+        assert given.code == 0 and given.stdout.startswith("Nordea (NDA-FI.HE): 9.84 EUR"), given.stdout + given.stderr
+        waiting = await ontoflow(tmp_path, "ask", "price of Nordea", "--connect", address)
+        assert waiting.code == 4 and "ontoflow answer " in waiting.stderr, waiting.stdout + waiting.stderr
         # The session was asked, but the run was answered elsewhere: its next sentence is a
         # new question, not an answer.
         fresh = await _ask(address, "s1", "qual o preço da Vale?")
