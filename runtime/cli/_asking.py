@@ -28,10 +28,9 @@ from ontoflow.runtime.embedded import Asked, LocalCluster
 __all__ = ["Refused", "answer_asked", "embedded_hint", "question_output", "read_line", "settle"]
 
 #: What a person reads when an embedded run asks and nobody can answer here.
-_HINT = ("ontoflow: the run waits for an answer, and an embedded run ends with this command: "
-         "answer it with --answer CHOICE (a candidate, or its number), on a terminal, or ask a daemon "
-         "(ontoflow daemon --journal FILE --domains DIR; ontoflow ask --connect ADDRESS), where the run "
-         "waits for 'ontoflow answer RUN CHOICE'")
+_HINT = ("ontoflow: the run waits for an answer, and an embedded run ends with this command: ask again "
+         "with --answer CHOICE (a candidate or its number) or on a terminal; through a daemon "
+         "(ontoflow ask --connect ADDRESS) the run waits for 'ontoflow answer RUN CHOICE'")
 
 
 def embedded_hint() -> str:
