@@ -112,7 +112,8 @@ async def test_ontoflow_answer_resumes_the_nordea_run_after_a_restart_while_it_w
         assert status.code == 4 and "NDA-FI.HE" in status.stdout, status.stdout + status.stderr
         async with open_client(address) as client:
             await wait_for_capability(client, "finance.search_symbol")
-        answered = await ontoflow(tmp_path, "answer", asked.run_id, "NDA-SE.ST", "--wait", "--json", "--connect", address)
+        # "1": the first candidate, read against the question the daemon shows.
+        answered = await ontoflow(tmp_path, "answer", asked.run_id, "1", "--wait", "--json", "--connect", address)
         assert answered.code == 0, answered.stdout + answered.stderr
         assert '"completed"' in answered.stdout and "112.5" in answered.stdout
         assert sorted(_attempts(journal, asked.run_id)) == [("1", 1), ("1-resolve_symbol", 1), ("1-resolve_symbol", 2)]
