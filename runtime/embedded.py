@@ -73,7 +73,7 @@ class LocalCluster:
     async def run_until_asked(self, workflow: Any, inputs: Mapping[str, Any]) -> RunResult | Asked:
         """Submit one run and wait for its end, or for its first question (then answer it
         with :meth:`answer`; the run lives as long as this cluster)."""
-        return await self._until_asked(self.orchestrator.submit(workflow, inputs))
+        return await self.wait_until_asked(self.orchestrator.submit(workflow, inputs))
 
     async def answer(self, run_id: str, choice: Any, *, token: str | None = None) -> RunResult | Asked:
         """Answer the suspended run's question (``token`` names one when it asks several),
@@ -84,9 +84,11 @@ class LocalCluster:
                 the run asks nothing (its ``code`` says which); the run still waits then.
         """
         self.orchestrator.resume(choice, run_id=None if token else run_id, token=token)
-        return await self._until_asked(run_id)
+        return await self.wait_until_asked(run_id)
 
-    async def _until_asked(self, run_id: str) -> RunResult | Asked:
+    async def wait_until_asked(self, run_id: str) -> RunResult | Asked:
+        """Wait for ``run_id``'s end (its result; the run is then forgotten) or its next
+        question (the run stays live, suspended)."""
         # Registered before the first await: the run suspends only on an outcome, later.
         event = self._asking[run_id] = anyio.Event()
         ended: list[RunResult] = []

@@ -8,7 +8,8 @@ Embedded, the orchestrator lives only as long as the command, so a run suspended
   ``actors.intent.choose``); a wrong one is said and asked again; Ctrl-D gives up (exit 4);
 * ``--answer CHOICE`` (repeatable, one per question in order) answers without a terminal;
 * otherwise the command prints the question and ends with exit code 4, saying how to answer:
-  again with ``--answer``, or through a daemon, where a run waits for ``ontoflow answer``.
+  again with ``--answer``, in ``ontoflow chat``, or through a daemon, where a run waits for
+  ``ontoflow answer``.
 
 A composition root (it may import ``actors``).
 """
@@ -28,13 +29,13 @@ from ontoflow.runtime.embedded import Asked, LocalCluster
 __all__ = ["Refused", "answer_asked", "embedded_hint", "question_output", "read_line", "settle"]
 
 #: What a person reads when an embedded run asks and nobody can answer here.
-_HINT = ("ontoflow: the run waits for an answer, and an embedded run ends with this command: ask again "
-         "with --answer CHOICE (a candidate or its number) or on a terminal; through a daemon "
-         "(ontoflow ask --connect ADDRESS) the run waits for 'ontoflow answer RUN CHOICE'")
+_HINT = ("(the run waits for an answer, and an embedded run ends with this command: ask again with "
+         "--answer CHOICE, a candidate or its number, or on a terminal, or in `ontoflow chat`; through a daemon, "
+         "`ontoflow ask --connect`, the run waits for `ontoflow answer RUN CHOICE`)")
 
 
 def embedded_hint() -> str:
-    """How to answer an embedded run's question (for stderr)."""
+    """How to answer an embedded run's question (printed after it)."""
     return _HINT
 
 

@@ -173,10 +173,10 @@ def _ask_remote(args: argparse.Namespace) -> int:
     if reply.status == "failure" and reply.metadata.get("code") == "invalid":
         return fail(f"invalid question: {reply.explanation}")
     _print_answer(domain_output(reply), as_json=args.json, extra={"intent": reply.intent, "run_id": reply.run_id})
-    if reply.status == "clarification" and reply.metadata.get("suspended"):
-        print(f"ontoflow: the run waits in the daemon: answer with 'ontoflow answer {reply.run_id} CHOICE "
-              f"--connect {args.connect}' or 'ontoflow ask CHOICE --session {session} --connect {args.connect}'",
-              file=sys.stderr)
+    if reply.metadata.get("suspended") and reply.run_id and not args.json:
+        # The run waits on the daemon: say how to answer it (the session's next ask does too).
+        again = f"ontoflow ask --session {args.session} ANSWER" if args.session else None
+        print(f"(answer with: ontoflow answer {reply.run_id} ANSWER" + (f", or {again})" if again else ")"))
     return reply_exit_code(reply)
 
 
@@ -308,8 +308,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     plan_doc = [{"id": s.id, "capability": s.capability, "depends_on": s.depends_on} for s in planned.plan.steps]
     if isinstance(result, Asked):  # nobody here answered: the run ends with this command
         answer = question_output(result)
-        _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})
-        print(embedded_hint(), file=sys.stderr)
+        _print_answer(answer, as_json=args.json,
+                      extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc, "how_to_answer": embedded_hint()})
+        if not args.json:
+            print(embedded_hint())
         return EXIT_CLARIFICATION
     answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
     _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})

@@ -79,8 +79,9 @@ def test_nordea_is_a_clarification_with_candidates(ontoflow) -> None:
     ran = ontoflow("ask", "qual o preço da Nordea?")
     assert ran.code == CLARIFICATION, ran.stderr
     assert "1. NDA-SE.ST" in ran.stdout and "2. NDA-FI.HE" in ran.stdout
-    # Not a terminal and no --answer: the run ends with the command, and stderr says how to answer.
-    assert "--answer CHOICE" in ran.stderr and "ontoflow answer RUN CHOICE" in ran.stderr
+    # Not a terminal and no --answer: the run ends with the command, which says how to answer.
+    assert "--answer CHOICE" in ran.stdout and "ontoflow answer RUN CHOICE" in ran.stdout
+    assert ran.stderr == ""
 
 
 def test_an_unsure_question_lists_the_closest_goals_and_guesses_nothing(ontoflow) -> None:

@@ -82,7 +82,9 @@ def test_without_a_terminal_answer_gives_the_choice_in_advance_or_exit_4_says_ho
     doc = asked.json()
     assert doc["status"] == "clarification" and doc["metadata"]["suspended"] is True
     assert [c["symbol"] for c in doc["result"]["candidates"]] == ["NDA-SE.ST", "NDA-FI.HE"]
-    assert "--answer CHOICE" in asked.stderr and "ontoflow answer RUN CHOICE" in asked.stderr
+    assert "--answer CHOICE" in doc["how_to_answer"] and "ontoflow answer RUN CHOICE" in doc["how_to_answer"]
+    told = run_ontoflow(tmp_path, "ask", NORDEA, "--domains", str(FINANCE), env=env)
+    assert told.code == 4 and "--answer CHOICE" in told.stdout and "ontoflow chat" in told.stdout
 
 
 def test_chat_embedded_answers_the_runs_question_with_the_next_line(tmp_path: Path, env) -> None:

@@ -121,7 +121,7 @@ async def test_ontoflow_answer_resumes_the_nordea_run_after_a_restart_while_it_w
         given = await ontoflow(tmp_path, "ask", "price of Nordea", "--answer", "the second", "--connect", address)
         assert given.code == 0 and given.stdout.startswith("Nordea (NDA-FI.HE): 9.84 EUR"), given.stdout + given.stderr
         waiting = await ontoflow(tmp_path, "ask", "price of Nordea", "--connect", address)
-        assert waiting.code == 4 and "ontoflow answer " in waiting.stderr, waiting.stdout + waiting.stderr
+        assert waiting.code == 4 and "(answer with: ontoflow answer " in waiting.stdout, waiting.stdout + waiting.stderr
         # The session was asked, but the run was answered elsewhere: its next sentence is a
         # new question, not an answer.
         fresh = await _ask(address, "s1", "qual o preço da Vale?")
