@@ -34,6 +34,7 @@ from __future__ import annotations
 import signal
 import sys
 from contextlib import ExitStack, nullcontext
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -42,6 +43,7 @@ import structlog
 
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import (
+    MAX_CONVERSATIONS,
     ClientService,
     EdgeService,
     ExpectedDomain,
@@ -61,7 +63,7 @@ from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
-from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
+from ontoflow.runtime.http import ConversationBook, HttpEntryConfig, Reply, serve_http_entry
 from ontoflow.runtime.journal import open_journal
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
@@ -333,7 +335,11 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 if composed.edge is not None:
                     await tg.start(composed.edge.run)
                 if http is not None and composed.edge is not None:
-                    http_address = await tg.start(serve_http_entry, http, http_answerer(composed.edge))
+                    edge = composed.edge  # its conversations are journaled with its sessions
+                    book = ConversationBook(MAX_CONVERSATIONS, known=edge.sessions.conversations(),
+                                            on_remember=edge.conversation_remembered)
+                    http_address = await tg.start(partial(serve_http_entry, conversations=book), http,
+                                                  http_answerer(edge))
                     if config.announce:
                         print(f"http entry on {http_address}", flush=True, file=sys.stdout)
                 task_status.started(orchestrator)

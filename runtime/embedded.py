@@ -3,6 +3,12 @@
 A composition root (it may import ``actors``). Workers run as supervised child processes over
 ``ipc://`` or ``tcp://`` (a crashed worker process is restarted, within the supervisor's
 intensity), or inside this process over ``inproc://``. One code path: only the address differs.
+
+A run whose step asks a person a question (a ``clarification``) is suspended; the cluster lives
+only as long as its caller, so :meth:`LocalCluster.run_until_asked` returns the questions when
+that happens (:class:`Asked`) and :meth:`LocalCluster.answer` resumes the run (``ontoflow ask``
+and ``ontoflow chat`` ask the person in the terminal). ``run`` waits for the end whatever
+happens (a question then waits for its expiry).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability
@@ -24,13 +31,14 @@ from ontoflow.actors.orchestrator import Orchestrator, RunResult, compose_orches
 from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workflow
 from ontoflow.actors.worker import WorkerHost
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.client import Question
 from ontoflow.protocols.manifest import WorkflowManifest
 from ontoflow.runtime.actor import RestartPolicy, Supervisor, process_child
 from ontoflow.runtime.errors import StartupError
 from ontoflow.runtime.logging import log_file
 from ontoflow.runtime.transport import shared_context
 
-__all__ = ["LocalCluster", "TRANSPORTS", "WORKER_NICE", "open_local_cluster", "worker_argv"]
+__all__ = ["Asked", "LocalCluster", "TRANSPORTS", "WORKER_NICE", "open_local_cluster", "worker_argv"]
 
 #: The default CPU priority step-down of local worker processes (see ``open_local_cluster``).
 WORKER_NICE = 10
@@ -40,6 +48,13 @@ log = structlog.get_logger()
 TRANSPORTS = ("ipc", "tcp", "inproc")
 
 
+class Asked(msgspec.Struct, frozen=True, kw_only=True):
+    """A run suspended on questions (the first is the one to answer first)."""
+
+    run_id: str
+    questions: list[Question]
+
+
 class LocalCluster:
     """A running orchestrator with its local workers; submit runs and await their results."""
 
@@ -47,6 +62,56 @@ class LocalCluster:
         self.orchestrator = orchestrator
         self.catalog = dict(catalog)
         self.defaults = dict(defaults)
+        self._asking: dict[str, anyio.Event] = {}
+        orchestrator.runs.on_suspended.append(self._suspended)
+
+    def _suspended(self, run: Any) -> None:
+        event = self._asking.get(run.run_id)
+        if event is not None:
+            event.set()
+
+    async def run_until_asked(self, workflow: Any, inputs: Mapping[str, Any]) -> RunResult | Asked:
+        """Submit one run and wait for its end, or for its first question (then answer it
+        with :meth:`answer`; the run lives as long as this cluster)."""
+        return await self.wait_until_asked(self.orchestrator.submit(workflow, inputs))
+
+    async def answer(self, run_id: str, choice: Any, *, token: str | None = None) -> RunResult | Asked:
+        """Answer the suspended run's question (``token`` names one when it asks several),
+        then wait as :meth:`run_until_asked` does. Finished steps are never run again.
+
+        Raises:
+            actors.orchestrator.AnswerRefused: when ``choice`` is none of the candidates, or
+                the run asks nothing (its ``code`` says which); the run still waits then.
+        """
+        self.orchestrator.resume(choice, run_id=None if token else run_id, token=token)
+        return await self.wait_until_asked(run_id)
+
+    async def wait_until_asked(self, run_id: str) -> RunResult | Asked:
+        """Wait for ``run_id``'s end (its result; the run is then forgotten) or its next
+        question (the run stays live, suspended)."""
+        # Registered before the first await: the run suspends only on an outcome, later.
+        event = self._asking[run_id] = anyio.Event()
+        ended: list[RunResult] = []
+        try:
+            if not self.orchestrator.questions(run_id):
+                async with anyio.create_task_group() as tg:
+
+                    async def end() -> None:
+                        ended.append(await self.orchestrator.result(run_id))
+                        tg.cancel_scope.cancel()
+
+                    async def ask() -> None:
+                        await event.wait()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(end)
+                    tg.start_soon(ask)
+        finally:
+            self._asking.pop(run_id, None)
+        if ended:
+            self.orchestrator.forget(run_id)
+            return ended[0]
+        return Asked(run_id=run_id, questions=self.orchestrator.questions(run_id))
 
     def compile(self, manifest: WorkflowManifest, *, manifest_hash: str = "", worktree: str = "") -> CompiledWorkflow:
         """Compile ``manifest`` against this cluster's capabilities.

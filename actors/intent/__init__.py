@@ -10,6 +10,7 @@ the composition root (the CLI) runs the plan.
 from ontoflow.actors.intent._adapter import IntentAdapter
 from ontoflow.actors.intent._answer import REPORT_KEY, answer_of
 from ontoflow.actors.intent._catalogue import Catalogue
+from ontoflow.actors.intent._choice import choose
 from ontoflow.actors.intent._eval import EvalCase, EvalReport, GoalFigures, evaluate
 from ontoflow.actors.intent._gate import MAX_CANDIDATES, confidence_gate
 from ontoflow.actors.intent._llm_adapter import LlmAdapter, catalogue_view, intent_prompt, intent_schema
@@ -46,6 +47,7 @@ __all__ = [
     "answer_of",
     "build_plan",
     "catalogue_view",
+    "choose",
     "confidence_gate",
     "evaluate",
     "find_domain_folders",

@@ -11,7 +11,8 @@ from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunE
 from ontoflow.actors.orchestrator._queries import Queries
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator._run_table import Run, RunTable
+from ontoflow.actors.orchestrator._run_table import AnswerRefused, Run, RunTable
+from ontoflow.actors.orchestrator._sessions import MAX_CONVERSATIONS, SessionBook, SessionRecord
 from ontoflow.actors.orchestrator._source import (
     DOCUMENT_KINDS,
     WorkflowSource,
@@ -26,6 +27,7 @@ from ontoflow.actors.orchestrator._waiters import Waiters
 from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 
 __all__ = [
+    "AnswerRefused",
     "ClientService",
     "Composition",
     "DOCUMENT_KINDS",
@@ -37,6 +39,7 @@ __all__ = [
     "ExpectedDomain",
     "INTENT_KEY",
     "InFlight",
+    "MAX_CONVERSATIONS",
     "OBSERVATION_KEY",
     "Orchestrator",
     "PendingQueue",
@@ -45,6 +48,8 @@ __all__ = [
     "Run",
     "RunResult",
     "RunTable",
+    "SessionBook",
+    "SessionRecord",
     "TriggerService",
     "UnknownRunError",
     "Waiters",

@@ -115,6 +115,19 @@ class Durability:
         for meta in metadata:
             self._batch.capabilities[meta.id] = (_fact_encoder.encode(meta), now)
 
+    def keep(self, scope: str, key: str, body: bytes | None, until_ms: int, *, now_ms: int, most: int) -> None:
+        """Record a memory row (``body`` None: forget ``key``) and bound its scope: rows kept
+        until before ``now_ms`` go, and only the ``most`` kept longest stay (the edge's
+        sessions and conversations, committed with the next batch). Nothing without a journal."""
+        if self.journal is None:
+            return
+        self._batch.memory[(scope, key)] = None if body is None else (body, until_ms)
+        self._batch.memory_bounds[scope] = (now_ms, most)
+
+    def memory(self, scope: str, now_ms: int) -> list[tuple[str, bytes, int]]:
+        """The journaled memory rows of ``scope`` still kept at ``now_ms`` (oldest first)."""
+        return [] if self.journal is None else self.journal.memory(scope, now_ms)
+
     def catalogue(self) -> list[CapabilityMetadata]:
         """The journaled catalogue; an entry that no longer decodes (written by another
         version) is skipped and logged, and comes back when a worker offers it again."""

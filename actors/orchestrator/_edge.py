@@ -12,14 +12,17 @@ journal it is committed with the run's submission, before any step is dispatched
 and replay read it and never ask the adapter again. A clarification asked before anything ran
 (the confidence gate, a missing entity) starts no run and is not journaled.
 
-Session memory (the previous turn of each session, for follow-ups) is kept here in memory,
-bounded by ``MemoryLimits`` (turns per session, their age, sessions); it is not journaled, so a
-restarted daemon forgets earlier turns. One session's turns are taken one at a time.
+Session memory (the previous turns of each session, for follow-ups, and the question a session
+was asked) is a :class:`SessionBook`, bounded by ``MemoryLimits`` (turns per session, their
+age, sessions) and kept in the journal when the daemon has one: a restarted daemon reads it
+back, so "e da Vale?" after a restart still leans on "qual o preço da Petrobras?", and the
+answer to a question asked before the restart still resumes its run. A reply to a question may
+name a candidate loosely ("a segunda", "nda-fi.he", "Helsinki": ``actors.intent.choose``).
+One session's turns are taken one at a time.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -35,17 +38,19 @@ from ontoflow.actors.intent import (
     Matcher,
     MemoryLimits,
     answer_of,
+    choose,
     understand,
 )
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook
-from ontoflow.actors.orchestrator._orchestrator import Orchestrator
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
+from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.intent import EntryRequest, SessionMemory, Turn
+from ontoflow.protocols.intent import EntryRequest, SessionMemory
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.errors import ConfigError
 
@@ -121,13 +126,12 @@ class EdgeService:
         self._own_matcher = adapter is None
         self._limits = limits
         self._clock = clock if clock is not None else orchestrator.now
-        self._sessions: OrderedDict[str, list[Turn]] = OrderedDict()
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        # session -> the run suspended on a question this session was asked (its next
-        # sentence is the answer); run -> the event a waiting turn wakes on when it suspends.
-        self._asked: OrderedDict[str, str] = OrderedDict()
-        self._answer_steps: dict[str, tuple[str, ...]] = {}
+        #: Each session's turns and the question it was asked (journaled; read back here).
+        self.sessions = SessionBook(orchestrator.durability, limits, orchestrator.runs.answer_timeout_ms, self._clock)
+        self.sessions.restore()
+        # run -> the event a waiting turn wakes on when it suspends.
         self._suspended: dict[str, anyio.Event] = {}
 
     def run_suspended(self, run: Any) -> None:
@@ -182,28 +186,45 @@ class EdgeService:
         finally:
             if not lock.locked() and lock.statistics().tasks_waiting == 0:
                 self._locks.pop(session_id, None)
+            self._commit()
 
-    async def _answered(self, request: EntryRequest, run_id: str) -> AskReply | Error | Busy | None:
+    def conversation_remembered(self, key: str, session_id: str) -> None:
+        """The HTTP entry's book recorded a conversation's session: keep it in the journal."""
+        self.sessions.conversation(key, session_id)
+        self._commit()
+
+    def _commit(self) -> None:
+        """Commit what the sessions recorded now (a reply through the client API would commit it
+        before it leaves; the HTTP entry answers on its own). A failed commit is the
+        orchestrator's to retry: the records stay in its batch."""
+        try:
+            self._orch.outbox.commit()
+        except Exception as exc:
+            log.warning("edge_memory_not_committed", error=type(exc).__name__)
+
+    async def _answered(self, request: EntryRequest, run_id: str, answer_steps: tuple[str, ...]) -> AskReply | Error | Busy | None:
         """The session's sentence as the answer to the question its run asked; None when that
         run no longer waits for one (the sentence is then understood afresh)."""
+        text = request.input_text.strip()
         try:
-            self._orch.resume(request.input_text.strip(), run_id=run_id)
+            questions = self._orch.questions(run_id)
+        except UnknownRunError:  # the run is gone (forgotten, or not recovered): not a question any more
+            questions = None
+        if questions is None:
+            self.sessions.forget_question(request.session_id)
+            return None
+        chosen = next((c for q in questions if (c := choose(text, q.candidates)) is not None), None)
+        try:
+            self._orch.resume(text if chosen is None else chosen, run_id=run_id)
         except AnswerRefused as exc:
             if exc.code != "invalid_answer":
-                self._forget_question(request.session_id)
+                self.sessions.forget_question(request.session_id)
                 return None
-            questions = self._orch.questions(run_id)
             again = self._question(run_id, questions, f"{exc} ")
             return _reply(again, run_id, {})
-        self._asked.pop(request.session_id, None)  # its answer steps are read when the run ends
-        log.info("ask_answered", run_id=run_id)
-        return await self._finish(request.session_id, run_id, self._answer_steps.get(run_id, ()), {})
-
-    def _forget_question(self, sid: str) -> None:
-        """Stop treating the session's next sentence as an answer (and drop what it kept)."""
-        run_id = self._asked.pop(sid, None)
-        if run_id is not None:
-            self._answer_steps.pop(run_id, None)
+        self.sessions.forget_question(request.session_id)
+        log.info("ask_answered", run_id=run_id, by_position_or_name=chosen is not None and chosen != text)
+        return await self._finish(request.session_id, run_id, answer_steps, {})
 
     def _question(self, run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
         return question_output(run_id, questions, prefix)
@@ -226,23 +247,20 @@ class EdgeService:
             tg.start_soon(asked)
         self._suspended.pop(run_id, None)
         if not result:
-            self._asked[sid] = run_id
-            self._answer_steps[run_id] = tuple(answer_steps)
-            while len(self._asked) > self._limits.max_sessions:
-                self._forget_question(next(iter(self._asked)))
+            self.sessions.question(sid, run_id, answer_steps)
             return _reply(self._question(run_id, self._orch.questions(run_id)), run_id, intent)
-        self._answer_steps.pop(run_id, None)
         done = result[0]
         return _reply(answer_of(done.status, done.error, done.context, answer_steps), run_id, intent)
 
     async def _ask(self, request: EntryRequest) -> AskReply | Error | Busy:
         sid = request.session_id
-        waiting = self._asked.get(sid)
+        waiting = self.sessions.asked(sid)
         if waiting is not None:  # the session was asked a question: this sentence answers it
-            answered = await self._answered(request, waiting)
+            answered = await self._answered(request, *waiting)
             if answered is not None:
                 return answered
-        memory = SessionMemory(sessions={sid: self._sessions[sid]} if sid in self._sessions else {})
+        turns = self.sessions.turns(sid)
+        memory = SessionMemory(sessions={sid: turns} if turns else {})
         catalogue, adapter = self._understanding()
         if not catalogue.domains:
             return Error(code="no_domains", message="this daemon knows no domain yet: start it with --domains DIR or "
@@ -253,7 +271,7 @@ class EdgeService:
         except IntentRejected as exc:
             return AskReply(status="failure", explanation=str(exc), metadata={"code": "invalid"})
         intent = msgspec.to_builtins(understood.intent)
-        self._remember(sid, understood.memory.sessions.get(sid))
+        self.sessions.remember(sid, understood.memory.sessions.get(sid))
         if understood.clarification is not None or understood.planned is None:
             answer = understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
             return _reply(answer, None, intent)
@@ -282,15 +300,6 @@ class EdgeService:
                 if self._own_matcher:
                     self.adapter = Matcher(current)
         return self.catalogue, self.adapter
-
-    def _remember(self, sid: str, turns: list[Turn] | None) -> None:
-        if not turns:
-            self._sessions.pop(sid, None)
-            return
-        self._sessions[sid] = turns
-        self._sessions.move_to_end(sid)
-        while len(self._sessions) > self._limits.max_sessions:
-            self._sessions.popitem(last=False)
 
 
 def _reply(answer: DomainOutput, run_id: str | None, intent: dict[str, Any]) -> AskReply:

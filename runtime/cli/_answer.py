@@ -4,7 +4,9 @@ A run suspends when one of its steps asks a person a question (a ``clarification
 status RUN`` shows the question and its candidates, and this verb answers it: the daemon puts
 the choice in the run's context and dispatches the asking step again (never a step that
 finished). ``--token`` names one question when a run asks several; ``--wait`` waits for the
-run's end (or its next question) and prints it.
+run's end (or its next question) and prints it. CHOICE may name a candidate loosely, as a
+session's next sentence does: its number ("2"), "the second", the ticker in another case
+(``actors.intent.choose``, read against the question the daemon shows); the exact value is sent.
 
 A composition root (it may import ``actors``). Exit codes: 0 the run resumed (with ``--wait``:
 it completed), 1 the run failed, was cancelled or expired, or the daemon did not answer, 2 an
@@ -18,6 +20,7 @@ import argparse
 import json
 from typing import Any
 
+from ontoflow.actors.intent import choose
 from ontoflow.protocols.client import Answer, ClientMessage, RunStatus, Status
 from ontoflow.runtime.cli._client import client_options, converse, reply_code, unexpected
 from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_result, write_json
@@ -29,7 +32,7 @@ def register(subparsers: Any) -> None:
     """Add ``answer`` to the ``ontoflow`` parser."""
     a = subparsers.add_parser("answer", help="answer a suspended run's question and resume it")
     a.add_argument("run_id", help="the suspended run")
-    a.add_argument("choice", help="the answer: one of the candidates (or a value of one, e.g. a ticker)")
+    a.add_argument("choice", help="the answer: one of the candidates (a value of one, e.g. a ticker, or its number)")
     a.add_argument("--token", default=None, help="the question's token (when the run asks several)")
     a.add_argument("--json-choice", action="store_true", help="read CHOICE as JSON (an object, a number...)")
     a.add_argument("--wait", action="store_true", help="wait for the run's end (or its next question) and print it")
@@ -61,6 +64,10 @@ def _cmd_answer(args: argparse.Namespace) -> int:
             choice = json.loads(args.choice)
         except json.JSONDecodeError as exc:
             return fail(f"CHOICE: not valid JSON (line {exc.lineno}, column {exc.colno})")
+    else:
+        choice, code = _named(args, choice)
+        if code is not None:
+            return code
     messages: list[ClientMessage] = [Answer(run_id=args.run_id, token=args.token, choice=choice)]
     if args.wait:
         messages.append(Status(run_id=args.run_id, wait=True))
@@ -74,6 +81,21 @@ def _cmd_answer(args: argparse.Namespace) -> int:
     if not isinstance(reply, RunStatus):
         return unexpected(reply, RunStatus)
     return _print(reply, args.json)
+
+
+def _named(args: argparse.Namespace, choice: str) -> tuple[Any, int | None]:
+    """``(the exact candidate choice names in the question the run asks, None)``, asked of the
+    daemon; ``choice`` as it is when it names none (the daemon then refuses it); ``(None, exit
+    code)`` when the daemon cannot be asked."""
+    replies = converse(args, Status(run_id=args.run_id))
+    if isinstance(replies, int):
+        return None, replies
+    status = replies[-1]
+    if not isinstance(status, RunStatus) or not status.questions:
+        return choice, None  # not suspended (or unknown): the daemon's answer to Answer says so
+    question = next((q for q in status.questions if q.token == args.token), status.questions[0])
+    named = choose(choice, question.candidates)
+    return (choice if named is None else named), None
 
 
 def _print(status: RunStatus, as_json: bool) -> int:

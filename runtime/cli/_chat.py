@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from ontoflow.actors.intent import DomainLoadError, IntentRejected, Matcher, answer_of, understand
+from ontoflow.actors.intent import DomainLoadError, IntentRejected, Matcher, answer_of, choose, understand
 from ontoflow.actors.orchestrator import answer_text
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
 from ontoflow.actors.orchestrator.plans import compile_plan
@@ -35,6 +35,7 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory
 from ontoflow.runtime.cli._client import curve_client, open_client, request
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_flag, run_option
+from ontoflow.runtime.cli._asking import read_line
 from ontoflow.runtime.cli._embedded_turn import question_output, run_until_question, wait_until_question
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options
@@ -59,24 +60,12 @@ def register(subparsers: Any) -> None:
     chat.set_defaults(handler=_cmd_chat, log_level="error")
 
 
-def _read_line(prompt: str) -> str | None:
-    """One line from stdin (a prompt on stdout, only on a terminal); None at end of input.
-
-    The prompt is written here: ``input()`` without ``readline`` loaded writes it to stderr.
-    """
-    if sys.stdin.isatty():
-        sys.stdout.write(prompt)
-        sys.stdout.flush()
-    line = sys.stdin.readline()
-    return line.rstrip("\n") if line else None
-
-
 async def converse(turn: Turn) -> None:
     """Read lines until end of input, answer each with ``turn``; a clarification's answer is
     simply the next line (the same session)."""
     prompt = "you> "
     while True:
-        line = await anyio.to_thread.run_sync(_read_line, prompt, abandon_on_cancel=True)
+        line = await anyio.to_thread.run_sync(read_line, prompt, abandon_on_cancel=True)
         if line is None:
             if sys.stdin.isatty():
                 print()
@@ -150,7 +139,10 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
 
                 async def answered(text: str, run_id: str) -> DomainOutput | None:
                     try:
-                        cluster.orchestrator.resume(text.strip(), run_id=run_id)
+                        # A candidate named loosely ("2", "a segunda", "nda-fi.he") is sent exactly.
+                        questions = cluster.orchestrator.questions(run_id)
+                        chosen = next((c for q in questions if (c := choose(text, q.candidates)) is not None), None)
+                        cluster.orchestrator.resume(text.strip() if chosen is None else chosen, run_id=run_id)
                     except AnswerRefused as exc:
                         if exc.code != "invalid_answer":
                             return None  # that run no longer asks: the line is a new question

@@ -12,50 +12,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator import question_output as edge_question
 from ontoflow.protocols.domain import DomainOutput
-from ontoflow.runtime.embedded import LocalCluster
+from ontoflow.runtime.embedded import Asked, LocalCluster
 
 __all__ = ["question_output", "run_until_question", "wait_until_question"]
 
 
 async def wait_until_question(cluster: LocalCluster, run_id: str) -> RunResult | str:
     """Wait for ``run_id``'s end (its result; the run is then forgotten) or its next question
-    (its run id: the run stays live, suspended)."""
-    orchestrator = cluster.orchestrator
-    asked = anyio.Event()
-
-    def on_suspended(run: Any) -> None:
-        if run.run_id == run_id:
-            asked.set()
-
-    # Registered before the first await: a run suspends only on an Outcome, which needs one.
-    orchestrator.runs.on_suspended.append(on_suspended)
-    ended: list[RunResult] = []
-    try:
-        if orchestrator.questions(run_id):  # already asking (a resumed step that asked again)
-            return run_id
-        async with anyio.create_task_group() as tg:
-
-            async def end() -> None:
-                ended.append(await orchestrator.result(run_id))
-                tg.cancel_scope.cancel()
-
-            async def question() -> None:
-                await asked.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(end)
-            tg.start_soon(question)
-    finally:
-        orchestrator.runs.on_suspended.remove(on_suspended)
-    if ended:
-        orchestrator.forget(run_id)
-        return ended[0]
-    return run_id
+    (its run id: the run stays live, suspended): ``LocalCluster.wait_until_asked``."""
+    outcome = await cluster.wait_until_asked(run_id)
+    return outcome.run_id if isinstance(outcome, Asked) else outcome
 
 
 async def run_until_question(cluster: LocalCluster, compiled: Any, inputs: Mapping[str, Any]) -> RunResult | str:

@@ -1,7 +1,7 @@
 """``ontoflow ask`` and ``ontoflow intents eval``: a composition root (it may import ``actors``).
 
-    ontoflow ask "TEXT" [--session S] [--json] [--run] [--domains DIR ...] [--connections FILE]
-    ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json] [--run]
+    ontoflow ask "TEXT" [--session S] [--json] [--run] [--answer CHOICE ...] [--domains DIR ...] [--connections FILE]
+    ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json] [--run] [--answer CHOICE ...]
     ontoflow intents eval FILE [--domains DIR ...] [--json]
 
 ``ask`` turns a sentence into a run: the deterministic matcher -> the confidence gate -> the
@@ -12,15 +12,21 @@ does not load, an intent the catalogue refuses: nothing ran, nothing was remembe
 4 a clarification (a question back, with its candidates: nothing was guessed), 130
 interrupted.
 
+A run that asks a question while it runs (which Nordea: Stockholm or Helsinki?) is suspended.
+Embedded, it lives only as long as the command (``runtime.cli._asking``): on a terminal the
+question is asked inline and the answer resumes the run; ``--answer CHOICE`` answers it in
+advance (a candidate, its number, "the second"); otherwise the question is printed, exit code
+4, with how to answer. Through a daemon (``--connect``) the run waits there: ``--answer``
+answers it at once, a terminal asks inline, else ``ontoflow answer RUN CHOICE`` (or the
+session's next ``ask``) answers it later.
+
 Domains: every ``--domains DIR`` (a folder with a ``domain.yaml`` and its handlers); without
 one, the folders listed in ``$ONTOFLOW_DOMAINS`` (separated by ``os.pathsep``), else every
 domain folder under ``./configs/examples`` (so it works from a fresh clone's root).
 
 ``--run`` runs what the sentence makes too, as the words "and run it" would: the pipelines
 domain answers the pipeline YAML (saved to the file the sentence names, "save the pipeline as
-export.yaml") and, with ``--run``, also runs it and answers the run's result. A run that asks a
-person a question (a step's clarification) is answered with the question (exit 4); embedded,
-nothing is left to answer it later: ask in ``ontoflow chat`` or through a daemon for that.
+export.yaml") and, with ``--run``, also runs it and answers the run's result.
 
 With ``--connect ADDRESS`` the sentence goes to a daemon as the client API's ``Ask`` (the
 daemon's ``--domains`` answer it, its workers run the plan; ``--domains`` here is ignored) and
@@ -69,10 +75,10 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
-from ontoflow.runtime.cli._embedded_turn import question_output, run_until_question
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
-from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
+from ontoflow.runtime.cli._asking import Refused, embedded_hint, question_output, read_line, settle
+from ontoflow.runtime.embedded import TRANSPORTS, Asked, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
 
@@ -92,6 +98,8 @@ def register(subparsers: Any) -> None:
     ask.add_argument("--session", default=None, metavar="S", help="remember this turn under session S (follow-ups)")
     ask.add_argument("--json", action="store_true", help="print one JSON object: status, explanation, result, intent")
     run_option(ask)
+    ask.add_argument("--answer", action="append", default=[], metavar="CHOICE",
+                     help="answer the run's question in advance (a candidate or its number; repeatable, in order)")
     ask.add_argument("--transport", choices=TRANSPORTS, default="ipc", help="how the orchestrator and workers talk (default ipc)")
     connections_option(ask)
     _domain_options(ask)
@@ -155,9 +163,24 @@ def _ask_remote(args: argparse.Namespace) -> int:
     session = args.session or f"cli-{uuid.uuid4().hex[:16]}"
     message = Ask(session_id=session, text=args.text, channel="cli", run=args.run)
 
+    given, interactive = list(args.answer), sys.stdin.isatty() and not args.json
+
     async def go() -> Any:
         async with open_client(args.connect, curve=curve) as client:
-            return await request(client, message, timeout_s=None)  # the answer comes when the run ends
+            reply = await request(client, message, timeout_s=None)  # the answer comes when the run ends
+            # A run suspended on a question: the session's next sentence answers it.
+            while isinstance(reply, AskReply) and reply.status == "clarification" and reply.metadata.get("suspended"):
+                if given:
+                    text: str | None = given.pop(0)
+                elif interactive:
+                    _print_answer(domain_output(reply), as_json=False, extra={})
+                    text = await anyio.to_thread.run_sync(read_line, "answer> ", abandon_on_cancel=True)
+                else:
+                    text = None
+                if text is None:
+                    break
+                reply = await request(client, Ask(session_id=session, text=text, channel="cli"), timeout_s=None)
+            return reply
 
     try:
         reply = run_async(go)
@@ -289,29 +312,33 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         return fail(f"the plan for this question does not compile (a domain manifest bug): {exc}")
 
+    interactive = sys.stdin.isatty() and not args.json
+
     async def go() -> Any:
         with using_connections(connections):  # inproc workers; worker processes read the file
             async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level,
                                           connections=absolute_path(args.connections)) as cluster:
                 compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
-                outcome = await run_until_question(cluster, compiled, {})
-                if isinstance(outcome, str):  # it asks a person; this process ends with the answer
-                    return question_output(cluster, outcome, "")
-                return outcome
+                outcome = await cluster.run_until_asked(compiled, {})  # type: ignore[arg-type]
+                return await settle(cluster, outcome, list(args.answer), interactive=interactive,
+                                    show=lambda out: _print_answer(out, as_json=False, extra={}))
 
     try:
         result = anyio.run(go, backend="asyncio")
-    except (KernelError, BaseExceptionGroup) as exc:
-        return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
+    except (Refused, KernelError, BaseExceptionGroup) as exc:
+        error = first_error(exc, (Refused, KernelError))
+        return fail(str(error), EXIT_INVALID if isinstance(error, Refused) else EXIT_FAILED)
     if store is not None:
         _save_memory(store, understood.memory)
-    if isinstance(result, DomainOutput):  # the run asked a question; nothing here can answer it later
-        note = "(to answer, ask in `ontoflow chat` or through a daemon: `ontoflow ask --connect`)"
-        asked = msgspec.structs.replace(result, explanation=f"{result.explanation}\n{note}")
-        _print_answer(asked, as_json=args.json, extra={"intent": intent})
+    plan_doc = [{"id": s.id, "capability": s.capability, "depends_on": s.depends_on} for s in planned.plan.steps]
+    if isinstance(result, Asked):  # nobody here answered: the run ends with this command
+        answer = question_output(result)
+        _print_answer(answer, as_json=args.json,
+                      extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc, "how_to_answer": embedded_hint()})
+        if not args.json:
+            print(embedded_hint())
         return EXIT_CLARIFICATION
     answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
-    plan_doc = [{"id": s.id, "capability": s.capability, "depends_on": s.depends_on} for s in planned.plan.steps]
     _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})
     return _exit_code(answer)
 

@@ -7,7 +7,9 @@ and after each answer the history including that answer is recorded under the sa
 The next turn of the same conversation then hashes to it, whichever client sent it, so a
 clarification asked in one turn is answered in the next. The book is bounded (least recently
 used first out); a conversation it forgot starts a new session, it is never confused with
-another one.
+another one. The daemon keeps the book in its journal: it hands the book what it kept
+(``known``) and is told of each conversation recorded (``on_remember``), so a conversation goes
+on after a restart.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
 
@@ -37,13 +39,20 @@ class ConversationBook:
 
     Args:
         capacity: how many conversations are remembered.
+        known: ``(conversation key, session id)`` pairs to start with, oldest first (what an
+            earlier run of the daemon kept).
+        on_remember: called with ``(key, session id)`` each time a conversation is recorded.
     """
 
-    def __init__(self, capacity: int = 10_000) -> None:
+    def __init__(self, capacity: int = 10_000, *, known: Iterable[tuple[str, str]] = (),
+                 on_remember: Callable[[str, str], None] | None = None) -> None:
         if capacity < 1:
             raise ValueError("capacity must be >= 1")
         self._capacity = capacity
         self._sessions: OrderedDict[str, str] = OrderedDict()
+        self._on_remember = on_remember
+        for key, session_id in known:
+            self._keep(key, session_id)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -61,6 +70,11 @@ class ConversationBook:
     def remember(self, history: Sequence[ChatMessage], session_id: str) -> None:
         """Record that the conversation ``history`` (answer included) is ``session_id``."""
         key = conversation_key(history)
+        self._keep(key, session_id)
+        if self._on_remember is not None:
+            self._on_remember(key, session_id)
+
+    def _keep(self, key: str, session_id: str) -> None:
         self._sessions[key] = session_id
         self._sessions.move_to_end(key)
         while len(self._sessions) > self._capacity:

@@ -22,6 +22,7 @@ from anyio.abc import TaskStatus
 
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.http._app import create_app
+from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._reply import Answerer
 
 __all__ = ["HttpEntryConfig", "parse_bind", "serve_http_entry"]
@@ -83,9 +84,12 @@ async def serve_http_entry(
     config: HttpEntryConfig,
     answer: Answerer,
     *,
+    conversations: ConversationBook | None = None,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the chat-completions API until cancelled; reports ``http://HOST:PORT`` once bound.
+
+    ``conversations`` is the session book (``create_app``'s; a fresh one when None).
 
     Raises:
         ConfigError: when the address is invalid or cannot be bound, or a non-loopback address
@@ -110,7 +114,7 @@ async def serve_http_entry(
         hyper.errorlog = None
         hyper.graceful_timeout = 1.0
         stopped = anyio.Event()
-        app: Any = create_app(answer, token=config.token, model=config.model)
+        app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations)
 
         async def run_server() -> None:
             # Shielded: a cancelled caller sets ``stopped`` and Hypercorn closes its connections

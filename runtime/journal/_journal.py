@@ -10,10 +10,13 @@ Tables::
     facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order
     capabilities (id, metadata, seen_ms)     the catalogue: every capability a worker offered
                                              (or the daemon was told of), its encoded metadata
+    memory   (scope, key, body, until_ms)    what the edge remembers between sentences (a
+                                             session's last turns, a conversation's session),
+                                             opaque bodies, each kept until ``until_ms``
 
-Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column; opening an older
-journal to write adds them (:func:`_migrate`); a read-only open of one reads an empty catalogue
-and runs without an owner.
+Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
+table; opening an older journal to write adds them (:func:`_migrate`); a read-only open of one
+reads an empty catalogue, runs without an owner and an empty memory.
 
 ``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
 promise the daemon makes); ``FULL`` adds an fsync per commit so it survives a power cut too.
@@ -29,6 +32,7 @@ import msgspec
 import structlog
 
 from ontoflow.runtime.journal._lock import JournalLock, check_folder, lock_journal, prepare_journal_file
+from ontoflow.runtime.journal._memory import read_memory, write_memory
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
 __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "open_journal"]
@@ -36,7 +40,7 @@ __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "ope
 log = structlog.get_logger()
 
 #: Bumped when the tables change; a journal with a higher number is refused.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,12 +67,19 @@ CREATE TABLE facts (
 );
 CREATE INDEX facts_by_run ON facts (run_id, seq);
 CREATE TABLE capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL);
+CREATE TABLE memory (scope TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, until_ms INTEGER NOT NULL,
+                     PRIMARY KEY (scope, key));
+CREATE INDEX memory_by_age ON memory (scope, until_ms);
 """
 
-#: What each version adds to the one before it: ``_MIGRATIONS[v]`` turns version ``v - 1`` into ``v``.
+#: What each version adds to the one before it: ``_MIGRATIONS[v]`` (statements) turns version
+#: ``v - 1`` into ``v``.
 _MIGRATIONS = {
-    2: "CREATE TABLE IF NOT EXISTS capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL);",
-    3: "ALTER TABLE runs ADD COLUMN owner TEXT;",
+    2: ("CREATE TABLE IF NOT EXISTS capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL)",),
+    3: ("ALTER TABLE runs ADD COLUMN owner TEXT",),
+    4: ("CREATE TABLE IF NOT EXISTS memory (scope TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, "
+        "until_ms INTEGER NOT NULL, PRIMARY KEY (scope, key))",
+        "CREATE INDEX IF NOT EXISTS memory_by_age ON memory (scope, until_ms)"),
 }
 
 _RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
@@ -119,7 +130,7 @@ class FactRow(msgspec.Struct, array_like=True):
 class CommitBatch:
     """What one :meth:`Journal.commit` writes: everything that arrived together."""
 
-    __slots__ = ("capabilities", "ended", "facts", "runs", "sources")
+    __slots__ = ("capabilities", "ended", "facts", "memory", "memory_bounds", "runs", "sources")
 
     def __init__(self) -> None:
         self.sources: dict[str, bytes] = {}
@@ -128,9 +139,14 @@ class CommitBatch:
         self.runs: list[RunRow] = []
         self.facts: list[tuple[str, str, int, bytes]] = []
         self.ended: list[tuple[str, int, str]] = []
+        #: (scope, key) -> (body, until_ms) to keep, or None to forget.
+        self.memory: dict[tuple[str, str], tuple[bytes, int] | None] = {}
+        #: scope -> (now_ms, most rows): after the writes, rows kept until before ``now_ms`` go,
+        #: and of the rest only the ``most`` kept longest stay.
+        self.memory_bounds: dict[str, tuple[int, int]] = {}
 
     def __bool__(self) -> bool:
-        return bool(self.facts or self.runs or self.ended or self.sources or self.capabilities)
+        return bool(self.facts or self.runs or self.ended or self.sources or self.capabilities or self.memory)
 
     def fact(self, run_id: str, kind: str, at_ms: int, body: bytes) -> None:
         """Append one fact row."""
@@ -180,6 +196,8 @@ class Journal:
             if batch.capabilities:
                 conn.executemany("INSERT OR REPLACE INTO capabilities (id, metadata, seen_ms) VALUES (?, ?, ?)",
                                  [(k, body, seen) for k, (body, seen) in batch.capabilities.items()])
+            if batch.memory:
+                write_memory(conn, batch.memory, batch.memory_bounds)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             _rollback(conn)
@@ -235,6 +253,11 @@ class Journal:
         except sqlite3.OperationalError:  # no such table: a version 1 journal, read-only
             return {}
         return {r[0]: r[1] for r in rows}
+
+    def memory(self, scope: str, now_ms: int) -> list[tuple[str, bytes, int]]:
+        """The rows of ``scope`` still kept at ``now_ms``: ``(key, body, until_ms)``, those kept
+        longest last. Empty for a journal older than the ``memory`` table opened read-only."""
+        return read_memory(self._conn, scope, now_ms)
 
     def run(self, run_id: str) -> RunRow | None:
         """The run's row, or None."""
@@ -407,7 +430,8 @@ def _migrate(conn: sqlite3.Connection, where: str, version: int) -> None:
     try:
         conn.execute("BEGIN")
         for step in range(version + 1, SCHEMA_VERSION + 1):
-            conn.execute(_MIGRATIONS[step])
+            for statement in _MIGRATIONS[step]:
+                conn.execute(statement)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         conn.execute("COMMIT")
     except sqlite3.Error as exc:

@@ -79,6 +79,8 @@ def test_nordea_is_a_clarification_with_candidates(ontoflow) -> None:
     ran = ontoflow("ask", "qual o preço da Nordea?")
     assert ran.code == CLARIFICATION, ran.stderr
     assert "1. NDA-SE.ST" in ran.stdout and "2. NDA-FI.HE" in ran.stdout
+    # Not a terminal and no --answer: the run ends with the command, which says how to answer.
+    assert "--answer CHOICE" in ran.stdout and "ontoflow answer RUN CHOICE" in ran.stdout
     assert ran.stderr == ""
 
 

@@ -1,4 +1,4 @@
-"""Who submitted a run is journaled (``runs.owner``, schema version 3), and older journals get it."""
+"""Who submitted a run is journaled (``runs.owner``, schema version 3; the current one is 4), and older journals get it."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_a_version_2_journal_is_upgraded_and_its_runs_have_no_owner(tmp_path: Pa
     conn = sqlite3.connect(path)
     version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     conn.close()
-    assert version == str(SCHEMA_VERSION) == "3"
+    assert version == str(SCHEMA_VERSION) == "4"
     with open_journal(path) as journal:
         assert journal.run("r2").owner == "KEY-B" and [f.body for f in journal.facts("r1")] == [b"f1"]
 

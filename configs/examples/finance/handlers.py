@@ -7,8 +7,11 @@ manifest (``domain.yaml``) maps goals to these capabilities; the planner reads t
   ``finance.search_symbol``), so every quote first resolves the user's words to a ticker;
   ``decomposition`` (several companies in one sentence become one step each); and
   ``composition`` (a ``notifier`` follow-up when the user asked to be notified);
-* ``finance.search_symbol`` answers a clarification with candidates when a name is
-  ambiguous (Nordea trades in Stockholm and in Helsinki);
+* ``finance.search_symbol`` asks which ticker when a name is ambiguous (Nordea trades in
+  Stockholm and in Helsinki): it ends with the reserved event ``clarification`` and a
+  ``DomainOutput`` with the candidates, so the run *suspends* (journaled, with a resume
+  token) until an answer comes; the answer is dispatched back to it as ``finance.symbol_text``
+  (``metadata.answer_param``), a ticker it then resolves exactly;
 * ``finance.notify`` fills the ``notifier`` role: it appends the message to a local outbox.
 
 Every handler answers with a ``DomainOutput`` under ``ontoflow.domain.output``.
@@ -107,14 +110,16 @@ def resolve(text: str) -> list[Quote]:
 class SearchSymbol(Capability):
     """Resolve the user's words for a company to one ticker (seed 004's symbol resolver).
 
-    Events: ``success`` (``finance.symbol``), ``ambiguous`` (a clarification with the
-    candidates), ``not_found`` (a failure answer).
+    Events: ``success`` (``finance.symbol``), ``not_found`` (a failure answer), and the
+    reserved ``clarification`` when the words name several tickers: the run suspends on the
+    question and the answer (one of the candidates' tickers) comes back as the step's
+    ``finance.symbol_text``.
     """
 
     metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
         id="finance.search_symbol",
         description="Find the ticker for a company name, alias or ticker.",
-        events=["success", "ambiguous", "not_found"],
+        events=["success", "not_found"],
         input_schema=_schema({SYMBOL_TEXT: {"type": "string", "minLength": 1}}, [SYMBOL_TEXT]),
         outputs=[SYMBOL, OUT],
         timeout_ms=5_000,
@@ -132,9 +137,9 @@ class SearchSymbol(Capability):
         candidates = [{"symbol": q.symbol, "name": q.name, "market": q.market} for q in found]
         listing = ", ".join(c["symbol"] for c in candidates)
         return Result(
-            event="ambiguous",
+            event="clarification",
             outputs={OUT: _answer("clarification", f"I found more than one ticker for '{text}': {listing}. Which one?",
-                                  {"candidates": candidates}, resolution="ambiguous_symbol")},
+                                  {"candidates": candidates}, resolution="ambiguous_symbol", answer_param=SYMBOL_TEXT)},
         )
 
 

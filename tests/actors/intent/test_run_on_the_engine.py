@@ -9,8 +9,11 @@ import msgspec
 import pytest
 
 from ontoflow._run import arun_manifest
-from ontoflow.actors.intent import Catalogue, Matcher, answer_of, understand
+from ontoflow.actors.intent import Catalogue, Matcher, answer_of, choose, understand
+from ontoflow.actors.orchestrator import AnswerRefused, RunResult
+from ontoflow.actors.orchestrator.plans import compile_plan
 from ontoflow.protocols import DomainOutput, EntryRequest, SessionMemory
+from ontoflow.runtime.embedded import Asked, open_local_cluster
 
 
 async def _ask(text: str, catalogue: Catalogue, matcher: Matcher, classes: list) -> tuple[DomainOutput, object]:
@@ -30,11 +33,26 @@ async def test_a_quote_resolves_the_symbol_first(catalogue, matcher, example_cla
 
 
 @pytest.mark.anyio
-async def test_nordea_is_ambiguous_and_the_handler_asks_which(catalogue, matcher, example_classes) -> None:
-    answer, _ = await _ask("qual o preço da Nordea?", catalogue, matcher, example_classes)
-    assert answer.status == "clarification"
-    assert [c["symbol"] for c in answer.result["candidates"]] == ["NDA-SE.ST", "NDA-FI.HE"]
-    assert answer.metadata["resolution"] == "ambiguous_symbol"
+async def test_nordea_suspends_the_run_on_which_ticker_and_the_answer_resumes_it(catalogue, matcher, example_classes) -> None:
+    understood = await understand(EntryRequest(session_id="t", input_text="qual o preço da Nordea?"), catalogue=catalogue,
+                                  adapter=matcher, memory=SessionMemory(), now_ms=0)
+    assert understood.planned is not None
+    async with open_local_cluster(example_classes, [], transport="inproc") as cluster:
+        compiled = compile_plan(understood.planned.plan, cluster.catalog, defaults=cluster.defaults)
+        asked = await cluster.run_until_asked(compiled, {})
+        assert isinstance(asked, Asked)
+        [question] = asked.questions
+        assert question.step_id == "1-resolve_symbol" and "Which one?" in question.question
+        assert [c["symbol"] for c in question.candidates] == ["NDA-SE.ST", "NDA-FI.HE"]
+        with pytest.raises(AnswerRefused) as refused:
+            await cluster.answer(asked.run_id, "PETR4.SA")
+        assert refused.value.code == "invalid_answer"
+        done = await cluster.answer(asked.run_id, choose("the second", question.candidates))
+    assert isinstance(done, RunResult) and done.status == "completed"
+    answer = answer_of(done.status, done.error, done.context, understood.planned.answer_steps)
+    assert answer.status == "success" and answer.result["answers"][0]["result"]["symbol"] == "NDA-FI.HE"
+    # The search asked, then ran again with the answer; the quote ran once.
+    assert [(t.step_id, t.attempt) for t in done.trace] == [("1-resolve_symbol", 1), ("1-resolve_symbol", 2), ("1", 1)]
 
 
 @pytest.mark.anyio

@@ -1,0 +1,173 @@
+"""The edge's sessions: each one's last turns and the question it was asked, kept in the journal.
+
+A session's record holds its latest turns (what a follow-up such as "e da Vale?" leans on) and,
+while one of its runs waits on a question, that run and its answering steps (the session's
+next sentence is the answer). Each change is recorded in the orchestrator's journal batch
+(:meth:`Durability.keep`, scope ``session``), committed with the batch that the change rode
+in (the Ask's submission, or the reply it sends), so a daemon killed and restarted on the
+same journal reads every session back (:meth:`SessionBook.restore`) and the next sentence goes
+on where the last one left off.
+
+Bounds, in memory and in the journal alike: ``MemoryLimits.max_turns`` turns per session,
+``max_sessions`` sessions (least recently used first out), and an age: a record is kept until
+its last turn is ``max_age_ms`` old, or, while it holds a question, until that question
+expires (``answer_timeout_ms`` after it was asked). The HTTP entry's conversations (which
+session a chat history belongs to) are kept the same way under scope ``conversation``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import structlog
+
+from ontoflow.actors.intent import MemoryLimits
+from ontoflow.actors.orchestrator._durability import Durability
+from ontoflow.protocols.intent import Turn
+
+__all__ = ["SessionBook", "SessionRecord"]
+
+log = structlog.get_logger()
+
+SESSION_SCOPE, CONVERSATION_SCOPE = "session", "conversation"
+#: How many conversations the journal keeps (the HTTP entry's book holds as many).
+MAX_CONVERSATIONS = 10_000
+_FOREVER_MS = 1 << 62
+
+_encoder = msgspec.msgpack.Encoder()
+
+
+class SessionRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One session as kept.
+
+    Attributes:
+        turns: its latest turns, oldest first.
+        asked: the run waiting on a question this session was asked, or None.
+        asked_ms: when that question was asked.
+        answer_steps: that run's answering steps (read back when it ends).
+    """
+
+    turns: list[Turn] = []
+    asked: str | None = None
+    asked_ms: int = 0
+    answer_steps: list[str] = []
+
+
+_record_decoder = msgspec.msgpack.Decoder(SessionRecord)
+
+
+class SessionBook:
+    """The sessions of one edge (see the module docstring).
+
+    Args:
+        durability: the orchestrator's journal side (records nothing without a journal).
+        limits: the bounds.
+        answer_timeout_ms: how long a question waits (the orchestrator's); None: forever.
+        clock: "now" in milliseconds.
+    """
+
+    def __init__(self, durability: Durability, limits: MemoryLimits, answer_timeout_ms: int | None,
+                 clock: Callable[[], int]) -> None:
+        self._durability = durability
+        self._limits = limits
+        self._answer_timeout_ms = answer_timeout_ms
+        self._clock = clock
+        self._records: OrderedDict[str, SessionRecord] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def turns(self, sid: str) -> list[Turn] | None:
+        """The session's kept turns, or None."""
+        record = self._records.get(sid)
+        return record.turns if record is not None and record.turns else None
+
+    def asked(self, sid: str) -> tuple[str, tuple[str, ...]] | None:
+        """``(run id, answering steps)`` of the question the session was asked, or None."""
+        record = self._records.get(sid)
+        if record is None or record.asked is None:
+            return None
+        return record.asked, tuple(record.answer_steps)
+
+    def asking(self) -> int:
+        """How many sessions wait on a question."""
+        return sum(1 for r in self._records.values() if r.asked is not None)
+
+    # -- changing ----------------------------------------------------------------------------
+
+    def remember(self, sid: str, turns: list[Turn] | None) -> None:
+        """Keep ``turns`` as the session's (None or empty: it has none now)."""
+        record = self._records.get(sid, SessionRecord())
+        self._put(sid, msgspec.structs.replace(record, turns=list(turns or [])))
+
+    def question(self, sid: str, run_id: str, answer_steps: Any) -> None:
+        """The session was asked the question ``run_id`` waits on: its next sentence answers it."""
+        record = self._records.get(sid, SessionRecord())
+        self._put(sid, msgspec.structs.replace(record, asked=run_id, asked_ms=self._clock(),
+                                               answer_steps=list(answer_steps)))
+
+    def forget_question(self, sid: str) -> None:
+        """The session's next sentence is no answer any more (answered, or its run gone)."""
+        record = self._records.get(sid)
+        if record is not None and record.asked is not None:
+            self._put(sid, msgspec.structs.replace(record, asked=None, asked_ms=0, answer_steps=[]))
+
+    def _until(self, record: SessionRecord) -> int:
+        until = record.turns[-1].at_ms + self._limits.max_age_ms if record.turns else 0
+        if record.asked is not None:
+            asked = _FOREVER_MS if self._answer_timeout_ms is None else record.asked_ms + self._answer_timeout_ms
+            until = max(until, asked)
+        return until
+
+    def _put(self, sid: str, record: SessionRecord) -> None:
+        now = self._clock()
+        most = self._limits.max_sessions
+        if not record.turns and record.asked is None:
+            self._records.pop(sid, None)
+            self._durability.keep(SESSION_SCOPE, sid, None, 0, now_ms=now, most=most)
+            return
+        self._records[sid] = record
+        self._records.move_to_end(sid)
+        while len(self._records) > most:
+            self._records.popitem(last=False)  # the journal's bound drops the same row
+        self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now, most=most)
+
+    # -- the HTTP entry's conversations ------------------------------------------------------
+
+    def conversation(self, key: str, sid: str) -> None:
+        """Keep that the chat history hashed as ``key`` is session ``sid`` (for as long as the
+        session itself is kept, at least the memory's age)."""
+        now = self._clock()
+        record = self._records.get(sid)
+        until = max(now + self._limits.max_age_ms, self._until(record) if record is not None else 0)
+        self._durability.keep(CONVERSATION_SCOPE, key, sid.encode(), until, now_ms=now, most=MAX_CONVERSATIONS)
+
+    def conversations(self) -> list[tuple[str, str]]:
+        """The journaled ``(conversation key, session id)`` pairs still kept, oldest first."""
+        return [(key, body.decode()) for key, body, _ in self._durability.memory(CONVERSATION_SCOPE, self._clock())]
+
+    # -- start -------------------------------------------------------------------------------
+
+    def restore(self) -> int:
+        """Read the journaled sessions still kept (called once, at start); returns how many.
+        A record that does not decode (another version wrote it) is skipped and logged."""
+        now = self._clock()
+        rows = self._durability.memory(SESSION_SCOPE, now)
+        for sid, body, _ in rows[-self._limits.max_sessions:]:
+            try:
+                record = _record_decoder.decode(body)
+            except msgspec.DecodeError:
+                log.warning("session_unreadable", session_chars=len(sid))
+                continue
+            turns = [t for t in record.turns if now - t.at_ms <= self._limits.max_age_ms][-self._limits.max_turns:]
+            record = msgspec.structs.replace(record, turns=turns)
+            if record.turns or record.asked is not None:
+                self._records[sid] = record
+        if self._records:
+            log.info("sessions_restored", sessions=len(self._records), asking=self.asking())
+        return len(self._records)
