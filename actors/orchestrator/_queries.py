@@ -87,9 +87,20 @@ class Queries:
         limit = max(1, min(limit, 10_000))
         orch = self._orch
         if orch.journal is not None:
-            rows = orch.journal.runs(status=status, limit=limit)
-            return RunList(runs=[RunSummary(run_id=r.run_id, status=r.status, name=r.name, submitted_ms=r.submitted_ms,
-                                            ended_ms=r.ended_ms) for r in rows])
+            # The journal's row says ``running`` until the run ends; a live run that waits for
+            # an answer says ``suspended`` (its state's status), and is listed and filtered so.
+            unfinished = status in ("running", "suspended")
+            rows = orch.journal.runs(status="running" if unfinished else status, limit=10_000 if unfinished else limit)
+            summaries = []
+            for r in rows:
+                run = orch.runs.get(r.run_id) if r.status == "running" else None
+                now_status = r.status if run is None or run.state.status != "suspended" else "suspended"
+                if status is None or now_status == status:
+                    summaries.append(RunSummary(run_id=r.run_id, status=now_status, name=r.name,
+                                                submitted_ms=r.submitted_ms, ended_ms=r.ended_ms))
+                    if len(summaries) >= limit:
+                        break
+            return RunList(runs=summaries)
         summaries = []
         for run in reversed(list(orch.runs)):
             state = run.state

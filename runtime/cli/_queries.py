@@ -7,9 +7,10 @@ Exit codes: 0 answered, 1 no answer in time, 2 invalid input. Listings are plain
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, get_args
 
 from ontoflow.protocols.client import ListRuns, RunList, RunTrace, Show, Workers, WorkersInfo
+from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.cli._client import ask, client_options
 from ontoflow.runtime.cli._shared import EXIT_OK, fail, print_result, print_table, utc, write_json
 
@@ -19,7 +20,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     """Add ``runs``, ``show`` and ``workers`` to the ``ontoflow`` parser."""
     r = subparsers.add_parser("runs", help="the daemon's runs, newest first")
-    r.add_argument("--status", default=None, choices=["running", "completed", "failed", "cancelled"])
+    r.add_argument("--status", default=None, choices=list(get_args(RunStatusName)))
     r.add_argument("--limit", type=int, default=50)
     r.add_argument("--json", action="store_true")
     client_options(r)

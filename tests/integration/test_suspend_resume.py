@@ -74,6 +74,12 @@ async def test_a_suspended_run_survives_a_killed_daemon_and_an_answer_completes_
         shown = await ontoflow(tmp_path, "status", run_id, "--connect", address)
         assert shown.code == 4, shown.stdout + shown.stderr  # a question for a person
         assert QUESTION in shown.stdout and "NDA-FI.HE" in shown.stdout
+        # The run list says what the run is doing (the journal's row says running till the end).
+        listed = await ontoflow(tmp_path, "runs", "--status", "suspended", "--json", "--connect", address)
+        assert listed.code == 0, listed.stdout + listed.stderr
+        assert [r["run_id"] for r in json.loads(listed.stdout)] == [run_id]
+        running = await ontoflow(tmp_path, "runs", "--status", "running", "--json", "--connect", address)
+        assert run_id not in running.stdout
         async with open_client(address) as client:
             await wait_for_capability(client, "t.ask.pick")
             wrong = await request(client, Answer(run_id=run_id, choice="AAPL"))
