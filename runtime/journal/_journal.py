@@ -15,7 +15,7 @@ Tables::
                                              opaque bodies, each kept until ``until_ms``
 
 Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
-table; opening an older journal to write adds them (:func:`_migrate`); a read-only open of one
+table; opening an older journal to write adds them (``_schema.migrate``); a read-only open of one
 reads an empty catalogue, runs without an owner and an empty memory.
 
 ``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
@@ -33,54 +33,12 @@ import structlog
 
 from ontoflow.runtime.journal._lock import JournalLock, check_folder, lock_journal, prepare_journal_file
 from ontoflow.runtime.journal._memory import read_memory, write_memory
+from ontoflow.runtime.journal._schema import SCHEMA, SCHEMA_VERSION, migrate
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
 __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "open_journal"]
 
 log = structlog.get_logger()
-
-#: Bumped when the tables change; a journal with a higher number is refused.
-SCHEMA_VERSION = 4
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE sources (hash TEXT PRIMARY KEY, body BLOB NOT NULL);
-CREATE TABLE runs (
-    run_id TEXT PRIMARY KEY,
-    source_hash TEXT NOT NULL,
-    status TEXT NOT NULL,
-    submitted_ms INTEGER NOT NULL,
-    ended_ms INTEGER,
-    deadline_at_ms INTEGER,
-    idempotency_key TEXT UNIQUE,
-    trigger_key TEXT UNIQUE,
-    name TEXT NOT NULL DEFAULT '',
-    owner TEXT
-);
-CREATE INDEX runs_by_status ON runs (status, submitted_ms);
-CREATE TABLE facts (
-    seq INTEGER PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    at_ms INTEGER NOT NULL,
-    body BLOB NOT NULL
-);
-CREATE INDEX facts_by_run ON facts (run_id, seq);
-CREATE TABLE capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL);
-CREATE TABLE memory (scope TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, until_ms INTEGER NOT NULL,
-                     PRIMARY KEY (scope, key));
-CREATE INDEX memory_by_age ON memory (scope, until_ms);
-"""
-
-#: What each version adds to the one before it: ``_MIGRATIONS[v]`` (statements) turns version
-#: ``v - 1`` into ``v``.
-_MIGRATIONS = {
-    2: ("CREATE TABLE IF NOT EXISTS capabilities (id TEXT PRIMARY KEY, metadata BLOB NOT NULL, seen_ms INTEGER NOT NULL)",),
-    3: ("ALTER TABLE runs ADD COLUMN owner TEXT",),
-    4: ("CREATE TABLE IF NOT EXISTS memory (scope TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, "
-        "until_ms INTEGER NOT NULL, PRIMARY KEY (scope, key))",
-        "CREATE INDEX IF NOT EXISTS memory_by_age ON memory (scope, until_ms)"),
-}
 
 _RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
 #: The same columns read from a journal of a version without ``owner`` (opened read-only).
@@ -401,7 +359,7 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
         if not tables:
-            conn.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+            conn.executescript("BEGIN;" + SCHEMA + "COMMIT;")
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             log.info("journal_created", path=where, schema_version=SCHEMA_VERSION)
             return
@@ -421,21 +379,5 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
             f"journal {where} has schema version {version}, newer than this ontoflow's {SCHEMA_VERSION}; "
             "upgrade ontoflow or use another journal")
     if version < SCHEMA_VERSION:
-        _migrate(conn, where, version)
+        migrate(conn, where, version)
 
-
-def _migrate(conn: sqlite3.Connection, where: str, version: int) -> None:
-    """Bring a journal of an older schema ``version`` up to :data:`SCHEMA_VERSION` in one
-    transaction (only tables are added: what an older version wrote stays as it was)."""
-    try:
-        conn.execute("BEGIN")
-        for step in range(version + 1, SCHEMA_VERSION + 1):
-            for statement in _MIGRATIONS[step]:
-                conn.execute(statement)
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise JournalError(f"journal {where}: cannot upgrade its schema from version {version}: {exc}") from None
-    log.info("journal_migrated", path=where, from_version=version, schema_version=SCHEMA_VERSION)
