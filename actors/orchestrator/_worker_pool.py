@@ -200,6 +200,13 @@ class WorkerPool:
                           confirmed=existing.confirmed if existing is not None else False)
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
+        if again:
+            # The same worker (it knows this session's token, or presents the one its first
+            # Ready did) without these attempts: their Invokes went down a connection it had
+            # given up before reading them, or reached this one before we read its Ready (the
+            # host runs no Invoke before its session's Welcome). None of them ran: they are
+            # dispatched again as never sent, not failed as worker_lost.
+            self._liveness.never_received([(o.run_id, o.step_id, o.attempt) for o in orphans])
         if self._record_capabilities is not None:
             self._record_capabilities(list(info.capabilities.values()), now)
         kept += self._reclaim(info, held, now)
