@@ -315,3 +315,15 @@ def test_a_step_its_worker_comes_back_without_is_sent_again_when_the_worker_prov
     # Without the token it is not the same worker: the step may have run, it is lost.
     h.ready(b"w2", now=8)
     assert [(type(f).__name__, f.reason) for _, f in h.facts] == [("StepLost", "worker_lost")]
+
+
+def test_a_ready_of_the_worker_from_before_it_had_our_welcome_read_late_changes_nothing() -> None:
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0, session="w1-old")  # after a daemon restart: the previous daemon's token
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    h.pool.seen(b"w1", 1, h.session(b"w1"))  # it has our Welcome
+    h.ready(b"w1", now=2, session="w1-old")  # a Ready its replaced connection left queued
+    assert h.facts == [] and h.pool.steps_in_flight() == 1 and h.pool.refused["takeover"] == 0
+    h.ready(b"w1", now=3, session="forged")  # a token it never had: a takeover, refused as before
+    assert h.pool.refused["takeover"] == 1 and [type(f).__name__ for _, f in h.facts] == ["StepLost"]
