@@ -117,6 +117,11 @@ class Liveness:
             if owner is not None and owner.identity == identity:
                 self._undelivered.add(key)
 
+    def never_received(self, keys: Collection[StepKey]) -> None:
+        """Note attempts known not to have reached their worker (it registered again, proving
+        who it is, without them): like a refused Invoke, they are dispatched again."""
+        self._undelivered.update(keys)
+
     def delivered(self, key: StepKey) -> None:
         """The attempt was answered: its Invoke reached the worker after all."""
         if self._undelivered:

@@ -47,6 +47,25 @@ class WorkerInfo(msgspec.Struct, kw_only=True):
     presented: str = ""
     confirmed: bool = False
 
+    def token_kind(self, token: str) -> str:
+        """What a new Ready of this worker's identity presenting ``token`` is.
+
+        Returns:
+            ``"session"``: this session's token (the worker itself, on a new connection).
+            ``"resent"``: the token its first Ready presented, while no message has carried
+            ours: the same worker again, our Welcome having gone to a connection it had
+            already replaced (after a daemon restart its first Ready may wait in a socket it
+            gave up on). ``"stale"``: that same token once a message has carried ours: a Ready
+            it sent before it had our Welcome, left queued by a replaced connection and read
+            late (only that worker knew the token). ``"other"``: anything else (no token, or a
+            wrong one): not provably this worker.
+        """
+        if token == self.session:
+            return "session"
+        if token and token == self.presented:
+            return "stale" if self.confirmed else "resent"
+        return "other"
+
     @property
     def free_slots(self) -> int:
         """Slots not taken by in-flight steps (credit-based flow control)."""

@@ -166,18 +166,15 @@ class WorkerPool:
             self.refused["takeover"] += 1
             log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
             return
-        if existing is not None and ready.session != existing.session and not existing.confirmed \
-                and ready.session and ready.session == existing.presented:
-            # The same worker again before our Welcome reached it: the Welcome went to a
-            # connection it had already replaced (after a daemon restart its first Ready may
-            # wait in a socket it gave up on), so it presents the token its first Ready
-            # presented. It keeps its session and its steps; the Welcome goes out again.
+        kind = "new" if existing is None else existing.token_kind(ready.session)
+        if existing is not None and kind == "stale":  # left queued by a replaced connection
+            log.info("worker_ready_stale", worker_id=existing.worker_id)
+            return
+        if existing is not None and kind == "resent":  # our Welcome was lost: it keeps its steps
             log.info("worker_welcome_resent", worker_id=existing.worker_id, in_flight=len(existing.in_flight))
-        elif existing is not None and ready.session != existing.session:
-            # Not the session's token: the ROUTER lets one connection hold an identity, so the
-            # registered one is gone (a restarted process, or someone who learnt the worker
-            # id). It registers afresh and is handed none of the old session's steps, which
-            # are lost (re-dispatched when idempotent): a forger cannot claim them.
+        elif existing is not None and kind == "other":
+            # The registered connection is gone (one per identity): a restarted process, or a forger.
+            # It registers afresh, handed none of the old session's steps (lost, or re-dispatched).
             self.refused["takeover"] += 1
             log.warning("worker_session_replaced", worker_id=existing.worker_id, in_flight=len(existing.in_flight),
                         reason="no session token" if not ready.session else "wrong session token")
@@ -200,6 +197,10 @@ class WorkerPool:
                           confirmed=existing.confirmed if existing is not None else False)
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
+        if again:
+            # The same worker without these: their Invokes died in a connection it gave up, or
+            # came before its Welcome (which it does not run). None ran: they go out again.
+            self._liveness.never_received([(o.run_id, o.step_id, o.attempt) for o in orphans])
         if self._record_capabilities is not None:
             self._record_capabilities(list(info.capabilities.values()), now)
         kept += self._reclaim(info, held, now)

@@ -275,6 +275,14 @@ class WorkerHost(BatchActor):
             # orchestrator as a lost worker's step.
             log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
             return None
+        session = self._current
+        if session is None or not session.welcomed:
+            # Sent before the orchestrator read this session's Ready (to the connection this
+            # host had replaced, or to this one while it was in flight): the Ready does not
+            # list it, so the orchestrator sends it again once it has (``WorkerPool.ready``).
+            # Running this copy too would run a step twice.
+            log.info("invoke_before_welcome", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
+            return None
         if invoke.capability not in self._capabilities:
             return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
                            reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}")

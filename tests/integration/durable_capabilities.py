@@ -102,6 +102,8 @@ async def _serve(address: str) -> None:
 
 
 if __name__ == "__main__":
+    from ontoflow.runtime.logging import configure_logging
     from ontoflow.runtime.loop import run
 
+    configure_logging(level="info")  # to stderr, which the tests keep in a file
     run(_serve, sys.argv[1])

@@ -70,8 +70,10 @@ class Worker:
     def __init__(self, address: str, audit: Path, step_s: float = 0.03) -> None:
         env = _env(audit)
         env["DURABLE_STEP_S"] = str(step_s)
+        # Its log beside the audit (steps.worker.log): what a failed recovery test is read with.
+        self._log = open(audit.with_suffix(".worker.log"), "ab")
         self.proc = subprocess.Popen([sys.executable, str(CAPS), address], cwd=REPO, env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=self._log, stdin=subprocess.DEVNULL)
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -81,6 +83,7 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
+        self._log.close()
 
 
 def audit_lines(audit: Path) -> list[dict[str, Any]]:

@@ -83,10 +83,12 @@ async def _kill_loop(tmp_path: Path, cycles: int, per_cycle: int, seed: int, fig
     # What may end interrupted: an attempt the journal records as sent whose Invoke never
     # reached the worker (the daemon died between its commit and the send): the worker comes
     # back without it, and a step that may have run is not run again. It never started.
-    unexplained = [(s.status, s.error, s.trace[-1:]) for s in statuses if s.status != "completed"
+    unexplained = [(s.run_id, s.status, s.error, s.trace[-1:]) for s in statuses if s.status != "completed"
                    and not (s.trace and s.trace[-1].get("reason") == "interrupted"
                             and (s.run_id, s.trace[-1]["block"]) not in started)]
-    assert unexplained == [], unexplained
+    # Spelt out in full (pytest cuts a long repr short): the trace entry's reason says why.
+    assert unexplained == [], "runs failed otherwise than interrupted before starting:\n" + "\n".join(
+        map(repr, unexplained))
     never_started = sum(1 for s in statuses if s.status != "completed")
     print(f"kill -9 cycles={cycles} runs={len(statuses)} steps_finished={len(finished)} ran_twice=0 "
           f"finished_reported_interrupted=0 never_started_interrupted={never_started}")

@@ -75,7 +75,7 @@ def test_a_worker_whose_welcome_was_lost_registers_again_with_the_same_old_token
     assert isinstance(fact, StepFinished)
 
 
-def test_once_the_session_is_confirmed_or_with_another_token_a_new_ready_takes_nothing_over() -> None:
+def test_a_confirmed_session_ignores_a_stale_ready_and_another_token_takes_nothing_over() -> None:
     for confirmed, token in ((True, "old-daemon-token"), (False, "another-token"), (False, "")):
         h = _Harness()
         d = h.start("r1")
@@ -84,6 +84,11 @@ def test_once_the_session_is_confirmed_or_with_another_token_a_new_ready_takes_n
         if confirmed:  # a heartbeat in the new session: the Welcome arrived
             assert h.pool.seen(b"w1", 25, h.sent.of(Welcome)[-1][1].session) is not None
         h.ready("w1", now=40, holding=[_key(d)], session=token)
+        if confirmed:
+            # The token its first Ready presented, once it has our Welcome: a stale Ready its
+            # replaced connection left queued. It is ignored: no takeover, and nothing lost.
+            assert h.facts == [] and h.pool.steps_in_flight() == 1 and h.pool.refused["takeover"] == 0
+            continue
         [(_, fact)] = h.facts
         assert isinstance(fact, StepLost) and fact.reason == "worker_lost", (confirmed, token)
 

@@ -293,3 +293,37 @@ def test_a_refused_invoke_of_another_workers_identity_changes_nothing() -> None:
     h.pool.tick(50)  # w1 silent: lost, and its step with it (it may have run)
     [(_, fact)] = h.facts
     assert isinstance(fact, StepLost) and fact.reason == "worker_lost"
+
+
+def test_a_step_its_worker_comes_back_without_is_sent_again_when_the_worker_proves_who_it_is() -> None:
+    # The Invoke went down a connection the worker gave up before reading it (its Ready does
+    # not list it): the same worker (its token, or the one its first Ready presented when our
+    # Welcome was lost) gets it again; it is not failed as worker_lost.
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0)
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    h.ready(b"w1", now=5, session=h.session(b"w1"))
+    assert h.facts == [] and [i for i, _ in h.sent.of(Invoke)] == [b"w1", b"w1"]
+    assert h.pool.steps_in_flight() == 1
+    h.ready(b"w2", now=6, session="w2-old")  # a daemon restart: its first Ready presents the old token
+    e = h.start("r2")
+    h.pool.dispatch(e, 6)
+    assert [i for i, _ in h.sent.of(Invoke)][-1] == b"w2"
+    h.ready(b"w2", now=7, session="w2-old")  # our Welcome was lost: the same old token again
+    assert h.facts == [] and [i for i, _ in h.sent.of(Invoke)][-2:] == [b"w2", b"w2"]
+    # Without the token it is not the same worker: the step may have run, it is lost.
+    h.ready(b"w2", now=8)
+    assert [(type(f).__name__, f.reason) for _, f in h.facts] == [("StepLost", "worker_lost")]
+
+
+def test_a_ready_of_the_worker_from_before_it_had_our_welcome_read_late_changes_nothing() -> None:
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0, session="w1-old")  # after a daemon restart: the previous daemon's token
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    h.pool.seen(b"w1", 1, h.session(b"w1"))  # it has our Welcome
+    h.ready(b"w1", now=2, session="w1-old")  # a Ready its replaced connection left queued
+    assert h.facts == [] and h.pool.steps_in_flight() == 1 and h.pool.refused["takeover"] == 0
+    h.ready(b"w1", now=3, session="forged")  # a token it never had: a takeover, refused as before
+    assert h.pool.refused["takeover"] == 1 and [type(f).__name__ for _, f in h.facts] == ["StepLost"]
