@@ -22,6 +22,15 @@ import fastjsonschema
 import msgspec
 import structlog
 
+from ontoflow.actors.capability._reasons import (
+    REASON_ERROR,
+    REASON_INTERNAL,
+    REASON_INVALID_INPUT,
+    REASON_INVALID_RESULT,
+    REASON_TIMEOUT,
+    REASON_UNDECLARED_EVENT,
+    BadResult,
+)
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import Validator, compile_schema, describe_violation
@@ -41,15 +50,6 @@ log = structlog.get_logger()
 _ENCODER = msgspec.msgpack.Encoder()
 _NOT_RETURNED = object()
 
-# Outcome reasons set by the base.
-REASON_INVALID_INPUT = "invalid_input"
-REASON_ERROR = "error"
-REASON_TIMEOUT = "timeout"
-REASON_UNDECLARED_EVENT = "undeclared_event"
-REASON_INVALID_RESULT = "invalid_result"
-REASON_INTERNAL = "internal"
-
-
 class _ClassSpec(NamedTuple):
     """What the base precomputes once per capability class."""
 
@@ -57,15 +57,6 @@ class _ClassSpec(NamedTuple):
     validator: Validator
     events: frozenset[str]
     outputs: frozenset[str]
-
-
-class _BadResult(Exception):
-    """``execute`` returned something the base cannot turn into an Outcome."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 def _encoded_size(value: Any) -> int:
@@ -289,7 +280,7 @@ class Capability(abc.ABC):
         """Turn what ``execute`` returned into an Outcome, holding it to the declaration."""
         try:
             event, outputs, segments = self._interpret(raw)
-        except _BadResult as bad:
+        except BadResult as bad:
             # An undeclared event's name is quoted: it may be a value the step was handed.
             raw_inputs = request.inputs if isinstance(request.inputs, dict) else {}
             message = scrub(bad.message, values=handed_values(raw_inputs, request.context), secrets=self._secrets)
@@ -306,22 +297,22 @@ class Capability(abc.ABC):
         elif isinstance(raw, Result):
             event, outputs, segments = raw.event, raw.outputs, raw.segments
         else:
-            raise _BadResult(
+            raise BadResult(
                 REASON_INVALID_RESULT, f"execute returned {type(raw).__name__}, expected Result, dict or None"
             )
         if not isinstance(event, str):
-            raise _BadResult(REASON_INVALID_RESULT, f"Result.event is {type(event).__name__}, expected str")
+            raise BadResult(REASON_INVALID_RESULT, f"Result.event is {type(event).__name__}, expected str")
         if event not in self._spec.events:
-            raise _BadResult(REASON_UNDECLARED_EVENT, f"capability returned undeclared event {event[:100]!r}")
+            raise BadResult(REASON_UNDECLARED_EVENT, f"capability returned undeclared event {event[:100]!r}")
         if not isinstance(outputs, dict) or not isinstance(segments, list):
-            raise _BadResult(REASON_INVALID_RESULT, f"outputs are {type(outputs).__name__}, expected dict[str, Any]"
+            raise BadResult(REASON_INVALID_RESULT, f"outputs are {type(outputs).__name__}, expected dict[str, Any]"
                              if not isinstance(outputs, dict) else "segments must be a list of Segment")
         if segments and not all(isinstance(s, Segment) for s in segments):
-            raise _BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment")
+            raise BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment")
         if not outputs:  # the common answer of a step that only routes: nothing to check or copy
             return event, {}, list(segments) if segments else []
         if not all(isinstance(k, str) for k in outputs):
-            raise _BadResult(REASON_INVALID_RESULT, "outputs are dict with non-str keys, expected dict[str, Any]")
+            raise BadResult(REASON_INVALID_RESULT, "outputs are dict with non-str keys, expected dict[str, Any]")
         declared = self._spec.outputs
         if declared and not declared.issuperset(outputs):
             dropped = sorted(k for k in outputs if k not in declared)
@@ -331,7 +322,7 @@ class Capability(abc.ABC):
             # Caught here, where the capability is known, rather than in the host's encoder.
             _ENCODER.encode(outputs)
         except Exception as exc:
-            raise _BadResult(REASON_INVALID_RESULT, f"outputs are not encodable: {type(exc).__name__}") from None
+            raise BadResult(REASON_INVALID_RESULT, f"outputs are not encodable: {type(exc).__name__}") from None
         return event, dict(outputs), list(segments)
 
     def _error_text(self, error_class: ErrorClass, exc: Exception, values: list[Any]) -> str:
