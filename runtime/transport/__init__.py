@@ -26,12 +26,11 @@ so the orchestrator can look up that key's role.
 
 Malformed frames: any frame set that does not decode is counted by reason (``dropped()``) and
 skipped; the first few per interval are logged one by one (``frame_dropped``), the rest of a
-flood as one ``frames_dropped`` summary line per interval (``_drops``). It also carries the
+flood as one ``frames_dropped`` summary line per interval (``_endpoint``). It also carries the
 client API (``protocols.client``): frames with the client header decode to client messages.
 """
 
-from ontoflow.runtime.transport._drops import DropStatistics
-from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES, Peer
+from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES, DropStatistics, Peer
 from ontoflow.runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
 from ontoflow.runtime.transport._sockets import DealerSocket, RouterSocket
 

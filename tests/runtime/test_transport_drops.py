@@ -13,7 +13,7 @@ from ontoflow.protocols.client import CLIENT_HEADER
 from ontoflow.protocols.messages import Heartbeat
 from ontoflow.runtime.codec import HEADER, to_frames
 from ontoflow.runtime.transport import open_router, shared_context
-from ontoflow.runtime.transport._drops import DETAIL_PER_INTERVAL, DropCounter
+from ontoflow.runtime.transport._endpoint import DETAIL_PER_INTERVAL, DropCounter
 
 pytestmark = pytest.mark.anyio
 
