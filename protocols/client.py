@@ -33,6 +33,11 @@ Conversation::
                                                                clarification at once
     daemon -> client   Error(code, message)                    any request refused (no stack trace)
 
+The replies a daemon has for one client at the end of a batch leave in one frame set (a client
+pipelining ``Submit(wait=True)`` gets two per run; the socket's per-message cost was a good part
+of a daemon's time): two or more as one :class:`Replies` body, read by :func:`replies_from_frames`.
+A client with one request at a time (every verb but ``--watch``) still gets one reply per set.
+
 Error codes: each ``Error`` reply's ``code`` is one of ``protocols.error_codes.ERROR_CODES``
 (re-exported here), documented there with what a client does about it.
 
@@ -52,44 +57,16 @@ import msgspec
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.error_codes import ERROR_CODES, ErrorCode
 from ontoflow.protocols.errors import ProtocolError, decode_failure
-from ontoflow.protocols.trace import TraceRecord
+from ontoflow.protocols.records import Question, RunSummary, TraceRecord, WorkerRecord
 from ontoflow.protocols.types import RunStatusName, StatusReply
 
 __all__ = [
-    "CLIENT_HEADER",
-    "ERROR_CODES",
-    "Answer",
-    "Ask",
-    "AskReply",
-    "Busy",
-    "CancelRun",
-    "Catalog",
-    "CatalogInfo",
-    "ClientMessage",
-    "ClientRequest",
-    "DaemonRequest",
-    "Error",
-    "ErrorCode",
-    "ListRuns",
-    "Question",
-    "RunList",
-    "RunProgress",
-    "RunStatus",
-    "RunSummary",
-    "RunTrace",
-    "Show",
-    "Status",
-    "Submit",
-    "SubmitAccepted",
-    "SubmitRequest",
-    "TraceRecord",
-    "Watch",
-    "WorkerRecord",
-    "Workers",
-    "WorkersInfo",
-    "client_from_frames",
-    "client_to_frames",
-    "request_from_frames",
+    "CLIENT_HEADER", "ERROR_CODES", "Answer", "Ask", "AskReply", "Busy", "CancelRun", "Catalog", "CatalogInfo",
+    "ClientMessage", "ClientRequest", "DaemonRequest", "Error", "ErrorCode", "ListRuns", "Question", "Replies",
+    "RunList", "RunProgress", "RunStatus", "RunSummary", "RunTrace", "Show", "Status", "Submit",
+    "SubmitAccepted", "SubmitRequest", "TraceRecord", "Watch", "WorkerRecord", "Workers", "WorkersInfo",
+    "client_from_frames", "client_to_frames", "replies_from_frames", "replies_to_frames",
+    "request_from_frames"
 ]
 
 #: First frame of every client message (worker messages start with ``b"ontoflow"``).
@@ -153,16 +130,6 @@ class ListRuns(_ClientMessage, tag="list_runs", frozen=True, kw_only=True):
     limit: int = 50
 
 
-class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
-    """One run in a :class:`RunList`."""
-
-    run_id: str
-    status: RunStatusName
-    name: str = ""
-    submitted_ms: int = 0
-    ended_ms: int | None = None
-
-
 class RunList(_ClientMessage, tag="run_list", frozen=True, kw_only=True):
     """The runs a :class:`ListRuns` asked for, newest first."""
 
@@ -202,29 +169,6 @@ class RunProgress(_ClientMessage, tag="run_progress", frozen=True, kw_only=True)
 
     run_id: str
     steps: list[TraceRecord] = []
-
-
-class Question(msgspec.Struct, frozen=True, kw_only=True):
-    """A question a suspended run asks a person (a step's ``clarification``).
-
-    Attributes:
-        token: what an :class:`Answer` names to answer this question (derived from the run,
-            the step and the attempt: a later question of the same step has another token).
-        step_id: the step that asked.
-        capability: the capability that asked.
-        question: the text for the person (the ``DomainOutput``'s explanation).
-        candidates: the choices offered, as the capability gave them; empty: any answer.
-        since_ms: when the run was suspended.
-        expires_at_ms: when the run ends ``expired`` if nobody answers (``None``: never).
-    """
-
-    token: str
-    step_id: str
-    capability: str
-    question: str
-    candidates: list[Any] = []
-    since_ms: int = 0
-    expires_at_ms: int | None = None
 
 
 class Answer(_ClientMessage, tag="answer", frozen=True, kw_only=True):
@@ -267,18 +211,6 @@ class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
 
 class Workers(_ClientMessage, tag="workers", frozen=True):
     """Ask who is connected."""
-
-
-class WorkerRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """One live worker as a client sees it."""
-
-    worker_id: str
-    host: str
-    pid: int
-    capabilities: list[str]
-    slots: int
-    in_flight: int
-    last_seen_ms_ago: int
 
 
 class WorkersInfo(_ClientMessage, tag="workers_info", frozen=True, kw_only=True):
@@ -358,9 +290,18 @@ DaemonRequest = (
     | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer | Ask | AskReply
 )
 
+
+
+class Replies(msgspec.Struct, tag_field="op", tag="replies", frozen=True):
+    """Replies to one client, in the order they were decided (never nested, never empty)."""
+
+    messages: list[ClientMessage]
+
+
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(ClientMessage)
 _request_decoder = msgspec.msgpack.Decoder(DaemonRequest)
+_replies_decoder = msgspec.msgpack.Decoder(ClientMessage | Replies)
 
 
 def client_to_frames(message: ClientMessage) -> list[bytes]:
@@ -386,6 +327,33 @@ def request_from_frames(frames: Sequence[bytes | memoryview]) -> DaemonRequest:
         ProtocolError: as ``client_from_frames``.
     """
     return _from_frames(frames, _request_decoder)
+
+
+def replies_to_frames(messages: Sequence[ClientMessage]) -> list[bytes]:
+    """The frames carrying ``messages`` to one client (without a routing identity): one
+    message as ``client_to_frames`` makes it, several as one :class:`Replies` body.
+
+    Raises:
+        ValueError: when ``messages`` is empty.
+    """
+    if not messages:
+        raise ValueError("no reply to frame")
+    return [CLIENT_HEADER, _encoder.encode(messages[0] if len(messages) == 1 else Replies(messages=list(messages)))]
+
+
+def replies_from_frames(frames: Sequence[bytes | memoryview]) -> list[ClientMessage]:
+    """The replies in frames a daemon sent (identity already removed), in order: one for a
+    single reply, each of a :class:`Replies` otherwise.
+
+    Raises:
+        ProtocolError: as ``client_from_frames``, and for an empty ``Replies``.
+    """
+    decoded = _from_frames(frames, _replies_decoder)
+    if type(decoded) is not Replies:
+        return [decoded]
+    if not decoded.messages:
+        raise ProtocolError("an empty replies body", reason="replies")
+    return decoded.messages
 
 
 def _from_frames(frames: Sequence[bytes | memoryview], decoder: msgspec.msgpack.Decoder) -> Any:

@@ -9,8 +9,9 @@ from typing import Any
 import zmq
 from anyio.lowlevel import checkpoint
 
-from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, client_to_frames, request_from_frames
-from ontoflow.protocols.client_replies import replies_from_frames, replies_to_frames
+from ontoflow.protocols.client import (
+    CLIENT_HEADER, ClientMessage, client_to_frames, replies_from_frames, replies_to_frames, request_from_frames,
+)
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
 from ontoflow.runtime.transport._endpoint import _Endpoint, _recv_frames_user
@@ -87,7 +88,7 @@ class RouterSocket(_Endpoint):
 
     def send_clients(self, items: Iterable[tuple[bytes, ClientMessage]]) -> None:
         """Send client API replies, each client's in order and in one ZeroMQ message
-        (``protocols.client_replies``: a single reply as ``send_client`` sends it); behaves as
+        (``protocols.client``: a single reply as ``send_client`` sends it); behaves as
         ``send`` otherwise."""
         per_client: dict[bytes, list[ClientMessage]] = {}
         for identity, message in items:
@@ -148,7 +149,7 @@ class DealerSocket(_Endpoint):
 
         A frame set that does not decode is logged as ``frame_dropped`` and skipped. A client
         socket returns at most ``max_batch`` replies: the others of a frame set that carried
-        several (``protocols.client_replies``) are kept, in order, for the next calls, so a
+        several (``protocols.client``) are kept, in order, for the next calls, so a
         client reading one reply per request (``recv_batch(1)``) still gets every one.
 
         Raises:

@@ -1,12 +1,13 @@
-"""Several replies to one client in one frame set (``protocols.client_replies``)."""
+"""Several replies to one client in one frame set (``protocols.client``: ``Replies``)."""
 
 from __future__ import annotations
 
 import msgspec
 import pytest
 
-from ontoflow.protocols.client import CLIENT_HEADER, RunStatus, SubmitAccepted, client_from_frames, client_to_frames
-from ontoflow.protocols.client_replies import Replies, replies_from_frames, replies_to_frames
+from ontoflow.protocols.client import (
+    CLIENT_HEADER, Replies, RunStatus, SubmitAccepted, client_from_frames, client_to_frames, replies_from_frames, replies_to_frames,
+)
 from ontoflow.protocols.errors import ProtocolError
 
 
