@@ -1,7 +1,8 @@
 """The ``ontoflow`` command: a composition root (it may import ``actors``).
 
 One module per verb group, joined in ``_main`` (``COMMAND_GROUPS``); what they share (exit
-codes, error reporting, output) is in ``_shared``; the configuration file in ``_config``.
+codes, error reporting, output, a run's progress, the input flags) is in ``_shared``; the
+configuration file in ``_config``.
 
     _local.py       run, worker
     _plans.py       plan run, pipeline check|compile|run
@@ -11,8 +12,8 @@ codes, error reporting, output) is in ``_shared``; the configuration file in ``_
     _keys.py        keys generate
     _completion.py  completion bash|zsh
     errors.py       NoAnswerError
-    _client.py      the client socket (open_client, request) and the connection flags
-    _progress.py    a run's progress on stderr
+    _client.py      the client socket (open_client, request), the connection flags, waiting
+                    on a run across daemon restarts
 """
 
 from ontoflow.runtime.cli._client import curve_client, open_client, request

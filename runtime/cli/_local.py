@@ -34,27 +34,28 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION
 from ontoflow.runtime.cli._client import curve_client
-from ontoflow.runtime.cli._progress import ProgressLine, describe
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_OK,
+    ProgressLine,
     capability_specs,
     common_options,
+    describe,
     fail,
     first_error,
+    gather_inputs,
+    input_options,
     print_result,
 )
 from ontoflow.runtime.embedded import TRANSPORTS, LocalCluster, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
-from ontoflow.runtime.inputs import check_inputs, parse_inputs, read_input_file
+from ontoflow.runtime.inputs import check_inputs
 from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = [
     "absolute_path",
     "connections_option",
-    "gather_inputs",
-    "input_options",
     "load_manifest",
     "read_connections",
     "register",
@@ -130,23 +131,6 @@ def read_connections(path: str | None) -> dict[str, Any]:
         return load_connections(path)
     except ConnectionResolutionError as exc:
         raise ConfigError(str(exc)) from None
-
-
-def input_options(parser: argparse.ArgumentParser) -> None:
-    """``--input KEY=VALUE`` (repeatable) and ``--input-file FILE``."""
-    parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
-    parser.add_argument("--input-file", default=None, metavar="FILE", help="a JSON or YAML map of ontology key -> value (--input wins)")
-
-
-def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
-    """The run's inputs: ``--input-file``'s map, then the ``--input`` pairs over it.
-
-    Raises:
-        ConfigError: naming the file or the pair that is malformed (never a value).
-    """
-    inputs = read_input_file(args.input_file) if args.input_file else {}
-    inputs.update(parse_inputs(args.input))
-    return inputs
 
 
 def load_manifest(

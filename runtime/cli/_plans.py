@@ -31,7 +31,7 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.protocols.oml import Pipeline, check_oml, pipeline_from_data
 from ontoflow.protocols.plan import ExecutionPlan, plan_from_data
-from ontoflow.runtime.cli._local import gather_inputs, input_options, run_with_progress
+from ontoflow.runtime.cli._local import run_with_progress
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -40,6 +40,8 @@ from ontoflow.runtime.cli._shared import (
     common_options,
     fail,
     first_error,
+    gather_inputs,
+    input_options,
     print_result,
     write_json,
 )

@@ -4,7 +4,7 @@ A composition root (it may import ``actors``). Exit codes: 0 done (a waited run 
 failed, cancelled, busy or no answer in time, 2 invalid input, 6 ``--timeout`` passed before
 the run ended (the run goes on). A run's end prints as for ``ontoflow run``: its path and its
 context, times in UTC. Waiting (``submit --wait``, ``status --wait``, ``watch``) survives a
-daemon restart (see ``_waiting``); the run id is on stderr as soon as a submit is accepted, and
+daemon restart (see ``_client``); the run id is on stderr as soon as a submit is accepted, and
 an interrupted wait says how to follow the run again.
 """
 
@@ -34,27 +34,33 @@ from ontoflow.protocols.client import (
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document, manifest_from_data
 from ontoflow.runtime.cli._client import (
+    WaitTimedOut,
     client_curve,
     client_options,
     converse,
+    follow,
+    look_up_hint,
     open_client,
     reply_code,
+    say,
+    submit_once,
     unexpected,
 )
-from ontoflow.runtime.cli._local import gather_inputs, input_options
-from ontoflow.runtime.cli._progress import ProgressLine, describe
 from ontoflow.runtime.cli._shared import (
     EXIT_CLARIFICATION,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_TIMEOUT,
+    ProgressLine,
+    describe,
     fail,
+    gather_inputs,
+    input_options,
     print_result,
     utc,
     write_json,
 )
-from ontoflow.runtime.cli._waiting import WaitTimedOut, follow, look_up_hint, say, submit_once
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
 from ontoflow.runtime.loop import run as run_async
@@ -197,7 +203,7 @@ def _wait(
     progress: bool = False,
 ) -> ClientMessage | int:
     """Submit (when ``submit`` is given) and wait for the run's end, resuming across daemon
-    restarts (``_waiting``); returns the last reply or an exit code (reported)."""
+    restarts (``_client``); returns the last reply or an exit code (reported)."""
     try:
         curve = client_curve(args)
     except ConfigError as exc:
