@@ -19,8 +19,8 @@ hand:
 What counts: a call of a Python function whose file is ours (``protocols/``, ``runtime/``,
 ``actors/``, ``ontoflow/``). Left out: module bodies (imports), comprehensions and lambdas
 (their calls are their enclosing function's), and everything under the daemon's and worker's
-background loops (the actor's timer, the session's watchdog, memory trimming, retention):
-the run's messages do not pass through them. A coroutine's resumption is not a new call.
+background loops (the actor's timer, the session's watchdog, memory trimming, retention, the
+spool sweeper and its thread): the run's messages do not pass through them. A coroutine's resumption is not a new call.
 The capability's ``execute`` (``bench/noop.py``) is user code and not counted.
 
     python -m bench.run_path             # the table
@@ -62,8 +62,11 @@ def _cli_module() -> str:
 ORCHESTRATOR = "actors/orchestrator/"  # its engines included
 
 #: Functions whose calls are background work of an idle process, not the run's path.
+#: ``remove_runs_spools`` is the spool sweeper's (``SpoolSweeper.run``) sweep, run in a worker
+#: thread once a second for the runs that ended meanwhile: that thread's stack does not show
+#: the sweeper, so it is named here (the run's own part, ``SpoolSweeper.ended``, still counts).
 BACKGROUND = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", "Session._watchdog", "_return_freed_memory",
-                        "_retention_loop", "SpoolSweeper.run"})
+                        "_retention_loop", "SpoolSweeper.run", "remove_runs_spools"})
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
 

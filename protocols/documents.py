@@ -3,19 +3,21 @@ file, the line and the column.
 
 Every document ontoflow reads (a workflow manifest, a plan, a pipeline, a domain manifest, an
 input file, a configuration file) comes through :func:`decode_document`, so a syntax error reads
-the same whichever it was.
+the same whichever it was. :func:`document_kind` tells a decoded run document's kind (one rule
+for the client, the checker and the daemon).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from ontoflow.protocols.errors import ManifestError, Problem
 
-__all__ = ["decode_document"]
+__all__ = ["decode_document", "document_kind"]
 
 
 def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
@@ -42,6 +44,17 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
         problem = Problem(path="", message=f"not valid {fmt.upper()}{_syntax_error(exc, data)}")
         raise ManifestError(problem, source=source) from None
     raise ManifestError(Problem(path="", message=f"unknown format {fmt!r}: use json, yaml or toml"), source=source)
+
+
+def document_kind(document: Any) -> str:
+    """``pipeline`` when ``document`` has ``oml_version``, ``plan`` when it has ``steps`` and no
+    ``nodes``, otherwise ``workflow`` (whose checks then name what is wrong)."""
+    if isinstance(document, Mapping):
+        if "oml_version" in document:
+            return "pipeline"
+        if "steps" in document and "nodes" not in document:
+            return "plan"
+    return "workflow"
 
 
 def _syntax_error(exc: msgspec.DecodeError, data: bytes) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.documents import document_kind
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_problems
 from ontoflow.protocols.plan import ExecutionPlan
@@ -43,17 +44,6 @@ class Analysis:
     exploration: Exploration | None = None
 
 
-def _kind(document: Any) -> str:
-    # The same rule as the orchestrator's document_kind, kept here so protocols-level callers
-    # need not import the orchestrator.
-    if isinstance(document, Mapping):
-        if "oml_version" in document:
-            return "pipeline"
-        if "steps" in document and "nodes" not in document:
-            return "plan"
-    return "workflow"
-
-
 def analyse_document(
     document: Any,
     catalog: Mapping[str, CapabilityMetadata],
@@ -69,7 +59,7 @@ def analyse_document(
         name: how the report names the document.
         start: the node a workflow starts in (``--start NODE``), overriding its ``start``.
     """
-    kind = _kind(document)
+    kind = document_kind(document)
     if kind == "workflow":
         manifest, problems = manifest_problems(document, start=start)
         findings = [Finding(kind="structure", severity=ERROR, path=p.path, message=p.message) for p in problems]

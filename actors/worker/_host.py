@@ -44,9 +44,8 @@ import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._answers import AnswerBook
-from ontoflow.actors.worker._clock import monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._scheduler import StepScheduler
-from ontoflow.actors.worker._session import Session
+from ontoflow.actors.worker._session import Session, monotonic_ms, tick_ms_for
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick

@@ -9,11 +9,13 @@ The session is the host's mailbox while it lasts (``recv_batch``, read by the ho
 runners one at a time through the actor kernel's ``pump``) and its outbox's sink (the host's
 sends leave on this socket, per batch). Time is a fact here as everywhere on the kernel: the
 host hands every :class:`~runtime.actor.Tick` to :meth:`Session.on_tick`, which decides the
-heartbeat due and the silence that ends the session.
+heartbeat due and the silence that ends the session. The host's clock (:func:`monotonic_ms`)
+and its Tick interval (:func:`tick_ms_for`, from the heartbeat interval) are set here too.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -27,9 +29,22 @@ from ontoflow.runtime.transport import open_dealer
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["Session"]
+__all__ = ["MAX_TICK_MS", "Session", "monotonic_ms", "tick_ms_for"]
 
 log = structlog.get_logger()
+
+#: The longest time between two Ticks (heartbeats and silences are decided on them).
+MAX_TICK_MS = 50
+
+
+def monotonic_ms() -> int:
+    """The host's clock: liveness is about intervals, so it must not jump with the wall clock."""
+    return time.monotonic_ns() // 1_000_000
+
+
+def tick_ms_for(heartbeat_ms: int) -> int:
+    """Four Ticks per heartbeat interval at least: a heartbeat leaves at most a quarter late."""
+    return max(1, min(MAX_TICK_MS, heartbeat_ms // 4))
 
 
 class Session:

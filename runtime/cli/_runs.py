@@ -32,7 +32,8 @@ from ontoflow.protocols.client import (
     SubmitAccepted,
 )
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.manifest import decode_document, manifest_from_data
+from ontoflow.protocols.documents import decode_document, document_kind
+from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.runtime.cli._client import (
     WaitTimedOut,
     client_curve,
@@ -139,8 +140,6 @@ def print_status(status: RunStatus, as_json: bool) -> int:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from ontoflow.actors.orchestrator import document_kind
-
     path = Path(args.manifest)
     try:
         data = path.read_bytes()
