@@ -1,6 +1,5 @@
 """What is said: msgspec Structs and pure validation, no I/O, nothing else of ours imported."""
 
-from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols.capability import (
     ArrayParam,
     CapabilityMetadata,
@@ -28,6 +27,7 @@ from ontoflow.protocols.domain import (
 )
 from ontoflow.protocols.entities import check_entities, check_entity_value
 from ontoflow.protocols.errors import ManifestError, Problem, ProtocolError, ProtocolsError
+from ontoflow.protocols.events import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols.intent import (
     MAX_INPUT_CHARS,
     SESSION_ID,

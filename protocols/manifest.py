@@ -22,11 +22,10 @@ from typing import Any
 
 import msgspec
 
-from ontoflow.protocols.actions import Call, Jump, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
+from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT, Call, Jump, parse_action
 from ontoflow.protocols.merge_strategy import parse_merge_instruction
 
 __all__ = [

@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ontoflow.protocols.actions import Action, Call, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.events import FAIL_DEFAULT, Action, Call, parse_action
 from ontoflow.protocols.manifest import WorkflowManifest, signal_event
 
 __all__ = ["BlockModel", "CapModel", "Model", "Route", "build_model", "capability_model"]

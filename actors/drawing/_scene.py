@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ontoflow.protocols.actions import Call, Jump, Return, parse_action
-from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.events import FAIL_DEFAULT, Call, Jump, Return, parse_action
 from ontoflow.protocols.manifest import WorkflowManifest
 from ontoflow.protocols.plan import ExecutionPlan, find_references, plan_dependencies
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from ontoflow.protocols.documents import decode_submitted_document, idempotency_conflict, submit_fingerprint
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.submit import decode_submitted_document, idempotency_conflict, submit_fingerprint
 
 _enc = msgspec.msgpack.encode
 DOC = {"start": "m", "nodes": {"m": {"entry_block": "b", "blocks": {"b": {"worker": "x"}}}}}

@@ -22,9 +22,9 @@ from ontoflow.protocols.client import (
     client_to_frames,
     request_from_frames,
 )
+from ontoflow.protocols.documents import decode_submitted_document
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import Heartbeat, Invoke, Outcome, Ready, WireMessage
-from ontoflow.protocols.submit import decode_submitted_document
 from ontoflow.runtime.codec import HEADER, from_frames, pack, to_frames
 
 REASONS = {"frames", "header", "oversized", "undecodable", "utf8", "too_deep", "invalid"}
