@@ -54,12 +54,20 @@ def check_workflow(
 
 
 class _Paths:
-    """Counterexample finders, one per key asked about, built on first use."""
+    """Counterexample finders, one per key asked about, built on first use (a document with no
+    finding to illustrate, the common submit, searches no path at all)."""
 
     def __init__(self, ex: Exploration) -> None:
         self.ex = ex
-        self.any = PathFinder(ex)
+        self._any: PathFinder | None = None
         self._by_key: dict[str, PathFinder] = {}
+
+    @property
+    def any(self) -> PathFinder:
+        """The finder of shortest runs to any state, avoiding nothing."""
+        if self._any is None:
+            self._any = PathFinder(self.ex)
+        return self._any
 
     def to(self, ctrl: Ctrl) -> list[str]:
         return self.any.path(ctrl)
