@@ -167,7 +167,7 @@ class EdgeService:
         self._ask_ids = itertools.count(1)
         # ask id -> (the event its answer sets, where the answer goes)
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
-        # run -> the event a waiting turn wakes on when it suspends.
+        # run -> the event a waiting turn wakes on when it suspends or ends.
         self._suspended: dict[str, anyio.Event] = {}
 
     @property
@@ -183,6 +183,12 @@ class EdgeService:
         """A run now asks a question (``RunTable.on_suspended``): the turn waiting on it answers
         the question at once instead of waiting for the run's end."""
         event = self._suspended.get(run.run_id)
+        if event is not None:
+            event.set()
+
+    def run_ended(self, result: Any) -> None:
+        """A run ended (``Orchestrator.on_run_ended``): the turn waiting on it answers."""
+        event = self._suspended.get(result.run_id)
         if event is not None:
             event.set()
 
@@ -337,25 +343,18 @@ class EdgeService:
     async def _finish(self, sid: str, run_id: str, answer_steps: Any, intent: dict[str, Any]) -> AskReply | Error:
         """Wait for the run's end, or for it to suspend on a question (answered at once, and
         remembered so the session's next sentence answers it)."""
-        event = self._suspended.setdefault(run_id, anyio.Event())
-        result: list[Any] = []
-        async with anyio.create_task_group() as tg:
-            async def ended() -> None:
-                result.append(await self._orch.result(run_id))
-                tg.cancel_scope.cancel()
-
-            async def asked() -> None:
+        done = self._orch.status(run_id)
+        if done is None:  # one event for either end: no task group, no task per wait
+            event = self._suspended.setdefault(run_id, anyio.Event())
+            try:
                 await event.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(ended)
-            tg.start_soon(asked)
-        self._suspended.pop(run_id, None)
-        if not result:
+            finally:
+                self._suspended.pop(run_id, None)
+            done = self._orch.status(run_id)
+        if done is None:  # it asks a question
             # Recorded (in the journal's batch) before the question reaches the person.
             await self._request(SessionAsked(ask_id=0, session_id=sid, run_id=run_id, answer_steps=list(answer_steps)))
             return _reply(question_output(run_id, self._orch.questions(run_id)), run_id, intent)
-        done = result[0]
         return _reply(answer_of(done.status, done.error, done.context, answer_steps), run_id, intent)
 
     async def _ask(self, request: EntryRequest) -> AskReply | Error | Busy:
