@@ -10,6 +10,7 @@ Nothing is encoded: the actors share a process, and a hop costs one event-loop w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ontoflow.runtime.actor import MemoryMailbox
@@ -21,10 +22,18 @@ ENTRY = b"entry"
 
 
 class EdgeWire:
-    """The named mailboxes of one edge (one per actor, made on first use)."""
+    """The named mailboxes of one edge (one per actor, made on first use), and the names
+    answered in place: the Entry is no actor but the caller of the edge, so what is sent to it
+    is handed to its callback at once (it wakes the ask waiting on it) rather than queued for
+    a task that would only pass it on."""
 
     def __init__(self) -> None:
         self._boxes: dict[bytes, MemoryMailbox] = {}
+        self._direct: dict[bytes, Callable[[bytes, Any], None]] = {}
+
+    def route(self, name: bytes, receive: Callable[[bytes, Any], None]) -> None:
+        """Hand what is sent to ``name`` to ``receive(sender, message)`` at once."""
+        self._direct[name] = receive
 
     def mailbox(self, name: bytes) -> MemoryMailbox:
         """The mailbox of the actor called ``name``."""
@@ -54,9 +63,13 @@ class WireSink:
 
     def send_many(self, items: list[tuple[bytes, Any]]) -> None:
         """Put each message in the mailbox of its peer, in order."""
-        mailbox, sender = self._wire.mailbox, self._sender
+        wire, sender = self._wire, self._sender
         for identity, message in items:
-            mailbox(identity).put(message, sender)
+            receive = wire._direct.get(identity)
+            if receive is not None:
+                receive(sender, message)
+            else:
+                wire.mailbox(identity).put(message, sender)
 
     def send_client(self, identity: bytes, message: Any) -> None:
         """Not on the edge's wire: client replies leave through the orchestrator's ROUTER.

@@ -156,7 +156,7 @@ class EdgeService:
         self.planner = planner
         self.intent = intent if intent is not None else IntentActor(self._wire, catalogue=self.catalogue_now,
                                                                     adapter=adapter, clock=self._clock)
-        self._mailbox = self._wire.mailbox(ENTRY)
+        self._wire.route(ENTRY, self._answer)
         self._send = self._wire.sink(ENTRY).send_many
         self._supervisor = Supervisor([ChildSpec("intent", partial(self._child, self.intent)),
                                        ChildSpec("planner", partial(self._child, self.planner))],
@@ -195,7 +195,6 @@ class EdgeService:
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         """Supervise the edge's actors and host the tasks answering ``Ask`` requests until cancelled."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._pump)
             await tg.start(self._supervise)
             self._tg = tg
             task_status.started()
@@ -231,14 +230,12 @@ class EdgeService:
             event.set()
         return len(waiting)
 
-    async def _pump(self) -> None:
-        """Hand each answer of the edge's actors to the ask waiting on it."""
-        while True:
-            for _, message in await self._mailbox.recv_batch():
-                waiting = self._waiting.pop(message.ask_id, None)
-                if waiting is not None:
-                    waiting[1].append(message)
-                    waiting[0].set()
+    def _answer(self, sender: bytes, message: Any) -> None:
+        """An edge actor's answer (the wire hands it here at once): wake the ask waiting on it."""
+        waiting = self._waiting.pop(message.ask_id, None)
+        if waiting is not None:
+            waiting[1].append(message)
+            waiting[0].set()
 
     async def _request(self, message: Any) -> Any:
         """Send ``message`` (with a fresh ``ask_id``) to the planner and wait for its answer;

@@ -152,7 +152,8 @@ class SessionBook:
         self._records.move_to_end(sid)
         while len(self._records) > most:
             self._records.popitem(last=False)  # the journal's bound drops the same row
-        self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now, most=most)
+        if self._durability.journal is not None:  # nothing to encode for a memory only
+            self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now, most=most)
 
     # -- the HTTP entry's conversations ------------------------------------------------------
 
