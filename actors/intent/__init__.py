@@ -16,7 +16,7 @@ from ontoflow.actors.intent._choice import choose
 from ontoflow.actors.intent._edge_wire import ENTRY, EdgeWire, WireSink
 from ontoflow.actors.intent._eval import EvalCase, EvalReport, GoalFigures, evaluate
 from ontoflow.actors.intent._gate import MAX_CANDIDATES, confidence_gate
-from ontoflow.actors.intent._intent_actor import INTENT, AdapterFactory, IntentActor
+from ontoflow.actors.intent._intent_actor import ANY_DOMAIN, INTENT, AdapterFactory, IntentActor
 from ontoflow.actors.intent._llm_adapter import LlmAdapter, catalogue_view, intent_prompt, intent_schema
 from ontoflow.actors.intent._llm_capability import LlmClassify
 from ontoflow.actors.intent._loader import MANIFEST_NAMES, DomainSource, find_domain_folders, read_domain
@@ -29,6 +29,7 @@ from ontoflow.actors.intent._resolve import Resolution, resolve_goal
 from ontoflow.actors.intent.errors import DomainLoadError, IntentError, IntentRejected
 
 __all__ = [
+    "ANY_DOMAIN",
     "ENTRY",
     "INTENT",
     "MANIFEST_NAMES",

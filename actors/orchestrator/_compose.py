@@ -9,7 +9,7 @@ from memory or the journal), and the trigger service starts runs on observations
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -57,7 +57,7 @@ def compose_orchestrator(
     waiters: Waiters | None = None,
     catalogue: Any = None,
     expected_domains: Sequence[ExpectedDomain] | None = None,
-    intent_adapter: IntentAdapter | AdapterFactory | None = None,
+    intent_adapter: IntentAdapter | AdapterFactory | Mapping[str, IntentAdapter | AdapterFactory] | None = None,
     memory_limits: MemoryLimits = MemoryLimits(),
     **options: Any,
 ) -> Composition:
@@ -116,7 +116,7 @@ def compose_orchestrator(
 
 
 def _compose_edge(orchestrator: Orchestrator, clients: ClientService, catalogue: Any, book: DomainBook,
-                  adapter: IntentAdapter | AdapterFactory | None, limits: MemoryLimits) -> EdgeService:
+                  adapter: Any, limits: MemoryLimits) -> EdgeService:
     """The edge: the Intent and Planner actors on one in-memory wire, and the Entry that
     supervises them (``EdgeService.run``) and answers ``Ask`` and the HTTP entry."""
     wire = EdgeWire()

@@ -24,7 +24,7 @@ One session's turns are taken one at a time.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -116,7 +116,8 @@ class EdgeService:
         clients: compiles plans (its cache, limits and drain state) as a client's submit.
         catalogue: the domains loaded at start (None: those of ``domains`` only).
         adapter: the intent adapter: one adapter (never rebuilt), or a factory building one
-            for a catalogue (rebuilt whenever the catalogue changes); None: the matcher.
+            for a catalogue (rebuilt whenever the catalogue changes), or per domain a mapping
+            of either (``IntentActor``); None: the matcher.
         domains: the daemon's domain book: when given, each sentence is understood against
             its current catalogue (expected, journaled and worker-announced domains).
         limits: how much session memory is kept.
@@ -132,7 +133,7 @@ class EdgeService:
         clients: ClientService,
         catalogue: Catalogue | None,
         *,
-        adapter: IntentAdapter | AdapterFactory | None = None,
+        adapter: IntentAdapter | AdapterFactory | Mapping[str, IntentAdapter | AdapterFactory] | None = None,
         limits: MemoryLimits = MemoryLimits(),
         clock: Callable[[], int] | None = None,
         domains: DomainBook | None = None,

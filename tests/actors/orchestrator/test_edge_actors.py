@@ -221,3 +221,41 @@ async def test_a_custom_llm_adapter_is_rebuilt_when_a_worker_announces_a_domain(
     assert "FORECAST" in prompts[1] and "TIDE_TABLE" in prompts[1]
     goals = model.requests[1]["response_format"]["json_schema"]["schema"]["properties"]["goal"]["enum"]
     assert "TIDE_TABLE" in goals
+
+
+class _Fixed(IntentAdapter):
+    """A domain's own adapter that always says the same (as a model of that domain might)."""
+
+    name = "finance-own"
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.domains = sorted(catalogue.domains)
+
+    async def classify(self, text: str, *, previous: Turn | None = None) -> IntentOutput:
+        await anyio.lowlevel.checkpoint()
+        return IntentOutput(primary_domain="finance", goal="GET_QUOTE", confidence=0.42,
+                            entities={"symbol_text": "Vale"}, original_query=text)
+
+
+async def test_an_adapter_chosen_per_domain_has_the_last_word_for_its_domain_only() -> None:
+    building = FINANCE.parent / "building_domain"
+    catalogue, _, _ = load_catalogue([FINANCE, building])
+    built: list[_Fixed] = []
+
+    def finance_own(cat: Catalogue) -> _Fixed:
+        built.append(_Fixed(cat))
+        return built[-1]
+
+    composed = _compose(catalogue, intent_adapter={"finance": finance_own})
+    async with anyio.create_task_group() as tg:
+        await tg.start(composed.edge.run)
+        with anyio.fail_after(30):
+            quote = await composed.edge.ask("p1", "qual o preço da Petrobras?")
+            pipes = await composed.edge.ask("p2", "list the pipes")
+        tg.cancel_scope.cancel()
+    # The matcher read "finance": the domain's own adapter answered (and the gate asked, 0.42).
+    assert isinstance(quote, AskReply) and quote.intent["confidence"] == 0.42 and quote.status == "clarification"
+    assert [d.domains for d in built] == [["finance"]]  # built over its domain alone
+    # Another domain: the matcher's answer stands.
+    assert isinstance(pipes, AskReply) and pipes.intent["primary_domain"] == "building"
+    assert pipes.intent["confidence"] != 0.42
