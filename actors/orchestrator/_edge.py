@@ -202,8 +202,7 @@ class EdgeService:
             try:
                 await anyio.sleep_forever()
             finally:
-                self._tg = None
-                await self._supervisor.stop()
+                self._tg = None  # the task group's cancellation stops the supervisor and its actors
 
     async def _supervise(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         try:
