@@ -268,3 +268,22 @@ async def test_an_adapter_chosen_per_domain_has_the_last_word_for_its_domain_onl
     # Another domain: the matcher's answer stands.
     assert isinstance(pipes, AskReply) and pipes.intent["primary_domain"] == "building"
     assert pipes.intent["confidence"] != 0.42
+
+
+async def test_an_edge_that_crashes_too_often_is_down_but_the_orchestrator_serves_on(finance) -> None:
+    from ontoflow.actors.orchestrator import EdgeService
+
+    catalogue, classes = finance
+    composed = _compose(catalogue)
+    edge = EdgeService(composed.orchestrator, composed.clients, catalogue,
+                       adapter=lambda cat: _Adapter(cat, crash=True), max_restarts=1, within_s=60)
+    async with anyio.create_task_group() as tg:
+        await _serve(tg, composed, classes)
+        await tg.start(edge.run)
+        with capture_logs() as logs, anyio.fail_after(30):
+            replies = [await edge.ask(f"c{i}", "qual o preço da Petrobras?") for i in range(3)]
+            assert await _plain_run(composed.orchestrator, classes) == "completed"
+        assert all(isinstance(r, Error) and r.code == "internal" for r in replies), replies
+        assert [e["event"] for e in logs].count("actor_crashed") == 2  # the second crash is one too many
+        assert any(e["event"] == "edge_down" for e in logs)
+        tg.cancel_scope.cancel()
