@@ -1,24 +1,28 @@
 """The daemon's edge: a sentence in, its plan run on this orchestrator, one answer out.
 
 Seed 004's Entry for the client API (``Ask``) and the HTTP entry alike: both call
-:meth:`EdgeService.ask`, so every channel takes the same path. The front half
-(``actors.intent.understand``: adapter, gate, resolver, planner) turns the sentence into a plan
-or a clarification; a plan is compiled against the capabilities the workers announced and
-submitted to the orchestrator like any client's plan (journaled when the daemon has a journal),
-then read back as one ``DomainOutput`` (``answer_of``).
+:meth:`EdgeService.ask`, so every channel takes the same path. The Entry lives where the
+channels are, on the orchestrator's loop, and talks by messages (``protocols.edge``, over the
+kernel's in-memory mailboxes) to the edge's two actors, which it supervises: the Planner actor
+(``actors.intent.PlannerActor``: session memory, the confidence gate, the resolver, the
+planner) and the Intent actor (``actors.intent.IntentActor``: the adapter). The planner
+answers with a plan or a clarification; a plan is compiled against the capabilities the
+workers announced and submitted to the orchestrator like any client's plan (journaled when
+the daemon has a journal), then read back as one ``DomainOutput`` (``answer_of``).
 
 The intent adapter's answer travels in the run's inputs under :data:`INTENT_KEY`: with a
 journal it is committed with the run's submission, before any step is dispatched, so recovery
-and replay read it and never ask the adapter again. A clarification asked before anything ran
-(the confidence gate, a missing entity) starts no run and is not journaled.
+and replay read it and never ask the adapter again. The turn the planner remembers for a
+follow-up is recorded before it answers, so it is in that same commit. A clarification asked
+before anything ran (the confidence gate, a missing entity) starts no run and is not journaled.
 
-Session memory (the previous turns of each session, for follow-ups, and the question a session
-was asked) is a :class:`SessionBook`, bounded by ``MemoryLimits`` (turns per session, their
-age, sessions) and kept in the journal when the daemon has one: a restarted daemon reads it
-back, so "e da Vale?" after a restart still leans on "qual o preço da Petrobras?", and the
-answer to a question asked before the restart still resumes its run. A reply to a question may
-name a candidate loosely ("a segunda", "nda-fi.he", "Helsinki": ``actors.intent.choose``).
-One session's turns are taken one at a time.
+Session memory (the previous turns of each session, for follow-ups, the question a session
+was asked, and the gate's choice of goal) is a :class:`SessionBook` the planner owns, bounded
+by ``MemoryLimits`` (turns per session, their age, sessions) and kept in the journal when the
+daemon has one: a restarted daemon reads it back, so "e da Vale?" after a restart still leans
+on "qual o preço da Petrobras?", and the answer to a question asked before the restart still
+resumes its run. A reply to a question may name a candidate loosely ("a segunda",
+"nda-fi.he", "Helsinki": ``actors.intent.choose``). One session's turns are taken one at a time.
 """
 
 from __future__ import annotations
