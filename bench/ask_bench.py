@@ -4,8 +4,10 @@ A daemon (with ``--domains``) and one worker run as real processes on ipc; a gen
 has one goal whose capability answers at once, so the run is as cheap as a run can be and the
 edge's share is as large as it can be. The client measures, one request at a time:
 
-* **ask**: ``Ask(session, "echo the word ...")`` -> ``AskReply`` (the matcher, the gate, the
-  resolver, the planner, the plan's compile (cached), submit, run, ``answer_of``);
+* **ask**: ``Ask(session, "echo the word ...")`` -> ``AskReply`` (the Entry's message to the
+  Planner actor, its ``Classify`` to the Intent actor (the matcher) and back, the gate, the
+  resolver, the planner, the answer back to the Entry, the plan's compile (cached), submit,
+  run, ``answer_of``);
 * **submit**: the very plan the planner makes for that sentence, sent as
   ``Submit(plan, wait=True)`` -> ``SubmitAccepted`` + ``RunStatus``.
 

@@ -51,6 +51,10 @@ _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 _SEPARATOR = re.compile(r"[,;]")
 _FUZZY_CACHE_MAX = 8192
+#: Whole answers kept per matcher (so per catalogue: a new catalogue is a new matcher). The
+#: same sentence in the same context is common at an edge (a client retrying, a greeting, a
+#: health check): it is answered from here, an ``IntentOutput`` being immutable.
+_ANSWER_CACHE_MAX = 4096
 
 
 def _stem(word: str) -> str:
@@ -176,6 +180,8 @@ class Matcher(IntentAdapter):
         self._fuzzy_cache: dict[str, tuple[str, float] | None] = {}
         # Each word's stem and correction, once per word seen (bounded).
         self._word_cache: dict[str, tuple[str, float]] = {}
+        # (sentence, what of the previous turn the answer depends on) -> the answer (bounded).
+        self._answers: dict[tuple[Any, ...], IntentOutput] = {}
 
     async def classify(self, text: str, *, previous: Turn | None = None) -> IntentOutput:
         """See :meth:`IntentAdapter.classify`; this one never waits."""
@@ -218,6 +224,17 @@ class Matcher(IntentAdapter):
             previous: the session's previous turn; a sentence that opens like a follow-up
                 ("e da Petrobras?") or carries no goal evidence at all is read against it.
         """
+        # What of the previous turn a follow-up reads: its goal and what it asked for.
+        key = (text,) if previous is None else (text, previous.domain, previous.goal, *previous.pending)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._match(text, previous)
+            if len(self._answers) >= _ANSWER_CACHE_MAX:
+                del self._answers[next(iter(self._answers))]  # the oldest first
+            self._answers[key] = answer
+        return answer
+
+    def _match(self, text: str, previous: Turn | None) -> IntentOutput:
         folded = fold(text)
         toks = tokens(folded)
         cache = self._word_cache

@@ -27,7 +27,7 @@ from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.intent import EntryRequest, ExecutionIntent, IntentOutput, SessionMemory, Turn, check_entry
 
-__all__ = ["RUN_FLAG", "Understanding", "understand"]
+__all__ = ["RUN_FLAG", "Understanding", "begin", "conclude", "understand"]
 
 #: ``EntryRequest.metadata[RUN_FLAG] is True``: the channel's run flag (``ask --run``, the HTTP
 #: entry's ``metadata.run``). It sets the goal's boolean entity of that name when the goal
@@ -74,13 +74,51 @@ async def understand(
             the adapter's answer breaks the catalogue's rules (unknown goal, undeclared entity,
             wrong type). Nothing is remembered then.
     """
+    previous = begin(request, memory, now_ms, limits)
+    intent = await adapter.classify(request.input_text, previous=previous)
+    return conclude(request, intent, previous, catalogue=catalogue, memory=memory, now_ms=now_ms, limits=limits,
+                    adapter_name=adapter.name)
+
+
+def begin(request: EntryRequest, memory: SessionMemory, now_ms: int, limits: MemoryLimits = MemoryLimits()) -> Turn | None:
+    """What comes before the adapter: the request's check, and the session's previous turn.
+
+    Returns:
+        The previous turn the adapter may lean on, or None.
+
+    Raises:
+        IntentRejected: the request is invalid (empty, too long, a bad session id).
+    """
     problems = check_entry(request)
     if problems:
         raise IntentRejected(problems)
-    previous = recall(memory, request.session_id, now_ms, limits)
-    intent = await adapter.classify(request.input_text, previous=previous)
+    return recall(memory, request.session_id, now_ms, limits)
+
+
+def conclude(
+    request: EntryRequest,
+    intent: IntentOutput,
+    previous: Turn | None,
+    *,
+    catalogue: Catalogue,
+    memory: SessionMemory,
+    now_ms: int,
+    limits: MemoryLimits = MemoryLimits(),
+    adapter_name: str = "adapter",
+) -> Understanding:
+    """What comes after the adapter, pure: the gate, memory, the resolver and the planner (the
+    planner actor runs this when the intent actor's answer arrives).
+
+    Args:
+        request: the request ``intent`` answers.
+        intent: the adapter's answer.
+        previous: what :func:`begin` returned for ``request``.
+
+    Raises:
+        IntentRejected: the adapter's answer breaks the catalogue's rules.
+    """
     # Keys and figures only: the sentence and the entity values are the user's words.
-    log.info("intent_classified", adapter=adapter.name, domain=intent.primary_domain, goal=intent.goal,
+    log.info("intent_classified", adapter=adapter_name, domain=intent.primary_domain, goal=intent.goal,
              confidence=intent.confidence, entity_keys=sorted(intent.entities), text_chars=len(request.input_text),
              had_previous=previous is not None)
     question = confidence_gate(intent, catalogue)

@@ -9,16 +9,18 @@ from memory or the journal), and the trigger service starts runs on observations
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
+from ontoflow.actors.intent import AdapterFactory, EdgeWire, IntentActor, IntentAdapter, MemoryLimits, PlannerActor
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain
 from ontoflow.actors.orchestrator._edge import EdgeService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries
+from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.orchestrator._triggers import TriggerService
 from ontoflow.actors.orchestrator._waiters import Waiters
 
@@ -55,6 +57,8 @@ def compose_orchestrator(
     waiters: Waiters | None = None,
     catalogue: Any = None,
     expected_domains: Sequence[ExpectedDomain] | None = None,
+    intent_adapter: IntentAdapter | AdapterFactory | Mapping[str, IntentAdapter | AdapterFactory] | None = None,
+    memory_limits: MemoryLimits = MemoryLimits(),
     **options: Any,
 ) -> Composition:
     """Make an orchestrator with ``options`` (``Orchestrator``'s arguments) and its services.
@@ -103,8 +107,28 @@ def compose_orchestrator(
             journaled=orchestrator.durability.journaled_domains(),
         )
         orchestrator.pool.on_ready.append(book.announced)
-        edge = EdgeService(orchestrator, clients, catalogue, domains=book)
+        edge = _compose_edge(orchestrator, clients, catalogue, book, intent_adapter, memory_limits)
     if edge is not None:
         clients.ask_handler = edge.handle
         orchestrator.runs.on_suspended.append(edge.run_suspended)
+        orchestrator.on_run_ended.append(edge.run_ended)
     return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge, domains=book)
+
+
+def _compose_edge(orchestrator: Orchestrator, clients: ClientService, catalogue: Any, book: DomainBook,
+                  adapter: Any, limits: MemoryLimits) -> EdgeService:
+    """The edge: the Intent and Planner actors on one in-memory wire, and the Entry that
+    supervises them (``EdgeService.run``) and answers ``Ask`` and the HTTP entry."""
+    wire = EdgeWire()
+    clock = orchestrator.now
+    sessions = SessionBook(orchestrator.durability, limits, orchestrator.runs.answer_timeout_ms, clock)
+    sessions.restore()
+
+    def catalogue_now() -> Any:
+        return book.catalogue(clock())
+
+    intent = IntentActor(wire, catalogue=catalogue_now, adapter=adapter, clock=clock)
+    planner = PlannerActor(wire, sessions=sessions, catalogue=catalogue_now, limits=limits, clock=clock,
+                           commit=orchestrator.outbox.commit)
+    return EdgeService(orchestrator, clients, catalogue, domains=book, limits=limits, wire=wire, intent=intent,
+                       planner=planner)

@@ -1,29 +1,35 @@
 """The daemon's edge: a sentence in, its plan run on this orchestrator, one answer out.
 
 Seed 004's Entry for the client API (``Ask``) and the HTTP entry alike: both call
-:meth:`EdgeService.ask`, so every channel takes the same path. The front half
-(``actors.intent.understand``: adapter, gate, resolver, planner) turns the sentence into a plan
-or a clarification; a plan is compiled against the capabilities the workers announced and
-submitted to the orchestrator like any client's plan (journaled when the daemon has a journal),
-then read back as one ``DomainOutput`` (``answer_of``).
+:meth:`EdgeService.ask`, so every channel takes the same path. The Entry lives where the
+channels are, on the orchestrator's loop, and talks by messages (``protocols.edge``, over the
+kernel's in-memory mailboxes) to the edge's two actors, which it supervises: the Planner actor
+(``actors.intent.PlannerActor``: session memory, the confidence gate, the resolver, the
+planner) and the Intent actor (``actors.intent.IntentActor``: the adapter). The planner
+answers with a plan or a clarification; a plan is compiled against the capabilities the
+workers announced and submitted to the orchestrator like any client's plan (journaled when
+the daemon has a journal), then read back as one ``DomainOutput`` (``answer_of``).
 
 The intent adapter's answer travels in the run's inputs under :data:`INTENT_KEY`: with a
 journal it is committed with the run's submission, before any step is dispatched, so recovery
-and replay read it and never ask the adapter again. A clarification asked before anything ran
-(the confidence gate, a missing entity) starts no run and is not journaled.
+and replay read it and never ask the adapter again. The turn the planner remembers for a
+follow-up is recorded before it answers, so it is in that same commit. A clarification asked
+before anything ran (the confidence gate, a missing entity) starts no run and is not journaled.
 
-Session memory (the previous turns of each session, for follow-ups, and the question a session
-was asked) is a :class:`SessionBook`, bounded by ``MemoryLimits`` (turns per session, their
-age, sessions) and kept in the journal when the daemon has one: a restarted daemon reads it
-back, so "e da Vale?" after a restart still leans on "qual o preço da Petrobras?", and the
-answer to a question asked before the restart still resumes its run. A reply to a question may
-name a candidate loosely ("a segunda", "nda-fi.he", "Helsinki": ``actors.intent.choose``).
-One session's turns are taken one at a time.
+Session memory (the previous turns of each session, for follow-ups, the question a session
+was asked, and the gate's choice of goal) is a :class:`SessionBook` the planner owns, bounded
+by ``MemoryLimits`` (turns per session, their age, sessions) and kept in the journal when the
+daemon has one: a restarted daemon reads it back, so "e da Vale?" after a restart still leans
+on "qual o preço da Petrobras?", and the answer to a question asked before the restart still
+resumes its run. A reply to a question may name a candidate loosely ("a segunda",
+"nda-fi.he", "Helsinki": ``actors.intent.choose``). One session's turns are taken one at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import anyio
@@ -31,15 +37,19 @@ import msgspec
 import structlog
 
 from ontoflow.actors.intent import (
+    ENTRY,
+    PLANNER,
     RUN_FLAG,
+    AdapterFactory,
     Catalogue,
+    EdgeWire,
+    IntentActor,
     IntentAdapter,
     IntentRejected,
-    Matcher,
     MemoryLimits,
+    PlannerActor,
     answer_of,
     choose,
-    understand,
 )
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook
@@ -49,14 +59,18 @@ from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
+from ontoflow.protocols.edge import ConversationKept, PlanAsk, SessionAnswered, SessionAsked
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.intent import EntryRequest, SessionMemory
-from ontoflow.runtime.actor import where
-from ontoflow.runtime.errors import ConfigError
+from ontoflow.protocols.intent import EntryRequest, check_entry
+from ontoflow.runtime.actor import ChildSpec, Supervisor, where
+from ontoflow.runtime.errors import ConfigError, RestartIntensityExceeded
 
 __all__ = ["INTENT_KEY", "EdgeService", "answer_text", "question_output"]
 
 log = structlog.get_logger()
+
+_NO_DOMAINS = ("this daemon knows no domain yet: start it with --domains DIR or --domains-file FILE, or start a worker "
+               "with --domain DIR or --http-domain URL")
 
 #: The run input holding what the intent adapter understood (journaled with the submission).
 INTENT_KEY = "ontoflow.intent"
@@ -90,21 +104,31 @@ def question_output(run_id: str, questions: list[Any], prefix: str = "") -> Doma
 
 
 class EdgeService:
-    """Answers sentences for one orchestrator; ``compose_orchestrator`` wires it in.
+    """The Entry of one orchestrator's edge; ``compose_orchestrator`` wires it in.
 
-    Start :meth:`run` in the daemon's task group (it hosts one task per ``Ask``); the client
-    service hands it each ``Ask`` through :meth:`handle`; the HTTP entry awaits :meth:`ask`.
+    It lives where the channels are (the client service hands it each ``Ask`` through
+    :meth:`handle`; the HTTP entry awaits :meth:`ask`) and talks to the edge's actors by
+    messages (``protocols.edge``, over the kernel's in-memory mailboxes): the
+    :class:`~actors.intent.PlannerActor` (gate, resolver, planner, session memory) and the
+    :class:`~actors.intent.IntentActor` (the adapter). Start :meth:`run` in the daemon's task
+    group: it supervises both (``runtime.actor.Supervisor``, one_for_one: a crashed one is
+    restarted, the asks it held get an ``internal`` error, and the orchestrator serves plain
+    submits meanwhile) and hosts one task per ``Ask``.
 
     Args:
         orchestrator: where the plans run.
         clients: compiles plans (its cache, limits and drain state) as a client's submit.
         catalogue: the domains loaded at start (None: those of ``domains`` only).
-        adapter: the intent adapter (default: the deterministic matcher on ``catalogue``).
+        adapter: the intent adapter: one adapter (never rebuilt), or a factory building one
+            for a catalogue (rebuilt whenever the catalogue changes), or per domain a mapping
+            of either (``IntentActor``); None: the matcher.
         domains: the daemon's domain book: when given, each sentence is understood against
-            its current catalogue (expected, journaled and worker-announced domains), and the
-            default matcher is rebuilt whenever that catalogue changes.
+            its current catalogue (expected, journaled and worker-announced domains).
         limits: how much session memory is kept.
         clock: "now" in milliseconds (the orchestrator's clock).
+        wire, intent, planner: the edge's mailboxes and actors (``compose_orchestrator`` makes
+            them; made here when not given).
+        max_restarts, within_s: the supervisor's restart intensity.
     """
 
     def __init__(
@@ -113,26 +137,52 @@ class EdgeService:
         clients: ClientService,
         catalogue: Catalogue | None,
         *,
-        adapter: IntentAdapter | None = None,
+        adapter: IntentAdapter | AdapterFactory | Mapping[str, IntentAdapter | AdapterFactory] | None = None,
         limits: MemoryLimits = MemoryLimits(),
         clock: Callable[[], int] | None = None,
         domains: DomainBook | None = None,
+        wire: EdgeWire | None = None,
+        intent: IntentActor | None = None,
+        planner: PlannerActor | None = None,
+        max_restarts: int = 5,
+        within_s: float = 10.0,
     ) -> None:
         self._orch = orchestrator
         self._clients = clients
-        self.catalogue = catalogue if catalogue is not None else Catalogue([], {})
-        self.adapter = adapter if adapter is not None else Matcher(self.catalogue)
+        self._static = catalogue if catalogue is not None else Catalogue([], {})
         self._domains = domains
-        self._own_matcher = adapter is None
-        self._limits = limits
         self._clock = clock if clock is not None else orchestrator.now
+        self._wire = wire if wire is not None else EdgeWire()
+        if planner is None:
+            sessions = SessionBook(orchestrator.durability, limits, orchestrator.runs.answer_timeout_ms, self._clock)
+            sessions.restore()
+            planner = PlannerActor(self._wire, sessions=sessions, catalogue=self.catalogue_now, limits=limits,
+                                   clock=self._clock, commit=self._commit)
+        self.planner = planner
+        self.intent = intent if intent is not None else IntentActor(self._wire, catalogue=self.catalogue_now,
+                                                                    adapter=adapter, clock=self._clock)
+        self._wire.route(ENTRY, self._answer)
+        self._send = self._wire.sink(ENTRY).send_many
+        self._supervisor = Supervisor([ChildSpec("intent", partial(self._child, self.intent)),
+                                       ChildSpec("planner", partial(self._child, self.planner))],
+                                      max_restarts=max_restarts, within_s=within_s, name="edge")
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        #: Each session's turns and the question it was asked (journaled; read back here).
-        self.sessions = SessionBook(orchestrator.durability, limits, orchestrator.runs.answer_timeout_ms, self._clock)
-        self.sessions.restore()
-        # run -> the event a waiting turn wakes on when it suspends.
+        self._down = False
+        self._ask_ids = itertools.count(1)
+        # ask id -> (the event its answer sets, where the answer goes)
+        self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
+        # run -> the event a waiting turn wakes on when it suspends or ends.
         self._suspended: dict[str, anyio.Event] = {}
+
+    @property
+    def sessions(self) -> SessionBook:
+        """The session book (the planner's)."""
+        return self.planner.sessions  # type: ignore[return-value]
+
+    def catalogue_now(self) -> Catalogue:
+        """The catalogue to understand a sentence against (the same object while unchanged)."""
+        return self._domains.catalogue(self._clock()) if self._domains is not None else self._static
 
     def run_suspended(self, run: Any) -> None:
         """A run now asks a question (``RunTable.on_suspended``): the turn waiting on it answers
@@ -141,15 +191,67 @@ class EdgeService:
         if event is not None:
             event.set()
 
+    def run_ended(self, result: Any) -> None:
+        """A run ended (``Orchestrator.on_run_ended``): the turn waiting on it answers."""
+        event = self._suspended.get(result.run_id)
+        if event is not None:
+            event.set()
+
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
-        """Host the tasks answering ``Ask`` requests until cancelled."""
+        """Supervise the edge's actors and host the tasks answering ``Ask`` requests until cancelled."""
         async with anyio.create_task_group() as tg:
+            await tg.start(self._supervise)
             self._tg = tg
             task_status.started()
             try:
                 await anyio.sleep_forever()
             finally:
-                self._tg = None
+                self._tg = None  # the task group's cancellation stops the supervisor and its actors
+
+    async def _supervise(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
+        try:
+            await self._supervisor.run(task_status=task_status)
+        except RestartIntensityExceeded:
+            # The edge is down for good; the orchestrator goes on serving runs.
+            log.error("edge_down", reason="restart_intensity_exceeded")
+            self._down = True
+            self._fail_waiting()
+
+    async def _child(self, actor: IntentActor | PlannerActor) -> None:
+        try:
+            await actor.serve()
+        except Exception:
+            # What it held is lost: the asks waiting on the edge get an error now, not never.
+            failed = self._fail_waiting()
+            abandoned = self.planner.abandon()
+            log.error("edge_actor_crashed", actor=type(actor).__name__, asks_failed=failed, asks_abandoned=abandoned)
+            raise
+
+    def _fail_waiting(self) -> int:
+        waiting, self._waiting = self._waiting, {}
+        for event, slot in waiting.values():
+            slot.append(None)
+            event.set()
+        return len(waiting)
+
+    def _answer(self, sender: bytes, message: Any) -> None:
+        """An edge actor's answer (the wire hands it here at once): wake the ask waiting on it."""
+        waiting = self._waiting.pop(message.ask_id, None)
+        if waiting is not None:
+            waiting[1].append(message)
+            waiting[0].set()
+
+    async def _request(self, message: Any) -> Any:
+        """Send ``message`` (with a fresh ``ask_id``) to the planner and wait for its answer;
+        None when an edge actor crashed meanwhile or the edge is down."""
+        if self._down or self._tg is None:
+            return None
+        ask_id = next(self._ask_ids)
+        event, slot = anyio.Event(), []
+        self._waiting[ask_id] = (event, slot)
+        self._send([(PLANNER, msgspec.structs.replace(message, ask_id=ask_id))])
+        await event.wait()
+        return slot[0]
 
     def handle(self, identity: bytes, message: Ask) -> None:
         """Answer ``message`` in its own task (the orchestrator's receive loop never waits)."""
@@ -173,10 +275,16 @@ class EdgeService:
         Returns:
             An ``AskReply`` (a refused sentence is a ``failure`` saying why, with
             ``metadata.code == "invalid"``); ``Error``/``Busy`` when the daemon refuses runs
-            (draining, at its run limit).
+            (draining, at its run limit), or ``Error("internal")`` when the edge's actors
+            crashed while they held the sentence.
         """
         request = EntryRequest(session_id=session_id, input_text=text, channel=channel,
                                metadata={RUN_FLAG: True} if run else {})
+        if not self.catalogue_now().domains:
+            return Error(code="no_domains", message=_NO_DOMAINS)
+        problems = check_entry(request)
+        if problems:  # checked here too: a refusal needs no actor
+            return AskReply(status="failure", explanation=str(IntentRejected(problems)), metadata={"code": "invalid"})
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = anyio.Lock()
@@ -189,9 +297,9 @@ class EdgeService:
             self._commit()
 
     def conversation_remembered(self, key: str, session_id: str) -> None:
-        """The HTTP entry's book recorded a conversation's session: keep it in the journal."""
-        self.sessions.conversation(key, session_id)
-        self._commit()
+        """The HTTP entry's book recorded a conversation's session: the planner keeps it in the
+        journal (and commits it)."""
+        self._send([(PLANNER, ConversationKept(key=key, session_id=session_id))])
 
     def _commit(self) -> None:
         """Commit what the sessions recorded now (a reply through the client API would commit it
@@ -202,6 +310,10 @@ class EdgeService:
         except Exception as exc:
             log.warning("edge_memory_not_committed", error=type(exc).__name__)
 
+    def _understanding(self) -> tuple[Catalogue, IntentAdapter]:
+        """The catalogue to understand a sentence against, and the Intent actor's adapter on it."""
+        return self.intent.understanding()
+
     async def _answered(self, request: EntryRequest, run_id: str, answer_steps: tuple[str, ...]) -> AskReply | Error | Busy | None:
         """The session's sentence as the answer to the question its run asked; None when that
         run no longer waits for one (the sentence is then understood afresh)."""
@@ -211,95 +323,72 @@ class EdgeService:
         except UnknownRunError:  # the run is gone (forgotten, or not recovered): not a question any more
             questions = None
         if questions is None:
-            self.sessions.forget_question(request.session_id)
+            self._forget_question(request.session_id)
             return None
         chosen = next((c for q in questions if (c := choose(text, q.candidates)) is not None), None)
         try:
             self._orch.resume(text if chosen is None else chosen, run_id=run_id)
         except AnswerRefused as exc:
             if exc.code != "invalid_answer":
-                self.sessions.forget_question(request.session_id)
+                self._forget_question(request.session_id)
                 return None
-            again = self._question(run_id, questions, f"{exc} ")
+            again = question_output(run_id, questions, f"{exc} ")
             return _reply(again, run_id, {})
-        self.sessions.forget_question(request.session_id)
+        self._forget_question(request.session_id)
         log.info("ask_answered", run_id=run_id, by_position_or_name=chosen is not None and chosen != text)
         return await self._finish(request.session_id, run_id, answer_steps, {})
 
-    def _question(self, run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
-        return question_output(run_id, questions, prefix)
+    def _forget_question(self, sid: str) -> None:
+        self._send([(PLANNER, SessionAnswered(session_id=sid))])
 
-    async def _finish(self, sid: str, run_id: str, answer_steps: Any, intent: dict[str, Any]) -> AskReply:
+    async def _finish(self, sid: str, run_id: str, answer_steps: Any, intent: dict[str, Any]) -> AskReply | Error:
         """Wait for the run's end, or for it to suspend on a question (answered at once, and
         remembered so the session's next sentence answers it)."""
-        event = self._suspended.setdefault(run_id, anyio.Event())
-        result: list[Any] = []
-        async with anyio.create_task_group() as tg:
-            async def ended() -> None:
-                result.append(await self._orch.result(run_id))
-                tg.cancel_scope.cancel()
-
-            async def asked() -> None:
+        done = self._orch.status(run_id)
+        if done is None:  # one event for either end: no task group, no task per wait
+            event = self._suspended.setdefault(run_id, anyio.Event())
+            try:
                 await event.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(ended)
-            tg.start_soon(asked)
-        self._suspended.pop(run_id, None)
-        if not result:
-            self.sessions.question(sid, run_id, answer_steps)
-            return _reply(self._question(run_id, self._orch.questions(run_id)), run_id, intent)
-        done = result[0]
+            finally:
+                self._suspended.pop(run_id, None)
+            done = self._orch.status(run_id)
+        if done is None:  # it asks a question
+            # Recorded (in the journal's batch) before the question reaches the person.
+            await self._request(SessionAsked(ask_id=0, session_id=sid, run_id=run_id, answer_steps=list(answer_steps)))
+            return _reply(question_output(run_id, self._orch.questions(run_id)), run_id, intent)
         return _reply(answer_of(done.status, done.error, done.context, answer_steps), run_id, intent)
 
     async def _ask(self, request: EntryRequest) -> AskReply | Error | Busy:
-        sid = request.session_id
-        waiting = self.sessions.asked(sid)
-        if waiting is not None:  # the session was asked a question: this sentence answers it
-            answered = await self._answered(request, *waiting)
+        answer = await self._request(PlanAsk(ask_id=0, request=request))
+        if answer is not None and answer.answering is not None:  # this sentence answers a run's question
+            answered = await self._answered(request, answer.answering, tuple(answer.answer_steps))
             if answered is not None:
                 return answered
-        turns = self.sessions.turns(sid)
-        memory = SessionMemory(sessions={sid: turns} if turns else {})
-        catalogue, adapter = self._understanding()
-        if not catalogue.domains:
-            return Error(code="no_domains", message="this daemon knows no domain yet: start it with --domains DIR or "
-                         "--domains-file FILE, or start a worker with --domain DIR or --http-domain URL")
-        try:
-            understood = await understand(request, catalogue=catalogue, adapter=adapter, memory=memory,
-                                          now_ms=self._clock(), limits=self._limits)
-        except IntentRejected as exc:
-            return AskReply(status="failure", explanation=str(exc), metadata={"code": "invalid"})
-        intent = msgspec.to_builtins(understood.intent)
-        self.sessions.remember(sid, understood.memory.sessions.get(sid))
-        if understood.clarification is not None or understood.planned is None:
-            answer = understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
-            return _reply(answer, None, intent)
+            answer = await self._request(PlanAsk(ask_id=0, request=request))  # understood afresh
+        if answer is None:
+            return Error(code="internal", message="the daemon's edge failed to answer (see its log); ask again")
+        if answer.code == "no_domains":
+            return Error(code="no_domains", message=_NO_DOMAINS)
+        if answer.rejected:
+            return AskReply(status="failure", explanation=answer.rejected, metadata={"code": answer.code})
+        intent = msgspec.to_builtins(answer.intent) if answer.intent is not None else {}
+        if answer.plan is None:
+            clarification = answer.clarification or DomainOutput(status="failure", explanation="nothing to run")
+            return _reply(clarification, None, intent)
         clients = self._clients
         if not clients.accepting:
             return Error(code="shutting_down", message="the daemon is shutting down; ask its successor")
         if clients.max_runs is not None and self._orch.runs_in_flight >= clients.max_runs:
             return Busy(runs_in_flight=self._orch.runs_in_flight, limit=clients.max_runs)
-        planned = understood.planned
         try:
-            workflow, source = clients.compile(msgspec.to_builtins(planned.plan))
+            workflow, source = clients.compile(msgspec.to_builtins(answer.plan))
         except (ManifestError, ConfigError, ConnectionResolutionError) as exc:
             # Most often: no worker has announced the domain's handlers yet.
-            log.warning("ask_plan_refused", domain=understood.intent.primary_domain, goal=understood.intent.goal)
+            log.warning("ask_plan_refused", domain=intent.get("primary_domain"), goal=intent.get("goal"))
             return _reply(DomainOutput(status="failure", explanation=f"the plan for this question cannot run here: {exc}",
                                        metadata={"code": "unavailable"}), None, intent)
         run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source)
-        return await self._finish(sid, run_id, planned.answer_steps, intent)
-
-    def _understanding(self) -> tuple[Catalogue, IntentAdapter]:
-        """The catalogue to understand a sentence against, and the adapter on it."""
-        if self._domains is not None:
-            current = self._domains.catalogue(self._clock())
-            if current is not self.catalogue:
-                self.catalogue = current
-                if self._own_matcher:
-                    self.adapter = Matcher(current)
-        return self.catalogue, self.adapter
+        return await self._finish(request.session_id, run_id, tuple(answer.answer_steps), intent)
 
 
 def _reply(answer: DomainOutput, run_id: str | None, intent: dict[str, Any]) -> AskReply:

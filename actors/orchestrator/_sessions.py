@@ -26,7 +26,7 @@ import structlog
 
 from ontoflow.actors.intent import MemoryLimits
 from ontoflow.actors.orchestrator._durability import Durability
-from ontoflow.protocols.intent import Turn
+from ontoflow.protocols.intent import IntentOutput, Turn
 
 __all__ = ["SessionBook", "SessionRecord"]
 
@@ -48,12 +48,15 @@ class SessionRecord(msgspec.Struct, frozen=True, kw_only=True):
         asked: the run waiting on a question this session was asked, or None.
         asked_ms: when that question was asked.
         answer_steps: that run's answering steps (read back when it ends).
+        gated: the intent the confidence gate asked about ("which goal did you mean?"): the
+            session's next sentence may pick one of its candidates.
     """
 
     turns: list[Turn] = []
     asked: str | None = None
     asked_ms: int = 0
     answer_steps: list[str] = []
+    gated: IntentOutput | None = None
 
 
 _record_decoder = msgspec.msgpack.Decoder(SessionRecord)
@@ -94,6 +97,11 @@ class SessionBook:
             return None
         return record.asked, tuple(record.answer_steps)
 
+    def gated(self, sid: str) -> IntentOutput | None:
+        """The intent the gate asked this session about ("which goal?"), or None."""
+        record = self._records.get(sid)
+        return record.gated if record is not None else None
+
     def asking(self) -> int:
         """How many sessions wait on a question."""
         return sum(1 for r in self._records.values() if r.asked is not None)
@@ -117,17 +125,26 @@ class SessionBook:
         if record is not None and record.asked is not None:
             self._put(sid, msgspec.structs.replace(record, asked=None, asked_ms=0, answer_steps=[]))
 
+    def gate(self, sid: str, intent: IntentOutput | None) -> None:
+        """The gate asked the session which goal ``intent`` meant (None: it waits on no such choice)."""
+        record = self._records.get(sid)
+        if intent is None and (record is None or record.gated is None):
+            return
+        self._put(sid, msgspec.structs.replace(record or SessionRecord(), gated=intent))
+
     def _until(self, record: SessionRecord) -> int:
         until = record.turns[-1].at_ms + self._limits.max_age_ms if record.turns else 0
         if record.asked is not None:
             asked = _FOREVER_MS if self._answer_timeout_ms is None else record.asked_ms + self._answer_timeout_ms
             until = max(until, asked)
+        if record.gated is not None:  # a choice of goal is kept as long as a turn would be
+            until = max(until, self._clock() + self._limits.max_age_ms)
         return until
 
     def _put(self, sid: str, record: SessionRecord) -> None:
         now = self._clock()
         most = self._limits.max_sessions
-        if not record.turns and record.asked is None:
+        if not record.turns and record.asked is None and record.gated is None:
             self._records.pop(sid, None)
             self._durability.keep(SESSION_SCOPE, sid, None, 0, now_ms=now, most=most)
             return
@@ -135,7 +152,8 @@ class SessionBook:
         self._records.move_to_end(sid)
         while len(self._records) > most:
             self._records.popitem(last=False)  # the journal's bound drops the same row
-        self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now, most=most)
+        if self._durability.journal is not None:  # nothing to encode for a memory only
+            self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now, most=most)
 
     # -- the HTTP entry's conversations ------------------------------------------------------
 
@@ -166,7 +184,7 @@ class SessionBook:
                 continue
             turns = [t for t in record.turns if now - t.at_ms <= self._limits.max_age_ms][-self._limits.max_turns:]
             record = msgspec.structs.replace(record, turns=turns)
-            if record.turns or record.asked is not None:
+            if record.turns or record.asked is not None or record.gated is not None:
                 self._records[sid] = record
         if self._records:
             log.info("sessions_restored", sessions=len(self._records), asking=self.asking())

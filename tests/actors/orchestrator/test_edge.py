@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from ontoflow.actors.intent import MemoryLimits
@@ -46,14 +47,17 @@ async def test_memory_is_per_session_and_the_oldest_session_is_forgotten(catalog
     composed = compose_orchestrator(address="inproc://edge-memory", serve_clients=True, catalogue=catalogue)
     assert composed.clients is not None
     edge = EdgeService(composed.orchestrator, composed.clients, catalogue, limits=MemoryLimits(max_sessions=2))
-    for session in ("s1", "s2", "s3"):  # each asked which company: the next line answers it
-        asked = await edge.ask(session, "qual o preço?")
-        assert isinstance(asked, AskReply) and asked.status == "clarification" and asked.run_id is None
-    # s3 remembers its question: "Vale" is read as its answer (no worker here: the plan cannot run).
-    answered = await edge.ask("s3", "Vale")
-    assert isinstance(answered, AskReply)
-    assert answered.intent["goal"] == "GET_QUOTE" and answered.intent["entities"] == {"symbol_text": "Vale"}
-    assert answered.metadata.get("code") == "unavailable"
-    # s1 was the oldest of three with room for two: "Vale" alone means nothing there.
-    forgotten = await edge.ask("s1", "Vale")
-    assert isinstance(forgotten, AskReply) and forgotten.intent.get("entities") != {"symbol_text": "Vale"}
+    async with anyio.create_task_group() as tg:  # the edge's actors serve its asks
+        await tg.start(edge.run)
+        for session in ("s1", "s2", "s3"):  # each asked which company: the next line answers it
+            asked = await edge.ask(session, "qual o preço?")
+            assert isinstance(asked, AskReply) and asked.status == "clarification" and asked.run_id is None
+        # s3 remembers its question: "Vale" is read as its answer (no worker here: the plan cannot run).
+        answered = await edge.ask("s3", "Vale")
+        assert isinstance(answered, AskReply)
+        assert answered.intent["goal"] == "GET_QUOTE" and answered.intent["entities"] == {"symbol_text": "Vale"}
+        assert answered.metadata.get("code") == "unavailable"
+        # s1 was the oldest of three with room for two: "Vale" alone means nothing there.
+        forgotten = await edge.ask("s1", "Vale")
+        assert isinstance(forgotten, AskReply) and forgotten.intent.get("entities") != {"symbol_text": "Vale"}
+        tg.cancel_scope.cancel()

@@ -83,3 +83,22 @@ def test_without_a_journal_the_book_keeps_sessions_in_memory_only() -> None:
     book = SessionBook(Durability(None), MemoryLimits(), None, _Clock())
     book.remember("s", [_turn(1_000)])
     assert book.turns("s") is not None and book.restore() == 1 and book.conversations() == []
+
+
+def test_the_gates_question_is_kept_until_the_sessions_next_sentence(tmp_path: Path) -> None:
+    from ontoflow.protocols.intent import IntentOutput
+
+    clock, limits = _Clock(), MemoryLimits(max_age_ms=500)
+    gated = IntentOutput(primary_domain="finance", goal="GET_QUOTE", confidence=0.4, original_query="ações")
+    journal, durability, book = _book(tmp_path / "j.sqlite", clock, limits)
+    book.gate("g1", gated)  # no turn yet: the choice alone keeps the session
+    durability.commit()
+    journal.close()
+    journal, durability, again = _book(tmp_path / "j.sqlite", clock, limits)
+    try:
+        assert again.restore() == 1 and again.gated("g1") == gated
+        again.gate("g1", None)  # the next sentence was read: nothing is left of g1
+        durability.commit()
+        assert again.gated("g1") is None and len(again) == 0 and journal.memory("session", 0) == []
+    finally:
+        journal.close()
