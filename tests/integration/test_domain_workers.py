@@ -171,3 +171,8 @@ def test_a_bridge_to_a_service_that_is_down_refuses_to_start(tmp_path: Path, ser
     ran = c.cli("worker", "--connect", "tcp://127.0.0.1:9", "--http-domain", url, "--http-timeout-s", "2")
     assert ran.code == 1
     assert f"GET {url}/health: the domain service does not answer" in ran.stderr
+
+
+def test_a_health_interval_that_is_not_positive_is_refused(tmp_path: Path) -> None:
+    ran = Cluster(tmp_path).cli("worker", "--connect", "tcp://127.0.0.1:9", "--http-health-interval-s", "0")
+    assert ran.code == INVALID and "--http-health-interval-s must be > 0" in ran.stderr
