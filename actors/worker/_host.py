@@ -15,11 +15,12 @@ Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
 is silent for ``liveness`` heartbeat intervals (both announced in its ``Welcome``), the host
 closes the socket and registers again on a new one after a backoff of 1 s doubling up to 32 s,
-+-25% jitter (reset by a Welcome; ``_timers.ReconnectBackoff``), waited on Ticks
-(``HostTimers``, which also runs the jobs repeated at an interval, ``host.timers.every``). Steps keep running meanwhile. What is answered while no session is up,
-and what was sent recently, is held (``_answers.py``); a new ``Ready`` lists every attempt the
-host still runs or holds an answer for (``holding``) and after the ``Welcome`` the held answers
-are sent once more (an answer the orchestrator already had is ignored: ``outcome_ignored``).
++-25% jitter (reset by a Welcome; ``_timers.ReconnectBackoff``), waited on Ticks (``HostTimers``,
+which also runs jobs repeated at an interval: ``host.timers.every``). Steps keep running
+meanwhile. What is answered while no session is up, and what was sent recently, is held
+(``_answers.py``); a new ``Ready`` lists every attempt the host still runs or holds an answer
+for (``holding``) and after the ``Welcome`` the held answers are sent once more (an answer the
+orchestrator already had is ignored: ``outcome_ignored``).
 
 Draining (``drain``, or SIGTERM/SIGINT when the host runs with ``drain_on_signals``, as a
 worker process does): the host stops taking steps (an Invoke that arrives, and a step still
@@ -235,8 +236,7 @@ class WorkerHost(BatchActor):
             if self._draining:
                 return  # said goodbye: no new session
             delay_ms = self._backoff.next_ms(welcomed)
-            log.warning("orchestrator_unreachable", worker_id=self.worker_id, address=self.address,
-                        retry_in_s=round(delay_ms / 1000, 3))
+            log.warning("orchestrator_unreachable", worker_id=self.worker_id, address=self.address, retry_in_s=round(delay_ms / 1000, 3))
             await self.timers.sleep(delay_ms)  # ends on a Tick: time is a fact here too
 
     # -- the mailbox ---------------------------------------------------------------------------
