@@ -20,6 +20,9 @@ import msgspec
 from ontoflow.protocols.errors import Problem
 
 __all__ = [
+    "INTENT_CONFIDENCE_PARAM",
+    "INTENT_PARAMS",
+    "INTENT_QUERY_PARAM",
     "MAX_INPUT_CHARS",
     "SESSION_ID",
     "Alternative",
@@ -103,6 +106,16 @@ class ExecutionIntent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     parameters: dict[str, Any] = {}
     confidence: Confidence = 1.0
     original_query: str = ""
+
+
+#: The reserved step parameters that carry an ``ExecutionIntent``'s ``confidence`` and
+#: ``original_query`` to the step that serves it. The planner sets them on a step only when
+#: its capability declares them as inputs (an HTTP domain bridge does, and strips them from
+#: the parameters it posts): a domain handler opts in by declaring them. The sentence is the
+#: user's words: like every parameter value, it never reaches a log line.
+INTENT_CONFIDENCE_PARAM = "ontoflow.intent.confidence"
+INTENT_QUERY_PARAM = "ontoflow.intent.original_query"
+INTENT_PARAMS = (INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM)
 
 
 class Turn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

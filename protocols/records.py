@@ -55,6 +55,8 @@ class WorkerRecord(msgspec.Struct, frozen=True, kw_only=True):
     slots: int
     in_flight: int
     last_seen_ms_ago: int
+    #: The domains (seed 004) the worker announced in its ``Ready``, by id.
+    domains: list[str] = []
 
 
 class Question(msgspec.Struct, frozen=True, kw_only=True):

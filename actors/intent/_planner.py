@@ -15,7 +15,9 @@ Pure, and driven by capability metadata only (never by a capability's name):
   ``enabled_if: {path: parameters.notify, ...}`` reads).
 
 Intents of one goal (a capability_map value mapped to a list) are independent steps: the
-engine runs them in parallel. Each step gets the parameters its capability declares.
+engine runs them in parallel. Each step gets the parameters its capability declares, the
+intent's confidence and sentence too when it declares the reserved ``INTENT_PARAMS``
+(``protocols.intent``: an HTTP domain bridge posts them as its ``ExecutionIntent``).
 Step ids: ``<n>`` per intent (1-based), ``<n>-<k>`` per element, ``<step>-<type>`` for a pre
 step; the combine mode is ``report``, so every step's answer is read back in step order.
 """
@@ -31,7 +33,7 @@ from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.capability import CapabilityMetadata, flow_pre
 from ontoflow.protocols.errors import Problem
-from ontoflow.protocols.intent import ExecutionIntent
+from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent
 from ontoflow.protocols.plan import ExecutionPlan, ExecutionStep
 
 __all__ = ["Planned", "build_plan"]
@@ -86,7 +88,9 @@ def build_plan(
         meta = catalogue.capabilities.get(intent.capability)
         if meta is None:
             raise IntentRejected([Problem(path=f"intents[{n - 1}].capability", message="no such capability is loaded")])
-        elements, limit = _elements(meta, dict(intent.parameters))
+        # The reserved keys win over an entity's: the planner, not the sentence, sets them.
+        carried = {INTENT_CONFIDENCE_PARAM: intent.confidence, INTENT_QUERY_PARAM: intent.original_query}
+        elements, limit = _elements(meta, {**intent.parameters, **carried})
         if limit is not None:
             concurrency.append(limit)
         for k, params in enumerate(elements, start=1):

@@ -308,6 +308,7 @@ class ClientService:
                 slots=w.slots,
                 in_flight=len(w.in_flight),
                 last_seen_ms_ago=max(now - w.last_seen_ms, 0),
+                domains=w.domains,
             )
             for w in self._orch.registry
         ]

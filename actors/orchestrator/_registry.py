@@ -46,6 +46,8 @@ class WorkerInfo(msgspec.Struct, kw_only=True):
     #: same token (see ``WorkerPool.ready``).
     presented: str = ""
     confirmed: bool = False
+    #: The ids of the domains its Ready announced (``ontoflow workers`` shows them).
+    domains: list[str] = msgspec.field(default_factory=list)
 
     def token_kind(self, token: str) -> str:
         """What a new Ready of this worker's identity presenting ``token`` is.

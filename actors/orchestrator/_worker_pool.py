@@ -194,7 +194,8 @@ class WorkerPool:
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
                           session=session, key=key,
                           presented=existing.presented if existing is not None else ready.session,
-                          confirmed=existing.confirmed if existing is not None else False)
+                          confirmed=existing.confirmed if existing is not None else False,
+                          domains=[d["domain"] for d in ready.domains if isinstance(d, dict) and isinstance(d.get("domain"), str)])
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
         if again:

@@ -3,19 +3,33 @@ serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
 from ontoflow.actors.worker._host import WorkerHost
-from ontoflow.actors.worker._http_bridge import DEFAULT_HTTP_TIMEOUT_S, REFUSED, HttpDomainCapability, bridge_http_domain
+from ontoflow.actors.worker._http_bridge import (
+    DEFAULT_HEALTH_INTERVAL_S,
+    DEFAULT_HTTP_TIMEOUT_S,
+    REFUSED,
+    HttpDomainCapability,
+    ServiceHealth,
+    bridge_http_domain,
+    public_url,
+)
+from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.actors.worker.errors import DomainServiceAnswerError, DomainServiceError, DomainServiceUnavailable
 
 __all__ = [
+    "DEFAULT_HEALTH_INTERVAL_S",
     "DEFAULT_HTTP_TIMEOUT_S",
     "DomainAnnouncement",
     "DomainServiceAnswerError",
     "DomainServiceError",
     "DomainServiceUnavailable",
+    "HostTimers",
     "HttpDomainCapability",
     "REFUSED",
+    "ReconnectBackoff",
+    "ServiceHealth",
     "WorkerHost",
     "announced",
     "bridge_http_domain",
+    "public_url",
     "read_domain_folders",
 ]

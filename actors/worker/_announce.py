@@ -8,8 +8,8 @@ daemon answers sentences for the domain from then on. Nothing in the core names 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -24,10 +24,13 @@ __all__ = ["DomainAnnouncement", "announced", "read_domain_folders"]
 
 @dataclass(frozen=True, slots=True)
 class DomainAnnouncement:
-    """The domains one worker serves: their handler classes and their manifests as announced."""
+    """The domains one worker serves: their handler classes and their manifests as announced,
+    and what the worker host repeats for them at an interval (a bridged service's ``/health``
+    check: ``host.timers.every``)."""
 
     capabilities: list[type[Capability]]
     domains: list[dict[str, Any]]
+    checks: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)
 
 
 def announced(manifest: DomainManifest) -> dict[str, Any]:

@@ -14,11 +14,13 @@ also starts the perceptions due (every declared interval, counted from the last 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
 is silent for ``liveness`` heartbeat intervals (both announced in its ``Welcome``), the host
-closes the socket and registers again on a new one after a backoff of 1 s doubling up to 32 s
-(reset by a Welcome). Steps keep running meanwhile. What is answered while no session is up,
-and what was sent recently, is held (``_answers.py``); a new ``Ready`` lists every attempt the
-host still runs or holds an answer for (``holding``) and after the ``Welcome`` the held answers
-are sent once more (an answer the orchestrator already had is ignored: ``outcome_ignored``).
+closes the socket and registers again on a new one after a backoff of 1 s doubling up to 32 s,
++-25% jitter (reset by a Welcome; ``_timers.ReconnectBackoff``), waited on Ticks (``HostTimers``,
+which also runs jobs repeated at an interval: ``host.timers.every``). Steps keep running
+meanwhile. What is answered while no session is up, and what was sent recently, is held
+(``_answers.py``); a new ``Ready`` lists every attempt the host still runs or holds an answer
+for (``holding``) and after the ``Welcome`` the held answers are sent once more (an answer the
+orchestrator already had is ignored: ``outcome_ignored``).
 
 Draining (``drain``, or SIGTERM/SIGINT when the host runs with ``drain_on_signals``, as a
 worker process does): the host stops taking steps (an Invoke that arrives, and a step still
@@ -46,6 +48,7 @@ from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._answers import AnswerBook
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import Session, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
@@ -121,7 +124,9 @@ class WorkerHost(BatchActor):
         self._protocol = protocol
         self.curve = curve
         self.max_message_bytes = max_message_bytes
-        self._reconnect = (reconnect_initial_s, reconnect_max_s)
+        self._backoff = ReconnectBackoff(reconnect_initial_s, reconnect_max_s)
+        #: Waits and repeated jobs on this host's Ticks (a bridged service's /health).
+        self.timers = HostTimers(self.now)
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
         self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, flush=self.outbox.flush)
@@ -161,6 +166,7 @@ class WorkerHost(BatchActor):
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self.steps.run)
                     tg.start_soon(self.run_timer)
+                    tg.start_soon(self.timers.run_jobs)
                     self._children = tg
                     now = self.now()  # perceiving capabilities perceive on the first Tick, then every interval
                     self._perceive_due = {cid: now for cid, c in self._capabilities.items() if type(c).metadata.perceive_interval_ms > 0}
@@ -222,20 +228,15 @@ class WorkerHost(BatchActor):
         return {"sessions": self.sessions, "running": len(self.steps), **self._answers.statistics()}
 
     async def _connection_loop(self) -> None:
-        initial, ceiling = self._reconnect
-        backoff = initial
         while True:
             self.sessions += 1
             session = Session(self, self.sessions)
             welcomed = await session.run()
             if self._draining:
                 return  # said goodbye: no new session
-            if welcomed:
-                backoff = initial
-            log.warning("orchestrator_unreachable", worker_id=self.worker_id, address=self.address, retry_in_s=backoff)
-            await anyio.sleep(backoff)
-            if not welcomed:
-                backoff = min(backoff * 2, ceiling)
+            delay_ms = self._backoff.next_ms(welcomed)
+            log.warning("orchestrator_unreachable", worker_id=self.worker_id, address=self.address, retry_in_s=round(delay_ms / 1000, 3))
+            await self.timers.sleep(delay_ms)  # ends on a Tick: time is a fact here too
 
     # -- the mailbox ---------------------------------------------------------------------------
 
@@ -251,6 +252,7 @@ class WorkerHost(BatchActor):
             case Heartbeat():
                 pass
             case Tick(now_ms=tick_now):
+                self.timers.on_tick(tick_now)
                 if self._perceive_due:
                     self._perceive(tick_now)
                 session = self._current

@@ -4,8 +4,11 @@ through a worker (``ontoflow worker --http-domain URL``).
 At start the bridge asks ``GET /health`` (any 2xx) and ``GET /manifest`` (a domain manifest,
 ``protocols.domain_service.http_manifest``), then hosts one capability per capability the
 manifest names and announces the manifest with them. Each step is one ``POST /execute`` of an
-``ExecutionIntent`` (domain, capability, the step's inputs as ``parameters``); the answer is
-a ``DomainOutput`` (JSON), which the step reports under ``ontoflow.domain.output``:
+``ExecutionIntent`` (domain, capability, the step's inputs as ``parameters``, and the run's
+``confidence`` and ``original_query``: every bridged capability declares the reserved inputs
+``protocols.intent.INTENT_PARAMS``, which the planner fills from the resolved intent, and the
+bridge moves them out of ``parameters``; a plan submitted without them posts 1.0 and ""); the
+answer is a ``DomainOutput`` (JSON), which the step reports under ``ontoflow.domain.output``:
 
 - ``success`` -> the step succeeds; the result's keys that the capability declares as outputs
   are also written as outputs (a search capability can feed the step after it);
@@ -18,11 +21,19 @@ a ``DomainOutput`` (JSON), which the step reports under ``ontoflow.domain.output
 A service that does not answer, times out or answers 5xx/429 is a transient error (retried by
 the capability base, then a failure naming the endpoint); a 4xx or a body that is not a
 ``DomainOutput`` is a permanent one. Nothing is half-done: a step either has the service's
-whole answer or fails. Parameter values never reach an error message or a log line.
+whole answer or fails. Parameter values (the sentence among them) never reach an error
+message or a log line, and neither do credentials in the URL (``user:password@`` is dropped
+from every URL the bridge names).
+
+Health: ``/health`` is asked at start, then every interval (:class:`ServiceHealth`, whose
+``check`` the worker host repeats on its Ticks: ``DomainAnnouncement.checks``). While the last
+answer was not a 2xx, the service's steps fail at once with a transient error naming the
+endpoint and what ``/health`` said (no ``/execute`` is sent); once it is healthy again they run.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -38,17 +49,29 @@ from ontoflow.protocols.context import StepContext
 from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
 from ontoflow.protocols.domain_service import http_manifest
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.intent import ExecutionIntent
+from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT_S", "HttpDomainCapability", "REFUSED", "bridge_http_domain"]
+__all__ = ["DEFAULT_HEALTH_INTERVAL_S", "DEFAULT_HTTP_TIMEOUT_S", "HttpDomainCapability", "REFUSED", "ServiceHealth",
+           "bridge_http_domain", "public_url"]
 
 log = structlog.get_logger()
 
 DEFAULT_HTTP_TIMEOUT_S = 10.0
+#: How often a bridged service's ``/health`` is asked once the bridge runs.
+DEFAULT_HEALTH_INTERVAL_S = 10.0
 #: The event of a step whose service answered a ``failure`` DomainOutput.
 REFUSED = "refused"
 _TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
 _output_decoder = msgspec.json.Decoder(DomainOutput)
+# The reserved inputs every bridged capability declares (optional): what the planner fills in.
+_INTENT_INPUTS = {INTENT_CONFIDENCE_PARAM: {"type": "number", "minimum": 0, "maximum": 1},
+                  INTENT_QUERY_PARAM: {"type": "string"}}
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#@]*@")
+
+
+def public_url(url: str) -> str:
+    """``url`` as an error or a log line may name it: without ``user:password@``."""
+    return _USERINFO.sub(r"\g<scheme>", url)
 
 
 def _endpoint(base: str, path: str) -> str:
@@ -59,10 +82,58 @@ async def _get(client: httpx.AsyncClient, url: str) -> httpx.Response:
     try:
         response = await client.get(url)
     except httpx.HTTPError as exc:
-        raise DomainServiceUnavailable(f"GET {url}: the domain service does not answer ({type(exc).__name__})") from None
+        raise DomainServiceUnavailable(f"GET {public_url(url)}: the domain service does not answer ({type(exc).__name__})") from None
     if response.status_code >= 300:
-        raise DomainServiceUnavailable(f"GET {url}: the domain service answered {response.status_code}")
+        raise DomainServiceUnavailable(f"GET {public_url(url)}: the domain service answered {response.status_code}")
     return response
+
+
+class ServiceHealth:
+    """What a bridged service's ``/health`` said last: asked at start (healthy, or the bridge
+    does not start), then by :meth:`check` at every interval.
+
+    Args:
+        url: the service's base URL.
+        timeout_s: the budget of one ``GET /health``.
+        transport: an httpx transport (tests); the network by default.
+
+    Attributes:
+        healthy: whether the last answer was a 2xx.
+        problem: what the last answer was when it was not (``GET URL: ...``, credentials dropped).
+        checks: how many checks ran since the start.
+    """
+
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOUT_S,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.url = url
+        self._timeout_s = timeout_s
+        self._transport = transport
+        self.healthy = True
+        self.problem = ""
+        self.checks = 0
+
+    async def check(self) -> bool:
+        """Ask ``GET /health`` once and keep the answer (a change is logged).
+
+        Returns:
+            Whether the service is healthy now.
+        """
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout_s, transport=self._transport) as client:
+                await _get(client, _endpoint(self.url, "/health"))
+        except DomainServiceUnavailable as exc:
+            problem = str(exc)
+        else:
+            problem = ""
+        self.checks += 1
+        healthy = not problem
+        if healthy != self.healthy:
+            if healthy:
+                log.info("http_domain_healthy", url=public_url(self.url))
+            else:
+                log.warning("http_domain_unhealthy", url=public_url(self.url), problem=problem)
+        self.healthy, self.problem = healthy, problem
+        return healthy
 
 
 class HttpDomainCapability(Capability):
@@ -74,6 +145,8 @@ class HttpDomainCapability(Capability):
     base_url: ClassVar[str] = ""
     domain: ClassVar[str] = ""
     timeout_s: ClassVar[float] = DEFAULT_HTTP_TIMEOUT_S
+    #: The service's health, shared by its capabilities (None: never checked, always tried).
+    health: ClassVar[ServiceHealth | None] = None
 
     async def initialize(self) -> None:
         """Open one HTTP client for this capability's steps."""
@@ -87,26 +160,35 @@ class HttpDomainCapability(Capability):
         """POST the step to ``/execute`` and report the service's ``DomainOutput``.
 
         Raises:
-            DomainServiceUnavailable: the service does not answer, or answers 5xx/429.
+            DomainServiceUnavailable: the service is unhealthy (its last ``/health``; nothing
+                is sent), does not answer, or answers 5xx/429.
             DomainServiceAnswerError: a 4xx, or a body that is not a ``DomainOutput``.
         """
         url = _endpoint(self.base_url, "/execute")
-        intent = ExecutionIntent(domain=self.domain, capability=self.metadata.id, parameters=inputs)
+        named = public_url(url)
+        health = self.health
+        if health is not None and not health.healthy:
+            raise DomainServiceUnavailable(f"POST {named}: not sent, the domain service is unhealthy ({health.problem}); "
+                                           "retry once its /health answers 2xx")
+        confidence = inputs.pop(INTENT_CONFIDENCE_PARAM, 1.0)
+        said = inputs.pop(INTENT_QUERY_PARAM, "")
+        intent = ExecutionIntent(domain=self.domain, capability=self.metadata.id, parameters=inputs,
+                                 confidence=confidence, original_query=said)
         try:
             response = await self._client.post(url, content=msgspec.json.encode(intent),
                                                headers={"content-type": "application/json"})
         except httpx.HTTPError as exc:
-            raise DomainServiceUnavailable(f"POST {url}: the domain service does not answer ({type(exc).__name__})") from None
+            raise DomainServiceUnavailable(f"POST {named}: the domain service does not answer ({type(exc).__name__})") from None
         status = response.status_code
         if status >= 500 or status in _TRANSIENT_STATUS:
-            raise DomainServiceUnavailable(f"POST {url}: the domain service answered {status}")
+            raise DomainServiceUnavailable(f"POST {named}: the domain service answered {status}")
         if status >= 300:
-            raise DomainServiceAnswerError(f"POST {url}: the domain service answered {status}")
+            raise DomainServiceAnswerError(f"POST {named}: the domain service answered {status}")
         try:
             output = _output_decoder.decode(response.content)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             # The decoder's message names the field, not its value.
-            raise DomainServiceAnswerError(f"POST {url}: the answer is not a DomainOutput: {exc}") from None
+            raise DomainServiceAnswerError(f"POST {named}: the answer is not a DomainOutput: {exc}") from None
         outputs: dict[str, Any] = {DOMAIN_OUTPUT_KEY: msgspec.to_builtins(output)}
         if output.status == "failure":
             return Result(event=REFUSED, outputs=outputs)
@@ -117,14 +199,19 @@ class HttpDomainCapability(Capability):
         return Result(outputs=outputs)
 
 
-def _capability_class(base_url: str, domain: str, meta: CapabilityMetadata, timeout_s: float) -> type[Capability]:
+def _capability_class(base_url: str, domain: str, meta: CapabilityMetadata, timeout_s: float,
+                      health: ServiceHealth) -> type[Capability]:
+    properties = dict(meta.input_schema.get("properties", {}))
+    if any(k not in properties for k in _INTENT_INPUTS):  # the run's confidence and sentence reach the step
+        schema = {"type": "object", **meta.input_schema, "properties": {**properties, **_INTENT_INPUTS}}
+        meta = msgspec.structs.replace(meta, input_schema=schema)
     if DOMAIN_OUTPUT_KEY not in meta.outputs:  # a plan keeps only the outputs a capability declares
         meta = msgspec.structs.replace(meta, outputs=[*meta.outputs, DOMAIN_OUTPUT_KEY])
     if REFUSED not in meta.events:
         meta = msgspec.structs.replace(meta, events=[*meta.events, REFUSED])
     name = "Http_" + meta.id.replace(".", "_").replace("-", "_")
     attrs: dict[str, Any] = {"metadata": meta, "base_url": base_url, "domain": domain, "timeout_s": timeout_s,
-                             "__module__": __name__, "__doc__": f"{meta.id}, served by {base_url}."}
+                             "health": health, "__module__": __name__, "__doc__": f"{meta.id}, served by {base_url}."}
     return type(name, (HttpDomainCapability,), attrs)
 
 
@@ -137,12 +224,16 @@ async def bridge_http_domain(url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOU
         timeout_s: the budget of each HTTP request (start and steps).
         transport: an httpx transport (tests); the network by default.
 
+    Returns:
+        Its capabilities, its manifest, and the check of its ``/health`` to repeat
+        (``checks``: the worker host runs it every interval, ``host.timers.every``).
+
     Raises:
         DomainServiceError: the service is down or unhealthy, or its manifest is not JSON or
             not a valid domain manifest (every problem with its path).
     """
     if not url.startswith(("http://", "https://")):
-        raise DomainServiceError(f"--http-domain {url!r}: expected an http:// or https:// URL")
+        raise DomainServiceError(f"--http-domain {public_url(url)!r}: expected an http:// or https:// URL")
     async with httpx.AsyncClient(timeout=timeout_s, transport=transport) as client:
         await _get(client, _endpoint(url, "/health"))
         manifest_url = _endpoint(url, "/manifest")
@@ -150,11 +241,12 @@ async def bridge_http_domain(url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOU
     try:
         data: Mapping[str, Any] = msgspec.json.decode(response.content)
     except msgspec.DecodeError as exc:
-        raise DomainServiceError(f"GET {manifest_url}: the manifest is not JSON: {exc}") from None
+        raise DomainServiceError(f"GET {public_url(manifest_url)}: the manifest is not JSON: {exc}") from None
     try:
-        manifest, metadata = http_manifest(data, source=manifest_url)
+        manifest, metadata = http_manifest(data, source=public_url(manifest_url))
     except ManifestError as exc:
         raise DomainServiceError(str(exc)) from None
-    classes = [_capability_class(url, manifest.domain, metadata[c], timeout_s) for c in manifest.capabilities]
-    log.info("http_domain_bridged", domain=manifest.domain, url=url, capabilities=len(classes))
-    return DomainAnnouncement(capabilities=classes, domains=[announced(manifest)])
+    health = ServiceHealth(url, timeout_s=timeout_s, transport=transport)
+    classes = [_capability_class(url, manifest.domain, metadata[c], timeout_s, health) for c in manifest.capabilities]
+    log.info("http_domain_bridged", domain=manifest.domain, url=public_url(url), capabilities=len(classes))
+    return DomainAnnouncement(capabilities=classes, domains=[announced(manifest)], checks=[health.check])

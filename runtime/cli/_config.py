@@ -94,6 +94,7 @@ class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     #: domain folders this worker serves (``--domain``) and HTTP domains it bridges (``--http-domain``).
     domain: list[str] | None = None
     http_domain: list[str] | None = None
+    http_health_interval_s: float | None = None
 
 
 class ClientSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):

@@ -29,7 +29,14 @@ from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator.engine import compile_workflow
 from ontoflow.actors.intent import DomainLoadError
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections, using_connections
-from ontoflow.actors.worker import DEFAULT_HTTP_TIMEOUT_S, DomainServiceError, WorkerHost, bridge_http_domain, read_domain_folders
+from ontoflow.actors.worker import (
+    DEFAULT_HEALTH_INTERVAL_S,
+    DEFAULT_HTTP_TIMEOUT_S,
+    DomainServiceError,
+    WorkerHost,
+    bridge_http_domain,
+    read_domain_folders,
+)
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION
@@ -92,6 +99,9 @@ def register(subparsers: Any) -> None:
                              "run each step as a POST /execute (repeatable)")
     worker.add_argument("--http-timeout-s", type=float, default=DEFAULT_HTTP_TIMEOUT_S, metavar="SECONDS",
                         help=f"the budget of each request to an --http-domain (default {DEFAULT_HTTP_TIMEOUT_S:g})")
+    worker.add_argument("--http-health-interval-s", type=float, default=DEFAULT_HEALTH_INTERVAL_S, metavar="SECONDS",
+                        help="how often an --http-domain's /health is asked; while it is unhealthy its steps fail "
+                             f"at once with a retryable error (default {DEFAULT_HEALTH_INTERVAL_S:g})")
     worker.add_argument("--slots", type=int, default=8)
     worker.add_argument("--worker-id", default=None)
     worker.add_argument(
@@ -248,9 +258,10 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         served = read_domain_folders(args.domain)
     except (CapabilityLoadError, ConfigError, DomainLoadError) as exc:
         return fail(str(exc))
-    if args.http_timeout_s <= 0:
-        return fail("--http-timeout-s must be > 0")
+    if args.http_timeout_s <= 0 or args.http_health_interval_s <= 0:
+        return fail("--http-timeout-s and --http-health-interval-s must be > 0")
     domains = list(served.domains)
+    checks = list(served.checks)
     classes += [c for c in served.capabilities if c not in classes]
     if args.http_domain:
         try:
@@ -258,6 +269,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
                 bridged = run_async(functools.partial(bridge_http_domain, url, timeout_s=args.http_timeout_s))
                 classes += bridged.capabilities
                 domains += bridged.domains
+                checks += bridged.checks
         except DomainServiceError as exc:
             return fail(str(exc), EXIT_FAILED)
     ids = [c.metadata.id for c in classes]
@@ -290,6 +302,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             grace_s=args.grace_s,
         )
         host.domains = domains
+        for check in checks:  # a bridged service's /health, on the host's Ticks
+            host.timers.every(max(1, round(args.http_health_interval_s * 1000)), check, name="http_domain_health")
         with using_connections(connections):  # every step this host runs resolves @name from them
             await host.run()
 

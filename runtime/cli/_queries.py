@@ -79,7 +79,8 @@ def _cmd_workers(args: argparse.Namespace) -> int:
         write_json(info.workers)
         return EXIT_OK
     print_table(
-        ["worker", "host", "pid", "load", "capabilities"],
-        [[w.worker_id, w.host, str(w.pid), f"{w.in_flight}/{w.slots}", ", ".join(w.capabilities)] for w in info.workers],
+        ["worker", "host", "pid", "load", "domains", "capabilities"],
+        [[w.worker_id, w.host, str(w.pid), f"{w.in_flight}/{w.slots}", ", ".join(w.domains) or "-", ", ".join(w.capabilities)]
+         for w in info.workers],
     )
     return EXIT_OK

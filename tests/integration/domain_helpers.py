@@ -141,7 +141,8 @@ class DomainService:
 
     ``mode`` decides how ``/execute`` answers: ``ok`` (a forecast; "Springfield" is ambiguous
     and asks which one until an answer names a state), ``500``, ``garbage`` (not JSON) or
-    ``wrong`` (JSON that is not a DomainOutput). ``calls`` keeps each /execute body.
+    ``wrong`` (JSON that is not a DomainOutput). ``calls`` keeps each /execute body;
+    ``healthy`` False makes ``/health`` answer 503.
     """
 
     MANIFEST: dict[str, Any] = {
@@ -160,6 +161,7 @@ class DomainService:
 
     def __init__(self) -> None:
         self.mode = "ok"
+        self.healthy = True
         self.calls: list[dict[str, Any]] = []
         service = self
 
@@ -176,7 +178,10 @@ class DomainService:
 
             def do_GET(self) -> None:
                 if self.path == "/health":
-                    self._send(200, b'{"status": "ok"}')
+                    if service.healthy:
+                        self._send(200, b'{"status": "ok"}')
+                    else:
+                        self._send(503, b'{"status": "down"}')
                 elif self.path == "/manifest":
                     self._send(200, json.dumps(service.MANIFEST).encode())
                 else:

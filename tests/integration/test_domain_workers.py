@@ -121,13 +121,22 @@ def test_a_bad_domains_file_is_refused_naming_the_entry(tmp_path: Path, text: st
 
 def test_an_http_domain_is_served_through_a_bridge_worker(cluster: Cluster, service: DomainService) -> None:
     cluster.start_daemon()
-    cluster.start_worker("--http-domain", service.url)
+    cluster.start_worker("--http-domain", service.url, "--worker-id", "bridge", "--http-health-interval-s", "0.05")
     cluster.wait_until("the bridge registered", lambda: cluster.workers_live() == 1)
+    # `ontoflow workers` names the domains each worker announced, in JSON and in text.
+    listed = cluster.cli("workers", "--json", "--connect", cluster.address)
+    assert listed.code == 0 and [(w["worker_id"], w["domains"]) for w in listed.json()] == [("bridge", ["climate"])]
+    text = cluster.cli("workers", "--connect", cluster.address)
+    assert text.code == 0 and text.stdout.splitlines()[0].split() == ["worker", "host", "pid", "load", "domains", "capabilities"]
+    assert text.stdout.splitlines()[1].split()[4:] == ["climate", "climate.forecast"]
     ran = cluster.ask("climate forecast for Lisbon")
     assert ran.code == 0, ran.stderr
     assert ran.json()["explanation"] == "Rain in Lisbon."
-    assert service.calls[-1] == {"domain": "climate", "capability": "climate.forecast",
-                                 "parameters": {"climate.city_text": "Lisbon"}, "confidence": 1.0, "original_query": ""}
+    # The run's intent reaches the service: the adapter's confidence and the user's sentence.
+    confidence = ran.json()["intent"]["confidence"]
+    assert 0 < confidence <= 1
+    assert service.calls[-1] == {"domain": "climate", "capability": "climate.forecast", "parameters": {"climate.city_text": "Lisbon"},
+                                 "confidence": confidence, "original_query": "climate forecast for Lisbon"}
     # The service asks back: the run suspends, the session's next sentence answers it.
     asked = cluster.ask("climate forecast for Springfield", "--session", "s1")
     assert asked.code == CLARIFICATION, asked.stderr
@@ -142,6 +151,17 @@ def test_an_http_domain_is_served_through_a_bridge_worker(cluster: Cluster, serv
     service.mode = "garbage"
     broken = cluster.ask("climate forecast for Lisbon")
     assert broken.code == 1 and "/execute: the answer is not a DomainOutput" in broken.json()["explanation"]
+    service.mode = "ok"
+    # Its /health fails: the bridge's next check sees it, and steps fail at once, saying why.
+    service.healthy = False
+    cluster.wait_until("a step failed on the bridge's health",
+                       lambda: "the domain service is unhealthy" in cluster.ask("climate forecast for Porto").stdout)
+    posted = len(service.calls)
+    down = cluster.ask("climate forecast for Porto")
+    assert down.code == 1 and f"GET {service.url}/health: the domain service answered 503" in down.json()["explanation"]
+    assert len(service.calls) == posted  # failed fast: nothing was posted
+    service.healthy = True
+    cluster.wait_until("the bridge runs steps again", lambda: cluster.ask("climate forecast for Porto").code == 0)
 
 
 def test_a_bridge_to_a_service_that_is_down_refuses_to_start(tmp_path: Path, service: DomainService) -> None:
@@ -151,3 +171,8 @@ def test_a_bridge_to_a_service_that_is_down_refuses_to_start(tmp_path: Path, ser
     ran = c.cli("worker", "--connect", "tcp://127.0.0.1:9", "--http-domain", url, "--http-timeout-s", "2")
     assert ran.code == 1
     assert f"GET {url}/health: the domain service does not answer" in ran.stderr
+
+
+def test_a_health_interval_that_is_not_positive_is_refused(tmp_path: Path) -> None:
+    ran = Cluster(tmp_path).cli("worker", "--connect", "tcp://127.0.0.1:9", "--http-health-interval-s", "0")
+    assert ran.code == INVALID and "--http-health-interval-s must be > 0" in ran.stderr

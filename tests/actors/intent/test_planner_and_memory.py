@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import anyio
+import msgspec
 import pytest
 
 from ontoflow.actors.intent import (
@@ -18,6 +19,7 @@ from ontoflow.actors.intent import (
 )
 from ontoflow.actors.orchestrator.plans import compile_plan
 from ontoflow.protocols import EntryRequest, ExecutionIntent, IntentOutput, SessionMemory, Turn
+from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_PARAMS, INTENT_QUERY_PARAM
 
 
 def _quote(symbols) -> ExecutionIntent:
@@ -141,3 +143,20 @@ def test_the_answer_to_a_missing_entity_question_completes_the_turn(catalogue: C
     assert answered.planned is not None
     assert answered.memory.sessions["s1"][-1].pending == []
     assert _ask("Petrobras", catalogue, matcher, answered.memory, 3_000).planned is None  # nothing pending any more
+
+
+def test_a_step_whose_capability_declares_the_intent_inputs_gets_the_confidence_and_sentence(catalogue: Catalogue) -> None:
+    # An HTTP domain bridge declares them (protocols.intent.INTENT_PARAMS); the others never see them.
+    meta = catalogue.capabilities["finance.get_stock_price"]
+    schema = {**meta.input_schema, "properties": {**meta.input_schema["properties"],
+                                                  **{k: {} for k in INTENT_PARAMS}}}
+    opted_in = Catalogue(list(catalogue.domains.values()),
+                         {**catalogue.capabilities, meta.id: msgspec.structs.replace(meta, input_schema=schema)})
+    intent = msgspec.structs.replace(_quote("Nordea"), confidence=0.97, original_query="qual o preço da Nordea?")
+    plan = build_plan([intent], opted_in, entities={"symbol_text": "Nordea"}).plan
+    search, served = plan.steps
+    assert served.params[INTENT_CONFIDENCE_PARAM] == 0.97
+    assert served.params[INTENT_QUERY_PARAM] == "qual o preço da Nordea?"
+    assert not set(INTENT_PARAMS) & set(search.params)
+    assert not set(INTENT_PARAMS) & {k for s in build_plan([intent], catalogue, entities={}).plan.steps for k in s.params}
+    compile_plan(plan, opted_in.capabilities)

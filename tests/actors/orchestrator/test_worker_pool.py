@@ -327,3 +327,11 @@ def test_a_ready_of_the_worker_from_before_it_had_our_welcome_read_late_changes_
     assert h.facts == [] and h.pool.steps_in_flight() == 1 and h.pool.refused["takeover"] == 0
     h.ready(b"w1", now=3, session="forged")  # a token it never had: a takeover, refused as before
     assert h.pool.refused["takeover"] == 1 and [type(f).__name__ for _, f in h.facts] == ["StepLost"]
+
+
+def test_a_worker_keeps_the_ids_of_the_domains_its_ready_announced() -> None:
+    # ``ontoflow workers`` lists them; a map without a string ``domain`` names nothing.
+    h = _Harness()
+    h.ready(b"w1", domains=[{"domain": "climate", "goals": []}, {"goals": []}, {"domain": 7}])
+    h.ready(b"w2")
+    assert {w.worker_id: w.domains for w in h.pool.registry} == {"w1": ["climate"], "w2": []}

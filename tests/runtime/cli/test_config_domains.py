@@ -12,7 +12,7 @@ from ontoflow.runtime.cli._main import _apply_config, build_parser
 def test_a_worker_serves_the_domains_its_section_names(tmp_path: Path) -> None:
     path = tmp_path / "ontoflow.toml"
     path.write_text('[worker]\ndomain = ["domains/weather"]\nhttp-domain = ["http://127.0.0.1:8001"]\n'
-                    '[daemon]\ndomains-file = "domains.yaml"\n')
+                    'http-health-interval-s = 2.5\n[daemon]\ndomains-file = "domains.yaml"\n')
     config = load_config(path)
     assert config.worker.domain == [str(tmp_path / "domains" / "weather")]
     assert config.worker.http_domain == ["http://127.0.0.1:8001"]
@@ -22,7 +22,7 @@ def test_a_worker_serves_the_domains_its_section_names(tmp_path: Path) -> None:
     _apply_config(parser, argv)
     args = parser.parse_args(argv)
     assert args.domain == [str(tmp_path / "domains" / "weather"), "more"]
-    assert args.http_domain == ["http://127.0.0.1:8001"]
+    assert args.http_domain == ["http://127.0.0.1:8001"] and args.http_health_interval_s == 2.5
     daemon = ("--config", str(path), "daemon")
     parser = build_parser()
     _apply_config(parser, daemon)
