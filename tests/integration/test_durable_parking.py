@@ -31,7 +31,7 @@ async def test_what_a_journal_outage_parks_is_bounded_counted_and_loses_nothing_
     address = f"ipc://{tmp_path}/d.sock"
     audit = tmp_path / "a.audit"
     journal = _faulty(tmp_path / "j.sqlite")
-    composition = compose_orchestrator(serve_clients=True, address=address, journal=journal, heartbeat_ms=100,
+    composition = compose_orchestrator(serve_clients=True, address=address, journal=journal, heartbeat_ms=1000,
                                        tick_ms=10)
     orch = composition.orchestrator
     # Caps smaller than the daemon's, so that a short flood passes them.
