@@ -44,7 +44,7 @@ import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._answers import AnswerBook
-from ontoflow.actors.worker._clock import monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._clock import WORKER_SPIN_US, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import Session
 from ontoflow.protocols.events import UNAVAILABLE
@@ -82,6 +82,7 @@ class WorkerHost(BatchActor):
         drain_on_signals: on SIGTERM or SIGINT, drain (see ``drain``) and return from ``run``
             (a worker process; not for a host embedded in another program's process).
         grace_s: how long running steps may take to finish when draining on a signal.
+        spin_us: how long to poll the socket after sending answers before parking (0: never).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -112,8 +113,9 @@ class WorkerHost(BatchActor):
         liveness: int = 3,
         drain_on_signals: bool = False,
         grace_s: float = DEFAULT_GRACE_S,
+        spin_us: int = WORKER_SPIN_US,
     ) -> None:
-        super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms)
+        super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = {type(c).metadata.id: c for c in capabilities}
         self.address = address
         self.slots = slots
