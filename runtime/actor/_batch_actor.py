@@ -73,6 +73,10 @@ DEFAULT_SPIN_US = 0
 _monotonic_ns = time.monotonic_ns
 
 
+def _always() -> bool:
+    return True
+
+
 class BatchActor:
     """Base of an actor whose mailbox is read in batches (see the module docstring).
 
@@ -91,6 +95,9 @@ class BatchActor:
         outbox: what the current batch caused, flushed at its end.
         spin_hits: batches taken while spinning (without a wake-up by the event loop).
         spin_misses: spin windows that ended with nothing (the actor then parked).
+        may_spin: asked before each spin window; a subclass sets a function that says no while
+            other work of its process would wait the window out (the event loop does not run
+            during it). By default always yes.
         log_info, log_debug: whether those levels are on, read once per batch (a filtered
             log line still costs microseconds; the hot path asks these flags instead).
     """
@@ -109,6 +116,7 @@ class BatchActor:
         self.spin_us = spin_us
         self.spin_hits = 0
         self.spin_misses = 0
+        self.may_spin: Callable[[], bool] = _always
         self._sends_seen = 0  # ``outbox.sends`` when the mailbox was last read
         self._clock = clock
         self._scope: anyio.CancelScope | None = None
@@ -198,7 +206,7 @@ class BatchActor:
         """
         batch = None
         outbox = self.outbox
-        if self._spin_ns and outbox.sends != self._sends_seen:
+        if self._spin_ns and outbox.sends != self._sends_seen and self.may_spin():
             # A reply may be on its way: let the loop run once, then poll for it a while
             # (no await between the poll and the handling: a cancellation loses nothing).
             await checkpoint()

@@ -111,6 +111,19 @@ async def test_other_tasks_run_before_the_window() -> None:
     assert order == ["other", "poll"]
 
 
+async def test_an_actor_that_may_not_spin_parks_at_once() -> None:
+    actor, mailbox = _Echo(spin_us=10_000_000), MemoryMailbox()
+    actor.outbox.attach(mailbox)
+    await _answered_once(actor, mailbox)
+    actor.may_spin = lambda: False  # e.g. a worker host while a step waits on I/O
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(actor.pump, mailbox)
+        await anyio.wait_all_tasks_blocked()
+        assert mailbox.polls == 0 and (actor.spin_hits, actor.spin_misses) == (0, 0)  # parked, no window
+        mailbox.put(_outcome("late"))
+    assert actor.received == ["first", "late"]
+
+
 async def test_spin_zero_never_polls() -> None:
     actor, mailbox = _Echo(spin_us=0), MemoryMailbox()
     actor.outbox.attach(mailbox)
