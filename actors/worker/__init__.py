@@ -2,8 +2,7 @@
 serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
-from ontoflow.actors.worker._clock import WORKER_SPIN_US
-from ontoflow.actors.worker._host import WorkerHost
+from ontoflow.actors.worker._host import WORKER_SPIN_US, WorkerHost
 from ontoflow.actors.worker._http_bridge import DEFAULT_HTTP_TIMEOUT_S, REFUSED, HttpDomainCapability, bridge_http_domain
 from ontoflow.actors.worker.errors import DomainServiceAnswerError, DomainServiceError, DomainServiceUnavailable
 

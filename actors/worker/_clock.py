@@ -1,10 +1,10 @@
-"""The worker host's clock, how often its timer ticks, and how long it spins before it parks."""
+"""The worker host's clock and how often its timer ticks."""
 
 from __future__ import annotations
 
 import time
 
-__all__ = ["MAX_TICK_MS", "WORKER_SPIN_US", "monotonic_ms", "tick_ms_for"]
+__all__ = ["MAX_TICK_MS", "monotonic_ms", "tick_ms_for"]
 
 #: The longest time between two Ticks (heartbeats and silences are decided on them).
 MAX_TICK_MS = 50
@@ -18,8 +18,3 @@ def monotonic_ms() -> int:
 def tick_ms_for(heartbeat_ms: int) -> int:
     """Four Ticks per heartbeat interval at least: a heartbeat leaves at most a quarter late."""
     return max(1, min(MAX_TICK_MS, heartbeat_ms // 4))
-
-
-#: How long a host polls its socket after sending answers before it parks (``spin_us``): the
-#: next Invoke often follows within the orchestrator's turnaround (README, "Performance").
-WORKER_SPIN_US = 150

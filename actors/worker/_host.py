@@ -44,7 +44,7 @@ import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._answers import AnswerBook
-from ontoflow.actors.worker._clock import WORKER_SPIN_US, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._clock import monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import Session
 from ontoflow.protocols.events import UNAVAILABLE
@@ -62,6 +62,8 @@ DEFAULT_GRACE_S = 5.0
 
 #: How long the last answers and the goodbye may take to leave once the socket closes.
 GOODBYE_LINGER_MS = 2000
+
+WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
 
 class WorkerHost(BatchActor):
     """Hosts capabilities and serves one orchestrator, reconnecting when it goes silent.
