@@ -20,9 +20,10 @@ loop runs the socket's callback and resumes the task), ``pump`` polls the mailbo
 blocking (``recv_batch_nowait``) for at most ``spin_us`` microseconds. A message that arrives
 meanwhile is taken at once. The window is bounded, and the event loop runs once before each
 window (timers fire, other tasks get their turn), so nothing starves; an actor that sent
-nothing since its last read parks at once, so an idle process uses no CPU. What it costs: up
-to ``spin_us`` of CPU after each flush whose reply is slower than that. ``spin_us=0`` parks at
-once.
+nothing since its last read parks at once, so an idle actor spins at most one window per
+message it gets after a send of its own (a worker host between heartbeats: one a second).
+What it costs: up to ``spin_us`` of CPU after each flush whose reply is slower than that.
+``spin_us=0`` parks at once.
 """
 
 from __future__ import annotations
