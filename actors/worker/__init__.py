@@ -2,7 +2,7 @@
 serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
-from ontoflow.actors.worker._host import WorkerHost
+from ontoflow.actors.worker._host import WORKER_SPIN_US, WorkerHost
 from ontoflow.actors.worker._http_bridge import (
     DEFAULT_HEALTH_INTERVAL_S,
     DEFAULT_HTTP_TIMEOUT_S,
@@ -27,6 +27,7 @@ __all__ = [
     "REFUSED",
     "ReconnectBackoff",
     "ServiceHealth",
+    "WORKER_SPIN_US",
     "WorkerHost",
     "announced",
     "bridge_http_domain",

@@ -65,6 +65,8 @@ DEFAULT_GRACE_S = 5.0
 #: How long the last answers and the goodbye may take to leave once the socket closes.
 GOODBYE_LINGER_MS = 2000
 
+WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
+
 class WorkerHost(BatchActor):
     """Hosts capabilities and serves one orchestrator, reconnecting when it goes silent.
 
@@ -84,6 +86,7 @@ class WorkerHost(BatchActor):
         drain_on_signals: on SIGTERM or SIGINT, drain (see ``drain``) and return from ``run``
             (a worker process; not for a host embedded in another program's process).
         grace_s: how long running steps may take to finish when draining on a signal.
+        spin_us: how long to poll the socket after sending answers before parking (0: never).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -114,8 +117,9 @@ class WorkerHost(BatchActor):
         liveness: int = 3,
         drain_on_signals: bool = False,
         grace_s: float = DEFAULT_GRACE_S,
+        spin_us: int = WORKER_SPIN_US,
     ) -> None:
-        super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms)
+        super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = {type(c).metadata.id: c for c in capabilities}
         self.address = address
         self.slots = slots
@@ -130,6 +134,7 @@ class WorkerHost(BatchActor):
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
         self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, flush=self.outbox.flush)
+        self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._answers = AnswerBook()
         self._session: Session | None = None  # the welcomed session, if any
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)

@@ -90,6 +90,10 @@ class StepScheduler:
         """Steps started and not answered yet."""
         return self._busy
 
+    def idle(self) -> bool:
+        """Whether no step is running (none waits on I/O)."""
+        return not self._busy
+
     @property
     def queued(self) -> int:
         """Steps accepted and not started yet."""

@@ -111,6 +111,20 @@ class Session:
         self.last_heard_ms = self._host.now()
         return batch
 
+    def recv_batch_nowait(self) -> list[tuple[bytes, Any]]:
+        """What is queued on the socket now, or ``[]`` (a spinning host polls it).
+
+        Raises:
+            anyio.ClosedResourceError: when the session is over.
+        """
+        mailbox = self.mailbox
+        if mailbox is None:
+            raise anyio.ClosedResourceError
+        batch = mailbox.recv_batch_nowait()
+        if batch:
+            self.last_heard_ms = self._host.now()
+        return batch
+
     def on_welcome(self, now: int) -> bool:
         """A Welcome arrived: heartbeat at once (the interval may have changed).
 

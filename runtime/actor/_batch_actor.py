@@ -12,6 +12,18 @@ The mailbox is anything with ``recv_batch`` (:class:`~runtime.actor.Mailbox`): a
 (:class:`~runtime.actor.DealerMailbox`, a worker host, one per session), or the in-memory
 :class:`~runtime.actor.MemoryMailbox` of unit tests. Who calls ``pump`` is the subclass's
 choice: a socket actor's own receive loop, or a worker host's step runners taking turns.
+
+Spin, then park (``spin_us``): once the actor has sent something (its outbox flushed since the
+mailbox was last read), a reply is likely on its way; before waiting for the socket through
+the event loop (the thread sleeps in ``epoll_wait`` and must be woken by the kernel, then the
+loop runs the socket's callback and resumes the task), ``pump`` polls the mailbox without
+blocking (``recv_batch_nowait``) for at most ``spin_us`` microseconds. A message that arrives
+meanwhile is taken at once. The window is bounded, and the event loop runs once before each
+window (timers fire, other tasks get their turn), so nothing starves; an actor that sent
+nothing since its last read parks at once, so an idle actor spins at most one window per
+message it gets after a send of its own (a worker host between heartbeats: one a second).
+What it costs: up to ``spin_us`` of CPU after each flush whose reply is slower than that.
+``spin_us=0`` parks at once.
 """
 
 from __future__ import annotations
@@ -24,11 +36,12 @@ from typing import Any
 import anyio
 import msgspec
 import structlog
+from anyio.lowlevel import checkpoint
 
 from ontoflow.runtime.actor._mailbox import Mailbox
 from ontoflow.runtime.actor._outbox import CommitGate, Outbox
 
-__all__ = ["BatchActor", "Tick", "wall_clock_ms", "where"]
+__all__ = ["BatchActor", "DEFAULT_SPIN_US", "Tick", "wall_clock_ms", "where"]
 
 log = structlog.get_logger()
 
@@ -55,6 +68,15 @@ class Tick(msgspec.Struct, frozen=True):
 #: The identity a Tick arrives from (no peer: the actor's own timer).
 _TIMER = b""
 
+#: How long an actor polls its mailbox after sending before it parks (``BatchActor.spin_us``).
+DEFAULT_SPIN_US = 0
+
+_monotonic_ns = time.monotonic_ns
+
+
+def _always() -> bool:
+    return True
+
 
 class BatchActor:
     """Base of an actor whose mailbox is read in batches (see the module docstring).
@@ -67,9 +89,16 @@ class BatchActor:
         tick_ms: how often a :class:`Tick` is delivered (``run_timer``).
         clock: returns "now" in milliseconds; the only clock the actor reads.
         gate: the commit gate the outbox waits for (``None``: nothing to commit).
+        spin_us: after a flush that sent something, how long ``pump`` polls the mailbox
+            before it parks (see the module docstring); 0: park at once.
 
     Attributes:
         outbox: what the current batch caused, flushed at its end.
+        spin_hits: batches taken while spinning (without a wake-up by the event loop).
+        spin_misses: spin windows that ended with nothing (the actor then parked).
+        may_spin: asked before each spin window; a subclass sets a function that says no while
+            other work of its process would wait the window out (the event loop does not run
+            during it). By default always yes.
         log_info, log_debug: whether those levels are on, read once per batch (a filtered
             log line still costs microseconds; the hot path asks these flags instead).
     """
@@ -80,10 +109,16 @@ class BatchActor:
         tick_ms: int = 50,
         clock: Callable[[], int] = wall_clock_ms,
         gate: CommitGate | None = None,
+        spin_us: int = DEFAULT_SPIN_US,
     ) -> None:
         if tick_ms < 1:
             raise ValueError("tick_ms must be >= 1")
         self._tick_s = tick_ms / 1000
+        self.spin_us = spin_us
+        self.spin_hits = 0
+        self.spin_misses = 0
+        self.may_spin: Callable[[], bool] = _always
+        self._sends_seen = 0  # ``outbox.sends`` when the mailbox was last read
         self._clock = clock
         self._scope: anyio.CancelScope | None = None
         self._failure: Exception | None = None
@@ -118,6 +153,17 @@ class BatchActor:
         if value < 1:
             raise ValueError("tick_ms must be >= 1")
         self._tick_s = value / 1000
+
+    @property
+    def spin_us(self) -> int:
+        """How long ``pump`` polls the mailbox after a flush that sent something (0: never)."""
+        return self._spin_ns // 1000
+
+    @spin_us.setter
+    def spin_us(self, value: int) -> None:
+        if value < 0:
+            raise ValueError("spin_us must be >= 0")
+        self._spin_ns = value * 1000
 
     def now(self) -> int:
         """The actor's clock, in milliseconds."""
@@ -159,9 +205,31 @@ class BatchActor:
         Raises:
             anyio.ClosedResourceError: when the mailbox is closed (or closes meanwhile).
         """
-        batch = await mailbox.recv_batch()
+        batch = None
+        outbox = self.outbox
+        if self._spin_ns and outbox.sends != self._sends_seen and self.may_spin():
+            # A reply may be on its way: let the loop run once, then poll for it a while
+            # (no await between the poll and the handling: a cancellation loses nothing).
+            await checkpoint()
+            batch = self._spin(mailbox)
+        if not batch:
+            batch = await mailbox.recv_batch()
+        self._sends_seen = outbox.sends
         self._handle(batch, self._clock())
         self._flush_or_fail()  # one commit for the whole batch, then its sends, one per peer
+
+    def _spin(self, mailbox: Mailbox) -> list[tuple[bytes, Any]]:
+        """Poll ``mailbox`` until a batch arrives or ``spin_us`` has passed (then ``[]``)."""
+        poll = mailbox.recv_batch_nowait
+        end = _monotonic_ns() + self._spin_ns
+        while True:
+            batch = poll()
+            if batch:
+                self.spin_hits += 1
+                return batch
+            if _monotonic_ns() >= end:
+                self.spin_misses += 1
+                return batch
 
     async def serve_mailbox(self, mailbox: Mailbox) -> None:
         """``pump`` forever (until cancelled, or the mailbox closes)."""

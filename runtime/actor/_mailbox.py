@@ -10,6 +10,7 @@ batches queue up and are read whole, sends are kept in order).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -25,6 +26,15 @@ class Mailbox(Protocol):
 
     async def recv_batch(self) -> list[tuple[bytes, Any]]:
         """Wait for at least one message, then return every one already queued.
+
+        Raises:
+            anyio.ClosedResourceError: when the mailbox is closed.
+        """
+        ...
+
+    def recv_batch_nowait(self) -> list[tuple[bytes, Any]]:
+        """Every message already queued, without waiting or yielding; ``[]`` when none is
+        (what a spinning actor polls: ``BatchActor.spin_us``).
 
         Raises:
             anyio.ClosedResourceError: when the mailbox is closed.
@@ -47,6 +57,10 @@ class DealerMailbox:
     async def recv_batch(self) -> list[tuple[bytes, Any]]:
         """The next batch of the DEALER (see ``Mailbox.recv_batch``)."""
         return [(b"", message) for message in await self.dealer.recv_batch()]
+
+    def recv_batch_nowait(self) -> list[tuple[bytes, Any]]:
+        """What is queued on the DEALER now (see ``Mailbox.recv_batch_nowait``)."""
+        return [(b"", message) for message in self.dealer.recv_batch_nowait()]
 
     def send_many(self, items: list[tuple[bytes, Any]]) -> None:
         """Send the messages of ``items`` in order, in as few ZeroMQ messages as they fit;
@@ -80,6 +94,10 @@ class MemoryMailbox:
     Attributes:
         sent: ``(identity, message)`` of every message sent, oldest first.
         flushes: how many times the outbox sent (``send_many`` calls): one per flush.
+        polls: ``recv_batch_nowait`` calls (a spinning actor's polls).
+        waits: ``recv_batch`` calls that found nothing queued and waited.
+        on_poll: called before each ``recv_batch_nowait`` (a test puts a message from it, as
+            a peer whose reply arrives while the actor spins).
     """
 
     def __init__(self) -> None:
@@ -89,6 +107,9 @@ class MemoryMailbox:
         self._closed = False
         self.sent: list[tuple[bytes, Any]] = []
         self.flushes = 0
+        self.polls = 0
+        self.waits = 0
+        self.on_poll: Callable[[], None] | None = None
 
     def put(self, message: Any, identity: bytes = b"") -> None:
         """Queue ``message`` from the peer ``identity`` for the next batch."""
@@ -110,8 +131,19 @@ class MemoryMailbox:
             if self._queued:
                 batch, self._queued = self._queued, []
                 return batch
+            self.waits += 1
             await self._arrived.wait()
             self._arrived = anyio.Event()
+
+    def recv_batch_nowait(self) -> list[tuple[bytes, Any]]:
+        """Every message queued now, or ``[]`` (see ``Mailbox.recv_batch_nowait``)."""
+        self.polls += 1
+        if self.on_poll is not None:
+            self.on_poll()
+        if self._closed:
+            raise anyio.ClosedResourceError
+        batch, self._queued = self._queued, []
+        return batch
 
     def send_many(self, items: list[tuple[bytes, Any]]) -> None:
         """Keep ``items`` in :attr:`sent`."""

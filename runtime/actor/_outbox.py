@@ -108,10 +108,13 @@ class Outbox:
         on_available: called (no argument) once a failed commit finally succeeded and what it
             held has left.
         failures: commits that failed since the outbox was made.
+        sends: flushes that handed messages to the sink since the outbox was made (the actor
+            kernel reads it to know that a reply may be on its way: ``BatchActor.spin_us``).
     """
 
     __slots__ = ("_depth", "_error", "_gate", "_hold", "_held_waiters", "_items", "_monotonic", "_on_failure",
-                 "_retry_at", "_retry_s", "_scheduled", "_sink", "_waiters", "chunk", "failures", "on_available")
+                 "_retry_at", "_retry_s", "_scheduled", "_sink", "_waiters", "chunk", "failures", "on_available",
+                 "sends")
 
     def __init__(self, *, gate: CommitGate | None = None, on_failure: Callable[[Exception], None] | None = None,
                  chunk: int = SEND_CHUNK, monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -129,6 +132,7 @@ class Outbox:
         self._retry_s = RETRY_FIRST_S
         self.chunk = chunk
         self.failures = 0
+        self.sends = 0
         self.on_available: Callable[[], None] | None = None
         self._hold = _Hold(self)
 
@@ -244,6 +248,7 @@ class Outbox:
             out, self._items = self._items, []
             sink = self._sink
             if sink is not None:
+                self.sends += 1
                 sink.send_many([(identity, message) for identity, message, client in out if not client])
                 # A client pipelining requests (hundreds of Submit(wait=True)) gets what one
                 # batch decided for it in one message, not one per reply.

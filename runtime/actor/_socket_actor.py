@@ -24,7 +24,7 @@ import anyio
 import structlog
 from anyio.abc import TaskStatus
 
-from ontoflow.runtime.actor._batch_actor import BatchActor, Tick, wall_clock_ms, where
+from ontoflow.runtime.actor._batch_actor import DEFAULT_SPIN_US, BatchActor, Tick, wall_clock_ms, where
 from ontoflow.runtime.actor._outbox import CommitGate
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, open_router
 
@@ -46,6 +46,8 @@ class SocketActor(BatchActor):
         clock: returns "now" in milliseconds; the only clock the actor reads.
         gate: the commit gate the outbox waits for (``None``: nothing to commit).
         curve, insecure, max_message_bytes: as ``runtime.transport.open_router``.
+        spin_us: how long to poll the ROUTER after a flush that sent something before parking
+            (``BatchActor``; 0 by default: see ``DEFAULT_SPIN_US``).
 
     Attributes:
         address: the bound address once started (the real port of ``tcp://...:0``).
@@ -65,8 +67,9 @@ class SocketActor(BatchActor):
         curve: Any = None,
         insecure: bool = False,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        spin_us: int = DEFAULT_SPIN_US,
     ) -> None:
-        super().__init__(tick_ms=tick_ms, clock=clock, gate=gate)
+        super().__init__(tick_ms=tick_ms, clock=clock, gate=gate, spin_us=spin_us)
         self.address = address
         self._bind = address
         self._context = context

@@ -86,6 +86,7 @@ class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     slots: int | None = None
     worker_id: str | None = None
     nice: int | None = None
+    spin_us: int | None = None
     curve_secret: str | None = None
     curve_server_key: str | None = None
     max_message_bytes: int | None = None

@@ -32,6 +32,7 @@ from ontoflow.actors.pipelines import ConnectionResolutionError, load_connection
 from ontoflow.actors.worker import (
     DEFAULT_HEALTH_INTERVAL_S,
     DEFAULT_HTTP_TIMEOUT_S,
+    WORKER_SPIN_US,
     DomainServiceError,
     WorkerHost,
     bridge_http_domain,
@@ -109,6 +110,9 @@ def register(subparsers: Any) -> None:
         help="lower this worker's CPU priority by N (0-19): keeps a co-located orchestrator responsive",
     )
     worker.add_argument("--no-builtins", action="store_true")
+    worker.add_argument("--spin-us", type=int, default=WORKER_SPIN_US, metavar="US",
+                        help="after sending answers, poll for the next Invoke this long before sleeping "
+                             f"(lower latency for up to US of CPU per answer; 0: sleep at once; default {WORKER_SPIN_US})")
     worker.add_argument("--grace-s", type=float, default=5.0, metavar="SECONDS",
                         help="on SIGTERM, how long running steps may take to finish (default 5)")
     worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
@@ -279,6 +283,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
     if args.slots < 1 or args.max_message_bytes < 1 or args.reconnect_max < 1:
         return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
+    if args.spin_us < 0:
+        return fail(f"--spin-us must be >= 0, got {args.spin_us}")
     if not 0 <= args.nice <= 19:
         return fail(f"--nice must be between 0 and 19, got {args.nice}")
     try:
@@ -300,6 +306,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             reconnect_max_s=args.reconnect_max,
             drain_on_signals=True,  # SIGTERM: finish running steps, answer, shutdown(), Disconnect, exit 0
             grace_s=args.grace_s,
+            spin_us=args.spin_us,
         )
         host.domains = domains
         for check in checks:  # a bridged service's /health, on the host's Ticks

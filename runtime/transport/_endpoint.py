@@ -255,6 +255,19 @@ class _Endpoint:
             if batch:
                 return batch
 
+    def _receive_nowait(self, max_batch: int) -> list:
+        """What ``_receive`` would return at once, without waiting or yielding; ``[]`` when
+        nothing is queued (a spinning receiver calls it in a loop: no exception per miss)."""
+        if self._sock.closed:
+            raise anyio.ClosedResourceError
+        batch = self._pending
+        if batch:
+            self._pending = []
+            return batch
+        # ZMQ_EVENTS first (see ``_drain``): a miss costs one poll of libzmq's mailbox, and
+        # it re-arms the FD, so a receiver that parks after it still gets the next edge.
+        return self._drain(max_batch, False)
+
     async def _park(self) -> None:
         if self._waiter is not None:
             raise anyio.BusyResourceError("receiving from")

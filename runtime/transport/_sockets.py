@@ -57,6 +57,15 @@ class RouterSocket(_Endpoint):
         """
         return await self._receive(max_batch)
 
+    def recv_batch_nowait(self, max_batch: int = 512) -> list[tuple[bytes, WireMessage]]:
+        """Every valid message already queued (up to ``max_batch`` frame sets), without
+        waiting or yielding to the event loop; ``[]`` when none is.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        return self._receive_nowait(max_batch)
+
     def _decode(self, frames: list[bytes]) -> list[tuple[bytes, Any]]:
         identity = frames[0]
         if len(frames) == 3 and frames[1] == CLIENT_HEADER:
@@ -164,6 +173,20 @@ class DealerSocket(_Endpoint):
         else:
             ready = await self._receive(max_batch)
         batch, self._backlog = ready[:max_batch], ready[max_batch:]  # no await in between: nothing lost
+        return batch
+
+    def recv_batch_nowait(self, max_batch: int = 512) -> list[WireMessage]:
+        """Every valid message already queued, without waiting or yielding to the event loop
+        (as ``recv_batch`` returns them, a client socket's at most ``max_batch``); ``[]`` when
+        none is.
+
+        Raises:
+            anyio.ClosedResourceError: when the socket is closed.
+        """
+        if not self._client:
+            return self._receive_nowait(max_batch)
+        ready = self._backlog or self._receive_nowait(max_batch)
+        batch, self._backlog = ready[:max_batch], ready[max_batch:]
         return batch
 
     def _decode(self, frames: list[bytes]) -> list:

@@ -91,6 +91,11 @@ def test_worker_nice_out_of_range_exits_2(ontoflow, nice: str) -> None:
     assert ran.code == 2 and "--nice must be between 0 and 19" in ran.stderr
 
 
+def test_worker_negative_spin_exits_2(ontoflow) -> None:
+    ran = ontoflow("worker", "--connect", "ipc:///nonexistent/orchestrator.sock", "--spin-us", "-1")
+    assert ran.code == 2 and "--spin-us must be >= 0" in ran.stderr
+
+
 @pytest.mark.parametrize("pair", ["obdc.base.lang.code=klingon", "no-equals-sign", "=value"])
 def test_invalid_inputs_exit_2_without_echoing_the_value(ontoflow, pair: str) -> None:
     ran = ontoflow("run", MANIFEST, "--input", pair)

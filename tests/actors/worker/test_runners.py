@@ -227,3 +227,28 @@ async def test_with_every_slot_busy_a_cancel_is_still_read() -> None:
             sent = await mailbox.wait_sent(2)
         assert [(m.step_id, m.event) for _, m in sent] == [("b", "cancelled"), ("a", "success")]
         await _until(lambda: len(host.steps) == 0)
+
+
+async def test_the_reading_runner_spins_only_while_no_step_waits_on_io() -> None:
+    from ontoflow.actors.worker import WorkerHost
+
+    real = WorkerHost([Gate()], address="ipc:///nowhere")
+    assert real.spin_us > 0 and real.may_spin == real.steps.idle  # the wiring copied below
+    async with _host(slots=2) as (host, mailbox):
+        host.spin_us = 1  # a window that ends at once: the counters tell what happened
+        host.may_spin = host.steps.idle
+        mailbox.put(_invoke("a", wait=True))
+        mailbox.put(_invoke("s0"))
+        with anyio.fail_after(5):
+            await mailbox.wait_sent(1)  # s0 answered while "a" waits on I/O
+        await anyio.wait_all_tasks_blocked()
+        assert mailbox.polls == 0 and host.spin_misses == 0  # the reader parked at once
+        Gate.release.set()
+        with anyio.fail_after(5):
+            await mailbox.wait_sent(2)
+        await _until(lambda: host.steps.idle())
+        mailbox.put(_invoke("s1"))
+        with anyio.fail_after(5):
+            await mailbox.wait_sent(3)
+        await _until(lambda: host.spin_misses >= 1)  # nothing waits now: it polled before parking
+        assert mailbox.polls >= 1
