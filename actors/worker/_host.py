@@ -6,10 +6,8 @@ its mailbox is the current session's DEALER, drained in batches by the step runn
 :class:`~actors.worker._scheduler.StepScheduler` (one at a time, through ``pump``); each
 message is dispatched with ``match`` in :meth:`WorkerHost.receive`; time arrives as
 :class:`~runtime.actor.Tick` messages (heartbeats and the orchestrator's silence are decided
-on them, ``Session.on_tick``); what a batch causes leaves with the outbox's flush at its end.
-Answers leave in batches: those of steps run back to back when the queue runs dry (or every
-``SEND_CHUNK`` steps), those of steps that waited at the end of their event-loop turn. A Tick
-also starts the perceptions due (every declared interval, counted from the last one's end).
+on them, ``Session.on_tick``; a Tick also starts the perceptions due). Answers leave in
+batches: with the outbox's flush when the queue runs dry (or every ``SEND_CHUNK`` steps).
 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
@@ -66,6 +64,7 @@ DEFAULT_GRACE_S = 5.0
 GOODBYE_LINGER_MS = 2000
 
 WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
+
 
 class WorkerHost(BatchActor):
     """Hosts capabilities and serves one orchestrator, reconnecting when it goes silent.
