@@ -20,13 +20,10 @@ meanwhile. What is answered while no session is up, and what was sent recently, 
 for (``holding``) and after the ``Welcome`` the held answers are sent once more (an answer the
 orchestrator already had is ignored: ``outcome_ignored``).
 
-Draining (``drain``, or SIGTERM/SIGINT when the host runs with ``drain_on_signals``, as a
-worker process does): the host stops taking steps (an Invoke that arrives, and a step still
-queued, are not started), lets the running ones finish within a grace period and sends their
-answers, then says ``Disconnect`` and stops; ``run`` then calls every capability's
-``shutdown()``. A step still running when the grace period ends is left unanswered: the
-Disconnect makes the orchestrator treat it as it treats a lost worker's (a new attempt when
-idempotent). A process that drained exits 0.
+Draining (``drain``, or SIGTERM/SIGINT with ``drain_on_signals``): no new step starts, the
+running ones get a grace period and their answers are sent, then ``Disconnect``, and ``run``
+calls every capability's ``shutdown()``. A step still running after the grace period is
+treated by the orchestrator as a lost worker's (a new attempt when idempotent). Exit 0.
 """
 
 from __future__ import annotations
