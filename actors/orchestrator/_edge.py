@@ -16,13 +16,10 @@ and replay read it and never ask the adapter again. The turn the planner remembe
 follow-up is recorded before it answers, so it is in that same commit. A clarification asked
 before anything ran (the confidence gate, a missing entity) starts no run and is not journaled.
 
-Session memory (the previous turns of each session, for follow-ups, the question a session
-was asked, and the gate's choice of goal) is a :class:`SessionBook` the planner owns, bounded
-by ``MemoryLimits`` (turns per session, their age, sessions) and kept in the journal when the
-daemon has one: a restarted daemon reads it back, so "e da Vale?" after a restart still leans
-on "qual o preço da Petrobras?", and the answer to a question asked before the restart still
-resumes its run. A reply to a question may name a candidate loosely ("a segunda",
-"nda-fi.he", "Helsinki": ``actors.intent.choose``). One session's turns are taken one at a time.
+Session memory (earlier turns, the question a session was asked, the gate's choice of goal)
+is a :class:`SessionBook` the planner owns, bounded by ``MemoryLimits`` and kept in the journal
+when the daemon has one, so follow-ups and answers work across a restart. A reply may name a
+candidate loosely (``actors.intent.choose``). One session's turns are taken one at a time.
 """
 
 from __future__ import annotations
@@ -345,7 +342,8 @@ class EdgeService:
         """Wait for the run's end, or for it to suspend on a question (answered at once, and
         remembered so the session's next sentence answers it)."""
         done = self._orch.status(run_id)
-        if done is None:  # one event for either end: no task group, no task per wait
+        # It may have suspended while its submit awaited the commit: no event would come then.
+        if done is None and not self._asks_now(run_id):  # one event for either end of the run
             event = self._suspended.setdefault(run_id, anyio.Event())
             try:
                 await event.wait()
@@ -357,6 +355,12 @@ class EdgeService:
             await self._request(SessionAsked(ask_id=0, session_id=sid, run_id=run_id, answer_steps=list(answer_steps)))
             return _reply(question_output(run_id, self._orch.questions(run_id)), run_id, intent)
         return _reply(answer_of(done.status, done.error, done.context, answer_steps), run_id, intent)
+
+    def _asks_now(self, run_id: str) -> bool:
+        try:
+            return bool(self._orch.questions(run_id))
+        except UnknownRunError:  # forgotten: it ended, and its status says how
+            return False
 
     async def _ask(self, request: EntryRequest) -> AskReply | Error | Busy:
         answer = await self._request(PlanAsk(ask_id=0, request=request))

@@ -287,3 +287,28 @@ async def test_an_edge_that_crashes_too_often_is_down_but_the_orchestrator_serve
         assert [e["event"] for e in logs].count("actor_crashed") == 2  # the second crash is one too many
         assert any(e["event"] == "edge_down" for e in logs)
         tg.cancel_scope.cancel()
+
+
+async def test_a_run_that_suspends_before_its_turn_waits_is_answered_with_its_question(finance) -> None:
+    """The race a loaded daemon hit: the submit awaits its commit, and meanwhile the run's first
+    step asks which Nordea; the turn must answer with that question, not wait for an event that
+    already came."""
+    catalogue, classes = finance
+    composed = _compose(catalogue)
+    orch = composed.orchestrator
+    submit = orch.asubmit
+
+    async def slow_submit(*args: Any, **kwargs: Any) -> str:  # returns only once the run asks
+        run_id = await submit(*args, **kwargs)
+        while not orch.questions(run_id):
+            await anyio.sleep(0)
+        return run_id
+
+    orch.asubmit = slow_submit
+    async with anyio.create_task_group() as tg:
+        await _serve(tg, composed, classes)
+        with anyio.fail_after(30):
+            asked = await composed.edge.ask("s1", "what is the price of Nordea?")
+        assert isinstance(asked, AskReply) and asked.status == "clarification", asked
+        assert "NDA-FI.HE" in str(asked.result) + asked.explanation
+        tg.cancel_scope.cancel()
