@@ -28,7 +28,7 @@ from ontoflow.actors.orchestrator._documents import SubmittedDocuments
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._authority import ADMIN, key_of
 from ontoflow.actors.orchestrator._limits import check_payload
-from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator, UnknownRunError
+from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
@@ -313,10 +313,9 @@ class ClientService:
         ]
 
     def _questions(self, run_id: str) -> list[Any]:
-        try:
-            return self._orch.questions(run_id)
-        except UnknownRunError:  # a run read from the journal: not live here
-            return []
+        runs = self._orch.runs
+        run = runs.get(run_id)  # None: a run read from the journal, not live here
+        return [] if run is None else runs.questions(run)
 
     @staticmethod
     def _live_status(run_id: str, state: Any, questions: list[Any]) -> RunStatus:
