@@ -270,7 +270,7 @@ class ClientService:
         except ConnectionResolutionError as exc:
             return Error(code="invalid_connections", message=str(exc))
         try:
-            run_id = orch.submit(admitted.workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
+            run_id = orch.commands.submit(admitted.workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
                                  source=admitted.source, idempotency_key=message.idempotency_key,
                                  owner=key_of(identity) if orch.authority.roles is not None else None)
         except ValueError as exc:
