@@ -28,7 +28,7 @@ from ontoflow.actors.orchestrator._documents import SubmittedDocuments
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._authority import ADMIN, key_of
 from ontoflow.actors.orchestrator._limits import check_payload
-from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator, UnknownRunError
+from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
@@ -270,7 +270,7 @@ class ClientService:
         except ConnectionResolutionError as exc:
             return Error(code="invalid_connections", message=str(exc))
         try:
-            run_id = orch.submit(admitted.workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
+            run_id = orch.commands.submit(admitted.workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
                                  source=admitted.source, idempotency_key=message.idempotency_key,
                                  owner=key_of(identity) if orch.authority.roles is not None else None)
         except ValueError as exc:
@@ -314,10 +314,9 @@ class ClientService:
         ]
 
     def _questions(self, run_id: str) -> list[Any]:
-        try:
-            return self._orch.questions(run_id)
-        except UnknownRunError:  # a run read from the journal: not live here
-            return []
+        runs = self._orch.runs
+        run = runs.get(run_id)  # None: a run read from the journal, not live here
+        return [] if run is None else runs.questions(run)
 
     @staticmethod
     def _live_status(run_id: str, state: Any, questions: list[Any]) -> RunStatus:

@@ -98,12 +98,13 @@ class Durability:
 
     def fact(self, run_id: str, fact: Fact) -> None:
         """Record ``fact`` of ``run_id`` (before it is applied: its consequences follow it)."""
-        self._batch.fact(run_id, "fact", fact.now_ms, _fact_encoder.encode(fact))
+        self._batch.facts.append((run_id, "fact", fact.now_ms, _fact_encoder.encode(fact)))  # CommitBatch.fact, inlined
 
     def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int) -> None:
         """Record an Invoke before it leaves: after a crash, an attempt with this record may
         have run; one without it surely did not."""
-        self._batch.fact(d.run_id, "dispatched", now, _fact_encoder.encode((d.step_id, d.attempt, d.capability, worker_id)))
+        record = _fact_encoder.encode((d.step_id, d.attempt, d.capability, worker_id))
+        self._batch.facts.append((d.run_id, "dispatched", now, record))
 
     def ended(self, run_id: str, status: str, ended_ms: int) -> None:
         """Record a run's end (in the same transaction as the fact that ended it)."""

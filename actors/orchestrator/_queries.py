@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError
+from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
@@ -65,10 +65,9 @@ class Queries:
         """The run's state and result, or None when neither memory nor the journal knows it."""
         orch = self._orch
         if not orch.uncommitted(run_id):  # else memory is ahead of the journal: read what is committed
-            try:
-                return Found(orch.run_state(run_id), orch.status(run_id))
-            except UnknownRunError:
-                pass
+            run = orch.runs.get(run_id)  # one lookup: a submit with wait=True asks this for every run
+            if run is not None:
+                return Found(run.state, run.result)
         journal = orch.journal
         if journal is None:
             return None

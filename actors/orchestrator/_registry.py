@@ -198,6 +198,15 @@ class WorkerRegistry:
         """The worker running that step attempt, if any."""
         return self._step_owner.get((run_id, step_id, attempt))
 
+    def owner_of(self, key: StepKey) -> WorkerInfo | None:
+        """``owner`` of the attempt ``(run_id, step_id, attempt)`` (for every Outcome: no tuple made again)."""
+        return self._step_owner.get(key)
+
+    def release_from(self, info: WorkerInfo, key: StepKey) -> None:
+        """``release`` of an attempt known to be in flight on ``info`` (``owner_of`` said so)."""
+        del self._step_owner[key]
+        info.in_flight.pop(key, None)
+
     def expired(self, now_ms: int, silence_ms: int) -> list[WorkerInfo]:
         """Every worker silent for longer than ``silence_ms`` (all of them, not just the first)."""
         return [w for w in self._workers.values() if now_ms - w.last_seen_ms > silence_ms]

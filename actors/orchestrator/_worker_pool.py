@@ -262,7 +262,7 @@ class WorkerPool:
     def outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
         """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
         key = (outcome.run_id, outcome.step_id, outcome.attempt)
-        owner = self.registry.owner(*key)
+        owner = self.registry.owner_of(key)
         if owner is None or owner.identity != identity or owner.session != outcome.session:
             if owner is not None and owner.session != outcome.session and owner.identity == identity:
                 self.refused["outcome_session"] += 1  # under the worker's identity, not from its session
@@ -274,7 +274,7 @@ class WorkerPool:
                      outcome=outcome.event, reason="attempt not in flight on this worker")
             return
         owner.last_seen_ms = now
-        self.registry.release(*key)
+        self.registry.release_from(owner, key)
         self._liveness.delivered(key)
         self._clocks.stop(key)
         run = self._runs.live(outcome.run_id)

@@ -33,6 +33,8 @@ import structlog
 
 from ontoflow.runtime.journal._lock import JournalLock, check_folder, lock_journal, prepare_journal_file
 from ontoflow.runtime.journal._memory import read_memory, write_memory
+from ontoflow.runtime.journal._rows import RUN_COLUMNS as _RUN_COLUMNS
+from ontoflow.runtime.journal._rows import insert_facts, insert_runs
 from ontoflow.runtime.journal._schema import SCHEMA, SCHEMA_VERSION, migrate
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
@@ -40,18 +42,9 @@ __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "ope
 
 log = structlog.get_logger()
 
-_RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
+
 #: The same columns read from a journal of a version without ``owner`` (opened read-only).
 _RUN_COLUMNS_V2 = _RUN_COLUMNS.replace(", owner", ", NULL")
-
-#: Fact rows per INSERT statement, largest first: a batch is cut into chunks of these sizes so
-#: that only these few statements exist and stay in sqlite3's statement cache. 4 parameters per
-#: row keep the largest under SQLite's oldest limit of 999.
-_CHUNK_SIZES = (128, 64, 32, 16, 8, 4, 2, 1)
-_FACTS_INSERT = {
-    n: "INSERT INTO facts (run_id, kind, at_ms, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n) for n in _CHUNK_SIZES
-}
-
 
 class RunRow(msgspec.Struct, kw_only=True):
     """One run as the journal knows it."""
@@ -145,10 +138,9 @@ class Journal:
             if batch.sources:
                 conn.executemany("INSERT OR IGNORE INTO sources (hash, body) VALUES (?, ?)", batch.sources.items())
             if batch.runs:
-                conn.executemany(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                                 [r.as_tuple() for r in batch.runs])
+                insert_runs(conn, batch.runs)
             if batch.facts:
-                self._insert_facts(batch.facts)
+                insert_facts(conn, batch.facts)
             if batch.ended:
                 conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", batch.ended)
             if batch.capabilities:
@@ -161,18 +153,6 @@ class Journal:
             _rollback(conn)
             raise JournalError(f"journal {self.path}: write failed: {exc}") from None
         self.commits += 1
-
-    def _insert_facts(self, facts: list[tuple[str, str, int, bytes]]) -> None:
-        # Multi-row statements: a statement step per chunk instead of one per row saves a
-        # fifth of a group commit's time; rows are inserted (and numbered) in their order.
-        conn = self._conn
-        start, left = 0, len(facts)
-        for size in _CHUNK_SIZES:
-            statement = _FACTS_INSERT[size]
-            while left >= size:
-                conn.execute(statement, [value for row in facts[start:start + size] for value in row])
-                start += size
-                left -= size
 
     def prune(self, ended_before_ms: int) -> int:
         """Delete runs that ended before ``ended_before_ms`` with their facts; returns how many.
@@ -280,6 +260,7 @@ class Journal:
     def _one(self, where: str, value: str) -> RunRow | None:
         row = self._conn.execute(f"SELECT {self._columns} FROM runs {where}", (value,)).fetchone()
         return None if row is None else _run_row(row)
+
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

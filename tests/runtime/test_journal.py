@@ -145,3 +145,27 @@ def test_one_writer_per_journal_in_one_process_too(tmp_path: Path) -> None:
             open_journal(path)
         assert caught.value.path == str(path)
     open_journal(path).close()  # released on close
+
+
+@pytest.mark.parametrize("count", [1, 3, 130, 200])
+def test_run_rows_bare_and_full_are_kept_as_given_in_their_order(tmp_path: Path, count: int) -> None:
+    # Bare rows (every optional column NULL) and full ones go through different statements:
+    # each row must read back exactly as written, and ``unfinished`` keep the submit order.
+    rows = []
+    for n in range(count):
+        full = n % 7 in (3, 4)  # stretches of both kinds, of several lengths
+        rows.append(RunRow(run_id=f"r{n:04d}", source_hash="h1", submitted_ms=10, name=f"w{n}",
+                           deadline_at_ms=99 if full else None, idempotency_key=f"k{n}" if full else None,
+                           trigger_key=f"t{n}" if n % 7 == 4 else None, owner="key" if full else None))
+    batch = CommitBatch()
+    batch.sources["h1"] = b"source"
+    batch.runs.extend(rows)
+    for row in rows:
+        batch.fact(row.run_id, "fact", 10, row.run_id.encode())
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        journal.commit(batch)
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        assert journal.unfinished() == rows
+        assert all(journal.run(row.run_id) == row for row in rows)
+        facts = journal.facts(rows[-1].run_id)
+        assert [f.body for f in facts] == [rows[-1].run_id.encode()] and type(facts[0].body) is bytes
