@@ -24,7 +24,7 @@ from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._intent_actor import ANY_DOMAIN, AdapterFactory
 from ontoflow.actors.intent._matcher import Matcher
 from ontoflow.actors.intent.errors import AdapterChoiceError
-from ontoflow.actors.llm import llm_config_from_env
+from ontoflow.actors.llm import LlmConfigError, llm_config_from_env
 from ontoflow.protocols.intent import IntentOutput, Turn
 
 __all__ = ["ADAPTERS", "RoutedAdapter", "adapter_factories", "check_choice"]
@@ -53,20 +53,20 @@ def adapter_factories(choice: Mapping[str, str], environ: Mapping[str, str] | No
     """The factories of ``choice``, keyed as :class:`IntentActor`'s ``adapter`` mapping.
 
     Raises:
-        AdapterChoiceError: a name that is no adapter.
-        ontoflow.actors.llm.LlmConfigError: ``llm`` chosen and its endpoint not configured
-            (naming the variable) or its key file unreadable.
+        AdapterChoiceError: a name that is no adapter; or ``llm`` chosen and its endpoint not
+            configured (naming the variable, never a value) or its key file unreadable.
     """
     check_choice(choice)
     kinds = {ANY_DOMAIN: "matcher", **choice}
-    factories: dict[str, AdapterFactory] = {}
+    llm_factory: AdapterFactory = Matcher
     if "llm" in kinds.values():
-        llm = llm_config_from_env(os.environ if environ is None else environ)
-        llm.api_key()  # an unreadable key file is said now, not at the first sentence
-        llm_factory: AdapterFactory = functools.partial(LlmCapabilityAdapter, llm=llm)
-    for domain, name in kinds.items():
-        factories[domain] = llm_factory if name == "llm" else Matcher
-    return factories
+        try:
+            llm = llm_config_from_env(os.environ if environ is None else environ)
+            llm.api_key()  # an unreadable key file is said now, not at the first sentence
+        except LlmConfigError as exc:
+            raise AdapterChoiceError(f"--intent-adapter llm: {exc}") from None
+        llm_factory = functools.partial(LlmCapabilityAdapter, llm=llm)
+    return {domain: llm_factory if name == "llm" else Matcher for domain, name in kinds.items()}
 
 
 class RoutedAdapter(IntentAdapter):

@@ -18,7 +18,7 @@ from ontoflow.actors.intent import (
     adapter_factories,
     understand,
 )
-from ontoflow.actors.llm import LlmConfig, LlmConfigError
+from ontoflow.actors.llm import LlmConfig
 from ontoflow.protocols.intent import EntryRequest, SessionMemory
 from tests.support.fake_openai import answer, open_fake_openai
 
@@ -51,7 +51,7 @@ def test_the_matcher_is_the_default_and_an_unknown_name_is_refused_by_its_key() 
 
 
 def test_choosing_llm_without_an_endpoint_names_the_variable() -> None:
-    with pytest.raises(LlmConfigError, match="ONTOFLOW_LLM_URL"):
+    with pytest.raises(AdapterChoiceError, match="--intent-adapter llm: .*ONTOFLOW_LLM_URL"):
         adapter_factories({ANY_DOMAIN: "llm"}, environ={})
     factories = adapter_factories({"finance": "llm"}, environ=_env("http://127.0.0.1:9/v1"))
     assert factories[ANY_DOMAIN] is Matcher and factories["finance"] is not Matcher
