@@ -3,7 +3,7 @@
     ontoflow ask "TEXT" [--session S] [--json] [--run] [--answer CHOICE ...] [--domains DIR ...] [--connections FILE]
                  [--intent-adapter [DOMAIN=]matcher|llm ...]
     ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json] [--run] [--answer CHOICE ...]
-    ontoflow intents eval FILE [--domains DIR ...] [--json]
+    ontoflow intents eval FILE [--domains DIR ...] [--json] [--intent-adapter [DOMAIN=]matcher|llm ...]
 
 ``ask`` turns a sentence into a run: the intent adapter (the deterministic matcher, or the LLM
 one chosen with ``--intent-adapter``, ``runtime.cli._adapter_option``) -> the confidence gate -> the
@@ -63,7 +63,6 @@ from ontoflow.actors.intent import (
     EvalCase,
     IntentAdapterFailed,
     IntentRejected,
-    Matcher,
     answer_of,
     evaluate,
     find_domain_folders,
@@ -120,6 +119,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("file", help="a YAML/JSON list of {text, domain, goal, entities}")
     ev.add_argument("--json", action="store_true", help="print the report as JSON")
     _domain_options(ev)
+    adapter_option(ev)
     logging_options(ev)
     ev.set_defaults(handler=_cmd_eval)
 
@@ -364,19 +364,26 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if not cases:
         return fail(f"{args.file}: the labelled set is empty")
-    matcher = Matcher(catalogue)
+    try:
+        matcher = embedded_adapter(catalogue, adapter_choice(args))  # the matcher unless one was chosen
+    except ConfigError as exc:
+        return fail(str(exc))
 
     async def classify_all() -> list[Any]:
-        # Through the adapter interface, as an LLM adapter will be evaluated; no memory.
-        return [await matcher.classify(c.text) for c in cases]
+        # Through the adapter interface, as every adapter is evaluated; no memory.
+        return [await matcher.classify(c.text) for c in cases]  # type: ignore[attr-defined]
 
-    predictions = anyio.run(classify_all, backend="asyncio")
+    try:
+        predictions = anyio.run(classify_all, backend="asyncio")
+    except IntentAdapterFailed as exc:
+        return fail(str(exc), EXIT_FAILED)
     thresholds = {d: m.confidence_threshold for d, m in catalogue.domains.items()}
     report = evaluate(cases, predictions, thresholds)
     if args.json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         return EXIT_OK
-    print(f"adapter: {matcher.name}   cases: {report.cases}")
+    print(f"adapter: {' '.join(f'{d}={n}' for d, n in sorted(adapter_choice(args).items())) or 'matcher'}   "
+          f"cases: {report.cases}")
     print(f"goal accuracy:     {report.goal_accuracy:.1%}")
     print(f"entity accuracy:   {report.entity_accuracy:.1%}   (goal right and every labelled entity right)")
     print(f"under the gate:    {report.under_gate} of {report.cases} (a clarification instead of an answer)")

@@ -75,6 +75,32 @@ async def test_ask_with_the_llm_adapter_answers_retries_a_bad_answer_and_fails_c
     _never_shown(logged)
 
 
+async def test_chat_with_the_llm_adapter_answers_and_goes_on_after_a_failing_endpoint(tmp_path: Path) -> None:
+    async with open_fake_openai([QUOTE, answer(status=503), answer(status=503), answer(status=503),
+                                 answer(status=503), QUOTE]) as model:
+        done = await anyio.run_process(
+            [*PYTHON, "chat", "--intent-adapter", "finance=llm", "--domains", str(FINANCE), "--transport", "inproc"],
+            cwd=tmp_path, env=_env(tmp_path, model.url), check=False,
+            input="qual o preço da Petrobras?\nqual o preço da Vale?\nqual o preço da Petrobras?\n".encode())
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err
+    lines = out.strip().splitlines()
+    assert "PETR4.SA" in lines[0] and "answered 503" in lines[1] and "PETR4.SA" in lines[2], out
+    assert len(model.requests) == 6  # finance's own adapter asked the model; the 503s retried by the base
+    _never_shown(out, err)
+
+
+async def test_intents_eval_runs_the_labelled_set_through_the_chosen_llm_adapter(tmp_path: Path) -> None:
+    labelled = tmp_path / "set.yaml"
+    labelled.write_text('- {text: "qual a cotação da Petrobras?", domain: finance, goal: GET_QUOTE, '
+                        'entities: {symbol_text: Petrobras}}\n')
+    async with open_fake_openai([QUOTE]) as model:
+        code, out, err = await _ontoflow(tmp_path, _env(tmp_path, model.url), "intents", "eval", str(labelled),
+                                         "--domains", str(FINANCE), "--intent-adapter", "llm", "--json")
+    assert code == 0, err
+    assert msgspec.json.decode(out)["goal_accuracy"] == 1.0 and len(model.requests) == 1
+
+
 async def test_choosing_llm_badly_is_refused_naming_the_key_or_the_variable(tmp_path: Path) -> None:
     code, _, err = await _ontoflow(tmp_path, _env(tmp_path, None), "ask", "preço da Petrobras", "--intent-adapter", "llm",
                                    "--domains", str(FINANCE))
