@@ -60,9 +60,10 @@ def adapter_factories(choice: Mapping[str, str], environ: Mapping[str, str] | No
     kinds = {ANY_DOMAIN: "matcher", **choice}
     llm_factory: AdapterFactory = Matcher
     if "llm" in kinds.values():
+        env = os.environ if environ is None else environ
         try:
-            llm = llm_config_from_env(os.environ if environ is None else environ)
-            llm.api_key()  # an unreadable key file is said now, not at the first sentence
+            llm = llm_config_from_env(env)
+            llm.api_key(env)  # an unreadable key file is said now, not at the first sentence
         except LlmConfigError as exc:
             raise AdapterChoiceError(f"--intent-adapter llm: {exc}") from None
         llm_factory = functools.partial(LlmCapabilityAdapter, llm=llm)

@@ -28,7 +28,7 @@ from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._llm_adapter import catalogue_view
 from ontoflow.actors.intent._llm_capability import CATALOGUE, OUTPUT, PREVIOUS, TEXT, LlmClassify
 from ontoflow.actors.intent.errors import IntentAdapterFailed
-from ontoflow.actors.llm import LlmConfig
+from ontoflow.actors.llm import LlmConfig, LlmConfigError
 from ontoflow.protocols.events import SUCCESS
 from ontoflow.protocols.intent import IntentOutput, Turn
 from ontoflow.protocols.messages import Invoke
@@ -45,15 +45,17 @@ class LlmCapabilityAdapter(IntentAdapter):
         catalogue: the domains and goals to choose among.
         llm: the endpoint (its key is read when a request is made, never kept in a message).
         **base: passed to the capability base (``sleep``, ``random``: tests).
-
-    Raises:
-        ontoflow.actors.llm.LlmConfigError: the key file cannot be read.
     """
 
     name = "llm"
 
     def __init__(self, catalogue: Catalogue, *, llm: LlmConfig, **base: Any) -> None:
-        key = llm.api_key()
+        # Built in the Intent actor's loop whenever the catalogue changes: a key file gone since
+        # the start must not crash it; the request then fails, saying so (LlmConfigError).
+        try:
+            key = llm.api_key()
+        except LlmConfigError:
+            key = None
         # The key is scrubbed from every error text the base produces (belt and braces: the
         # client never puts it in one).
         self._capability = LlmClassify(llm=llm, secrets=[key] if key else [], **base)

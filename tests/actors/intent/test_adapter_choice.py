@@ -97,3 +97,15 @@ async def test_per_domain_the_domains_own_adapter_has_the_last_word(catalogue, m
     # The finance adapter was built over finance alone.
     schema = model.requests[0]["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["primary_domain"]["enum"] == ["finance", ""]
+
+
+async def test_a_key_file_gone_since_the_start_fails_the_sentence_not_the_actor(catalogue, tmp_path) -> None:
+    gone = LlmConfig(base_url="http://127.0.0.1:9/v1", model="fake", api_key_env=None,
+                     api_key_file=str(tmp_path / "missing.key"))
+    adapter = LlmCapabilityAdapter(catalogue, llm=gone, sleep=_no_wait)  # built, as the Intent actor does
+    with pytest.raises(IntentAdapterFailed, match="cannot read the API key file"):
+        await adapter.classify("preço da Petrobras")
+    with pytest.raises(AdapterChoiceError, match="--intent-adapter llm: cannot read the API key file"):
+        adapter_factories({ANY_DOMAIN: "llm"}, environ={"ONTOFLOW_LLM_URL": "http://127.0.0.1:9/v1",
+                                                        "ONTOFLOW_LLM_MODEL": "fake",
+                                                        "ONTOFLOW_LLM_API_KEY_FILE": str(tmp_path / "missing.key")})
