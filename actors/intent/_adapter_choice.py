@@ -66,6 +66,8 @@ def adapter_factories(choice: Mapping[str, str], environ: Mapping[str, str] | No
             llm.api_key(env)  # an unreadable key file is said now, not at the first sentence
         except LlmConfigError as exc:
             raise AdapterChoiceError(f"--intent-adapter llm: {exc}") from None
+        except ValueError:  # the one number read from the environment
+            raise AdapterChoiceError("--intent-adapter llm: ONTOFLOW_LLM_TIMEOUT_S is not a number of seconds") from None
         llm_factory = functools.partial(LlmCapabilityAdapter, llm=llm)
     return {domain: llm_factory if name == "llm" else Matcher for domain, name in kinds.items()}
 

@@ -53,6 +53,8 @@ def test_the_matcher_is_the_default_and_an_unknown_name_is_refused_by_its_key() 
 def test_choosing_llm_without_an_endpoint_names_the_variable() -> None:
     with pytest.raises(AdapterChoiceError, match="--intent-adapter llm: .*ONTOFLOW_LLM_URL"):
         adapter_factories({ANY_DOMAIN: "llm"}, environ={})
+    with pytest.raises(AdapterChoiceError, match="ONTOFLOW_LLM_TIMEOUT_S"):
+        adapter_factories({ANY_DOMAIN: "llm"}, environ={**_env("http://127.0.0.1:9/v1"), "ONTOFLOW_LLM_TIMEOUT_S": "soon"})
     factories = adapter_factories({"finance": "llm"}, environ=_env("http://127.0.0.1:9/v1"))
     assert factories[ANY_DOMAIN] is Matcher and factories["finance"] is not Matcher
 
