@@ -13,10 +13,11 @@ no adapter is a usage error (exit 2) naming the flag.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ontoflow.runtime.cli._config import ADAPTER_NAMES
 
-__all__ = ["ANY_DOMAIN", "adapter_choice", "adapter_option", "embedded_adapter"]
+__all__ = ["ANY_DOMAIN", "adapter_choice", "adapter_option", "embedded_adapter", "ignored_with_connect"]
 
 #: The key of every other domain in a choice (``actors.intent.ANY_DOMAIN``).
 ANY_DOMAIN = "*"
@@ -62,3 +63,11 @@ def embedded_adapter(catalogue: object, choice: dict[str, str]) -> object:
         return RoutedAdapter(catalogue, adapter_factories(choice))  # type: ignore[arg-type]
     except AdapterChoiceError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def ignored_with_connect(args: argparse.Namespace) -> None:
+    """Say on stderr that ``--intent-adapter`` given with ``--connect`` does nothing: the
+    daemon's own choice reads the sentence (the file's ``[edge]`` is quietly the daemon's too)."""
+    if getattr(args, "intent_adapter", None):
+        print("ontoflow: --intent-adapter is ignored with --connect: the daemon's choice reads the sentence",
+              file=sys.stderr)

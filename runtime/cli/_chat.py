@@ -35,7 +35,7 @@ from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory
-from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter
+from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter, ignored_with_connect
 from ontoflow.runtime.cli._client import curve_client, open_client, request
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_flag, run_option
 from ontoflow.runtime.cli._asking import read_line
@@ -85,6 +85,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     session = f"chat-{uuid.uuid4().hex[:16]}"
     try:
         if args.connect is not None:
+            ignored_with_connect(args)
             return _chat_remote(args, session)
         return _chat_embedded(args, session)
     except (KernelError, TransportError, BaseExceptionGroup) as exc:

@@ -77,7 +77,7 @@ from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter
+from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter, ignored_with_connect
 from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
@@ -283,6 +283,7 @@ def _exit_code(answer: DomainOutput) -> int:
 
 def _cmd_ask(args: argparse.Namespace) -> int:
     if args.connect is not None:
+        ignored_with_connect(args)
         return _ask_remote(args)
     request = EntryRequest(session_id=args.session or "cli", input_text=args.text, channel="cli",
                            metadata=run_flag(args.run))

@@ -135,8 +135,10 @@ async def test_a_daemon_started_with_the_llm_adapter_answers_asks_through_the_mo
                                                str(FINANCE / "handlers.py")], cwd=tmp_path, env=env, stdin=None,
                                               stdout=None, stderr=None)
             ask = ["ask", "--connect", address, "qual o preço da Petrobras?"]
-            code, out, err = await _ontoflow(tmp_path, env, *ask)  # the step waits for the worker's arrival
-            assert code == 0 and "PETR4.SA" in out, (out, err)
+            # The step waits for the worker's arrival; the daemon's choice reads, not this flag.
+            code, out, err = await _ontoflow(tmp_path, env, *ask, "--intent-adapter", "matcher")
+            assert code == 0 and "PETR4.SA" in out and len(model.requests) == 1, (out, err)
+            assert "--intent-adapter is ignored with --connect" in err
             code, out, err = await _ontoflow(tmp_path, env, *ask)
             assert code == CLARIFICATION and len(model.requests) == 3, (out, err)
             code, out, err = await _ontoflow(tmp_path, env, *ask)
