@@ -54,7 +54,7 @@ from ontoflow.actors.orchestrator import (
     read_domains_file,
     wall_clock_ms,
 )
-from ontoflow.actors.intent import DomainLoadError
+from ontoflow.actors.intent import AdapterChoiceError, DomainLoadError, adapter_factories
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections
 from ontoflow.protocols.client import AskReply
 from ontoflow.protocols.domain import DomainOutput
@@ -118,6 +118,8 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         http_bind: serve the chat-completions HTTP entry on ``HOST:PORT`` (needs ``domains``
             or ``domains_file``).
         http_token_file: a file holding the HTTP entry's bearer token (required off loopback).
+        intent_adapters: domain id (``"*"``: every other) -> ``matcher`` (default) or ``llm``
+            (``actors.intent.adapter_factories``).
     """
 
     bind: str
@@ -145,6 +147,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     domains_file: str | None = None
     http_bind: str | None = None
     http_token_file: str | None = None
+    intent_adapters: dict[str, str] = {}
 
 
 def _check(config: DaemonConfig) -> None:
@@ -263,6 +266,10 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
     documents = _trigger_documents(config.trigger_workflows)
     catalogue = _catalogue(config.capabilities)
     expected = _expected_domains(config)
+    try:
+        adapters = adapter_factories(config.intent_adapters)
+    except AdapterChoiceError as exc:  # names the key, or the variable llm needs (never a value)
+        raise ConfigError(str(exc)) from None
     http = HttpEntryConfig(bind=config.http_bind, token=_token(config.http_token_file)) if config.http_bind else None
     try:
         connections = load_connections(config.connections) if config.connections is not None else {}
@@ -307,6 +314,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 trigger_workflows=documents,
                 roles=roles,
                 expected_domains=expected,
+                intent_adapter=adapters,
             )
         except ManifestError as exc:
             raise ConfigError(str(exc)) from None

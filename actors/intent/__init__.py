@@ -10,7 +10,9 @@ the composition root (the CLI) runs the plan.
 """
 
 from ontoflow.actors.intent._adapter import IntentAdapter
+from ontoflow.actors.intent._adapter_choice import ADAPTERS, RoutedAdapter, adapter_factories, check_choice
 from ontoflow.actors.intent._answer import REPORT_KEY, answer_of
+from ontoflow.actors.intent._capability_adapter import LlmCapabilityAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._choice import choose
 from ontoflow.actors.intent._edge_wire import ENTRY, EdgeWire, WireSink
@@ -26,9 +28,16 @@ from ontoflow.actors.intent._pipeline import RUN_FLAG, Understanding, begin, con
 from ontoflow.actors.intent._planner import Planned, build_plan
 from ontoflow.actors.intent._planner_actor import PLANNER, PlannerActor, Sessions
 from ontoflow.actors.intent._resolve import Resolution, resolve_goal
-from ontoflow.actors.intent.errors import DomainLoadError, IntentError, IntentRejected
+from ontoflow.actors.intent.errors import (
+    AdapterChoiceError,
+    DomainLoadError,
+    IntentAdapterFailed,
+    IntentError,
+    IntentRejected,
+)
 
 __all__ = [
+    "ADAPTERS",
     "ANY_DOMAIN",
     "ENTRY",
     "INTENT",
@@ -37,6 +46,7 @@ __all__ = [
     "PLANNER",
     "REPORT_KEY",
     "RUN_FLAG",
+    "AdapterChoiceError",
     "AdapterFactory",
     "Catalogue",
     "DomainLoadError",
@@ -47,22 +57,27 @@ __all__ = [
     "GoalFigures",
     "IntentActor",
     "IntentAdapter",
+    "IntentAdapterFailed",
     "IntentError",
     "IntentRejected",
     "LlmAdapter",
+    "LlmCapabilityAdapter",
     "LlmClassify",
     "Matcher",
     "MemoryLimits",
     "Planned",
     "PlannerActor",
     "Resolution",
+    "RoutedAdapter",
     "Sessions",
     "Understanding",
     "WireSink",
+    "adapter_factories",
     "answer_of",
     "begin",
     "build_plan",
     "catalogue_view",
+    "check_choice",
     "choose",
     "conclude",
     "confidence_gate",

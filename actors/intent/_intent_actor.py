@@ -28,7 +28,7 @@ from ontoflow.actors.intent._adapter import IntentAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._edge_wire import EdgeWire
 from ontoflow.actors.intent._matcher import Matcher
-from ontoflow.actors.intent.errors import IntentError
+from ontoflow.actors.intent.errors import IntentAdapterFailed, IntentError
 from ontoflow.protocols.edge import Classified, Classify
 from ontoflow.runtime.actor import BatchActor, wall_clock_ms
 
@@ -151,7 +151,10 @@ class IntentActor(BatchActor):
                 intent = await own.classify(message.text, previous=message.previous)
         except (IntentError, StepError) as exc:  # expected: refused, or the endpoint failed
             log.warning("intent_adapter_failed", adapter=adapter.name, error=type(exc).__name__)
-            self.send(identity, Classified(ask_id=message.ask_id, adapter=adapter.name,
-                                           error=f"the intent adapter {adapter.name} failed ({type(exc).__name__})"))
+            # An adapter's own failure says what failed (never the sentence or a key); any
+            # other error only its type.
+            error = str(exc) if isinstance(exc, IntentAdapterFailed) else \
+                f"the intent adapter {adapter.name} failed ({type(exc).__name__})"
+            self.send(identity, Classified(ask_id=message.ask_id, adapter=adapter.name, error=error))
             return
         self.send(identity, Classified(ask_id=message.ask_id, intent=intent, adapter=adapter.name))

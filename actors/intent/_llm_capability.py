@@ -6,7 +6,9 @@ with jitter, error classification and PII-safe logging (seed 004 on seed 001).
 (``intent.previous``), and writes the adapter's answer as a map under ``intent.output``. Its
 answer is an ordinary step outcome, so it is journaled as a fact before anything acts on it and
 recovery or replay never calls the model again. The endpoint comes from the worker's
-environment (``ONTOFLOW_LLM_URL``, ``ONTOFLOW_LLM_MODEL``, the key's variable or file).
+environment (``ONTOFLOW_LLM_URL``, ``ONTOFLOW_LLM_MODEL``, the key's variable or file), unless
+the host that builds it gives one (``llm=``: the edge hosting it in-process,
+``_capability_adapter``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import msgspec
 
 from ontoflow.actors.capability import Capability, Result
 from ontoflow.actors.intent._llm_adapter import LlmAdapter
-from ontoflow.actors.llm import LlmClient, llm_config_from_env
+from ontoflow.actors.llm import LlmClient, LlmConfig, llm_config_from_env
 from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
 from ontoflow.protocols.intent import Turn
 
@@ -27,7 +29,12 @@ TEXT, CATALOGUE, PREVIOUS, OUTPUT = "intent.text", "intent.catalogue", "intent.p
 
 
 class LlmClassify(Capability):
-    """Classify one sentence with the configured model (see the module docstring)."""
+    """Classify one sentence with the configured model (see the module docstring).
+
+    Args:
+        llm: the endpoint (None: read from the environment at every step).
+        **base: the capability base's arguments (``secrets``, ``sleep``, ``random``...).
+    """
 
     metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
         id="intent.llm_classify",
@@ -48,8 +55,12 @@ class LlmClassify(Capability):
         idempotent=True,
     )
 
+    def __init__(self, *, llm: LlmConfig | None = None, **base: Any) -> None:
+        super().__init__(**base)
+        self._llm = llm
+
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         previous = msgspec.convert(inputs[PREVIOUS], Turn) if inputs.get(PREVIOUS) else None
-        adapter = LlmAdapter(LlmClient(llm_config_from_env()), inputs[CATALOGUE])
+        adapter = LlmAdapter(LlmClient(self._llm or llm_config_from_env()), inputs[CATALOGUE])
         intent = await adapter.classify(inputs[TEXT], previous=previous)
         return Result(outputs={OUTPUT: msgspec.to_builtins(intent)})

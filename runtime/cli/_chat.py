@@ -1,6 +1,7 @@
 """``ontoflow chat``: a conversation in the terminal, one line in, the answer out.
 
     ontoflow chat [--domains DIR ...] [--transport T] [--run] [--connections FILE]   embedded (as ``ontoflow ask``)
+                  [--intent-adapter [DOMAIN=]matcher|llm ...]
     ontoflow chat --connect ADDRESS [--run]                    a daemon's domains (its ``Ask``)
 
 A composition root (it may import ``actors``). Every line is one turn of one session, so a
@@ -9,7 +10,8 @@ by the next line, also a run's question (a step's clarification suspends the run
 resumes it). ``--run`` is ``ask --run`` for every line. Ctrl-D (end of input) ends the conversation with exit code 0; Ctrl-C with
 130. Embedded, one local cluster (an orchestrator and its workers) serves the whole
 conversation and the session memory lives in the process only. A line the front half refuses
-(too long, for one) is answered with why, and the conversation goes on.
+(too long, for one) is answered with why, and the conversation goes on; so is a line the
+model endpoint (``--intent-adapter llm``) could not classify.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from ontoflow.actors.intent import DomainLoadError, IntentRejected, Matcher, answer_of, choose, understand
+from ontoflow.actors.intent import DomainLoadError, IntentAdapterFailed, IntentRejected, answer_of, choose, understand
 from ontoflow.actors.orchestrator import answer_text
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
 from ontoflow.actors.orchestrator.plans import compile_plan
@@ -33,6 +35,7 @@ from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory
+from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter, ignored_with_connect
 from ontoflow.runtime.cli._client import curve_client, open_client, request
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_flag, run_option
 from ontoflow.runtime.cli._asking import read_line
@@ -56,6 +59,7 @@ def register(subparsers: Any) -> None:
     run_option(chat)
     connections_option(chat)
     connect_options(chat)
+    adapter_option(chat)
     logging_options(chat)
     chat.set_defaults(handler=_cmd_chat, log_level="error")
 
@@ -81,6 +85,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     session = f"chat-{uuid.uuid4().hex[:16]}"
     try:
         if args.connect is not None:
+            ignored_with_connect(args)
             return _chat_remote(args, session)
         return _chat_embedded(args, session)
     except (KernelError, TransportError, BaseExceptionGroup) as exc:
@@ -117,9 +122,9 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
     try:
         catalogue, classes, specs = load_catalogue(domain_paths(args))
         connections = read_connections(args.connections)
+        adapter = embedded_adapter(catalogue, adapter_choice(args))
     except (DomainLoadError, CapabilityLoadError, ManifestError, ConfigError) as exc:
         return fail(str(exc))
-    adapter = Matcher(catalogue)
     memory = SessionMemory()
     waiting: str | None = None  # the run suspended on a question: the next line answers it
     answer_steps: tuple[str, ...] = ()
@@ -163,6 +168,8 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
                                                       now_ms=int(time.time() * 1000))
                     except IntentRejected as exc:
                         return DomainOutput(status="failure", explanation=f"invalid question: {exc}")
+                    except IntentAdapterFailed as exc:
+                        return DomainOutput(status="failure", explanation=str(exc))
                     memory = understood.memory
                     if understood.clarification is not None or understood.planned is None:
                         return understood.clarification or DomainOutput(status="failure", explanation="nothing to run")

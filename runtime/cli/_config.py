@@ -9,6 +9,10 @@ Three sections, each optional, with the keys of the flags they stand for (``curv
     [worker]   the ``worker`` verb
     [client]   submit, status, cancel, runs, show, watch, workers
 
+and ``[edge]``, read by ``daemon``, ``ask`` and ``chat``: ``adapter = "matcher" | "llm"`` (the
+intent adapter of every domain, ``--intent-adapter``) and ``[edge.adapters]`` with one
+``DOMAIN = "matcher" | "llm"`` per domain (``--intent-adapter DOMAIN=NAME``).
+
 Precedence: flags > environment > file > built-in defaults. The environment holds the common
 client settings only (a worker has keys of its own): ``ONTOFLOW_CONNECT``,
 ``ONTOFLOW_CURVE_SECRET``, ``ONTOFLOW_CURVE_SERVER_KEY``. A relative path in the file is taken
@@ -29,9 +33,23 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.errors import ConfigError
 
-__all__ = ["ClientSection", "Config", "DaemonSection", "WorkerSection", "find_config", "load_config", "section_defaults"]
+__all__ = [
+    "ADAPTER_NAMES",
+    "ClientSection",
+    "Config",
+    "DaemonSection",
+    "EdgeSection",
+    "WorkerSection",
+    "edge_defaults",
+    "find_config",
+    "load_config",
+    "section_defaults",
+]
 
 LOCAL_NAME = "ontoflow.toml"
+
+#: The intent adapters ``[edge]`` may name (``actors.intent.ADAPTERS``; checked again there).
+ADAPTER_NAMES = ("matcher", "llm")
 
 #: Environment variable -> the client setting it gives.
 CLIENT_ENV = {
@@ -107,12 +125,25 @@ class ClientSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     timeout: float | None = None
 
 
+class EdgeSection(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[edge]``: which intent adapter reads a sentence (``daemon``, ``ask``, ``chat``).
+
+    Attributes:
+        adapter: every domain's (``matcher`` when unset).
+        adapters: domain id -> that domain's own.
+    """
+
+    adapter: str | None = None
+    adapters: dict[str, str] = {}
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """A whole configuration file; ``source`` is where it was read (empty: none)."""
 
     daemon: DaemonSection = msgspec.field(default_factory=DaemonSection)
     worker: WorkerSection = msgspec.field(default_factory=WorkerSection)
     client: ClientSection = msgspec.field(default_factory=ClientSection)
+    edge: EdgeSection = msgspec.field(default_factory=EdgeSection)
 
 
 def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[str, str] | None = None) -> Path | None:
@@ -156,8 +187,28 @@ def load_config(path: Path | None) -> Config:
         config = msgspec.convert(raw, Config)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"config file {path}: {_where(str(exc))}") from None
+    _check_edge(config.edge, path)
     _resolve_paths(config, path.parent)
     return config
+
+
+def _check_edge(edge: EdgeSection, path: Path) -> None:
+    """Refuse an adapter name that is none, naming its key."""
+    named = ([("edge.adapter", edge.adapter)] if edge.adapter is not None else []) + \
+        [(f"edge.adapters.{domain}", name) for domain, name in edge.adapters.items()]
+    for key, name in named:
+        if name not in ADAPTER_NAMES:
+            raise ConfigError(f"config file {path}: {key}: unknown intent adapter {name!r} "
+                              f"(choose {' or '.join(ADAPTER_NAMES)})")
+
+
+def edge_defaults(config: Config) -> dict[str, Any]:
+    """The argparse defaults ``[edge]`` gives ``daemon``, ``ask`` and ``chat``: the adapter
+    choice of the file as ``{domain or "*": name}`` under ``edge_adapters``."""
+    choice = dict(config.edge.adapters)
+    if config.edge.adapter is not None:
+        choice["*"] = config.edge.adapter
+    return {"edge_adapters": choice}
 
 
 def _where(message: str) -> str:

@@ -3,7 +3,7 @@
 A composition root. Exit codes: 0 stopped cleanly (SIGTERM drained), 1 a transport error, 2
 an invalid setting, 3 the journal is corrupt or from a newer version (the daemon refuses to
 start; it never resets a journal). Every flag can come from the ``[daemon]`` section of the
-config file.
+config file, but ``--intent-adapter``, which comes from ``[edge]`` (``_adapter_option``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -66,6 +67,7 @@ def register(subparsers: Any) -> None:
                    help="serve the OpenAI chat-completions API here (needs --domains or --domains-file; port 0 picks one)")
     d.add_argument("--http-token-file", default=None, metavar="FILE",
                    help="the HTTP entry's bearer token (required on a non-loopback address)")
+    adapter_option(d)
     common_options(d)
     d.set_defaults(handler=_cmd_daemon, config_section="daemon")
 
@@ -99,6 +101,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         domains_file=args.domains_file,
         http_bind=args.http_bind,
         http_token_file=args.http_token_file,
+        intent_adapters=adapter_choice(args),
         handle_signals=True,
     )
     try:

@@ -1,13 +1,16 @@
 """``ontoflow ask`` and ``ontoflow intents eval``: a composition root (it may import ``actors``).
 
     ontoflow ask "TEXT" [--session S] [--json] [--run] [--answer CHOICE ...] [--domains DIR ...] [--connections FILE]
+                 [--intent-adapter [DOMAIN=]matcher|llm ...]
     ontoflow ask "TEXT" --connect ADDRESS [--session S] [--json] [--run] [--answer CHOICE ...]
-    ontoflow intents eval FILE [--domains DIR ...] [--json]
+    ontoflow intents eval FILE [--domains DIR ...] [--json] [--intent-adapter [DOMAIN=]matcher|llm ...]
 
-``ask`` turns a sentence into a run: the deterministic matcher -> the confidence gate -> the
+``ask`` turns a sentence into a run: the intent adapter (the deterministic matcher, or the LLM
+one chosen with ``--intent-adapter``, ``runtime.cli._adapter_option``) -> the confidence gate -> the
 goal resolver -> the planner -> the plan, run on the embedded default (an orchestrator and
-worker processes, as ``ontoflow plan run``) -> the answer. Exit codes: 0 answered, 1 the run
-or the domain failed, 2 invalid (empty or oversized text, a bad session id, a domain that
+worker processes, as ``ontoflow plan run``) -> the answer. Exit codes: 0 answered, 1 the run,
+the domain or the model endpoint failed, 2 invalid (an unknown adapter, ``llm`` without
+``ONTOFLOW_LLM_URL``, (empty or oversized text, a bad session id, a domain that
 does not load, an intent the catalogue refuses: nothing ran, nothing was remembered),
 4 a clarification (a question back, with its candidates: nothing was guessed), 130
 interrupted.
@@ -58,8 +61,8 @@ from ontoflow.actors.intent import (
     Catalogue,
     DomainLoadError,
     EvalCase,
+    IntentAdapterFailed,
     IntentRejected,
-    Matcher,
     answer_of,
     evaluate,
     find_domain_folders,
@@ -74,6 +77,7 @@ from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter, ignored_with_connect
 from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
@@ -104,6 +108,7 @@ def register(subparsers: Any) -> None:
     connections_option(ask)
     _domain_options(ask)
     connect_options(ask)
+    adapter_option(ask)
     logging_options(ask)
     # A conversation: the answer itself says what failed, so the run's warnings stay quiet.
     ask.set_defaults(handler=_cmd_ask, log_level="error")
@@ -114,6 +119,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("file", help="a YAML/JSON list of {text, domain, goal, entities}")
     ev.add_argument("--json", action="store_true", help="print the report as JSON")
     _domain_options(ev)
+    adapter_option(ev)
     logging_options(ev)
     ev.set_defaults(handler=_cmd_eval)
 
@@ -277,6 +283,7 @@ def _exit_code(answer: DomainOutput) -> int:
 
 def _cmd_ask(args: argparse.Namespace) -> int:
     if args.connect is not None:
+        ignored_with_connect(args)
         return _ask_remote(args)
     request = EntryRequest(session_id=args.session or "cli", input_text=args.text, channel="cli",
                            metadata=run_flag(args.run))
@@ -286,11 +293,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     try:
         catalogue, classes, specs = load_catalogue(domain_paths(args))
         connections = read_connections(args.connections)
+        adapter = embedded_adapter(catalogue, adapter_choice(args))
     except (DomainLoadError, CapabilityLoadError, ManifestError, ConfigError) as exc:
         return fail(str(exc))
     store = state_file() if args.session else None
     memory = _load_memory(store) if store is not None else SessionMemory()
-    adapter = Matcher(catalogue)
 
     async def think() -> Any:
         return await understand(request, catalogue=catalogue, adapter=adapter, memory=memory, now_ms=int(time.time() * 1000))
@@ -299,6 +306,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         understood = anyio.run(think, backend="asyncio")
     except IntentRejected as exc:
         return fail(str(exc))
+    except IntentAdapterFailed as exc:  # the model endpoint down, 429/5xx after retries: nothing ran
+        return fail(str(exc), EXIT_FAILED)
     intent = msgspec.to_builtins(understood.intent)
     if understood.clarification is not None or understood.planned is None:
         if store is not None and understood.memory is not memory:
@@ -356,19 +365,26 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if not cases:
         return fail(f"{args.file}: the labelled set is empty")
-    matcher = Matcher(catalogue)
+    try:
+        matcher = embedded_adapter(catalogue, adapter_choice(args))  # the matcher unless one was chosen
+    except ConfigError as exc:
+        return fail(str(exc))
 
     async def classify_all() -> list[Any]:
-        # Through the adapter interface, as an LLM adapter will be evaluated; no memory.
-        return [await matcher.classify(c.text) for c in cases]
+        # Through the adapter interface, as every adapter is evaluated; no memory.
+        return [await matcher.classify(c.text) for c in cases]  # type: ignore[attr-defined]
 
-    predictions = anyio.run(classify_all, backend="asyncio")
+    try:
+        predictions = anyio.run(classify_all, backend="asyncio")
+    except IntentAdapterFailed as exc:
+        return fail(str(exc), EXIT_FAILED)
     thresholds = {d: m.confidence_threshold for d, m in catalogue.domains.items()}
     report = evaluate(cases, predictions, thresholds)
     if args.json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         return EXIT_OK
-    print(f"adapter: {matcher.name}   cases: {report.cases}")
+    print(f"adapter: {' '.join(f'{d}={n}' for d, n in sorted(adapter_choice(args).items())) or 'matcher'}   "
+          f"cases: {report.cases}")
     print(f"goal accuracy:     {report.goal_accuracy:.1%}")
     print(f"entity accuracy:   {report.entity_accuracy:.1%}   (goal right and every labelled entity right)")
     print(f"under the gate:    {report.under_gate} of {report.cases} (a clarification instead of an answer)")

@@ -18,7 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
 from ontoflow.runtime.cli import _completion
-from ontoflow.runtime.cli._config import find_config, load_config, section_defaults
+from ontoflow.runtime.cli._config import edge_defaults, find_config, load_config, section_defaults
 from ontoflow.runtime.cli._shared import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_INVALID, fail, json_errors, set_json_errors
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.logging import configure_logging
@@ -95,6 +95,8 @@ def _apply_config(parser: _Parser, argv: Sequence[str]) -> None:
         section = verb.get_default("config_section")
         if section is not None:
             verb.set_defaults(**section_defaults(config, section))
+        if verb.get_default("edge_adapters") is not None:  # a verb with --intent-adapter reads [edge]
+            verb.set_defaults(**edge_defaults(config))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
