@@ -56,7 +56,7 @@ from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
-from ontoflow.protocols.edge import ConversationKept, PlanAsk, SessionAnswered, SessionAsked
+from ontoflow.protocols.edge import PlanAsk, SessionAnswered, SessionAsked
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, check_entry
 from ontoflow.runtime.actor import ChildSpec, Supervisor, where
@@ -167,8 +167,7 @@ class EdgeService:
         self._tg: anyio.abc.TaskGroup | None = None
         self._down = False
         self._ask_ids = itertools.count(1)
-        # ask id -> (the event its answer sets, where the answer goes)
-        self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
+        self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}  # ask id -> (its event, its answer)
         # run -> the event a waiting turn wakes on when it suspends or ends.
         self._suspended: dict[str, anyio.Event] = {}
 
@@ -294,9 +293,10 @@ class EdgeService:
             self._commit()
 
     def conversation_remembered(self, key: str, session_id: str) -> None:
-        """The HTTP entry's book recorded a conversation's session: the planner keeps it in the
-        journal (and commits it)."""
-        self._send([(PLANNER, ConversationKept(key=key, session_id=session_id))])
+        """The HTTP entry recorded a conversation's session: journaled and committed before its
+        answer leaves (a message to the planner was read after, and a kill forgot it)."""
+        self.sessions.conversation(key, session_id)
+        self._commit()
 
     def _commit(self) -> None:
         """Commit what the sessions recorded now (a reply through the client API would commit it
