@@ -56,8 +56,8 @@ from ontoflow.protocols.client import (
     WorkersInfo,
     Watch,
 )
+from ontoflow.protocols.documents import idempotency_conflict
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.submit import idempotency_conflict
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.actor import where
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ontoflow.actors.checker import check_document, render_text
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.submit import decode_submitted_document
+from ontoflow.protocols.documents import decode_submitted_document
 
 __all__ = ["ContractGate"]
 

@@ -26,7 +26,7 @@ from ontoflow.actors.orchestrator._contracts import ContractGate
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.submit import decode_submitted_document
+from ontoflow.protocols.documents import decode_submitted_document
 from ontoflow.runtime.inputs import CatalogInputCheck
 
 __all__ = ["Admitted", "SubmittedDocuments"]

@@ -1,7 +1,7 @@
 """What an idempotency key promises: the same submit gets the same run, another submit a clear
 conflict (as Step Functions answers a reused execution name), never the old run silently.
 
-A submit's fingerprint (``protocols.submit.submit_fingerprint``: the document, the inputs, the
+A submit's fingerprint (``protocols.documents.submit_fingerprint``: the document, the inputs, the
 client's manifest hash and the deadline) is kept with its key while the daemon runs; after a
 restart it is rebuilt from the journal (the pinned document, the ``RunSubmitted`` fact's inputs
 and the run's deadline), so a key keeps its promise across restarts.
@@ -16,7 +16,7 @@ import msgspec
 
 from ontoflow.actors.orchestrator._source import decode_source
 from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
-from ontoflow.protocols.submit import decode_submitted_document, submit_fingerprint
+from ontoflow.protocols.documents import decode_submitted_document, submit_fingerprint
 from ontoflow.runtime.journal import Journal
 
 __all__ = ["IdempotencyBook"]

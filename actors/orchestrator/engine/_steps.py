@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ontoflow.protocols.actions import Call, Jump
 from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadata
-from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, Call, Jump, is_success
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
