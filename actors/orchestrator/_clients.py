@@ -27,7 +27,7 @@ import structlog
 from ontoflow.actors.orchestrator._documents import SubmittedDocuments
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._authority import ADMIN, key_of
-from ontoflow.actors.orchestrator._limits import check_payload
+from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
