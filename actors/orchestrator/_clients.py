@@ -24,8 +24,7 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._documents import SubmittedDocuments
-from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
+from ontoflow.actors.orchestrator._documents import IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._authority import ADMIN, key_of
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
