@@ -37,10 +37,10 @@ import msgspec
 
 from ontoflow.actors.checker import check_document, render_text
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
-from ontoflow.actors.orchestrator._source import compile_document, decode_source, document_kind, encode_source
+from ontoflow.actors.orchestrator._source import compile_document, decode_source, encode_source
 from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.documents import decode_submitted_document, submit_fingerprint
+from ontoflow.protocols.documents import decode_submitted_document, document_kind, submit_fingerprint
 from ontoflow.runtime.inputs import CatalogInputCheck
 from ontoflow.runtime.journal import Journal
 
