@@ -11,8 +11,7 @@ A daemon reads a ``Submit``'s document from untrusted bytes with
 :func:`submit_fingerprint` / :func:`idempotency_conflict` when a submit carries an
 ``idempotency_key`` that already names a run: the key is a promise that a re-sent submit is
 *the same* submit (as a Step Functions execution name is), so one that differs is refused,
-never silently answered with the old run. All pure functions (no I/O, no clock);
-``protocols.submit`` is the same, kept as an import path.
+never silently answered with the old run. All pure functions (no I/O, no clock).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ itself ends a step with one of the reserved events below, so that a transition t
 them like any other. Names starting with ``SIGNAL:`` belong to the engine.
 
 A transition's action is the DSL of seed 002: ``JUMP:<block>``, ``CALL:<node>``, ``RETURN``
-(:func:`parse_action`; ``protocols.actions`` is the same, kept as an import path).
+(:func:`parse_action`).
 """
 
 from __future__ import annotations

@@ -24,10 +24,9 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._documents import SubmittedDocuments
-from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
+from ontoflow.actors.orchestrator._documents import IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._authority import ADMIN, key_of
-from ontoflow.actors.orchestrator._limits import check_payload
+from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
@@ -56,8 +55,8 @@ from ontoflow.protocols.client import (
     WorkersInfo,
     Watch,
 )
+from ontoflow.protocols.documents import idempotency_conflict
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.submit import idempotency_conflict
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.actor import where
 

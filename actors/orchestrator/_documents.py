@@ -8,30 +8,46 @@ steps then wait for a worker); a capability never seen is refused naming it.
 A submitted document (a workflow manifest, an execution plan or an OML pipeline, told apart by
 content) is compiled against the catalogue, with a pipeline's ``@name`` connections resolved
 from the daemon's ``connections``; its pinned source is the document as submitted. Admitting a
-submit also runs the static contract check (``_contracts``) and checks the inputs against the
-schemas the capabilities declare. What does not depend on the inputs' values (the compiled
+submit also runs the static contract check (:class:`ContractGate`, ``ontoflow check``'s) and
+checks the inputs against the schemas the capabilities declare. What does not depend on the inputs' values (the compiled
 document, its source, the contract verdict) is kept by the document's bytes, hash, worktree
 and the input keys: a client submitting the same document again, the common case, costs one
 lookup. Everything kept is dropped when the catalogue changes.
+
+A submit whose document the contract check refuses is answered ``invalid_manifest`` with the
+same report the command prints, before any run exists. The keys of the submit's inputs count
+as provided on every path, as a manifest's declared ``inputs`` do.
+
+A submit with an idempotency key (:class:`IdempotencyBook`) gets the same run when it is the
+same submit, a clear conflict when it is another (as Step Functions answers a reused execution
+name), never the old run silently. A submit's fingerprint
+(``protocols.documents.submit_fingerprint``: the document, the inputs, the client's manifest
+hash and the deadline) is kept with its key while the daemon runs; after a restart it is
+rebuilt from the journal (the pinned document, the ``RunSubmitted`` fact's inputs and the run's
+deadline), so a key keeps its promise across restarts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 
-from ontoflow.actors.orchestrator._contracts import ContractGate
+from ontoflow.actors.checker import check_document, render_text
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
-from ontoflow.actors.orchestrator._source import compile_document, document_kind, encode_source
+from ontoflow.actors.orchestrator._source import compile_document, decode_source, encode_source
+from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.submit import decode_submitted_document
+from ontoflow.protocols.documents import decode_submitted_document, document_kind, submit_fingerprint
 from ontoflow.runtime.inputs import CatalogInputCheck
+from ontoflow.runtime.journal import Journal
 
-__all__ = ["Admitted", "SubmittedDocuments"]
+__all__ = ["Admitted", "ContractGate", "IdempotencyBook", "SubmittedDocuments"]
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
+_fact_decoder = msgspec.msgpack.Decoder(Fact)
 
 #: Documents (and admissions) kept; past it the cache starts afresh (clients submit few kinds).
 _KEPT = 256
@@ -49,6 +65,42 @@ class Admitted(msgspec.Struct, frozen=True):
     workflow: Any
     source: tuple[str, bytes]
     refusal: str | None
+
+
+class ContractGate:
+    """Checks submitted documents against a catalogue (see the module docstring).
+
+    Args:
+        capacity: how many (document, input keys) verdicts are kept.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._verdicts: OrderedDict[tuple[bytes, tuple[str, ...]], str | None] = OrderedDict()
+
+    def clear(self) -> None:
+        """Forget every verdict (the catalogue changed)."""
+        self._verdicts.clear()
+
+    def refusal(self, body: bytes, given: Iterable[str], catalog: Mapping[str, CapabilityMetadata]) -> str | None:
+        """The report to refuse the document encoded in ``body`` with, or None when it passes.
+
+        Raises:
+            ontoflow.protocols.ManifestError: when ``body`` is not a document.
+        """
+        keys = tuple(sorted(given))
+        found = self._verdicts.get((body, keys), False)
+        if found is not False:
+            return found
+        document: Any = decode_submitted_document(body)
+        if keys and isinstance(document, dict) and "nodes" in document:
+            document = {**document, "inputs": {**{k: {} for k in keys}, **dict(document.get("inputs") or {})}}
+        report = check_document(document, catalog, name="submitted document")
+        verdict = None if report.ok else render_text(report)
+        self._verdicts[(body, keys)] = verdict
+        while len(self._verdicts) > self._capacity:
+            self._verdicts.popitem(last=False)
+        return verdict
 
 
 class SubmittedDocuments:
@@ -147,3 +199,54 @@ class SubmittedDocuments:
 def _body(document: dict[str, Any] | msgspec.Raw) -> bytes:
     """The document's bytes: as they arrived, or encoded deterministically."""
     return bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
+
+
+class IdempotencyBook:
+    """Fingerprints of the submits made with an idempotency key.
+
+    Args:
+        journal: where fingerprints of runs from before this process are rebuilt from.
+        capacity: how many are kept in memory (the oldest are rebuilt from the journal).
+    """
+
+    def __init__(self, journal: Journal | None, capacity: int = 100_000) -> None:
+        self._journal = journal
+        self._capacity = capacity
+        self._prints: OrderedDict[str, str] = OrderedDict()
+
+    @staticmethod
+    def fingerprint(manifest: Any, inputs: dict[str, Any], manifest_hash: str, deadline_ms: int | None) -> str:
+        """The fingerprint of a submit (its document decoded, so the journal's copy matches).
+
+        Raises:
+            ontoflow.protocols.ManifestError: when the document does not decode.
+        """
+        document = decode_submitted_document(bytes(manifest)) if isinstance(manifest, msgspec.Raw) else manifest
+        return submit_fingerprint(document, inputs, manifest_hash=manifest_hash, deadline_ms=deadline_ms)
+
+    def record(self, key: str, fingerprint: str) -> None:
+        """Remember the fingerprint of the run submitted with ``key``."""
+        self._prints[key] = fingerprint
+        self._prints.move_to_end(key)
+        while len(self._prints) > self._capacity:
+            self._prints.popitem(last=False)
+
+    def recorded(self, key: str, run_id: str) -> str | None:
+        """The fingerprint of the run ``key`` names; None when it cannot be known (a journal
+        without the run: the submit is then taken as the same one, as before fingerprints)."""
+        found = self._prints.get(key)
+        if found is not None or self._journal is None:
+            return found
+        row = self._journal.run(run_id)
+        body = None if row is None else self._journal.source(row.source_hash)
+        if row is None or body is None:
+            return None
+        first = next((f for f in self._journal.facts(run_id) if f.kind == "fact"), None)
+        fact = None if first is None else _fact_decoder.decode(first.body)
+        if not isinstance(fact, RunSubmitted):
+            return None
+        source = decode_source(body)
+        deadline = None if row.deadline_at_ms is None else row.deadline_at_ms - row.submitted_ms
+        rebuilt = submit_fingerprint(source.manifest, fact.inputs, manifest_hash=source.manifest_hash, deadline_ms=deadline)
+        self.record(key, rebuilt)
+        return rebuilt

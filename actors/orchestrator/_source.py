@@ -5,13 +5,14 @@ A run recovered after a crash is compiled again from exactly these bytes, so it 
 the document (and the capability contracts) it started with, whatever the daemon has learnt
 since.
 
-Three kinds of document are accepted, told apart by content (:func:`document_kind`): an OML
-pipeline (it has ``oml_version``), an execution plan (``steps`` and no ``nodes``), otherwise
-a workflow manifest. A pipeline is stored as submitted, its ``connection: "@name"`` values
-unresolved: they are resolved each time it is compiled (at submit and again at recovery), from
-the daemon's connections map or ``ONTOFLOW_CONNECTION_<NAME>``, so a secret never reaches the
-journal. Plans and pipelines pin the whole catalog known when they were compiled (follow-up
-capabilities are chosen by role among all of them); workflows only the capabilities they use.
+Three kinds of document are accepted, told apart by content (:func:`document_kind`, the one
+rule of ``protocols.documents``): an OML pipeline (it has ``oml_version``), an execution plan
+(``steps`` and no ``nodes``), otherwise a workflow manifest. A pipeline is stored as
+submitted, its ``connection: "@name"`` values unresolved: they are resolved each time it is
+compiled (at submit and again at recovery), from the daemon's connections map or
+``ONTOFLOW_CONNECTION_<NAME>``, so a secret never reaches the journal. Plans and pipelines
+pin the whole catalog known when they were compiled (follow-up capabilities are chosen by role
+among all of them); workflows only the capabilities they use.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workfl
 from ontoflow.actors.orchestrator.plans import CompiledPlan, compile_plan
 from ontoflow.actors.pipelines import compile_pipeline, resolve_connections
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.documents import document_kind
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.oml import pipeline_from_data
 from ontoflow.protocols.plan import plan_from_data
@@ -35,17 +37,6 @@ __all__ = ["DOCUMENT_KINDS", "WorkflowSource", "compile_document", "compile_sour
 
 #: The kinds of document a daemon runs.
 DOCUMENT_KINDS = ("pipeline", "plan", "workflow")
-
-
-def document_kind(document: Any) -> str:
-    """``pipeline`` when ``document`` has ``oml_version``, ``plan`` when it has ``steps`` and no
-    ``nodes``, otherwise ``workflow`` (whose checks then name what is wrong)."""
-    if isinstance(document, Mapping):
-        if "oml_version" in document:
-            return "pipeline"
-        if "steps" in document and "nodes" not in document:
-            return "plan"
-    return "workflow"
 
 
 class WorkflowSource(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,23 +9,69 @@ before the StepFinished fact exists, by a ``failure`` outcome with the reason
 ``output_too_large`` (its error names the key and the size, never the value): the value never
 enters the context nor the journal, the pure engines stay unaware of the limit, and the
 transition table routes the failure like any other.
+
+The same limit holds for every context value (submitted inputs, observation data, step
+outputs): :func:`oversized` / :func:`check_payload` measure a value encoded (msgpack, as it
+travels and is journaled), and their messages name the key and the sizes, never the value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._limits import OUTPUT_TOO_LARGE, oversized
 from ontoflow.actors.orchestrator.engine import Dispatch
 from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import Invoke, Outcome
 
-__all__ = ["ARTIFACT_LIMIT_BYTES", "invoke_for", "limit_outputs", "read_artifacts"]
+__all__ = ["ARTIFACT_LIMIT_BYTES", "OUTPUT_TOO_LARGE", "check_payload", "invoke_for", "limit_outputs",
+           "oversized", "read_artifacts"]
 
 log = structlog.get_logger()
+
+#: The reason of a step whose output was refused for its size (a ``failure`` outcome).
+OUTPUT_TOO_LARGE = "output_too_large"
+
+_size_encoder = msgspec.msgpack.Encoder()
+
+
+def oversized(values: Mapping[str, Any], limit: int) -> tuple[str, int] | None:
+    """``(key, encoded size)`` of the first value of ``values`` bigger than ``limit`` bytes, or None.
+
+    Raises:
+        TypeError: when a value cannot be encoded at all.
+    """
+    for key, value in values.items():
+        # A scalar's encoded size is bounded without encoding it (most values are scalars,
+        # and this runs for every submit and every step output): msgpack spends at most 9
+        # bytes on a number, and at most 4 bytes per character plus 5 on a string.
+        kind = type(value)
+        if kind is bool or value is None or kind is float or (kind is int and -(1 << 63) <= value < 1 << 64):
+            if limit >= 9:
+                continue
+        elif kind is str and len(value) * 4 + 5 <= limit:
+            continue
+        size = len(_size_encoder.encode(value))
+        if size > limit:
+            return key, size
+    return None
+
+
+def check_payload(values: Mapping[str, Any], limit: int, what: str) -> str | None:
+    """The error message for the first value of ``values`` bigger than ``limit`` bytes, or None.
+
+    The message names the key and the sizes, never the value.
+    """
+    found = oversized(values, limit)
+    if found is None:
+        return None
+    key, size = found
+    return f"{what} '{key}' is {size} bytes encoded, over the limit of {limit} bytes"
+
 
 #: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
 ARTIFACT_LIMIT_BYTES = 1 << 20

@@ -18,7 +18,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._clients import ClientService
-from ontoflow.actors.orchestrator._limits import check_payload
+from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import manifest_from_data

@@ -32,7 +32,6 @@ from ontoflow.actors.orchestrator.engine._facts import (
     StepLost,
     StepUnavailable,
 )
-from ontoflow.actors.orchestrator.engine._layers import resolve_inputs
 from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run, trace_entry
 from ontoflow.actors.orchestrator.engine._step_end import (
     FACTS,
@@ -47,7 +46,7 @@ from ontoflow.actors.orchestrator.engine._step_end import (
     redispatch,
     split_outputs,
 )
-from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY
+from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY, resolve_inputs
 from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, Suspension, check_answer, token_of
 
 __all__ = [

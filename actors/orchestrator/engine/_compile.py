@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ontoflow.protocols.actions import Action, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import BlockContract, Segment
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.events import FAIL_DEFAULT, Action, parse_action
 from ontoflow.protocols.manifest import WorkflowManifest, check_workflow_capabilities, signal_event
 from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
 from ontoflow.runtime.retry import worst_case_step_ms

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from ontoflow.actors.orchestrator._ids import new_run_id
+from ontoflow.actors.orchestrator._run_commands import new_run_id
 
 
 def test_run_ids_are_uuid7_hex_and_do_not_repeat() -> None:

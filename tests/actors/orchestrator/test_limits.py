@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from ontoflow.actors.orchestrator._limits import check_payload, oversized
+from ontoflow.actors.orchestrator._step_payload import check_payload, oversized
 
 VALUES: list[Any] = [None, True, 0, -1, 2**63, -(2**63), 2**64 - 1, 1.5, "", "a" * 40, "é" * 30, "🙂" * 12,
                      [1, 2, 3], {"k": "v" * 50}, b"x" * 30]
