@@ -110,6 +110,7 @@ def test_stats() -> None:
         summary([])
 
 
+@pytest.mark.soak  # 24 s of make test for a harness smoke: make soak runs it; tests/netns covers the hosts
 @pytest.mark.timeout(120)
 def test_multihost_bench_quick_run_prints_every_record() -> None:
     # The daemon, its workers and a client as real processes, a few runs each (no timing asserted).

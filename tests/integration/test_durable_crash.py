@@ -134,7 +134,7 @@ def daemon_final_code(daemon: Daemon) -> int:
 
 
 async def test_kill_9_loop_loses_nothing_acknowledged(tmp_path: Path, figures) -> None:
-    await _chaos(tmp_path, cycles=12, per_cycle=4, seed=4, figures=figures)
+    await _chaos(tmp_path, cycles=8, per_cycle=4, seed=4, figures=figures)  # make soak: 60 cycles
 
 
 @pytest.mark.soak
