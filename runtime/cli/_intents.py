@@ -10,10 +10,9 @@ one chosen with ``--intent-adapter``, ``runtime.cli._adapter_option``) -> the co
 goal resolver -> the planner -> the plan, run on the embedded default (an orchestrator and
 worker processes, as ``ontoflow plan run``) -> the answer. Exit codes: 0 answered, 1 the run,
 the domain or the model endpoint failed, 2 invalid (an unknown adapter, ``llm`` without
-``ONTOFLOW_LLM_URL``, (empty or oversized text, a bad session id, a domain that
-does not load, an intent the catalogue refuses: nothing ran, nothing was remembered),
-4 a clarification (a question back, with its candidates: nothing was guessed), 130
-interrupted.
+``ONTOFLOW_LLM_URL``, empty or oversized text, a bad session id, a domain that does not load,
+an intent the catalogue refuses: nothing ran, nothing was remembered),
+4 a clarification (a question back, with its candidates: nothing was guessed), 130 interrupted.
 
 A run that asks a question while it runs (which Nordea: Stockholm or Helsinki?) is suspended.
 Embedded, it lives only as long as the command (``runtime.cli._asking``): on a terminal the
