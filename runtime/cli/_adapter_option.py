@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ontoflow.runtime.cli._config import ADAPTER_NAMES
+
+if TYPE_CHECKING:  # the adapters are imported when one is built (a client verb never needs them)
+    from ontoflow.actors.intent import Catalogue, IntentAdapter
 
 __all__ = ["ANY_DOMAIN", "adapter_choice", "adapter_option", "embedded_adapter", "ignored_with_connect"]
 
@@ -49,7 +53,7 @@ def adapter_choice(args: argparse.Namespace) -> dict[str, str]:
     return choice
 
 
-def embedded_adapter(catalogue: object, choice: dict[str, str]) -> object:
+def embedded_adapter(catalogue: Catalogue, choice: dict[str, str]) -> IntentAdapter:
     """The adapter the embedded ``ask``/``chat`` uses over ``catalogue`` for ``choice``.
 
     Raises:
@@ -60,7 +64,7 @@ def embedded_adapter(catalogue: object, choice: dict[str, str]) -> object:
     from ontoflow.runtime.errors import ConfigError
 
     try:
-        return RoutedAdapter(catalogue, adapter_factories(choice))  # type: ignore[arg-type]
+        return RoutedAdapter(catalogue, adapter_factories(choice))
     except AdapterChoiceError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -371,7 +371,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     async def classify_all() -> list[Any]:
         # Through the adapter interface, as every adapter is evaluated; no memory.
-        return [await matcher.classify(c.text) for c in cases]  # type: ignore[attr-defined]
+        return [await matcher.classify(c.text) for c in cases]
 
     try:
         predictions = anyio.run(classify_all, backend="asyncio")
