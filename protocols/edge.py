@@ -8,7 +8,7 @@ the matcher or a model) exchange these Structs over the kernel's in-memory mailb
 
     Entry --PlanAsk--> Planner --Classify--> Intent
     Entry <--PlanAnswer-- Planner <--Classified-- Intent
-    Entry --SessionAsked / SessionAnswered / ConversationKept--> Planner (--Noted--> Entry)
+    Entry --SessionAsked / SessionAnswered--> Planner (--Noted--> Entry)
 
 Every request carries the ``ask_id`` its answer names, so one actor serves many sessions at
 once and answers in any order.
@@ -27,7 +27,6 @@ from ontoflow.protocols.plan import ExecutionPlan
 __all__ = [
     "Classified",
     "Classify",
-    "ConversationKept",
     "EdgeMessage",
     "Noted",
     "PlanAnswer",
@@ -108,13 +107,6 @@ class SessionAsked(EdgeMessage, frozen=True, kw_only=True):
 class SessionAnswered(EdgeMessage, frozen=True, kw_only=True):
     """Entry -> Planner: the session's next sentence answers no question any more."""
 
-    session_id: str
-
-
-class ConversationKept(EdgeMessage, frozen=True, kw_only=True):
-    """Entry -> Planner: the HTTP entry's chat history hashed as ``key`` is session ``session_id``."""
-
-    key: str
     session_id: str
 
 

@@ -33,7 +33,6 @@ from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.edge import (
     Classified,
     Classify,
-    ConversationKept,
     Noted,
     PlanAnswer,
     PlanAsk,
@@ -87,20 +86,16 @@ class PlannerActor(BatchActor):
         catalogue: returns the catalogue of the moment.
         limits: how much session memory is kept.
         clock: "now" in milliseconds (the orchestrator's).
-        commit: commits what the session book recorded (the orchestrator's journal batch), for
-            the records no submission or reply carries (the HTTP entry's conversations).
     """
 
     def __init__(self, wire: EdgeWire, *, sessions: Sessions, catalogue: Callable[[], Catalogue],
-                 limits: MemoryLimits = MemoryLimits(), clock: Callable[[], int] = wall_clock_ms,
-                 commit: Callable[[], None] | None = None) -> None:
+                 limits: MemoryLimits = MemoryLimits(), clock: Callable[[], int] = wall_clock_ms) -> None:
         super().__init__(clock=clock)
         self.mailbox = wire.mailbox(PLANNER)
         self.outbox.attach(wire.sink(PLANNER))
         self.sessions = sessions
         self._catalogue_of = catalogue
         self._limits = limits
-        self._commit = commit
         self._pending: dict[int, _Pending] = {}
 
     def __len__(self) -> int:
@@ -131,10 +126,6 @@ class PlannerActor(BatchActor):
                 self.send(identity, Noted(ask_id=message.ask_id))
             case SessionAnswered():
                 self.sessions.forget_question(message.session_id)
-            case ConversationKept():
-                self.sessions.conversation(message.key, message.session_id)
-                if self._commit is not None:
-                    self._commit()
             case _:
                 log.warning("edge_message_unexpected", actor="planner", op=type(message).__name__)
 

@@ -128,7 +128,6 @@ def _compose_edge(orchestrator: Orchestrator, clients: ClientService, catalogue:
         return book.catalogue(clock())
 
     intent = IntentActor(wire, catalogue=catalogue_now, adapter=adapter, clock=clock)
-    planner = PlannerActor(wire, sessions=sessions, catalogue=catalogue_now, limits=limits, clock=clock,
-                           commit=orchestrator.outbox.commit)
+    planner = PlannerActor(wire, sessions=sessions, catalogue=catalogue_now, limits=limits, clock=clock)
     return EdgeService(orchestrator, clients, catalogue, domains=book, limits=limits, wire=wire, intent=intent,
                        planner=planner)

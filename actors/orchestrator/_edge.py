@@ -154,7 +154,7 @@ class EdgeService:
             sessions = SessionBook(orchestrator.durability, limits, orchestrator.runs.answer_timeout_ms, self._clock)
             sessions.restore()
             planner = PlannerActor(self._wire, sessions=sessions, catalogue=self.catalogue_now, limits=limits,
-                                   clock=self._clock, commit=self._commit)
+                                   clock=self._clock)
         self.planner = planner
         self.intent = intent if intent is not None else IntentActor(self._wire, catalogue=self.catalogue_now,
                                                                     adapter=adapter, clock=self._clock)
