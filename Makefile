@@ -17,8 +17,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/ontoflow run configs/examples/building_report/workflow.yaml --input obdc.base.lang.code=pt_BR
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), a test file kept on one of them so its
+# module fixtures (a daemon, a set of namespaces) are built once; most tests wait on real processes.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not soak"
+	$(BIN)/python -m pytest -m "not soak" -n $(TEST_WORKERS) --dist loadfile
 
 soak: $(STAMP)
 	ONTOFLOW_FIGURES=out/soak-figures.json $(BIN)/python -m pytest -m "soak or figures"

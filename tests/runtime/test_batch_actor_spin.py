@@ -4,6 +4,7 @@ mailbox is polled for a bounded window before the actor parks; asserted on count
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from typing import Any
 
@@ -138,7 +139,7 @@ async def test_spin_zero_never_polls() -> None:
 
 async def test_a_reply_over_a_real_dealer_is_taken_while_spinning() -> None:
     # The peer is a plain blocking ROUTER in a thread: it answers while this loop spins.
-    address = f"ipc:///tmp/ontoflow-spin-{next(_names)}-{threading.get_ident()}"
+    address = f"ipc:///tmp/ontoflow-spin-{os.getpid()}-{next(_names)}-{threading.get_ident()}"
     context = zmq.Context()
     router = context.socket(zmq.ROUTER)
     router.linger = 0
