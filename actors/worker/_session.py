@@ -37,9 +37,8 @@ import structlog
 
 from ontoflow.actors.errors import WorkerRefusedError
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Outcome
-from ontoflow.runtime.actor import DealerMailbox
 from ontoflow.runtime.codec import encode
-from ontoflow.runtime.transport import open_dealer
+from ontoflow.runtime.transport import DealerMailbox, open_dealer
 
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
