@@ -31,11 +31,8 @@ What counts: a call of a Python function whose file is ours (``protocols/``, ``r
 - the capability's ``execute`` (``bench/noop.py``): user code.
 
 So ``files`` is the files of ours one run crosses, the same for the first run of a document
-and for a second one (whose compilation is cached). Until session 7 the
-timer's work was counted (``SocketActor._timer`` in ``BACKGROUND`` had become
-``BatchActor.run_timer``, so the idle window recorded 14 files in the daemon) and so was the
-compilation of the first run: 55 files for a first run and 47 for a second, where this counts
-46 and 46 (with 8 more files crossed once per document).
+and for a second one. How this differs from the count before session 7 (which counted the
+Ticks and the first run's compilation): ``docs/architecture.md``, "The path, measured".
 
     python -m bench.run_path             # the table
     python -m bench.run_path --list      # and every file and function, per process
@@ -360,42 +357,6 @@ def _measure(tmp: Path) -> dict[str, Any]:
     }
 
 
-def _print(result: dict[str, Any], listing: bool) -> None:
-    cols = ("files", "functions", "cross_file_edges", "cross_file_calls", "orchestrator_cross_calls", "calls",
-            "once_files")
-    print("| process | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
-    rows = [*result["per_process"].items(), ("**the first run (union)**", result["run"])]
-    rows += [(f"{name}, second run", counts) for name, counts in result["second_per_process"].items()]
-    rows += [("**a second run of the same document (union)**", result["second_run"])]
-    rows += [(f"idle {name} (0.5 s)", counts) for name, counts in result["idle"].items()]
-    for name, counts in rows:
-        print(f"| {name} | " + " | ".join(str(counts[c]) for c in cols) + " |")
-    print("\nFiles of the first run (union), by area:")
-    files = sorted({f for part in result["sets"].values() for f, _ in part["functions"]})
-    areas: dict[str, list[str]] = collections.defaultdict(list)
-    for file in files:
-        areas[os.path.dirname(file)].append(os.path.basename(file))
-    for area, names in sorted(areas.items()):
-        print(f"- {area} ({len(names)}): {', '.join(names)}")
-    once = sorted({f for part in result["sets"].values() for f, _ in part["once"]} - set(files))
-    print(f"\nFiles crossed only once per document (first run, not counted above): {', '.join(once) or 'none'}")
-    idle = {name: counts["files"] for name, counts in result["idle"].items() if counts["files"]}
-    if idle:
-        print(f"\nWARNING: the idle window recorded calls ({idle}): background work is counted as the run's",
-              file=sys.stderr)
-    if listing:
-        for name, part in result["sets"].items():
-            print(f"\n## {name}")
-            by_file: dict[str, list[str]] = collections.defaultdict(list)
-            for file, func in sorted(part["functions"]):
-                by_file[file].append(func)
-            for file, funcs in by_file.items():
-                print(f"{file}: {', '.join(funcs)}")
-            if part["once"]:
-                print("once per document: " + ", ".join(f"{file}:{func}" for file, func in sorted(part["once"])))
-
-
 def _main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run_path", description=__doc__.split("\n")[0])
     parser.add_argument("--list", action="store_true", help="print every file and function, per process")
@@ -411,18 +372,12 @@ def _main() -> int:
         _use_source(Path(args.source))
     if args.child:
         return _child(Path(args.child), args.trigger, args.argv)
-    result = measure(Path(args.keep) if args.keep else None)
-    _print(result, args.list)
-    if args.json:
-        def listed(parts: dict[str, Any]) -> dict[str, Any]:
-            return {name: {"functions": sorted(p["functions"]), "once": sorted(p["once"]),
-                           "cross_file_edges": sorted([list(a), list(b), n] for (a, b), n in p["edges"].items()
-                                                      if a[0] != b[0])}
-                    for name, p in parts.items()}
+    from bench.run_path_report import print_table, write_json  # not in a child: its ``bench`` may be another's
 
-        counts = {k: v for k, v in result.items() if k not in ("sets", "second_sets")}
-        Path(args.json).write_text(json.dumps({**counts, "sets": listed(result["sets"]),
-                                               "second_sets": listed(result["second_sets"])}, indent=1))
+    result = measure(Path(args.keep) if args.keep else None)
+    print_table(result, args.list)
+    if args.json:
+        write_json(result, Path(args.json))
     return 0
 
 
