@@ -17,11 +17,22 @@ hand:
    printed the run's end, and each process writes what it recorded.
 
 What counts: a call of a Python function whose file is ours (``protocols/``, ``runtime/``,
-``actors/``, ``ontoflow/``). Left out: module bodies (imports), comprehensions and lambdas
-(their calls are their enclosing function's), and everything under the daemon's and worker's
-background loops (the actor's timer, the session's watchdog, memory trimming, retention, the
-spool sweeper and its thread): the run's messages do not pass through them. A coroutine's resumption is not a new call.
-The capability's ``execute`` (``bench/noop.py``) is user code and not counted.
+``actors/``, ``ontoflow/``), made for the run. Left out:
+
+- module bodies (imports), comprehensions and lambdas (their calls are their enclosing
+  function's), and a coroutine's resumption (not a new call);
+- background work, i.e. every call under a function of ``BACKGROUND``: the actors' timer
+  (``BatchActor.run_timer``: the Ticks of the daemon's pool, run deadlines and client leases,
+  the worker's heartbeats and waits), memory trimming, retention, the spool sweeper and its
+  thread. The idle window checks this: it must record nothing (a warning says when it does);
+- work done once per document, not per run (``ONCE``: compiling the document, the contract
+  check by the static checker, the inputs' checker built for a new catalogue). It is recorded
+  apart: the ``once_files`` column counts the files only that work crosses;
+- the capability's ``execute`` (``bench/noop.py``): user code.
+
+So ``files`` is the files of ours one run crosses, the same for the first run of a document
+and for a second one. How this differs from the count before session 7 (which counted the
+Ticks and the first run's compilation): ``docs/architecture.md``, "The path, measured".
 
     python -m bench.run_path             # the table
     python -m bench.run_path --list      # and every file and function, per process
@@ -65,8 +76,18 @@ ORCHESTRATOR = "actors/orchestrator/"  # its engines included
 #: ``remove_runs_spools`` is the spool sweeper's (``SpoolSweeper.run``) sweep, run in a worker
 #: thread once a second for the runs that ended meanwhile: that thread's stack does not show
 #: the sweeper, so it is named here (the run's own part, ``SpoolSweeper.ended``, still counts).
-BACKGROUND = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", "Session._watchdog", "_return_freed_memory",
-                        "_retention_loop", "SpoolSweeper.run", "remove_runs_spools"})
+#: ``BatchActor.run_timer`` delivers every actor's Ticks (the clocks of the daemon's pool, the
+#: run deadlines, the client leases; the worker's heartbeats and timers): periodic work that
+#: happens whether a run is in flight or not. A test checks that every name here is a function.
+BACKGROUND = frozenset({"BatchActor.run_timer", "_return_freed_memory", "_retention_loop", "SpoolSweeper.run",
+                        "remove_runs_spools"})
+#: The same loops in the code before issue 12 (``--source`` of ``bfe7138``): its own timer tasks.
+BACKGROUND_BEFORE = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", "Session._watchdog"})
+#: Work done once per document (or per catalogue), not once per run: compiling a document, the
+#: contract check (the static checker), the inputs' checker built for a new catalogue. Calls
+#: made by these (and the calls of them) are counted apart, as "once per document".
+ONCE = frozenset({"SubmittedDocuments._compile", "ContractGate.refusal", "CatalogInputCheck.__init__"})
+_SKIP = BACKGROUND | BACKGROUND_BEFORE
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
 
@@ -80,6 +101,7 @@ class _Recorder:
         self.on = False
         self.trigger = trigger  # start recording at the first call of this function
         self.functions: set[tuple[str, str]] = set()
+        self.once: set[tuple[str, str]] = set()  # functions called only under ONCE (see there)
         self.edges: collections.Counter[tuple[tuple[str, str], tuple[str, str]]] = collections.Counter()
         self.calls = 0
         self._codes: dict[Any, tuple[str, str] | None] = {}
@@ -117,14 +139,16 @@ class _Recorder:
             else:
                 return
         callee = self._info(frame.f_code)
-        if callee is None or callee[1].startswith("<") or "<locals>.<" in callee[1] or callee[1] in BACKGROUND:
+        if callee is None or callee[1].startswith("<") or "<locals>.<" in callee[1] or callee[1] in _SKIP:
             return
         caller = None
+        once = callee[1] in ONCE
         f = frame.f_back
         while f is not None:  # the nearest named function of ours calls it; background work is dropped
             name = f.f_code.co_qualname
-            if name in BACKGROUND:
+            if name in _SKIP:
                 return
+            once = once or name in ONCE
             if caller is None:
                 info = self._info(f.f_code)
                 if info is None:
@@ -133,6 +157,10 @@ class _Recorder:
                     caller = info
             f = f.f_back
         fresh = self._fresh(frame)
+        if once:
+            with self._lock:
+                self.once.add(callee)
+            return
         with self._lock:
             self.functions.add(callee)
             if fresh:
@@ -144,10 +172,12 @@ class _Recorder:
         with self._lock:
             data = {
                 "functions": sorted(self.functions),
+                "once": sorted(self.once),
                 "edges": [[a, b, n] for (a, b), n in sorted(self.edges.items())],
                 "calls": self.calls,
             }
             self.functions = set()
+            self.once = set()
             self.edges = collections.Counter()
             self.calls = 0
         tmp = path.with_suffix(".tmp")
@@ -239,6 +269,7 @@ def _load(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text())
     return {
         "functions": {tuple(f) for f in data["functions"]},
+        "once": {tuple(f) for f in data["once"]},
         "edges": {(tuple(a), tuple(b)): n for a, b, n in data["edges"]},
         "calls": data["calls"],
     }
@@ -246,6 +277,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 def _counts(parts: list[dict[str, Any]]) -> dict[str, int]:
     functions = set().union(*(p["functions"] for p in parts))
+    once = set().union(*(p.get("once", set()) for p in parts))
     edges: collections.Counter[Any] = collections.Counter()
     for p in parts:
         edges.update(p["edges"])
@@ -254,6 +286,7 @@ def _counts(parts: list[dict[str, Any]]) -> dict[str, int]:
     inside = {e: n for e, n in cross.items() if e[0][0].startswith(ORCHESTRATOR) and e[1][0].startswith(ORCHESTRATOR)}
     return {
         "files": len({f for f, _ in functions}),
+        "once_files": len({f for f, _ in once} - {f for f, _ in functions}),
         "functions": len(functions),
         "cross_file_edges": len(cross),
         "cross_file_calls": sum(cross.values()),
@@ -324,33 +357,6 @@ def _measure(tmp: Path) -> dict[str, Any]:
     }
 
 
-def _print(result: dict[str, Any], listing: bool) -> None:
-    cols = ("files", "functions", "cross_file_edges", "cross_file_calls", "orchestrator_cross_calls", "calls")
-    print("| process | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
-    rows = [*result["per_process"].items(), ("**the first run (union)**", result["run"])]
-    rows += [(f"{name}, second run", counts) for name, counts in result["second_per_process"].items()]
-    rows += [("**a second run of the same document (union)**", result["second_run"])]
-    rows += [(f"idle {name} (0.5 s)", counts) for name, counts in result["idle"].items()]
-    for name, counts in rows:
-        print(f"| {name} | " + " | ".join(str(counts[c]) for c in cols) + " |")
-    print("\nFiles of the first run (union), by area:")
-    files = sorted({f for part in result["sets"].values() for f, _ in part["functions"]})
-    areas: dict[str, list[str]] = collections.defaultdict(list)
-    for file in files:
-        areas[os.path.dirname(file)].append(os.path.basename(file))
-    for area, names in sorted(areas.items()):
-        print(f"- {area} ({len(names)}): {', '.join(names)}")
-    if listing:
-        for name, part in result["sets"].items():
-            print(f"\n## {name}")
-            by_file: dict[str, list[str]] = collections.defaultdict(list)
-            for file, func in sorted(part["functions"]):
-                by_file[file].append(func)
-            for file, funcs in by_file.items():
-                print(f"{file}: {', '.join(funcs)}")
-
-
 def _main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run_path", description=__doc__.split("\n")[0])
     parser.add_argument("--list", action="store_true", help="print every file and function, per process")
@@ -366,18 +372,12 @@ def _main() -> int:
         _use_source(Path(args.source))
     if args.child:
         return _child(Path(args.child), args.trigger, args.argv)
-    result = measure(Path(args.keep) if args.keep else None)
-    _print(result, args.list)
-    if args.json:
-        def listed(parts: dict[str, Any]) -> dict[str, Any]:
-            return {name: {"functions": sorted(p["functions"]),
-                           "cross_file_edges": sorted([list(a), list(b), n] for (a, b), n in p["edges"].items()
-                                                      if a[0] != b[0])}
-                    for name, p in parts.items()}
+    from bench.run_path_report import print_table, write_json  # not in a child: its ``bench`` may be another's
 
-        counts = {k: v for k, v in result.items() if k not in ("sets", "second_sets")}
-        Path(args.json).write_text(json.dumps({**counts, "sets": listed(result["sets"]),
-                                               "second_sets": listed(result["second_sets"])}, indent=1))
+    result = measure(Path(args.keep) if args.keep else None)
+    print_table(result, args.list)
+    if args.json:
+        write_json(result, Path(args.json))
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Command-line and submitted inputs: ``KEY=VALUE`` pairs keyed by ontology keys, checked
-against the schemas the capabilities declare.
+"""Inputs keyed by ontology keys, checked against the schemas the capabilities declare (the
+command line's ``--input`` and ``--input-file`` are read by ``runtime/cli/_shared.py``).
 
 Compiling a JSON Schema validator (fastjsonschema generates and ``exec``s Python source) costs
 milliseconds; applying one costs a microsecond. The daemon checks the inputs of every
@@ -10,19 +10,14 @@ schema is compiled anew, never checked against its old validator.
 
 from __future__ import annotations
 
-import os
-import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import fastjsonschema
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -31,11 +26,7 @@ __all__ = [
     "ValidatorStatistics",
     "check_inputs",
     "input_validators",
-    "parse_inputs",
-    "read_input_file",
 ]
-
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 
 #: Canonical bytes of a schema: equal schemas give equal bytes whatever their key order, and
 #: ``1`` and ``true`` (equal as Python values) stay apart.
@@ -51,34 +42,6 @@ def _refuse_remote(uri: str) -> Any:
 
 
 _NO_REMOTE = {scheme: _refuse_remote for scheme in ("http", "https", "ftp", "file")}
-
-
-def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` pairs; a VALUE that is valid JSON (a number, ``true``, a list...)
-    is taken as that JSON value, anything else as a string.
-
-    Args:
-        pairs: the ``--input`` arguments in the order given.
-
-    Returns:
-        The inputs by ontology key.
-
-    Raises:
-        ConfigError: naming the malformed pair by position (not by value) or the bad key.
-    """
-    inputs: dict[str, Any] = {}
-    for i, pair in enumerate(pairs, start=1):
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--input #{i}: expected KEY=VALUE")
-        if not _KEY.match(key):
-            raise ConfigError(f"--input #{i}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
-        try:
-            value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            value = raw
-        inputs[key] = value
-    return inputs
 
 
 class ValidatorStatistics(msgspec.Struct, frozen=True, kw_only=True):
@@ -267,28 +230,3 @@ def check_inputs(inputs: Mapping[str, Any], catalog: Mapping[str, CapabilityMeta
 def input_validators() -> InputValidators:
     """The validators ``check_inputs`` keeps (for its statistics)."""
     return _VALIDATORS
-
-
-def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read inputs from a JSON, YAML or TOML map of ontology key -> value (by the suffix;
-    JSON when there is none).
-
-    Raises:
-        ConfigError: naming the file, and the line and column of a syntax error, or the key
-            that is not an ontology key (never a value).
-    """
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
-    try:
-        doc = decode_document(data, p.suffix or "json", source=str(p))
-    except ManifestError as exc:
-        raise ConfigError(f"--input-file {p}: {exc.problems[0].message}") from None
-    if not isinstance(doc, dict):
-        raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {type(doc).__name__}")
-    for key in doc:
-        if not isinstance(key, str) or not _KEY.match(key):
-            raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
-    return dict(doc)

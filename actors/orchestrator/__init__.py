@@ -8,7 +8,7 @@ from ontoflow.actors.orchestrator._domains_file import DomainsFile, DomainsFileE
 from ontoflow.actors.orchestrator._edge import INTENT_KEY, EdgeService, answer_text, question_output
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError, wall_clock_ms
-from ontoflow.actors.orchestrator._queries import Queries
+from ontoflow.actors.orchestrator._queries import Queries, Waiters
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import AnswerRefused, Run, RunTable
@@ -23,7 +23,6 @@ from ontoflow.actors.orchestrator._source import (
     encode_source,
 )
 from ontoflow.actors.orchestrator._triggers import OBSERVATION_KEY, TriggerService
-from ontoflow.actors.orchestrator._waiters import Waiters
 from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 
 __all__ = [

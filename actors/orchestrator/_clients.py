@@ -28,10 +28,9 @@ from ontoflow.actors.orchestrator._documents import IdempotencyBook, SubmittedDo
 from ontoflow.actors.orchestrator._authority import ADMIN, key_of
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
-from ontoflow.actors.orchestrator._queries import Queries, run_status, trace_dicts
+from ontoflow.actors.orchestrator._queries import Queries, Waiters, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
-from ontoflow.actors.orchestrator._waiters import Waiters
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
@@ -347,7 +346,7 @@ class ClientService:
             self._orch.send_client(identity, reply)
 
     def statistics(self) -> dict[str, int]:
-        """Clients holding requests and requests held (see ``_waiters``)."""
+        """Clients holding requests and requests held (see ``_queries.Waiters``)."""
         return self._waiters.statistics()
 
     def progress(self, run_id: str, entries: list[Any]) -> None:

@@ -19,10 +19,9 @@ from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain
 from ontoflow.actors.orchestrator._edge import EdgeService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
-from ontoflow.actors.orchestrator._queries import Queries
+from ontoflow.actors.orchestrator._queries import Queries, Waiters
 from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.orchestrator._triggers import TriggerService
-from ontoflow.actors.orchestrator._waiters import Waiters
 
 __all__ = ["Composition", "compose_orchestrator"]
 

@@ -16,17 +16,30 @@ once the commit succeeded; Ticks
 decide nothing (only heartbeats go out, so workers stay connected; deadlines are looked at
 again by the first Tick after); clients' reads are answered, from committed state for a run
 the held batch touches, and their writes are refused ``unavailable`` (``ClientService``).
+
+An outage may last minutes and a peer may keep sending, so what is parked is bounded, and what
+is dropped is counted by reason (:class:`ParkingLot`):
+
+- an Outcome of an attempt in flight on the peer that sends it is always parked (once per
+  attempt): it is acknowledged work, and there are never more of them than steps in flight;
+- an Outcome of an attempt not in flight there would be ignored once handled anyway, unless
+  the peer registers again first (a parked Ready): only then is it parked, within the cap;
+- a peer's Ready and Disconnect: at most ``max_control_per_peer`` (a worker reconnecting in
+  a loop re-sends its Ready; the last ones it sent are the ones it still waits on);
+- Observations: at most ``max_observations`` (a perception, not an acknowledged request:
+  a trigger that misses one is told so by the count);
+- everything but the first rule within ``max_messages`` in all.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, get_args
 
 import structlog
 
 from ontoflow.actors.orchestrator._authority import Authority
-from ontoflow.actors.orchestrator._parking import ParkingLot
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunExpired
@@ -35,7 +48,7 @@ from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outc
 from ontoflow.runtime.actor import Outbox, Tick
 from ontoflow.runtime.batching import SEND_CHUNK
 
-__all__ = ["Mailbox"]
+__all__ = ["Mailbox", "ParkingLot"]
 
 log = structlog.get_logger()
 
@@ -158,3 +171,105 @@ class Mailbox:
     def _resize_chunk(self) -> None:
         # Without a journal, a long batch's sends start leaving after SEND_CHUNK per worker.
         self._outbox.chunk = SEND_CHUNK * max(len(self._pool.registry), 1)
+
+
+#: ``in_flight_on(run_id, step_id, attempt)``: the identity of the peer running that attempt.
+InFlightOn = Callable[[str, str, int], bytes | None]
+
+
+class ParkingLot:
+    """Messages parked while the journal is unavailable (see the module docstring).
+
+    Args:
+        max_messages: parked messages in all, past the Outcomes of steps in flight.
+        max_observations: parked Observations.
+        max_control_per_peer: parked Ready and Disconnect messages of one peer.
+
+    Attributes:
+        dropped: messages dropped since the lot was made, by reason.
+        parked_total: messages parked since the lot was made.
+    """
+
+    def __init__(self, *, max_messages: int = 10_000, max_observations: int = 1_000,
+                 max_control_per_peer: int = 8) -> None:
+        self.max_messages = max_messages
+        self.max_observations = max_observations
+        self.max_control_per_peer = max_control_per_peer
+        self.dropped: Counter[str] = Counter()
+        self.parked_total = 0
+        self._held: list[tuple[bytes, Any]] = []
+        self._outcomes: set[tuple[bytes, str, str, int]] = set()
+        self._control: Counter[bytes] = Counter()
+        self._observations = 0
+        self._capped = 0  # held messages the cap counts (not the Outcomes of steps in flight)
+        self._dropped_now: Counter[str] = Counter()
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def __bool__(self) -> bool:
+        return bool(self._held)
+
+    def park(self, identity: bytes, message: Any, in_flight_on: InFlightOn) -> bool:
+        """Hold ``message`` from ``identity`` for later, or drop it (counted); returns whether held."""
+        capped = True
+        match message:
+            case Outcome(run_id=run_id, step_id=step_id, attempt=attempt):
+                key = (identity, run_id, step_id, attempt)
+                if key in self._outcomes:
+                    return self._drop("outcome_duplicate")
+                if in_flight_on(run_id, step_id, attempt) == identity:
+                    capped = False
+                elif not self._control[identity]:
+                    return self._drop("outcome_not_in_flight")
+                self._outcomes.add(key)
+            case Ready() | Disconnect():
+                if self._control[identity] >= self.max_control_per_peer:
+                    return self._drop("control_per_peer")
+                self._control[identity] += 1
+            case Observation():
+                if self._observations >= self.max_observations:
+                    return self._drop("observations")
+                self._observations += 1
+        if capped:
+            if self._capped >= self.max_messages:
+                self._undo(identity, message)
+                return self._drop("messages")
+            self._capped += 1
+        if not self._held:
+            log.warning("messages_parked", reason="journal_unavailable")
+        self._held.append((identity, message))
+        self.parked_total += 1
+        return True
+
+    def take(self) -> list[tuple[bytes, Any]]:
+        """Everything held, in arrival order, and a clean lot; logs one summary line."""
+        held, self._held = self._held, []
+        log.info("parked_messages_handled", count=len(held), dropped=dict(self._dropped_now))
+        self._outcomes.clear()
+        self._control.clear()
+        self._observations = self._capped = 0
+        self._dropped_now.clear()
+        return held
+
+    def statistics(self) -> dict[str, int]:
+        """What is held now and what was parked and dropped so far (``dropped_<reason>``)."""
+        return {"parked": len(self._held), "parked_total": self.parked_total,
+                **{f"dropped_{reason}": n for reason, n in sorted(self.dropped.items())}}
+
+    def _undo(self, identity: bytes, message: Any) -> None:
+        # Past the cap after the per-kind checks counted the message in: count it out.
+        match message:
+            case Outcome(run_id=run_id, step_id=step_id, attempt=attempt):
+                self._outcomes.discard((identity, run_id, step_id, attempt))
+            case Ready() | Disconnect():
+                self._control[identity] -= 1
+            case Observation():
+                self._observations -= 1
+
+    def _drop(self, reason: str) -> bool:
+        if not self._dropped_now:  # one line per outage; the summary comes with take()
+            log.warning("parked_message_dropped", reason=reason)
+        self.dropped[reason] += 1
+        self._dropped_now[reason] += 1
+        return False

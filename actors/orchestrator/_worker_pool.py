@@ -1,9 +1,9 @@
 """The worker pool: who is alive, what each offers and runs, and where the next step goes.
 
 It owns the worker registry (credits: a step goes only to a worker with a free slot), the
-queue of steps waiting for a worker, and two parts: the liveness bookkeeping (``_liveness.py``:
-silences, recovered attempts awaiting their worker, undelivered Invokes) and the clocks on steps
-(``_step_clocks.py``: deadlines, schedule-to-start). It turns worker messages and silences into
+queue of steps waiting for a worker, and its clocks (``_pool_clocks.py``): the liveness
+bookkeeping (silences, recovered attempts awaiting their worker, undelivered Invokes) and the
+clocks on steps (deadlines, schedule-to-start). It turns worker messages and silences into
 facts (an Outcome, a lost worker, a step that waited too long, a step past its deadline) and
 hands each to ``deliver`` with its run; it turns the engine's Dispatch and CancelStep commands
 into Invoke and Cancel messages (``_step_payload.py``, which also fails an outcome carrying a
@@ -32,11 +32,10 @@ import anyio
 import structlog
 
 from ontoflow.actors.orchestrator._authority import key_of
-from ontoflow.actors.orchestrator._liveness import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
-from ontoflow.actors.orchestrator._liveness import Liveness
+from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
+from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
-from ontoflow.actors.orchestrator._step_clocks import Queued, StepClocks
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepFinished, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -314,7 +313,7 @@ class WorkerPool:
         if self._liveness.heartbeat_due(now):
             for worker in list(self.registry):
                 self._send(worker.identity, Heartbeat())
-        # Declared gone only at the second look (``_liveness.py``).
+        # Declared gone only at the second look (``_pool_clocks.py``).
         for worker in self._liveness.lost_workers(self.registry, now):
             log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
             self.lose(worker.identity, now, "worker_lost")

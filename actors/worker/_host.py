@@ -16,9 +16,9 @@ closes the socket and registers again on a new one after a backoff of 1 s doubli
 +-25% jitter (reset by a Welcome; ``_timers.ReconnectBackoff``), waited on Ticks (``HostTimers``,
 which also runs jobs repeated at an interval: ``host.timers.every``). Steps keep running
 meanwhile. What is answered while no session is up, and what was sent recently, is held
-(``_answers.py``); a new ``Ready`` lists every attempt the host still runs or holds an answer
-for (``holding``) and after the ``Welcome`` the held answers are sent once more (an answer the
-orchestrator already had is ignored: ``outcome_ignored``).
+(``_session.AnswerBook``); a new ``Ready`` lists every attempt the host still runs or holds an
+answer for (``holding``) and after the ``Welcome`` the held answers are sent once more (an
+answer the orchestrator already had is ignored: ``outcome_ignored``).
 
 Draining (``drain``, or SIGTERM/SIGINT with ``drain_on_signals``): no new step starts, the
 running ones get a grace period and their answers are sent, then ``Disconnect``, and ``run``
@@ -40,9 +40,8 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability
-from ontoflow.actors.worker._answers import AnswerBook
 from ontoflow.actors.worker._scheduler import StepScheduler
-from ontoflow.actors.worker._session import Session, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._session import AnswerBook, Session, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome

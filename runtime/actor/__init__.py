@@ -5,7 +5,7 @@ mailboxes, references, and one_for_one supervision of tasks and OS processes."""
 from ontoflow.runtime.actor._actor import Actor
 from ontoflow.runtime.actor._batch_actor import BatchActor
 from ontoflow.runtime.actor._envelope import Envelope, ReplySlot
-from ontoflow.runtime.actor._mailbox import DealerMailbox, Mailbox, MemoryMailbox
+from ontoflow.runtime.actor._mailbox import Mailbox, MemoryMailbox
 from ontoflow.runtime.actor._outbox import CommitGate, Outbox, Sink
 from ontoflow.runtime.actor._process import process_child
 from ontoflow.runtime.actor._ref import ActorRef, ActorStatistics
@@ -19,7 +19,6 @@ __all__ = [
     "BatchActor",
     "ChildSpec",
     "CommitGate",
-    "DealerMailbox",
     "Envelope",
     "Mailbox",
     "MemoryMailbox",

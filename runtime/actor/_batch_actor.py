@@ -9,7 +9,7 @@ actor's decisions about time are decisions about facts.
 
 The mailbox is anything with ``recv_batch`` (:class:`~runtime.actor.Mailbox`): a bound ROUTER
 (:class:`~runtime.actor.SocketActor`, the orchestrator), a connected DEALER
-(:class:`~runtime.actor.DealerMailbox`, a worker host, one per session), or the in-memory
+(:class:`~runtime.transport.DealerMailbox`, a worker host, one per session), or the in-memory
 :class:`~runtime.actor.MemoryMailbox` of unit tests. Who calls ``pump`` is the subclass's
 choice: a socket actor's own receive loop, or a worker host's step runners taking turns.
 

@@ -2,10 +2,11 @@
 
 A :class:`Mailbox` hands out batches of ``(peer identity, message)`` pairs; the same object is
 the :class:`~runtime.actor.Sink` the actor's outbox sends to. A bound ROUTER
-(``runtime.transport.RouterSocket``) is one as it is; :class:`DealerMailbox` makes a connected
-DEALER one (a single peer: the identity is ``b""`` both ways); :class:`MemoryMailbox` is one
-without a socket, for unit tests of an actor's logic (a real implementation of the interface:
-batches queue up and are read whole, sends are kept in order).
+(``runtime.transport.RouterSocket``) is one as it is, and so is a connected DEALER wrapped in a
+``runtime.transport.DealerMailbox`` (a single peer: the identity is ``b""`` both ways), both
+with their sockets; :class:`MemoryMailbox` is one without a socket, for unit tests of an
+actor's logic (a real implementation of the interface: batches queue up and are read whole,
+sends are kept in order).
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.lowlevel
 
-from ontoflow.runtime.transport import DealerSocket
-
-__all__ = ["DealerMailbox", "Mailbox", "MemoryMailbox"]
+__all__ = ["Mailbox", "MemoryMailbox"]
 
 
 class Mailbox(Protocol):
@@ -40,51 +39,6 @@ class Mailbox(Protocol):
             anyio.ClosedResourceError: when the mailbox is closed.
         """
         ...
-
-
-class DealerMailbox:
-    """A connected DEALER as a mailbox and an outbox sink (its one peer has identity ``b""``).
-
-    Args:
-        dealer: the socket (``runtime.transport.open_dealer``); closing it closes the mailbox.
-    """
-
-    __slots__ = ("dealer",)
-
-    def __init__(self, dealer: DealerSocket) -> None:
-        self.dealer = dealer
-
-    async def recv_batch(self) -> list[tuple[bytes, Any]]:
-        """The next batch of the DEALER (see ``Mailbox.recv_batch``)."""
-        return [(b"", message) for message in await self.dealer.recv_batch()]
-
-    def recv_batch_nowait(self) -> list[tuple[bytes, Any]]:
-        """What is queued on the DEALER now (see ``Mailbox.recv_batch_nowait``)."""
-        return [(b"", message) for message in self.dealer.recv_batch_nowait()]
-
-    def send_many(self, items: list[tuple[bytes, Any]]) -> None:
-        """Send the messages of ``items`` in order, in as few ZeroMQ messages as they fit;
-        nothing when the socket closed meanwhile (the session that owned it is over)."""
-        try:
-            self.dealer.send_many([message for _, message in items])
-        except anyio.ClosedResourceError:
-            pass
-
-    def send_client(self, identity: bytes, message: Any) -> None:
-        """Not for a DEALER: the client API is served by a ROUTER.
-
-        Raises:
-            TypeError: always.
-        """
-        raise TypeError("a DEALER mailbox does not send client replies")
-
-    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
-        """Not for a DEALER (see ``send_client``).
-
-        Raises:
-            TypeError: always.
-        """
-        raise TypeError("a DEALER mailbox does not send client replies")
 
 
 class MemoryMailbox:

@@ -3,7 +3,8 @@
 One copy of each rule (STYLE 29): a verb reports an error with :func:`fail`, prints a JSON
 answer with :func:`write_json`, a run's end with :func:`print_result`, a time with
 :func:`utc`, a long run's progress with :class:`ProgressLine`; a verb that takes inputs reads
-them with :func:`input_options` and :func:`gather_inputs`.
+them with :func:`input_options` and :func:`gather_inputs` (``--input`` pairs by
+:func:`parse_inputs`, ``--input-file`` by :func:`read_input_file`).
 
 A run's progress goes to stderr while it is long: the step in progress and the steps done.
 Shown only when stderr is a terminal (nothing at all otherwise: a log file or a pipe gets no
@@ -31,9 +32,11 @@ both modes. stdout carries only the command's answer.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +44,9 @@ from typing import Any, TextIO
 
 import anyio
 import msgspec
+
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
     "BUILTIN_CAPABILITIES",
@@ -62,7 +68,9 @@ __all__ = [
     "input_options",
     "json_errors",
     "logging_options",
+    "parse_inputs",
     "print_result",
+    "read_input_file",
     "print_table",
     "set_json_errors",
     "utc",
@@ -255,12 +263,68 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     Raises:
         ConfigError: naming the file or the pair that is malformed (never a value).
     """
-    # Imported here: only the verbs that take inputs pay for the schema library it brings.
-    from ontoflow.runtime.inputs import parse_inputs, read_input_file
-
     inputs = read_input_file(args.input_file) if args.input_file else {}
     inputs.update(parse_inputs(args.input))
     return inputs
+
+
+#: An ontology key: dotted words (``obdc.base.lang.code``).
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
+
+
+def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` pairs; a VALUE that is valid JSON (a number, ``true``, a list...)
+    is taken as that JSON value, anything else as a string.
+
+    Args:
+        pairs: the ``--input`` arguments in the order given.
+
+    Returns:
+        The inputs by ontology key.
+
+    Raises:
+        ConfigError: naming the malformed pair by position (not by value) or the bad key.
+    """
+    inputs: dict[str, Any] = {}
+    for i, pair in enumerate(pairs, start=1):
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--input #{i}: expected KEY=VALUE")
+        if not _KEY.match(key):
+            raise ConfigError(f"--input #{i}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            value = raw
+        inputs[key] = value
+    return inputs
+
+
+def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read inputs from a JSON, YAML or TOML map of ontology key -> value (by the suffix;
+    JSON when there is none).
+
+    Raises:
+        ConfigError: naming the file, and the line and column of a syntax error, or the key
+            that is not an ontology key (never a value).
+    """
+    from ontoflow.protocols.manifest import decode_document  # only the verbs given a file pay for YAML
+
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
+    try:
+        doc = decode_document(data, p.suffix or "json", source=str(p))
+    except ManifestError as exc:
+        raise ConfigError(f"--input-file {p}: {exc.problems[0].message}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {type(doc).__name__}")
+    for key in doc:
+        if not isinstance(key, str) or not _KEY.match(key):
+            raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
+    return dict(doc)
 
 
 # -- a run's progress on stderr (see the module docstring) --------------------------------------

@@ -32,10 +32,11 @@ client API (``protocols.client``): frames with the client header decode to clien
 
 from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES, DropStatistics, Peer
 from ontoflow.runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
-from ontoflow.runtime.transport._sockets import DealerSocket, RouterSocket
+from ontoflow.runtime.transport._sockets import DealerMailbox, DealerSocket, RouterSocket
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "DealerMailbox",
     "DealerSocket",
     "DropStatistics",
     "Peer",

@@ -1,4 +1,5 @@
-"""The two socket kinds: an orchestrator's bound ROUTER and a worker's (or client's) DEALER."""
+"""The two socket kinds: an orchestrator's bound ROUTER and a worker's (or client's) DEALER, and
+a connected DEALER as an actor's mailbox (:class:`DealerMailbox`; a ROUTER is one as it is)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import anyio
 import zmq
 from anyio.lowlevel import checkpoint
 
@@ -16,7 +18,7 @@ from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
 from ontoflow.runtime.transport._endpoint import _Endpoint, _recv_frames_user
 
-__all__ = ["DealerSocket", "RouterSocket"]
+__all__ = ["DealerMailbox", "DealerSocket", "RouterSocket"]
 
 
 class RouterSocket(_Endpoint):
@@ -222,3 +224,48 @@ class DealerSocket(_Endpoint):
             if not self._send_frames(None, (HEADER, body), messages[0]):
                 break
         self._after_send()
+
+
+class DealerMailbox:
+    """A connected DEALER as a mailbox and an outbox sink (its one peer has identity ``b""``).
+
+    Args:
+        dealer: the socket (``runtime.transport.open_dealer``); closing it closes the mailbox.
+    """
+
+    __slots__ = ("dealer",)
+
+    def __init__(self, dealer: DealerSocket) -> None:
+        self.dealer = dealer
+
+    async def recv_batch(self) -> list[tuple[bytes, Any]]:
+        """The next batch of the DEALER (see ``Mailbox.recv_batch``)."""
+        return [(b"", message) for message in await self.dealer.recv_batch()]
+
+    def recv_batch_nowait(self) -> list[tuple[bytes, Any]]:
+        """What is queued on the DEALER now (see ``Mailbox.recv_batch_nowait``)."""
+        return [(b"", message) for message in self.dealer.recv_batch_nowait()]
+
+    def send_many(self, items: list[tuple[bytes, Any]]) -> None:
+        """Send the messages of ``items`` in order, in as few ZeroMQ messages as they fit;
+        nothing when the socket closed meanwhile (the session that owned it is over)."""
+        try:
+            self.dealer.send_many([message for _, message in items])
+        except anyio.ClosedResourceError:
+            pass
+
+    def send_client(self, identity: bytes, message: Any) -> None:
+        """Not for a DEALER: the client API is served by a ROUTER.
+
+        Raises:
+            TypeError: always.
+        """
+        raise TypeError("a DEALER mailbox does not send client replies")
+
+    def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+        """Not for a DEALER (see ``send_client``).
+
+        Raises:
+            TypeError: always.
+        """
+        raise TypeError("a DEALER mailbox does not send client replies")

@@ -42,3 +42,35 @@ def test_nothing_is_recorded_while_off_and_a_trigger_turns_it_on() -> None:
     triggered = _Recorder(trigger="admit")
     _traced(triggered)
     assert triggered.on and ADMIT in triggered.functions
+
+
+def _qualnames() -> set[str]:
+    """Every function's qualified name in our source folders (as ``co_qualname`` spells it)."""
+    import ast
+    from pathlib import Path
+
+    from bench.run_path import ROOT
+
+    names: set[str] = set()
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                names.add(prefix + child.name)
+                walk(child, f"{prefix}{child.name}.<locals>.")
+
+    for folder in ("protocols", "runtime", "actors", "ontoflow"):
+        for path in (ROOT / folder).rglob("*.py"):
+            walk(ast.parse(path.read_text()), "")
+    return names
+
+
+def test_every_background_and_once_name_is_a_function_of_ours() -> None:
+    # A renamed timer loop left out of BACKGROUND is counted as the run's path (it happened:
+    # the kernel's ``BatchActor.run_timer`` replaced ``SocketActor._timer``).
+    from bench.run_path import BACKGROUND, ONCE
+
+    missing = (BACKGROUND | ONCE) - _qualnames()
+    assert not missing, f"bench.run_path names functions that no longer exist: {sorted(missing)}"

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from ontoflow.actors.orchestrator import compose_orchestrator
-from ontoflow.actors.orchestrator._parking import ParkingLot
+from ontoflow.actors.orchestrator._mailbox import ParkingLot
 from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Observation, Outcome, Ready
 from ontoflow.runtime.cli import open_client, request

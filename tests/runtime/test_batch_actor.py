@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from ontoflow.protocols.messages import Heartbeat, Outcome
-from ontoflow.runtime.actor import BatchActor, DealerMailbox, MemoryMailbox, Tick
-from ontoflow.runtime.transport import open_dealer, open_router, shared_context
+from ontoflow.runtime.actor import BatchActor, MemoryMailbox, Tick
+from ontoflow.runtime.transport import DealerMailbox, open_dealer, open_router, shared_context
 
 pytestmark = pytest.mark.anyio
 

@@ -13,10 +13,10 @@ import pytest
 import zmq
 
 from ontoflow.protocols.messages import Heartbeat, Outcome
-from ontoflow.runtime.actor import BatchActor, DealerMailbox, MemoryMailbox
+from ontoflow.runtime.actor import BatchActor, MemoryMailbox
 from ontoflow.runtime.actor._batch_actor import DEFAULT_SPIN_US
 from ontoflow.runtime.codec import HEADER, encode
-from ontoflow.runtime.transport import open_dealer
+from ontoflow.runtime.transport import DealerMailbox, open_dealer
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,8 @@ import pytest
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime import inputs as inputs_module
 from ontoflow.runtime.errors import ConfigError
-from ontoflow.runtime.inputs import CatalogInputCheck, InputValidators, check_inputs, input_validators, parse_inputs
+from ontoflow.runtime.cli._shared import parse_inputs
+from ontoflow.runtime.inputs import CatalogInputCheck, InputValidators, check_inputs, input_validators
 
 
 def _meta(cap_id: str, **props: dict) -> CapabilityMetadata:

@@ -7,7 +7,7 @@ import time
 
 import msgspec
 
-from ontoflow.actors.worker._answers import AnswerBook
+from ontoflow.actors.worker._session import AnswerBook
 from ontoflow.protocols.messages import Outcome
 from ontoflow.runtime.codec import decode
 

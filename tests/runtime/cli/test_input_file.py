@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ontoflow.runtime.errors import ConfigError
-from ontoflow.runtime.inputs import read_input_file
+from ontoflow.runtime.cli._shared import read_input_file
 
 
 @pytest.mark.parametrize(

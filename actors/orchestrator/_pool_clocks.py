@@ -1,0 +1,240 @@
+"""The worker pool's clocks: on workers (liveness) and on steps (deadlines, schedule-to-start).
+
+They decide and the pool acts. :class:`Liveness` says which worker is lost, which awaited
+attempt is given up and which attempt of a lost worker was never delivered; the pool loses the
+worker, ends the attempt or dispatches it again. :class:`StepClocks` ends the steps whose
+clock ran out.
+
+Liveness: who has gone silent, which recovered attempts still await their worker, which
+Invokes never reached theirs. A second look before anything is declared gone: a worker is
+lost, and an awaited attempt given up, only when the previous tick found it so too. After the
+event loop stalled (a loaded machine), the first tick can run before the socket's queued
+heartbeats and Readys are read; the timer sleeps a tick before the next one, and the receive
+loop reads them meanwhile. It costs one tick of delay.
+
+Step clocks: the deadline of each attempt, and how long a queued step may wait while no live
+worker offers its capability (schedule-to-start). Waiting for a slot of a connected (busy)
+worker is not unavailability: such steps wait as long as it takes (``max_runs`` bounds how
+many there are). The schedule-to-start clock starts at the later of the enqueue and the loss
+of the last worker offering the capability: a step that waited behind a busy worker gets the
+whole timeout once that worker is gone. The pool owns one :class:`StepClocks`, tells it when a
+deadline starts and stops and when a capability loses its last worker, and lets it end, at
+each tick, the steps whose clock ran out (a ``StepUnavailable`` or a ``StepDeadlineExpired``
+fact handed to ``deliver``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+import msgspec
+import structlog
+
+from ontoflow.actors.orchestrator._registry import AwaitedSteps, InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._run_table import Run, RunTable
+from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepDeadlineExpired, StepUnavailable
+from ontoflow.protocols.messages import Invoke
+
+__all__ = ["RECONNECT_ALLOWANCE_MS", "Liveness", "Queued", "StepClocks"]
+
+log = structlog.get_logger()
+
+StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
+
+#: How long a recovered attempt waits for its worker beyond one liveness window: a worker
+#: reconnects after noticing the silence, then after its first backoff (1 s, ``_host.py``).
+RECONNECT_ALLOWANCE_MS = 1000
+
+
+class Liveness:
+    """Silences, awaited attempts and undelivered Invokes (see the module docstring).
+
+    Args:
+        heartbeat_ms: the interval of the heartbeats sent to workers.
+        liveness: intervals of silence after which a worker is dead.
+    """
+
+    def __init__(self, *, heartbeat_ms: int, liveness: int) -> None:
+        self.heartbeat_ms = heartbeat_ms
+        self.liveness = liveness
+        self._last_heartbeat_ms = 0
+        # What the previous tick found silent or past its wait (the second look).
+        self._silent: set[bytes] = set()
+        self._awaiting = AwaitedSteps()
+        self._awaiting_due: set[StepKey] = set()
+        # Attempts in flight whose Invoke the ROUTER refused (see ``undelivered``).
+        self._undelivered: set[StepKey] = set()
+
+    @property
+    def awaited(self) -> int:
+        """Recovered attempts still awaiting their worker."""
+        return len(self._awaiting)
+
+    def heartbeat_due(self, now: int) -> bool:
+        """Whether a heartbeat goes out to every worker at ``now`` (at most one per interval)."""
+        if now - self._last_heartbeat_ms >= self.heartbeat_ms:
+            self._last_heartbeat_ms = now
+            return True
+        return False
+
+    def lost_workers(self, registry: WorkerRegistry, now: int) -> list[WorkerInfo]:
+        """The workers silent for a liveness window at ``now`` and at the previous look.
+
+        Args:
+            registry: the live workers.
+            now: the tick's time.
+
+        Returns:
+            The workers to declare lost; the others found silent are looked at again next tick.
+        """
+        silent = registry.expired(now, self.heartbeat_ms * self.liveness)
+        suspects, self._silent = self._silent, {w.identity for w in silent}
+        lost = [w for w in silent if w.identity in suspects]
+        self._silent.difference_update(w.identity for w in lost)
+        return lost
+
+    def await_worker(self, step: InFlight, worker_id: str, now: int) -> int:
+        """Await a recovered attempt from ``worker_id`` for one liveness window and the
+        worker's first reconnect delay.
+
+        Returns:
+            The time until which it is awaited.
+        """
+        until = now + self.heartbeat_ms * self.liveness + RECONNECT_ALLOWANCE_MS
+        self._awaiting.add(step, worker_id, until)
+        return until
+
+    def reclaim(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
+        """``worker_id`` registered again holding ``held``: ``(reclaimed, lost)``, the awaited
+        attempts it holds and those it came back without; neither is awaited any more."""
+        if not self._awaiting:
+            return [], []
+        return self._awaiting.take(worker_id, held)
+
+    def given_up(self, now: int) -> list[StepKey]:
+        """The awaited attempts past their wait at ``now`` and at the previous look, sorted;
+        they are no longer awaited."""
+        if not (self._awaiting or self._awaiting_due):
+            return []
+        due = set(self._awaiting.due(now))
+        late = sorted(due & self._awaiting_due)
+        self._awaiting_due = due.difference(late)
+        for key in late:
+            self._awaiting.discard(key)
+        return late
+
+    def forget_awaited(self, key: StepKey) -> None:
+        """Stop awaiting an attempt (cancelled, or past its step deadline)."""
+        self._awaiting.discard(key)
+
+    def undelivered(self, registry: WorkerRegistry, identity: bytes, invokes: list[Invoke]) -> None:
+        """Note the Invokes the ROUTER refused for ``identity`` that are in flight on it."""
+        for invoke in invokes:
+            key = (invoke.run_id, invoke.step_id, invoke.attempt)
+            owner = registry.owner(*key)
+            if owner is not None and owner.identity == identity:
+                self._undelivered.add(key)
+
+    def never_received(self, keys: Collection[StepKey]) -> None:
+        """Note attempts known not to have reached their worker (it registered again, proving
+        who it is, without them): like a refused Invoke, they are dispatched again."""
+        self._undelivered.update(keys)
+
+    def delivered(self, key: StepKey) -> None:
+        """The attempt was answered: its Invoke reached the worker after all."""
+        if self._undelivered:
+            self._undelivered.discard(key)
+
+    def take_undelivered(self, key: StepKey) -> bool:
+        """Whether the attempt's Invoke never reached its worker (forgotten once asked)."""
+        if key in self._undelivered:
+            self._undelivered.discard(key)
+            return True
+        return False
+
+
+class Queued(msgspec.Struct):
+    """A dispatch in the pool's pending queue, and when it was queued."""
+
+    dispatch: Dispatch
+    enqueued_ms: int
+
+
+class StepClocks:
+    """Step deadlines and the schedule-to-start timeout (see the module docstring).
+
+    Args:
+        runs: the run table (a fact goes only to a live run).
+        deliver: applies a fact to a live run.
+        schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
+    """
+
+    def __init__(self, *, runs: RunTable, deliver: Callable[[Run, Fact], None], schedule_to_start_ms: int) -> None:
+        self._runs = runs
+        self._deliver = deliver
+        self.schedule_to_start_ms = schedule_to_start_ms
+        self._deadlines: dict[StepKey, int] = {}
+        # When the last live worker offering a capability went away (see ``expire_unavailable``).
+        self._unoffered_since: dict[str, int] = {}
+
+    @property
+    def running(self) -> int:
+        """Attempts with a deadline running."""
+        return len(self._deadlines)
+
+    def start(self, dispatch: Dispatch) -> None:
+        """Start the deadline of ``dispatch``'s attempt, if it has one."""
+        if dispatch.deadline_at_ms is not None:
+            self._deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
+
+    def stop(self, key: StepKey) -> None:
+        """Stop an attempt's deadline (answered, cancelled, lost or unavailable)."""
+        self._deadlines.pop(key, None)
+
+    def unoffered(self, capability: str, now: int) -> None:
+        """The last live worker offering ``capability`` went away at ``now``."""
+        self._unoffered_since[capability] = now
+
+    def expire_unavailable(self, pending: PendingQueue, offers: Callable[[str], bool], now: int) -> None:
+        """End as unavailable the queued steps that waited longer than the schedule-to-start
+        timeout while no live worker offered their capability.
+
+        Each queue is in enqueue order, so this touches only the expired entries, never the
+        rest of a long queue.
+
+        Args:
+            pending: the pool's queue of :class:`Queued` dispatches, per capability.
+            offers: whether a live worker offers a capability.
+            now: the tick's time.
+        """
+        cutoff = now - self.schedule_to_start_ms
+        for cap in pending.capabilities():
+            if offers(cap) or self._unoffered_since.get(cap, 0) >= cutoff:
+                continue
+            for queued in pending.expire(cap, cutoff):
+                assert isinstance(queued, Queued)  # the pool queues only these (not wire input)
+                d = queued.dispatch
+                self._deadlines.pop((d.run_id, d.step_id, d.attempt), None)
+                run = self._runs.live(d.run_id)
+                if run is not None:
+                    log.warning("step_unavailable", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
+                    self._deliver(run, StepUnavailable(step_id=d.step_id, attempt=d.attempt, now_ms=now))
+
+    def expire_deadlines(self, now: int, forget: Callable[[StepKey], None]) -> None:
+        """End the attempts past their deadline at ``now``.
+
+        Args:
+            now: the tick's time.
+            forget: called with each expired attempt before its fact is delivered (the pool
+                stops awaiting it from a worker).
+        """
+        if not self._deadlines:
+            return
+        for key, deadline in list(self._deadlines.items()):
+            if deadline <= now and key in self._deadlines:
+                del self._deadlines[key]
+                forget(key)
+                run = self._runs.live(key[0])
+                if run is not None:
+                    log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
+                    self._deliver(run, StepDeadlineExpired(step_id=key[1], attempt=key[2], now_ms=now))
