@@ -230,7 +230,7 @@ class WorkerHost(BatchActor):
     async def _connection_loop(self) -> None:
         while True:
             self.sessions += 1
-            session = Session(self, self.sessions)
+            session = Session(self, self.sessions, patience=self._backoff.patience())
             welcomed = await session.run()
             if self._draining:
                 return  # said goodbye: no new session

@@ -64,14 +64,21 @@ def tick_ms_for(heartbeat_ms: int) -> int:
 class Session:
     """A connection attempt and, once welcomed, a live registration. Run it once.
 
+    Args:
+        host: the worker host this session carries messages for.
+        number: the host's count of sessions, this one included.
+        patience: how many liveness windows to wait for the Welcome before giving up
+            (``ReconnectBackoff.patience``); once welcomed, one window of silence ends it.
+
     Attributes:
         number: the host's count of sessions, this one included.
         welcomed: whether the orchestrator accepted this session.
         mailbox: the socket while the session is open, else None.
     """
 
-    def __init__(self, host: WorkerHost, number: int) -> None:
+    def __init__(self, host: WorkerHost, number: int, *, patience: int = 1) -> None:
         self._host = host
+        self._patience = patience  # liveness windows to wait for the Welcome (then one)
         self.number = number
         self.welcomed = False
         self.mailbox: DealerMailbox | None = None
@@ -160,7 +167,7 @@ class Session:
         host = self._host
         interval_ms = host.heartbeat_s * 1000
         silent_ms = now - self.last_heard_ms
-        if silent_ms > interval_ms * host.liveness:
+        if silent_ms > interval_ms * host.liveness * (1 if self.welcomed else self._patience):
             log.warning("orchestrator_silent", worker_id=host.worker_id, session=self.number,
                         silent_ms=round(silent_ms), welcomed=self.welcomed)
             self._over.set()

@@ -33,6 +33,9 @@ log = structlog.get_logger()
 #: The jitter of the reconnect backoff (the capability base's default, +-25%).
 RECONNECT_JITTER = 0.25
 
+#: The most liveness windows a session waits for its Welcome (``ReconnectBackoff.patience``).
+MAX_PATIENCE = 8
+
 
 class HostTimers:
     """Waits and repeated jobs on the host's Ticks (see the module docstring).
@@ -120,6 +123,20 @@ class ReconnectBackoff:
                                   jitter=jitter)
         self._random = random if random is not None else _random.Random()
         self._retry = 1  # runtime.retry's 1-based retry number of the next wait
+        self._unwelcomed = 0  # sessions in a row that ended without a Welcome
+
+    def patience(self) -> int:
+        """How many liveness windows the next session waits for its Welcome: 1 after a
+        welcomed session, doubling with each session in a row that was not, up to
+        ``MAX_PATIENCE``.
+
+        Why: a daemon that has just restarted (recovering its journal on a loaded machine) can
+        take longer than one liveness window to answer a Ready. A session that gave up then
+        was registered by the daemon, but its Welcome went to a closed socket; with a fixed
+        window every session would give up the same way, and the worker would never register
+        again (its Readys would keep arriving just as it leaves).
+        """
+        return 1 << min(self._unwelcomed, MAX_PATIENCE.bit_length() - 1)
 
     def next_ms(self, welcomed: bool) -> float:
         """The wait after a session that ended, in milliseconds.
@@ -129,6 +146,7 @@ class ReconnectBackoff:
         """
         if welcomed:
             self._retry = 1
+        self._unwelcomed = 0 if welcomed else self._unwelcomed + 1
         delay = backoff_ms(self.policy, self._retry, self._random.random())
         # Stop counting at the ceiling: the count only feeds the exponent, which must not overflow.
         if not welcomed and nominal_backoff_ms(self.policy, self._retry) < self.policy.max_ms:

@@ -18,9 +18,12 @@ authenticator of ``runtime.curve`` must run on its context, and admits only auth
 and a DEALER connects with its key pair and the server's public key. Binding a non-loopback
 ``tcp://`` address without CURVE is refused unless ``insecure=True``, which logs a warning.
 The ROUTER does not set ``ROUTER_HANDOVER``: a second connection under an identity already
-connected is ignored by libzmq until the first one is gone, so nobody can take a live worker's
-route (and its next Invoke) by connecting under its identity; a worker that reconnects gets its
-identity back as soon as its old connection has closed. A CURVE ROUTER hands out each peer as a
+connected is ignored by libzmq, so nobody can take a live worker's route (and its next Invoke)
+by connecting under its identity. The old connection's route lasts until the ROUTER has read
+everything it sent, not until it closes; a connection made under that identity meanwhile is
+ignored for its whole life (nothing it sends is read, nothing reaches it): a worker whose
+session gave up before the daemon read its Ready registers on a later session (see
+``tests/runtime/test_transport_identity.py`` and ``actors.worker._timers``). A CURVE ROUTER hands out each peer as a
 ``Peer`` (``bytes`` carrying ``user_id``, the public key its connection authenticated with),
 so the orchestrator can look up that key's role.
 
