@@ -6,7 +6,7 @@ learns domains four ways, each replacing what an earlier one said of the same do
 1. the journal: every domain a worker announced before a restart (``Durability.journaled_domains``);
 2. what it was told to expect (``--domains DIR``, ``--domains-file FILE``): the manifest and the
    metadata of its capabilities (a handlers module imported for its metadata only, or
-   placeholders from ``protocols.domain_service.declared_metadata``);
+   placeholders, :func:`placeholder_metadata`);
 3. a fixed catalogue handed to ``compose_orchestrator`` (embedders and tests);
 4. a worker's ``Ready.domains``: a new domain is a new worker and its manifest, nothing else.
 
@@ -35,14 +35,39 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.domain import DomainManifest, check_domain, domain_from_data
 from ontoflow.protocols.domain_service import declared_metadata
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.intent import INTENT_INPUTS
 from ontoflow.protocols.messages import Ready
 
-__all__ = ["DomainBook", "ExpectedDomain"]
+__all__ = ["DomainBook", "ExpectedDomain", "placeholder_metadata"]
 
 log = structlog.get_logger()
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(DomainManifest)
+
+
+def placeholder_metadata(manifest: DomainManifest) -> dict[str, CapabilityMetadata]:
+    """The metadata a domain's capabilities have until a worker announces theirs: what its goals
+    pass them (``protocols.domain_service.declared_metadata``) and the reserved intent inputs
+    (``protocols.intent.INTENT_INPUTS``).
+
+    A domain expected without handlers is most often an HTTP service behind a bridge worker,
+    whose capabilities take the run's confidence and sentence: a plan made before the bridge
+    connects must carry them too (the planner sets only what a capability declares), or the
+    service is told 1.0 and an empty sentence. A Python handler that does not declare them
+    replaces this metadata when its worker announces it, and plans made after carry them not.
+
+    Args:
+        manifest: a validated domain manifest.
+
+    Returns:
+        capability id -> metadata, for every id in ``manifest.capabilities``.
+    """
+    placeholders = {}
+    for cap, meta in declared_metadata(manifest).items():
+        properties = {**INTENT_INPUTS, **meta.input_schema.get("properties", {})}
+        placeholders[cap] = msgspec.structs.replace(meta, input_schema={**meta.input_schema, "properties": properties})
+    return placeholders
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +167,7 @@ class DomainBook:
             return
         self._placed = True
         for e in self._expected:
-            self._place([e.metadata.get(c) or declared_metadata(e.manifest)[c] for c in e.manifest.capabilities], now)
+            self._place([e.metadata.get(c) or placeholder_metadata(e.manifest)[c] for c in e.manifest.capabilities], now)
 
     def announced(self, info: WorkerInfo, ready: Ready, now: int) -> None:
         """A worker registered (``WorkerPool.on_ready``): take the domains it announces.
@@ -157,7 +182,7 @@ class DomainBook:
             except ManifestError as exc:
                 log.warning("domain_refused", worker_id=info.worker_id, index=i, problems=len(exc.problems), error=str(exc)[:500])
                 continue
-            declared = declared_metadata(manifest)
+            declared = placeholder_metadata(manifest)
             self._place([declared[c] for c in manifest.capabilities if c not in info.capabilities], now)
             domain = manifest.domain
             self._origin[domain] = f"worker {info.worker_id}"
