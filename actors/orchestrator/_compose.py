@@ -88,12 +88,17 @@ def compose_orchestrator(
             empty), the edge also answers for the domains workers announce (``Ready.domains``,
             journaled), as a daemon does. Needs ``serve_clients``.
         intent_adapter, memory_limits: the edge's adapter choice and session bounds (:func:`compose_edge`).
+            A choice per domain is checked against the domains known at start
+            (``DomainBook.check_adapters``): with expected domains, one naming a domain neither
+            expected nor journaled is refused; without, it is logged and watched for.
         session_journal: where the edge keeps its sessions when not in the orchestrator's
             journal (:func:`compose_edge`; the embedded ``ask``/``chat``).
 
     Raises:
         ValueError: when trigger workflows or a catalogue are given without ``serve_clients``.
         protocols.errors.ManifestError: when a trigger workflow is invalid or declares no trigger.
+        runtime.errors.ConfigError: an intent adapter chosen for a domain that is neither
+            expected nor journaled, when domains are expected.
     """
     with_domains = catalogue is not None or expected_domains is not None
     if (trigger_workflows or with_domains) and not serve_clients:
@@ -121,6 +126,8 @@ def compose_orchestrator(
             journaled=orchestrator.durability.journaled_domains(),
         )
         orchestrator.pool.on_ready.append(book.announced)
+        if isinstance(intent_adapter, Mapping):  # an adapter chosen for a domain nobody knows is unused
+            book.check_adapters(intent_adapter, told=bool(expected_domains))
         edge = compose_edge(orchestrator, clients, catalogue, domains=book, adapter=intent_adapter,
                             limits=memory_limits, session_journal=session_journal)
     if edge is not None:

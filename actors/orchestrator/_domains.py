@@ -37,6 +37,7 @@ from ontoflow.protocols.domain_service import declared_metadata
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.intent import INTENT_INPUTS
 from ontoflow.protocols.messages import Ready
+from ontoflow.runtime.errors import ConfigError
 
 __all__ = ["DomainBook", "ExpectedDomain", "placeholder_metadata"]
 
@@ -142,6 +143,7 @@ class DomainBook:
         # (book version, registry version, the capabilities it was built from, the catalogue)
         self._built: tuple[int, int, dict[str, CapabilityMetadata], Catalogue] | None = None
         self._skipped: set[tuple[str, int]] = set()
+        self._watched: set[str] = set()
 
     def __contains__(self, domain: object) -> bool:
         return domain in self._manifests
@@ -149,6 +151,39 @@ class DomainBook:
     def domains(self) -> dict[str, str]:
         """Domain id -> where it was learnt (``journal``, a path, ``catalogue``, ``worker W``)."""
         return dict(sorted(self._origin.items()))
+
+    def unknown(self, domains: Iterable[str]) -> list[str]:
+        """Those of ``domains`` this book knows nothing of yet (neither expected, journaled, in
+        the fixed catalogue nor announced), sorted: an intent adapter chosen for one is unused."""
+        return sorted({d for d in domains if d not in self._manifests})
+
+    def check_adapters(self, choice: Iterable[str], *, told: bool) -> None:
+        """Check the domains an intent adapter was chosen for (``--intent-adapter DOMAIN=``,
+        ``[edge.adapters]``; ``"*"`` is every domain): one this book does not know is unused.
+
+        Told its domains (``--domains``, ``--domains-file``), the daemon refuses such a choice:
+        most often a misspelt domain. Learning them from workers only, it cannot know yet: it
+        logs the choice now, and again when a worker first announces that domain (from then on
+        that adapter reads its sentences). Journaled domains count as known.
+
+        Args:
+            choice: the domain ids of the choice.
+            told: whether the daemon was told its domains at start.
+
+        Raises:
+            ConfigError: ``told`` and a domain is unknown (naming it and the known ones).
+        """
+        unknown = self.unknown(d for d in choice if d != "*")
+        if not unknown:
+            return
+        if told:
+            known = ", ".join(sorted(self._manifests)) or "none"
+            raise ConfigError(
+                f"--intent-adapter DOMAIN= / [edge.adapters]: {', '.join(map(repr, unknown))}: no such domain is expected "
+                f"or journaled here (known: {known}); correct the name, or list the domain in --domains-file")
+        log.warning("intent_adapter_domain_not_known", domains=unknown,
+                    note="no worker has announced it yet: its adapter is used once one does")
+        self._watched.update(unknown)
 
     def _place(self, metadata: Iterable[CapabilityMetadata], now: int) -> None:
         """Add to the daemon's catalogue the capabilities nobody made known yet."""
@@ -186,6 +221,9 @@ class DomainBook:
             self._place([declared[c] for c in manifest.capabilities if c not in info.capabilities], now)
             domain = manifest.domain
             self._origin[domain] = f"worker {info.worker_id}"
+            if domain in self._watched:
+                self._watched.discard(domain)
+                log.info("intent_adapter_domain_announced", domain=domain, worker_id=info.worker_id)
             if self._manifests.get(domain) != manifest:
                 log.info("domain_announced", domain=domain, worker_id=info.worker_id, goals=len(manifest.goals),
                          replaced=domain in self._manifests)

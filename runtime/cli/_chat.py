@@ -34,7 +34,7 @@ from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import SESSION_ID
-from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, ignored_with_connect
+from ontoflow.runtime.cli._adapter_option import adapter_option, ignored_with_connect
 from ontoflow.runtime.cli._asking import read_line
 from ontoflow.runtime.cli._client import curve_client, open_client, request
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal
@@ -129,7 +129,7 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
     try:
         catalogue, classes, specs = load_catalogue(domain_paths(args))
         connections = read_connections(args.connections)
-        adapters = edge_adapters(adapter_choice(args), catalogue)
+        adapters = edge_adapters(args, catalogue)
     except (DomainLoadError, CapabilityLoadError, ManifestError, ConfigError) as exc:
         return fail(str(exc))
     journal = open_session_journal() if args.session else None

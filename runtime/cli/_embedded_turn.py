@@ -18,6 +18,7 @@ Without a session nothing is kept (a session of its own, in memory, for this com
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -27,6 +28,7 @@ from typing import Any
 
 from ontoflow.actors.intent import AdapterChoiceError, Catalogue, adapter_factories
 from ontoflow.actors.pipelines import using_connections
+from ontoflow.runtime.cli._adapter_option import ANY_DOMAIN, adapter_choice
 from ontoflow.runtime.embedded import LocalCluster, open_local_cluster
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.journal import JournalError, SharedJournal, open_shared_journal
@@ -52,18 +54,28 @@ def open_session_journal(path: Path | None = None) -> SharedJournal | None:
         return None
 
 
-def edge_adapters(choice: Mapping[str, str], catalogue: Catalogue) -> dict[str, Any]:
-    """The edge's adapter factories for ``choice`` (``--intent-adapter``, ``[edge]``).
+def edge_adapters(args: argparse.Namespace, catalogue: Catalogue) -> dict[str, Any]:
+    """The edge's adapter factories for the verb's choice (``--intent-adapter``, ``[edge]``).
+
+    A domain the loaded domains do not hold would be silently unused: named by the flag it is
+    refused; named by the configuration file's ``[edge.adapters]`` (which the daemon reads too,
+    and may serve other domains) it is said on stderr and left out.
 
     Raises:
-        ConfigError: a name that is no adapter, ``llm`` without its endpoint, or a domain the
-            loaded domains do not hold (the choice would be silently unused).
+        ConfigError: a name that is no adapter, ``llm`` without its endpoint, or a flag
+            naming a domain not loaded.
     """
-    unknown = sorted(d for d in choice if d != "*" and d not in catalogue.domains)
-    if unknown:
-        known = ", ".join(sorted(catalogue.domains)) or "none"
-        raise ConfigError(f"--intent-adapter / [edge.adapters]: no domain {', '.join(map(repr, unknown))} is loaded "
-                          f"(the domains: {known})")
+    choice = adapter_choice(args)
+    flagged = {domain for domain, _ in getattr(args, "intent_adapter", None) or []}
+    unknown = sorted(d for d in choice if d != ANY_DOMAIN and d not in catalogue.domains)
+    known = ", ".join(sorted(catalogue.domains)) or "none"
+    refused = [d for d in unknown if d in flagged]
+    if refused:
+        raise ConfigError(f"--intent-adapter: {', '.join(map(repr, refused))}: no such domain is loaded (loaded: {known})")
+    for domain in unknown:
+        print(f"ontoflow: [edge.adapters] {domain}: no such domain is loaded here (loaded: {known}); unused",
+              file=sys.stderr)
+        del choice[domain]
     try:
         return adapter_factories(choice)
     except AdapterChoiceError as exc:

@@ -64,6 +64,7 @@ from ontoflow.actors.intent import (
     DomainLoadError,
     EvalCase,
     IntentAdapterFailed,
+    RoutedAdapter,
     evaluate,
     find_domain_folders,
     read_domain,
@@ -74,7 +75,7 @@ from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, check_entry
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter, ignored_with_connect
+from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, ignored_with_connect
 from ontoflow.runtime.cli._asking import Refused, embedded_hint, settle, suspended
 from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
@@ -255,7 +256,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     try:
         catalogue, classes, specs = load_catalogue(domain_paths(args))
         connections = read_connections(args.connections)
-        adapters = edge_adapters(adapter_choice(args), catalogue)
+        adapters = edge_adapters(args, catalogue)
     except (DomainLoadError, CapabilityLoadError, ManifestError, ConfigError) as exc:
         return fail(str(exc))
     # Without --session nothing is remembered: a session of its own, as through a daemon.
@@ -318,7 +319,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if not cases:
         return fail(f"{args.file}: the labelled set is empty")
     try:
-        matcher = embedded_adapter(catalogue, adapter_choice(args))  # the matcher unless one was chosen
+        # The matcher unless one was chosen; a domain not loaded is checked as ask checks it.
+        matcher = RoutedAdapter(catalogue, edge_adapters(args, catalogue))
     except ConfigError as exc:
         return fail(str(exc))
 

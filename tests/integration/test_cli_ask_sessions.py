@@ -95,3 +95,24 @@ def test_a_chat_with_a_session_goes_on_where_an_ask_left_off(tmp_path: Path, env
     assert chat.stdout.startswith("Top losers (B3"), chat.stdout
     bad = run_ontoflow(tmp_path, "chat", "--session", "../x", env=env)
     assert bad.code == 2 and "--session" in bad.stderr
+
+
+def test_an_adapter_for_a_domain_not_loaded_is_refused_from_the_flag_and_said_from_the_file(tmp_path: Path, env) -> None:
+    flag = run_ontoflow(tmp_path, "ask", "qual o preço da Vale?", "--domains", str(FINANCE),
+                        "--intent-adapter", "finanse=matcher", env=env)
+    assert flag.code == 2 and "--intent-adapter: 'finanse': no such domain is loaded (loaded: finance)" in flag.stderr
+    evaluated = run_ontoflow(tmp_path, "intents", "eval", str(REPO / "configs" / "examples" / "intent_eval.yaml"),
+                             "--domains", str(FINANCE), "--intent-adapter", "finanse=matcher", env=env)
+    assert evaluated.code == 2 and "'finanse'" in evaluated.stderr
+    (tmp_path / "ontoflow.toml").write_text('[edge.adapters]\nweather = "llm"\n')  # the daemon's, perhaps
+    filed = run_ontoflow(tmp_path, "ask", "qual o preço da Vale?", "--domains", str(FINANCE), "--transport", "inproc",
+                         env=env)
+    assert filed.code == 0 and filed.stdout.startswith("Vale (VALE3.SA)"), filed.stderr
+    assert "[edge.adapters] weather: no such domain is loaded here (loaded: finance); unused" in filed.stderr
+
+
+def test_a_daemon_told_its_domains_refuses_an_adapter_for_another(tmp_path: Path, env) -> None:
+    ran = run_ontoflow(tmp_path, "daemon", "--bind", "tcp://127.0.0.1:0", "--domains", str(FINANCE),
+                       "--intent-adapter", "finanse=matcher", env=env)
+    assert ran.code == 2
+    assert "'finanse': no such domain is expected or journaled here (known: finance)" in ran.stderr
