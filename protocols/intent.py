@@ -21,6 +21,7 @@ from ontoflow.protocols.errors import Problem
 
 __all__ = [
     "INTENT_CONFIDENCE_PARAM",
+    "INTENT_INPUTS",
     "INTENT_PARAMS",
     "INTENT_QUERY_PARAM",
     "MAX_INPUT_CHARS",
@@ -116,6 +117,11 @@ class ExecutionIntent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
 INTENT_CONFIDENCE_PARAM = "ontoflow.intent.confidence"
 INTENT_QUERY_PARAM = "ontoflow.intent.original_query"
 INTENT_PARAMS = (INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM)
+#: The JSON Schema of each reserved step parameter, as a capability declares them (optional):
+#: an HTTP domain bridge's capabilities do, and so does the placeholder of a domain's capability
+#: whose worker has not announced it yet (``actors.orchestrator.placeholder_metadata``).
+INTENT_INPUTS: dict[str, dict[str, Any]] = {INTENT_CONFIDENCE_PARAM: {"type": "number", "minimum": 0, "maximum": 1},
+                                            INTENT_QUERY_PARAM: {"type": "string"}}
 
 
 class Turn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

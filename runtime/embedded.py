@@ -27,7 +27,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability
-from ontoflow.actors.orchestrator import Orchestrator, RunResult, compose_orchestrator
+from ontoflow.actors.orchestrator import EdgeService, Orchestrator, RunResult, compose_orchestrator
 from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workflow
 from ontoflow.actors.worker import WorkerHost
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -35,6 +35,7 @@ from ontoflow.protocols.client import Question
 from ontoflow.protocols.manifest import WorkflowManifest
 from ontoflow.runtime.actor import RestartPolicy, Supervisor, process_child
 from ontoflow.runtime.errors import StartupError
+from ontoflow.runtime.journal import Journal
 from ontoflow.runtime.logging import log_file
 from ontoflow.runtime.transport import shared_context
 
@@ -58,8 +59,11 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
 class LocalCluster:
     """A running orchestrator with its local workers; submit runs and await their results."""
 
-    def __init__(self, orchestrator: Orchestrator, catalog: Mapping[str, CapabilityMetadata], defaults: Mapping[str, Any]) -> None:
+    def __init__(self, orchestrator: Orchestrator, catalog: Mapping[str, CapabilityMetadata], defaults: Mapping[str, Any],
+                 edge: EdgeService | None = None) -> None:
         self.orchestrator = orchestrator
+        #: The edge (sentences to runs, as the daemon's ``Ask``) when domains were given, else None.
+        self.edge = edge
         self.catalog = dict(catalog)
         self.defaults = dict(defaults)
         self._asking: dict[str, anyio.Event] = {}
@@ -167,6 +171,9 @@ async def open_local_cluster(
     restart_window_s: float = 10.0,
     worker_nice: int = WORKER_NICE,
     connections: str | None = None,
+    domains: Any = None,
+    intent_adapter: Any = None,
+    session_journal: Journal | None = None,
 ) -> AsyncIterator[LocalCluster]:
     """Start an orchestrator and ``workers`` worker hosts, wait until they registered.
 
@@ -185,6 +192,12 @@ async def open_local_cluster(
         connections: a connections file the worker processes resolve ``@name`` from (read by
             each worker, checked there; ``inproc`` workers use the caller's
             ``actors.pipelines.using_connections``).
+        domains: an ``actors.intent.Catalogue``: the cluster then has the daemon's edge
+            (``LocalCluster.edge``: the Intent and Planner actors, supervised, composed as the
+            daemon composes them) answering sentences for these domains.
+        intent_adapter: the edge's adapter choice (``compose_orchestrator``'s ``intent_adapter``).
+        session_journal: where the edge keeps its sessions (a ``runtime.journal.SharedJournal``);
+            None: in memory, for as long as the cluster.
 
     Raises:
         ValueError: for an unknown transport.
@@ -203,10 +216,15 @@ async def open_local_cluster(
     else:
         bind = f"inproc://ontoflow-{uuid.uuid4().hex}"
     context = shared_context()
-    orchestrator = compose_orchestrator(address=bind, context=context, heartbeat_ms=heartbeat_ms).orchestrator
+    composed = compose_orchestrator(address=bind, context=context, heartbeat_ms=heartbeat_ms,
+                                    serve_clients=domains is not None, catalogue=domains,
+                                    intent_adapter=intent_adapter, session_journal=session_journal)
+    orchestrator = composed.orchestrator
     try:
         async with anyio.create_task_group() as tg:
             await tg.start(orchestrator.run)
+            if composed.edge is not None:
+                await tg.start(composed.edge.run)
             if transport == "inproc":
                 for i in range(workers):
                     host = WorkerHost(
@@ -232,7 +250,7 @@ async def open_local_cluster(
                     await orchestrator.wait_for_workers(workers)  # all of them: load spreads from the start
             except TimeoutError:
                 raise StartupError(f"local workers did not register within {startup_timeout_s:g} s") from None
-            yield LocalCluster(orchestrator, catalog, defaults or {})
+            yield LocalCluster(orchestrator, catalog, defaults or {}, composed.edge)
             tg.cancel_scope.cancel()
     finally:
         if tmpdir is not None:

@@ -2,8 +2,8 @@
 worker pool, durability), with the client and trigger services composed around it."""
 
 from ontoflow.actors.orchestrator._clients import ClientService
-from ontoflow.actors.orchestrator._compose import Composition, compose_orchestrator
-from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain
+from ontoflow.actors.orchestrator._compose import Composition, compose_edge, compose_orchestrator
+from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain, placeholder_metadata
 from ontoflow.actors.orchestrator._domains_file import DomainsFile, DomainsFileEntry, expected_domain, read_domains_file
 from ontoflow.actors.orchestrator._edge import INTENT_KEY, EdgeService, answer_text, question_output
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
@@ -59,11 +59,13 @@ __all__ = [
     "answer_text",
     "compile_document",
     "compile_source",
+    "compose_edge",
     "compose_orchestrator",
     "decode_source",
     "document_kind",
     "encode_source",
     "expected_domain",
+    "placeholder_metadata",
     "question_output",
     "read_domains_file",
     "wall_clock_ms",

@@ -14,16 +14,26 @@ from typing import Any
 
 import msgspec
 
-from ontoflow.actors.intent import AdapterFactory, EdgeWire, IntentActor, IntentAdapter, MemoryLimits, PlannerActor
+from ontoflow.actors.intent import (
+    AdapterFactory,
+    Catalogue,
+    EdgeWire,
+    IntentActor,
+    IntentAdapter,
+    MemoryLimits,
+    PlannerActor,
+)
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain
+from ontoflow.actors.orchestrator._durability import Durability
 from ontoflow.actors.orchestrator._edge import EdgeService
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, Waiters
 from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.orchestrator._triggers import TriggerService
+from ontoflow.runtime.journal import Journal
 
-__all__ = ["Composition", "compose_orchestrator"]
+__all__ = ["Composition", "compose_edge", "compose_orchestrator"]
 
 
 class Composition(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +68,7 @@ def compose_orchestrator(
     expected_domains: Sequence[ExpectedDomain] | None = None,
     intent_adapter: IntentAdapter | AdapterFactory | Mapping[str, IntentAdapter | AdapterFactory] | None = None,
     memory_limits: MemoryLimits = MemoryLimits(),
+    session_journal: Journal | None = None,
     **options: Any,
 ) -> Composition:
     """Make an orchestrator with ``options`` (``Orchestrator``'s arguments) and its services.
@@ -75,10 +86,18 @@ def compose_orchestrator(
         expected_domains: the domains to expect before their workers connect; given (even
             empty), the edge also answers for the domains workers announce (``Ready.domains``,
             journaled), as a daemon does. Needs ``serve_clients``.
+        intent_adapter, memory_limits: the edge's adapter choice and session bounds (:func:`compose_edge`).
+            A choice per domain is checked against the domains known at start
+            (``DomainBook.check_adapters``): with expected domains, one naming a domain neither
+            expected nor journaled is refused; without, it is logged and watched for.
+        session_journal: where the edge keeps its sessions when not in the orchestrator's
+            journal (:func:`compose_edge`; the embedded ``ask``/``chat``).
 
     Raises:
         ValueError: when trigger workflows or a catalogue are given without ``serve_clients``.
         protocols.errors.ManifestError: when a trigger workflow is invalid or declares no trigger.
+        runtime.errors.ConfigError: an intent adapter chosen for a domain that is neither
+            expected nor journaled, when domains are expected.
     """
     with_domains = catalogue is not None or expected_domains is not None
     if (trigger_workflows or with_domains) and not serve_clients:
@@ -106,7 +125,10 @@ def compose_orchestrator(
             journaled=orchestrator.durability.journaled_domains(),
         )
         orchestrator.pool.on_ready.append(book.announced)
-        edge = _compose_edge(orchestrator, clients, catalogue, book, intent_adapter, memory_limits)
+        if isinstance(intent_adapter, Mapping):  # an adapter chosen for a domain nobody knows is unused
+            book.check_adapters(intent_adapter, told=bool(expected_domains))
+        edge = compose_edge(orchestrator, clients, catalogue, domains=book, adapter=intent_adapter,
+                            limits=memory_limits, session_journal=session_journal)
     if edge is not None:
         clients.ask_handler = edge.handle
         orchestrator.runs.on_suspended.append(edge.run_suspended)
@@ -114,19 +136,47 @@ def compose_orchestrator(
     return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge, domains=book)
 
 
-def _compose_edge(orchestrator: Orchestrator, clients: ClientService, catalogue: Any, book: DomainBook,
-                  adapter: Any, limits: MemoryLimits) -> EdgeService:
-    """The edge: the Intent and Planner actors on one in-memory wire, and the Entry that
-    supervises them (``EdgeService.run``) and answers ``Ask`` and the HTTP entry."""
+def compose_edge(
+    orchestrator: Orchestrator,
+    clients: ClientService,
+    catalogue: Catalogue | None = None,
+    *,
+    domains: DomainBook | None = None,
+    adapter: IntentAdapter | AdapterFactory | Mapping[str, IntentAdapter | AdapterFactory] | None = None,
+    limits: MemoryLimits = MemoryLimits(),
+    session_journal: Journal | None = None,
+    max_restarts: int = 5,
+    within_s: float = 10.0,
+) -> EdgeService:
+    """The edge, the one place it is built: the Intent and Planner actors on one in-memory wire,
+    the session book the planner owns, and the Entry that supervises them (``EdgeService.run``)
+    and answers ``Ask`` and the HTTP entry. The daemon and the embedded ``ask``/``chat`` both
+    come here (through :func:`compose_orchestrator`); tests call it for an edge of their own.
+
+    Args:
+        orchestrator: where the plans run (its clock is the edge's).
+        clients: compiles the plans (``EdgeService``).
+        catalogue: the domains loaded at start (None: those of ``domains`` only).
+        domains: the daemon's domain book (expected, journaled and announced domains).
+        adapter: the intent adapter, a factory of them, or a choice per domain (``IntentActor``).
+        limits: the session memory's bounds.
+        session_journal: a journal of the sessions' own (a ``runtime.journal.SharedJournal``,
+            which other processes may write too): the book commits each change to it. None:
+            the orchestrator's journal (its commits carry them), or memory only without one.
+        max_restarts, within_s: the supervisor's restart intensity.
+    """
     wire = EdgeWire()
     clock = orchestrator.now
-    sessions = SessionBook(orchestrator.durability, limits, orchestrator.runs.answer_timeout_ms, clock)
+    own = session_journal is not None
+    durability = Durability(session_journal) if own else orchestrator.durability
+    sessions = SessionBook(durability, limits, orchestrator.runs.answer_timeout_ms, clock, own_journal=own)
     sessions.restore()
+    static = catalogue if catalogue is not None else Catalogue([], {})
 
-    def catalogue_now() -> Any:
-        return book.catalogue(clock())
+    def catalogue_now() -> Catalogue:
+        return domains.catalogue(clock()) if domains is not None else static
 
     intent = IntentActor(wire, catalogue=catalogue_now, adapter=adapter, clock=clock)
     planner = PlannerActor(wire, sessions=sessions, catalogue=catalogue_now, limits=limits, clock=clock)
-    return EdgeService(orchestrator, clients, catalogue, domains=book, limits=limits, wire=wire, intent=intent,
-                       planner=planner)
+    return EdgeService(orchestrator, clients, catalogue, domains=domains, wire=wire, intent=intent, planner=planner,
+                       max_restarts=max_restarts, within_s=within_s)

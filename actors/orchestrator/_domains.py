@@ -6,7 +6,7 @@ learns domains four ways, each replacing what an earlier one said of the same do
 1. the journal: every domain a worker announced before a restart (``Durability.journaled_domains``);
 2. what it was told to expect (``--domains DIR``, ``--domains-file FILE``): the manifest and the
    metadata of its capabilities (a handlers module imported for its metadata only, or
-   placeholders from ``protocols.domain_service.declared_metadata``);
+   placeholders, :func:`placeholder_metadata`);
 3. a fixed catalogue handed to ``compose_orchestrator`` (embedders and tests);
 4. a worker's ``Ready.domains``: a new domain is a new worker and its manifest, nothing else.
 
@@ -35,14 +35,40 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.domain import DomainManifest, check_domain, domain_from_data
 from ontoflow.protocols.domain_service import declared_metadata
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.intent import INTENT_INPUTS
 from ontoflow.protocols.messages import Ready
+from ontoflow.runtime.errors import ConfigError
 
-__all__ = ["DomainBook", "ExpectedDomain"]
+__all__ = ["DomainBook", "ExpectedDomain", "placeholder_metadata"]
 
 log = structlog.get_logger()
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(DomainManifest)
+
+
+def placeholder_metadata(manifest: DomainManifest) -> dict[str, CapabilityMetadata]:
+    """The metadata a domain's capabilities have until a worker announces theirs: what its goals
+    pass them (``protocols.domain_service.declared_metadata``) and the reserved intent inputs
+    (``protocols.intent.INTENT_INPUTS``).
+
+    A domain expected without handlers is most often an HTTP service behind a bridge worker,
+    whose capabilities take the run's confidence and sentence: a plan made before the bridge
+    connects must carry them too (the planner sets only what a capability declares), or the
+    service is told 1.0 and an empty sentence. A Python handler that does not declare them
+    replaces this metadata when its worker announces it, and plans made after carry them not.
+
+    Args:
+        manifest: a validated domain manifest.
+
+    Returns:
+        capability id -> metadata, for every id in ``manifest.capabilities``.
+    """
+    placeholders = {}
+    for cap, meta in declared_metadata(manifest).items():
+        properties = {**INTENT_INPUTS, **meta.input_schema.get("properties", {})}
+        placeholders[cap] = msgspec.structs.replace(meta, input_schema={**meta.input_schema, "properties": properties})
+    return placeholders
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +143,7 @@ class DomainBook:
         # (book version, registry version, the capabilities it was built from, the catalogue)
         self._built: tuple[int, int, dict[str, CapabilityMetadata], Catalogue] | None = None
         self._skipped: set[tuple[str, int]] = set()
+        self._watched: set[str] = set()
 
     def __contains__(self, domain: object) -> bool:
         return domain in self._manifests
@@ -124,6 +151,39 @@ class DomainBook:
     def domains(self) -> dict[str, str]:
         """Domain id -> where it was learnt (``journal``, a path, ``catalogue``, ``worker W``)."""
         return dict(sorted(self._origin.items()))
+
+    def unknown(self, domains: Iterable[str]) -> list[str]:
+        """Those of ``domains`` this book knows nothing of yet (neither expected, journaled, in
+        the fixed catalogue nor announced), sorted: an intent adapter chosen for one is unused."""
+        return sorted({d for d in domains if d not in self._manifests})
+
+    def check_adapters(self, choice: Iterable[str], *, told: bool) -> None:
+        """Check the domains an intent adapter was chosen for (``--intent-adapter DOMAIN=``,
+        ``[edge.adapters]``; ``"*"`` is every domain): one this book does not know is unused.
+
+        Told its domains (``--domains``, ``--domains-file``), the daemon refuses such a choice:
+        most often a misspelt domain. Learning them from workers only, it cannot know yet: it
+        logs the choice now, and again when a worker first announces that domain (from then on
+        that adapter reads its sentences). Journaled domains count as known.
+
+        Args:
+            choice: the domain ids of the choice.
+            told: whether the daemon was told its domains at start.
+
+        Raises:
+            ConfigError: ``told`` and a domain is unknown (naming it and the known ones).
+        """
+        unknown = self.unknown(d for d in choice if d != "*")
+        if not unknown:
+            return
+        if told:
+            known = ", ".join(sorted(self._manifests)) or "none"
+            raise ConfigError(
+                f"--intent-adapter DOMAIN= / [edge.adapters]: {', '.join(map(repr, unknown))}: no such domain is expected "
+                f"or journaled here (known: {known}); correct the name, or list the domain in --domains-file")
+        log.warning("intent_adapter_domain_not_known", domains=unknown,
+                    note="no worker has announced it yet: its adapter is used once one does")
+        self._watched.update(unknown)
 
     def _place(self, metadata: Iterable[CapabilityMetadata], now: int) -> None:
         """Add to the daemon's catalogue the capabilities nobody made known yet."""
@@ -142,7 +202,7 @@ class DomainBook:
             return
         self._placed = True
         for e in self._expected:
-            self._place([e.metadata.get(c) or declared_metadata(e.manifest)[c] for c in e.manifest.capabilities], now)
+            self._place([e.metadata.get(c) or placeholder_metadata(e.manifest)[c] for c in e.manifest.capabilities], now)
 
     def announced(self, info: WorkerInfo, ready: Ready, now: int) -> None:
         """A worker registered (``WorkerPool.on_ready``): take the domains it announces.
@@ -157,10 +217,13 @@ class DomainBook:
             except ManifestError as exc:
                 log.warning("domain_refused", worker_id=info.worker_id, index=i, problems=len(exc.problems), error=str(exc)[:500])
                 continue
-            declared = declared_metadata(manifest)
+            declared = placeholder_metadata(manifest)
             self._place([declared[c] for c in manifest.capabilities if c not in info.capabilities], now)
             domain = manifest.domain
             self._origin[domain] = f"worker {info.worker_id}"
+            if domain in self._watched:
+                self._watched.discard(domain)
+                log.info("intent_adapter_domain_announced", domain=domain, worker_id=info.worker_id)
             if self._manifests.get(domain) != manifest:
                 log.info("domain_announced", domain=domain, worker_id=info.worker_id, goals=len(manifest.goals),
                          replaced=domain in self._manifests)

@@ -10,8 +10,9 @@ ids and their manifests, paths relative to the file::
         manifest: weather.yaml
 
 A manifest that names a ``handlers`` module has it imported for its capabilities' metadata
-only (never run: the domain's workers run them); one that does not gets declared metadata
-(``protocols.domain_service.declared_metadata``) until its worker announces the real one.
+only (never run: the domain's workers run them); one that does not gets placeholder metadata
+(``_domains.placeholder_metadata``: what its goals pass, and the reserved intent inputs an
+HTTP domain's bridge takes) until its worker announces the real one.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ import msgspec
 
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.intent import DomainLoadError, read_domain
-from ontoflow.actors.orchestrator._domains import ExpectedDomain
+from ontoflow.actors.orchestrator._domains import ExpectedDomain, placeholder_metadata
 from ontoflow.protocols.documents import decode_document
-from ontoflow.protocols.domain_service import declared_metadata
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.errors import CapabilityLoadError
 
@@ -52,7 +52,7 @@ def expected_domain(path: str | os.PathLike[str]) -> ExpectedDomain:
         DomainLoadError: the manifest does not load, or its handlers do not import.
     """
     source = read_domain(path)
-    metadata = declared_metadata(source.manifest)
+    metadata = placeholder_metadata(source.manifest)
     if source.handlers:
         try:
             metadata.update({c.metadata.id: c.metadata for c in load_capabilities([source.handlers])})

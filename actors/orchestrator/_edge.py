@@ -25,7 +25,7 @@ candidate loosely (``actors.intent.choose``). One session's turns are taken one 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -37,13 +37,11 @@ from ontoflow.actors.intent import (
     ENTRY,
     PLANNER,
     RUN_FLAG,
-    AdapterFactory,
     Catalogue,
     EdgeWire,
     IntentActor,
     IntentAdapter,
     IntentRejected,
-    MemoryLimits,
     PlannerActor,
     answer_of,
     choose,
@@ -116,15 +114,11 @@ class EdgeService:
         orchestrator: where the plans run.
         clients: compiles plans (its cache, limits and drain state) as a client's submit.
         catalogue: the domains loaded at start (None: those of ``domains`` only).
-        adapter: the intent adapter: one adapter (never rebuilt), or a factory building one
-            for a catalogue (rebuilt whenever the catalogue changes), or per domain a mapping
-            of either (``IntentActor``); None: the matcher.
         domains: the daemon's domain book: when given, each sentence is understood against
             its current catalogue (expected, journaled and worker-announced domains).
-        limits: how much session memory is kept.
         clock: "now" in milliseconds (the orchestrator's clock).
-        wire, intent, planner: the edge's mailboxes and actors (``compose_orchestrator`` makes
-            them; made here when not given).
+        wire, intent, planner: the edge's mailboxes and actors, built by ``compose_edge``
+            (``_compose.py``), the one place they are made.
         max_restarts, within_s: the supervisor's restart intensity.
     """
 
@@ -134,13 +128,11 @@ class EdgeService:
         clients: ClientService,
         catalogue: Catalogue | None,
         *,
-        adapter: IntentAdapter | AdapterFactory | Mapping[str, IntentAdapter | AdapterFactory] | None = None,
-        limits: MemoryLimits = MemoryLimits(),
+        wire: EdgeWire,
+        intent: IntentActor,
+        planner: PlannerActor,
         clock: Callable[[], int] | None = None,
         domains: DomainBook | None = None,
-        wire: EdgeWire | None = None,
-        intent: IntentActor | None = None,
-        planner: PlannerActor | None = None,
         max_restarts: int = 5,
         within_s: float = 10.0,
     ) -> None:
@@ -149,15 +141,9 @@ class EdgeService:
         self._static = catalogue if catalogue is not None else Catalogue([], {})
         self._domains = domains
         self._clock = clock if clock is not None else orchestrator.now
-        self._wire = wire if wire is not None else EdgeWire()
-        if planner is None:
-            sessions = SessionBook(orchestrator.durability, limits, orchestrator.runs.answer_timeout_ms, self._clock)
-            sessions.restore()
-            planner = PlannerActor(self._wire, sessions=sessions, catalogue=self.catalogue_now, limits=limits,
-                                   clock=self._clock)
+        self._wire = wire
         self.planner = planner
-        self.intent = intent if intent is not None else IntentActor(self._wire, catalogue=self.catalogue_now,
-                                                                    adapter=adapter, clock=self._clock)
+        self.intent = intent
         self._wire.route(ENTRY, self._answer)
         self._send = self._wire.sink(ENTRY).send_many
         self._supervisor = Supervisor([ChildSpec("intent", partial(self._child, self.intent)),

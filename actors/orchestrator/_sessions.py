@@ -13,6 +13,10 @@ Bounds, in memory and in the journal alike: ``MemoryLimits.max_turns`` turns per
 its last turn is ``max_age_ms`` old, or, while it holds a question, until that question
 expires (``answer_timeout_ms`` after it was asked). The HTTP entry's conversations (which
 session a chat history belongs to) are kept the same way under scope ``conversation``.
+
+The embedded ``ask``/``chat`` keep their sessions in a journal of their own (a
+``runtime.journal.SharedJournal`` that several processes write, no runs in it): the book then
+commits each change itself (``own_journal``), since no orchestrator commit carries it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import structlog
 from ontoflow.actors.intent import MemoryLimits
 from ontoflow.actors.orchestrator._durability import Durability
 from ontoflow.protocols.intent import IntentOutput, Turn
+from ontoflow.runtime.journal import JournalError
 
 __all__ = ["SessionBook", "SessionRecord"]
 
@@ -70,11 +75,14 @@ class SessionBook:
         limits: the bounds.
         answer_timeout_ms: how long a question waits (the orchestrator's); None: forever.
         clock: "now" in milliseconds.
+        own_journal: ``durability`` is the book's own (not the orchestrator's): each change is
+            committed at once.
     """
 
     def __init__(self, durability: Durability, limits: MemoryLimits, answer_timeout_ms: int | None,
-                 clock: Callable[[], int]) -> None:
+                 clock: Callable[[], int], *, own_journal: bool = False) -> None:
         self._durability = durability
+        self._own_journal = own_journal
         self._limits = limits
         self._answer_timeout_ms = answer_timeout_ms
         self._clock = clock
@@ -147,6 +155,7 @@ class SessionBook:
         if not record.turns and record.asked is None and record.gated is None:
             self._records.pop(sid, None)
             self._durability.keep(SESSION_SCOPE, sid, None, 0, now_ms=now, most=most)
+            self._commit()
             return
         self._records[sid] = record
         self._records.move_to_end(sid)
@@ -154,6 +163,18 @@ class SessionBook:
             self._records.popitem(last=False)  # the journal's bound drops the same row
         if self._durability.journal is not None:  # nothing to encode for a memory only
             self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now, most=most)
+            self._commit()
+
+    def _commit(self) -> None:
+        """Commit a change to the book's own journal (the orchestrator commits its journal's).
+        A failed commit costs the memory of this turn, never its answer; the batch is kept and
+        the next change commits it too."""
+        if not self._own_journal:
+            return
+        try:
+            self._durability.commit()
+        except JournalError as exc:
+            log.warning("session_memory_not_committed", error=type(exc).__name__)
 
     # -- the HTTP entry's conversations ------------------------------------------------------
 
@@ -164,6 +185,7 @@ class SessionBook:
         record = self._records.get(sid)
         until = max(now + self._limits.max_age_ms, self._until(record) if record is not None else 0)
         self._durability.keep(CONVERSATION_SCOPE, key, sid.encode(), until, now_ms=now, most=MAX_CONVERSATIONS)
+        self._commit()
 
     def conversations(self) -> list[tuple[str, str]]:
         """The journaled ``(conversation key, session id)`` pairs still kept, oldest first."""

@@ -49,7 +49,7 @@ from ontoflow.protocols.context import StepContext
 from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
 from ontoflow.protocols.domain_service import http_manifest
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent
+from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_INPUTS, INTENT_QUERY_PARAM, ExecutionIntent
 
 __all__ = ["DEFAULT_HEALTH_INTERVAL_S", "DEFAULT_HTTP_TIMEOUT_S", "HttpDomainCapability", "REFUSED", "ServiceHealth",
            "bridge_http_domain", "public_url"]
@@ -64,8 +64,7 @@ REFUSED = "refused"
 _TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
 _output_decoder = msgspec.json.Decoder(DomainOutput)
 # The reserved inputs every bridged capability declares (optional): what the planner fills in.
-_INTENT_INPUTS = {INTENT_CONFIDENCE_PARAM: {"type": "number", "minimum": 0, "maximum": 1},
-                  INTENT_QUERY_PARAM: {"type": "string"}}
+_INTENT_INPUTS = INTENT_INPUTS
 _USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#@]*@")
 
 

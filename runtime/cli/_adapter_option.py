@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from ontoflow.runtime.cli._config import ADAPTER_NAMES
 
-if TYPE_CHECKING:  # the adapters are imported when one is built (a client verb never needs them)
-    from ontoflow.actors.intent import Catalogue, IntentAdapter
-
-__all__ = ["ANY_DOMAIN", "adapter_choice", "adapter_option", "embedded_adapter", "ignored_with_connect"]
+__all__ = ["ANY_DOMAIN", "adapter_choice", "adapter_option", "ignored_with_connect"]
 
 #: The key of every other domain in a choice (``actors.intent.ANY_DOMAIN``).
 ANY_DOMAIN = "*"
@@ -51,22 +47,6 @@ def adapter_choice(args: argparse.Namespace) -> dict[str, str]:
     choice = dict(getattr(args, "edge_adapters", None) or {})
     choice.update(dict(getattr(args, "intent_adapter", None) or []))
     return choice
-
-
-def embedded_adapter(catalogue: Catalogue, choice: dict[str, str]) -> IntentAdapter:
-    """The adapter the embedded ``ask``/``chat`` uses over ``catalogue`` for ``choice``.
-
-    Raises:
-        ontoflow.runtime.errors.ConfigError: a name that is no adapter, or ``llm`` without
-            its endpoint (naming the variable, never a value).
-    """
-    from ontoflow.actors.intent import AdapterChoiceError, RoutedAdapter, adapter_factories
-    from ontoflow.runtime.errors import ConfigError
-
-    try:
-        return RoutedAdapter(catalogue, adapter_factories(choice))
-    except AdapterChoiceError as exc:
-        raise ConfigError(str(exc)) from None
 
 
 def ignored_with_connect(args: argparse.Namespace) -> None:

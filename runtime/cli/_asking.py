@@ -1,7 +1,9 @@
-"""A run that asks a person, in the terminal: the embedded ``ask`` and ``chat`` share this.
+"""A run that asks a person, in the terminal: ``ask`` (embedded or ``--connect``) shares this.
 
-Embedded, the orchestrator lives only as long as the command, so a run suspended on a question
-(Nordea: which ticker?) must be answered before the command ends, or it is lost with it:
+A run suspended on a question (Nordea: which ticker?) is answered by the session's next
+sentence, through the edge (``EdgeService.ask``, the daemon's or the embedded one's). Embedded,
+the orchestrator lives only as long as the command, so the question must be answered before the
+command ends, or the run is lost with it:
 
 * on a terminal, the question is printed with its numbered candidates and the answer is read
   inline (``answer> ``); a reply may name a candidate loosely ("2", "a segunda", "nda-fi.he",
@@ -18,16 +20,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 
-from ontoflow.actors.intent import choose
-from ontoflow.actors.orchestrator import AnswerRefused, RunResult
-from ontoflow.actors.orchestrator import question_output as edge_question
-from ontoflow.protocols.domain import DomainOutput
-from ontoflow.runtime.embedded import Asked, LocalCluster
+from ontoflow.protocols.client import AskReply
 
-__all__ = ["Refused", "answer_asked", "embedded_hint", "question_output", "read_line", "settle"]
+__all__ = ["Refused", "embedded_hint", "read_line", "settle", "suspended"]
 
 #: What a person reads when an embedded run asks and nobody can answer here.
 _HINT = ("(the run waits for an answer, and an embedded run ends with this command: ask again with "
@@ -52,69 +51,69 @@ def read_line(prompt: str) -> str | None:
     return line.rstrip("\n") if line else None
 
 
-def question_output(asked: Asked, prefix: str = "") -> DomainOutput:
-    """The clarification a suspended run's first question is, as the user reads it (the
-    daemon's words: ``actors.orchestrator.question_output``)."""
-    return edge_question(asked.run_id, asked.questions, prefix)
-
-
 class Refused(Exception):
     """Raised when a given answer (``--answer``) is none of the question's candidates."""
 
 
-async def answer_asked(cluster: LocalCluster, asked: Asked, reply: str) -> RunResult | Asked:
-    """Answer ``asked``'s first question with ``reply`` (read loosely) and wait for what follows.
+def suspended(reply: Any) -> bool:
+    """Whether ``reply`` is a run's question (its run waits for the session's next sentence)."""
+    return isinstance(reply, AskReply) and reply.status == "clarification" and bool(reply.metadata.get("suspended"))
 
-    Raises:
-        actors.orchestrator.AnswerRefused: the reply is none of the candidates (the run still
-            waits).
-    """
-    question = asked.questions[0]
-    chosen = choose(reply, question.candidates)
-    return await cluster.answer(asked.run_id, reply.strip() if chosen is None else chosen, token=question.token)
+
+def _refused(before: AskReply, after: Any) -> bool:
+    """Whether ``after`` refuses the answer to ``before``: the edge answers a reply that is none
+    of the candidates with the same run's same question, after why (``EdgeService``)."""
+    return (suspended(after) and after.run_id == before.run_id and after.explanation != before.explanation
+            and after.explanation.endswith(before.explanation) and after.result == before.result)
 
 
 async def settle(
-    cluster: LocalCluster,
-    outcome: RunResult | Asked,
+    ask: Callable[[str], Awaitable[Any]],
+    reply: Any,
     given: list[str],
     *,
     interactive: bool,
-    show: Callable[[DomainOutput], None],
+    show: Callable[[AskReply], None],
+    strict: bool = False,
     read: Callable[[str], Awaitable[str | None]] | None = None,
-) -> RunResult | Asked:
+) -> Any:
     """Answer the run's questions until it ends, or until nobody here can answer.
 
     Args:
-        outcome: what ``run_until_asked`` gave.
+        ask: sends the session's next sentence to the edge and returns its reply.
+        reply: the edge's reply to the first sentence.
         given: answers given in advance (``--answer``), used first, in order.
-        interactive: ask on the terminal once ``given`` is used up.
+        interactive: ask on the terminal once ``given`` is used up (a wrong answer is said by
+            the edge and asked again).
         show: prints a question (or a refusal) for the person.
+        strict: an answer from ``given`` that is none of the candidates raises (the embedded
+            run ends with the command: a script's wrong choice is a usage error).
         read: reads one reply (default: a line of stdin, off the event loop).
 
+    Returns:
+        The last reply: the run's answer, or a question nobody here answered.
+
     Raises:
-        Refused: an answer from ``given`` is none of the candidates.
+        Refused: ``strict`` and an answer from ``given`` is none of the candidates.
     """
     reader = read if read is not None else _read_async
-    while isinstance(outcome, Asked):
+    while suspended(reply):
         if given:
-            reply: str | None = given.pop(0)
+            text: str | None = given.pop(0)
             from_terminal = False
         elif interactive:
-            show(question_output(outcome))
-            reply = await reader("answer> ")
+            show(reply)
+            text = await reader("answer> ")
             from_terminal = True
         else:
-            return outcome
-        if reply is None:  # end of input: the question stays unanswered
-            return outcome
-        try:
-            outcome = await answer_asked(cluster, outcome, reply)
-        except AnswerRefused as exc:
-            if not from_terminal:
-                raise Refused(f"--answer: {exc}") from None
-            show(DomainOutput(status="failure", explanation=f"{exc}; answer with one of them (or its number), Ctrl-D to stop"))
-    return outcome
+            return reply
+        if text is None:  # end of input: the question stays unanswered
+            return reply
+        before, reply = reply, await ask(text)
+        if strict and not from_terminal and _refused(before, reply):
+            why = reply.explanation[: len(reply.explanation) - len(before.explanation)].strip()
+            raise Refused(f"--answer: {why}")
+    return reply
 
 
 async def _read_async(prompt: str) -> str | None:

@@ -8,7 +8,9 @@
 ``ask`` turns a sentence into a run: the intent adapter (the deterministic matcher, or the LLM
 one chosen with ``--intent-adapter``, ``runtime.cli._adapter_option``) -> the confidence gate -> the
 goal resolver -> the planner -> the plan, run on the embedded default (an orchestrator and
-worker processes, as ``ontoflow plan run``) -> the answer. Exit codes: 0 answered, 1 the run,
+worker processes, as ``ontoflow plan run``) -> the answer. Embedded, the front half is the
+daemon's edge in this process (its Intent and Planner actors, ``runtime.cli._embedded_turn``),
+so a sentence takes one path with or without a daemon. Exit codes: 0 answered, 1 the run,
 the domain or the model endpoint failed, 2 invalid (an unknown adapter, ``llm`` without
 ``ONTOFLOW_LLM_URL``, empty or oversized text, a bad session id, a domain that does not load,
 an intent the catalogue refuses: nothing ran, nothing was remembered),
@@ -34,19 +36,20 @@ With ``--connect ADDRESS`` the sentence goes to a daemon as the client API's ``A
 daemon's ``--domains`` answer it, its workers run the plan; ``--domains`` here is ignored) and
 the session memory is the daemon's; without ``--session`` each ask is a session of its own.
 
-Session memory (``--session S``) of the embedded ask lives in ``$XDG_STATE_HOME/ontoflow/sessions.json``
-(``~/.local/state/ontoflow`` by default), readable by its owner only; without ``--session``
-nothing is remembered.
+Session memory (``--session S``) of the embedded ask lives in a journal,
+``$XDG_STATE_HOME/ontoflow/sessions.sqlite`` (``~/.local/state/ontoflow`` by default; the
+daemon's ``memory`` table, bounded as the daemon bounds it), readable by its owner only, and
+written safely by several ``ask`` at once; without ``--session`` nothing is remembered.
+
+``intents eval`` calls each adapter directly (``classify``, no actor, no memory): it evaluates
+the adapter, not a conversation.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -61,37 +64,33 @@ from ontoflow.actors.intent import (
     DomainLoadError,
     EvalCase,
     IntentAdapterFailed,
-    IntentRejected,
-    answer_of,
+    RoutedAdapter,
     evaluate,
     find_domain_folders,
     read_domain,
-    understand,
 )
 from ontoflow.actors.orchestrator import answer_text
-from ontoflow.actors.orchestrator.plans import compile_plan
-from ontoflow.actors.pipelines import using_connections
-from ontoflow.protocols.client import Ask, AskReply
+from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.intent import EntryRequest, SessionMemory, check_entry
+from ontoflow.protocols.intent import EntryRequest, check_entry
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, embedded_adapter, ignored_with_connect
+from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, ignored_with_connect
+from ontoflow.runtime.cli._asking import Refused, embedded_hint, settle, suspended
 from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
+from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
-from ontoflow.runtime.cli._asking import Refused, embedded_hint, question_output, read_line, settle
-from ontoflow.runtime.embedded import TRANSPORTS, Asked, open_local_cluster
+from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
 
-__all__ = ["EXIT_CLARIFICATION", "register", "run_flag", "run_option", "state_file"]
+__all__ = ["EXIT_CLARIFICATION", "register", "run_flag", "run_option"]
 
 #: ``ask`` answered with a question (a clarification) instead of a result.
 from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION  # noqa: E402 - with its siblings above
 DOMAINS_ENV = "ONTOFLOW_DOMAINS"
 EXAMPLES = Path("configs") / "examples"
-_memory_decoder = msgspec.json.Decoder(SessionMemory)
 
 
 def register(subparsers: Any) -> None:
@@ -172,20 +171,13 @@ def _ask_remote(args: argparse.Namespace) -> int:
 
     async def go() -> Any:
         async with open_client(args.connect, curve=curve) as client:
-            reply = await request(client, message, timeout_s=None)  # the answer comes when the run ends
+
+            async def ask(text: str) -> Any:  # the answer comes when the run ends
+                return await request(client, Ask(session_id=session, text=text, channel="cli"), timeout_s=None)
+
+            reply = await request(client, message, timeout_s=None)
             # A run suspended on a question: the session's next sentence answers it.
-            while isinstance(reply, AskReply) and reply.status == "clarification" and reply.metadata.get("suspended"):
-                if given:
-                    text: str | None = given.pop(0)
-                elif interactive:
-                    _print_answer(domain_output(reply), as_json=False, extra={})
-                    text = await anyio.to_thread.run_sync(read_line, "answer> ", abandon_on_cancel=True)
-                else:
-                    text = None
-                if text is None:
-                    break
-                reply = await request(client, Ask(session_id=session, text=text, channel="cli"), timeout_s=None)
-            return reply
+            return await settle(ask, reply, given, interactive=interactive, show=_show_question)
 
     try:
         reply = run_async(go)
@@ -233,38 +225,6 @@ def load_catalogue(paths: list[Path]) -> tuple[Catalogue, list[Any], list[str]]:
     return catalogue, classes, specs
 
 
-def state_file() -> Path:
-    """Where session memory is kept: ``$XDG_STATE_HOME/ontoflow/sessions.json``."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "ontoflow" / "sessions.json"
-
-
-def _load_memory(path: Path) -> SessionMemory:
-    try:
-        return _memory_decoder.decode(path.read_bytes())
-    except FileNotFoundError:
-        return SessionMemory()
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        # A damaged memory file costs the follow-ups, never the question: start afresh.
-        print(f"ontoflow: session memory {path} is unreadable; starting without it", file=sys.stderr)
-        return SessionMemory()
-
-
-def _save_memory(path: Path, memory: SessionMemory) -> None:
-    """Write atomically (temporary file, then rename), readable by the owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".sessions.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(msgspec.json.encode(memory))
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _print_answer(answer: DomainOutput, *, as_json: bool, extra: dict[str, Any]) -> None:
     if as_json:
         doc = {"status": answer.status, "explanation": answer.explanation, "result": answer.result,
@@ -280,6 +240,10 @@ def _exit_code(answer: DomainOutput) -> int:
     return {"success": EXIT_OK, "clarification": EXIT_CLARIFICATION}.get(answer.status, EXIT_FAILED)
 
 
+def _show_question(reply: AskReply) -> None:
+    _print_answer(domain_output(reply), as_json=False, extra={})
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     if args.connect is not None:
         ignored_with_connect(args)
@@ -287,68 +251,58 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     request = EntryRequest(session_id=args.session or "cli", input_text=args.text, channel="cli",
                            metadata=run_flag(args.run))
     problems = check_entry(request)
-    if problems:
+    if problems:  # before anything starts: nothing ran, nothing was remembered
         return fail("invalid question: " + "; ".join(str(p) for p in problems))
     try:
         catalogue, classes, specs = load_catalogue(domain_paths(args))
         connections = read_connections(args.connections)
-        adapter = embedded_adapter(catalogue, adapter_choice(args))
+        adapters = edge_adapters(args, catalogue)
     except (DomainLoadError, CapabilityLoadError, ManifestError, ConfigError) as exc:
         return fail(str(exc))
-    store = state_file() if args.session else None
-    memory = _load_memory(store) if store is not None else SessionMemory()
+    # Without --session nothing is remembered: a session of its own, as through a daemon.
+    session = args.session or f"cli-{uuid.uuid4().hex[:16]}"
+    journal = open_session_journal() if args.session else None
+    given, interactive = list(args.answer), sys.stdin.isatty() and not args.json
 
-    async def think() -> Any:
-        return await understand(request, catalogue=catalogue, adapter=adapter, memory=memory, now_ms=int(time.time() * 1000))
+    async def go() -> tuple[Any, list[dict[str, Any]] | None]:
+        async with embedded_edge(catalogue, classes, specs, adapters=adapters, transport=args.transport,
+                                 log_level=args.log_level, connections=connections,
+                                 connections_file=absolute_path(args.connections), session_journal=journal) as cluster:
+            edge = cluster.edge
+            assert edge is not None  # composed with domains
 
-    try:
-        understood = anyio.run(think, backend="asyncio")
-    except IntentRejected as exc:
-        return fail(str(exc))
-    except IntentAdapterFailed as exc:  # the model endpoint down, 429/5xx after retries: nothing ran
-        return fail(str(exc), EXIT_FAILED)
-    intent = msgspec.to_builtins(understood.intent)
-    if understood.clarification is not None or understood.planned is None:
-        if store is not None and understood.memory is not memory:
-            _save_memory(store, understood.memory)  # a question was asked: its answer comes next
-        answer = understood.clarification or DomainOutput(status="failure", explanation="nothing to run")
-        _print_answer(answer, as_json=args.json, extra={"intent": intent})
-        return _exit_code(answer)
-    planned = understood.planned
-    try:
-        compile_plan(planned.plan, catalogue.capabilities)  # checked before any process starts
-    except ManifestError as exc:
-        return fail(f"the plan for this question does not compile (a domain manifest bug): {exc}")
+            async def ask(text: str) -> Any:
+                return await edge.ask(session, text, channel="cli", run=args.run)
 
-    interactive = sys.stdin.isatty() and not args.json
-
-    async def go() -> Any:
-        with using_connections(connections):  # inproc workers; worker processes read the file
-            async with open_local_cluster(classes, specs, transport=args.transport, log_level=args.log_level,
-                                          connections=absolute_path(args.connections)) as cluster:
-                compiled = compile_plan(planned.plan, cluster.catalog, defaults=cluster.defaults, worktree=os.getcwd())
-                outcome = await cluster.run_until_asked(compiled, {})  # type: ignore[arg-type]
-                return await settle(cluster, outcome, list(args.answer), interactive=interactive,
-                                    show=lambda out: _print_answer(out, as_json=False, extra={}))
+            reply = await settle(ask, await ask(args.text), given, interactive=interactive, show=_show_question,
+                                 strict=True)
+            return reply, run_steps(cluster, getattr(reply, "run_id", None))
 
     try:
-        result = anyio.run(go, backend="asyncio")
+        reply, steps = anyio.run(go, backend="asyncio")
     except (Refused, KernelError, BaseExceptionGroup) as exc:
         error = first_error(exc, (Refused, KernelError))
         return fail(str(error), EXIT_INVALID if isinstance(error, Refused) else EXIT_FAILED)
-    if store is not None:
-        _save_memory(store, understood.memory)
-    plan_doc = [{"id": s.id, "capability": s.capability, "depends_on": s.depends_on} for s in planned.plan.steps]
-    if isinstance(result, Asked):  # nobody here answered: the run ends with this command
-        answer = question_output(result)
-        _print_answer(answer, as_json=args.json,
-                      extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc, "how_to_answer": embedded_hint()})
-        if not args.json:
-            print(embedded_hint())
-        return EXIT_CLARIFICATION
-    answer = answer_of(result.status, result.error, result.context, planned.answer_steps)
-    _print_answer(answer, as_json=args.json, extra={"intent": intent, "run_id": result.run_id, "plan": plan_doc})
-    return _exit_code(answer)
+    if isinstance(reply, Error):  # the edge's actors crashed while they held the sentence
+        return fail(f"{reply.code}: {reply.message}", EXIT_FAILED)
+    if isinstance(reply, Busy):
+        return fail(f"busy: {reply.runs_in_flight} runs in flight", EXIT_FAILED)
+    code = reply.metadata.get("code") if reply.status == "failure" else None
+    if code == "invalid":  # refused before anything ran
+        return fail(f"invalid question: {reply.explanation}")
+    if code == "adapter_failed":  # the model endpoint down, 429/5xx after retries: nothing ran
+        return fail(reply.explanation, EXIT_FAILED)
+    extra: dict[str, Any] = {"intent": reply.intent}
+    if reply.run_id is not None:
+        extra["run_id"] = reply.run_id
+    if steps is not None:
+        extra["steps"] = steps
+    if suspended(reply):  # nobody here answered: the run ends with this command
+        extra["how_to_answer"] = embedded_hint()
+    _print_answer(domain_output(reply), as_json=args.json, extra=extra)
+    if suspended(reply) and not args.json:
+        print(embedded_hint())
+    return reply_exit_code(reply)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -365,7 +319,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if not cases:
         return fail(f"{args.file}: the labelled set is empty")
     try:
-        matcher = embedded_adapter(catalogue, adapter_choice(args))  # the matcher unless one was chosen
+        # The matcher unless one was chosen; a domain not loaded is checked as ask checks it.
+        matcher = RoutedAdapter(catalogue, edge_adapters(args, catalogue))
     except ConfigError as exc:
         return fail(str(exc))
 

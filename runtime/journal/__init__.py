@@ -16,6 +16,7 @@ from ontoflow.runtime.journal._journal import (
     open_journal,
 )
 from ontoflow.runtime.journal._readonly import ReadOnlyJournal, open_journal_readonly
+from ontoflow.runtime.journal._shared import SharedJournal, open_shared_journal
 from ontoflow.runtime.journal.errors import (
     JournalCorruptError,
     JournalError,
@@ -36,6 +37,8 @@ __all__ = [
     "ReadOnlyJournal",
     "RunRow",
     "SCHEMA_VERSION",
+    "SharedJournal",
     "open_journal",
     "open_journal_readonly",
+    "open_shared_journal",
 ]

@@ -111,6 +111,10 @@ class CommitBatch:
 class Journal:
     """An open journal; use :func:`open_journal`. Not thread-safe: one user at a time."""
 
+    #: How a commit's transaction begins (a journal several processes write takes the write
+    #: lock at once: ``_shared.SharedJournal``).
+    _begin = "BEGIN"
+
     def __init__(self, conn: sqlite3.Connection, path: str, lock: JournalLock | None = None, *,
                  version: int = SCHEMA_VERSION) -> None:
         self._conn = conn
@@ -134,7 +138,7 @@ class Journal:
         try:
             if conn.in_transaction:  # a rollback after an earlier failure failed too
                 conn.execute("ROLLBACK")
-            conn.execute("BEGIN")
+            conn.execute(self._begin)
             if batch.sources:
                 conn.executemany("INSERT OR IGNORE INTO sources (hash, body) VALUES (?, ?)", batch.sources.items())
             if batch.runs:

@@ -71,7 +71,9 @@ def test_a_question_becomes_a_run_and_an_answer(ontoflow) -> None:
     assert ran.stdout.startswith("Petrobras (PETR4.SA): 38.45 BRL")
     doc = ontoflow("ask", "qual o preço da Petrobras?", "--json").json()
     assert doc["status"] == "success"
-    assert [s["capability"] for s in doc["plan"]] == ["finance.search_symbol", "finance.get_stock_price"]
+    # The steps the run ran, in the order they ended: the symbol's search, then the quote.
+    assert [s["capability"] for s in doc["steps"]] == ["finance.search_symbol", "finance.get_stock_price"]
+    assert all(s["event"] == "success" for s in doc["steps"]) and doc["run_id"]
     assert doc["intent"]["entities"] == {"symbol_text": "Petrobras"}
 
 
@@ -89,7 +91,7 @@ def test_an_unsure_question_lists_the_closest_goals_and_guesses_nothing(ontoflow
     assert ran.code == CLARIFICATION
     doc = ran.json()
     assert {c["goal"] for c in doc["result"]["candidates"]} == {"LIST_PIPES", "EXPORT_PIPES"}
-    assert "plan" not in doc
+    assert "steps" not in doc and "run_id" not in doc  # nothing ran
 
 
 def test_a_session_remembers_the_previous_turn(ontoflow, here: Path) -> None:
@@ -104,7 +106,7 @@ def test_a_session_remembers_the_previous_turn(ontoflow, here: Path) -> None:
     fourth = ontoflow("ask", "--session", "s1", "e da Petrobras?")
     assert third.code == fourth.code == 0
     assert fourth.stdout.startswith("Petrobras (PETR4.SA)")
-    memory = here / "state" / "ontoflow" / "sessions.json"
+    memory = here / "state" / "ontoflow" / "sessions.sqlite"  # a journal: the daemon's memory table
     assert stat.S_IMODE(memory.stat().st_mode) == 0o600
     other = ontoflow("ask", "--session", "s2", "e da Petrobras?")  # another session remembers nothing
     assert other.code == CLARIFICATION

@@ -8,14 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
-from ontoflow.actors.intent import DomainLoadError
+from ontoflow.actors.intent import DomainLoadError, Matcher, build_plan
 from ontoflow.actors.orchestrator import DomainBook, ExpectedDomain, compose_orchestrator, read_domains_file
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import Error
 from ontoflow.protocols.domain import domain_from_data
 from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_PARAMS, INTENT_QUERY_PARAM, ExecutionIntent
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Ready
+from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.journal import open_journal
 
 pytestmark = pytest.mark.anyio
@@ -59,7 +62,7 @@ def test_a_domain_naming_a_capability_nobody_offers_gets_a_declared_one_to_wait_
     orch = composed.orchestrator
     orch.pool.ready(b"w1", _ready(WEATHER, caps=()), 0)
     declared = orch.registry.known()["weather.forecast"]
-    assert declared.input_keys == ["weather.city_text"]
+    assert sorted(declared.input_keys) == sorted(["weather.city_text", *INTENT_PARAMS])
     assert not orch.registry.offers("weather.forecast")
     # The real metadata replaces the declared one when a worker offers it.
     orch.pool.ready(b"w2", _ready(caps=(FORECAST,)), 1)
@@ -77,6 +80,10 @@ def test_announced_domains_are_journaled_and_known_after_a_restart(tmp_path: Pat
         assert second.orchestrator.durability.catalogue() == [FORECAST]  # the domain entry is not a capability
         assert second.edge is not None
         assert list(second.edge._understanding()[0].domains) == ["weather"]
+    with open_journal(tmp_path / "j.sqlite") as journal:  # a journaled domain is known: its adapter is no typo
+        climate = ExpectedDomain(manifest=domain_from_data({**WEATHER, "domain": "climate"}))
+        compose_orchestrator(address="inproc://domains-j3", serve_clients=True, expected_domains=[climate],
+                             journal=journal, intent_adapter={"weather": Matcher})
 
 
 async def test_a_daemon_that_knows_no_domain_says_so() -> None:
@@ -112,7 +119,8 @@ def test_the_bootstrap_file_reads_toml_and_paths_relative_to_itself(tmp_path: Pa
     (folder / "domain.json").write_text(__import__("json").dumps(WEATHER))
     (tmp_path / "domains" / "expect.toml").write_text('[[domains]]\ndomain = "weather"\nmanifest = "weather"\n')
     [expected] = read_domains_file(tmp_path / "domains" / "expect.toml")
-    assert expected.manifest.domain == "weather" and expected.metadata["weather.forecast"].input_keys == ["weather.city_text"]
+    assert expected.manifest.domain == "weather"
+    assert sorted(expected.metadata["weather.forecast"].input_keys) == sorted(["weather.city_text", *INTENT_PARAMS])
     with pytest.raises(DomainLoadError, match="cannot read the file"):
         read_domains_file(tmp_path / "missing.yaml")
 
@@ -124,3 +132,41 @@ def test_the_composition_hands_the_daemon_its_book_to_expect_domains_after_recov
     assert "weather.forecast" not in composed.orchestrator.registry.known()
     composed.domains.expect(0)
     assert composed.orchestrator.registry.known()["weather.forecast"] == FORECAST
+
+
+def test_a_domain_only_expected_from_the_file_plans_with_the_intents_confidence_and_sentence(tmp_path: Path) -> None:
+    # No handlers: an HTTP service behind a bridge worker not connected yet. Its bridge takes the
+    # reserved intent inputs; a plan made now must carry them, not leave the service 1.0 and "".
+    (tmp_path / "weather.json").write_text(__import__("json").dumps(WEATHER))
+    (tmp_path / "expect.yaml").write_text("domains:\n  - {domain: weather, manifest: weather.json}\n")
+    composed = compose_orchestrator(address="inproc://domains-placeholder", serve_clients=True,
+                                    expected_domains=read_domains_file(tmp_path / "expect.yaml"))
+    assert composed.domains is not None
+    catalogue = composed.domains.catalogue(0)
+    assert not composed.orchestrator.registry.offers("weather.forecast")  # nobody serves it yet
+    said = "weather forecast for Lisbon"
+    intent = ExecutionIntent(domain="weather", capability="weather.forecast", confidence=0.97, original_query=said,
+                             parameters={"weather.city_text": "Lisbon"})
+    [step] = build_plan([intent], catalogue, entities={"city_text": "Lisbon"}).plan.steps
+    assert step.params == {"weather.city_text": "Lisbon", INTENT_CONFIDENCE_PARAM: 0.97, INTENT_QUERY_PARAM: said}
+
+
+def test_an_adapter_chosen_for_a_domain_not_expected_is_refused_naming_it() -> None:
+    expected = ExpectedDomain(manifest=domain_from_data(WEATHER), metadata={"weather.forecast": FORECAST})
+    with pytest.raises(ConfigError, match=r"'wether': no such domain is expected or journaled here \(known: weather\)"):
+        compose_orchestrator(address="inproc://domains-adapter-typo", serve_clients=True, expected_domains=[expected],
+                             intent_adapter={"*": Matcher, "wether": Matcher})
+    composed = compose_orchestrator(address="inproc://domains-adapter-ok", serve_clients=True,
+                                    expected_domains=[expected], intent_adapter={"*": Matcher, "weather": Matcher})
+    assert composed.edge is not None
+
+
+def test_without_expected_domains_an_unknown_adapter_domain_is_logged_then_seen_announced() -> None:
+    with capture_logs() as logs:
+        composed = compose_orchestrator(address="inproc://domains-adapter-watch", serve_clients=True,
+                                        expected_domains=[], intent_adapter={"weather": Matcher, "wether": Matcher})
+        composed.orchestrator.pool.ready(b"w1", _ready(WEATHER), 0)
+    warned = [e for e in logs if e["event"] == "intent_adapter_domain_not_known"]
+    assert len(warned) == 1 and warned[0]["domains"] == ["weather", "wether"]
+    announced = [e["domain"] for e in logs if e["event"] == "intent_adapter_domain_announced"]
+    assert announced == ["weather"]  # "wether" never comes: its warning stands alone

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from ontoflow.actors.intent import MemoryLimits
-from ontoflow.actors.orchestrator import EdgeService, compose_orchestrator
+from ontoflow.actors.orchestrator import compose_edge, compose_orchestrator
 from ontoflow.protocols.client import AskReply
 from ontoflow.runtime.cli._intents import load_catalogue
 
@@ -46,7 +46,7 @@ async def test_a_refused_sentence_says_why_and_nothing_is_remembered(catalogue) 
 async def test_memory_is_per_session_and_the_oldest_session_is_forgotten(catalogue) -> None:
     composed = compose_orchestrator(address="inproc://edge-memory", serve_clients=True, catalogue=catalogue)
     assert composed.clients is not None
-    edge = EdgeService(composed.orchestrator, composed.clients, catalogue, limits=MemoryLimits(max_sessions=2))
+    edge = compose_edge(composed.orchestrator, composed.clients, catalogue, limits=MemoryLimits(max_sessions=2))
     async with anyio.create_task_group() as tg:  # the edge's actors serve its asks
         await tg.start(edge.run)
         for session in ("s1", "s2", "s3"):  # each asked which company: the next line answers it

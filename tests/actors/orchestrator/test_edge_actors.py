@@ -271,12 +271,12 @@ async def test_an_adapter_chosen_per_domain_has_the_last_word_for_its_domain_onl
 
 
 async def test_an_edge_that_crashes_too_often_is_down_but_the_orchestrator_serves_on(finance) -> None:
-    from ontoflow.actors.orchestrator import EdgeService
+    from ontoflow.actors.orchestrator import compose_edge
 
     catalogue, classes = finance
     composed = _compose(catalogue)
-    edge = EdgeService(composed.orchestrator, composed.clients, catalogue,
-                       adapter=lambda cat: _Adapter(cat, crash=True), max_restarts=1, within_s=60)
+    edge = compose_edge(composed.orchestrator, composed.clients, catalogue,
+                        adapter=lambda cat: _Adapter(cat, crash=True), max_restarts=1, within_s=60)
     async with anyio.create_task_group() as tg:
         await _serve(tg, composed, classes)
         await tg.start(edge.run)

@@ -1,0 +1,102 @@
+"""A journal several processes write at once: the embedded ``ask``'s session memory.
+
+A daemon's journal has one writer (``_lock.py``): two daemons replaying one journal would both
+dispatch its runs. The embedded ``ontoflow ask --session S`` keeps its session memory in a
+journal too (the ``memory`` table, as the daemon does), but it holds no run to replay, and two
+``ask`` started at once in two terminals must both work. So this journal is opened without the
+owner lock, and SQLite's own locking orders the writers: WAL mode (a reader never waits), each
+commit begins ``IMMEDIATE`` (it takes the write lock first, waiting up to ``busy_timeout_s``
+for another process's commit to end, so no transaction ever has to be retried half-way), and a
+commit that still cannot write fails as a full disk does (the batch is kept for the next one).
+
+Only creating the file's tables or upgrading its schema holds ``<path>.lock`` (waited for, up
+to the same time), so two first runs do not both create the tables. The file, its WAL and its
+index are readable by their owner only, as every journal.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from ontoflow.runtime.journal._journal import Journal, _prepare
+from ontoflow.runtime.journal._lock import FILE_MODE, check_folder, prepare_journal_file
+from ontoflow.runtime.journal.errors import JournalError, JournalLockedError
+
+__all__ = ["SharedJournal", "open_shared_journal"]
+
+#: How often a process waiting for ``<path>.lock`` (another one creating the tables) looks again.
+_LOCK_POLL_S = 0.01
+
+
+class SharedJournal(Journal):
+    """A journal opened by :func:`open_shared_journal`: each commit takes the write lock first."""
+
+    _begin = "BEGIN IMMEDIATE"
+
+
+def open_shared_journal(path: str | os.PathLike[str], *, busy_timeout_s: float = 10.0) -> SharedJournal:
+    """Open (or create) a journal that other processes may write at the same time.
+
+    Use it for a journal that holds no runs (the embedded ``ask``'s session memory): nothing
+    stops two processes from both replaying the runs of a shared journal.
+
+    Args:
+        path: the SQLite file; created with the current schema when absent or empty.
+        busy_timeout_s: how long a commit (or the open) waits for another process's.
+
+    Raises:
+        JournalPathError: when the journal's folder does not exist.
+        JournalLockedError: when another process held ``<path>.lock`` (creating the tables, or
+            a daemon owning the file) for longer than ``busy_timeout_s``.
+        JournalCorruptError, JournalVersionError, JournalError: as :func:`open_journal`.
+    """
+    where = str(path)
+    file = Path(where)
+    check_folder(file)
+    fd = _wait_for_lock(file, busy_timeout_s)
+    try:
+        prepare_journal_file(file)
+        try:
+            conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False, timeout=busy_timeout_s)
+        except sqlite3.Error as exc:
+            raise JournalError(f"journal {where}: cannot open: {exc}") from None
+        try:
+            _prepare(conn, where, "NORMAL", True)
+        except BaseException:
+            conn.close()
+            raise
+    finally:
+        os.close(fd)  # the tables exist now: SQLite's locks order everything after
+    return SharedJournal(conn, where)
+
+
+def _wait_for_lock(path: Path, timeout_s: float) -> int:
+    """Take ``<path>.lock``, waiting up to ``timeout_s``; returns its descriptor (close it to release).
+
+    Raises:
+        JournalLockedError: still held after ``timeout_s``.
+        JournalError: the lock file cannot be opened.
+    """
+    lock_path = Path(f"{path}.lock")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    except OSError as exc:
+        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {exc.strerror}") from None
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise JournalLockedError(f"journal {path} stayed locked by another process for {timeout_s:g} s "
+                                         f"(lock {lock_path})", path=str(path), pid=None) from None
+            time.sleep(_LOCK_POLL_S)  # a creation takes milliseconds; flock has no timed wait
+        except OSError as exc:
+            os.close(fd)
+            raise JournalError(f"journal {path}: cannot lock {lock_path}: {exc.strerror}") from None
