@@ -25,6 +25,7 @@ candidate loosely (``actors.intent.choose``). One session's turns are taken one 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -71,6 +72,9 @@ _NO_DOMAINS = ("this daemon knows no domain yet: start it with --domains DIR or 
 
 #: The run input holding what the intent adapter understood (journaled with the submission).
 INTENT_KEY = "ontoflow.intent"
+
+#: Idle ask runners kept for the next asks (see ``EdgeService.handle``); more end.
+_IDLE_RUNNERS = 32
 
 
 def answer_text(answer: DomainOutput) -> str:
@@ -165,6 +169,8 @@ class EdgeService:
                                       max_restarts=max_restarts, within_s=within_s, name="edge")
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._asks: deque[tuple[bytes, Ask]] = deque()  # asks handed in, not taken by a runner yet
+        self._idle: list[anyio.Event] = []  # the wake-up of each idle runner
         self._down = False
         self._ask_ids = itertools.count(1)
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}  # ask id -> (its event, its answer)
@@ -250,11 +256,36 @@ class EdgeService:
         return slot[0]
 
     def handle(self, identity: bytes, message: Ask) -> None:
-        """Answer ``message`` in its own task (the orchestrator's receive loop never waits)."""
+        """Answer ``message`` in a task of the edge's (the orchestrator's receive loop never
+        waits): an idle runner is woken for it, or a new one started when none is idle.
+
+        A runner answers asks one at a time and parks when none is left, so an ask costs a
+        wake-up, not a task's start (anyio's ``start_soon`` makes a cancel scope, an event and
+        a wrapper per task: it was the edge's largest cost per ask on the event loop). Each ask
+        handed in wakes or starts a runner of its own, and a runner takes asks until none is
+        left, so none waits behind another ask's run.
+        """
         if self._tg is None:
             self._orch.send_client(identity, Error(code="shutting_down", message="the daemon's edge is not running"))
             return
-        self._tg.start_soon(self._reply, identity, message)
+        self._asks.append((identity, message))
+        if self._idle:
+            self._idle.pop().set()
+        else:
+            self._tg.start_soon(self._runner)
+
+    async def _runner(self) -> None:
+        """Answer the asks handed in until none is left, then park (or end, past the idle bound)."""
+        asks = self._asks
+        while True:
+            while asks:
+                identity, message = asks.popleft()
+                await self._reply(identity, message)
+            if len(self._idle) >= _IDLE_RUNNERS:
+                return
+            wake = anyio.Event()
+            self._idle.append(wake)
+            await wake.wait()
 
     async def _reply(self, identity: bytes, message: Ask) -> None:
         try:
@@ -283,7 +314,8 @@ class EdgeService:
             return AskReply(status="failure", explanation=str(IntentRejected(problems)), metadata={"code": "invalid"})
         lock = self._locks.get(session_id)
         if lock is None:
-            lock = self._locks[session_id] = anyio.Lock()
+            # fast_acquire: a free lock is taken without a trip through the event loop.
+            lock = self._locks[session_id] = anyio.Lock(fast_acquire=True)
         try:
             async with lock:  # one session's turns in order: each reads the previous one
                 return await self._ask(request)
