@@ -25,7 +25,6 @@ candidate loosely (``actors.intent.choose``). One session's turns are taken one 
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -53,6 +52,7 @@ from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
+from ontoflow.actors.orchestrator._runners import Runners
 from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
@@ -72,9 +72,6 @@ _NO_DOMAINS = ("this daemon knows no domain yet: start it with --domains DIR or 
 
 #: The run input holding what the intent adapter understood (journaled with the submission).
 INTENT_KEY = "ontoflow.intent"
-
-#: Idle ask runners kept for the next asks (see ``EdgeService.handle``); more end.
-_IDLE_RUNNERS = 32
 
 
 def answer_text(answer: DomainOutput) -> str:
@@ -169,8 +166,7 @@ class EdgeService:
                                       max_restarts=max_restarts, within_s=within_s, name="edge")
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self._asks: deque[tuple[bytes, Ask]] = deque()  # asks handed in, not taken by a runner yet
-        self._idle: list[anyio.Event] = []  # the wake-up of each idle runner
+        self._runners: Runners[tuple[bytes, Ask]] = Runners(self._reply)
         self._down = False
         self._ask_ids = itertools.count(1)
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}  # ask id -> (its event, its answer)
@@ -257,37 +253,14 @@ class EdgeService:
 
     def handle(self, identity: bytes, message: Ask) -> None:
         """Answer ``message`` in a task of the edge's (the orchestrator's receive loop never
-        waits): an idle runner is woken for it, or a new one started when none is idle.
-
-        A runner answers asks one at a time and parks when none is left, so an ask costs a
-        wake-up, not a task's start (anyio's ``start_soon`` makes a cancel scope, an event and
-        a wrapper per task: it was the edge's largest cost per ask on the event loop). Each ask
-        handed in wakes or starts a runner of its own, and a runner takes asks until none is
-        left, so none waits behind another ask's run.
-        """
+        waits): a runner's (``_runners``: a wake-up per ask, not a task started)."""
         if self._tg is None:
             self._orch.send_client(identity, Error(code="shutting_down", message="the daemon's edge is not running"))
             return
-        self._asks.append((identity, message))
-        if self._idle:
-            self._idle.pop().set()
-        else:
-            self._tg.start_soon(self._runner)
+        self._runners.hand(self._tg, (identity, message))
 
-    async def _runner(self) -> None:
-        """Answer the asks handed in until none is left, then park (or end, past the idle bound)."""
-        asks = self._asks
-        while True:
-            while asks:
-                identity, message = asks.popleft()
-                await self._reply(identity, message)
-            if len(self._idle) >= _IDLE_RUNNERS:
-                return
-            wake = anyio.Event()
-            self._idle.append(wake)
-            await wake.wait()
-
-    async def _reply(self, identity: bytes, message: Ask) -> None:
+    async def _reply(self, job: tuple[bytes, Ask]) -> None:
+        identity, message = job
         try:
             reply = await self.ask(message.session_id, message.text, channel=message.channel, run=message.run)
         except Exception as exc:  # a bug here must not reach the client as a trace
