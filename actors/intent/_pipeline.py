@@ -117,13 +117,15 @@ def conclude(
     Raises:
         IntentRejected: the adapter's answer breaks the catalogue's rules.
     """
-    # Keys and figures only: the sentence and the entity values are the user's words.
-    log.info("intent_classified", adapter=adapter_name, domain=intent.primary_domain, goal=intent.goal,
+    # Keys and figures only: the sentence and the entity values are the user's words. One
+    # bind of the module's lazy logger for the turn's lines (each call on it binds anew).
+    say = log.bind()
+    say.info("intent_classified", adapter=adapter_name, domain=intent.primary_domain, goal=intent.goal,
              confidence=intent.confidence, entity_keys=sorted(intent.entities), text_chars=len(request.input_text),
              had_previous=previous is not None)
     question = confidence_gate(intent, catalogue)
     if question is not None:
-        log.info("intent_gated", domain=intent.primary_domain, goal=intent.goal, confidence=intent.confidence,
+        say.info("intent_gated", domain=intent.primary_domain, goal=intent.goal, confidence=intent.confidence,
                  resolution=question.metadata.get("resolution"))
         return Understanding(intent=intent, memory=memory, clarification=question)
     if request.metadata.get(RUN_FLAG) is True:
@@ -138,7 +140,7 @@ def conclude(
     resolution = resolve_goal(injected, catalogue, said=said)
     if resolution.clarification is not None:
         missing = [m["entity"] for m in resolution.clarification.result.get("missing", [])]
-        log.info("intent_needs_entities", domain=injected.primary_domain, goal=injected.goal, missing=missing)
+        say.info("intent_needs_entities", domain=injected.primary_domain, goal=injected.goal, missing=missing)
         # Remembered as pending: the next message ("Nordea") is read as the answer.
         asked = Turn(domain=injected.primary_domain, goal=injected.goal, entities=resolution.entities, at_ms=now_ms,
                      said=said, pending=missing)
@@ -147,7 +149,7 @@ def conclude(
     planned = build_plan(
         resolution.intents, catalogue, entities=resolution.entities, name=f"ask:{injected.primary_domain}.{injected.goal}"
     )
-    log.info("intent_planned", domain=injected.primary_domain, goal=injected.goal,
+    say.info("intent_planned", domain=injected.primary_domain, goal=injected.goal,
              capabilities=[i.capability for i in resolution.intents], steps=len(planned.plan.steps))
     turn = Turn(domain=injected.primary_domain, goal=injected.goal, entities=resolution.entities, at_ms=now_ms, said=said)
     return Understanding(

@@ -50,6 +50,7 @@ from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
+from ontoflow.actors.orchestrator._runners import Runners
 from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
@@ -151,6 +152,7 @@ class EdgeService:
                                       max_restarts=max_restarts, within_s=within_s, name="edge")
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._runners: Runners[tuple[bytes, Ask]] = Runners(self._reply)
         self._down = False
         self._ask_ids = itertools.count(1)
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}  # ask id -> (its event, its answer)
@@ -236,13 +238,15 @@ class EdgeService:
         return slot[0]
 
     def handle(self, identity: bytes, message: Ask) -> None:
-        """Answer ``message`` in its own task (the orchestrator's receive loop never waits)."""
+        """Answer ``message`` in a task of the edge's (the orchestrator's receive loop never
+        waits): a runner's (``_runners``: a wake-up per ask, not a task started)."""
         if self._tg is None:
             self._orch.send_client(identity, Error(code="shutting_down", message="the daemon's edge is not running"))
             return
-        self._tg.start_soon(self._reply, identity, message)
+        self._runners.hand(self._tg, (identity, message))
 
-    async def _reply(self, identity: bytes, message: Ask) -> None:
+    async def _reply(self, job: tuple[bytes, Ask]) -> None:
+        identity, message = job
         try:
             reply = await self.ask(message.session_id, message.text, channel=message.channel, run=message.run)
         except Exception as exc:  # a bug here must not reach the client as a trace
@@ -269,7 +273,8 @@ class EdgeService:
             return AskReply(status="failure", explanation=str(IntentRejected(problems)), metadata={"code": "invalid"})
         lock = self._locks.get(session_id)
         if lock is None:
-            lock = self._locks[session_id] = anyio.Lock()
+            # fast_acquire: a free lock is taken without a trip through the event loop.
+            lock = self._locks[session_id] = anyio.Lock(fast_acquire=True)
         try:
             async with lock:  # one session's turns in order: each reads the previous one
                 return await self._ask(request)
