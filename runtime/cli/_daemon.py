@@ -9,6 +9,7 @@ config file, but ``--intent-adapter``, which comes from ``[edge]`` (``_adapter_o
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,11 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         intent_adapters=adapter_choice(args),
         handle_signals=True,
     )
+    # The cyclic collector's default young generation (700 allocations) runs a collection every
+    # few messages on the run path (each step allocates Structs, dicts and lists), which cost
+    # about 6% of the daemon's instructions per run (callgrind, 256 runs in flight). A larger
+    # one collects the same cycles less often; the memory it lets wait is a few MB at most.
+    gc.set_threshold(50_000, 20, 10)
     try:
         run_async(serve_daemon, config)
     except (ConfigError, TransportError, JournalError, BaseExceptionGroup) as exc:
