@@ -75,7 +75,8 @@ ORCHESTRATOR = "actors/orchestrator/"  # its engines included
 #: Functions whose calls are background work of an idle process, not the run's path.
 #: ``remove_runs_spools`` is the spool sweeper's (``SpoolSweeper.run``) sweep, run in a worker
 #: thread once a second for the runs that ended meanwhile: that thread's stack does not show
-#: the sweeper, so it is named here (the run's own part, ``SpoolSweeper.ended``, still counts).
+#: the sweeper, so it is named here (its run-end hook, ``SpoolSweeper.ended``, is its list's
+#: append: no code of ours runs per run end).
 #: ``BatchActor.run_timer`` delivers every actor's Ticks (the clocks of the daemon's pool, the
 #: run deadlines, the client leases; the worker's heartbeats and timers): periodic work that
 #: happens whether a run is in flight or not. A test checks that every name here is a function.

@@ -5,6 +5,9 @@ A part of the daemon (a composition root: it may import ``actors``), in its own 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import anyio
 import structlog
 
@@ -23,12 +26,11 @@ class SpoolSweeper:
     client names."""
 
     def __init__(self, every_s: float = 1.0) -> None:
-        self._ended: list[str] = []
+        self._ended: list[Any] = []  # the results of the runs ended since the last sweep
         self._every_s = every_s
-
-    def ended(self, result) -> None:
-        """The orchestrator's run-end hook: note the run."""
-        self._ended.append(result.run_id)
+        #: The orchestrator's run-end hook: the run's result is noted as it comes (the list's
+        #: own append: no code of the sweeper runs on a run's path); the sweep takes the ids.
+        self.ended: Callable[[Any], None] = self._ended.append
 
     async def run(self) -> None:
         """Sweep once per interval until cancelled (the folders of runs that end in the last
@@ -36,7 +38,8 @@ class SpoolSweeper:
         while True:
             await anyio.sleep(self._every_s)
             if self._ended:
-                ended, self._ended = self._ended, []
+                ended = [result.run_id for result in self._ended]
+                self._ended.clear()  # the same list: ``ended`` is its append
                 try:
                     removed = await anyio.to_thread.run_sync(remove_runs_spools, ended)
                 except OSError as exc:

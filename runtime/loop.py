@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["GC_THRESHOLDS", "run", "tune_gc", "uses_uvloop"]
+__all__ = ["GC_THRESHOLDS", "entry_options", "run", "tune_gc", "uses_uvloop"]
 
 #: Allocations between young passes, and young (then middle) passes between older ones.
 GC_THRESHOLDS = (20_000, 20, 20)
@@ -44,8 +44,15 @@ def tune_gc() -> None:
         gc.set_threshold(*GC_THRESHOLDS)
 
 
+def entry_options() -> dict[str, Any]:
+    """Tune the collector (``tune_gc``) and return ``anyio.run``'s keyword arguments: the
+    asyncio backend, on uvloop when ``uses_uvloop``. What ``run`` does first, for an entry
+    point that does it once at start-up (the CLI's ``main``)."""
+    tune_gc()
+    return {"backend": "asyncio", "backend_options": {"use_uvloop": uses_uvloop()}}
+
+
 def run(func: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run ``func(*args)`` to completion on anyio's asyncio backend (uvloop when available),
     with the collector tuned by ``tune_gc``."""
-    tune_gc()
-    return anyio.run(func, *args, backend="asyncio", backend_options={"use_uvloop": uses_uvloop()})
+    return anyio.run(func, *args, **entry_options())

@@ -25,7 +25,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._documents import IdempotencyBook, SubmittedDocuments
-from ontoflow.actors.orchestrator._authority import ADMIN, key_of
+from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, Waiters, run_status, trace_dicts

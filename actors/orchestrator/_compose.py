@@ -132,7 +132,6 @@ def compose_orchestrator(
     if edge is not None:
         clients.ask_handler = edge.handle
         orchestrator.runs.on_suspended.append(edge.run_suspended)
-        orchestrator.on_run_ended.append(edge.run_ended)
     return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge, domains=book)
 
 

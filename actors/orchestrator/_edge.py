@@ -176,7 +176,9 @@ class EdgeService:
             event.set()
 
     def run_ended(self, result: Any) -> None:
-        """A run ended (``Orchestrator.on_run_ended``): the turn waiting on it answers."""
+        """A run ended (``Orchestrator.on_run_ended``, observed only while a turn waits on a
+        run: the runs the edge did not start are none of its business): the turn waiting on
+        it answers."""
         event = self._suspended.get(result.run_id)
         if event is not None:
             event.set()
@@ -335,11 +337,15 @@ class EdgeService:
         done = self._orch.status(run_id)
         # It may have suspended while its submit awaited the commit: no event would come then.
         if done is None and not self._asks_now(run_id):  # one event for either end of the run
+            if not self._suspended:  # observe run ends only while a turn waits on one
+                self._orch.on_run_ended.append(self.run_ended)
             event = self._suspended.setdefault(run_id, anyio.Event())
             try:
                 await event.wait()
             finally:
                 self._suspended.pop(run_id, None)
+                if not self._suspended:
+                    self._orch.on_run_ended.remove(self.run_ended)
             done = self._orch.status(run_id)
         if done is None:  # it asks a question
             # Recorded (in the journal's batch) before the question reaches the person.

@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import structlog
 
-from ontoflow.actors.orchestrator._authority import Authority
+from ontoflow.actors.orchestrator._mailbox import Authority
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._mailbox import Mailbox
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
@@ -80,7 +80,7 @@ class Orchestrator(SocketActor):
             ``None``: no limit.
         answer_timeout_ms: how long a suspended run's question waits for an answer before the
             run ends ``expired``; ``None``: forever.
-        roles: CURVE public key (z85) -> its roles (``_authority``: ``worker``, ``client``,
+        roles: CURVE public key (z85) -> its roles (``_mailbox.Authority``: ``worker``, ``client``,
             ``admin``); every message is checked against its sender's key. ``None``: roles
             are not enforced (no CURVE).
 

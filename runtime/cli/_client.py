@@ -35,10 +35,10 @@ from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, common_optio
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
-from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DealerSocket, open_dealer
 
 __all__ = [
+    "LOOP",
     "REASK_S",
     "WaitTimedOut",
     "ask",
@@ -51,10 +51,16 @@ __all__ = [
     "open_client",
     "reply_code",
     "request",
+    "run_async",
     "say",
     "submit_once",
     "unexpected",
 ]
+
+#: ``anyio.run``'s keyword arguments for a client command, chosen once at start-up by the CLI's
+#: ``main`` (``runtime.loop.entry_options``: the collector tuned, uvloop when installed): the
+#: process's set-up, not a run's. Without ``main`` (a caller of these functions), plain asyncio.
+LOOP: dict[str, Any] = {"backend": "asyncio"}
 
 #: Seconds between two re-asks of a waiting client (a restarted daemon is noticed this late).
 REASK_S = 2.0
@@ -87,6 +93,11 @@ async def request(client: DealerSocket, message: ClientMessage, *, timeout_s: fl
     with anyio.move_on_after(timeout_s):
         return (await client.recv_batch(1))[0]
     raise NoAnswerError(f"no answer from {client.address} within {timeout_s:g} s (is the daemon up, is our key authorised?)")
+
+
+def run_async(func: Callable[..., Any], *args: Any) -> Any:
+    """Run ``func(*args)`` to completion on the loop ``main`` chose at start-up (``LOOP``)."""
+    return anyio.run(func, *args, **LOOP)
 
 
 def curve_client(secret_file: str | None, server_key_file: str | None) -> CurveClient | None:

@@ -18,10 +18,12 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
 from ontoflow.runtime.cli import _completion
+from ontoflow.runtime.cli._client import LOOP
 from ontoflow.runtime.cli._config import edge_defaults, find_config, load_config, section_defaults
 from ontoflow.runtime.cli._shared import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_INVALID, fail, json_errors, set_json_errors
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.logging import configure_logging
+from ontoflow.runtime.loop import entry_options
 
 __all__ = ["COMMAND_GROUPS", "build_parser", "main"]
 
@@ -134,6 +136,7 @@ def _main(argv: list[str]) -> int:
         configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None))
     except ConfigError as exc:
         return fail(str(exc))
+    LOOP.update(entry_options())  # the process's loop and collector, chosen once
     return args.handler(args)
 
 

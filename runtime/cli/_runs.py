@@ -43,6 +43,7 @@ from ontoflow.runtime.cli._client import (
     look_up_hint,
     open_client,
     reply_code,
+    run_async,
     say,
     submit_once,
     unexpected,
@@ -64,7 +65,6 @@ from ontoflow.runtime.cli._shared import (
 )
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
-from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["register"]
 

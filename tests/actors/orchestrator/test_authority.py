@@ -1,8 +1,8 @@
-"""Roles of keys and the checks of Observations (``_authority``), without sockets."""
+"""Roles of keys and the checks of Observations (``_mailbox.Authority``), without sockets."""
 
 from __future__ import annotations
 
-from ontoflow.actors.orchestrator._authority import Authority
+from ontoflow.actors.orchestrator._mailbox import Authority
 from ontoflow.actors.orchestrator._registry import WorkerInfo
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import CancelRun, ListRuns, Status, Submit

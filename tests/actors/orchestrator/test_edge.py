@@ -34,6 +34,15 @@ def test_the_edge_is_wired_to_the_client_service_by_the_composition(catalogue) -
         compose_orchestrator(address="inproc://edge-bad", catalogue=catalogue)
 
 
+def test_the_edge_observes_run_ends_only_while_a_turn_waits_on_a_run(catalogue) -> None:
+    # Its observer is added by a turn that waits on a run it started, and removed after: the
+    # runs the edge never started end without calling it (tests/integration/test_edge_suspend.py
+    # and test_edge_daemon.py run turns that wait).
+    composed = compose_orchestrator(address="inproc://edge-observer", serve_clients=True, catalogue=catalogue)
+    assert composed.clients is not None and composed.edge is not None
+    assert composed.orchestrator.on_run_ended == [composed.clients.run_ended]
+
+
 async def test_a_refused_sentence_says_why_and_nothing_is_remembered(catalogue) -> None:
     composed = compose_orchestrator(address="inproc://edge-refused", serve_clients=True, catalogue=catalogue)
     edge = composed.edge

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ontoflow.actors.orchestrator import RunTable, WorkerPool
-from ontoflow.actors.orchestrator._authority import Authority
+from ontoflow.actors.orchestrator._mailbox import Authority
 from ontoflow.actors.orchestrator._durability import Durability
 from ontoflow.actors.orchestrator._mailbox import Mailbox
 from ontoflow.actors.orchestrator._run_commands import RunCommands, UnknownRunError
