@@ -62,7 +62,7 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    if not admit(state, fact):
+    if state.status != "running" and not admit(state, fact):  # a running run takes every fact: no call
         return cmds
     match fact:
         case StepFinished():
@@ -79,6 +79,8 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
             _on_resumed(workflow, state, fact, cmds)
         case RunExpired():
             _on_expired(workflow, state, fact, cmds)
+        case _:
+            admit(state, fact)  # not a Fact: the gate raises its TypeError
     return cmds
 
 
