@@ -209,9 +209,12 @@ class RunTable:
         """The questions ``run`` waits on, as clients see them (none once it ended)."""
         if run.result is not None:
             return []
+        suspensions = run.engine.suspensions(run.state)
+        if not suspensions:  # the usual run asks nothing: no list to build
+            return suspensions
         return [Question(token=s.token, step_id=s.step_id, capability=s.capability, question=s.question,
                          candidates=s.candidates, since_ms=s.since_ms, expires_at_ms=self.expires_at(s.since_ms))
-                for s in run.engine.suspensions(run.state)]
+                for s in suspensions]
 
     def question(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> tuple[Run, Suspension]:
         """The live run and the open question ``answer`` answers (named by the run, the token

@@ -109,9 +109,11 @@ def _on_submitted(workflow: CompiledWorkflow, state: RunState, fact: RunSubmitte
 
 def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished, cmds: list[Command]) -> None:
     outcome = fact.outcome
-    pending = _pending_for(state, fact, outcome.step_id, outcome.attempt)
-    if pending is None:
-        return
+    pending = state.pending
+    if pending is None or pending.step_id != outcome.step_id or pending.attempt != outcome.attempt:
+        pending = _pending_for(state, fact, outcome.step_id, outcome.attempt)  # notes the stale fact
+        if pending is None:
+            return
     if outcome.run_id != state.run_id:
         state.notes.append(f"stale {describe(fact)} ignored: it is for run {outcome.run_id}")
         return

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import graphlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -166,12 +167,15 @@ class CompiledWorkflow:
             from ontoflow.actors.orchestrator.engine._state import new_run as _new_run
         return _new_run(self, run_id)
 
-    def advance(self, state: RunState, fact: Fact) -> list[Command]:
-        """Apply ``fact`` to ``state`` in place; return the commands (``RunEngine``)."""
+    @property
+    def advance(self) -> Callable[[RunState, Fact], list[Command]]:
+        """``advance(state, fact)``: apply ``fact`` to ``state`` in place; return the commands
+        (``RunEngine``). The engine's function with this workflow bound (a ``partial``: no
+        Python frame of its own per fact; a run takes it once, ``Run.advance``)."""
         global _advance
-        if _advance is None:  # its module imports this one: bound at the first fact
+        if _advance is None:  # its module imports this one: bound at the first use
             from ontoflow.actors.orchestrator.engine._advance import advance as _advance
-        return _advance(self, state, fact)
+        return partial(_advance, self)
 
     def in_flight(self, state: RunState) -> list[Dispatch]:
         """The run's one pending Dispatch, if any (``RunEngine``); none while it waits on an
