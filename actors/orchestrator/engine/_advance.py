@@ -62,7 +62,7 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    if state.status != "running" and not admit(state, fact):  # a running run takes every fact: no call
+    if not admit(state, fact):
         return cmds
     match fact:
         case StepFinished():
@@ -79,8 +79,6 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
             _on_resumed(workflow, state, fact, cmds)
         case RunExpired():
             _on_expired(workflow, state, fact, cmds)
-        case _:
-            admit(state, fact)  # not a Fact: the gate raises its TypeError
     return cmds
 
 
@@ -111,9 +109,8 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     outcome = fact.outcome
     pending = state.pending
     if pending is None or pending.step_id != outcome.step_id or pending.attempt != outcome.attempt:
-        pending = _pending_for(state, fact, outcome.step_id, outcome.attempt)  # notes the stale fact
-        if pending is None:
-            return
+        _pending_for(state, fact, outcome.step_id, outcome.attempt)  # not the pending step: noted as stale
+        return
     if outcome.run_id != state.run_id:
         state.notes.append(f"stale {describe(fact)} ignored: it is for run {outcome.run_id}")
         return

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import graphlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -167,15 +166,12 @@ class CompiledWorkflow:
             from ontoflow.actors.orchestrator.engine._state import new_run as _new_run
         return _new_run(self, run_id)
 
-    @property
-    def advance(self) -> Callable[[RunState, Fact], list[Command]]:
-        """``advance(state, fact)``: apply ``fact`` to ``state`` in place; return the commands
-        (``RunEngine``). The engine's function with this workflow bound (a ``partial``: no
-        Python frame of its own per fact; a run takes it once, ``Run.advance``)."""
+    def advance(self, state: RunState, fact: Fact) -> list[Command]:
+        """Apply ``fact`` to ``state`` in place; return the commands (``RunEngine``)."""
         global _advance
-        if _advance is None:  # its module imports this one: bound at the first use
+        if _advance is None:  # its module imports this one: bound at the first fact
             from ontoflow.actors.orchestrator.engine._advance import advance as _advance
-        return partial(_advance, self)
+        return _advance(self, state, fact)
 
     def in_flight(self, state: RunState) -> list[Dispatch]:
         """The run's one pending Dispatch, if any (``RunEngine``); none while it waits on an
