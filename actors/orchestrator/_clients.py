@@ -132,9 +132,11 @@ class ClientService:
             case Submit(wait=False):  # a SubmitRequest is a Submit
                 return self._owned(identity, self._submit(message, identity))
             case Submit():
-                reply = self._owned(identity, self._submit(message, identity))
-                if not isinstance(reply, SubmitAccepted):
+                reply = self._submit(message, identity)
+                if type(reply) is not SubmitAccepted:
                     return reply
+                if orch.authority.roles is not None:
+                    self._owned(identity, reply)
                 self._orch.send_client(identity, reply)
                 return self._status(identity, reply.run_id, True)  # the submitter owns its run
             case Status(run_id=run_id, wait=wait):

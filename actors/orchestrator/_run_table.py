@@ -209,9 +209,12 @@ class RunTable:
         """The questions ``run`` waits on, as clients see them (none once it ended)."""
         if run.result is not None:
             return []
+        suspensions = run.engine.suspensions(run.state)
+        if not suspensions:  # the usual run asks nothing: no list to build
+            return suspensions
         return [Question(token=s.token, step_id=s.step_id, capability=s.capability, question=s.question,
                          candidates=s.candidates, since_ms=s.since_ms, expires_at_ms=self.expires_at(s.since_ms))
-                for s in run.engine.suspensions(run.state)]
+                for s in suspensions]
 
     def question(self, answer: Any, *, run_id: str | None = None, token: str | None = None) -> tuple[Run, Suspension]:
         """The live run and the open question ``answer`` answers (named by the run, the token
@@ -268,10 +271,26 @@ class RunTable:
         Raises:
             TypeError: when ``fact`` is not one of the engine's facts.
         """
-        commands = run.advance(run.state, fact)
         state = run.state
-        if state.notes or run.logged != len(state.trace):
-            self._publish(run)
+        commands = run.advance(state, fact)
+        # What the fact changed is published here, in line (a step ends at nearly every fact).
+        if state.notes:
+            if self.log_info:
+                for note in state.notes:
+                    log.info("engine_note", run_id=state.run_id, note=note)
+            state.notes.clear()
+        trace = state.trace
+        if run.logged != len(trace):
+            fresh = trace[run.logged :]
+            run.logged = len(trace)
+            if self.log_info:
+                _log_steps(state.run_id, fresh)
+            for callback in self.on_progress:
+                try:
+                    callback(state.run_id, fresh)
+                except Exception as exc:  # a watcher's bug must not break the run
+                    log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__,
+                              where=where(exc))
         if state.status == "suspended":  # nothing more happens until a person answers
             for callback in self.on_suspended:
                 try:
@@ -304,27 +323,6 @@ class RunTable:
             except Exception as exc:  # an observer's bug must not break the run's end
                 log.error("run_ended_callback_failed", run_id=state.run_id, error=type(exc).__name__, where=where(exc))
         return result
-
-    def _publish(self, run: Run) -> None:
-        state = run.state
-        verbose = self.log_info
-        if state.notes:
-            if verbose:
-                for note in state.notes:
-                    log.info("engine_note", run_id=state.run_id, note=note)
-            state.notes.clear()
-        trace = state.trace
-        if run.logged == len(trace):
-            return
-        fresh = trace[run.logged :]
-        run.logged = len(trace)
-        if verbose:
-            _log_steps(state.run_id, fresh)
-        for callback in self.on_progress:
-            try:
-                callback(state.run_id, fresh)
-            except Exception as exc:  # a watcher's bug must not break the run
-                log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__, where=where(exc))
 
 
 def _log_steps(run_id: str, entries: list[Any]) -> None:

@@ -107,8 +107,9 @@ def _on_submitted(workflow: CompiledWorkflow, state: RunState, fact: RunSubmitte
 
 def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished, cmds: list[Command]) -> None:
     outcome = fact.outcome
-    pending = _pending_for(state, fact, outcome.step_id, outcome.attempt)
-    if pending is None:
+    pending = state.pending
+    if pending is None or pending.step_id != outcome.step_id or pending.attempt != outcome.attempt:
+        _pending_for(state, fact, outcome.step_id, outcome.attempt)  # not the pending step: noted as stale
         return
     if outcome.run_id != state.run_id:
         state.notes.append(f"stale {describe(fact)} ignored: it is for run {outcome.run_id}")

@@ -62,7 +62,10 @@ def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[C
     """
     while True:
         block = workflow.nodes[state.node].blocks[state.block]
-        done = _start_step(workflow, state, block, now_ms, cmds)
+        cap = block.capability
+        # Most capabilities require nothing: their step goes out without the prerequisites' walk.
+        done = _start_step(workflow, state, block, now_ms, cmds) if cap.requires else \
+            _dispatch(workflow, state, block, cap, None, now_ms, cmds)
         if done is None:
             return
         if not finish_block_step(workflow, state, block, done, cmds):
@@ -122,7 +125,9 @@ def _dispatch(
     if step_id is None:
         return None
     own = prerequisite_of is None
-    inherited = inherited_memory(workflow, workflow.nodes[block.node], state.stack)
+    node = workflow.nodes[block.node]
+    # The usual node inherits nothing from a caller: its own memory, without a call.
+    inherited = node.static_memory if not state.stack else inherited_memory(workflow, node, state.stack)
     inputs, missing = resolve_inputs(cap, block.params if own else _NO_PARAMS, inherited, state.context, workflow.defaults)
     if missing is not None:
         error = (
@@ -132,7 +137,9 @@ def _dispatch(
         return at_once_end(step_id=step_id, capability=cap.id, event=INVALID, reason="missing_input", error=error,
                            started_ms=now_ms, ended_ms=now_ms)
     context = StepContext(
-        assemble_payload(block if own else None, state.payload, inherited, state.context),
+        # A plain ``all`` strategy (or a prerequisite) copies the payload: no call for that.
+        assemble_payload(block, state.payload, inherited, state.context) if own and block.merge is not None
+        else list(state.payload),
         block.contract if own else BlockContract(block.node, block.block, cap.id, ""),
         inherited,
         {},
