@@ -6,7 +6,7 @@ Nothing here does I/O, reads a clock or draws a random number, so replaying a jo
 facts rebuilds a run exactly. How a step ends (outputs filtered against the declared ones, the
 failure record, a lost worker, a timeout, no worker) is decided once, in ``_step_end``, for
 this engine and the plan engine alike; which facts a run takes at all (its status gate) once,
-in ``_step_end`` too (``admit``); a step's trace entry is built once, by ``trace_entry``.
+in ``_step_end`` too (``admit``); a step's trace entry is built once, by ``trace_entry`` (there too).
 """
 
 from ontoflow.actors.orchestrator.engine._advance import advance
@@ -20,6 +20,7 @@ from ontoflow.actors.orchestrator.engine._compile import (
     Route,
     capability_plan,
     compile_workflow,
+    new_run,
 )
 from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
@@ -32,10 +33,11 @@ from ontoflow.actors.orchestrator.engine._facts import (
     StepLost,
     StepUnavailable,
 )
-from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, TraceEntry, new_run, trace_entry
+from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState
 from ontoflow.actors.orchestrator.engine._step_end import (
     FACTS,
     StepEnd,
+    TraceEntry,
     admit,
     at_once_end,
     cancelled_end,
@@ -45,6 +47,7 @@ from ontoflow.actors.orchestrator.engine._step_end import (
     outcome_end,
     redispatch,
     split_outputs,
+    trace_entry,
 )
 from ontoflow.actors.orchestrator.engine._steps import LAST_FAILURE_KEY, resolve_inputs
 from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, Suspension, check_answer, token_of

@@ -7,7 +7,7 @@ and ``msgspec.msgpack.decode(data, type=RunState)`` restores it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -15,13 +15,11 @@ from ontoflow.protocols.context import Segment
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Dispatch
+from ontoflow.actors.orchestrator.engine._step_end import TraceEntry
 from ontoflow.actors.orchestrator.engine._suspend import Suspension
 
-if TYPE_CHECKING:
-    from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
-    from ontoflow.actors.orchestrator.engine._step_end import StepEnd
+__all__ = ["Frame", "PendingStep", "RunState"]
 
-__all__ = ["Frame", "PendingStep", "RunState", "TraceEntry", "new_run", "trace_entry"]
 
 class Frame(msgspec.Struct, frozen=True, array_like=True):
     """A return address pushed by ``CALL``.
@@ -32,68 +30,6 @@ class Frame(msgspec.Struct, frozen=True, array_like=True):
 
     node: str
     block: str | None
-
-
-class TraceEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """The record of one finished step.
-
-    Attributes:
-        step_id: ``s1``, ``s2``...
-        node: the node of the block the step ran for.
-        block: that block.
-        capability: the capability the step ran (a prerequisite's own id for prerequisites).
-        event: the short event the step ended with.
-        action: the transition's action taken, ``None`` when the run ended there or the step
-            was a prerequisite (prerequisites are not routed).
-        attempt: the last attempt; 0 when the engine ended the step without dispatching it
-            (``invalid``, ``prerequisite_failed``).
-        duration_ms: the worker's measure when an outcome arrived, else the time since dispatch.
-        retries: the capability base's retries (from the outcome).
-        reason: why a failure happened (``error``, ``worker_lost``, ``deadline``...).
-        error: the human-readable error, if any.
-        prerequisite_of: the capability this step was a prerequisite of, else ``None``.
-        started_ms: first dispatch (or decision) time.
-        ended_ms: when the step ended.
-        dropped_outputs: output keys the capability does not declare, not merged.
-    """
-
-    step_id: str
-    node: str
-    block: str
-    capability: str
-    event: str
-    action: str | None
-    attempt: int
-    duration_ms: float
-    retries: int
-    reason: str | None
-    error: str | None
-    prerequisite_of: str | None
-    started_ms: int
-    ended_ms: int
-    dropped_outputs: list[str] = []
-
-
-def trace_entry(end: StepEnd, *, node: str, block: str, action: str | None = None,
-                prerequisite_of: str | None = None) -> TraceEntry:
-    """The trace entry of a step that ended as ``end`` says, for every engine alike.
-
-    Args:
-        end: how the step ended.
-        node: where it ran (a workflow node; a plan's name).
-        block: the block it ran for (a plan step's id).
-        action: the transition's action taken, if any (``SUSPEND`` for a question).
-        prerequisite_of: the capability the step was a prerequisite of, if it was one.
-
-    Returns:
-        The entry; its times, attempt, failure record and dropped outputs are ``end``'s.
-    """
-    return TraceEntry(
-        step_id=end.step_id, node=node, block=block, capability=end.capability, event=end.event, action=action,
-        attempt=end.attempt, duration_ms=end.duration_ms, retries=end.retries, reason=end.reason, error=end.error,
-        prerequisite_of=prerequisite_of, started_ms=end.started_ms, ended_ms=end.ended_ms,
-        dropped_outputs=end.dropped,
-    )
 
 
 class PendingStep(msgspec.Struct, kw_only=True):
@@ -157,12 +93,3 @@ class RunState(msgspec.Struct, kw_only=True):
     ended_ms: int | None = None
     suspension: Suspension | None = None
 
-
-def new_run(workflow: CompiledWorkflow, run_id: str) -> RunState:
-    """Return the state of a run of ``workflow`` that has not been submitted yet.
-
-    Feed it :class:`RunSubmitted` to start it. ``workflow`` is taken so that a future version
-    can size the state from it; today it is not read.
-    """
-    del workflow
-    return RunState(run_id=run_id)

@@ -5,8 +5,8 @@ outcome (its event shortened, its outputs filtered against the declared ones), a
 passed (``timeout``, and the worker is told to stop), no worker in time (``unavailable``), a
 lost worker (a new attempt when the capability is idempotent, else ``failure``), or the run
 cancelled (``cancelled``). Each of those becomes one :class:`StepEnd` record, from which an
-engine writes its trace entry and routes the step; the error texts and reasons are the same
-whichever engine ran the step.
+engine writes its trace entry (:func:`trace_entry`, the :class:`TraceEntry` every engine keeps)
+and routes the step; the error texts and reasons are the same whichever engine ran the step.
 
 The outputs rule (one rule for every engine): only the keys a capability declares in its
 ``outputs`` travel on, into the run's context or a plan step's result; a capability that
@@ -48,6 +48,7 @@ from ontoflow.actors.orchestrator.engine._facts import (
 __all__ = [
     "FACTS",
     "StepEnd",
+    "TraceEntry",
     "admit",
     "at_once_end",
     "cancelled_end",
@@ -57,6 +58,7 @@ __all__ = [
     "outcome_end",
     "redispatch",
     "split_outputs",
+    "trace_entry",
 ]
 
 _replace = msgspec.structs.replace
@@ -93,6 +95,67 @@ class StepEnd(msgspec.Struct, frozen=True, kw_only=True):
     outputs: dict[str, Any] = {}
     dropped: list[str] = []
 
+
+class TraceEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """The record of one finished step.
+
+    Attributes:
+        step_id: ``s1``, ``s2``...
+        node: the node of the block the step ran for.
+        block: that block.
+        capability: the capability the step ran (a prerequisite's own id for prerequisites).
+        event: the short event the step ended with.
+        action: the transition's action taken, ``None`` when the run ended there or the step
+            was a prerequisite (prerequisites are not routed).
+        attempt: the last attempt; 0 when the engine ended the step without dispatching it
+            (``invalid``, ``prerequisite_failed``).
+        duration_ms: the worker's measure when an outcome arrived, else the time since dispatch.
+        retries: the capability base's retries (from the outcome).
+        reason: why a failure happened (``error``, ``worker_lost``, ``deadline``...).
+        error: the human-readable error, if any.
+        prerequisite_of: the capability this step was a prerequisite of, else ``None``.
+        started_ms: first dispatch (or decision) time.
+        ended_ms: when the step ended.
+        dropped_outputs: output keys the capability does not declare, not merged.
+    """
+
+    step_id: str
+    node: str
+    block: str
+    capability: str
+    event: str
+    action: str | None
+    attempt: int
+    duration_ms: float
+    retries: int
+    reason: str | None
+    error: str | None
+    prerequisite_of: str | None
+    started_ms: int
+    ended_ms: int
+    dropped_outputs: list[str] = []
+
+
+def trace_entry(end: StepEnd, *, node: str, block: str, action: str | None = None,
+                prerequisite_of: str | None = None) -> TraceEntry:
+    """The trace entry of a step that ended as ``end`` says, for every engine alike.
+
+    Args:
+        end: how the step ended.
+        node: where it ran (a workflow node; a plan's name).
+        block: the block it ran for (a plan step's id).
+        action: the transition's action taken, if any (``SUSPEND`` for a question).
+        prerequisite_of: the capability the step was a prerequisite of, if it was one.
+
+    Returns:
+        The entry; its times, attempt, failure record and dropped outputs are ``end``'s.
+    """
+    return TraceEntry(
+        step_id=end.step_id, node=node, block=block, capability=end.capability, event=end.event, action=action,
+        attempt=end.attempt, duration_ms=end.duration_ms, retries=end.retries, reason=end.reason, error=end.error,
+        prerequisite_of=prerequisite_of, started_ms=end.started_ms, ended_ms=end.ended_ms,
+        dropped_outputs=end.dropped,
+    )
 
 def split_outputs(outputs: Mapping[str, Any], declared: Collection[str]) -> tuple[dict[str, Any], list[str]]:
     """The outputs rule: ``(kept, dropped)``, the declared keys kept and the others dropped."""

@@ -24,8 +24,8 @@ from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
 from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, NodePlan, Route
-from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState, trace_entry
-from ontoflow.actors.orchestrator.engine._step_end import StepEnd, at_once_end
+from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState
+from ontoflow.actors.orchestrator.engine._step_end import StepEnd, at_once_end, trace_entry
 
 __all__ = [
     "LAST_FAILURE_KEY",
