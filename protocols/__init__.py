@@ -27,7 +27,6 @@ from ontoflow.protocols.domain import (
 )
 from ontoflow.protocols.entities import check_entities, check_entity_value
 from ontoflow.protocols.errors import ManifestError, Problem, ProtocolError, ProtocolsError
-from ontoflow.protocols.events import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols.intent import (
     MAX_INPUT_CHARS,
     SESSION_ID,
@@ -42,8 +41,12 @@ from ontoflow.protocols.intent import (
     fold,
 )
 from ontoflow.protocols.manifest import (
+    Action,
     Block,
+    Call,
+    Jump,
     Node,
+    Return,
     Transition,
     Trigger,
     WorkflowManifest,
@@ -51,6 +54,7 @@ from ontoflow.protocols.manifest import (
     decode_document,
     manifest_from_data,
     manifest_problems,
+    parse_action,
     signal_event,
 )
 from ontoflow.protocols.merge_strategy import DEFAULT_STRATEGY, MergeInstruction, parse_merge_instruction

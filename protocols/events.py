@@ -1,16 +1,14 @@
-"""The words of a transition table: the events a step ends with, the actions a run takes next.
+"""The events a step ends with: the words a transition table routes on.
 
 A capability declares its own events (``success``, ``empty``, ``paginated``...). The runtime
 itself ends a step with one of the reserved events below, so that a transition table can route
 them like any other. Names starting with ``SIGNAL:`` belong to the engine.
 
-A transition's action is the DSL of seed 002: ``JUMP:<block>``, ``CALL:<node>``, ``RETURN``
-(:func:`parse_action`).
+A transition's action (``JUMP:<block>``, ``CALL:<node>``, ``RETURN``, the DSL of seed 002) is
+manifest syntax: ``manifest.py`` parses it (``parse_action``).
 """
 
 from __future__ import annotations
-
-import msgspec
 
 __all__ = [
     "CANCELLED",
@@ -24,13 +22,8 @@ __all__ = [
     "SUCCESS",
     "TIMEOUT",
     "UNAVAILABLE",
-    "Action",
-    "Call",
-    "Jump",
-    "Return",
     "full_event_name",
     "is_success",
-    "parse_action",
 ]
 
 SUCCESS = "success"
@@ -69,43 +62,3 @@ def is_success(event: str) -> bool:
     outcomes, not errors) except the reserved failure events.
     """
     return event not in RESERVED_EVENTS
-
-
-# -- actions (seed 002) --------------------------------------------------------------------------
-
-
-class Jump(msgspec.Struct, frozen=True):
-    """Continue at another block of the current node; the return stack is unchanged."""
-
-    block: str
-
-
-class Call(msgspec.Struct, frozen=True):
-    """Push the return address and enter another node at its entry block."""
-
-    node: str
-
-
-class Return(msgspec.Struct, frozen=True):
-    """Pop the return address and continue there; on an empty stack the run completes."""
-
-
-Action = Jump | Call | Return
-
-
-def parse_action(text: str) -> Action:
-    """Parse an action string.
-
-    Raises:
-        ValueError: when ``text`` is not ``JUMP:<block>``, ``CALL:<node>`` or ``RETURN``;
-            the message says which form was expected.
-    """
-    if text == "RETURN":
-        return Return()
-    verb, sep, target = text.partition(":")
-    if sep and target and target.strip() == target:
-        if verb == "JUMP":
-            return Jump(target)
-        if verb == "CALL":
-            return Call(target)
-    raise ValueError("unknown action: expected JUMP:<block>, CALL:<node> or RETURN")

@@ -25,12 +25,16 @@ import msgspec
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT, Call, Jump, parse_action
+from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
 from ontoflow.protocols.merge_strategy import parse_merge_instruction
 
 __all__ = [
+    "Action",
     "Block",
+    "Call",
+    "Jump",
     "Node",
+    "Return",
     "Transition",
     "Trigger",
     "WorkflowManifest",
@@ -38,8 +42,52 @@ __all__ = [
     "decode_document",
     "manifest_from_data",
     "manifest_problems",
+    "parse_action",
     "signal_event",
 ]
+
+
+# -- actions (seed 002): what a transition does ---------------------------------------------------
+
+
+class Jump(msgspec.Struct, frozen=True):
+    """Continue at another block of the current node; the return stack is unchanged."""
+
+    block: str
+
+
+class Call(msgspec.Struct, frozen=True):
+    """Push the return address and enter another node at its entry block."""
+
+    node: str
+
+
+class Return(msgspec.Struct, frozen=True):
+    """Pop the return address and continue there; on an empty stack the run completes."""
+
+
+Action = Jump | Call | Return
+
+
+def parse_action(text: str) -> Action:
+    """Parse an action string.
+
+    Raises:
+        ValueError: when ``text`` is not ``JUMP:<block>``, ``CALL:<node>`` or ``RETURN``;
+            the message says which form was expected.
+    """
+    if text == "RETURN":
+        return Return()
+    verb, sep, target = text.partition(":")
+    if sep and target and target.strip() == target:
+        if verb == "JUMP":
+            return Jump(target)
+        if verb == "CALL":
+            return Call(target)
+    raise ValueError("unknown action: expected JUMP:<block>, CALL:<node> or RETURN")
+
+
+# -- the manifest ---------------------------------------------------------------------------------
 
 
 class Transition(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

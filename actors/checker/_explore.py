@@ -32,7 +32,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ontoflow.protocols.events import FAILURE, INVALID, PREREQUISITE_FAILED, TIMEOUT, UNAVAILABLE, Call, Jump, is_success
+from ontoflow.protocols.events import FAILURE, INVALID, PREREQUISITE_FAILED, TIMEOUT, UNAVAILABLE, is_success
+from ontoflow.protocols.manifest import Call, Jump
 
 from ontoflow.actors.checker._model import BlockModel, Model, Route
 from ontoflow.actors.orchestrator.engine import LAST_FAILURE_KEY

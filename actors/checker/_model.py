@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.events import FAIL_DEFAULT, Action, Call, parse_action
-from ontoflow.protocols.manifest import WorkflowManifest, signal_event
+from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.manifest import Action, Call, WorkflowManifest, parse_action, signal_event
 
 __all__ = ["BlockModel", "CapModel", "Model", "Route", "build_model", "capability_model"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ontoflow.protocols.events import Call
+from ontoflow.protocols.manifest import Call
 
 from ontoflow.actors.checker._explore import Ctrl, Ctx, Edge, Exploration, ctx_of
 

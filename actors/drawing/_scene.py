@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ontoflow.protocols.events import FAIL_DEFAULT, Call, Jump, Return, parse_action
-from ontoflow.protocols.manifest import WorkflowManifest
+from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.manifest import Call, Jump, Return, WorkflowManifest, parse_action
 from ontoflow.protocols.plan import ExecutionPlan, find_references, plan_dependencies
 
 from ontoflow.actors.checker import Analysis, Finding, return_targets

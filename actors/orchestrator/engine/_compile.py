@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import BlockContract, Segment
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.events import FAIL_DEFAULT, Action, parse_action
-from ontoflow.protocols.manifest import WorkflowManifest, check_workflow_capabilities, signal_event
+from ontoflow.protocols.events import FAIL_DEFAULT
+from ontoflow.protocols.manifest import Action, WorkflowManifest, check_workflow_capabilities, parse_action, signal_event
 from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
 from ontoflow.runtime.retry import worst_case_step_ms
 

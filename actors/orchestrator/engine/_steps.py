@@ -19,7 +19,8 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.context import BlockContract, Segment, StepContext, SystemMetadata
-from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, Call, Jump, is_success
+from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.manifest import Call, Jump
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
