@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ontoflow.protocols.context import Segment
-from ontoflow.protocols.events import CLARIFICATION, is_success
+from ontoflow.protocols.events import CLARIFICATION, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
 from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
@@ -126,7 +126,7 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
         payload, step_id, where = state.payload, pending.step_id, pending.block
         for n, segment in enumerate(outcome.segments, 1):
             payload.append(Segment(f"{step_id}.{n}", segment.type, segment.content, where))
-    if is_success(end.event) and cap.id not in state.succeeded:
+    if end.event not in RESERVED_EVENTS and cap.id not in state.succeeded:
         state.succeeded.append(cap.id)
     _route(workflow, state, pending, end, cmds)
 
@@ -137,7 +137,7 @@ def _route(workflow: CompiledWorkflow, state: RunState, pending: PendingStep, en
     block = workflow.nodes[pending.node].blocks[pending.block]
     if pending.prerequisite_of is not None:
         close_step(state, block, end, prerequisite_of=pending.prerequisite_of)
-        if not is_success(end.event):
+        if end.event in RESERVED_EVENTS:
             state.failed_prereqs[end.capability] = end.event
         drive(workflow, state, end.ended_ms, cmds)
     elif finish_block_step(workflow, state, block, end, cmds):

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.context import BlockContract, Segment, StepContext, SystemMetadata
-from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, is_success
+from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 from ontoflow.protocols.manifest import Call, Jump
 from ontoflow.protocols.types import RunStatusName
 
@@ -184,7 +184,7 @@ def close_step(state: RunState, block: BlockPlan, end: StepEnd, *, action: str |
     """
     state.trace.append(trace_entry(end, node=block.node, block=block.block, action=action,
                                    prerequisite_of=prerequisite_of))
-    if not is_success(end.event) and end.event != CLARIFICATION:  # a question is no failure
+    if end.event in RESERVED_EVENTS and end.event != CLARIFICATION:  # a question is no failure
         state.context[LAST_FAILURE_KEY] = {
             "block": block.block,
             "node": block.node,
@@ -210,7 +210,7 @@ def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockP
     if block.has_transitions:
         end_run(state, "failed", f"no transition for signal '{event}' in block '{block.block}' of node "
                 f"'{block.node}' and no SIGNAL:FAIL_DEFAULT", now_ms, cmds)
-    elif is_success(event):
+    elif event not in RESERVED_EVENTS:
         end_run(state, "completed", None, now_ms, cmds)
     else:
         end_run(state, "failed", f"block '{block.block}' of node '{block.node}' has no transitions "
