@@ -120,7 +120,9 @@ def create_app(
             chat = _request_decoder.decode(body)
         except msgspec.ValidationError as exc:
             return _error(400, f"invalid request: {exc}", "invalid_request_error", param=_param_of(exc))
-        except msgspec.DecodeError:
+        except UnicodeDecodeError:  # msgspec raises it, not a DecodeError, for a string that is not UTF-8
+            return _error(400, "the request body is not JSON: a string is not valid UTF-8", "invalid_request_error")
+        except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
             return _error(400, "the request body is not JSON", "invalid_request_error")
         if not chat.messages or chat.messages[-1].role != "user":
             return _error(400, "messages: the last message must be the user's", "invalid_request_error", param="messages")

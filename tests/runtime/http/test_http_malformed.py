@@ -1,0 +1,48 @@
+"""The HTTP entry under bodies an attacker (or a broken client) sends: each is a 400 in the
+API's error shape, never a 500, and the entry goes on answering."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import httpx
+import pytest
+
+from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
+
+pytestmark = pytest.mark.anyio
+
+
+async def _answer(session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:
+    return Reply(text="fine", status="success")
+
+
+@pytest.fixture
+async def address() -> AsyncIterator[str]:
+    async with anyio.create_task_group() as tg:
+        yield await tg.start(serve_http_entry, HttpEntryConfig(bind="127.0.0.1:0"), _answer)
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        # A string holding bytes that are not UTF-8: msgspec raises UnicodeDecodeError, not a
+        # DecodeError, and it escaped as a bare "500 Internal Server Error".
+        (b'{"model": "m", "messages": [{"role": "user", "content": "\xff\xfe"}]}', "UTF-8"),
+        # Deep nesting in a field the request does not know (skipped, but recursively): msgspec
+        # raises RecursionError (a 500 too).
+        (b'{"model": "m", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b', "messages": []}', "not JSON"),
+    ],
+    ids=["invalid-utf8", "deep-nesting"],
+)
+async def test_a_body_that_does_not_decode_is_a_400_and_the_entry_goes_on(address: str, body: bytes, says: str) -> None:
+    async with httpx.AsyncClient() as http:
+        reply = await http.post(f"{address}/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+        after = await http.post(f"{address}/v1/chat/completions",
+                                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["type"] == "invalid_request_error" and says in error["message"]
+    assert after.status_code == 200 and after.json()["choices"][0]["message"]["content"] == "fine"
