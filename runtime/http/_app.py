@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 import msgspec
 import structlog
 from starlette.applications import Starlette
@@ -76,6 +77,7 @@ def create_app(
     model: str = "ontoflow",
     conversations: ConversationBook | None = None,
     clock: Callable[[], float] = time.time,
+    body_timeout_s: float = 30.0,
 ) -> Starlette:
     """The ASGI app answering chat requests with ``answer``.
 
@@ -86,6 +88,9 @@ def create_app(
         model: the model id listed by ``/v1/models`` (any requested model is answered).
         conversations: the session book (a fresh one by default).
         clock: seconds since the epoch, for the ``created`` fields.
+        body_timeout_s: how long a request's body may take to arrive: a client that sends its
+            headers and then trickles (or stops) would otherwise hold its handler for ever
+            (Hypercorn's own read timeout is off: it would cut a long answer too).
     """
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
@@ -112,10 +117,13 @@ def create_app(
         if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
         body = b""
-        async for part in request.stream():
-            body += part
-            if len(body) > MAX_BODY_BYTES:
-                return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        with anyio.move_on_after(body_timeout_s) as reading:
+            async for part in request.stream():
+                body += part
+                if len(body) > MAX_BODY_BYTES:
+                    return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        if reading.cancelled_caught:
+            return _error(408, f"the request body did not arrive within {body_timeout_s:g} s", "invalid_request_error")
         try:
             chat = _request_decoder.decode(body)
         except msgspec.ValidationError as exc:

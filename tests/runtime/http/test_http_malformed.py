@@ -46,3 +46,20 @@ async def test_a_body_that_does_not_decode_is_a_400_and_the_entry_goes_on(addres
     error = reply.json()["error"]
     assert error["type"] == "invalid_request_error" and says in error["message"]
     assert after.status_code == 200 and after.json()["choices"][0]["message"]["content"] == "fine"
+
+
+async def test_a_body_that_never_finishes_arriving_gets_a_408() -> None:
+    """Slowloris on the body: headers promise 100 bytes, one arrives, then nothing. Hypercorn
+    has no read timeout by default (a read timeout would also cut a long answer), so the
+    connection and its handler were held for ever; the entry bounds the body's read."""
+    async with anyio.create_task_group() as tg:
+        address = await tg.start(serve_http_entry, HttpEntryConfig(bind="127.0.0.1:0", body_timeout_s=0.3), _answer)
+        host, port = address.removeprefix("http://").rsplit(":", 1)
+        with anyio.fail_after(5):
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                await stream.send(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                  b"Content-Length: 100\r\n\r\n{")
+                reply = await stream.receive()
+        assert reply.startswith(b"HTTP/1.1 408"), reply[:80]
+        assert b"the request body did not arrive within" in reply
+        tg.cancel_scope.cancel()
