@@ -47,3 +47,14 @@ def test_a_bad_address_or_timeout_is_a_usage_error_naming_the_flag(tmp_path: Pat
         lines = as_json.stderr.strip().splitlines()
         assert as_json.code == 2 and len(lines) == 1, as_json.stderr
         assert names in msgspec.json.decode(lines[0])["error"]["message"]
+
+
+@pytest.mark.parametrize("deadline", ["99999999999999999999", "9223372036854775807"], ids=["past-msgpack", "past-sqlite"])
+def test_a_deadline_past_ten_years_is_a_usage_error(tmp_path: Path, deadline: str) -> None:
+    """The first was an OverflowError traceback while encoding the Submit; the second reached
+    the daemon and wedged its journal (see ``test_submit_poison.py``): both stop here now."""
+    doc = tmp_path / "m.yaml"
+    doc.write_text("start: m\nnodes:\n  m:\n    entry_block: a\n    blocks:\n      a: {worker: t.x}\n")
+    ran = _cli(tmp_path, "submit", str(doc), "--deadline-ms", deadline, "--connect", f"ipc://{tmp_path}/none.sock")
+    assert ran.code == 2, ran.stderr
+    assert "Traceback" not in ran.stderr and "--deadline-ms" in ran.stderr
