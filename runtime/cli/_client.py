@@ -210,12 +210,17 @@ def ask(args: argparse.Namespace, message: ClientMessage, expected: type) -> Any
     return reply
 
 
+#: Refusals ``protocols.error_codes`` lists under "a request the client must change before
+#: sending it again" besides the ``invalid_*`` ones: invalid input, exit 2.
+_CHANGE_THE_REQUEST = frozenset({"idempotency_conflict", "payload_too_large"})
+
+
 def reply_code(reply: ClientMessage) -> int | None:
     """The exit code of a refusal (``Busy``, ``Error``), reported; None for any other reply."""
     if isinstance(reply, Busy):
         return fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED, kind="busy")
     if isinstance(reply, Error):
-        code = EXIT_INVALID if reply.code.startswith("invalid") or reply.code == "idempotency_conflict" else EXIT_FAILED
+        code = EXIT_INVALID if reply.code.startswith("invalid") or reply.code in _CHANGE_THE_REQUEST else EXIT_FAILED
         return fail(f"{reply.code}: {reply.message}", code, kind=reply.code)
     return None
 
