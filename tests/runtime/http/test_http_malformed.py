@@ -63,3 +63,19 @@ async def test_a_body_that_never_finishes_arriving_gets_a_408() -> None:
         assert reply.startswith(b"HTTP/1.1 408"), reply[:80]
         assert b"the request body did not arrive within" in reply
         tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [({"user": "bad id!"}, "user"), ({"user": "u" * 65}, "user"), ({"metadata": {"session_id": "no spaces"}}, "metadata.session_id")],
+    ids=["user", "user-too-long", "metadata-session"],
+)
+async def test_a_session_name_that_is_no_session_id_is_a_400_naming_the_field(address: str, fields: dict, param: str) -> None:
+    """It was answered 200, the refusal ("intent rejected: session_id ...") as the assistant's
+    message: a client could not tell its request was wrong."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], **fields}
+    async with httpx.AsyncClient() as http:
+        reply = await http.post(f"{address}/v1/chat/completions", json=body)
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["type"] == "invalid_request_error" and error["param"] == param and "1-64 characters" in error["message"]
