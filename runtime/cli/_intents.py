@@ -309,7 +309,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     try:
         catalogue, _, _ = load_catalogue(domain_paths(args))
-        data = decode_document(Path(args.file).read_bytes(), Path(args.file).suffix or "yaml")
+        data = decode_document(Path(args.file).read_bytes(), Path(args.file).suffix or "yaml", source=args.file)
         cases = msgspec.convert(data, list[EvalCase])
     except OSError as exc:
         return fail(f"{args.file}: cannot read the file: {exc.strerror}")
