@@ -51,13 +51,49 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
         if fmt == "json":
             return msgspec.json.decode(data)
         if fmt in ("yaml", "yml"):
-            return msgspec.yaml.decode(data)
+            return _decode_yaml(data)
         if fmt == "toml":
             return msgspec.toml.decode(data)
     except msgspec.DecodeError as exc:
         problem = Problem(path="", message=f"not valid {fmt.upper()}{_syntax_error(exc, data)}")
         raise ManifestError(problem, source=source) from None
+    except UnicodeDecodeError:  # msgspec's JSON and TOML decoders raise it as it is
+        problem = Problem(path="", message=f"not valid {fmt.upper()}{_not_utf8(data)}")
+        raise ManifestError(problem, source=source) from None
+    except RecursionError:
+        problem = Problem(path="", message=f"not valid {fmt.upper()}: nested deeper than the decoder goes")
+        raise ManifestError(problem, source=source) from None
     raise ManifestError(Problem(path="", message=f"unknown format {fmt!r}: use json, yaml or toml"), source=source)
+
+
+#: A YAML document with more flow-collection openers than this is read by PyYAML's
+#: pure-Python loader, whose recursion limit turns deep nesting into a RecursionError: the C
+#: loader recurses on the C stack and crashed the process (SIGSEGV at about 30,000 nested
+#: lists, a 60 KB file). A document with fewer openers cannot nest that deep in flow style.
+_YAML_C_OPENERS = 1_000
+
+
+def _decode_yaml(data: bytes) -> Any:
+    if data.count(b"[") + data.count(b"{") <= _YAML_C_OPENERS:
+        return msgspec.yaml.decode(data)
+    import yaml
+
+    try:
+        return yaml.load(data, yaml.SafeLoader)
+    except yaml.YAMLError as exc:  # as msgspec.yaml.decode reports it (the cause keeps the mark)
+        raise msgspec.DecodeError(str(exc)) from exc
+
+
+def _not_utf8(data: bytes) -> str:
+    """`` at line L, column C: not UTF-8`` at the first byte that is not (lines and columns from 1)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        return f" at line {line}, column {column}: not UTF-8"
+    return ": not UTF-8"
 
 
 def document_kind(document: Any) -> str:

@@ -130,7 +130,7 @@ class LlmAdapter(IntentAdapter):
                 decoded = _answer_decoder.decode(answer.content.encode())
             except msgspec.ValidationError as exc:
                 problem = f"the answer does not match the schema: {exc}"
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
                 problem = "the answer is not JSON"
             else:
                 log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entity_keys=sorted(decoded.entities))

@@ -51,7 +51,7 @@ def read_domain(path: str | os.PathLike[str]) -> DomainSource:
     except OSError as exc:
         raise DomainLoadError(f"{file}: cannot read the file: {exc.strerror}") from None
     try:
-        manifest = domain_from_data(decode_document(data, file.suffix or "yaml"), source=str(file))
+        manifest = domain_from_data(decode_document(data, file.suffix or "yaml", source=str(file)), source=str(file))
     except ManifestError as exc:
         raise DomainLoadError(str(exc)) from None
     handlers = None

@@ -130,7 +130,7 @@ class LlmClient:
             raise LlmError(f"the model endpoint refused the request ({status})")
         try:
             completion = _completion_decoder.decode(reply.content)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # untrusted bytes: every way they fail
             raise LlmAnswerError("the model endpoint's answer is not a chat completion") from None
         if not completion.choices:
             raise LlmAnswerError("the model endpoint's answer has no choice")

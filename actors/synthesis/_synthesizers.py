@@ -21,7 +21,8 @@ from ontoflow.actors.llm import LlmClient
 from ontoflow.actors.synthesis._contract import contract_block, regeneration_prompt
 from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline, synthesize
 from ontoflow.actors.synthesis._discovery import DiscoverySummary
-from ontoflow.protocols.errors import Problem
+from ontoflow.protocols.documents import decode_document
+from ontoflow.protocols.errors import ManifestError, Problem
 
 __all__ = ["DeterministicSynthesizer", "LlmSynthesizer", "SynthesisAnswer", "Synthesizer"]
 
@@ -116,7 +117,7 @@ class LlmSynthesizer:
             if call.name == "generate_pipeline":
                 try:
                     arguments = msgspec.json.decode(call.arguments)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
                     arguments = None
                 if isinstance(arguments, dict) and isinstance(arguments.get("pipeline_yaml"), str):
                     text = arguments["pipeline_yaml"]
@@ -128,9 +129,9 @@ class LlmSynthesizer:
         if not text.strip():
             log.warning("empty_llm_response", tool_calls=len(answer.tool_calls), finish_reason=answer.finish_reason)
             return SynthesisAnswer(empty=True)
-        try:
-            document = msgspec.yaml.decode(text.encode())
-        except msgspec.DecodeError:
+        try:  # through decode_document: a model's answer is untrusted (deep nesting crashed PyYAML's C loader)
+            document = decode_document(text.encode(), "yaml", source="the model's answer")
+        except ManifestError:
             document = text  # not YAML at all: the guard reports it at the document's root
         return SynthesisAnswer(document)
 

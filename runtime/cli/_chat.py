@@ -36,7 +36,7 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import SESSION_ID
 from ontoflow.runtime.cli._adapter_option import adapter_option, ignored_with_connect
 from ontoflow.runtime.cli._asking import read_line
-from ontoflow.runtime.cli._client import curve_client, open_client, request
+from ontoflow.runtime.cli._client import check_address, curve_client, open_client, request
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_option
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
@@ -97,6 +97,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
 
 def _chat_remote(args: argparse.Namespace, session: str) -> int:
     try:
+        check_address(args.connect)
         curve = curve_client(args.curve_secret, args.curve_server_key)
     except ConfigError as exc:
         return fail(str(exc))

@@ -42,6 +42,8 @@ __all__ = [
     "REASK_S",
     "WaitTimedOut",
     "ask",
+    "check_address",
+    "check_timeout",
     "client_curve",
     "client_options",
     "converse",
@@ -123,14 +125,43 @@ def client_options(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(config_section="client")
 
 
+#: The schemes ``runtime.transport`` opens; any other address fails there as a transport error.
+_SCHEMES = ("inproc://", "ipc://", "tcp://")
+
+
+def check_address(address: str, flag: str = "--connect (or ONTOFLOW_CONNECT)") -> None:
+    """Refuse an address no transport takes before any socket opens: a usage error (exit 2)
+    naming where it came from, rather than a transport failure (exit 1) or a worker's traceback.
+
+    Raises:
+        ConfigError: when ``address`` does not start with a known scheme or names nothing after it.
+    """
+    if not address.startswith(_SCHEMES) or address.endswith("://"):
+        shown = address if len(address) <= 80 else f"{address[:80]}..."
+        raise ConfigError(f"{flag} {shown!r}: an address is tcp://HOST:PORT, ipc://PATH or inproc://NAME")
+
+
+def check_timeout(timeout: float | None) -> None:
+    """Refuse a ``--timeout`` that is not a positive number (``nan`` would wait forever).
+
+    Raises:
+        ConfigError: naming the flag and the value.
+    """
+    if timeout is not None and not timeout > 0:  # ``not >`` so that nan is refused too
+        raise ConfigError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+
+
 def client_curve(args: argparse.Namespace) -> CurveClient | None:
     """The connection's CURVE settings from the parsed flags (after the env and config).
 
     Raises:
-        ConfigError: when there is no daemon address, or the key files are wrong.
+        ConfigError: when there is no daemon address or it is not one, ``--timeout`` is not
+            positive, or the key files are wrong.
     """
     if args.connect is None:
         raise ConfigError("no daemon address: give --connect, set ONTOFLOW_CONNECT, or connect in the [client] section of the config file")
+    check_address(args.connect)
+    check_timeout(getattr(args, "timeout", None))
     return curve_client(args.curve_secret, args.curve_server_key)
 
 
@@ -179,12 +210,17 @@ def ask(args: argparse.Namespace, message: ClientMessage, expected: type) -> Any
     return reply
 
 
+#: Refusals ``protocols.error_codes`` lists under "a request the client must change before
+#: sending it again" besides the ``invalid_*`` ones: invalid input, exit 2.
+_CHANGE_THE_REQUEST = frozenset({"idempotency_conflict", "payload_too_large"})
+
+
 def reply_code(reply: ClientMessage) -> int | None:
     """The exit code of a refusal (``Busy``, ``Error``), reported; None for any other reply."""
     if isinstance(reply, Busy):
         return fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED, kind="busy")
     if isinstance(reply, Error):
-        code = EXIT_INVALID if reply.code.startswith("invalid") or reply.code == "idempotency_conflict" else EXIT_FAILED
+        code = EXIT_INVALID if reply.code.startswith("invalid") or reply.code in _CHANGE_THE_REQUEST else EXIT_FAILED
         return fail(f"{reply.code}: {reply.message}", code, kind=reply.code)
     return None
 

@@ -154,6 +154,8 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
     """
     if explicit is not None:
         path = Path(explicit)
+        if path.is_dir():
+            raise ConfigError(f"--config {explicit}: is a folder, not a file")
         if not path.is_file():
             raise ConfigError(f"--config {explicit}: no such file")
         return path

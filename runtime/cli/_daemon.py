@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option
+from ontoflow.runtime.cli._client import check_address
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -78,6 +79,10 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
 
     if args.bind is None:
         return fail("no address to bind: give --bind, or bind in the [daemon] section of the config file")
+    try:
+        check_address(args.bind, "--bind")
+    except ConfigError as exc:
+        return fail(str(exc))
     config = DaemonConfig(
         bind=args.bind,
         heartbeat_ms=args.heartbeat_ms,

@@ -77,7 +77,7 @@ from ontoflow.protocols.intent import EntryRequest, check_entry
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, ignored_with_connect
 from ontoflow.runtime.cli._asking import Refused, embedded_hint, settle, suspended
-from ontoflow.runtime.cli._client import curve_client, open_client, reply_code, request, unexpected
+from ontoflow.runtime.cli._client import check_address, curve_client, open_client, reply_code, request, unexpected
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
@@ -160,6 +160,7 @@ def reply_exit_code(reply: AskReply) -> int:
 
 def _ask_remote(args: argparse.Namespace) -> int:
     try:
+        check_address(args.connect)
         curve = curve_client(args.curve_secret, args.curve_server_key)
     except ConfigError as exc:
         return fail(str(exc))
@@ -308,7 +309,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     try:
         catalogue, _, _ = load_catalogue(domain_paths(args))
-        data = decode_document(Path(args.file).read_bytes(), Path(args.file).suffix or "yaml")
+        data = decode_document(Path(args.file).read_bytes(), Path(args.file).suffix or "yaml", source=args.file)
         cases = msgspec.convert(data, list[EvalCase])
     except OSError as exc:
         return fail(f"{args.file}: cannot read the file: {exc.strerror}")

@@ -41,7 +41,7 @@ from ontoflow.actors.worker import (
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION
-from ontoflow.runtime.cli._client import curve_client
+from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_OK,
@@ -288,6 +288,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     if not 0 <= args.nice <= 19:
         return fail(f"--nice must be between 0 and 19, got {args.nice}")
     try:
+        check_address(args.connect, "--connect")  # a worker does not read ONTOFLOW_CONNECT
         curve = curve_client(args.curve_secret, args.curve_server_key)
     except ConfigError as exc:
         return fail(str(exc))

@@ -108,6 +108,10 @@ def register(subparsers: Any) -> None:
 #: Seconds the daemon has to answer a request that is not a wait (``--timeout``'s default there).
 ANSWER_S = 10.0
 
+#: The longest ``--deadline-ms``: a larger one overflowed the Submit's encoding (past 2**64)
+#: or the daemon's journal (its deadline, now + it, past SQLite's INTEGER).
+MAX_DEADLINE_MS = 10 * 365 * 86_400_000
+
 
 def _wait_options(parser: argparse.ArgumentParser) -> None:
     client_options(parser)
@@ -156,8 +160,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         inputs = gather_inputs(args)
     except (ManifestError, ConfigError) as exc:
         return fail(str(exc))
-    if args.deadline_ms is not None and args.deadline_ms < 1:
-        return fail("--deadline-ms must be >= 1")
+    if args.deadline_ms is not None and not 1 <= args.deadline_ms <= MAX_DEADLINE_MS:
+        return fail(f"--deadline-ms must be between 1 and {MAX_DEADLINE_MS} (ten years)")
 
     key = args.idempotency_key
     if args.wait and key is None:

@@ -293,9 +293,15 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
         if not _KEY.match(key):
             raise ConfigError(f"--input #{i}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
         try:
+            raw.encode()
+        except UnicodeEncodeError:  # argv keeps bytes that are not UTF-8 as surrogates
+            raise ConfigError(f"--input #{i}: the value of {key!r} is not UTF-8") from None
+        try:
             value = msgspec.json.decode(raw)
         except msgspec.DecodeError:
             value = raw
+        except RecursionError:
+            raise ConfigError(f"--input #{i}: the value of {key!r} is JSON nested deeper than the decoder goes") from None
         inputs[key] = value
     return inputs
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 import msgspec
 import structlog
 from starlette.applications import Starlette
@@ -43,6 +44,7 @@ from ontoflow.protocols.chat_completions import (
     ChunkChoice,
     message_text,
 )
+from ontoflow.protocols.intent import SESSION_ID
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._reply import Answerer, Reply
 
@@ -76,6 +78,7 @@ def create_app(
     model: str = "ontoflow",
     conversations: ConversationBook | None = None,
     clock: Callable[[], float] = time.time,
+    body_timeout_s: float = 30.0,
 ) -> Starlette:
     """The ASGI app answering chat requests with ``answer``.
 
@@ -86,6 +89,9 @@ def create_app(
         model: the model id listed by ``/v1/models`` (any requested model is answered).
         conversations: the session book (a fresh one by default).
         clock: seconds since the epoch, for the ``created`` fields.
+        body_timeout_s: how long a request's body may take to arrive: a client that sends its
+            headers and then trickles (or stops) would otherwise hold its handler for ever
+            (Hypercorn's own read timeout is off: it would cut a long answer too).
     """
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
@@ -112,15 +118,20 @@ def create_app(
         if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
         body = b""
-        async for part in request.stream():
-            body += part
-            if len(body) > MAX_BODY_BYTES:
-                return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        with anyio.move_on_after(body_timeout_s) as reading:
+            async for part in request.stream():
+                body += part
+                if len(body) > MAX_BODY_BYTES:
+                    return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        if reading.cancelled_caught:
+            return _error(408, f"the request body did not arrive within {body_timeout_s:g} s", "invalid_request_error")
         try:
             chat = _request_decoder.decode(body)
         except msgspec.ValidationError as exc:
             return _error(400, f"invalid request: {exc}", "invalid_request_error", param=_param_of(exc))
-        except msgspec.DecodeError:
+        except UnicodeDecodeError:  # msgspec raises it, not a DecodeError, for a string that is not UTF-8
+            return _error(400, "the request body is not JSON: a string is not valid UTF-8", "invalid_request_error")
+        except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
             return _error(400, "the request body is not JSON", "invalid_request_error")
         if not chat.messages or chat.messages[-1].role != "user":
             return _error(400, "messages: the last message must be the user's", "invalid_request_error", param="messages")
@@ -133,6 +144,9 @@ def create_app(
                           "invalid_request_error", param="messages[-1].content")
         history = chat.messages[:-1]
         named = chat.user or (chat.metadata or {}).get("session_id")
+        if named and not SESSION_ID.match(named):  # else the refusal came back as a 200's message
+            return _error(400, "a session id must be 1-64 characters: letters, digits and _ . : @ - (starting with "
+                          "a letter or digit)", "invalid_request_error", param="user" if chat.user else "metadata.session_id")
         session = named or book.session_for(history)
         try:
             reply = await answer(session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))

@@ -37,11 +37,13 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
         bind: ``HOST:PORT`` (``127.0.0.1:8080``, ``[::1]:0``; port 0 picks a free one).
         token: the bearer token clients must send; required on a non-loopback address.
         model: the model id ``/v1/models`` lists.
+        body_timeout_s: how long a request's body may take to arrive (then 408).
     """
 
     bind: str = "127.0.0.1:8080"
     token: str | None = None
     model: str = "ontoflow"
+    body_timeout_s: float = 30.0
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
@@ -114,7 +116,8 @@ async def serve_http_entry(
         hyper.errorlog = None
         hyper.graceful_timeout = 1.0
         stopped = anyio.Event()
-        app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations)
+        app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations,
+                              body_timeout_s=config.body_timeout_s)
 
         async def run_server() -> None:
             # Shielded: a cancelled caller sets ``stopped`` and Hypercorn closes its connections

@@ -32,6 +32,7 @@ optional columns are all NULL leaves them to their default instead of binding fi
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from itertools import chain
@@ -48,6 +49,9 @@ from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, J
 __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "open_journal"]
 
 log = structlog.get_logger()
+
+#: The tables a journal of the current schema has (checked at open).
+_TABLES = frozenset(re.findall(r"CREATE TABLE (\w+)", SCHEMA))
 
 #: The columns of a run row, in ``RunRow``'s field order.
 _RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
@@ -397,6 +401,15 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
             "upgrade ontoflow or use another journal")
     if version < SCHEMA_VERSION:
         migrate(conn, where, version)
+    # A sound SQLite file may still lack one of our tables (dropped by hand, a half-restored
+    # backup): refused here as damaged, not left to the first query that needs it (a traceback).
+    try:
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise JournalCorruptError(f"journal {where} cannot be read ({exc}); refusing to start") from None
+    missing = sorted(_TABLES - present)
+    if missing:
+        raise JournalCorruptError(f"journal {where} lacks the table {', '.join(missing)}; refusing to start")
 
 
 # -- a group commit's rows ---------------------------------------------------------------------

@@ -76,6 +76,8 @@ def test_where_the_file_is_found(tmp_path: Path) -> None:
     assert find_config(str(explicit), cwd=here, environ=env) == explicit
     with pytest.raises(ConfigError, match="no such file"):
         find_config(str(tmp_path / "missing.toml"), cwd=here, environ=env)
+    with pytest.raises(ConfigError, match="is a folder, not a file"):  # was "no such file"
+        find_config(str(tmp_path), cwd=here, environ=env)
 
 
 def test_the_environment_wins_over_the_file_for_the_client(tmp_path: Path) -> None:

@@ -1,0 +1,25 @@
+"""A model's answer is untrusted input: JSON nested deeper than msgspec goes raised
+RecursionError out of the adapter, which crashes the Intent actor (a few such answers and the
+edge is past its restart intensity, down for every client). It is an answer that does not
+decode, like any other: one guided retry, then a clarification."""
+
+from __future__ import annotations
+
+import pytest
+
+from ontoflow.actors.intent._llm_adapter import LlmAdapter
+from ontoflow.actors.llm import LlmClient, LlmConfig
+from tests.support.fake_openai import answer, open_fake_openai
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_an_answer_nested_too_deep_is_one_that_does_not_decode(catalogue, monkeypatch) -> None:
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-test-never-logged-42")
+    deep = answer(content='{"entities": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}")
+    async with open_fake_openai([deep, deep]) as model:
+        adapter = LlmAdapter(LlmClient(LlmConfig(base_url=model.url, model="fake", api_key_env="TEST_LLM_KEY")),
+                             catalogue)
+        intent = await adapter.classify("preço da Petrobras")
+    assert intent.goal == "" and intent.confidence == 0.0  # no guess: the gate asks
+    assert len(model.requests) == 2 and "cannot be used" in model.requests[1]["messages"][-1]["content"]

@@ -1,0 +1,70 @@
+"""One client's Submit must never wedge the journal for everyone.
+
+A ``deadline_ms`` past what SQLite's INTEGER holds (``2**63 - 1``, msgspec accepts ints up
+to ``2**64 - 1``) is accepted by the client handler; the run's ``deadline_at_ms`` (now + it)
+then overflows in the journal's commit (``OverflowError``, not an ``sqlite3.Error``). The
+commit is retried for ever with the same batch, so from then on the daemon answers every
+submit, cancel and answer with ``unavailable: journal`` until it is restarted: one request
+from any client disables it (found probing a live daemon with raw frames).
+
+The fix belongs where a submit is admitted (``RunCommands.submit`` in
+``actors/orchestrator/_run_commands.py`` refuses ``deadline_ms < 1`` today: refuse past a
+bound too, e.g. ``deadline_ms > MAX_DEADLINE_MS`` with ``MAX_DEADLINE_MS = 10 * 365 * 86_400_000``
+(ten years), answered ``invalid_request`` as ``< 1`` is), or in the wire type
+(``Submit.deadline_ms: Annotated[int, Meta(ge=1, le=...)]`` in ``protocols/client.py``).
+Both files are being edited by other helpers in this session, hence the xfail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ontoflow.protocols.client import Error, ListRuns, RunList, Submit, SubmitAccepted
+from ontoflow.runtime.cli import open_client, request
+from ontoflow.runtime.daemon import DaemonConfig, serve_daemon
+from tests.integration.durable_capabilities import manifest
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.xfail(strict=True, reason="RunCommands.submit / Submit.deadline_ms take any int: the journal's "
+                                       "commit overflows and is retried for ever (fix in _run_commands.py)")
+async def test_a_deadline_past_sqlites_integer_is_refused_and_the_daemon_goes_on(tmp_path: Path) -> None:
+    config = DaemonConfig(bind=f"ipc://{tmp_path}/d.sock", journal=str(tmp_path / "j.sqlite"), announce=False,
+                          capabilities=["tests.integration.durable_capabilities"])
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            await tg.start(serve_daemon, config)
+            async with open_client(config.bind) as client:
+                poison = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 1}, deadline_ms=2**63 - 1),
+                                       timeout_s=3)  # today: no answer (its commit never succeeds)
+                after = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 2}), timeout_s=3)
+                listed = await request(client, ListRuns())
+            tg.cancel_scope.cancel()
+    assert isinstance(listed, RunList)  # reads are answered either way
+    assert isinstance(poison, Error) and poison.code == "invalid_request" and "deadline_ms" in poison.message
+    assert isinstance(after, SubmitAccepted), after  # today: Error(unavailable, "journal: ... disk full?")
+
+
+@pytest.mark.xfail(strict=True, reason="a client-chosen run_id is taken as it comes (fix in _clients.py or "
+                                       "RunCommands.submit: refuse ids that are not 1-64 of [A-Za-z0-9_.:-])")
+async def test_a_client_chosen_run_id_that_is_empty_or_huge_is_refused(tmp_path: Path) -> None:
+    """``Submit.run_id`` lets a client choose the id. An empty one was accepted (then
+    ``ontoflow status ''`` is the run), so was a 100,000-character one (journaled, indexed,
+    and echoed back whole in every ``unknown_run`` error), and ``../../etc``."""
+    config = DaemonConfig(bind=f"ipc://{tmp_path}/d.sock", journal=str(tmp_path / "j.sqlite"), announce=False,
+                          capabilities=["tests.integration.durable_capabilities"])
+    replies = []
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            await tg.start(serve_daemon, config)
+            async with open_client(config.bind) as client:
+                for i, run_id in enumerate(["", "x" * 100_000, "../../etc"]):
+                    replies.append(await request(client, Submit(manifest=manifest(1), inputs={"t.value": i}, run_id=run_id),
+                                                 timeout_s=3))
+            tg.cancel_scope.cancel()
+    for reply in replies:
+        assert isinstance(reply, Error) and reply.code == "invalid_request" and "run_id" in reply.message, reply

@@ -1,0 +1,53 @@
+"""Documents no one should write but anyone can hand ontoflow (a manifest, an input file, a
+config file): bytes that are not UTF-8, nesting deeper than a decoder's stack. Each is a
+``ManifestError`` naming the file and what is wrong, never a traceback or a crash."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ontoflow.protocols.documents import decode_document
+from ontoflow.protocols.errors import ManifestError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data", "where"),
+    [
+        ("json", b'{"a": "ok",\n "b": "\xff"}', "line 2, column 8"),  # was UnicodeDecodeError
+        ("toml", b'a = "ok"\nb = "\xff"', "line 2, column 6"),  # was UnicodeDecodeError
+        ("yaml", b'a: ok\nb: "\xff"\n', "not valid YAML"),
+    ],
+)
+def test_bytes_that_are_not_utf8_are_a_syntax_error_with_their_place(fmt: str, data: bytes, where: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, fmt, source="f." + fmt)
+    text = str(caught.value)
+    assert f"not valid {fmt.upper()}" in text and where in text and "f." + fmt in text
+
+
+@pytest.mark.parametrize("fmt", ["json", "toml"])
+def test_nesting_deeper_than_the_decoder_goes_is_a_syntax_error(fmt: str) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    data = deep if fmt == "json" else b"a = " + deep
+    try:
+        decode_document(data, fmt, source="deep")
+    except ManifestError as exc:
+        assert f"not valid {fmt.upper()}" in str(exc) and "deep" in str(exc)
+    # TOML's decoder is not recursive here: decoding is fine too, as long as nothing else escapes
+
+
+def test_deep_yaml_is_refused_not_a_segmentation_fault(tmp_path: Path) -> None:
+    """PyYAML's C loader recurses on the C stack: 30,000 nested flow lists (a 60 KB file)
+    killed ``ontoflow check`` with SIGSEGV. In a child process, as it crashed the process."""
+    doc = tmp_path / "deep.yaml"
+    doc.write_bytes(b"[" * 30_000 + b"]" * 30_000)
+    proc = subprocess.run([sys.executable, "-m", "ontoflow", "check", str(doc)], cwd=REPO, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
+    assert "Traceback" not in proc.stderr and "deep.yaml" in proc.stderr and "not valid YAML" in proc.stderr

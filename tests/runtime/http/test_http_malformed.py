@@ -1,0 +1,81 @@
+"""The HTTP entry under bodies an attacker (or a broken client) sends: each is a 400 in the
+API's error shape, never a 500, and the entry goes on answering."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import httpx
+import pytest
+
+from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
+
+pytestmark = pytest.mark.anyio
+
+
+async def _answer(session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:
+    return Reply(text="fine", status="success")
+
+
+@pytest.fixture
+async def address() -> AsyncIterator[str]:
+    async with anyio.create_task_group() as tg:
+        yield await tg.start(serve_http_entry, HttpEntryConfig(bind="127.0.0.1:0"), _answer)
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        # A string holding bytes that are not UTF-8: msgspec raises UnicodeDecodeError, not a
+        # DecodeError, and it escaped as a bare "500 Internal Server Error".
+        (b'{"model": "m", "messages": [{"role": "user", "content": "\xff\xfe"}]}', "UTF-8"),
+        # Deep nesting in a field the request does not know (skipped, but recursively): msgspec
+        # raises RecursionError (a 500 too).
+        (b'{"model": "m", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b', "messages": []}', "not JSON"),
+    ],
+    ids=["invalid-utf8", "deep-nesting"],
+)
+async def test_a_body_that_does_not_decode_is_a_400_and_the_entry_goes_on(address: str, body: bytes, says: str) -> None:
+    async with httpx.AsyncClient() as http:
+        reply = await http.post(f"{address}/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+        after = await http.post(f"{address}/v1/chat/completions",
+                                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["type"] == "invalid_request_error" and says in error["message"]
+    assert after.status_code == 200 and after.json()["choices"][0]["message"]["content"] == "fine"
+
+
+async def test_a_body_that_never_finishes_arriving_gets_a_408() -> None:
+    """Slowloris on the body: headers promise 100 bytes, one arrives, then nothing. Hypercorn
+    has no read timeout by default (a read timeout would also cut a long answer), so the
+    connection and its handler were held for ever; the entry bounds the body's read."""
+    async with anyio.create_task_group() as tg:
+        address = await tg.start(serve_http_entry, HttpEntryConfig(bind="127.0.0.1:0", body_timeout_s=0.3), _answer)
+        host, port = address.removeprefix("http://").rsplit(":", 1)
+        with anyio.fail_after(5):
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                await stream.send(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                  b"Content-Length: 100\r\n\r\n{")
+                reply = await stream.receive()
+        assert reply.startswith(b"HTTP/1.1 408"), reply[:80]
+        assert b"the request body did not arrive within" in reply
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [({"user": "bad id!"}, "user"), ({"user": "u" * 65}, "user"), ({"metadata": {"session_id": "no spaces"}}, "metadata.session_id")],
+    ids=["user", "user-too-long", "metadata-session"],
+)
+async def test_a_session_name_that_is_no_session_id_is_a_400_naming_the_field(address: str, fields: dict, param: str) -> None:
+    """It was answered 200, the refusal ("intent rejected: session_id ...") as the assistant's
+    message: a client could not tell its request was wrong."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], **fields}
+    async with httpx.AsyncClient() as http:
+        reply = await http.post(f"{address}/v1/chat/completions", json=body)
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["type"] == "invalid_request_error" and error["param"] == param and "1-64 characters" in error["message"]
