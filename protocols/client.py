@@ -49,6 +49,7 @@ the one run, whether the first attempt was recorded or not.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,15 +63,39 @@ from ontoflow.protocols.types import RunStatusName, StatusReply
 
 __all__ = [
     "CLIENT_HEADER", "ERROR_CODES", "Answer", "Ask", "AskReply", "Busy", "CancelRun", "Catalog", "CatalogInfo",
-    "ClientMessage", "ClientRequest", "DaemonRequest", "Error", "ErrorCode", "ListRuns", "Question", "Replies",
+    "ClientMessage", "ClientRequest", "DaemonRequest", "Error", "ErrorCode", "ListRuns", "MAX_DEADLINE_MS",
+    "MAX_RUN_ID_CHARS", "Question", "Replies",
     "RunList", "RunProgress", "RunStatus", "RunSummary", "RunTrace", "Show", "Status", "Submit",
     "SubmitAccepted", "SubmitRequest", "TraceRecord", "Watch", "WorkerRecord", "Workers", "WorkersInfo",
     "client_from_frames", "client_to_frames", "replies_from_frames", "replies_to_frames",
-    "request_from_frames"
+    "request_from_frames", "run_id_problem"
 ]
 
 #: First frame of every client message (worker messages start with ``b"ontoflow"``).
 CLIENT_HEADER = b"ontoflow-client"
+
+#: The longest ``Submit.deadline_ms`` a daemon takes: ten years. A run's deadline is journaled
+#: as ``now + deadline_ms`` in a 64-bit INTEGER, so an unbounded one could not be stored.
+MAX_DEADLINE_MS = 10 * 365 * 86_400_000
+
+#: The longest run id a client may choose (generated ids are 32 characters).
+MAX_RUN_ID_CHARS = 128
+
+_RUN_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@-]{{0,{MAX_RUN_ID_CHARS - 1}}}")
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why ``run_id`` cannot name a run a client chooses, or None when it can.
+
+    A run id is 1 to ``MAX_RUN_ID_CHARS`` letters, digits and ``_ . : @ -``, starting with a
+    letter or a digit: it is a journal key, a spool folder's name and a word in every reply
+    about the run, so no path separator, no blank, no control character. The text never
+    quotes the id (it may be huge, and it is the client's value).
+    """
+    if _RUN_ID.fullmatch(run_id) is not None:
+        return None
+    return (f"run_id must be 1 to {MAX_RUN_ID_CHARS} letters, digits and '_.:@-', starting with a letter "
+            f"or a digit (got {len(run_id)} characters)")
 
 
 class _ClientMessage(msgspec.Struct, tag_field="op", frozen=True):

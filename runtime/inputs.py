@@ -26,6 +26,7 @@ __all__ = [
     "ValidatorStatistics",
     "check_inputs",
     "input_validators",
+    "violation_text",
 ]
 
 #: Canonical bytes of a schema: equal schemas give equal bytes whatever their key order, and
@@ -33,6 +34,28 @@ __all__ = [
 _canonical = msgspec.json.Encoder(order="sorted").encode
 
 _Validator = Callable[[Any], Any]
+
+#: The rules whose fastjsonschema message quotes the data (the offending property names: the
+#: keys of a map are part of the value), told in words of the schema instead.
+_QUOTING_RULES = {
+    "additionalProperties": "must not contain properties its schema does not declare",
+    "propertyNames": "has a property name its schema does not allow",
+}
+
+
+def violation_text(exc: fastjsonschema.JsonSchemaValueException) -> str:
+    """fastjsonschema's message for ``exc`` without its ``data`` prefix, in words that name
+    the rule and never the value (``sub must be string``, ``must be one of ['a', 'b']``).
+
+    Its messages quote the schema (enum members, patterns, bounds), not the value, except for
+    the rules of ``_QUOTING_RULES``, which list the offending keys: those are replaced.
+    """
+    name = exc.name or "data"
+    message = exc.message or ""
+    replaced = _QUOTING_RULES.get(exc.rule or "")
+    if replaced is not None:
+        message = f"{name} {replaced}"
+    return message.removeprefix("data ").removeprefix("data.")
 
 
 def _refuse_remote(uri: str) -> Any:
@@ -152,8 +175,7 @@ class InputValidators:
                 try:
                     validate(value)
                 except fastjsonschema.JsonSchemaValueException as exc:
-                    rule = exc.message.removeprefix("data ").removeprefix("data.")
-                    raise ConfigError(f"input {key!r} {rule} (as declared by {meta.id})") from None
+                    raise ConfigError(f"input {key!r} {violation_text(exc)} (as declared by {meta.id})") from None
 
     def statistics(self) -> ValidatorStatistics:
         """The counts so far and the current size."""

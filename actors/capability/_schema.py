@@ -8,6 +8,7 @@ from typing import Any
 import fastjsonschema
 
 from ontoflow.actors.errors import CapabilityDefinitionError
+from ontoflow.runtime.inputs import violation_text
 
 __all__ = ["Validator", "compile_schema", "describe_violation"]
 
@@ -54,10 +55,12 @@ def describe_violation(exc: fastjsonschema.JsonSchemaValueException) -> str:
 
     ``data.obdc.base.lang.code must be one of ['en', 'pt_BR']`` becomes
     ``input 'obdc.base.lang.code' must be one of ['en', 'pt_BR']``. fastjsonschema's messages
-    quote the schema (enum members, patterns, bounds), never the offending value.
+    quote the schema (enum members, patterns, bounds), not the offending value, but for the
+    rules whose message lists the offending keys (``runtime.inputs.violation_text`` words
+    those from the schema).
     """
     name = exc.name or _ROOT
-    message = exc.message or ""
+    message = f"{_ROOT} {violation_text(exc)}" if name == _ROOT else f"{_ROOT}.{violation_text(exc)}"
     rule_text = message[len(name) + 1 :] if message.startswith(name + " ") else message
     if name == _ROOT:
         if exc.rule == "required" and isinstance(exc.rule_definition, list):

@@ -42,6 +42,7 @@ from ontoflow.protocols.client import (
     CatalogInfo,
     Error,
     ListRuns,
+    MAX_RUN_ID_CHARS,
     RunList,
     RunProgress,
     RunStatus,
@@ -67,6 +68,11 @@ log = structlog.get_logger()
 _UNAVAILABLE = Error(code="unavailable",
                      message="journal: the daemon cannot write its journal (disk full?); this is temporary, retry later")
 
+
+def _no_run(run_id: str) -> Error:
+    """The ``unknown_run`` refusal; an id longer than any run's is not echoed whole."""
+    shown = run_id if len(run_id) <= MAX_RUN_ID_CHARS else f"{run_id[:32]}... ({len(run_id)} characters)"
+    return Error(code="unknown_run", message=f"no run {shown} here")
 
 class ClientService:
     """Serves the client API of ``orchestrator``. ``compose_orchestrator`` wires it in: its
@@ -158,7 +164,7 @@ class ClientService:
             case Watch(run_id=run_id):
                 found = self._queries.lookup(run_id)
                 if found is None:
-                    return Error(code="unknown_run", message=f"no run {run_id} here")
+                    return _no_run(run_id)
                 if found.result is not None:
                     return run_status(found.result)
                 held = self._waiters.hold(identity, run_id, "watch", orch.now())
@@ -174,7 +180,7 @@ class ClientService:
                 return listed
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
-                return shown if shown is not None else Error(code="unknown_run", message=f"no run {run_id} here")
+                return shown if shown is not None else _no_run(run_id)
             case Ask():
                 if self.ask_handler is None:
                     return Error(code="no_domains", message="this daemon serves no domains (start it with --domains DIR)")
@@ -189,7 +195,7 @@ class ClientService:
             case CancelRun(run_id=run_id, reason=reason):
                 found = self._queries.lookup(run_id)
                 if found is None:
-                    return Error(code="unknown_run", message=f"no run {run_id} here")
+                    return _no_run(run_id)
                 if found.result is None:
                     orch.cancel(run_id, reason)
                     log.info("run_cancel_requested", run_id=run_id)
@@ -204,7 +210,7 @@ class ClientService:
         """The answer to ``Status``: the run's status now, or None when held until its end."""
         found = self._queries.lookup(run_id)
         if found is None:
-            return Error(code="unknown_run", message=f"no run {run_id} here")
+            return _no_run(run_id)
         if found.result is not None:
             return run_status(found.result)
         questions = self._questions(run_id)
@@ -340,7 +346,7 @@ class ClientService:
         for identity, run_id, _ in self._waiters.expire(now):
             found = self._queries.lookup(run_id)
             if found is None:
-                reply: Any = Error(code="unknown_run", message=f"no run {run_id} here")
+                reply: Any = _no_run(run_id)
             elif found.result is not None:
                 reply = run_status(found.result)
             else:

@@ -37,6 +37,7 @@ import structlog
 from ontoflow.actors.orchestrator._durability import Durability
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunEngine, RunResumed, RunSubmitted
+from ontoflow.protocols.client import MAX_DEADLINE_MS, run_id_problem
 from ontoflow.runtime.actor import Outbox
 from ontoflow.runtime.journal import JournalError, RunRow
 
@@ -133,8 +134,9 @@ class RunCommands:
             owner: the client key that submitted it (roles enforced), journaled with the run.
 
         Raises:
-            ValueError: when ``run_id`` names a run this orchestrator already has, or
-                ``deadline_ms`` is not positive.
+            ValueError: when ``run_id`` names a run this orchestrator already has or is no
+                run id (``protocols.client.run_id_problem``), or ``deadline_ms`` is not
+                between 1 and ``protocols.client.MAX_DEADLINE_MS``.
             runtime.journal.JournalError: when the journal is unavailable (nothing is started),
                 or when this submission's commit fails (it is kept and committed by the retry).
         """
@@ -144,10 +146,16 @@ class RunCommands:
             raise JournalError(f"journal unavailable ({outbox.error}); retry later")
         if run_id is None:
             run_id = new_run_id()  # fresh: no need to ask the journal whether it exists
-        elif run_id in runs or (journaled and durability.exists(run_id)):
-            raise ValueError(f"run {run_id} exists already")
-        if deadline_ms is not None and deadline_ms < 1:
-            raise ValueError("deadline_ms must be >= 1")
+        else:
+            problem = run_id_problem(run_id)
+            if problem is not None:
+                raise ValueError(problem)
+            if run_id in runs or (journaled and durability.exists(run_id)):
+                raise ValueError(f"run {run_id} exists already")
+        if deadline_ms is not None and not 1 <= deadline_ms <= MAX_DEADLINE_MS:
+            # past the bound, now + deadline_ms would not fit the journal's INTEGER, and a
+            # batch that cannot commit would hold every later commit back
+            raise ValueError(f"deadline_ms must be between 1 and {MAX_DEADLINE_MS} (ten years)")
         now = self._clock()
         run = Run(workflow, run_id, source[0] if journaled and source is not None else None)
         deadline_at = None if deadline_ms is None else now + deadline_ms

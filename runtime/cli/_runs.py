@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 
 from ontoflow.protocols.client import (
+    MAX_DEADLINE_MS,
     CancelRun,
     ClientMessage,
     RunStatus,
@@ -108,9 +109,6 @@ def register(subparsers: Any) -> None:
 #: Seconds the daemon has to answer a request that is not a wait (``--timeout``'s default there).
 ANSWER_S = 10.0
 
-#: The longest ``--deadline-ms``: a larger one overflowed the Submit's encoding (past 2**64)
-#: or the daemon's journal (its deadline, now + it, past SQLite's INTEGER).
-MAX_DEADLINE_MS = 10 * 365 * 86_400_000
 
 
 def _wait_options(parser: argparse.ArgumentParser) -> None:

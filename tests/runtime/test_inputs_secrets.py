@@ -6,10 +6,8 @@ fastjsonschema's message for ``additionalProperties: false`` quotes the offendin
 ``describe_violation``) pass its text on. Found with ``ontoflow run ... --input
 'p.obj={"SECRET99X": 1}'``: ``input 'p.obj' must not contain {'SECRET99X'} properties``.
 
-The fix, in both places (files being edited by other helpers this session, hence xfail): build
-the text from ``exc.rule`` for the rules whose fastjsonschema message quotes the data
-(``additionalProperties``, and ``propertyNames`` / ``dependencies`` likewise), e.g. ``must
-not contain properties its schema does not declare``.
+Both now word those rules from the schema (``runtime.inputs.violation_text``): ``must not
+contain properties its schema does not declare``.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ CATALOG = {"probe.s": CapabilityMetadata(id="probe.s", events=["success"],
                                          input_schema={"type": "object", "properties": {"p.obj": SCHEMA}})}
 
 
-@pytest.mark.xfail(strict=True, reason="runtime/inputs.py passes on fastjsonschema's message, which quotes the keys")
 def test_the_submit_check_does_not_quote_the_keys_of_a_map_value() -> None:
     with pytest.raises(ConfigError) as caught:
         check_inputs({"p.obj": {"SECRET99X": 1}}, CATALOG)
@@ -35,7 +32,6 @@ def test_the_submit_check_does_not_quote_the_keys_of_a_map_value() -> None:
     assert "SECRET99X" not in str(caught.value)
 
 
-@pytest.mark.xfail(strict=True, reason="actors/capability/_schema.py passes on fastjsonschema's message too")
 def test_the_capability_base_does_not_quote_the_keys_of_a_map_value() -> None:
     """``describe_violation``'s text (the base then scrubs it of the values it was handed,
     which may or may not catch a key; the submit-time check above has no such scrub)."""
