@@ -216,11 +216,18 @@ class Capability(abc.ABC):
                 message = scrub(describe_violation(exc), secrets=self._secrets)
                 return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message,
                                     verbose=verbose)
+            if spec.metadata.timeout_ms is None and request.deadline_ms is None:  # no limit: most steps
+                try:  # the first attempt runs here, without the attempts loop's coroutine; a failure goes on there
+                    raw = await self.execute(dict(inputs), request.context)
+                except Exception as exc:  # never BaseException: cancellation must propagate
+                    return await self._attempts(request, started, inputs, verbose, failed=exc)
+                return self._success(request, started, raw, 0, verbose)
             return await self._attempts(request, started, inputs, verbose)
         except Exception as exc:  # the last line of the zero-exception guarantee
             return self._internal_failure(request, started, exc)
 
-    async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], verbose: bool) -> Outcome:
+    async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], verbose: bool,
+                        failed: Exception | None = None) -> Outcome:  # failed: what invoke's first attempt raised
         meta = self._spec.metadata
         policy = meta.retry
         timeout_s = meta.timeout_ms / 1000 if meta.timeout_ms is not None else math.inf
@@ -235,7 +242,9 @@ class Capability(abc.ABC):
             error: Exception | None = None
             scope: anyio.CancelScope | None = None
             try:
-                if attempt_deadline == math.inf:
+                if failed is not None:  # the first attempt, run by ``invoke`` without a limit
+                    error, failed = failed, None
+                elif attempt_deadline == math.inf:
                     # No limit: a cancel scope would only cost time on the hot path.
                     raw = await self.execute(dict(inputs), request.context)
                 else:

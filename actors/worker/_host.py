@@ -128,7 +128,8 @@ class WorkerHost(BatchActor):
         self.timers = HostTimers(self.now)
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
-        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, flush=self.outbox.flush)
+        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, flush=self.outbox.flush,
+                                   hold=self.outbox.holding)
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._answers = AnswerBook()
         self._session: Session | None = None  # the welcomed session, if any

@@ -21,8 +21,10 @@ cancel scope per step would cost a third of a no-op step) and is answered ``canc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import anyio
@@ -52,6 +54,9 @@ class StepScheduler:
         flush: called when a runner has answered the last of the steps it ran back to back,
             and every ``SEND_CHUNK`` of them (their answers may leave together now: the
             orchestrator starts on the first ones while the runner goes on).
+        hold: entered around the ``answer`` that ``flush`` follows at once (the host's
+            ``Outbox.holding``: that answer needs no flush of its own at the end of the
+            event-loop turn, which would cost the loop one more trip per step).
     """
 
     def __init__(
@@ -61,6 +66,7 @@ class StepScheduler:
         slots: int,
         answer: Callable[[Outcome], None],
         flush: Callable[[], None] = lambda: None,
+        hold: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
     ) -> None:
         if slots < 1:
             raise ValueError(f"slots must be >= 1, got {slots}")
@@ -68,6 +74,7 @@ class StepScheduler:
         self.slots = slots
         self._answer = answer
         self._flush = flush
+        self._hold = hold
         # Every attempt accepted and not answered: None while queued, its runner while running.
         self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
         self._cancel_requested: set[StepKey] = set()
@@ -250,12 +257,18 @@ class StepScheduler:
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                               event=CANCELLED, reason="cancelled")
-        self._answer(outcome)
+        if waited:
+            self._answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
+        else:
+            self._back_to_back += 1
+            if self._queue and self._back_to_back < SEND_CHUNK:
+                self._answer(outcome)  # the runner goes on with the next queued step
+            else:
+                # The last of the steps run back to back (or a chunk of them): their answers
+                # leave together, now.
+                self._back_to_back = 0
+                with self._hold():
+                    self._answer(outcome)
+                self._flush()
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
-        if not waited:
-            self._back_to_back += 1
-            if not self._queue or self._back_to_back >= SEND_CHUNK:
-                # The last of the steps run back to back (or a chunk of them): their answers leave together.
-                self._back_to_back = 0
-                self._flush()

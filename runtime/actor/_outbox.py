@@ -222,6 +222,8 @@ class Outbox:
         unavailable; while it is, a flush before the retry delay does nothing, and one past
         it tries the commit again (the delay doubles up to ``RETRY_MAX_S``).
         """
+        if self._gate is None and not self._items and self._waiters is None:
+            return  # nothing to commit, send or wake (a worker host's batch of Invokes)
         if self._error is not None and self._monotonic() < self._retry_at:
             if self._waiters is not None:
                 self._held_waiters.append(self._waiters)

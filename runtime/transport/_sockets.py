@@ -4,7 +4,7 @@ a connected DEALER as an actor's mailbox (:class:`DealerMailbox`; a ROUTER is on
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 import anyio
@@ -42,8 +42,9 @@ class RouterSocket(_Endpoint):
         ``open_router`` on a CURVE ROUTER, whose ZAP authenticator names the key."""
         self._recv = _recv_frames_user
 
-    async def recv_batch(self, max_batch: int = 512) -> list[tuple[bytes, WireMessage]]:
-        """Wait for at least one valid message, then return every message already queued.
+    def recv_batch(self, max_batch: int = 512) -> Coroutine[Any, Any, list[tuple[bytes, WireMessage]]]:
+        """Wait for at least one valid message, then return every message already queued
+        (a coroutine: the receive loop's own, with no frame of this method's around it).
 
         A frame set that does not decode is logged as ``frame_dropped`` and skipped.
 
@@ -57,7 +58,7 @@ class RouterSocket(_Endpoint):
             anyio.ClosedResourceError: when the socket is closed.
             anyio.BusyResourceError: when another task is already receiving.
         """
-        return await self._receive(max_batch)
+        return self._receive(max_batch)
 
     def recv_batch_nowait(self, max_batch: int = 512) -> list[tuple[bytes, WireMessage]]:
         """Every valid message already queued (up to ``max_batch`` frame sets), without
@@ -155,8 +156,9 @@ class DealerSocket(_Endpoint):
         self._client = client
         self._backlog: list[Any] = []  # a client's replies received and not handed out yet
 
-    async def recv_batch(self, max_batch: int = 512) -> list[WireMessage]:
-        """Wait for at least one valid message, then return every message already queued.
+    def recv_batch(self, max_batch: int = 512) -> Coroutine[Any, Any, list[WireMessage]]:
+        """Wait for at least one valid message, then return every message already queued (a
+        coroutine: a worker's is the receive loop's own, with no frame of this method's around it).
 
         A frame set that does not decode is logged as ``frame_dropped`` and skipped. A client
         socket returns at most ``max_batch`` replies: the others of a frame set that carried
@@ -168,7 +170,10 @@ class DealerSocket(_Endpoint):
             anyio.BusyResourceError: when another task is already receiving.
         """
         if not self._client:
-            return await self._receive(max_batch)
+            return self._receive(max_batch)
+        return self._recv_replies(max_batch)
+
+    async def _recv_replies(self, max_batch: int) -> list[Any]:
         if self._backlog and max_batch >= 1:
             await checkpoint()  # ready at once: still yield, as a ready socket does
             ready = self._backlog
