@@ -241,6 +241,9 @@ async def bridge_http_domain(url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOU
         data: Mapping[str, Any] = msgspec.json.decode(response.content)
     except msgspec.DecodeError as exc:
         raise DomainServiceError(f"GET {public_url(manifest_url)}: the manifest is not JSON: {exc}") from None
+    except (UnicodeDecodeError, RecursionError):  # msgspec raises these for bad UTF-8 / deep nesting
+        raise DomainServiceError(f"GET {public_url(manifest_url)}: the manifest is not JSON "
+                                 "(not UTF-8, or nested too deep)") from None
     try:
         manifest, metadata = http_manifest(data, source=public_url(manifest_url))
     except ManifestError as exc:
