@@ -177,10 +177,17 @@ class StepScheduler:
     # -- the runners ---------------------------------------------------------------------------
 
     def _wake_runner(self) -> None:
-        if self._waking or not self._idle:
+        if self._waking:
             return
-        self._waking += 1
-        self._idle.pop().set_result(None)
+        idle = self._idle
+        while idle:
+            wake = idle.pop()
+            # A runner cancelled while parked leaves its future here, cancelled, until its task
+            # runs again to take it back: setting it would raise InvalidStateError.
+            if not wake.done():
+                self._waking += 1
+                wake.set_result(None)
+                return
 
     def _has_work_for_another(self) -> bool:
         """Whether an idle runner would find something to do: a step it may start, or the
@@ -215,7 +222,7 @@ class StepScheduler:
             finally:
                 if wake.done() and not wake.cancelled():
                     self._waking -= 1
-                else:  # cancelled while parked (the host stops): no longer idle
+                elif wake in self._idle:  # cancelled while parked (the host stops): no longer idle
                     self._idle.remove(wake)
 
     async def _run_next(self, invoke: Invoke, task: asyncio.Task[Any]) -> None:
