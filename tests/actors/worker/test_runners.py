@@ -252,3 +252,28 @@ async def test_the_reading_runner_spins_only_while_no_step_waits_on_io() -> None
             await mailbox.wait_sent(3)
         await _until(lambda: host.spin_misses >= 1)  # nothing waits now: it polled before parking
         assert mailbox.polls >= 1
+
+
+async def test_a_runner_cancelled_while_parked_does_not_break_the_next_wake_up() -> None:
+    """A parked runner's task cancelled from outside leaves its (cancelled) future in the idle
+    list until that task runs again; a wake-up in that window (a new session attaching its
+    mailbox) used to pick it and raise ``InvalidStateError`` out of ``attach``."""
+    _reset_gate()
+    scheduler = StepScheduler({"test.gate": Gate()}, slots=1, answer=Collector().answer)
+    runners = [asyncio.ensure_future(scheduler.runner()) for _ in range(2)]
+    await _until(lambda: all(not r.done() for r in runners) and len(scheduler) == 0)
+    for _ in range(3):
+        await asyncio.sleep(0)  # both runners parked (nothing queued, no mailbox to read)
+    read = anyio.Event()
+
+    async def reader() -> None:
+        read.set()
+        await anyio.sleep_forever()
+
+    runners[-1].cancel()  # the last to park: the first a wake-up would pick
+    scheduler.attach(reader)  # must wake the other runner, not raise
+    with anyio.fail_after(5):
+        await read.wait()
+    for runner in runners:
+        runner.cancel()
+    await asyncio.gather(*runners, return_exceptions=True)
