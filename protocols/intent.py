@@ -26,6 +26,7 @@ __all__ = [
     "INTENT_QUERY_PARAM",
     "MAX_INPUT_CHARS",
     "SESSION_ID",
+    "SESSION_ID_RULE",
     "Alternative",
     "EntryRequest",
     "ExecutionIntent",
@@ -39,8 +40,11 @@ __all__ = [
 
 #: The longest sentence an entry accepts (characters): a question, not a document.
 MAX_INPUT_CHARS = 2000
-#: What a session id may look like: it names a memory slot and appears in file keys.
-SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$")
+#: What a session id may look like: it names a memory slot and appears in file keys. ``\Z``,
+#: not ``$``, which would also take an id ending in a newline.
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}\Z")
+#: What a refusal of a session id says of it (never the id itself).
+SESSION_ID_RULE = "must be 1-64 characters: letters, digits and _ . : @ - (starting with a letter or digit)"
 
 Confidence = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
@@ -188,7 +192,7 @@ def check_entry(request: EntryRequest) -> list[Problem]:
         problems.append(
             Problem(
                 path="session_id",
-                message="must be 1-64 characters: letters, digits and _ . : @ - (starting with a letter or digit)",
+                message=SESSION_ID_RULE,
             )
         )
     text = request.input_text

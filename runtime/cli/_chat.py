@@ -33,7 +33,7 @@ from ontoflow.actors.orchestrator import answer_text
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.intent import SESSION_ID
+from ontoflow.protocols.intent import SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.cli._adapter_option import adapter_option, ignored_with_connect
 from ontoflow.runtime.cli._asking import read_line
 from ontoflow.runtime.cli._client import check_address, curve_client, open_client, request
@@ -84,7 +84,7 @@ async def converse(turn: Turn) -> None:
 
 def _cmd_chat(args: argparse.Namespace) -> int:
     if args.session is not None and not SESSION_ID.match(args.session):
-        return fail("--session: must be 1-64 characters: letters, digits and _ . : @ - (starting with a letter or digit)")
+        return fail(f"--session: {SESSION_ID_RULE}")
     session = args.session or f"chat-{uuid.uuid4().hex[:16]}"
     try:
         if args.connect is not None:

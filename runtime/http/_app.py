@@ -44,7 +44,7 @@ from ontoflow.protocols.chat_completions import (
     ChunkChoice,
     message_text,
 )
-from ontoflow.protocols.intent import SESSION_ID
+from ontoflow.protocols.intent import SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._reply import Answerer, Reply
 
@@ -145,8 +145,7 @@ def create_app(
         history = chat.messages[:-1]
         named = chat.user or (chat.metadata or {}).get("session_id")
         if named and not SESSION_ID.match(named):  # else the refusal came back as a 200's message
-            return _error(400, "a session id must be 1-64 characters: letters, digits and _ . : @ - (starting with "
-                          "a letter or digit)", "invalid_request_error", param="user" if chat.user else "metadata.session_id")
+            return _error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="user" if chat.user else "metadata.session_id")
         session = named or book.session_for(history)
         try:
             reply = await answer(session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))

@@ -64,3 +64,10 @@ def test_planner_metadata_is_typed_and_checked() -> None:
     bad = CapabilityMetadata(id="x.y", intent_hints={"keyword": ["typo"]}, flow={"pre": [{"type": "resolve_symbol"}]})
     paths = [p.path for p in check_metadata(bad)]
     assert paths == ["capabilities[x.y].intent_hints", "capabilities[x.y].flow.pre"]
+
+
+def test_a_session_id_ending_in_a_newline_is_refused() -> None:
+    """``$`` would match before a final newline: the rule is anchored with ``\\Z``."""
+    from ontoflow.protocols.intent import SESSION_ID
+
+    assert SESSION_ID.match("chat-1") and not SESSION_ID.match("chat-1\n")
