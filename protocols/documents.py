@@ -66,20 +66,37 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
     raise ManifestError(Problem(path="", message=f"unknown format {fmt!r}: use json, yaml or toml"), source=source)
 
 
-#: A YAML document with more flow-collection openers than this is read by PyYAML's
-#: pure-Python loader, whose recursion limit turns deep nesting into a RecursionError: the C
-#: loader recurses on the C stack and crashed the process (SIGSEGV at about 30,000 nested
-#: lists, a 60 KB file). A document with fewer openers cannot nest that deep in flow style.
-_YAML_C_OPENERS = 1_000
+#: The deepest nesting of collections a YAML document may have. PyYAML's C loader (behind
+#: ``msgspec.yaml``) recurses on the C stack as it builds nested collections and crashed the
+#: process (SIGSEGV) at about 30,000 levels, a 60 KB file of ``[`` or of ``- ``; its parser
+#: alone does not recurse, so a document that could be that deep is measured first.
+_YAML_MAX_DEPTH = 1_000
 
 
 def _decode_yaml(data: bytes) -> Any:
-    if data.count(b"[") + data.count(b"{") <= _YAML_C_OPENERS:
-        return msgspec.yaml.decode(data)
+    # Each level of nesting takes at least two bytes ("- ", "[[", "a:"): a shorter document
+    # cannot reach the bound, and the usual manifest skips the measuring pass.
+    if len(data) > 2 * _YAML_MAX_DEPTH:
+        _check_yaml_depth(data)
+    return msgspec.yaml.decode(data)
+
+
+def _check_yaml_depth(data: bytes) -> None:
+    """Raise RecursionError when ``data`` nests collections deeper than ``_YAML_MAX_DEPTH``
+    (counted on the parser's events, which do not recurse), msgspec.DecodeError when it does
+    not parse."""
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = 0
     try:
-        return yaml.load(data, yaml.SafeLoader)
+        for event in yaml.parse(data, Loader=loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > _YAML_MAX_DEPTH:
+                    raise RecursionError("nested too deep")
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
     except yaml.YAMLError as exc:  # as msgspec.yaml.decode reports it (the cause keeps the mark)
         raise msgspec.DecodeError(str(exc)) from exc
 

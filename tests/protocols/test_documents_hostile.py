@@ -42,12 +42,17 @@ def test_nesting_deeper_than_the_decoder_goes_is_a_syntax_error(fmt: str) -> Non
     # TOML's decoder is not recursive here: decoding is fine too, as long as nothing else escapes
 
 
-def test_deep_yaml_is_refused_not_a_segmentation_fault(tmp_path: Path) -> None:
-    """PyYAML's C loader recurses on the C stack: 30,000 nested flow lists (a 60 KB file)
-    killed ``ontoflow check`` with SIGSEGV. In a child process, as it crashed the process."""
+@pytest.mark.parametrize("deep", [b"[" * 30_000 + b"]" * 30_000, b"- " * 30_000 + b"x\n",
+                                  b"".join(b"  " * n + b"k:\n" for n in range(3_000)) + b"  " * 3_000 + b"v\n"],
+                         ids=["flow", "block-sequences", "block-mappings"])
+def test_deep_yaml_is_refused_not_a_segmentation_fault(tmp_path: Path, deep: bytes) -> None:
+    """PyYAML's C loader recurses on the C stack: 30,000 nested lists (a 60 KB file, in flow
+    or in block style) killed ``ontoflow check`` with SIGSEGV. In a child process, as it
+    crashed the process."""
     doc = tmp_path / "deep.yaml"
-    doc.write_bytes(b"[" * 30_000 + b"]" * 30_000)
+    doc.write_bytes(deep)
     proc = subprocess.run([sys.executable, "-m", "ontoflow", "check", str(doc)], cwd=REPO, capture_output=True,
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
     assert "Traceback" not in proc.stderr and "deep.yaml" in proc.stderr and "not valid YAML" in proc.stderr
+    assert "nested deeper" in proc.stderr
