@@ -12,6 +12,8 @@ a manifest or a frame may carry secrets.
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 __all__ = ["ManifestError", "Problem", "ProtocolError", "ProtocolsError", "decode_failure"]
@@ -56,6 +58,10 @@ class ProtocolError(ProtocolsError):
         self.reason = reason
 
 
+#: msgspec's "Invalid value 'x'" / "Invalid enum value 5": the value goes, the path stays.
+_QUOTED_VALUE = re.compile(r"^(Invalid (?:enum )?value) .*?(?= - at `|$)")
+
+
 def decode_failure(exc: BaseException, what: str) -> ProtocolError:
     """The ``ProtocolError`` for an exception a msgspec decoder raised on untrusted bytes.
 
@@ -72,7 +78,9 @@ def decode_failure(exc: BaseException, what: str) -> ProtocolError:
         The error to raise, its message naming the field or the kind of damage, never the bytes.
     """
     if isinstance(exc, msgspec.ValidationError):
-        return ProtocolError(f"invalid {what}: {exc}", reason="invalid")
+        # msgspec quotes the value for a tag or an enum it does not know: keep the path only
+        detail = _QUOTED_VALUE.sub(r"\1", str(exc))
+        return ProtocolError(f"invalid {what}: {detail}", reason="invalid")
     if isinstance(exc, UnicodeDecodeError):
         return ProtocolError(f"invalid {what}: a string is not valid UTF-8", reason="utf8")
     if isinstance(exc, RecursionError):

@@ -12,8 +12,9 @@ import zmq
 from anyio.lowlevel import checkpoint
 
 from ontoflow.protocols.client import (
-    CLIENT_HEADER, ClientMessage, client_to_frames, replies_from_frames, replies_to_frames, request_from_frames,
+    CLIENT_HEADER, ClientMessage, Error, client_to_frames, replies_from_frames, replies_to_frames, request_from_frames,
 )
+from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
 from ontoflow.runtime.transport._endpoint import _Endpoint, _recv_frames_user
@@ -72,7 +73,14 @@ class RouterSocket(_Endpoint):
     def _decode(self, frames: list[bytes]) -> list[tuple[bytes, Any]]:
         identity = frames[0]
         if len(frames) == 3 and frames[1] == CLIENT_HEADER:
-            return [(identity, request_from_frames(frames[1:]))]
+            try:
+                return [(identity, request_from_frames(frames[1:]))]
+            except ProtocolError as exc:
+                # A client waits for one reply per request: it is told what was wrong (the
+                # field, never the value) instead of waiting out its timeout; the frame set is
+                # still counted and dropped by the receive loop.
+                self.send_client(identity, Error(code="invalid_request", message=str(exc)))
+                raise
         return [(identity, message) for message in from_frames(frames[1:])]
 
     @staticmethod

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 import zmq
 from structlog.testing import capture_logs
 
-from ontoflow.protocols.client import CLIENT_HEADER
+from ontoflow.protocols.client import CLIENT_HEADER, Error, client_from_frames
 from ontoflow.protocols.messages import Heartbeat
 from ontoflow.runtime.codec import HEADER, to_frames
 from ontoflow.runtime.transport import open_router, shared_context
@@ -106,3 +107,33 @@ def test_send_drops_use_their_own_line_names() -> None:
         counter.tick()
     assert [e["event"] for e in logs] == ["send_dropped", "sends_dropped"]
     assert logs[-1]["by_reason"] == {"high_water_mark": 2}
+
+
+async def test_a_client_request_that_does_not_decode_is_answered_invalid_request(tmp_path: Path) -> None:
+    """A client waits for one reply per request: a body that does not decode (an unknown op,
+    a field of the wrong type) is counted and dropped, and the client is told what was wrong,
+    naming the field, never the value."""
+    bodies = [{"op": "SECRET-OP"}, {"op": "status", "run_id": 123}]
+    async with open_router(f"ipc://{tmp_path / 'r.ipc'}") as router:
+        raw = zmq.Socket(shared_context(), zmq.DEALER)
+        raw.linger = 0
+        raw.connect(router.address)
+        try:
+            for body in bodies:
+                raw.send_multipart([CLIENT_HEADER, msgspec.msgpack.encode(body)])
+
+            def read() -> list:  # a thread: the raw socket's blocking reads
+                return [client_from_frames(raw.recv_multipart()) for _ in bodies if raw.poll(10_000)]
+
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(router.recv_batch)  # reads (and drops) them: no valid message comes
+                    replies = await anyio.to_thread.run_sync(read)
+                    tg.cancel_scope.cancel()
+        finally:
+            raw.close()
+        assert router.dropped().total == len(bodies)
+    assert [type(r) for r in replies] == [Error, Error]
+    assert all(r.code == "invalid_request" for r in replies)
+    assert "$.op" in replies[0].message and "SECRET-OP" not in replies[0].message
+    assert "$.run_id" in replies[1].message
