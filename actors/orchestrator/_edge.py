@@ -158,6 +158,7 @@ class EdgeService:
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}  # ask id -> (its event, its answer)
         # run -> the event a waiting turn wakes on when it suspends or ends.
         self._suspended: dict[str, anyio.Event] = {}
+        self._run_waiters = 0  # turns waiting on a run: the run-end observer is in while any is
 
     @property
     def sessions(self) -> SessionBook:
@@ -337,14 +338,16 @@ class EdgeService:
         done = self._orch.status(run_id)
         # It may have suspended while its submit awaited the commit: no event would come then.
         if done is None and not self._asks_now(run_id):  # one event for either end of the run
-            if not self._suspended:  # observe run ends only while a turn waits on one
+            if not self._run_waiters:  # observe run ends only while a turn waits on one
                 self._orch.on_run_ended.append(self.run_ended)
+            self._run_waiters += 1  # counted, not read off _suspended: two turns may wait on one run
             event = self._suspended.setdefault(run_id, anyio.Event())
             try:
                 await event.wait()
             finally:
                 self._suspended.pop(run_id, None)
-                if not self._suspended:
+                self._run_waiters -= 1
+                if not self._run_waiters:
                     self._orch.on_run_ended.remove(self.run_ended)
             done = self._orch.status(run_id)
         if done is None:  # it asks a question
