@@ -26,6 +26,7 @@ __all__ = [
     "ValidatorStatistics",
     "check_inputs",
     "input_validators",
+    "violation_parts",
     "violation_text",
 ]
 
@@ -43,19 +44,54 @@ _QUOTING_RULES = {
 }
 
 
-def violation_text(exc: fastjsonschema.JsonSchemaValueException) -> str:
-    """fastjsonschema's message for ``exc`` without its ``data`` prefix, in words that name
-    the rule and never the value (``sub must be string``, ``must be one of ['a', 'b']``).
+def violation_text(exc: fastjsonschema.JsonSchemaValueException, schema: Any = None) -> str:
+    """``violation_parts`` as one text: ``sub.x must be string``, ``must be one of ['a', 'b']``."""
+    path, rule = violation_parts(exc, schema)
+    return f"{path} {rule}" if path else rule
+
+
+def violation_parts(exc: fastjsonschema.JsonSchemaValueException, schema: Any = None) -> tuple[str, str]:
+    """The path (without ``data``) and the rule fastjsonschema's ``exc`` names, in words that
+    never quote the value.
 
     Its messages quote the schema (enum members, patterns, bounds), not the value, except for
-    the rules of ``_QUOTING_RULES``, which list the offending keys: those are replaced.
+    the rules of ``_QUOTING_RULES``, which list the offending keys: those are replaced. The path
+    may hold a key of the value too (a map checked by ``additionalProperties`` or
+    ``patternProperties``): given the ``schema`` validated against, only its declared property
+    names and indexes are kept and any other key shows as ``<key>``; without a schema the path
+    is fastjsonschema's.
     """
     name = exc.name or "data"
     message = exc.message or ""
     replaced = _QUOTING_RULES.get(exc.rule or "")
-    if replaced is not None:
-        message = f"{name} {replaced}"
-    return message.removeprefix("data ").removeprefix("data.")
+    rule = replaced if replaced is not None else (message[len(name) + 1:] if message.startswith(name + " ") else message)
+    rest = name[len("data"):] if name.startswith("data") else name
+    path = rest if schema is None else _declared_path(rest, schema)
+    return path.removeprefix("."), rule
+
+
+def _declared_path(rest: str, schema: Any) -> str:
+    """``rest`` of a fastjsonschema name (``.a.b[0].c``, property names may hold dots) with
+    every key that is not a declared property of ``schema`` shown as ``<key>``."""
+    out: list[str] = []
+    while rest:
+        if rest[0] == "[":
+            end = rest.find("]")
+            if end < 0 or not rest[1:end].isdigit():
+                return "".join(out) + ".<key>"
+            out.append(rest[: end + 1])
+            rest = rest[end + 1:]
+            schema = schema.get("items") if isinstance(schema, dict) else None
+            continue
+        declared = schema.get("properties") if isinstance(schema, dict) else None
+        names = [n for n in (declared or {}) if rest[1:].startswith(n) and rest[1 + len(n):][:1] in ("", ".", "[")]
+        if not names:  # a key of the value, not of the schema: it and what is under it stay out
+            return "".join(out) + ".<key>"
+        key = max(names, key=len)
+        out.append("." + key)
+        rest = rest[1 + len(key):]
+        schema = declared[key]
+    return "".join(out)
 
 
 def _refuse_remote(uri: str) -> Any:
@@ -175,7 +211,7 @@ class InputValidators:
                 try:
                     validate(value)
                 except fastjsonschema.JsonSchemaValueException as exc:
-                    raise ConfigError(f"input {key!r} {violation_text(exc)} (as declared by {meta.id})") from None
+                    raise ConfigError(f"input {key!r} {violation_text(exc, prop)} (as declared by {meta.id})") from None
 
     def statistics(self) -> ValidatorStatistics:
         """The counts so far and the current size."""

@@ -213,7 +213,7 @@ class Capability(abc.ABC):
                 if not isinstance(inputs, dict):
                     raise fastjsonschema.JsonSchemaValueException("data must be object", name="data", rule="type")
             except fastjsonschema.JsonSchemaValueException as exc:
-                message = scrub(describe_violation(exc), secrets=self._secrets)
+                message = scrub(describe_violation(exc, spec.metadata.input_schema), secrets=self._secrets)
                 return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message,
                                     verbose=verbose)
             if spec.metadata.timeout_ms is None and request.deadline_ms is None:  # no limit: most steps

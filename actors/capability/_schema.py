@@ -8,7 +8,7 @@ from typing import Any
 import fastjsonschema
 
 from ontoflow.actors.errors import CapabilityDefinitionError
-from ontoflow.runtime.inputs import violation_text
+from ontoflow.runtime.inputs import violation_parts
 
 __all__ = ["Validator", "compile_schema", "describe_violation"]
 
@@ -50,18 +50,18 @@ def compile_schema(capability_id: str, schema: dict[str, Any]) -> Validator:
         ) from None
 
 
-def describe_violation(exc: fastjsonschema.JsonSchemaValueException) -> str:
+def describe_violation(exc: fastjsonschema.JsonSchemaValueException, schema: Any = None) -> str:
     """Turn a validation error into a message that names the key and the rule, not the value.
 
     ``data.obdc.base.lang.code must be one of ['en', 'pt_BR']`` becomes
     ``input 'obdc.base.lang.code' must be one of ['en', 'pt_BR']``. fastjsonschema's messages
     quote the schema (enum members, patterns, bounds), not the offending value, but for the
-    rules whose message lists the offending keys (``runtime.inputs.violation_text`` words
-    those from the schema).
+    rules whose message lists the offending keys, and for a key of the value in the path
+    (``runtime.inputs.violation_parts``: given the ``schema`` validated against, only its
+    declared names are kept).
     """
     name = exc.name or _ROOT
-    message = f"{_ROOT} {violation_text(exc)}" if name == _ROOT else f"{_ROOT}.{violation_text(exc)}"
-    rule_text = message[len(name) + 1 :] if message.startswith(name + " ") else message
+    key, rule_text = violation_parts(exc, schema)
     if name == _ROOT:
         if exc.rule == "required" and isinstance(exc.rule_definition, list):
             present = exc.value if isinstance(exc.value, dict) else {}
@@ -71,5 +71,4 @@ def describe_violation(exc: fastjsonschema.JsonSchemaValueException) -> str:
             if missing:
                 return "inputs " + ", ".join(repr(k) for k in missing) + " are required"
         return f"inputs {rule_text}"
-    key = name[len(_ROOT) + 1 :] if name.startswith(_ROOT + ".") else name
     return f"input {key!r} {rule_text}"

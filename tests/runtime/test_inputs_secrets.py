@@ -41,3 +41,24 @@ def test_the_capability_base_does_not_quote_the_keys_of_a_map_value() -> None:
     text = describe_violation(caught.value)
     assert "p.obj" in text
     assert "SECRET99X" not in text
+
+
+MAP_SCHEMA = {"type": "object", "properties": {"p.obj": {"type": "object", "additionalProperties": {"type": "string"}},
+                                               "p.list": {"type": "array", "items": {"type": "object",
+                                                          "properties": {"a.b": {"type": "integer"}}}}}}
+
+
+def test_a_key_of_a_map_value_in_the_path_is_not_quoted() -> None:
+    """A map checked by ``additionalProperties: {schema}`` puts the offending key in the path
+    fastjsonschema names (``data.p.obj.SECRET99X must be string``): declared names and indexes
+    stay, the value's own keys show as ``<key>``."""
+    validate = fastjsonschema.compile(MAP_SCHEMA)
+    for data, shown in [({"p.obj": {"SECRET99X": 1}}, "input 'p.obj.<key>' must be string"),
+                        ({"p.list": [{"a.b": "x"}]}, "input 'p.list[0].a.b' must be integer")]:
+        with pytest.raises(fastjsonschema.JsonSchemaValueException) as caught:
+            validate(data)
+        assert describe_violation(caught.value, MAP_SCHEMA) == shown
+    catalog = {"probe.m": CapabilityMetadata(id="probe.m", events=["success"], input_schema=MAP_SCHEMA)}
+    with pytest.raises(ConfigError) as refused:
+        check_inputs({"p.obj": {"SECRET99X": 1}}, catalog)
+    assert "SECRET99X" not in str(refused.value) and "p.obj" in str(refused.value)
