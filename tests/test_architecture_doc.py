@@ -56,4 +56,45 @@ def test_every_file_and_function_of_the_table_exists() -> None:
                 continue
             defined |= _defined(path)
         missing += [f"{where}: {name} not in {', '.join(files)}" for name in names if name not in defined]
-    assert missing == []
+    assert missing == [], missing
+
+
+def _questions() -> list[tuple[str, str]]:
+    """The rows of the "question | file" table: (question, its answer cell)."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("| question | file |"):]
+    section = section[: section.index("\n## ")]
+    rows = []
+    for line in section.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2:
+            rows.append((cells[0], cells[1]))
+    return rows
+
+
+def test_every_answer_of_the_questions_table_names_what_exists() -> None:
+    # The table a newcomer reads to find where a transition is decided, a message framed, a retry
+    # delay computed, a journal commit made: a name there is defined in a file named in its row
+    # (a bare file name refers to the folder of the row's previous path).
+    rows = _questions()
+    assert len(rows) >= 8
+    missing = []
+    for question, answer in rows:
+        paths = re.findall(r"`([\w/]+\.py)`", answer)
+        assert paths, f"row {question!r}: names no file"
+        files, folder = [], ROOT
+        for p in paths:
+            path = ROOT / p if "/" in p else folder / p
+            folder = path.parent
+            if not path.is_file():
+                missing.append(f"{question}: no file {p}")
+                continue
+            files.append(path)
+        defined: set[str] = set()
+        for path in files:
+            defined |= _defined(path)
+            defined |= {n.split(".")[-1] for n in _defined(path)}
+        names = [n for n in re.findall(r"`([A-Za-z_][\w.]*)`", answer) if not n.endswith(".py")]
+        names = [n for n in names if not n.startswith("ontoflow")]
+        missing += [f"{question}: {n} not in {', '.join(paths)}" for n in names if n not in defined]
+    assert missing == [], missing
