@@ -16,7 +16,7 @@ import re
 
 import msgspec
 
-__all__ = ["ManifestError", "Problem", "ProtocolError", "ProtocolsError", "decode_failure"]
+__all__ = ["ManifestError", "Problem", "ProtocolError", "ProtocolsError", "decode_failure", "validation_problem"]
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,3 +88,34 @@ def decode_failure(exc: BaseException, what: str) -> ProtocolError:
     if isinstance(exc, MemoryError):
         return ProtocolError(f"invalid {what}: too large to decode", reason="oversized")
     return ProtocolError(f"undecodable {what} body", reason="undecodable")
+
+
+def validation_problem(exc: msgspec.ValidationError, path: str = "") -> Problem:
+    """The :class:`Problem` for an error ``msgspec.convert`` raised on a document's data.
+
+    msgspec's location (``- at `$.blocks.x```) becomes the problem's path, under ``path``
+    (where the converted data sits in the document); an unknown or a missing field is named
+    in the path, not the message. Manifests, plans and their loaders share this one rule.
+
+    Args:
+        exc: what ``msgspec.convert`` raised.
+        path: the dotted path of the converted data in its document (``""`` at the top).
+
+    Returns:
+        The problem, its path ``nodes.main.blocks.load.transitions[1].action`` style.
+    """
+    message, sep, where = str(exc).rpartition(" - at `")
+    if not sep:  # an error at the root of ``data`` carries no location
+        message, where = str(exc), "$`"
+    suffix = where.rstrip("`")[1:]  # drop the leading "$"
+    full = path + suffix if path else suffix.lstrip(".")
+    # "unknown field `x`" and "missing required field `x`" read better with x in the path.
+    for prefix, text in (
+        ("Object contains unknown field `", "unknown field"),
+        ("Object missing required field `", "required field is missing"),
+    ):
+        if message.startswith(prefix):
+            field = message.split("`")[1]
+            full = f"{full}.{field}" if full else field
+            message = text
+    return Problem(path=full, message=message)

@@ -24,9 +24,10 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
-from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
 from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
 from ontoflow.protocols.merge_strategy import parse_merge_instruction
+from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
     "Action",
@@ -120,14 +121,6 @@ class Node(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     description: str = ""
 
 
-class Trigger(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Start a run whenever a capability observes something of ``kind`` (seed 001)."""
-
-    kind: str
-    capability: str = ""
-    description: str = ""
-
-
 class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A whole workflow: its nodes, the node a run starts in and the inputs it declares.
 
@@ -171,21 +164,7 @@ def _convert(data: Any, kind: type, path: str, problems: list[Problem]) -> Any:
     try:
         return msgspec.convert(data, kind)
     except msgspec.ValidationError as exc:
-        message, sep, where = str(exc).rpartition(" - at `")
-        if not sep:  # an error at the root of ``data`` carries no location
-            message, where = str(exc), "$`"
-        suffix = where.rstrip("`")[1:]  # drop the leading "$"
-        full = path + suffix if path else suffix.lstrip(".")
-        # "unknown field `x`" and "missing required field `x`" read better with x in the path.
-        for prefix, text in (
-            ("Object contains unknown field `", "unknown field"),
-            ("Object missing required field `", "required field is missing"),
-        ):
-            if message.startswith(prefix):
-                field = message.split("`")[1]
-                full = f"{full}.{field}" if full else field
-                message = text
-        problems.append(Problem(path=full, message=message))
+        problems.append(validation_problem(exc, path))
         return None
 
 

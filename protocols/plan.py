@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
 
 __all__ = [
     "COMBINE_MODES",
@@ -280,22 +280,6 @@ def _normalise_ids(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "steps": fixed}
 
 
-def _convert_problem(exc: msgspec.ValidationError) -> Problem:
-    message, sep, where = str(exc).rpartition(" - at `")
-    if not sep:
-        message, where = str(exc), "$`"
-    path = where.rstrip("`")[1:].lstrip(".")
-    for prefix, text in (
-        ("Object contains unknown field `", "unknown field"),
-        ("Object missing required field `", "required field is missing"),
-    ):
-        if message.startswith(prefix):
-            field = message.split("`")[1]
-            path = f"{path}.{field}" if path else field
-            message = text
-    return Problem(path=path, message=message)
-
-
 def plan_from_data(data: Any, *, source: str = "") -> ExecutionPlan:
     """Validate plain data (a decoded JSON/YAML/TOML document) as a plan.
 
@@ -314,12 +298,12 @@ def plan_from_data(data: Any, *, source: str = "") -> ExecutionPlan:
             try:
                 steps.append(msgspec.convert(raw, ExecutionStep))
             except msgspec.ValidationError as exc:
-                p = _convert_problem(exc)
+                p = validation_problem(exc)
                 problems.append(Problem(path=f"steps[{i}]" + (f".{p.path}" if p.path else ""), message=p.message))
     try:
         plan = msgspec.convert({**data, "steps": []} if isinstance(raw_steps, list) else data, ExecutionPlan)
     except msgspec.ValidationError as exc:
-        problems.insert(0, _convert_problem(exc))
+        problems.insert(0, validation_problem(exc))
     if problems:
         raise ManifestError(problems, source=source)
     plan = msgspec.structs.replace(plan, steps=steps)

@@ -31,8 +31,11 @@ import zmq.utils.z85
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
+    "ADMIN",
+    "CLIENT",
     "LEGACY_ROLE",
     "ROLE_FOLDERS",
+    "WORKER",
     "ZAP_DOMAIN",
     "CurveClient",
     "CurveKeys",
@@ -158,11 +161,16 @@ def load_public_key(path: str | os.PathLike[str]) -> bytes:
     return fields["public-key"]
 
 
+#: The roles a key may hold: a worker registers and reports, a client uses the client API
+#: for its own runs, an admin may do everything (the orchestrator's ``Authority`` checks them).
+WORKER = "worker"
+CLIENT = "client"
+ADMIN = "admin"
 #: The role folders of an authorised keys directory, and the role each gives its keys.
-ROLE_FOLDERS = {"workers": "worker", "clients": "client", "admins": "admin"}
+ROLE_FOLDERS = {"workers": WORKER, "clients": CLIENT, "admins": ADMIN}
 #: The role of a key directly in the authorised keys directory (what every key could do
 #: before roles existed: everything).
-LEGACY_ROLE = "admin"
+LEGACY_ROLE = ADMIN
 
 
 def load_roles(directory: str | os.PathLike[str]) -> dict[bytes, frozenset[str]]:

@@ -34,7 +34,7 @@ from ontoflow.actors.capability._reasons import (
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import Validator, compile_schema, describe_violation
-from ontoflow.actors.capability._scrub import MAX_CHARS, handed_values, scrub
+from ontoflow.actors.capability._scrub import error_text, handed_values, scrub
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
@@ -281,7 +281,7 @@ class Capability(abc.ABC):
                 message = f"{error_class}: TimeoutError: attempt exceeded {budget}"
                 return self._finish(request, started, TIMEOUT, reason=REASON_TIMEOUT, error=message, retries=retries,
                                     verbose=verbose)
-            message = self._error_text(error_class, error, handed_values(inputs, request.context))
+            message = error_text(error_class, error, handed_values(inputs, request.context), self._secrets)
             return self._finish(request, started, FAILURE, reason=REASON_ERROR, error=message, retries=retries,
                                 verbose=verbose)
 
@@ -333,16 +333,6 @@ class Capability(abc.ABC):
         except Exception as exc:
             raise BadResult(REASON_INVALID_RESULT, f"outputs are not encodable: {type(exc).__name__}") from None
         return event, dict(outputs), list(segments)
-
-    def _error_text(self, error_class: ErrorClass, exc: Exception, values: list[Any]) -> str:
-        """``"<class>: <ExcType>: <message>"``, scrubbed of what the step was handed and secrets, capped."""
-        try:
-            message = str(exc)
-        except Exception:
-            message = "<unprintable message>"
-        head = f"{error_class}: {type(exc).__name__}: "
-        body = scrub(message, values=values, secrets=self._secrets, max_chars=MAX_CHARS)
-        return (head + body)[:MAX_CHARS]
 
     def _finish(
         self,

@@ -8,9 +8,10 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.actors.capability._classify import ErrorClass
 from ontoflow.protocols.context import StepContext
 
-__all__ = ["REDACTED", "handed_values", "scrub"]
+__all__ = ["REDACTED", "error_text", "handed_values", "scrub"]
 
 REDACTED = "<redacted>"
 #: The default cap of a scrubbed text (an Outcome's ``error``).
@@ -155,3 +156,26 @@ def scrub(
     if len(text) > max_chars:
         text = text[: max(max_chars - 1, 0)] + "…"
     return text
+
+
+def error_text(error_class: ErrorClass, exc: Exception, values: list[Any], secrets: Iterable[str]) -> str:
+    """``"<class>: <ExcType>: <message>"``, scrubbed of what the step was handed and secrets, capped.
+
+    The ``error`` of a failed step's Outcome (only a failed attempt calls it).
+
+    Args:
+        error_class: how the capability base classified ``exc``.
+        exc: what the last attempt raised.
+        values: what the step was handed (:func:`handed_values`).
+        secrets: the capability's configured secrets.
+
+    Returns:
+        At most ``MAX_CHARS`` characters; never raises, even for an unprintable ``exc``.
+    """
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<unprintable message>"
+    head = f"{error_class}: {type(exc).__name__}: "
+    body = scrub(message, values=values, secrets=secrets, max_chars=MAX_CHARS)
+    return (head + body)[:MAX_CHARS]

@@ -59,6 +59,7 @@ from ontoflow.protocols.client import CancelRun, ClientMessage, Error
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
 from ontoflow.runtime.actor import Outbox, Tick
 from ontoflow.runtime.batching import SEND_CHUNK
+from ontoflow.runtime.curve import ADMIN, CLIENT, WORKER
 
 if TYPE_CHECKING:  # annotations only: the pool and the table import this module's key_of
     from ontoflow.actors.orchestrator._registry import WorkerInfo
@@ -68,10 +69,6 @@ if TYPE_CHECKING:  # annotations only: the pool and the table import this module
 __all__ = ["ADMIN", "CLIENT", "WORKER", "Authority", "Mailbox", "ParkingLot", "key_of"]
 
 log = structlog.get_logger()
-
-WORKER = "worker"
-CLIENT = "client"
-ADMIN = "admin"
 
 _WORKER_TYPES = (Ready, Outcome, Heartbeat, Observation, Disconnect)
 _CLIENT_TYPES = get_args(ClientMessage)

@@ -1,7 +1,8 @@
 """The client verbs that read a daemon's state: ``runs``, ``show``, ``workers``.
 
-Exit codes: 0 answered, 1 no answer in time, 2 invalid input. Listings are plain columns
-(``print_table``), times in UTC.
+Exit codes: 0 answered, 1 no answer in time, 2 invalid input. Listings (``runs``,
+``workers``) are plain columns (:func:`print_table`), one row per line, so that ``grep`` and
+``cut`` work on them; ``--json`` gives the same data as JSON. Times in UTC.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Any, get_args
 from ontoflow.protocols.client import ListRuns, RunList, RunTrace, Show, Workers, WorkersInfo
 from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.cli._client import ask, client_options
-from ontoflow.runtime.cli._shared import EXIT_OK, fail, print_result, print_table, utc, write_json
+from ontoflow.runtime.cli._shared import EXIT_OK, fail, print_result, utc, write_json
 
-__all__ = ["register"]
+__all__ = ["print_table", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -84,3 +85,11 @@ def _cmd_workers(args: argparse.Namespace) -> int:
          for w in info.workers],
     )
     return EXIT_OK
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Print rows under their headers, each column as wide as its widest cell (the last one
+    unpadded), two spaces apart: one rule for every listing, whatever its cells hold."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    for cells in (headers, *rows):
+        print("  ".join(c.ljust(w) for c, w in zip(cells[:-1], widths, strict=False)) + "  " + cells[-1])

@@ -11,9 +11,6 @@ Shown only when stderr is a terminal (nothing at all otherwise: a log file or a 
 control characters), only once the run has lasted ``delay_s`` (a short run does not flicker),
 and erased when the run ends, so the answer on stdout reads as without it.
 
-Listings (``runs``, ``workers``) are plain columns, one row per line, so that ``grep`` and
-``cut`` work on them; ``--json`` gives the same data as JSON.
-
 Exit codes:
 
     0    done (a run completed, a query answered)
@@ -71,7 +68,6 @@ __all__ = [
     "parse_inputs",
     "print_result",
     "read_input_file",
-    "print_table",
     "set_json_errors",
     "utc",
     "write_json",
@@ -138,14 +134,6 @@ def fail(message: str, code: int = EXIT_INVALID, *, kind: str | None = None) -> 
 def write_json(value: Any) -> None:
     """Print ``value`` as one JSON line on stdout (Structs as maps)."""
     sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
-
-
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    """Print rows under their headers, each column as wide as its widest cell (the last one
-    unpadded), two spaces apart: one rule for every listing, whatever its cells hold."""
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-    for cells in (headers, *rows):
-        print("  ".join(c.ljust(w) for c, w in zip(cells[:-1], widths, strict=False)) + "  " + cells[-1])
 
 
 def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:

@@ -13,8 +13,8 @@ from ontoflow.runtime.journal._journal import (
     FactRow,
     Journal,
     RunRow,
-    open_journal,
 )
+from ontoflow.runtime.journal._open import open_journal
 from ontoflow.runtime.journal._readonly import ReadOnlyJournal, open_journal_readonly
 from ontoflow.runtime.journal._shared import SharedJournal, open_shared_journal
 from ontoflow.runtime.journal.errors import (

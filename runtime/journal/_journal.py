@@ -32,7 +32,6 @@ optional columns are all NULL leaves them to their default instead of binding fi
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator
 from itertools import chain
@@ -41,17 +40,14 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from ontoflow.runtime.journal._lock import JournalLock, check_folder, lock_journal, prepare_journal_file
+from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
-from ontoflow.runtime.journal._schema import SCHEMA, SCHEMA_VERSION, migrate
-from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
+from ontoflow.runtime.journal._schema import SCHEMA_VERSION
+from ontoflow.runtime.journal.errors import JournalError
 
-__all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow", "open_journal"]
+__all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow"]
 
 log = structlog.get_logger()
-
-#: The tables a journal of the current schema has (checked at open).
-_TABLES = frozenset(re.findall(r"CREATE TABLE (\w+)", SCHEMA))
 
 #: The columns of a run row, in ``RunRow``'s field order.
 _RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
@@ -322,94 +318,6 @@ def _rollback(conn: sqlite3.Connection) -> None:
 def _run_row(r: tuple) -> RunRow:
     return RunRow(run_id=r[0], source_hash=r[1], status=r[2], submitted_ms=r[3], ended_ms=r[4], deadline_at_ms=r[5],
                   idempotency_key=r[6], trigger_key=r[7], name=r[8], owner=r[9])
-
-
-def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool = True) -> Journal:
-    """Open (or create) the journal at ``path``.
-
-    Args:
-        path: the SQLite file; created with the current schema when absent or empty.
-        synchronous: ``NORMAL`` (survives a killed process) or ``FULL`` (survives a power cut).
-        check: run SQLite's ``quick_check`` first.
-
-    The caller becomes the journal's one writer: it holds ``<path>.lock`` until ``close`` (or
-    its death). The file, its WAL and its shared-memory index are readable by the owner only.
-
-    Raises:
-        JournalPathError: when the journal's folder does not exist.
-        JournalLockedError: when another process has the journal open (names its pid).
-        JournalCorruptError: when the file is not a SQLite database, fails the check, or is a
-            database without ontoflow's tables.
-        JournalVersionError: when its schema version is newer than :data:`SCHEMA_VERSION`.
-        JournalError: when the file cannot be opened at all (no permission).
-    """
-    if synchronous not in ("NORMAL", "FULL"):
-        raise ValueError("synchronous must be NORMAL or FULL")
-    where = str(path)
-    file = Path(where)
-    check_folder(file)
-    lock = lock_journal(file)
-    try:
-        prepare_journal_file(file)
-        conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
-    except sqlite3.Error as exc:
-        lock.release()
-        raise JournalError(f"journal {where}: cannot open: {exc}") from None
-    except BaseException:
-        lock.release()
-        raise
-    try:
-        _prepare(conn, where, synchronous, check)
-    except BaseException:
-        conn.close()
-        lock.release()
-        raise
-    return Journal(conn, where, lock)
-
-
-def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool) -> None:
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if check:
-            verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
-            if verdict != "ok":
-                raise JournalCorruptError(f"journal {where} is damaged (SQLite quick_check failed); refusing to start")
-    except sqlite3.DatabaseError as exc:
-        raise JournalCorruptError(f"journal {where} is not a readable SQLite database ({exc}); refusing to start") from None
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={synchronous}")
-        if not tables:
-            conn.executescript("BEGIN;" + SCHEMA + "COMMIT;")
-            conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            log.info("journal_created", path=where, schema_version=SCHEMA_VERSION)
-            return
-        if "meta" not in tables:
-            raise JournalCorruptError(f"journal {where} is a SQLite database but not an ontoflow journal; refusing to start")
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise JournalCorruptError(f"journal {where} cannot be read ({exc}); refusing to start") from None
-    try:
-        version = int(row[0]) if row is not None else -1
-    except ValueError:
-        version = -1
-    if version < 1:
-        raise JournalCorruptError(f"journal {where} has no valid schema version; refusing to start")
-    if version > SCHEMA_VERSION:
-        raise JournalVersionError(
-            f"journal {where} has schema version {version}, newer than this ontoflow's {SCHEMA_VERSION}; "
-            "upgrade ontoflow or use another journal")
-    if version < SCHEMA_VERSION:
-        migrate(conn, where, version)
-    # A sound SQLite file may still lack one of our tables (dropped by hand, a half-restored
-    # backup): refused here as damaged, not left to the first query that needs it (a traceback).
-    try:
-        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as exc:
-        raise JournalCorruptError(f"journal {where} cannot be read ({exc}); refusing to start") from None
-    missing = sorted(_TABLES - present)
-    if missing:
-        raise JournalCorruptError(f"journal {where} lacks the table {', '.join(missing)}; refusing to start")
 
 
 # -- a group commit's rows ---------------------------------------------------------------------

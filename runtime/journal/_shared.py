@@ -22,7 +22,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ontoflow.runtime.journal._journal import Journal, _prepare
+from ontoflow.runtime.journal._journal import Journal
+from ontoflow.runtime.journal._open import _prepare
 from ontoflow.runtime.journal._lock import FILE_MODE, check_folder, prepare_journal_file
 from ontoflow.runtime.journal.errors import JournalError, JournalLockedError
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, ProgressLine, describe, fail, print_table, set_json_errors, utc
+from ontoflow.runtime.cli._queries import print_table
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, ProgressLine, describe, fail, set_json_errors, utc
 
 
 def test_times_are_iso_8601_utc_with_milliseconds() -> None:
