@@ -126,6 +126,33 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
     flow: dict[str, Any] = {}
     observation_schema: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object"})
 
+    def __post_init__(self) -> None:
+        """Take seed 000's ``events`` map, and refuse list fields of the wrong type at once.
+
+        Seed 000 writes ``events`` as a map of short name -> full event name
+        (``"success": "<id>.success"``) holding the prerequisites under ``"required"``. That
+        shape is accepted as written and normalised here: the short names become ``events``,
+        ``"required"`` joins ``requires``. Without the type check a malformed field would only
+        show when a worker's ``Ready`` fails to decode on the orchestrator, far from its cause.
+
+        Raises:
+            TypeError: a list field that is not a list (or tuple) of strings, naming the field.
+            ValueError: a full event name that is not ``<id>.<short name>``.
+        """
+        if isinstance(self.events, dict):
+            events, required = _seed000_events(self.id, self.events)
+            msgspec.structs.force_setattr(self, "events", events)
+            msgspec.structs.force_setattr(self, "requires", [*self.requires, *(r for r in required if r not in self.requires)])
+        for name in ("events", "requires", "outputs", "roles"):
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                value = list(value)
+                msgspec.structs.force_setattr(self, name, value)
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise TypeError(f"CapabilityMetadata {self.id!r}: {name} must be a list of strings, not {value!r}")
+        if not isinstance(self.input_schema, dict):
+            raise TypeError(f"CapabilityMetadata {self.id!r}: input_schema must be a map (a JSON Schema object)")
+
     @property
     def all_events(self) -> frozenset[str]:
         """Every event a step of this capability can end with: declared plus reserved."""
@@ -140,6 +167,24 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
     def input_keys(self) -> list[str]:
         """The ontology keys the input schema declares, in declaration order."""
         return list(self.input_schema.get("properties", {}))
+
+
+def _seed000_events(capability_id: str, events: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """``(short event names, prerequisites)`` from seed 000's ``events`` map."""
+    short: list[str] = []
+    required: list[str] = []
+    for name, value in events.items():
+        if name == "required":
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise TypeError(f"CapabilityMetadata {capability_id!r}: events.required must be a list of capability ids")
+            required.extend(value)
+        elif value in (name, f"{capability_id}.{name}"):
+            short.append(name)
+        else:
+            raise ValueError(
+                f"CapabilityMetadata {capability_id!r}: events[{name!r}] must be {capability_id}.{name} (the full event name)"
+            )
+    return short, required
 
 
 def intent_hints(meta: CapabilityMetadata) -> IntentHints:
