@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 
 from ontoflow.actors.capability import Capability
-from ontoflow.actors.orchestrator import RunResult, compile_document
+from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.embedded import open_local_cluster
+from ontoflow.runtime.embedded import Asked, LocalCluster, open_local_cluster
 
 __all__ = ["arun_manifest", "run_manifest"]
 
@@ -45,6 +46,8 @@ async def arun_manifest(
     capabilities: Sequence[type[Capability]],
     *,
     inputs: Mapping[str, Any] | None = None,
+    start: str | None = None,
+    answers: Sequence[Any] = (),
     slots: int = 8,
 ) -> RunResult:
     """Run ``document`` once with ``capabilities`` hosted in this process; return its result.
@@ -54,20 +57,69 @@ async def arun_manifest(
             YAML or TOML file, or the decoded document.
         capabilities: the capability classes the document's steps use.
         inputs: the run's inputs (ontology key -> value).
+        start: the node a workflow starts in (seed 002's ``execute(startNodeId)``); overrides
+            the manifest's ``start``, which a manifest in seed 002's exact shape does not have.
+        answers: the answers to the questions the run asks a person (a step's
+            ``clarification``), in the order they are asked, as ``ontoflow answer`` takes them.
         slots: steps the in-process worker runs at once.
 
     Returns:
-        The run's :class:`RunResult` (status ``completed``, ``failed`` or ``cancelled``).
+        The run's :class:`RunResult`: status ``completed``, ``failed``, ``cancelled`` or
+        ``expired``; or ``suspended`` when the run asked a question no answer was left for
+        (``result.questions`` holds it): the cluster ends with this call, so the run ends there
+        too rather than wait for an answer that cannot come.
 
     Raises:
         ontoflow.protocols.ManifestError: when the document cannot be read or does not compile
-            against ``capabilities`` (every problem, with its path).
+            against ``capabilities`` (every problem, with its path), or ``start`` is given
+            for a document that is not a workflow.
+        ontoflow.actors.orchestrator.AnswerRefused: when an answer is none of the candidates.
     """
     decoded, digest, worktree = _read(document)
+    if start is not None:
+        decoded = _starting_at(decoded, start)
+    refused: Exception | None = None
     async with open_local_cluster(list(capabilities), [], transport="inproc", slots=slots) as cluster:
-        compiled = compile_document(decoded, cluster.catalog, manifest_hash=digest, worktree=worktree,
-                                    defaults=cluster.defaults)
-        return await cluster.run(compiled, dict(inputs or {}))
+        try:
+            compiled = compile_document(decoded, cluster.catalog, manifest_hash=digest, worktree=worktree,
+                                        defaults=cluster.defaults)
+            ended = await _until_unanswered(cluster, compiled, dict(inputs or {}), list(answers))
+        except Exception as exc:  # noqa: BLE001 - raised below, outside the cluster's task group
+            refused = exc  # raised in a task group it would reach the caller as an ExceptionGroup
+        else:
+            return ended
+    assert refused is not None
+    raise refused
+
+
+def _starting_at(document: Mapping[str, Any], start: str) -> Mapping[str, Any]:
+    if document_kind(document) != "workflow":
+        raise ManifestError(Problem(path="start", message="names the node a workflow starts in; this document is "
+                                                          f"a {document_kind(document)}, which has no nodes"))
+    return {**document, "start": start}
+
+
+async def _until_unanswered(cluster: LocalCluster, compiled: Any, inputs: dict[str, Any], answers: list[Any]) -> RunResult:
+    """Run to the end, answering questions from ``answers``; a question with none left ends
+    the run (cancelled: nothing could answer it later) and its result says ``suspended``."""
+    outcome = await cluster.run_until_asked(compiled, inputs)
+    while isinstance(outcome, Asked):
+        question = outcome.questions[0]
+        if not answers:
+            cluster.orchestrator.cancel(outcome.run_id, "run_manifest returned with the question unanswered")
+            ended = await cluster.orchestrator.result(outcome.run_id)
+            cluster.orchestrator.forget(outcome.run_id)
+            error = f"step {question.step_id} ({question.capability}) asks a question and no answer was given " \
+                    "(run_manifest's answers=)"
+            return msgspec.structs.replace(ended, status="suspended", error=error, questions=list(outcome.questions))
+        try:
+            outcome = await cluster.answer(outcome.run_id, answers.pop(0), token=question.token)
+        except AnswerRefused:
+            cluster.orchestrator.cancel(outcome.run_id, "run_manifest's answer was refused")
+            await cluster.orchestrator.result(outcome.run_id)
+            cluster.orchestrator.forget(outcome.run_id)
+            raise
+    return outcome
 
 
 def run_manifest(
@@ -75,6 +127,8 @@ def run_manifest(
     capabilities: Sequence[type[Capability]],
     *,
     inputs: Mapping[str, Any] | None = None,
+    start: str | None = None,
+    answers: Sequence[Any] = (),
     slots: int = 8,
 ) -> RunResult:
     """:func:`arun_manifest` from synchronous code (it runs its own event loop).
@@ -85,6 +139,6 @@ def run_manifest(
         ontoflow.protocols.ManifestError: as :func:`arun_manifest`.
     """
     async def go() -> RunResult:
-        return await arun_manifest(document, capabilities, inputs=inputs, slots=slots)
+        return await arun_manifest(document, capabilities, inputs=inputs, start=start, answers=answers, slots=slots)
 
     return anyio.run(go, backend="asyncio")

@@ -15,7 +15,8 @@ class RunResult(msgspec.Struct, kw_only=True):
     """The end of a run: its status, final context and trace (one entry per step).
 
     ``trace`` holds the engine's TraceEntry records (block, capability, event, action taken,
-    duration_ms, retries...).
+    duration_ms, retries...). ``questions`` is filled only by ``ontoflow.run_manifest``, for a
+    run it returns ``suspended``: the questions nobody answered.
     """
 
     run_id: str
@@ -25,3 +26,4 @@ class RunResult(msgspec.Struct, kw_only=True):
     trace: list[Any]
     started_ms: int
     ended_ms: int
+    questions: list[Any] = []

@@ -13,6 +13,8 @@ import anyio
 import pytest
 
 from ontoflow import Capability, CapabilityMetadata, Result, arun_manifest
+from ontoflow.actors.orchestrator import AnswerRefused
+from ontoflow.protocols import ManifestError
 
 pytestmark = pytest.mark.anyio
 
@@ -68,3 +70,70 @@ async def test_seed000_metadata_runs_its_prerequisite_first() -> None:
     assert RAN == ["seed.capability.base.list_materials", "seed.capability.base.list_pipes"]
     assert result.context["seed.lang"] == "pt_BR"
     assert result.trace[0].prerequisite_of == "seed.capability.base.list_pipes"
+
+
+class Ask(Capability):
+    """Asks which of two tickers, then answers with the one chosen (seed 004's clarification)."""
+
+    metadata = CapabilityMetadata(
+        id="seed.ask",
+        input_schema={"type": "object", "properties": {"ontoflow.answer": {"type": "string"}}},
+        outputs=["seed.choice", "ontoflow.domain.output"],
+        timeout_ms=5_000,
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        RAN.append(context.system.block)
+        if "ontoflow.answer" in inputs:
+            return Result(outputs={"seed.choice": inputs["ontoflow.answer"]})
+        output = {"status": "clarification", "result": {"candidates": ["NDA-SE.ST", "NDA-FI.HE"]},
+                  "explanation": "Which Nordea?", "confidence": 1.0, "metadata": {}}
+        return Result(event="clarification", outputs={"ontoflow.domain.output": output})
+
+
+def two_nodes() -> dict[str, Any]:
+    """Seed 002's exact shape (no ``start``): main CALLs sub, whose RETURN comes back to b."""
+    block = lambda *t: {"worker": "seed.ask", "payload_merge_strategy": [], "transitions": [  # noqa: E731
+        {"on_signal": s, "action": a} for s, a in t]}
+    return {"nodes": {
+        "main": {"entry_block": "a", "context_inheritance": True, "static_memory": {}, "blocks": {
+            "a": block(("success", "CALL:sub")), "b": block(("success", "RETURN"))}},
+        "sub": {"entry_block": "x", "context_inheritance": False, "static_memory": {}, "blocks": {
+            "x": block(("success", "RETURN"))}},
+    }}
+
+
+async def test_seed002_manifest_starts_in_the_node_given_as_execute_does() -> None:
+    RAN.clear()
+    with anyio.fail_after(20):
+        result = await arun_manifest(two_nodes(), [Ask], start="main", answers=["NDA-FI.HE"])
+    assert result.status == "completed", result.error
+    assert [(t.node, t.block, t.action) for t in result.trace] == [
+        ("main", "a", "SUSPEND"), ("main", "a", "CALL:sub"), ("sub", "x", "RETURN"), ("main", "b", "RETURN")]
+    assert RAN == ["a", "a", "x", "b"]  # the asking step again with the answer, nothing else twice
+
+
+async def test_a_document_that_does_not_compile_raises_manifest_error_itself() -> None:
+    # Not an ExceptionGroup around it: the docstring and a user's pytest.raises say ManifestError.
+    with anyio.fail_after(20), pytest.raises(ManifestError, match="start"):
+        await arun_manifest(two_nodes(), [Ask])
+
+
+async def test_start_is_refused_for_a_plan() -> None:
+    with anyio.fail_after(20), pytest.raises(ManifestError, match="start: names the node a workflow starts in"):
+        await arun_manifest({"steps": [{"id": "s", "capability": "seed.ask"}]}, [Ask], start="main")
+
+
+async def test_a_question_nobody_answers_returns_suspended_with_it() -> None:
+    # Before, run_manifest waited for the question's expiry (a day by default).
+    with anyio.fail_after(20):
+        result = await arun_manifest(two_nodes(), [Ask], start="main")
+    assert result.status == "suspended"
+    (question,) = result.questions
+    assert (question.step_id, question.question, question.candidates) == ("s1", "Which Nordea?", ["NDA-SE.ST", "NDA-FI.HE"])
+    assert "asks a question" in (result.error or "")
+
+
+async def test_an_answer_that_is_none_of_the_candidates_is_refused() -> None:
+    with anyio.fail_after(20), pytest.raises(AnswerRefused):
+        await arun_manifest(two_nodes(), [Ask], start="main", answers=["NDA-XX"])
