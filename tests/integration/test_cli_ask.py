@@ -142,6 +142,21 @@ def test_the_building_domain_answers_in_portuguese_and_writes_csv(ontoflow, here
     assert header == "Tubo,Material,Diâmetro (mm),Comprimento (m),Pavimento"
 
 
+def test_the_readmes_building_sentence_works_from_a_fresh_clones_root(tmp_path: Path) -> None:
+    # The README's session runs from a clone's root, where ``ask`` loads every example domain,
+    # the pipelines domain too: its EXPORT_TABLES shares the verb "exporte", so the sentence the
+    # README used to print ("exporte os tubos para out/tubos.csv ...") is gated (exit 4) there.
+    shutil.copytree(EXAMPLES, tmp_path / "configs" / "examples", ignore=shutil.ignore_patterns("__pycache__", "*.db"))
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    env.pop("ONTOFLOW_DOMAINS", None)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    sentence = "exporte os tubos para csv em out/tubos.csv em português"
+    assert f'$ ontoflow ask "{sentence}"\nGravei 12 tubos em out/tubos.csv.' in readme
+    ran = run_ontoflow(tmp_path, "ask", sentence, env=env)
+    assert ran.code == 0, ran.stdout + ran.stderr
+    assert ran.stdout.strip() == "Gravei 12 tubos em out/tubos.csv."
+
+
 def test_a_new_domain_is_a_folder_and_nothing_else(ontoflow, tmp_path: Path) -> None:
     folder = tmp_path / "elsewhere" / "weather"
     folder.mkdir(parents=True)
