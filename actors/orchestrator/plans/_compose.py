@@ -11,6 +11,9 @@ Everything comes from the parent capability's ``composition`` metadata, never fr
   outputs), ``{from_outputs: [names]}`` (the first found in the parent's outputs) or
   ``{value: V}``. A source that finds nothing leaves the input out (it may then resolve from
   the run context or a default, or end the follow-up ``invalid`` if required).
+* ``_step_explanation``, the name seed 004's example maps a notifier's ``message`` from, is
+  the parent step's explanation when nothing carries that name: its ``DomainOutput``'s
+  ``explanation`` (under ``ontoflow.domain.output``), else its output named ``explanation``.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ontoflow.actors.orchestrator.plans._refs import lookup
+from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY
 
 __all__ = ["condition_holds", "map_params"]
 
 _MISSING: Any = object()
+#: Seed 004's name for "the explanation of the step just run" in a ``param_map`` source.
+STEP_EXPLANATION = "_step_explanation"
 
 
 def _get(source: Mapping[str, Any], dotted: str) -> Any:
@@ -64,7 +70,17 @@ def map_params(param_map: Mapping[str, Any], params: Mapping[str, Any], outputs:
                 found = _get(source, str(name))
                 if found is not _MISSING:
                     break
+            if found is _MISSING and name == STEP_EXPLANATION:
+                found = _explanation(outputs)
             if found is not _MISSING:
                 mapped[key] = found
                 break
     return mapped
+
+
+def _explanation(outputs: Mapping[str, Any]) -> Any:
+    """The parent step's explanation (see the module docstring), or ``_MISSING``."""
+    domain_output = outputs.get(DOMAIN_OUTPUT_KEY)
+    if isinstance(domain_output, Mapping) and isinstance(domain_output.get("explanation"), str):
+        return domain_output["explanation"]
+    return outputs.get("explanation", _MISSING)
