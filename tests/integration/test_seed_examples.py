@@ -14,7 +14,7 @@ import pytest
 
 from ontoflow import Capability, CapabilityMetadata, Result, arun_manifest
 from ontoflow.actors.orchestrator import AnswerRefused
-from ontoflow.protocols import ManifestError
+from ontoflow.protocols import Composition, ManifestError
 
 pytestmark = pytest.mark.anyio
 
@@ -137,3 +137,60 @@ async def test_a_question_nobody_answers_returns_suspended_with_it() -> None:
 async def test_an_answer_that_is_none_of_the_candidates_is_refused() -> None:
     with anyio.fail_after(20), pytest.raises(AnswerRefused):
         await arun_manifest(two_nodes(), [Ask], start="main", answers=["NDA-XX"])
+
+
+class GetStockPrice(Capability):
+    """A seed-004 domain handler: its answer is one DomainOutput, with the seed's composition."""
+
+    metadata = CapabilityMetadata(
+        id="seed.finance.get_stock_price",
+        input_schema={"type": "object", "properties": {"symbol": {"type": "string"}, "notify": {"type": "boolean"}}},
+        outputs=["ontoflow.domain.output"],
+        composition=Composition(
+            followup_roles=["notifier"],
+            enabled_if={"path": "parameters.notify", "equals": True},
+            param_map={"message": {"from_parameters": ["_step_explanation"]}},
+        ),
+        timeout_ms=5_000,
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        output = {"status": "success", "result": {"price": 38.45, "currency": "BRL"},
+                  "explanation": f"{inputs['symbol']} está em 38.45 BRL", "confidence": 1.0, "metadata": {}}
+        return Result(outputs={"ontoflow.domain.output": output})
+
+
+class SendTelegramMessage(Capability):
+    metadata = CapabilityMetadata(
+        id="seed.notify.send_telegram_message",
+        roles=["notifier"],
+        input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+        outputs=["seed.sent"],
+        timeout_ms=5_000,
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        return Result(outputs={"seed.sent": inputs["message"]})
+
+
+async def test_seed004s_compose_notify_plan_passes_the_explanation() -> None:
+    # Seed 004's "multi-step (compose/notify)" plan, ids and reference as the seed writes them.
+    plan = {"execution_mode": "dag", "combine_mode": "report", "steps": [
+        {"id": 1, "capability": "seed.finance.get_stock_price", "params": {"symbol": "PETR4.SA"}, "depends_on": []},
+        {"id": 2, "capability": "seed.notify.send_telegram_message", "params": {"message": "${1.explanation}"},
+         "depends_on": [1], "required": False},
+    ]}
+    with anyio.fail_after(20):
+        result = await arun_manifest(plan, [GetStockPrice, SendTelegramMessage])
+    assert result.status == "completed", result.error
+    assert result.context["ontoflow.plan.report"]["2"]["outputs"] == {"seed.sent": "PETR4.SA está em 38.45 BRL"}
+
+
+async def test_seed004s_composition_metadata_sends_the_step_explanation_to_the_notifier() -> None:
+    plan = {"execution_mode": "sequential", "parameters": {"notify": True}, "combine_mode": "report", "steps": [
+        {"id": 1, "capability": "seed.finance.get_stock_price", "params": {"symbol": "PETR4.SA"}}]}
+    with anyio.fail_after(20):
+        result = await arun_manifest(plan, [GetStockPrice, SendTelegramMessage])
+    assert result.status == "completed", result.error
+    report = result.context["ontoflow.plan.report"]
+    assert report["1+notifier"]["outputs"] == {"seed.sent": "PETR4.SA está em 38.45 BRL"}

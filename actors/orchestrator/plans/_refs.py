@@ -4,6 +4,11 @@ Output keys are dotted ontology keys (``data.dataset``), so a path's leading nam
 longest-first against the keys of the map they walk into; what is left walks into the value
 (names into maps, indexes into lists). Errors are messages naming the step and the reference,
 never a value.
+
+A domain handler answers one ``DomainOutput`` under ``ontoflow.domain.output``; seed 004's
+plans reference its fields directly (``${1.explanation}``), so a field of a ``DomainOutput``
+(``status``, ``result``, ``explanation``, ``confidence``, ``metadata``) that no declared key
+matches is looked up in the step's ``DomainOutput``.
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
 from ontoflow.protocols.plan import Reference, find_references
 
 __all__ = ["UnresolvedReference", "declares_field", "lookup", "substitute"]
 
 _REFERENCE = re.compile(r"\$\{([^{}]*)\}")
 _MISSING: Any = object()
+_DOMAIN_OUTPUT_FIELDS = frozenset(DomainOutput.__struct_fields__)
 _encode_json = msgspec.json.Encoder().encode
 
 
@@ -72,7 +79,7 @@ def declares_field(outputs: frozenset[str], ref: Reference) -> bool:
         parts = key.split(".")
         if names[: len(parts)] == parts:
             return True
-    return False
+    return DOMAIN_OUTPUT_KEY in outputs and bool(names) and names[0] in _DOMAIN_OUTPUT_FIELDS
 
 
 def _resolve(ref_body: str, step_id: str, outputs: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -86,6 +93,12 @@ def _resolve(ref_body: str, step_id: str, outputs: Mapping[str, Mapping[str, Any
     try:
         return lookup(produced, ref.path)
     except LookupError as exc:
+        domain_output = produced.get(DOMAIN_OUTPUT_KEY)
+        if isinstance(domain_output, Mapping) and ref.path and ref.path[0] in _DOMAIN_OUTPUT_FIELDS:
+            try:
+                return lookup(domain_output, ref.path)
+            except LookupError:
+                pass
         raise UnresolvedReference(f"step {step_id!r}: reference {ref.text} does not resolve: {exc}") from None
 
 
