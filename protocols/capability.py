@@ -135,6 +135,10 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
         ``"required"`` joins ``requires``. Without the type check a malformed field would only
         show when a worker's ``Ready`` fails to decode on the orchestrator, far from its cause.
 
+        ``retry`` may be a map, as seed 001's ``retry_policy`` is: ``max_retries``,
+        ``backoff: exponential`` (the one policy there is) and ``backoff_multiplier`` (the
+        ``multiplier``) beside RetryPolicy's own field names.
+
         Raises:
             TypeError: a list field that is not a list (or tuple) of strings, naming the field.
             ValueError: a full event name that is not ``<id>.<short name>``.
@@ -150,6 +154,10 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
                 msgspec.structs.force_setattr(self, name, value)
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
                 raise TypeError(f"CapabilityMetadata {self.id!r}: {name} must be a list of strings, not {value!r}")
+        if isinstance(self.retry, dict):
+            msgspec.structs.force_setattr(self, "retry", _seed001_retry(self.id, self.retry))
+        elif not isinstance(self.retry, RetryPolicy):
+            raise TypeError(f"CapabilityMetadata {self.id!r}: retry must be a RetryPolicy or a map of its fields")
         if not isinstance(self.input_schema, dict):
             raise TypeError(f"CapabilityMetadata {self.id!r}: input_schema must be a map (a JSON Schema object)")
 
@@ -167,6 +175,27 @@ class CapabilityMetadata(msgspec.Struct, frozen=True, kw_only=True):
     def input_keys(self) -> list[str]:
         """The ontology keys the input schema declares, in declaration order."""
         return list(self.input_schema.get("properties", {}))
+
+
+_SEED001_RETRY_NAMES = {"backoff_multiplier": "multiplier"}
+
+
+def _seed001_retry(capability_id: str, policy: dict[str, Any]) -> RetryPolicy:
+    """A RetryPolicy from a map in seed 001's ``retry_policy`` shape or RetryPolicy's own."""
+    fields = dict(policy)
+    backoff = fields.pop("backoff", "exponential")
+    if backoff != "exponential":
+        raise ValueError(f"CapabilityMetadata {capability_id!r}: retry.backoff must be 'exponential' (the one policy)")
+    for seed_name, name in _SEED001_RETRY_NAMES.items():
+        if seed_name in fields:
+            fields[name] = fields.pop(seed_name)
+    unknown = sorted(set(fields) - set(RetryPolicy.__struct_fields__))
+    if unknown:  # a misspelt knob would otherwise be the default without a word
+        raise ValueError(f"CapabilityMetadata {capability_id!r}: retry has unknown field(s) {', '.join(unknown)}")
+    try:
+        return msgspec.convert(fields, RetryPolicy, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"CapabilityMetadata {capability_id!r}: retry: {exc}") from None
 
 
 def _seed000_events(capability_id: str, events: dict[str, Any]) -> tuple[list[str], list[str]]:

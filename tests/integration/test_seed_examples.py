@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from ontoflow import Capability, CapabilityMetadata, Result, arun_manifest
+from ontoflow import Capability, CapabilityMetadata, Result, TransientError, arun_manifest
 from ontoflow.actors.orchestrator import AnswerRefused
 from ontoflow.protocols import Composition, ManifestError
 
@@ -194,3 +194,28 @@ async def test_seed004s_composition_metadata_sends_the_step_explanation_to_the_n
     assert result.status == "completed", result.error
     report = result.context["ontoflow.plan.report"]
     assert report["1+notifier"]["outputs"] == {"seed.sent": "PETR4.SA está em 38.45 BRL"}
+
+
+ATTEMPTS: list[int] = []
+
+
+class Flaky(Capability):
+    """Always a transient failure, under seed 001's retry_policy map."""
+
+    metadata = CapabilityMetadata(
+        id="seed.flaky",
+        retry={"max_retries": 2, "backoff": "exponential", "backoff_multiplier": 1.5, "initial_ms": 1, "max_ms": 5},
+        timeout_ms=5_000,
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        ATTEMPTS.append(1)
+        raise TransientError("rate limited (429)")
+
+
+async def test_seed001_retry_policy_map_is_the_policy_the_base_follows() -> None:
+    ATTEMPTS.clear()
+    with anyio.fail_after(20):
+        result = await arun_manifest(one_block("seed.flaky"), [Flaky])
+    assert result.status == "failed"
+    assert len(ATTEMPTS) == 3 and result.trace[0].retries == 2
