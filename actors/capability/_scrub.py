@@ -22,7 +22,7 @@ _MAX_DEPTH = 8
 # key=value / key: value where the key names a credential; the key stays, the value goes.
 # The bounded {0,40} affixes keep the scan linear on long words.
 _CREDENTIAL = re.compile(
-    r"""(?P<key>[\w.\-]{0,40}(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key)[\w.\-]{0,40})
+    r"""(?P<key>[\w.\-]{0,40}(?:password|passwd|pwd|secret|token|api[_\-\ ]?key|access[_\-]?key|private[_\-]?key)[\w.\-]{0,40})
         (?P<sep>["']?\s*[=:]\s*)
         (?P<value>"[^"]*"|'[^']*'|[^\s,;&"'}\]]+)""",
     re.IGNORECASE | re.VERBOSE,
@@ -36,6 +36,19 @@ _BEARER = re.compile(r"\bbearer\s+[A-Za-z0-9\-._~+/]+=*", re.IGNORECASE)
 # scheme://user:pass@host (or a token as the user): the whole userinfo goes.
 _URL_USERINFO = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@]+@")
 _AWS_KEY = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
+# Tokens whose prefix says what they are, whatever surrounds them (the API that refuses one
+# quotes it back: OpenAI's "Incorrect API key provided: sk-proj-..."): OpenAI and Anthropic
+# keys, GitHub tokens, Slack tokens, Stripe keys, Google API keys, and JWTs. Too short or too
+# regular for the long-run rule below (a GitHub token has no capital letter).
+_KNOWN_TOKEN = re.compile(
+    r"""\b(?:sk-[A-Za-z0-9_\-]{16,}
+        |gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}
+        |xox[abposr]-[A-Za-z0-9\-]{10,}
+        |[rs]k_(?:live|test)_[A-Za-z0-9]{10,}
+        |AIza[A-Za-z0-9_\-]{30,}
+        |eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,})""",
+    re.VERBOSE,
+)
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # A segment made from a context or memory value holds its JSON; one past this is not decoded
@@ -152,6 +165,7 @@ def scrub(
     text = _BEARER.sub(f"Bearer {REDACTED}", text)
     text = _CREDENTIAL.sub(lambda m: f"{m.group('key')}{m.group('sep')}{REDACTED}", text)
     text = _AWS_KEY.sub(REDACTED, text)
+    text = _KNOWN_TOKEN.sub(REDACTED, text)
     text = _LONG_RUN.sub(_long_run, text)
     if len(text) > max_chars:
         text = text[: max(max_chars - 1, 0)] + "…"

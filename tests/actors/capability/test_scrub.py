@@ -24,12 +24,26 @@ from ontoflow.protocols.context import Segment, StepContext
         ("key AKIAIOSFODNN7EXAMPLE used", "AKIAIOSFODNN7EXAMPLE", "key <redacted> used"),
         ("sha 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "9f86d08", "sha <redacted>"),
         ("blob QWxhZGRpbjpvcGVuIHNlc2FtZQ9xLmNvbZZ2== end", "QWxhZGRp", "blob <redacted> end"),
+        # Seed 001's secrets detection: tokens known by their prefix, as an API quotes them back.
+        ("Incorrect API key provided: sk-proj-AbC123dEf456GhI789.", "sk-proj", "Incorrect API key provided: <redacted>."),
+        ("Invalid API key sk-ant-api03-abcdefghijklmnop", "sk-ant", "Invalid API key sk-ant-api03-abcdefghijklmnop"
+         .replace("sk-ant-api03-abcdefghijklmnop", "<redacted>")),
+        ("ghp_1234567890abcdefghijklmnopqrstuvwxyz12 was rejected", "ghp_", "<redacted> was rejected"),
+        ("slack said invalid_auth for xoxb-1234-5678-abcdefgh", "xoxb", "slack said invalid_auth for <redacted>"),
+        ("stripe: sk_live_abcdef1234567890 expired", "sk_live", "stripe: <redacted> expired"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcDEF123_-x refused", "eyJ", "jwt <redacted> refused"),
+        ("the api key: zz99 is wrong", "zz99", "the api key: <redacted> is wrong"),
     ],
 )
 def test_credential_patterns_are_redacted(text: str, gone: str, kept: str) -> None:
     out = scrub(text)
     assert gone not in out
     assert out == kept
+
+
+@pytest.mark.parametrize("text", ["api key is missing", "risk-assessment-2024-q1-final-v2", "task-sk-1", "desk-lamp"])
+def test_words_that_only_look_like_token_prefixes_are_kept(text: str) -> None:
+    assert scrub(text) == text
 
 
 def test_identifiers_paths_and_uuids_are_kept() -> None:
