@@ -74,22 +74,41 @@ async def arun_manifest(
             against ``capabilities`` (every problem, with its path), or ``start`` is given
             for a document that is not a workflow.
         ontoflow.actors.orchestrator.AnswerRefused: when an answer is none of the candidates.
+        Exception: what a capability raised as the cluster started (a CapabilityDefinitionError
+            for a schema that does not compile, what its ``initialize()`` raised), itself.
     """
     decoded, digest, worktree = _read(document)
     if start is not None:
         decoded = _starting_at(decoded, start)
     refused: Exception | None = None
-    async with open_local_cluster(list(capabilities), [], transport="inproc", slots=slots) as cluster:
-        try:
-            compiled = compile_document(decoded, cluster.catalog, manifest_hash=digest, worktree=worktree,
-                                        defaults=cluster.defaults)
-            ended = await _until_unanswered(cluster, compiled, dict(inputs or {}), list(answers))
-        except Exception as exc:  # noqa: BLE001 - raised below, outside the cluster's task group
-            refused = exc  # raised in a task group it would reach the caller as an ExceptionGroup
-        else:
-            return ended
+    try:
+        async with open_local_cluster(list(capabilities), [], transport="inproc", slots=slots) as cluster:
+            try:
+                compiled = compile_document(decoded, cluster.catalog, manifest_hash=digest, worktree=worktree,
+                                            defaults=cluster.defaults)
+                ended = await _until_unanswered(cluster, compiled, dict(inputs or {}), list(answers))
+            except Exception as exc:  # noqa: BLE001 - raised below, outside the cluster's task group
+                refused = exc  # raised in a task group it would reach the caller as an ExceptionGroup
+            else:
+                return ended
+    except BaseExceptionGroup as group:
+        # A capability that fails as the cluster starts (a schema that does not compile, an
+        # initialize() that raises): its own error, not the cluster's task group around it.
+        sole = _sole_error(group)
+        if sole is None:
+            raise
+        raise sole from None
     assert refused is not None
     raise refused
+
+
+def _sole_error(group: BaseExceptionGroup[Any]) -> Exception | None:
+    """The one ordinary exception inside ``group`` (nested groups unwrapped), else None."""
+    while len(group.exceptions) == 1 and isinstance(group.exceptions[0], BaseExceptionGroup):
+        group = group.exceptions[0]
+    if len(group.exceptions) == 1 and isinstance(group.exceptions[0], Exception):
+        return group.exceptions[0]
+    return None
 
 
 def _starting_at(document: Mapping[str, Any], start: str) -> Mapping[str, Any]:

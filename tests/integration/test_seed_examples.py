@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from ontoflow import Capability, CapabilityMetadata, Result, TransientError, arun_manifest
+from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.actors.orchestrator import AnswerRefused
 from ontoflow.protocols import Composition, ManifestError
 
@@ -219,3 +220,33 @@ async def test_seed001_retry_policy_map_is_the_policy_the_base_follows() -> None
         result = await arun_manifest(one_block("seed.flaky"), [Flaky])
     assert result.status == "failed"
     assert len(ATTEMPTS) == 3 and result.trace[0].retries == 2
+
+
+class BadSchema(Capability):
+    metadata = CapabilityMetadata(id="seed.bad_schema",
+                                  input_schema={"type": "object", "properties": {"x": {"type": "strin"}}})
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        return Result()
+
+
+class FailingInit(Capability):
+    """Seed 001's lifecycle: initialize() before the first step; this one cannot."""
+
+    metadata = CapabilityMetadata(id="seed.failing_init")
+
+    async def initialize(self) -> None:
+        raise ConnectionRefusedError("the mail server is down")
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        return Result()
+
+
+async def test_a_schema_that_does_not_compile_raises_its_own_error() -> None:
+    with anyio.fail_after(20), pytest.raises(CapabilityDefinitionError, match="seed.bad_schema"):
+        await arun_manifest(one_block("seed.bad_schema"), [BadSchema])
+
+
+async def test_an_initialize_that_raises_reaches_the_caller_as_itself() -> None:
+    with anyio.fail_after(20), pytest.raises(ConnectionRefusedError, match="mail server"):
+        await arun_manifest(one_block("seed.failing_init"), [FailingInit])
