@@ -48,6 +48,11 @@ _TRANSIENT_TEXT = re.compile(
     r"timeout|timed out|rate limit|too many requests|\b429\b|\b503\b|connection|network|temporarily|unavailable",
     re.IGNORECASE,
 )
+# HTTP clients' own exception classes for a timeout or a connection that failed, by name,
+# so no client library is imported: httpx's TimeoutException and NetworkError (ConnectTimeout,
+# ConnectError...), requests' Timeout and ConnectionError, aiohttp's ClientConnectionError.
+# They carry no status and often an empty message, so neither rule below would see them.
+_TRANSIENT_CLASS = re.compile(r"Timeout|TimedOut|ConnectError|ConnectionError|NetworkError")
 _PERMANENT_TEXT = re.compile(
     r"auth|unauthorized|forbidden|invalid|validation|\b400\b|\b401\b|\b403\b|\b404\b|not found",
     re.IGNORECASE,
@@ -86,7 +91,8 @@ def classify_error(exc: BaseException) -> ErrorClass:
     """Classify a failure as transient (retry), permanent or unknown (neither: not retried).
 
     In order: ``TransientError``/``PermanentError``; ``TimeoutError``, ``ConnectionError`` and
-    socket-level ``OSError`` are transient; an int ``status_code``/``status`` of
+    socket-level ``OSError`` are transient, and so is an exception of a class whose name (or
+    a base's) says timeout or connection/network error (httpx, requests, aiohttp); an int ``status_code``/``status`` of
     429/502/503/504 is transient, 400/401/403/404/422 permanent; ``PermissionError`` is
     permanent; otherwise the message decides (timeouts, rate limits, connection and network
     troubles are transient; auth, validation and not-found are permanent); else unknown.
@@ -106,6 +112,8 @@ def classify_error(exc: BaseException) -> ErrorClass:
     if isinstance(exc, (TimeoutError, ConnectionError, socket.gaierror, socket.herror)):
         return ErrorClass.TRANSIENT
     if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno in _TRANSIENT_ERRNOS:
+        return ErrorClass.TRANSIENT
+    if any(_TRANSIENT_CLASS.search(cls.__name__) for cls in type(exc).__mro__[:-2]):  # not BaseException, object
         return ErrorClass.TRANSIENT
     status = _status_of(exc)
     if status in _TRANSIENT_STATUS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import socket
 
+import httpx
 import pytest
 
 from ontoflow.actors.capability import ErrorClass, PermanentError, TransientError, classify_error
@@ -63,6 +64,15 @@ CASES = [
     (ExceptionGroup("g", [TimeoutError(), StatusError(503)]), T),
     (ExceptionGroup("g", [TimeoutError(), PermanentError()]), P),
     (ExceptionGroup("g", [TimeoutError(), KeyError("x")]), U),
+    # Seed 001's transient "timeout, connection, network" as the HTTP clients raise them: httpx
+    # (the project's client) with an empty message and no status, a requests-style class.
+    (httpx.ConnectTimeout(""), T),
+    (httpx.ReadTimeout(""), T),
+    (httpx.PoolTimeout(""), T),
+    (httpx.ConnectError(""), T),
+    (httpx.ReadError(""), T),
+    (type("ConnectionError", (IOError,), {})(), T),  # requests.exceptions.ConnectionError's shape
+    (httpx.UnsupportedProtocol("ftp"), U),
 ]
 
 
