@@ -44,14 +44,18 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
 
     Raises:
         ManifestError: when the bytes are not a document of that format (the message gives
-            the line and column, counted from 1), or ``fmt`` is unknown.
+            the line and column, counted from 1), a YAML document is empty, or ``fmt`` is
+            unknown.
     """
     fmt = fmt.lower().lstrip(".")
     try:
         if fmt == "json":
             return msgspec.json.decode(data)
         if fmt in ("yaml", "yml"):
-            return _decode_yaml(data)
+            document = _decode_yaml(data)
+            if document is None:  # no content, only comments, or a bare null: no map to read
+                raise ManifestError(Problem(path="", message=_EMPTY_YAML), source=source)
+            return document
         if fmt == "toml":
             return msgspec.toml.decode(data)
     except msgspec.DecodeError as exc:
@@ -65,6 +69,10 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
         raise ManifestError(problem, source=source) from None
     raise ManifestError(Problem(path="", message=f"unknown format {fmt!r}: use json, yaml or toml"), source=source)
 
+
+#: What an empty YAML file (or one of comments only, or a bare ``null``) is said to be: every
+#: caller wants a map, and "got NoneType" told the user nothing about the file.
+_EMPTY_YAML = "the document is empty (no YAML content, or only null): expected a map"
 
 #: The deepest nesting of collections a YAML document may have. PyYAML's C loader (behind
 #: ``msgspec.yaml``) recurses on the C stack as it builds nested collections and crashed the

@@ -56,3 +56,21 @@ def test_deep_yaml_is_refused_not_a_segmentation_fault(tmp_path: Path, deep: byt
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
     assert "Traceback" not in proc.stderr and "deep.yaml" in proc.stderr and "not valid YAML" in proc.stderr
     assert "nested deeper" in proc.stderr
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n", b"# only a comment\n", b"---\n", b"null\n", b"~"])
+def test_an_empty_yaml_document_says_it_is_empty(data: bytes) -> None:
+    # It said "expected a map at the top level, got NoneType", naming a Python type, not the file's fault.
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, "yaml", source="empty.yaml")
+    text = str(caught.value)
+    assert "empty.yaml" in text and "the document is empty" in text and "NoneType" not in text
+
+
+def test_an_empty_yaml_manifest_is_refused_by_the_cli_as_empty(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_bytes(b"")
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "run", str(empty)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2
+    assert "the document is empty" in done.stderr and "NoneType" not in done.stderr and "Traceback" not in done.stderr
