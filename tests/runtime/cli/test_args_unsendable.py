@@ -1,0 +1,36 @@
+"""Client-verb arguments no message to a daemon can carry: bytes that are not UTF-8 (argv keeps
+them as surrogates) in a run id, a sentence, a session or a key, and an integer past 64 bits.
+Each was a traceback (UnicodeEncodeError, OverflowError as the request was encoded); each is a
+usage error naming the argument (exit 2), never its value. No daemon is needed: nothing leaves."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+MANIFEST = str(REPO / "configs/examples/building_report/workflow.yaml")
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        ([b"status", b"SECRET\xff"], "RUN_ID"),
+        ([b"ask", b"qual o pre\xe7o da SECRET?"], "TEXT"),  # Latin-1, not UTF-8
+        ([b"ask", b"oi", b"--session", b"SECRET\xff"], "--session"),
+        ([b"submit", MANIFEST.encode(), b"--idempotency-key", b"SECRET\xff"], "--idempotency-key"),
+        ([b"runs", b"--limit", b"99999999999999999999"], "--limit"),
+    ],
+    ids=["status-run-id", "ask-text", "ask-session", "submit-key", "runs-limit"],
+)
+def test_an_argument_no_message_can_carry_is_a_usage_error_naming_it(tmp_path: Path, argv: list[bytes],
+                                                                      names: str) -> None:
+    address = f"ipc://{tmp_path}/nobody.sock".encode()
+    done = subprocess.run([sys.executable.encode(), b"-m", b"ontoflow", *argv, b"--connect", address],
+                          capture_output=True, cwd=tmp_path, timeout=60, check=False)
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2, stderr
+    assert f"{names}: " in stderr and "Traceback" not in stderr and "SECRET" not in stderr
