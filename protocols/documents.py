@@ -30,6 +30,7 @@ __all__ = [
     "decode_submitted_document",
     "document_kind",
     "idempotency_conflict",
+    "oversized_int_path",
     "submit_fingerprint",
 ]
 
@@ -44,20 +45,20 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
 
     Raises:
         ManifestError: when the bytes are not a document of that format (the message gives
-            the line and column, counted from 1), a YAML document is empty, or ``fmt`` is
-            unknown.
+            the line and column, counted from 1), a YAML document is empty, a number is an
+            integer past 64 bits (no message can carry it), or ``fmt`` is unknown.
     """
     fmt = fmt.lower().lstrip(".")
     try:
-        if fmt == "json":
-            return msgspec.json.decode(data)
         if fmt in ("yaml", "yml"):
             document = _decode_yaml(data)
             if document is None:  # no content, only comments, or a bare null: no map to read
                 raise ManifestError(Problem(path="", message=_EMPTY_YAML), source=source)
-            return document
+            return _within_64_bits(document, source)
+        if fmt == "json":
+            return _within_64_bits(msgspec.json.decode(data), source)
         if fmt == "toml":
-            return msgspec.toml.decode(data)
+            return _within_64_bits(msgspec.toml.decode(data), source)
     except msgspec.DecodeError as exc:
         problem = Problem(path="", message=f"not valid {fmt.upper()}{_syntax_error(exc, data)}")
         raise ManifestError(problem, source=source) from None
@@ -119,6 +120,39 @@ def _not_utf8(data: bytes) -> str:
         column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
         return f" at line {line}, column {column}: not UTF-8"
     return ": not UTF-8"
+
+
+#: The integers a message can carry (msgpack: a signed or an unsigned 64-bit integer).
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def oversized_int_path(data: Any) -> str | None:
+    """The path (``a.b[2]``; ``""`` for ``data`` itself) of the first integer in ``data`` that no
+    message can carry (past 64 bits), or None. Iterative: a deep document cannot exhaust the stack.
+
+    Args:
+        data: plain decoded data (maps, lists, scalars).
+    """
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if type(value) is int:
+            if not _INT_MIN <= value <= _INT_MAX:
+                return path
+        elif isinstance(value, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def _within_64_bits(document: Any, source: str) -> Any:
+    """``document``, or a ManifestError naming where it holds an integer past 64 bits (which
+    failed later, with a traceback, as the run's first message was encoded)."""
+    where = oversized_int_path(document)
+    if where is not None:
+        raise ManifestError(Problem(path=where, message="an integer past 64 bits (no message can carry it)"), source=source)
+    return document
 
 
 def document_kind(document: Any) -> str:

@@ -74,3 +74,36 @@ def test_an_empty_yaml_manifest_is_refused_by_the_cli_as_empty(tmp_path: Path) -
                           timeout=60, check=False)
     assert done.returncode == 2
     assert "the document is empty" in done.stderr and "NoneType" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data", "path"),
+    [
+        ("yaml", b"nodes:\n  m:\n    blocks:\n      a: {timeout_ms: 100000000000000000000000000000}\n",
+         "nodes.m.blocks.a.timeout_ms"),
+        ("json", b'{"a": [1, {"b": -9223372036854775809}]}', "a[1].b"),
+        ("toml", b"[daemon]\nmax-runs = 18446744073709551616\n", "daemon.max-runs"),
+    ],
+)
+def test_an_integer_past_64_bits_is_refused_with_its_path(fmt: str, data: bytes, path: str) -> None:
+    # It decoded, then failed as the run's first message was encoded: an OverflowError
+    # traceback out of `ontoflow run`, `submit` and the daemon's config.
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, fmt, source="f." + fmt)
+    [problem] = caught.value.problems
+    assert problem.path == path and "past 64 bits" in problem.message
+
+
+def test_integers_a_message_can_carry_are_kept() -> None:
+    assert decode_document(b'{"a": [18446744073709551615, -9223372036854775808]}', "json") == {
+        "a": [18446744073709551615, -9223372036854775808]}
+
+
+def test_a_manifest_with_an_integer_past_64_bits_is_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text("start: m\nnodes:\n  m:\n    entry_block: a\n    blocks:\n"
+                        "      a: {worker: x.y, timeout_ms: 100000000000000000000000000000}\n")
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "run", str(manifest)], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "nodes.m.blocks.a.timeout_ms: an integer past 64 bits" in done.stderr and "Traceback" not in done.stderr
