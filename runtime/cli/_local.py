@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import math
 import os
 from pathlib import Path
 from collections.abc import Mapping
@@ -262,8 +263,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         served = read_domain_folders(args.domain)
     except (CapabilityLoadError, ConfigError, DomainLoadError) as exc:
         return fail(str(exc))
-    if args.http_timeout_s <= 0 or args.http_health_interval_s <= 0:
-        return fail("--http-timeout-s and --http-health-interval-s must be > 0")
+    # Not "<= 0": NaN passes that, then raised out of the bridge (a traceback) or at SIGTERM.
+    if not (0 < args.http_timeout_s < math.inf and 0 < args.http_health_interval_s < math.inf):
+        return fail("--http-timeout-s and --http-health-interval-s must be finite numbers > 0")
+    if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf):
+        return fail("--grace-s must be a finite number >= 0 and --reconnect-max a finite number >= 1")
     domains = list(served.domains)
     checks = list(served.checks)
     classes += [c for c in served.capabilities if c not in classes]
