@@ -137,6 +137,11 @@ def _main(argv: list[str]) -> int:
     except ConfigError as exc:
         return fail(str(exc))
     LOOP.update(entry_options())  # the process's loop and collector, chosen once
+    # No flag takes an integer past 64 bits: a daemon given one (--heartbeat-ms) started, then
+    # stopped serving at its first worker, as the Welcome carrying it failed to encode.
+    culprit = _unsendable_argument(parser, args, ints_only=True)
+    if culprit is not None:
+        return fail(f"{culprit[0]}: {culprit[1]}")
     try:
         return args.handler(args)
     except (UnicodeEncodeError, OverflowError, BaseExceptionGroup) as exc:
@@ -155,18 +160,19 @@ def _from_encoding(exc: BaseException) -> bool:
     return True
 
 
-def _unsendable_argument(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, str] | None:
+def _unsendable_argument(parser: argparse.ArgumentParser, args: argparse.Namespace, *,
+                         ints_only: bool = False) -> tuple[str, str] | None:
     """The flag (or positional) of the first argument no message can carry, and why; None
-    when every argument can be sent."""
+    when every argument can be sent (``ints_only``: only integers are looked at)."""
     for dest, value in vars(args).items():
         for item in value if isinstance(value, list) else [value]:
             why = None
-            if isinstance(item, str):
+            if isinstance(item, str) and not ints_only:
                 try:
                     item.encode("utf-8")
                 except UnicodeEncodeError:
                     why = "not valid UTF-8 text"
-            elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
+            elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**63:  # a C long
                 why = "too large (past 64 bits)"
             if why is not None:
                 return _flag_of(parser, dest) or dest, why

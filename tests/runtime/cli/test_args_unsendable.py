@@ -34,3 +34,23 @@ def test_an_argument_no_message_can_carry_is_a_usage_error_naming_it(tmp_path: P
     stderr = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 2, stderr
     assert f"{names}: " in stderr and "Traceback" not in stderr and "SECRET" not in stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        # It started, then stopped serving at its first worker: the Welcome carrying the
+        # heartbeat failed to encode (OverflowError in the flush).
+        [b"daemon", b"--heartbeat-ms", b"99999999999999999999999"],
+        # An unsigned 64-bit value still overflowed ZeroMQ's socket option (a C long).
+        [b"daemon", b"--max-message-bytes", b"18446744073709551615"],
+    ],
+    ids=["heartbeat", "max-message-bytes"],
+)
+def test_a_daemon_given_an_integer_past_64_bits_refuses_to_start(tmp_path: Path, argv: list[bytes]) -> None:
+    done = subprocess.run([sys.executable.encode(), b"-m", b"ontoflow", *argv, b"--bind",
+                           f"ipc://{tmp_path}/d.sock".encode()], capture_output=True, cwd=tmp_path, timeout=60,
+                          check=False)
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2, stderr
+    assert f"{argv[1].decode()}: too large" in stderr and "Traceback" not in stderr
