@@ -54,3 +54,14 @@ def test_a_daemon_given_an_integer_past_64_bits_refuses_to_start(tmp_path: Path,
     stderr = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 2, stderr
     assert f"{argv[1].decode()}: too large" in stderr and "Traceback" not in stderr
+
+
+def test_chat_says_a_line_that_is_not_utf8_again_and_goes_on(tmp_path: Path) -> None:
+    # The line (Latin-1 bytes, kept as surrogates) failed to encode in the Ask: a traceback
+    # that ended the conversation. Nothing is sent for it, so no daemon is needed.
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "chat", "--connect", f"ipc://{tmp_path}/nobody.sock"],
+                          input=b"qual o pre\xe7o da SECRET?\n", capture_output=True, cwd=tmp_path, timeout=60,
+                          check=False)
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 0, stderr
+    assert "not valid UTF-8" in stderr and "Traceback" not in stderr and "SECRET" not in stderr
