@@ -41,7 +41,7 @@ from ontoflow.actors.worker import (
 )
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
-from ontoflow.protocols.messages import PROTOCOL_VERSION
+from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
 from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
@@ -289,6 +289,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
     if args.spin_us < 0:
         return fail(f"--spin-us must be >= 0, got {args.spin_us}")
+    if args.worker_id is not None and worker_id_problem(args.worker_id) is not None:  # the daemon would refuse it
+        return fail(f"--worker-id: {worker_id_problem(args.worker_id)}")
     if not 0 <= args.nice <= 19:
         return fail(f"--nice must be between 0 and 19, got {args.nice}")
     try:

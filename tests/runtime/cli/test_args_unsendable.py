@@ -65,3 +65,10 @@ def test_chat_says_a_line_that_is_not_utf8_again_and_goes_on(tmp_path: Path) -> 
     stderr = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 0, stderr
     assert "not valid UTF-8" in stderr and "Traceback" not in stderr and "SECRET" not in stderr
+
+
+def test_a_worker_id_the_daemon_would_refuse_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "worker", "--connect", f"ipc://{tmp_path}/d.sock",
+                           "--worker-id", "my worker"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                          check=False)
+    assert done.returncode == 2 and "--worker-id: worker_id must be" in done.stderr
