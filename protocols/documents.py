@@ -54,6 +54,8 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
             document = _decode_yaml(data)
             if document is None:  # no content, only comments, or a bare null: no map to read
                 raise ManifestError(Problem(path="", message=_EMPTY_YAML), source=source)
+            if b"*" in data:  # an alias may share a collection many times, or inside itself
+                _check_yaml_aliases(document, source)
             return _within_64_bits(document, source)
         if fmt == "json":
             return _within_64_bits(msgspec.json.decode(data), source)
@@ -88,6 +90,44 @@ def _decode_yaml(data: bytes) -> Any:
     if len(data) > 2 * _YAML_MAX_DEPTH:
         _check_yaml_depth(data)
     return msgspec.yaml.decode(data)
+
+
+#: The most values a YAML document may hold once its aliases are expanded. A reference is
+#: decoded as the one collection it names, shared, so nine lines of aliases ("billion
+#: laughs") decode at once but are 387 million values to whatever walks or encodes them: an
+#: input file like that hung ``ontoflow run``, and an alias inside what it names (a cycle)
+#: was a RecursionError traceback as the run's inputs were encoded.
+_YAML_MAX_EXPANDED = 1_000_000
+
+
+def _check_yaml_aliases(document: Any, source: str) -> None:
+    """Raise ManifestError when ``document``'s aliases form a cycle or expand it past
+    ``_YAML_MAX_EXPANDED`` values (each collection is sized once: this costs its real size)."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(document, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = list(node.values()) if isinstance(node, dict) else node
+        if children_done:
+            open_.discard(key)
+            size = 1 + sum(sizes[id(c)] if isinstance(c, (dict, list)) else 1 for c in children)
+            if size > _YAML_MAX_EXPANDED:
+                message = f"its aliases expand it past {_YAML_MAX_EXPANDED:,} values"
+                raise ManifestError(Problem(path="", message=f"not valid YAML: {message}"), source=source)
+            sizes[key] = size
+            continue
+        if key in sizes:
+            continue
+        open_.add(key)
+        stack.append((node, True))
+        for child in children:
+            if isinstance(child, (dict, list)) and id(child) not in sizes:
+                if id(child) in open_:
+                    message = "an alias names a collection that holds it (a cycle)"
+                    raise ManifestError(Problem(path="", message=f"not valid YAML: {message}"), source=source)
+                stack.append((child, False))
 
 
 def _check_yaml_depth(data: bytes) -> None:
@@ -128,21 +168,25 @@ _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 
 def oversized_int_path(data: Any) -> str | None:
     """The path (``a.b[2]``; ``""`` for ``data`` itself) of the first integer in ``data`` that no
-    message can carry (past 64 bits), or None. Iterative: a deep document cannot exhaust the stack.
+    message can carry (past 64 bits), or None. Iterative (a deep document cannot exhaust the
+    stack) and each collection once (a YAML alias bomb is not expanded).
 
     Args:
         data: plain decoded data (maps, lists, scalars).
     """
     stack: list[tuple[str, Any]] = [("", data)]
+    seen: set[int] = set()  # YAML aliases share one collection many times: each is walked once
     while stack:
         path, value = stack.pop()
         if type(value) is int:
             if not _INT_MIN <= value <= _INT_MAX:
                 return path
-        elif isinstance(value, dict):
-            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+        elif isinstance(value, (dict, list)) and id(value) not in seen:
+            seen.add(id(value))
+            if isinstance(value, dict):
+                stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items())))
+            else:
+                stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
     return None
 
 

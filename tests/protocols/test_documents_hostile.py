@@ -107,3 +107,28 @@ def test_a_manifest_with_an_integer_past_64_bits_is_exit_2_without_a_traceback(t
                           timeout=60, check=False, cwd=tmp_path)
     assert done.returncode == 2
     assert "nodes.m.blocks.a.timeout_ms: an integer past 64 bits" in done.stderr and "Traceback" not in done.stderr
+
+
+_LAUGHS = b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + b"".join(
+    b"%c: &%c [%s]\n" % (c, c, b",".join([b"*%c" % (c - 1)] * 9)) for c in range(ord("b"), ord("j")))
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        # Nine lines, 387 million values once expanded: an --input-file like it hung `ontoflow run`.
+        (_LAUGHS, "its aliases expand it past 1,000,000 values"),
+        # An alias inside what it names: a RecursionError traceback as the run's inputs were encoded.
+        (b"a: &a [1, *a]\n", "an alias names a collection that holds it (a cycle)"),
+    ],
+    ids=["billion-laughs", "cycle"],
+)
+def test_yaml_aliases_that_explode_or_loop_are_a_syntax_error(data: bytes, says: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, "yaml", source="in.yaml")
+    assert says in str(caught.value) and "in.yaml" in str(caught.value)
+
+
+def test_yaml_aliases_that_share_a_collection_a_few_times_are_kept() -> None:
+    doc = decode_document(b"x: &x {a: 1}\ny: [*x, *x, {b: *x}]\nz: *x\n", "yaml")
+    assert doc["y"] == [{"a": 1}, {"a": 1}, {"b": {"a": 1}}] and doc["z"] == {"a": 1}
