@@ -56,11 +56,11 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
                 raise ManifestError(Problem(path="", message=_EMPTY_YAML), source=source)
             if b"*" in data:  # an alias may share a collection many times, or inside itself
                 _check_yaml_aliases(document, source)
-            return _within_64_bits(document, source)
+            return _within_64_bits(document, source, data)
         if fmt == "json":
-            return _within_64_bits(msgspec.json.decode(data), source)
+            return _within_64_bits(msgspec.json.decode(data), source, data)
         if fmt == "toml":
-            return _within_64_bits(msgspec.toml.decode(data), source)
+            return _within_64_bits(msgspec.toml.decode(data), source, data)
     except msgspec.DecodeError as exc:
         problem = Problem(path="", message=f"not valid {fmt.upper()}{_syntax_error(exc, data)}")
         raise ManifestError(problem, source=source) from None
@@ -174,6 +174,8 @@ def oversized_int_path(data: Any) -> str | None:
     Args:
         data: plain decoded data (maps, lists, scalars).
     """
+    if not _holds_oversized_int(data):  # the usual answer, found without making a path per value
+        return None
     stack: list[tuple[str, Any]] = [("", data)]
     seen: set[int] = set()  # YAML aliases share one collection many times: each is walked once
     while stack:
@@ -190,9 +192,31 @@ def oversized_int_path(data: Any) -> str | None:
     return None
 
 
-def _within_64_bits(document: Any, source: str) -> Any:
+def _holds_oversized_int(data: Any) -> bool:
+    stack: list[Any] = [data]
+    seen: set[int] = set()
+    while stack:
+        value = stack.pop()
+        if type(value) is int:
+            if not _INT_MIN <= value <= _INT_MAX:
+                return True
+        elif isinstance(value, (dict, list)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(value.values() if isinstance(value, dict) else value)
+    return False
+
+
+#: Text an integer past 64 bits needs: 17 or more digits (decimal, hex; with TOML's and YAML's
+#: "_" separators, YAML's "0x"/"0o" prefixes and its sexagesimal "1:0:0:...") in a row. A
+#: document without such a run is not walked at all (the walk costs as much as the decoding).
+_LONG_NUMBER = re.compile(rb"[0-9A-Fa-f_:xXoO]{17,}")
+
+
+def _within_64_bits(document: Any, source: str, data: bytes) -> Any:
     """``document``, or a ManifestError naming where it holds an integer past 64 bits (which
     failed later, with a traceback, as the run's first message was encoded)."""
+    if _LONG_NUMBER.search(data) is None:
+        return document
     where = oversized_int_path(document)
     if where is not None:
         raise ManifestError(Problem(path=where, message="an integer past 64 bits (no message can carry it)"), source=source)

@@ -265,7 +265,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         return fail(str(exc))
     # Not "<= 0": NaN passes that, then raised out of the bridge (a traceback) or at SIGTERM.
     if not (0 < args.http_timeout_s < math.inf and 0 < args.http_health_interval_s < math.inf):
-        return fail("--http-timeout-s and --http-health-interval-s must be finite numbers > 0")
+        return fail("--http-timeout-s and --http-health-interval-s must be > 0 and finite")
     if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf):
         return fail("--grace-s must be a finite number >= 0 and --reconnect-max a finite number >= 1")
     domains = list(served.domains)
