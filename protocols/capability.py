@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.protocols.documents import oversized_int_path
 from ontoflow.protocols.errors import Problem
 from ontoflow.protocols.events import RESERVED_EVENTS
 
@@ -259,6 +260,9 @@ def check_metadata(meta: CapabilityMetadata) -> list[Problem]:
         problems.append(Problem(path=f"{where}.retry.jitter", message="must be in [0, 1)"))
     if meta.timeout_ms is not None and meta.timeout_ms <= 0:
         problems.append(Problem(path=f"{where}.timeout_ms", message="must be > 0 or null"))
+    big = oversized_int_path(msgspec.to_builtins(meta))  # the worker's Register failed to encode, a traceback
+    if big is not None:
+        problems.append(Problem(path=f"{where}.{big}", message="an integer past 64 bits (no message can carry it)"))
     schema = meta.input_schema
     if schema.get("type", "object") != "object":
         problems.append(Problem(path=f"{where}.input_schema.type", message='must be "object"'))

@@ -64,7 +64,7 @@ from ontoflow.protocols.types import RunStatusName, StatusReply
 __all__ = [
     "CLIENT_HEADER", "ERROR_CODES", "Answer", "Ask", "AskReply", "Busy", "CancelRun", "Catalog", "CatalogInfo",
     "ClientMessage", "ClientRequest", "DaemonRequest", "Error", "ErrorCode", "ListRuns", "MAX_DEADLINE_MS",
-    "MAX_RUN_ID_CHARS", "Question", "Replies",
+    "MAX_IDEMPOTENCY_KEY_CHARS", "MAX_RUN_ID_CHARS", "Question", "Replies",
     "RunList", "RunProgress", "RunStatus", "RunSummary", "RunTrace", "Show", "Status", "Submit",
     "SubmitAccepted", "SubmitRequest", "TraceRecord", "Watch", "WorkerRecord", "Workers", "WorkersInfo",
     "client_from_frames", "client_to_frames", "replies_from_frames", "replies_to_frames",
@@ -80,6 +80,10 @@ MAX_DEADLINE_MS = 10 * 365 * 86_400_000
 
 #: The longest run id a client may choose (generated ids are 32 characters).
 MAX_RUN_ID_CHARS = 128
+
+#: The longest idempotency key a daemon takes (the CLI's are 37 characters): a key is a
+#: journal index entry and is quoted by an idempotency_conflict; a 1 MB one was taken whole.
+MAX_IDEMPOTENCY_KEY_CHARS = 256
 
 _RUN_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@-]{{0,{MAX_RUN_ID_CHARS - 1}}}")
 

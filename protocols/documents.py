@@ -30,6 +30,7 @@ __all__ = [
     "decode_submitted_document",
     "document_kind",
     "idempotency_conflict",
+    "oversized_int_path",
     "submit_fingerprint",
 ]
 
@@ -44,16 +45,22 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
 
     Raises:
         ManifestError: when the bytes are not a document of that format (the message gives
-            the line and column, counted from 1), or ``fmt`` is unknown.
+            the line and column, counted from 1), a YAML document is empty, a number is an
+            integer past 64 bits (no message can carry it), or ``fmt`` is unknown.
     """
     fmt = fmt.lower().lstrip(".")
     try:
-        if fmt == "json":
-            return msgspec.json.decode(data)
         if fmt in ("yaml", "yml"):
-            return _decode_yaml(data)
+            document = _decode_yaml(data)
+            if document is None:  # no content, only comments, or a bare null: no map to read
+                raise ManifestError(Problem(path="", message=_EMPTY_YAML), source=source)
+            if b"*" in data:  # an alias may share a collection many times, or inside itself
+                _check_yaml_aliases(document, source)
+            return _within_64_bits(document, source, data)
+        if fmt == "json":
+            return _within_64_bits(msgspec.json.decode(data), source, data)
         if fmt == "toml":
-            return msgspec.toml.decode(data)
+            return _within_64_bits(msgspec.toml.decode(data), source, data)
     except msgspec.DecodeError as exc:
         problem = Problem(path="", message=f"not valid {fmt.upper()}{_syntax_error(exc, data)}")
         raise ManifestError(problem, source=source) from None
@@ -65,6 +72,10 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
         raise ManifestError(problem, source=source) from None
     raise ManifestError(Problem(path="", message=f"unknown format {fmt!r}: use json, yaml or toml"), source=source)
 
+
+#: What an empty YAML file (or one of comments only, or a bare ``null``) is said to be: every
+#: caller wants a map, and "got NoneType" told the user nothing about the file.
+_EMPTY_YAML = "the document is empty (no YAML content, or only null): expected a map"
 
 #: The deepest nesting of collections a YAML document may have. PyYAML's C loader (behind
 #: ``msgspec.yaml``) recurses on the C stack as it builds nested collections and crashed the
@@ -79,6 +90,44 @@ def _decode_yaml(data: bytes) -> Any:
     if len(data) > 2 * _YAML_MAX_DEPTH:
         _check_yaml_depth(data)
     return msgspec.yaml.decode(data)
+
+
+#: The most values a YAML document may hold once its aliases are expanded. A reference is
+#: decoded as the one collection it names, shared, so nine lines of aliases ("billion
+#: laughs") decode at once but are 387 million values to whatever walks or encodes them: an
+#: input file like that hung ``ontoflow run``, and an alias inside what it names (a cycle)
+#: was a RecursionError traceback as the run's inputs were encoded.
+_YAML_MAX_EXPANDED = 1_000_000
+
+
+def _check_yaml_aliases(document: Any, source: str) -> None:
+    """Raise ManifestError when ``document``'s aliases form a cycle or expand it past
+    ``_YAML_MAX_EXPANDED`` values (each collection is sized once: this costs its real size)."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(document, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = list(node.values()) if isinstance(node, dict) else node
+        if children_done:
+            open_.discard(key)
+            size = 1 + sum(sizes[id(c)] if isinstance(c, (dict, list)) else 1 for c in children)
+            if size > _YAML_MAX_EXPANDED:
+                message = f"its aliases expand it past {_YAML_MAX_EXPANDED:,} values"
+                raise ManifestError(Problem(path="", message=f"not valid YAML: {message}"), source=source)
+            sizes[key] = size
+            continue
+        if key in sizes:
+            continue
+        open_.add(key)
+        stack.append((node, True))
+        for child in children:
+            if isinstance(child, (dict, list)) and id(child) not in sizes:
+                if id(child) in open_:
+                    message = "an alias names a collection that holds it (a cycle)"
+                    raise ManifestError(Problem(path="", message=f"not valid YAML: {message}"), source=source)
+                stack.append((child, False))
 
 
 def _check_yaml_depth(data: bytes) -> None:
@@ -111,6 +160,67 @@ def _not_utf8(data: bytes) -> str:
         column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
         return f" at line {line}, column {column}: not UTF-8"
     return ": not UTF-8"
+
+
+#: The integers a message can carry (msgpack: a signed or an unsigned 64-bit integer).
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def oversized_int_path(data: Any) -> str | None:
+    """The path (``a.b[2]``; ``""`` for ``data`` itself) of the first integer in ``data`` that no
+    message can carry (past 64 bits), or None. Iterative (a deep document cannot exhaust the
+    stack) and each collection once (a YAML alias bomb is not expanded).
+
+    Args:
+        data: plain decoded data (maps, lists, scalars).
+    """
+    if not _holds_oversized_int(data):  # the usual answer, found without making a path per value
+        return None
+    stack: list[tuple[str, Any]] = [("", data)]
+    seen: set[int] = set()  # YAML aliases share one collection many times: each is walked once
+    while stack:
+        path, value = stack.pop()
+        if type(value) is int:
+            if not _INT_MIN <= value <= _INT_MAX:
+                return path
+        elif isinstance(value, (dict, list)) and id(value) not in seen:
+            seen.add(id(value))
+            if isinstance(value, dict):
+                stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items())))
+            else:
+                stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def _holds_oversized_int(data: Any) -> bool:
+    stack: list[Any] = [data]
+    seen: set[int] = set()
+    while stack:
+        value = stack.pop()
+        if type(value) is int:
+            if not _INT_MIN <= value <= _INT_MAX:
+                return True
+        elif isinstance(value, (dict, list)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(value.values() if isinstance(value, dict) else value)
+    return False
+
+
+#: Text an integer past 64 bits needs: 17 or more digits (decimal, hex; with TOML's and YAML's
+#: "_" separators, YAML's "0x"/"0o" prefixes and its sexagesimal "1:0:0:...") in a row. A
+#: document without such a run is not walked at all (the walk costs as much as the decoding).
+_LONG_NUMBER = re.compile(rb"[0-9A-Fa-f_:xXoO]{17,}")
+
+
+def _within_64_bits(document: Any, source: str, data: bytes) -> Any:
+    """``document``, or a ManifestError naming where it holds an integer past 64 bits (which
+    failed later, with a traceback, as the run's first message was encoded)."""
+    if _LONG_NUMBER.search(data) is None:
+        return document
+    where = oversized_int_path(document)
+    if where is not None:
+        raise ManifestError(Problem(path=where, message="an integer past 64 bits (no message can carry it)"), source=source)
+    return document
 
 
 def document_kind(document: Any) -> str:

@@ -24,6 +24,7 @@ Receivers unpack it in order, so a batch means exactly what its messages sent on
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -44,11 +45,30 @@ __all__ = [
     "Ready",
     "WireMessage",
     "Welcome",
+    "worker_id_problem",
 ]
 
 #: Bumped on any change a peer of the previous version could not decode or keep (2: ``Batch``;
 #: 3: the session token, which a worker must present or its answers are ignored).
 PROTOCOL_VERSION = 3
+
+#: The longest worker id (a default one is HOST-PID-RANDOM, and a host name may be 253 long).
+MAX_WORKER_ID_CHARS = 256
+
+_WORKER_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@-]{{0,{MAX_WORKER_ID_CHARS - 1}}}")
+
+
+def worker_id_problem(worker_id: str) -> str | None:
+    """Why ``worker_id`` cannot name a worker, or None when it can.
+
+    A worker id is a word in every log line and listing about the worker: 1 to
+    ``MAX_WORKER_ID_CHARS`` letters, digits and ``_ . : @ -``, starting with a letter or a
+    digit. The text never quotes the id (it may be huge).
+    """
+    if _WORKER_ID.fullmatch(worker_id) is not None:
+        return None
+    return (f"worker_id must be 1 to {MAX_WORKER_ID_CHARS} letters, digits and '_.:@-', starting with a letter "
+            f"or a digit (got {len(worker_id)} characters)")
 
 
 class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True):

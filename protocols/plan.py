@@ -32,11 +32,14 @@ __all__ = [
     "EXECUTION_MODES",
     "ExecutionPlan",
     "ExecutionStep",
+    "MAX_PLAN_DEPENDENCIES",
+    "MAX_PLAN_STEPS",
     "Reference",
     "check_plan",
     "find_references",
     "plan_dependencies",
     "plan_from_data",
+    "plan_size_problem",
 ]
 
 EXECUTION_MODES = ("sequential", "parallel", "dag")
@@ -202,6 +205,24 @@ def _ancestors(deps: dict[str, list[str]]) -> dict[str, set[str]]:
     return memo
 
 
+#: The most steps, and dependencies (``depends_on`` entries, summed), a plan may have. Its
+#: checks and its compilation follow every step's ancestors (quadratic in a chain, worse in a
+#: dense DAG): a submitted plan of 3,000 chained steps held a daemon's loop for about a minute,
+#: long enough to lose its workers. Far above what a person or the planner writes.
+MAX_PLAN_STEPS, MAX_PLAN_DEPENDENCIES = 500, 5_000
+
+
+def plan_size_problem(steps: int, dependencies: int) -> Problem | None:
+    """The problem of a plan of ``steps`` steps with ``dependencies`` dependencies in all, if
+    it is over ``MAX_PLAN_STEPS`` or ``MAX_PLAN_DEPENDENCIES``; None when it is not."""
+    if steps > MAX_PLAN_STEPS:
+        return Problem(path="steps", message=f"{steps} steps; a plan has at most {MAX_PLAN_STEPS}")
+    if dependencies > MAX_PLAN_DEPENDENCIES:
+        return Problem(path="steps", message=f"{dependencies} depends_on entries in all; a plan has at most "
+                                             f"{MAX_PLAN_DEPENDENCIES}")
+    return None
+
+
 def check_plan(plan: ExecutionPlan) -> list[Problem]:
     """Return every problem of ``plan`` that needs no capability catalog.
 
@@ -213,6 +234,9 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
     problems: list[Problem] = []
     if not plan.steps:
         problems.append(Problem(path="steps", message="a plan needs at least one step"))
+    size = plan_size_problem(len(plan.steps), sum(len(step.depends_on) for step in plan.steps))
+    if size is not None:  # nothing else is checked: the checks past it cost too much
+        return [size]
     if plan.max_concurrency < 1:
         problems.append(Problem(path="max_concurrency", message="must be >= 1"))
     seen: dict[str, int] = {}
@@ -292,6 +316,8 @@ def plan_from_data(data: Any, *, source: str = "") -> ExecutionPlan:
     problems: list[Problem] = []
     steps: list[ExecutionStep] = []
     raw_steps = data.get("steps")
+    if isinstance(raw_steps, list) and len(raw_steps) > MAX_PLAN_STEPS:  # before converting them one by one
+        raise ManifestError(plan_size_problem(len(raw_steps), 0), source=source)  # type: ignore[arg-type]
     if isinstance(raw_steps, list):
         # Step by step, so that every step's typing problem is reported at once.
         for i, raw in enumerate(raw_steps):

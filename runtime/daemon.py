@@ -31,6 +31,7 @@ prints ``http entry on http://HOST:PORT`` once bound.
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 from contextlib import ExitStack, nullcontext
@@ -161,12 +162,15 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--max-message-bytes must be >= 1")
     if config.max_runs is not None and config.max_runs < 1:
         raise ConfigError("--max-runs must be >= 1")
-    if config.max_value_bytes < 1 or config.grace_s < 0:
-        raise ConfigError("--max-value-bytes must be >= 1 and --grace-s >= 0")
-    if config.retention_s is not None and config.retention_s <= 0:
-        raise ConfigError("--retention-s must be > 0")
-    if config.prune_every_s <= 0:
-        raise ConfigError("--prune-every-s must be > 0")
+    # Written so that NaN fails them too (every comparison with NaN is false): a NaN or an
+    # infinite number of seconds passed these checks, then raised out of the loop at SIGTERM
+    # (--grace-s) or at the first pruning, an hour later (--retention-s, --prune-every-s).
+    if not (config.max_value_bytes >= 1 and 0 <= config.grace_s < math.inf):
+        raise ConfigError("--max-value-bytes must be >= 1 and --grace-s a finite number >= 0")
+    if config.retention_s is not None and not 0 < config.retention_s < math.inf:
+        raise ConfigError("--retention-s must be a finite number > 0")
+    if not 0 < config.prune_every_s < math.inf:
+        raise ConfigError("--prune-every-s must be a finite number > 0")
     if config.answer_timeout_ms < 1:
         raise ConfigError("--answer-timeout-ms must be >= 1")
     if config.synchronous not in ("NORMAL", "FULL"):

@@ -45,7 +45,7 @@ def _import_file(spec: str) -> ModuleType:
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a sys.exit() at import ended the worker with its code, silently
         del sys.modules[name]
         raise CapabilityLoadError(f"importing capability file {spec!r} failed: {_describe(exc)}") from None
     return module
@@ -59,11 +59,11 @@ def _import_name(spec: str) -> ModuleType:
         if exc.name is not None and (spec == exc.name or spec.startswith(exc.name + ".")):
             raise CapabilityLoadError(f"capability module {spec!r} not found") from None
         raise CapabilityLoadError(f"importing capability module {spec!r} failed: {_describe(exc)}") from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise CapabilityLoadError(f"importing capability module {spec!r} failed: {_describe(exc)}") from None
 
 
-def _describe(exc: Exception) -> str:
+def _describe(exc: BaseException) -> str:
     try:
         message = str(exc)
     except Exception:

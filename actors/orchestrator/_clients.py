@@ -42,6 +42,7 @@ from ontoflow.protocols.client import (
     CatalogInfo,
     Error,
     ListRuns,
+    MAX_IDEMPOTENCY_KEY_CHARS,
     MAX_RUN_ID_CHARS,
     RunList,
     RunProgress,
@@ -242,6 +243,9 @@ class ClientService:
             return _UNAVAILABLE
         key = message.idempotency_key
         fingerprint = None
+        if key is not None and not 0 < len(key) <= MAX_IDEMPOTENCY_KEY_CHARS:
+            return Error(code="invalid_request", message=f"idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} "
+                                                         f"characters (got {len(key)})")
         if key is not None:
             try:
                 fingerprint = self._idempotency.fingerprint(message.manifest, message.inputs, message.manifest_hash,

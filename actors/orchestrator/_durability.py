@@ -41,7 +41,7 @@ from ontoflow.actors.orchestrator._source import compile_source
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.actor import where
-from ontoflow.runtime.journal import CommitBatch, FactRow, Journal, JournalError, RunRow
+from ontoflow.runtime.journal import CommitBatch, FactRow, Journal, JournalBatchError, JournalError, RunRow
 
 __all__ = ["DOMAIN_ENTRY_PREFIX", "Durability", "RecoveryReport"]
 
@@ -74,6 +74,10 @@ class Durability:
     Args:
         journal: the open journal; ``None``: nothing is recorded and ``commit`` does nothing.
         connections: connection name -> value, for recompiling journaled pipelines.
+
+    Attributes:
+        on_unwritable: called with the ``JournalBatchError`` of a batch that can never be
+            written (the orchestrator's ``fail``: it stops, and its ``run`` raises the error).
     """
 
     def __init__(self, journal: Journal | None, connections: Mapping[str, Any] | None = None) -> None:
@@ -81,6 +85,7 @@ class Durability:
         self.connections: dict[str, Any] = dict(connections or {})
         self._batch = CommitBatch()
         self._sources: set[str] = set()
+        self.on_unwritable: Callable[[Exception], None] | None = None
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -161,14 +166,25 @@ class Durability:
 
         A batch whose commit fails (a full disk) is kept whole (the journal rolled it back)
         and what is recorded afterwards joins it, after it: the next call commits it all, in
-        the order it was recorded.
+        the order it was recorded. A batch that cannot be written at all
+        (``JournalBatchError``) is logged (``journal_batch_unwritable``) and handed to
+        ``on_unwritable`` (the orchestrator stops with it) before it is raised.
 
         Raises:
             runtime.journal.JournalError: when the commit fails.
         """
         batch = self._batch
         if batch:
-            self.journal.commit(batch)  # type: ignore[union-attr]  # a batch fills only with a journal
+            try:
+                self.journal.commit(batch)  # type: ignore[union-attr]  # a batch fills only with a journal
+            except JournalBatchError as exc:
+                # Not a full disk: the batch itself cannot be written, and the outbox's retries
+                # would fail the same way for ever, holding every later write. Nothing of it was
+                # sent, so stopping loses nothing announced.
+                log.critical("journal_batch_unwritable", error=str(exc), runs=len(batch.runs), facts=len(batch.facts))
+                if self.on_unwritable is not None:
+                    self.on_unwritable(exc)
+                raise
             self._batch = CommitBatch()
 
     def uncommitted(self, run_id: str) -> bool:

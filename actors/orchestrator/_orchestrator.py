@@ -120,6 +120,7 @@ class Orchestrator(SocketActor):
         if heartbeat_ms < 1 or liveness < 1 or schedule_to_start_ms < 0 or tick_ms < 1:
             raise ValueError("heartbeat_ms, liveness and tick_ms must be >= 1, schedule_to_start_ms >= 0")
         self.durability = Durability(journal, connections)
+        self.durability.on_unwritable = self.fail  # a batch that can never be written stops the daemon
         if answer_timeout_ms is not None and answer_timeout_ms < 1:
             raise ValueError("answer_timeout_ms must be >= 1 (or None: forever)")
         self.runs = RunTable(answer_timeout_ms=answer_timeout_ms)

@@ -77,6 +77,11 @@ async def converse(turn: Turn) -> None:
             return
         if not line.strip():
             continue
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are no UTF-8 (kept as surrogates): no message carries them
+            print("ontoflow: that line is not valid UTF-8 text; say it again", file=sys.stderr, flush=True)
+            continue
         answer = await turn(line)
         print(answer_text(answer) or answer.status, flush=True)
         prompt = "answer> " if answer.status == "clarification" else "you> "

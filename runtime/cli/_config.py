@@ -156,7 +156,7 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
         path = Path(explicit)
         if path.is_dir():
             raise ConfigError(f"--config {explicit}: is a folder, not a file")
-        if not path.is_file():
+        if not path.exists():  # a pipe (--config <(...)) or /dev/null is read, not refused as missing
             raise ConfigError(f"--config {explicit}: no such file")
         return path
     local = (cwd or Path.cwd()) / LOCAL_NAME
@@ -184,7 +184,7 @@ def load_config(path: Path | None) -> Config:
     try:
         raw = decode_document(data, "toml", source=str(path))
     except ManifestError as exc:
-        raise ConfigError(f"config file {path}: {exc.problems[0].message}") from None
+        raise ConfigError(f"config file {path}: {exc.problems[0]}") from None  # with its path, if any
     try:
         config = msgspec.convert(raw, Config)
     except msgspec.ValidationError as exc:

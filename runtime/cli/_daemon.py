@@ -26,7 +26,7 @@ from ontoflow.runtime.cli._shared import (
     first_error,
 )
 from ontoflow.runtime.errors import ConfigError, TransportError
-from ontoflow.runtime.journal import JournalError, JournalLockedError, JournalPathError
+from ontoflow.runtime.journal import JournalBatchError, JournalError, JournalLockedError, JournalPathError
 from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -124,6 +124,8 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
 
 
 def _exit_code(exc: BaseException) -> int:
+    if isinstance(exc, JournalBatchError):  # the daemon stopped on a batch it could not write: not the file's state
+        return EXIT_FAILED
     if isinstance(exc, JournalLockedError):
         return EXIT_JOURNAL_LOCKED
     if isinstance(exc, JournalPathError):

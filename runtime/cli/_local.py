@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import math
 import os
 from pathlib import Path
 from collections.abc import Mapping
@@ -40,7 +41,7 @@ from ontoflow.actors.worker import (
 )
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
-from ontoflow.protocols.messages import PROTOCOL_VERSION
+from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
 from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
@@ -262,8 +263,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         served = read_domain_folders(args.domain)
     except (CapabilityLoadError, ConfigError, DomainLoadError) as exc:
         return fail(str(exc))
-    if args.http_timeout_s <= 0 or args.http_health_interval_s <= 0:
-        return fail("--http-timeout-s and --http-health-interval-s must be > 0")
+    # Not "<= 0": NaN passes that, then raised out of the bridge (a traceback) or at SIGTERM.
+    if not (0 < args.http_timeout_s < math.inf and 0 < args.http_health_interval_s < math.inf):
+        return fail("--http-timeout-s and --http-health-interval-s must be > 0 and finite")
+    if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf):
+        return fail("--grace-s must be a finite number >= 0 and --reconnect-max a finite number >= 1")
     domains = list(served.domains)
     checks = list(served.checks)
     classes += [c for c in served.capabilities if c not in classes]
@@ -285,6 +289,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
     if args.spin_us < 0:
         return fail(f"--spin-us must be >= 0, got {args.spin_us}")
+    if args.worker_id is not None and worker_id_problem(args.worker_id) is not None:  # the daemon would refuse it
+        return fail(f"--worker-id: {worker_id_problem(args.worker_id)}")
     if not 0 <= args.nice <= 19:
         return fail(f"--nice must be between 0 and 19, got {args.nice}")
     try:

@@ -137,7 +137,59 @@ def _main(argv: list[str]) -> int:
     except ConfigError as exc:
         return fail(str(exc))
     LOOP.update(entry_options())  # the process's loop and collector, chosen once
-    return args.handler(args)
+    # No flag takes an integer past 64 bits: a daemon given one (--heartbeat-ms) started, then
+    # stopped serving at its first worker, as the Welcome carrying it failed to encode.
+    culprit = _unsendable_argument(parser, args, ints_only=True)
+    if culprit is not None:
+        return fail(f"{culprit[0]}: {culprit[1]}")
+    try:
+        return args.handler(args)
+    except (UnicodeEncodeError, OverflowError, BaseExceptionGroup) as exc:
+        # A message to a daemon is encoded only as it leaves: an argument holding bytes that
+        # are no UTF-8 (argv keeps them as surrogates) or an integer past 64 bits failed there,
+        # with a traceback. Named as the usage error it is; anything else goes on up.
+        culprit = _unsendable_argument(parser, args) if _from_encoding(exc) else None
+        if culprit is None:
+            raise
+        return fail(f"{culprit[0]}: {culprit[1]}")
+
+
+def _from_encoding(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split((UnicodeEncodeError, OverflowError))[0] is not None
+    return True
+
+
+def _unsendable_argument(parser: argparse.ArgumentParser, args: argparse.Namespace, *,
+                         ints_only: bool = False) -> tuple[str, str] | None:
+    """The flag (or positional) of the first argument no message can carry, and why; None
+    when every argument can be sent (``ints_only``: only integers are looked at)."""
+    for dest, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            why = None
+            if isinstance(item, str) and not ints_only:
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    why = "not valid UTF-8 text"
+            elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**63:  # a C long
+                why = "too large (past 64 bits)"
+            if why is not None:
+                return _flag_of(parser, dest) or dest, why
+    return None
+
+
+def _flag_of(parser: argparse.ArgumentParser, dest: str) -> str | None:
+    """How the command line spells the argument stored in ``dest`` (searched through the verbs)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found = _flag_of(sub, dest)
+                if found is not None:
+                    return found
+        elif action.dest == dest:
+            return action.option_strings[-1] if action.option_strings else (action.metavar or dest.upper())
+    return None
 
 
 def _stdout_closed() -> int:

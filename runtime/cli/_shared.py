@@ -42,6 +42,7 @@ from typing import Any, TextIO
 import anyio
 import msgspec
 
+from ontoflow.protocols.documents import oversized_int_path
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.errors import ConfigError
 
@@ -290,6 +291,8 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
             value = raw
         except RecursionError:
             raise ConfigError(f"--input #{i}: the value of {key!r} is JSON nested deeper than the decoder goes") from None
+        if oversized_int_path(value) is not None:  # it failed as the run's first message was encoded
+            raise ConfigError(f"--input #{i}: the value of {key!r} holds an integer past 64 bits (no message can carry it)")
         inputs[key] = value
     return inputs
 
@@ -312,7 +315,7 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         doc = decode_document(data, p.suffix or "json", source=str(p))
     except ManifestError as exc:
-        raise ConfigError(f"--input-file {p}: {exc.problems[0].message}") from None
+        raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
     if not isinstance(doc, dict):
         raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {type(doc).__name__}")
     for key in doc:

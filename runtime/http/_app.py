@@ -44,6 +44,7 @@ from ontoflow.protocols.chat_completions import (
     ChunkChoice,
     message_text,
 )
+from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._reply import Answerer, Reply
@@ -128,7 +129,8 @@ def create_app(
         try:
             chat = _request_decoder.decode(body)
         except msgspec.ValidationError as exc:
-            return _error(400, f"invalid request: {exc}", "invalid_request_error", param=_param_of(exc))
+            # decode_failure keeps msgspec's path, not the value it quotes for an unknown enum
+            return _error(400, str(decode_failure(exc, "request")), "invalid_request_error", param=_param_of(exc))
         except UnicodeDecodeError:  # msgspec raises it, not a DecodeError, for a string that is not UTF-8
             return _error(400, "the request body is not JSON: a string is not valid UTF-8", "invalid_request_error")
         except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes

@@ -18,6 +18,7 @@ from ontoflow.runtime.journal._open import open_journal
 from ontoflow.runtime.journal._readonly import ReadOnlyJournal, open_journal_readonly
 from ontoflow.runtime.journal._shared import SharedJournal, open_shared_journal
 from ontoflow.runtime.journal.errors import (
+    JournalBatchError,
     JournalCorruptError,
     JournalError,
     JournalLockedError,
@@ -29,6 +30,7 @@ __all__ = [
     "CommitBatch",
     "FactRow",
     "Journal",
+    "JournalBatchError",
     "JournalCorruptError",
     "JournalError",
     "JournalLockedError",

@@ -43,11 +43,18 @@ import structlog
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
 from ontoflow.runtime.journal._schema import SCHEMA_VERSION
-from ontoflow.runtime.journal.errors import JournalError
+from ontoflow.runtime.journal.errors import JournalBatchError, JournalError
 
 __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow"]
 
 log = structlog.get_logger()
+
+#: What a commit raises because of the batch itself, not of the disk or the file: a value SQLite
+#: cannot bind (an int past 64 bits: OverflowError; a type it does not know: ProgrammingError; a
+#: str that is no UTF-8: UnicodeEncodeError), a constraint the rows break. Retried, such a batch
+#: failed for ever and held every later write behind it; it is refused once instead.
+_BATCH_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError,
+                 OverflowError, TypeError, ValueError)
 
 #: The columns of a run row, in ``RunRow``'s field order.
 _RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
@@ -162,6 +169,8 @@ class Journal:
         """Write ``batch`` in one transaction; durable when this returns.
 
         Raises:
+            JournalBatchError: when the batch itself cannot be written (an integer past 64 bits,
+                a constraint it breaks): written again, it would fail again.
             JournalError: when SQLite refuses the write (disk full, file removed...).
         """
         if not batch:
@@ -185,6 +194,12 @@ class Journal:
             if batch.memory:
                 write_memory(conn, batch.memory, batch.memory_bounds)
             conn.execute("COMMIT")
+        except _BATCH_ERRORS as exc:
+            _rollback(conn)
+            # SQLite's own message names the constraint, never a value; Python's may quote one.
+            why = str(exc) if isinstance(exc, sqlite3.Error) else type(exc).__name__
+            raise JournalBatchError(f"journal {self.path}: a batch cannot be written ({why}); "
+                                    "writing it again would fail the same way") from None
         except sqlite3.Error as exc:
             _rollback(conn)
             raise JournalError(f"journal {self.path}: write failed: {exc}") from None

@@ -3,6 +3,7 @@
 The hierarchy::
 
     JournalError (runtime.errors.KernelError)
+    ├── JournalBatchError       a batch cannot be written, and never will be (not the disk's fault)
     ├── JournalCorruptError     the file is not an ontoflow journal SQLite can read
     ├── JournalLockedError      another process holds the journal (one writer per journal)
     ├── JournalPathError        the journal's folder does not exist (a configuration error)
@@ -15,11 +16,17 @@ from __future__ import annotations
 
 from ontoflow.runtime.errors import KernelError
 
-__all__ = ["JournalCorruptError", "JournalError", "JournalLockedError", "JournalPathError", "JournalVersionError"]
+__all__ = ["JournalBatchError", "JournalCorruptError", "JournalError", "JournalLockedError", "JournalPathError", "JournalVersionError"]
 
 
 class JournalError(KernelError):
     """Raised when the journal cannot be opened, read or written."""
+
+
+class JournalBatchError(JournalError):
+    """Raised when a batch itself cannot be written (a value SQLite cannot store, a constraint it
+    breaks): unlike a full disk, trying the same batch again fails the same way, so it is not
+    retried (the journal rolled it back: nothing of it is written)."""
 
 
 class JournalCorruptError(JournalError):

@@ -62,3 +62,22 @@ async def test_a_client_chosen_run_id_that_is_empty_or_huge_is_refused(tmp_path:
             tg.cancel_scope.cancel()
     for reply in replies:
         assert isinstance(reply, Error) and reply.code == "invalid_request" and "run_id" in reply.message, reply
+
+
+async def test_an_idempotency_key_that_is_empty_or_huge_is_refused_without_quoting_it(tmp_path: Path) -> None:
+    """A 1 MB key was journaled and indexed whole, and an idempotency_conflict quoted it back."""
+    config = DaemonConfig(bind=f"ipc://{tmp_path}/d.sock", journal=str(tmp_path / "j.sqlite"), announce=False,
+                          capabilities=["tests.integration.durable_capabilities"])
+    replies = []
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            await tg.start(serve_daemon, config)
+            async with open_client(config.bind) as client:
+                for i, key in enumerate(["", "k" * 1_000_000, "k" * 256]):
+                    replies.append(await request(client, Submit(manifest=manifest(1), inputs={"t.value": i},
+                                                                idempotency_key=key), timeout_s=3))
+            tg.cancel_scope.cancel()
+    for reply in replies[:2]:
+        assert isinstance(reply, Error) and reply.code == "invalid_request", reply
+        assert "idempotency_key must be 1 to 256 characters" in reply.message and "kkk" not in reply.message
+    assert isinstance(replies[2], SubmitAccepted), replies[2]

@@ -56,3 +56,79 @@ def test_deep_yaml_is_refused_not_a_segmentation_fault(tmp_path: Path, deep: byt
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
     assert "Traceback" not in proc.stderr and "deep.yaml" in proc.stderr and "not valid YAML" in proc.stderr
     assert "nested deeper" in proc.stderr
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n", b"# only a comment\n", b"---\n", b"null\n", b"~"])
+def test_an_empty_yaml_document_says_it_is_empty(data: bytes) -> None:
+    # It said "expected a map at the top level, got NoneType", naming a Python type, not the file's fault.
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, "yaml", source="empty.yaml")
+    text = str(caught.value)
+    assert "empty.yaml" in text and "the document is empty" in text and "NoneType" not in text
+
+
+def test_an_empty_yaml_manifest_is_refused_by_the_cli_as_empty(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_bytes(b"")
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "run", str(empty)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2
+    assert "the document is empty" in done.stderr and "NoneType" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data", "path"),
+    [
+        ("yaml", b"nodes:\n  m:\n    blocks:\n      a: {timeout_ms: 100000000000000000000000000000}\n",
+         "nodes.m.blocks.a.timeout_ms"),
+        ("json", b'{"a": [1, {"b": -9223372036854775809}]}', "a[1].b"),
+        ("toml", b"[daemon]\nmax-runs = 18446744073709551616\n", "daemon.max-runs"),
+    ],
+)
+def test_an_integer_past_64_bits_is_refused_with_its_path(fmt: str, data: bytes, path: str) -> None:
+    # It decoded, then failed as the run's first message was encoded: an OverflowError
+    # traceback out of `ontoflow run`, `submit` and the daemon's config.
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, fmt, source="f." + fmt)
+    [problem] = caught.value.problems
+    assert problem.path == path and "past 64 bits" in problem.message
+
+
+def test_integers_a_message_can_carry_are_kept() -> None:
+    assert decode_document(b'{"a": [18446744073709551615, -9223372036854775808]}', "json") == {
+        "a": [18446744073709551615, -9223372036854775808]}
+
+
+def test_a_manifest_with_an_integer_past_64_bits_is_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text("start: m\nnodes:\n  m:\n    entry_block: a\n    blocks:\n"
+                        "      a: {worker: x.y, timeout_ms: 100000000000000000000000000000}\n")
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "run", str(manifest)], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "nodes.m.blocks.a.timeout_ms: an integer past 64 bits" in done.stderr and "Traceback" not in done.stderr
+
+
+_LAUGHS = b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + b"".join(
+    b"%c: &%c [%s]\n" % (c, c, b",".join([b"*%c" % (c - 1)] * 9)) for c in range(ord("b"), ord("j")))
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        # Nine lines, 387 million values once expanded: an --input-file like it hung `ontoflow run`.
+        (_LAUGHS, "its aliases expand it past 1,000,000 values"),
+        # An alias inside what it names: a RecursionError traceback as the run's inputs were encoded.
+        (b"a: &a [1, *a]\n", "an alias names a collection that holds it (a cycle)"),
+    ],
+    ids=["billion-laughs", "cycle"],
+)
+def test_yaml_aliases_that_explode_or_loop_are_a_syntax_error(data: bytes, says: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, "yaml", source="in.yaml")
+    assert says in str(caught.value) and "in.yaml" in str(caught.value)
+
+
+def test_yaml_aliases_that_share_a_collection_a_few_times_are_kept() -> None:
+    doc = decode_document(b"x: &x {a: 1}\ny: [*x, *x, {b: *x}]\nz: *x\n", "yaml")
+    assert doc["y"] == [{"a": 1}, {"a": 1}, {"b": {"a": 1}}] and doc["z"] == {"a": 1}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ontoflow.protocols import ExecutionPlan, ManifestError, check_plan, find_references, plan_dependencies, plan_from_data
+from ontoflow.protocols.plan import MAX_PLAN_STEPS
 
 
 def _problems(data: dict) -> dict[str, str]:
@@ -78,3 +79,33 @@ def test_find_references_parses_nested_fields_and_indexes() -> None:
 def test_plan_built_in_code_is_checked_too() -> None:
     plan = ExecutionPlan(steps=[], max_concurrency=0)
     assert {p.path for p in check_plan(plan)} == {"steps", "max_concurrency"}
+
+
+def _chain(n: int, *, dense: bool = False) -> dict:
+    steps = []
+    for i in range(n):
+        deps = [f"s{j}" for j in range(i)] if dense else ([f"s{i - 1}"] if i else [])
+        steps.append({"id": f"s{i}", "capability": "acme.step", "depends_on": deps})
+    return {"steps": steps}
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        # 3,000 chained steps held a daemon's loop for about a minute (the checks and the
+        # compilation follow every step's ancestors), long enough to lose its workers.
+        (_chain(3_000), "3000 steps; a plan has at most 500"),
+        (_chain(120, dense=True), "7140 depends_on entries in all; a plan has at most 5000"),
+    ],
+    ids=["long-chain", "dense-dag"],
+)
+def test_a_plan_past_the_size_bounds_is_refused_before_its_checks(data: dict, says: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        plan_from_data(data, source="big.yaml")
+    [problem] = caught.value.problems
+    assert problem.path == "steps" and problem.message == says
+
+
+def test_a_plan_at_the_size_bounds_is_accepted() -> None:
+    assert len(plan_from_data(_chain(MAX_PLAN_STEPS)).steps) == MAX_PLAN_STEPS
+    assert len(plan_from_data(_chain(100, dense=True)).steps) == 100  # 4,950 dependencies

@@ -169,3 +169,28 @@ def test_run_rows_bare_and_full_are_kept_as_given_in_their_order(tmp_path: Path,
         assert all(journal.run(row.run_id) == row for row in rows)
         facts = journal.facts(rows[-1].run_id)
         assert [f.body for f in facts] == [rows[-1].run_id.encode()] and type(facts[0].body) is bytes
+
+
+@pytest.mark.parametrize(
+    ("row", "why"),
+    [
+        (RunRow(run_id="r2", source_hash="h1", submitted_ms=2**70), "OverflowError"),  # past SQLite's INTEGER
+        (RunRow(run_id="r2", source_hash="h1", submitted_ms=10, name="\ud800"), "UnicodeEncodeError"),
+        (RunRow(run_id="r1", source_hash="h1", submitted_ms=10), "UNIQUE constraint failed"),  # r1 is there
+    ],
+)
+def test_a_batch_that_can_never_be_written_is_a_batch_error_and_writes_nothing(tmp_path: Path, row: RunRow,
+                                                                              why: str) -> None:
+    # Before, an OverflowError or UnicodeEncodeError left the commit as it was (no rollback, not
+    # a JournalError), and the daemon's outbox retried the batch for ever.
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        journal.commit(_batch("r1"))
+        poisoned = _batch("r3")
+        poisoned.runs.insert(0, row)
+        with pytest.raises(ontoflow.runtime.journal.JournalBatchError) as caught:
+            journal.commit(poisoned)
+        message = str(caught.value)
+        assert why in message and "cannot be written" in message and "\ud800" not in message
+        assert journal.run("r3") is None and journal.facts("r3") == []
+        journal.commit(_batch("r4"))  # the journal goes on with the next batch
+        assert journal.run("r4") is not None

@@ -106,6 +106,16 @@ ERRORS = {
         HEADER + cap("R", "test.regex", ", input_schema={'type': 'object', 'properties': {'a': {'pattern': '('}}}"),
         r"'test.regex': input_schema does not compile",
     ),
+    # An integer past 64 bits: the worker's Register failed to encode (an OverflowError traceback;
+    # under `ontoflow run`, workers crashing until the supervisor gave up).
+    "integer past 64 bits": (
+        "big.py",
+        HEADER + cap("Big", "test.big", ", timeout_ms=10**30"),
+        r"'test.big' has invalid metadata: capabilities\[test.big\].timeout_ms: an integer past 64 bits",
+    ),
+    # It ended the worker (or `ontoflow run`) at once with the module's exit code (3: "the
+    # journal is corrupt"), and said nothing.
+    "sys.exit at import": ("exits.py", "import sys\nsys.exit(3)\n", r"importing capability file '.*exits.py' failed: SystemExit: 3"),
     "capabilities not a list": ("notlist.py", "CAPABILITIES = 'x'\n", r"CAPABILITIES must be a list"),
     "capabilities holds a non-class": ("nonclass.py", "CAPABILITIES = [42]\n", r"CAPABILITIES\[0\] is not a Capability subclass"),
     "abstract class": (

@@ -136,6 +136,18 @@ def test_a_worker_of_another_protocol_is_refused() -> None:
     assert h.sent.of(Disconnect) and len(h.pool.registry) == 0
 
 
+def test_a_worker_id_that_is_empty_huge_or_no_plain_word_is_refused_without_quoting_it() -> None:
+    # Each was registered: an empty id, or a 100 KB one logged whole in every line about it.
+    h = _Harness()
+    for n, worker_id in enumerate(["", "w" * 100_000, "my worker", "-w", "w\n"]):
+        h.pool.ready(b"x%d" % n, Ready(protocol=PROTOCOL_VERSION, worker_id=worker_id, capabilities=[CAP]), 0)
+    refusals = h.sent.of(Disconnect)
+    assert len(refusals) == 5 and len(h.pool.registry) == 0
+    assert all("worker_id must be 1 to 256" in m.reason and "www" not in m.reason for _, m in refusals)
+    h.ready(b"vm-1234-a1b2c3.example.com")  # a default id (HOST-PID-RANDOM) is a plain word
+    assert len(h.pool.registry) == 1
+
+
 def test_an_oversized_output_becomes_a_failure_before_it_is_a_fact() -> None:
     h = _Harness(max_value_bytes=10)
     h.ready(b"w1")

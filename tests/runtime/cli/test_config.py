@@ -122,3 +122,19 @@ def test_the_workers_connections_file_comes_from_its_section_relative_to_the_con
     argv = ("--config", str(path), "worker")
     _apply_config(parser, argv)
     assert parser.parse_args(argv).connections == str(tmp_path / "secrets" / "connections.toml")
+
+
+def test_a_config_given_through_a_pipe_is_read(tmp_path: Path) -> None:
+    # `ontoflow --config <(...)` names a pipe, which is no regular file: it was "no such file".
+    import os
+
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)
+    assert find_config(str(fifo)) == fifo
+    assert find_config(os.devnull) == Path(os.devnull)
+    assert load_config(Path(os.devnull)) == Config()
+
+
+def test_a_bad_value_deep_in_the_file_is_named_by_its_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"daemon\.max-runs: an integer past 64 bits"):
+        load_config(_write(tmp_path, "[daemon]\nmax-runs = 18446744073709551616\n"))

@@ -31,3 +31,11 @@ def test_a_hostile_value_is_an_error_naming_the_pair_not_the_value(value: str, s
 def test_ordinary_values_are_still_json_or_text() -> None:
     assert parse_inputs(["a.n=3", "a.t=hello", "a.l=[[1]]", "a.u=Olá"]) == {"a.n": 3, "a.t": "hello", "a.l": [[1]],
                                                                            "a.u": "Olá"}
+
+
+def test_an_integer_past_64_bits_is_an_error_naming_the_pair_not_the_value() -> None:
+    # It was an OverflowError traceback as the run's first message was encoded.
+    with pytest.raises(ConfigError) as caught:
+        parse_inputs(["acme.n=[1, 987654321987654321987654321]"])
+    text = str(caught.value)
+    assert "--input #1" in text and "'acme.n'" in text and "64 bits" in text and "987654321" not in text

@@ -79,3 +79,18 @@ async def test_a_session_name_that_is_no_session_id_is_a_400_naming_the_field(ad
     assert reply.status_code == 400
     error = reply.json()["error"]
     assert error["type"] == "invalid_request_error" and error["param"] == param and "1-64 characters" in error["message"]
+
+
+async def test_a_value_the_request_does_not_allow_is_named_by_its_path_not_quoted(address: str) -> None:
+    # An unknown role came back as "Invalid enum value 'ROLE-sk-123'": whatever the client put
+    # there (a token pasted in the wrong field) was echoed in the error.
+    import openai
+
+    async with openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=0, timeout=20) as client:
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.chat.completions.create(model="m", messages=[{"role": "sk-secret-123", "content": "hi"}])  # type: ignore[misc, list-item]
+        answered = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    error = caught.value.body
+    assert isinstance(error, dict) and error["param"] == "messages[0].role"
+    assert "sk-secret-123" not in str(caught.value) and "messages[0].role" in error["message"]
+    assert answered.choices[0].message.content == "fine"
