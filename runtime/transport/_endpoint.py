@@ -23,6 +23,7 @@ import anyio
 import msgspec
 import structlog
 import zmq
+import zmq.backend
 from anyio.lowlevel import checkpoint
 
 from ontoflow.protocols.errors import ProtocolError
@@ -140,6 +141,11 @@ _SNDMORE_NOBLOCK = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
 _POLLIN = int(zmq.POLLIN)
 _EVENTS = int(zmq.EVENTS)
 _RCVMORE = int(zmq.RCVMORE)
+
+# pyzmq's ``zmq.Socket.send`` is a Python wrapper (routing ids, groups) around its compiled
+# backend's (``zmq.Socket``'s base class); frames go through the backend's directly (about
+# 0.7 us less per frame: W1 sends five per step).
+_send = zmq.backend.Socket.send
 
 
 class Peer(bytes):
@@ -352,14 +358,14 @@ class _Endpoint:
         """
         sock = self._sock
         try:
-            sock.send(frames[0], _SNDMORE_NOBLOCK)
+            _send(sock, frames[0], _SNDMORE_NOBLOCK)
         except zmq.ZMQError as exc:
             self._log_send_failure(peer, message, exc)
             return False
         last = len(frames) - 1
         for i in range(1, last):
-            sock.send(frames[i], _SNDMORE_NOBLOCK)
-        sock.send(frames[last], _NOBLOCK)
+            _send(sock, frames[i], _SNDMORE_NOBLOCK)
+        _send(sock, frames[last], _NOBLOCK)
         return True
 
     def _log_send_failure(
