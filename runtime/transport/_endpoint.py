@@ -214,14 +214,24 @@ class _Endpoint:
         loop.add_reader(self._fd, self._on_fd_readable)
 
     def _on_fd_readable(self) -> None:
-        # Reading ZMQ_EVENTS makes libzmq process its command queue, which also clears the FD;
-        # it must happen even with no receiver parked, or the level-triggered loop would spin.
+        waiter = self._waiter
+        if waiter is not None:
+            # A receiver is parked: it reads as soon as it runs, before the loop polls again,
+            # and its first receive processes libzmq's command queue (which clears the FD) as
+            # reading ZMQ_EVENTS here would: one call into libzmq per wake-up instead of two.
+            # The FD also signals commands other than input (rarely): the receive then finds
+            # nothing and the receiver parks again. A receiver cancelled before it runs leaves
+            # the FD readable, and the next call finds no receiver and reads ZMQ_EVENTS below.
+            if not waiter.done():
+                waiter.set_result(None)
+            return
+        # Nobody parked (whoever receives next checks ZMQ_EVENTS first): reading it makes
+        # libzmq process its command queue, which clears the FD; it must happen, or the
+        # level-triggered loop would spin.
         try:
-            events = self._sock.get(_EVENTS)
+            self._sock.get(_EVENTS)
         except zmq.ZMQError:
             return
-        if events & _POLLIN:
-            self._wake()
 
     def _wake(self) -> None:
         waiter = self._waiter
