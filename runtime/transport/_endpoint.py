@@ -24,10 +24,10 @@ import msgspec
 import structlog
 import zmq
 import zmq.backend
-from anyio.lowlevel import checkpoint
 
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
+from ontoflow.runtime.loop import yield_now
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "DropCounter", "DropStatistics", "Peer"]
 
@@ -255,7 +255,7 @@ class _Endpoint:
             # other tasks. The batch is parked meanwhile: a cancellation here loses nothing,
             # the next call returns it.
             self._pending = batch
-            await checkpoint()
+            await yield_now()
             self._pending = []
             return batch
         while True:
@@ -263,7 +263,7 @@ class _Endpoint:
                 # A whole batch of frames that all failed to decode (a flood): the FD was not
                 # re-armed, so parking would wait for an edge that never comes while frames
                 # are queued. Read on, yielding first so the flood starves nobody.
-                await checkpoint()
+                await yield_now()
             else:
                 # The drain above ended with ZMQ_EVENTS showing no input, which re-arms the FD.
                 # Parked here, not in a coroutine of its own: one frame less per wake-up.
