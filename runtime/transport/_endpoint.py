@@ -139,7 +139,14 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
 _NOBLOCK = int(zmq.NOBLOCK)
 _SNDMORE_NOBLOCK = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
 _POLLIN = int(zmq.POLLIN)
-_EVENTS = int(zmq.EVENTS)
+
+# Whether a socket has input (ZMQ_EVENTS shows POLLIN) is asked with ``zmq_poll`` on that one
+# socket and a timeout of 0: libzmq answers from ZMQ_EVENTS, processing the socket's command
+# queue as reading the option does, but pyzmq's ``Socket.get`` reaches the option through an
+# enum lookup that costs twice the rest (10.3k instructions a call against 3.4k; 2.1-3.4 us
+# against 1.7-2.4 us on this machine). Only on an open socket: pyzmq would poll a closed
+# one's null handle as the file descriptor 0 (every caller checks ``closed`` first).
+_zmq_poll = zmq.zmq_poll
 _RCVMORE = int(zmq.RCVMORE)
 
 # pyzmq's ``zmq.Socket.send`` is a Python wrapper (routing ids, groups) around its compiled
@@ -194,7 +201,8 @@ def _recv_frames(sock: zmq.Socket) -> list[bytes]:
 class _Endpoint:
     """What a ROUTER and a DEALER share: the socket, readiness and the wake-up rules."""
 
-    __slots__ = ("_drops", "_fd", "_linger_ms", "_loop", "_more", "_pending", "_recv", "_send_drops", "_sock", "_waiter", "address")
+    __slots__ = ("_drops", "_fd", "_input", "_linger_ms", "_loop", "_more", "_pending", "_recv", "_send_drops", "_sock",
+                 "_waiter", "address")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop) -> None:
         self._sock = sock
@@ -204,6 +212,7 @@ class _Endpoint:
         self._more = False  # the last drain stopped at max_batch: more may be queued
         self._linger_ms = 0
         self._fd: int = sock.get(zmq.FD)
+        self._input = [(sock, _POLLIN)]  # what ``_zmq_poll`` asks: ZMQ_EVENTS has POLLIN
         self.address = address
         self._recv = _recv_frames  # a CURVE ROUTER reads the peer's key too (``with_user_ids``)
         self._drops = DropCounter(address)
@@ -229,7 +238,7 @@ class _Endpoint:
         # libzmq process its command queue, which clears the FD; it must happen, or the
         # level-triggered loop would spin.
         try:
-            self._sock.get(_EVENTS)
+            _zmq_poll(self._input, 0)
         except zmq.ZMQError:
             return
 
@@ -240,7 +249,7 @@ class _Endpoint:
 
     def _after_send(self) -> None:
         # The send may have swallowed the FD edge of a message that arrived meanwhile.
-        if self._waiter is not None and self._sock.get(_EVENTS) & _POLLIN:
+        if self._waiter is not None and _zmq_poll(self._input, 0):
             self._wake()
 
     async def _receive(self, max_batch: int) -> list:
@@ -296,12 +305,12 @@ class _Endpoint:
         a frame set that does not decode is logged and skipped."""
         sock = self._sock
         batch: list = []
-        # Asking ZMQ_EVENTS (about 2 us: libzmq polls its mailbox) is cheaper than a receive
-        # that fails with EAGAIN (about 6 us: the same poll and an exception), so it decides
+        # Asking ZMQ_EVENTS (``_zmq_poll``, about 2 us: libzmq polls its mailbox) is cheaper than
+        # a receive that fails with EAGAIN (about 6 us: the same poll and an exception), so it decides
         # whether to read the first message and whether a second one is there; from then on
         # messages are queued up (clients send one request per message), and reading until
         # EAGAIN costs one failure instead of a poll per message.
-        ready = known_ready or sock.get(_EVENTS) & _POLLIN
+        ready = known_ready or _zmq_poll(self._input, 0)
         self._more = False
         for n in range(max_batch):
             if not ready:
@@ -320,7 +329,7 @@ class _Endpoint:
                 log.exception("frame_decoder_failed", address=self.address)
                 self._drops.dropped(*self._peer_of(frames), "internal", "the decoder failed")
             if n == 0:
-                ready = sock.get(_EVENTS) & _POLLIN
+                ready = _zmq_poll(self._input, 0)
         self._drops.tick()
         self._send_drops.tick()
         return batch
