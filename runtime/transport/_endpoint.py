@@ -330,8 +330,12 @@ class _Endpoint:
                 self._drops.dropped(*self._peer_of(frames), "internal", "the decoder failed")
             if n == 0:
                 ready = _zmq_poll(self._input, 0)
-        self._drops.tick()
-        self._send_drops.tick()
+        # ``tick`` writes the summary of a flood's interval once it is over; it has nothing to
+        # do while nothing was suppressed, which is asked here without the two calls.
+        if self._drops._window:
+            self._drops.tick()
+        if self._send_drops._window:
+            self._send_drops.tick()
         return batch
 
     def dropped(self) -> DropStatistics:
