@@ -36,10 +36,10 @@ from typing import Any
 import anyio
 import msgspec
 import structlog
-from anyio.lowlevel import checkpoint
 
 from ontoflow.runtime.actor._mailbox import Mailbox
 from ontoflow.runtime.actor._outbox import CommitGate, Outbox
+from ontoflow.runtime.loop import yield_now
 
 __all__ = ["BatchActor", "DEFAULT_SPIN_US", "Tick", "wall_clock_ms", "where"]
 
@@ -210,7 +210,7 @@ class BatchActor:
         if self._spin_ns and outbox.sends != self._sends_seen and self.may_spin():
             # A reply may be on its way: let the loop run once, then poll for it a while
             # (no await between the poll and the handling: a cancellation loses nothing).
-            await checkpoint()
+            await yield_now()
             batch = self._spin(mailbox)
         if not batch:
             batch = await mailbox.recv_batch()

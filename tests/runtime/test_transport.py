@@ -162,6 +162,29 @@ async def test_pump_many_round_trips_without_lost_wakeups(address: str) -> None:
     assert received == list(range(total))
 
 
+async def test_parked_receiver_woken_by_an_edge_without_input_still_gets_the_next_message(address: str) -> None:
+    """A peer connecting makes libzmq signal the ROUTER's FD with commands, not input: the
+    parked receiver is woken, finds nothing, parks again, and the message sent next reaches it."""
+    async with open_router(address) as router:
+        got: list = []
+        arrived = anyio.Event()
+
+        async def receive() -> None:
+            got.extend(await router.recv_batch())
+            arrived.set()
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive)
+                await anyio.lowlevel.checkpoint()  # the receiver is parked
+                async with open_dealer(router.address, identity=b"late") as dealer:
+                    for _ in range(10):  # let the loop run the FD callback and the woken receiver
+                        await anyio.lowlevel.checkpoint()
+                    dealer.send(_invoke(7))
+                    await arrived.wait()  # before the DEALER closes
+        assert got == [(b"late", _invoke(7))]
+
+
 async def test_garbage_and_wrong_header_are_dropped_and_router_keeps_serving(
     address: str,
 ) -> None:
