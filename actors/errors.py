@@ -5,6 +5,7 @@ The hierarchy::
     ActorsError
     ├── CapabilityDefinitionError    a Capability subclass is malformed (no metadata, a schema
     │                                that does not compile)
+    ├── CapabilityInitError          a capability's initialize() raised: its worker cannot start
     ├── WorkerRefusedError           the orchestrator sent Disconnect (wrong protocol, bad announcement)
     └── StepError                    raised by capability code to say how to treat a failure
         ├── TransientError           worth retrying (rate limit, a flaky upstream)
@@ -19,6 +20,7 @@ from __future__ import annotations
 __all__ = [
     "ActorsError",
     "CapabilityDefinitionError",
+    "CapabilityInitError",
     "PermanentError",
     "StepError",
     "TransientError",
@@ -33,6 +35,12 @@ class ActorsError(Exception):
 class CapabilityDefinitionError(ActorsError):
     """Raised when a Capability subclass has no ``metadata`` or its ``input_schema`` does not
     compile; the message names the capability id."""
+
+
+class CapabilityInitError(ActorsError):
+    """Raised by a worker host when a capability's ``initialize()`` raises; the message names the
+    capability and the error's type and text scrubbed of credentials (a connection URL's
+    password, a token), so a worker can print it; the original is its ``__cause__``."""
 
 
 class WorkerRefusedError(ActorsError):

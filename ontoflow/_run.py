@@ -18,6 +18,7 @@ import anyio
 import msgspec
 
 from ontoflow.actors.capability import Capability
+from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
@@ -97,6 +98,8 @@ async def arun_manifest(
         sole = _sole_error(group)
         if sole is None:
             raise
+        if isinstance(sole, CapabilityInitError) and isinstance(sole.__cause__, Exception):
+            sole = sole.__cause__  # in-process, the caller's own error is theirs to see whole
         raise sole from None
     assert refused is not None
     raise refused

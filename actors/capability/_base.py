@@ -101,6 +101,11 @@ class Capability(abc.ABC):
         self._sleep = sleep
         self._random = random if random is not None else _random.Random()
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The configured secrets, scrubbed from every error text made of this capability's."""
+        return self._secrets
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         meta = cls.__dict__.get("metadata")

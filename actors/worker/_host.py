@@ -12,9 +12,8 @@ batches: with the outbox's flush when the queue runs dry (or every ``SEND_CHUNK`
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
 is silent for ``liveness`` heartbeat intervals (both announced in its ``Welcome``), the host
-closes the socket and registers again on a new one after a backoff of 1 s doubling up to 32 s,
-+-25% jitter (reset by a Welcome; ``_timers.ReconnectBackoff``), waited on Ticks (``HostTimers``,
-which also runs jobs repeated at an interval: ``host.timers.every``). Steps keep running
+closes the socket and registers again on a new one after a backoff (``_timers.ReconnectBackoff``)
+waited on Ticks (``HostTimers``, which also runs ``host.timers.every`` jobs). Steps keep running
 meanwhile. What is answered while no session is up, and what was sent recently, is held
 (``_session.AnswerBook``); a new ``Ready`` lists every attempt the host still runs or holds an
 answer for (``holding``) and after the ``Welcome`` the held answers are sent once more (an
@@ -40,6 +39,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability
+from ontoflow.actors.worker._initialize import initialize
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
@@ -154,12 +154,12 @@ class WorkerHost(BatchActor):
         """Initialise the capabilities, then register and serve until cancelled or refused.
 
         Raises:
-            WorkerRefusedError: when the orchestrator sends ``Disconnect``.
+            WorkerRefusedError, CapabilityInitError: ``Disconnect``; an ``initialize()`` raised.
         """
         started: list[Capability] = []
         try:
             for cap in self._capabilities.values():
-                await cap.initialize()
+                await initialize(cap)
                 started.append(cap)
             log.info("worker_started", worker_id=self.worker_id, address=self.address, capabilities=sorted(self._capabilities))
             with anyio.CancelScope() as scope:

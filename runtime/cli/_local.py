@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 
 from ontoflow.actors.capability import load_capabilities
-from ontoflow.actors.errors import WorkerRefusedError
+from ontoflow.actors.errors import CapabilityInitError, WorkerRefusedError
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator.engine import compile_workflow
 from ontoflow.actors.intent import DomainLoadError
@@ -325,6 +325,9 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         run_async(go)
     except TransportError as exc:
         return fail(str(exc), EXIT_FAILED)
-    except (WorkerRefusedError, BaseExceptionGroup) as exc:
-        return fail(f"refused by the orchestrator: {first_error(exc, WorkerRefusedError)}", EXIT_FAILED)
+    except (CapabilityInitError, WorkerRefusedError, BaseExceptionGroup) as exc:
+        error = first_error(exc, (CapabilityInitError, WorkerRefusedError))
+        if isinstance(error, CapabilityInitError):  # its text is scrubbed; the traceback would not be
+            return fail(str(error), EXIT_FAILED)
+        return fail(f"refused by the orchestrator: {error}", EXIT_FAILED)
     return EXIT_OK

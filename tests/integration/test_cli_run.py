@@ -181,3 +181,21 @@ def test_a_worker_that_keeps_crashing_stops_the_run_with_a_clear_error(ontoflow,
     assert ran.code == 1
     assert "restarts" in ran.stderr and "worker-0" in ran.stderr
     assert "Traceback" not in ran.stderr.split("ontoflow:")[-1]
+
+
+def test_a_capability_that_cannot_initialise_is_named_and_its_secret_kept_out(ontoflow, workdir: Path) -> None:
+    # What initialize() raised reaches stderr as one line per worker start naming the
+    # capability, scrubbed: a connection URL's password is what such errors carry.
+    (workdir / "db_init.py").write_text(
+        "from ontoflow import Capability, CapabilityMetadata\n"
+        "class Db(Capability):\n"
+        "    metadata = CapabilityMetadata(id='test.capability.db')\n"
+        "    async def initialize(self):\n"
+        "        raise ConnectionError('no route to postgres://admin:hunter2@db.local/prod')\n"
+        "    async def execute(self, inputs, context):\n"
+        "        return None\n"
+    )
+    ran = ontoflow("run", MANIFEST, "--capabilities", "db_init.py", timeout=120)
+    assert ran.code == 1
+    assert "hunter2" not in ran.stderr and "Traceback" not in ran.stderr
+    assert "test.capability.db" in ran.stderr and "ConnectionError" in ran.stderr and "db.local" in ran.stderr
