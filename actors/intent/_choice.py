@@ -14,6 +14,7 @@ named (by convention the first is its key: ``{"symbol": "NDA-FI.HE", "name": ...
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,6 +36,10 @@ _ORDINALS: dict[str, int] = {
 #: Words that come with a position and say nothing else ("a opção 2", "the second one").
 _FILLER = frozenset({"opcao", "option", "numero", "number", "no", "nr", "one", "choice", "escolha", "quero", "prefiro",
                      "pick", "choose", "take", "i'll", "ill"})
+
+
+#: A number with a sign, or a decimal one: a reply that reads as a position only without it.
+_SIGNED_NUMBER = re.compile(r"[-+\u2212]\s*\d+(?:[.,]\d+)?|\d+[.,]\d+")
 
 
 def _values(candidate: Any) -> list[Any]:
@@ -79,6 +84,8 @@ def choose(reply: str, candidates: Sequence[Any]) -> Any | None:
     same = [c for c in candidates if any(isinstance(v, str) and " ".join(fold(v).split()) == folded for v in _values(c))]
     if len(same) == 1:
         return _answer(same[0])
+    if _SIGNED_NUMBER.fullmatch(folded):
+        return None  # "-1" is no position (the tokens would drop its sign and read "1")
     words = [w for w, _, _ in tokens(folded.replace("#", " ").replace("º", "o").replace("ª", "a"))]
     at = _position(words, len(candidates))
     if at is not None:

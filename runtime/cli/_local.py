@@ -211,9 +211,21 @@ def _worktree(manifest: str) -> str:
     return str(Path(manifest).resolve().parent)
 
 
+#: The most worker processes ``run`` and ``plan run`` start, and steps a worker runs at once: a
+#: process each (about 30 MB) and a runner task per slot, so a typo of 100000 would take the machine.
+MAX_LOCAL_WORKERS, MAX_SLOTS = 256, 10_000
+
+
+def size_problem(workers: int, slots: int) -> str | None:
+    """What is wrong with ``--workers``/``--slots`` (each from 1 to its maximum), or None."""
+    if not (1 <= workers <= MAX_LOCAL_WORKERS and 1 <= slots <= MAX_SLOTS):
+        return f"--workers must be from 1 to {MAX_LOCAL_WORKERS} and --slots from 1 to {MAX_SLOTS}"
+    return None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    if args.workers < 1 or args.slots < 1:
-        return fail("--workers and --slots must be >= 1")
+    if (problem := size_problem(args.workers, args.slots)) is not None:
+        return fail(problem)
     specs = capability_specs(args)
     try:
         classes = load_capabilities(specs)
@@ -285,8 +297,10 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     if twice:
         return fail(f"two capabilities with one id: {', '.join(twice)} (from --capabilities, --domain and --http-domain)")
 
-    if args.slots < 1 or args.max_message_bytes < 1 or args.reconnect_max < 1:
-        return fail("--slots, --max-message-bytes and --reconnect-max must be >= 1")
+    if size_problem(1, args.slots) is not None:
+        return fail(f"--slots must be from 1 to {MAX_SLOTS}")
+    if args.max_message_bytes < 1 or args.reconnect_max < 1:
+        return fail("--max-message-bytes and --reconnect-max must be >= 1")
     if args.spin_us < 0:
         return fail(f"--spin-us must be >= 0, got {args.spin_us}")
     if args.worker_id is not None and worker_id_problem(args.worker_id) is not None:  # the daemon would refuse it

@@ -31,7 +31,7 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.protocols.oml import Pipeline, check_oml, pipeline_from_data
 from ontoflow.protocols.plan import ExecutionPlan, plan_from_data
-from ontoflow.runtime.cli._local import run_with_progress
+from ontoflow.runtime.cli._local import run_with_progress, size_problem
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -171,8 +171,8 @@ def _cmd_pipeline_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, load: Any) -> int:
-    if args.workers < 1 or args.slots < 1:
-        return fail("--workers and --slots must be >= 1")
+    if (problem := size_problem(args.workers, args.slots)) is not None:
+        return fail(problem)
     specs = capability_specs(args)
     try:
         classes = load_capabilities(specs)

@@ -32,7 +32,7 @@ def test_a_reply_names_one_candidate(reply: str, chosen: str | None) -> None:
     assert choose(reply, NORDEA) == chosen
 
 
-@pytest.mark.parametrize("reply", ["", "   ", "Nordea", "3", "0", "the third", "1 or 2", "Apple"])
+@pytest.mark.parametrize("reply", ["", "   ", "Nordea", "3", "0", "the third", "1 or 2", "Apple", "-1", "- 2", "+1", "1.5", "2,0"])
 def test_a_reply_that_names_none_or_several_is_left_to_the_run(reply: str) -> None:
     assert choose(reply, NORDEA) is None
 

@@ -72,3 +72,21 @@ def test_a_worker_id_the_daemon_would_refuse_is_a_usage_error(tmp_path: Path) ->
                            "--worker-id", "my worker"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
                           check=False)
     assert done.returncode == 2 and "--worker-id: worker_id must be" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["run", MANIFEST, "--workers", "100000"], "--workers must be from 1 to 256"),
+        (["run", MANIFEST, "--slots", "0"], "--slots from 1 to 10000"),
+        (["plan", "run", MANIFEST, "--workers", "0"], "--workers must be from 1 to 256"),
+        (["worker", "--connect", "ipc:///nonexistent/d.sock", "--slots", "1000000000"], "--slots must be from 1 to 10000"),
+    ],
+    ids=["run-workers", "run-slots", "plan-workers", "worker-slots"],
+)
+def test_a_local_cluster_too_big_for_a_machine_is_refused_before_it_starts(tmp_path: Path, argv: list[str],
+                                                                          says: str) -> None:
+    # --workers 100000 started that many processes; a worker's --slots is a runner task each.
+    done = subprocess.run([sys.executable, "-m", "ontoflow", *argv], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60, check=False)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
