@@ -9,7 +9,7 @@ sends some, and refusing them would refuse the SDKs. Nothing here does I/O.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -50,7 +50,8 @@ class ChatCompletionRequest(msgspec.Struct, frozen=True):
     """``POST /v1/chat/completions``: the conversation so far; its last message is the user's.
 
     Attributes:
-        model: any name; ontoflow answers every model with the same deterministic runtime.
+        model: any name of at most 256 characters; ontoflow answers every model with the same
+            deterministic runtime, and echoes the name in its answer (so a longer one is refused).
         messages: the whole conversation, oldest first (clients re-send it every turn).
         stream: answer as server-sent events (``chat.completion.chunk``).
         user: an end-user id; when given it names the session (conversation memory).
@@ -58,7 +59,7 @@ class ChatCompletionRequest(msgspec.Struct, frozen=True):
             asks for a run (``ask --run``).
     """
 
-    model: str
+    model: Annotated[str, msgspec.Meta(max_length=256)]
     messages: list[ChatMessage]
     stream: bool = False
     user: str | None = None

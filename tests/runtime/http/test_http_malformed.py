@@ -94,3 +94,16 @@ async def test_a_value_the_request_does_not_allow_is_named_by_its_path_not_quote
     assert isinstance(error, dict) and error["param"] == "messages[0].role"
     assert "sk-secret-123" not in str(caught.value) and "messages[0].role" in error["message"]
     assert answered.choices[0].message.content == "fine"
+
+
+async def test_a_model_name_past_256_characters_is_a_400_not_echoed_back(address: str) -> None:
+    # The answer names the model asked for: a 1 MB name came back whole, in every stream chunk.
+    import openai
+
+    async with openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=0, timeout=20) as client:
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.chat.completions.create(model="M" * 100_000, messages=[{"role": "user", "content": "hi"}])
+        answered = await client.chat.completions.create(model="m" * 256, messages=[{"role": "user", "content": "hi"}])
+    error = caught.value.body
+    assert isinstance(error, dict) and error["param"] == "model" and "MMMM" not in str(caught.value)
+    assert answered.model == "m" * 256
