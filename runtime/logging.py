@@ -10,7 +10,7 @@ import atexit
 import logging
 import os
 import sys
-from typing import TextIO
+from typing import TextIO, cast
 
 import structlog
 
@@ -70,7 +70,7 @@ def configure_logging(
         raise ConfigError(f"log level must be one of {', '.join(_LEVELS)}")
     if file is not None:
         try:
-            target: TextIO = open(file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+            target = cast(TextIO, _DroppingFile(open(file, "a", encoding="utf-8", buffering=1)))  # noqa: SIM115
         except OSError as exc:
             where = os.fspath(file)
             raise ConfigError(f"cannot open the log file {where!s}: {exc.strerror}") from None
@@ -101,6 +101,48 @@ def configure_logging(
         logger_factory=structlog.WriteLoggerFactory(file=target),
         cache_logger_on_first_use=True,
     )
+
+
+class _DroppingFile:
+    """A log file whose failed writes (a full disk, a file removed under a FUSE mount) drop the
+    line instead of raising into whatever was logging: a run must not fail because its log
+    cannot be written. The first failure is said once on stderr, without the line."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+        self.dropped = 0
+
+    def write(self, text: str) -> int:
+        """Write ``text``; 0 when the file refused it (counted in ``dropped``)."""
+        try:
+            return self._file.write(text)
+        except OSError as exc:
+            self._drop(exc)
+            return 0
+
+    def flush(self) -> None:
+        """Flush what is buffered; a refusal is counted as a dropped line."""
+        try:
+            self._file.flush()
+        except OSError as exc:
+            self._drop(exc)
+
+    def close(self) -> None:
+        """Close the file; what it still held and cannot write is dropped."""
+        try:
+            self._file.close()
+        except OSError as exc:
+            self._drop(exc)
+
+    def isatty(self) -> bool:
+        """Whether the file is a terminal (the console renderer's colours ask)."""
+        return self._file.isatty()
+
+    def _drop(self, exc: OSError) -> None:
+        self.dropped += 1
+        if self.dropped == 1:
+            print(f"ontoflow: the log file {self._file.name} cannot be written ({exc.strerror}); "
+                  "its log lines are dropped", file=sys.stderr)
 
 
 def _close_open_file() -> None:

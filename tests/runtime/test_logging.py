@@ -52,3 +52,18 @@ def test_console_rendering_and_bad_level() -> None:
     assert "shown" in out.getvalue()
     with pytest.raises(ConfigError, match="log level"):
         configure_logging(level="loud")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_log_file_that_cannot_be_written_drops_its_lines_and_says_so_once(capsys: pytest.CaptureFixture[str]) -> None:
+    # A full disk raised out of whatever was logging (a run failed for its log line), and the
+    # file's close at exit printed a traceback.
+    configure_logging(file="/dev/full", level="info")
+    try:
+        log = structlog.get_logger()
+        log.info("step_completed", step="SECRET-VALUE")
+        log.error("run_failed", run_id="r-3")
+    finally:
+        configure_logging(stream=io.StringIO())  # closes the file: its refusal is dropped too
+    err = capsys.readouterr().err
+    assert err.count("the log file /dev/full cannot be written") == 1 and "SECRET-VALUE" not in err
