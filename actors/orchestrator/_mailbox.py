@@ -123,7 +123,8 @@ class Mailbox:
             if isinstance(message, _CLIENT_TYPES):
                 self._send_client(identity, Error(code="forbidden", message=f"this key may not send {type(message).__name__}"))
             return
-        if self.parking or not self._outbox.available:
+        # ``_held`` and ``available`` read as attributes: no call for the usual message.
+        if self.parking._held or not self._outbox.available:
             if not self._outbox.available:
                 self._unavailable(identity, message, now)
                 return
