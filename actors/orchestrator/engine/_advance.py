@@ -8,13 +8,12 @@ run exactly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ontoflow.protocols.context import Segment
 from ontoflow.protocols.events import CLARIFICATION, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
-from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
     RunCancelled,
@@ -40,6 +39,9 @@ from ontoflow.actors.orchestrator.engine._step_end import (
 from ontoflow.actors.orchestrator.engine._steps import close_step, drive, end_run, finish_block_step
 from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, check_answer, resumed_dispatch, suspend
 
+if TYPE_CHECKING:  # annotations only: ``_compile`` imports this module's ``advance``
+    from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
+
 __all__ = ["advance"]
 
 
@@ -62,7 +64,8 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    if not admit(state, fact):
+    # A running run takes every fact (``admit`` says so, with no note): no call for the usual one.
+    if state.status != "running" and not admit(state, fact):
         return cmds
     match fact:
         case StepFinished():
@@ -79,6 +82,8 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
             _on_resumed(workflow, state, fact, cmds)
         case RunExpired():
             _on_expired(workflow, state, fact, cmds)
+        case _:  # what ``admit`` refuses for a run in any other status
+            admit(state, fact)
     return cmds
 
 
@@ -128,6 +133,10 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
             payload.append(Segment(f"{step_id}.{n}", segment.type, segment.content, where))
     if end.event not in RESERVED_EVENTS and cap.id not in state.succeeded:
         state.succeeded.append(cap.id)
+    if pending.prerequisite_of is None:  # ``_route`` of a block's own step, in line: the usual outcome
+        if finish_block_step(workflow, state, workflow.nodes[pending.node].blocks[pending.block], end, cmds):
+            drive(workflow, state, end.ended_ms, cmds)
+        return
     _route(workflow, state, pending, end, cmds)
 
 
