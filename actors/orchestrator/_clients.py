@@ -144,6 +144,13 @@ class ClientService:
                 if orch.authority.roles is not None:
                     self._owned(identity, reply)
                 self._orch.send_client(identity, reply)
+                run = orch.runs.get(reply.run_id)
+                if run is not None and run.result is None and orch.outbox.available and not orch.runs.questions(run):
+                    # ``_status`` of the run just started, in memory (the usual submit-and-wait):
+                    # hold the request, as it would (the submitter owns its run)
+                    held = self._waiters.hold(identity, reply.run_id, "status", orch.now())
+                    if held is True:
+                        return None
                 return self._status(identity, reply.run_id, True)  # the submitter owns its run
             case Status(run_id=run_id, wait=wait):
                 return self._status(identity, run_id, wait)
@@ -238,7 +245,7 @@ class ClientService:
 
     def _submit(self, message: Submit, identity: bytes) -> Any:
         orch = self._orch
-        if not orch.available:  # first: even a known idempotency key may name an uncommitted run
+        if not orch.outbox.available:  # first: even a known idempotency key may name an uncommitted run
             return _UNAVAILABLE
         key = message.idempotency_key
         fingerprint = None
@@ -359,6 +366,8 @@ class ClientService:
 
     def progress(self, run_id: str, entries: list[Any]) -> None:
         """Send the steps that just ended to the run's watchers."""
+        if not self._waiters.watches:  # the usual daemon: nobody watches, no call to find out
+            return
         watchers = self._waiters.held(run_id, "watch")
         if watchers:
             progress = RunProgress(run_id=run_id, steps=trace_dicts(entries))

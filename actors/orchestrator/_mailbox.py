@@ -133,6 +133,12 @@ class Mailbox:
         match message:
             case Outcome():  # the hot path: most of what arrives
                 pool.outcome(identity, message, now)
+            case _ if isinstance(message, _CLIENT_TYPES):  # a daemon's SubmitRequest is a Submit
+                # Second: a client's Submit is the other message of every run (no type is both).
+                if self.client_handler is None:
+                    log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
+                else:
+                    self.client_handler(identity, message)
             case Tick(now_ms=tick_now):
                 self._tick(tick_now)
             case Heartbeat(session=session):
@@ -151,11 +157,6 @@ class Mailbox:
                 log.info("observation_received", capability=message.capability, kind=message.kind, id=message.id)
                 for callback in self.on_observation:
                     callback(message)
-            case _ if isinstance(message, _CLIENT_TYPES):  # a daemon's SubmitRequest is a Submit
-                if self.client_handler is None:
-                    log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
-                else:
-                    self.client_handler(identity, message)
             case _:
                 log.warning("message_unexpected", peer=identity.hex(), op=type(message).__name__)
 
