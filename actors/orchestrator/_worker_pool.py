@@ -260,8 +260,9 @@ class WorkerPool:
     def outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
         """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
         key = (outcome.run_id, outcome.step_id, outcome.attempt)
-        owner = self.registry.owner_of(key)
-        if owner is None or owner.identity != identity or owner.session != outcome.session:
+        owner = self.registry.answered(key, identity, outcome.session)
+        if owner is None:
+            owner = self.registry.owner_of(key)
             if owner is not None and owner.session != outcome.session and owner.identity == identity:
                 self.refused["outcome_session"] += 1  # under the worker's identity, not from its session
             self.seen(identity, now, outcome.session)
@@ -272,7 +273,6 @@ class WorkerPool:
                      outcome=outcome.event, reason="attempt not in flight on this worker")
             return
         owner.last_seen_ms = now
-        self.registry.release_from(owner, key)
         self._liveness.delivered(key)
         self._clocks.stop(key)
         run = self._runs.live(outcome.run_id)
@@ -282,7 +282,7 @@ class WorkerPool:
             limit = self.max_value_bytes
             if limit is not None and outcome.outputs:
                 outcome = limit_outputs(outcome, limit)
-            self._deliver(run, StepFinished(outcome=outcome, now_ms=now))
+            self._deliver(run, StepFinished(outcome, now))  # positional: per Outcome
         if self._pending.waiting:
             for cap in owner.capabilities:
                 self._drain_pending(cap, now)
