@@ -273,8 +273,10 @@ class WorkerPool:
                      outcome=outcome.event, reason="attempt not in flight on this worker")
             return
         owner.last_seen_ms = now
-        self._liveness.delivered(key)
-        self._clocks.stop(key)
+        if self._liveness.undelivered_keys:  # no call while nothing is (the usual case)
+            self._liveness.delivered(key)
+        if self._clocks.deadlines:  # no call while no step has a deadline
+            self._clocks.stop(key)
         run = self._runs.live(outcome.run_id)
         if run is None:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
