@@ -50,6 +50,7 @@ from ontoflow.protocols.client import (
     Status,
     Submit,
     SubmitAccepted,
+    SubmitRequest,
     WorkerRecord,
     Workers,
     WorkersInfo,
@@ -135,9 +136,11 @@ class ClientService:
                 not orch.authority.may_touch(identity, self._owner_of(run_id), message):
             return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         match message:
-            case Submit(wait=False):  # a SubmitRequest is a Submit
+            # A daemon's Submit arrives as a SubmitRequest: named first, it matches on its exact
+            # type (a Struct subclass matched against its base goes through ``__instancecheck__``).
+            case SubmitRequest() | Submit() if not message.wait:
                 return self._owned(identity, self._submit(message, identity))
-            case Submit():
+            case SubmitRequest() | Submit():
                 reply = self._submit(message, identity)
                 if type(reply) is not SubmitAccepted:
                     return reply
