@@ -55,7 +55,7 @@ import structlog
 from ontoflow.actors.capability._schema import compile_schema
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunExpired
-from ontoflow.protocols.client import CancelRun, ClientMessage, Error, SubmitRequest
+from ontoflow.protocols.client import CancelRun, ClientMessage, Error
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
 from ontoflow.runtime.actor import Outbox, Tick
 from ontoflow.runtime.batching import SEND_CHUNK
@@ -75,11 +75,7 @@ ADMIN = "admin"
 
 _WORKER_TYPES = (Ready, Outcome, Heartbeat, Observation, Disconnect)
 _CLIENT_TYPES = get_args(ClientMessage)
-#: The client messages by exact type (a daemon's Submit arrives as a SubmitRequest). A set
-#: lookup, where an ``isinstance`` or a class pattern that fails against a Struct type goes
-#: through its metaclass's ``__instancecheck__`` (a microsecond): messages are matched on
-#: these first, so neither an Outcome nor a Submit meets a pattern that fails.
-_CLIENT_KINDS = frozenset((*_CLIENT_TYPES, SubmitRequest))
+_CLIENT_KINDS = frozenset(t for c in _CLIENT_TYPES for t in (c, *c.__subclasses__()))  # exact types: see receive
 _NONE: frozenset[str] = frozenset()
 
 
@@ -128,16 +124,20 @@ class Mailbox:
             if isinstance(message, _CLIENT_TYPES):
                 self._send_client(identity, Error(code="forbidden", message=f"this key may not send {type(message).__name__}"))
             return
-        # ``_held`` and ``available`` read as attributes: no call for the usual message.
-        if self.parking._held or not self._outbox.available:
+        if self.parking._held or not self._outbox.available:  # attributes: no call per message
             if not self._outbox.available:
                 self._unavailable(identity, message, now)
                 return
             for peer, held in self.parking.take():  # first, in the order they came
                 self.receive(peer, held, now)
+        # A class pattern that fails against a Struct type costs a microsecond (its metaclass's
+        # __instancecheck__): client messages (a Submit per run) are told by exact type, first.
         match message:
-            case _ if type(message) in _CLIENT_KINDS and self.client_handler is not None:
-                self.client_handler(identity, message)  # the other message of every run: a Submit
+            case _ if type(message) in _CLIENT_KINDS:  # a daemon's Submit is a SubmitRequest
+                if self.client_handler is None:
+                    log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
+                else:
+                    self.client_handler(identity, message)
             case Outcome():  # the hot path: most of what arrives
                 pool.outcome(identity, message, now)
             case Tick(now_ms=tick_now):
@@ -158,17 +158,8 @@ class Mailbox:
                 log.info("observation_received", capability=message.capability, kind=message.kind, id=message.id)
                 for callback in self.on_observation:
                     callback(message)
-            case _ if isinstance(message, _CLIENT_TYPES):  # unserved, or a subclass of one (no type is both)
-                self._client(identity, message)
             case _:
                 log.warning("message_unexpected", peer=identity.hex(), op=type(message).__name__)
-
-    def _client(self, identity: bytes, message: Any) -> None:
-        """A client message of no exact client type, or with no handler to serve it."""
-        if self.client_handler is None:
-            log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
-        else:
-            self.client_handler(identity, message)
 
     def _tick(self, now: int) -> None:
         """Time as a fact: the pool's clock, then the runs and questions whose time is up."""
@@ -246,9 +237,6 @@ class ParkingLot:
 
     def __len__(self) -> int:
         return len(self._held)
-
-    def __bool__(self) -> bool:
-        return bool(self._held)
 
     def park(self, identity: bytes, message: Any, in_flight_on: InFlightOn) -> bool:
         """Hold ``message`` from ``identity`` for later, or drop it (counted); returns whether held."""
