@@ -260,8 +260,7 @@ class WorkerPool:
     def outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
         """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
         key = (outcome.run_id, outcome.step_id, outcome.attempt)
-        owner = self.registry.answered(key, identity, outcome.session)
-        if owner is None:
+        if (owner := self.registry.answered(key, identity, outcome.session)) is None:
             owner = self.registry.owner_of(key)
             if owner is not None and owner.session != outcome.session and owner.identity == identity:
                 self.refused["outcome_session"] += 1  # under the worker's identity, not from its session
@@ -273,9 +272,8 @@ class WorkerPool:
                      outcome=outcome.event, reason="attempt not in flight on this worker")
             return
         owner.last_seen_ms = now
-        if self._liveness.undelivered_keys:  # no call while nothing is (the usual case)
+        if self._liveness.undelivered_keys or self._clocks.deadlines:  # no calls while both are empty (usual)
             self._liveness.delivered(key)
-        if self._clocks.deadlines:  # no call while no step has a deadline
             self._clocks.stop(key)
         run = self._runs.live(outcome.run_id)
         if run is None:
@@ -349,11 +347,8 @@ class WorkerPool:
             self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
 
     def _send_invoke(self, worker: WorkerInfo, d: Dispatch, now: int) -> None:
-        if d.artifacts or d.deadline_at_ms is not None:
-            invoke = invoke_for(d, now)
-        else:  # ``invoke_for`` in line for the usual step: no artifact to read, no deadline to send
-            invoke = Invoke(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
-                            inputs=d.inputs, context=d.context, deadline_ms=None)
+        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # usual: in line
+            run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, inputs=d.inputs, context=d.context)
         self.registry.assign(worker, InFlight(d.run_id, d.step_id, d.attempt, d.capability, now))
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
