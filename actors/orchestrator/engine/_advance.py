@@ -64,8 +64,7 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    # A running run takes every fact (``admit`` says so, with no note): no call for the usual one.
-    if state.status != "running" and not admit(state, fact):
+    if not admit(state, fact):
         return cmds
     match fact:
         case StepFinished():
@@ -82,8 +81,6 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
             _on_resumed(workflow, state, fact, cmds)
         case RunExpired():
             _on_expired(workflow, state, fact, cmds)
-        case _:  # what ``admit`` refuses for a run in any other status
-            admit(state, fact)
     return cmds
 
 
