@@ -51,6 +51,7 @@ from ontoflow.protocols.client import (
     Status,
     Submit,
     SubmitAccepted,
+    SubmitRequest,
     WorkerRecord,
     Workers,
     WorkersInfo,
@@ -136,15 +137,24 @@ class ClientService:
                 not orch.authority.may_touch(identity, self._owner_of(run_id), message):
             return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         match message:
-            case Submit(wait=False):  # a SubmitRequest is a Submit
+            # A daemon's Submit arrives as a SubmitRequest: named first, it matches on its exact
+            # type (a Struct subclass matched against its base goes through ``__instancecheck__``).
+            case SubmitRequest() | Submit() if not message.wait:
                 return self._owned(identity, self._submit(message, identity))
-            case Submit():
+            case SubmitRequest() | Submit():
                 reply = self._submit(message, identity)
                 if type(reply) is not SubmitAccepted:
                     return reply
                 if orch.authority.roles is not None:
                     self._owned(identity, reply)
                 self._orch.send_client(identity, reply)
+                run = orch.runs.get(reply.run_id)
+                if run is not None and run.result is None and orch.outbox.available and not orch.runs.questions(run):
+                    # ``_status`` of the run just started, in memory (the usual submit-and-wait):
+                    # hold the request, as it would (the submitter owns its run)
+                    held = self._waiters.hold(identity, reply.run_id, "status", orch.now())
+                    if held is True:
+                        return None
                 return self._status(identity, reply.run_id, True)  # the submitter owns its run
             case Status(run_id=run_id, wait=wait):
                 return self._status(identity, run_id, wait)
@@ -239,7 +249,7 @@ class ClientService:
 
     def _submit(self, message: Submit, identity: bytes) -> Any:
         orch = self._orch
-        if not orch.available:  # first: even a known idempotency key may name an uncommitted run
+        if not orch.outbox.available:  # first: even a known idempotency key may name an uncommitted run
             return _UNAVAILABLE
         key = message.idempotency_key
         fingerprint = None
@@ -363,6 +373,8 @@ class ClientService:
 
     def progress(self, run_id: str, entries: list[Any]) -> None:
         """Send the steps that just ended to the run's watchers."""
+        if not self._waiters.watches:  # the usual daemon: nobody watches, no call to find out
+            return
         watchers = self._waiters.held(run_id, "watch")
         if watchers:
             progress = RunProgress(run_id=run_id, steps=trace_dicts(entries))

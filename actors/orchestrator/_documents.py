@@ -167,8 +167,9 @@ class SubmittedDocuments:
             actors.pipelines.ConnectionResolutionError: as ``compile``.
             runtime.errors.ConfigError: naming an input that breaks a declared schema.
         """
-        self._refresh()
-        body = _body(document)
+        if self._registry.version != self._version:  # ``_refresh`` and ``_body`` in line: once per submit
+            self._refresh()
+        body = bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
         key = (body, manifest_hash, worktree, tuple(inputs))
         admitted = self._admitted.get(key)
         if admitted is None:

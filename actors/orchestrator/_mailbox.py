@@ -72,6 +72,7 @@ log = structlog.get_logger()
 
 _WORKER_TYPES = (Ready, Outcome, Heartbeat, Observation, Disconnect)
 _CLIENT_TYPES = get_args(ClientMessage)
+_CLIENT_KINDS = frozenset(t for c in _CLIENT_TYPES for t in (c, *c.__subclasses__()))  # exact types: see receive
 _NONE: frozenset[str] = frozenset()
 
 
@@ -120,13 +121,20 @@ class Mailbox:
             if isinstance(message, _CLIENT_TYPES):
                 self._send_client(identity, Error(code="forbidden", message=f"this key may not send {type(message).__name__}"))
             return
-        if self.parking or not self._outbox.available:
+        if self.parking._held or not self._outbox.available:  # attributes: no call per message
             if not self._outbox.available:
                 self._unavailable(identity, message, now)
                 return
             for peer, held in self.parking.take():  # first, in the order they came
                 self.receive(peer, held, now)
+        # A class pattern that fails against a Struct type costs a microsecond (its metaclass's
+        # __instancecheck__): client messages (a Submit per run) are told by exact type, first.
         match message:
+            case _ if type(message) in _CLIENT_KINDS:  # a daemon's Submit is a SubmitRequest
+                if self.client_handler is None:
+                    log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
+                else:
+                    self.client_handler(identity, message)
             case Outcome():  # the hot path: most of what arrives
                 pool.outcome(identity, message, now)
             case Tick(now_ms=tick_now):
@@ -147,11 +155,6 @@ class Mailbox:
                 log.info("observation_received", capability=message.capability, kind=message.kind, id=message.id)
                 for callback in self.on_observation:
                     callback(message)
-            case _ if isinstance(message, _CLIENT_TYPES):  # a daemon's SubmitRequest is a Submit
-                if self.client_handler is None:
-                    log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
-                else:
-                    self.client_handler(identity, message)
             case _:
                 log.warning("message_unexpected", peer=identity.hex(), op=type(message).__name__)
 
@@ -231,9 +234,6 @@ class ParkingLot:
 
     def __len__(self) -> int:
         return len(self._held)
-
-    def __bool__(self) -> bool:
-        return bool(self._held)
 
     def park(self, identity: bytes, message: Any, in_flight_on: InFlightOn) -> bool:
         """Hold ``message`` from ``identity`` for later, or drop it (counted); returns whether held."""

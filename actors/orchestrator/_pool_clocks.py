@@ -52,6 +52,10 @@ class Liveness:
     Args:
         heartbeat_ms: the interval of the heartbeats sent to workers.
         liveness: intervals of silence after which a worker is dead.
+
+    Attributes:
+        undelivered_keys: attempts in flight whose Invoke the ROUTER refused (read it, change it
+            through the methods): the pool calls ``delivered`` only while it is not empty.
     """
 
     def __init__(self, *, heartbeat_ms: int, liveness: int) -> None:
@@ -62,8 +66,7 @@ class Liveness:
         self._silent: set[bytes] = set()
         self._awaiting = AwaitedSteps()
         self._awaiting_due: set[StepKey] = set()
-        # Attempts in flight whose Invoke the ROUTER refused (see ``undelivered``).
-        self._undelivered: set[StepKey] = set()
+        self.undelivered_keys: set[StepKey] = set()
 
     @property
     def awaited(self) -> int:
@@ -133,22 +136,22 @@ class Liveness:
             key = (invoke.run_id, invoke.step_id, invoke.attempt)
             owner = registry.owner(*key)
             if owner is not None and owner.identity == identity:
-                self._undelivered.add(key)
+                self.undelivered_keys.add(key)
 
     def never_received(self, keys: Collection[StepKey]) -> None:
         """Note attempts known not to have reached their worker (it registered again, proving
         who it is, without them): like a refused Invoke, they are dispatched again."""
-        self._undelivered.update(keys)
+        self.undelivered_keys.update(keys)
 
     def delivered(self, key: StepKey) -> None:
         """The attempt was answered: its Invoke reached the worker after all."""
-        if self._undelivered:
-            self._undelivered.discard(key)
+        if self.undelivered_keys:
+            self.undelivered_keys.discard(key)
 
     def take_undelivered(self, key: StepKey) -> bool:
         """Whether the attempt's Invoke never reached its worker (forgotten once asked)."""
-        if key in self._undelivered:
-            self._undelivered.discard(key)
+        if key in self.undelivered_keys:
+            self.undelivered_keys.discard(key)
             return True
         return False
 
@@ -167,29 +170,33 @@ class StepClocks:
         runs: the run table (a fact goes only to a live run).
         deliver: applies a fact to a live run.
         schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
+
+    Attributes:
+        deadlines: the deadline of each attempt that has one (read it, change it through the
+            methods): the pool calls ``stop`` only while it is not empty.
     """
 
     def __init__(self, *, runs: RunTable, deliver: Callable[[Run, Fact], None], schedule_to_start_ms: int) -> None:
         self._runs = runs
         self._deliver = deliver
         self.schedule_to_start_ms = schedule_to_start_ms
-        self._deadlines: dict[StepKey, int] = {}
+        self.deadlines: dict[StepKey, int] = {}
         # When the last live worker offering a capability went away (see ``expire_unavailable``).
         self._unoffered_since: dict[str, int] = {}
 
     @property
     def running(self) -> int:
         """Attempts with a deadline running."""
-        return len(self._deadlines)
+        return len(self.deadlines)
 
     def start(self, dispatch: Dispatch) -> None:
         """Start the deadline of ``dispatch``'s attempt, if it has one."""
         if dispatch.deadline_at_ms is not None:
-            self._deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
+            self.deadlines[(dispatch.run_id, dispatch.step_id, dispatch.attempt)] = dispatch.deadline_at_ms
 
     def stop(self, key: StepKey) -> None:
         """Stop an attempt's deadline (answered, cancelled, lost or unavailable)."""
-        self._deadlines.pop(key, None)
+        self.deadlines.pop(key, None)
 
     def unoffered(self, capability: str, now: int) -> None:
         """The last live worker offering ``capability`` went away at ``now``."""
@@ -214,7 +221,7 @@ class StepClocks:
             for queued in pending.expire(cap, cutoff):
                 assert isinstance(queued, Queued)  # the pool queues only these (not wire input)
                 d = queued.dispatch
-                self._deadlines.pop((d.run_id, d.step_id, d.attempt), None)
+                self.deadlines.pop((d.run_id, d.step_id, d.attempt), None)
                 run = self._runs.live(d.run_id)
                 if run is not None:
                     log.warning("step_unavailable", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
@@ -228,11 +235,11 @@ class StepClocks:
             forget: called with each expired attempt before its fact is delivered (the pool
                 stops awaiting it from a worker).
         """
-        if not self._deadlines:
+        if not self.deadlines:
             return
-        for key, deadline in list(self._deadlines.items()):
-            if deadline <= now and key in self._deadlines:
-                del self._deadlines[key]
+        for key, deadline in list(self.deadlines.items()):
+            if deadline <= now and key in self.deadlines:
+                del self.deadlines[key]
                 forget(key)
                 run = self._runs.live(key[0])
                 if run is not None:

@@ -186,6 +186,10 @@ class Waiters:
         per_client: runs one client may wait for (or watch) at once.
         max_clients: clients that may hold requests at once.
         lease_ms: how long a request is held before it is answered with the current status.
+
+    Attributes:
+        watches: held Watch requests (read it, never set it): most daemons have none, and
+            the client service asks for every step whether a run has watchers.
     """
 
     def __init__(self, *, per_client: int = 256, max_clients: int = 4096, lease_ms: int = 60_000) -> None:
@@ -197,7 +201,7 @@ class Waiters:
         self._since: dict[Hold, int] = {}  # insertion order is time order
         self._by_run: dict[str, dict[Hold, None]] = {}
         self._per_client: dict[bytes, int] = {}
-        self._watches = 0  # held Watch requests: most daemons have none, and progress asks per step
+        self.watches = 0
 
     def hold(self, identity: bytes, run_id: str, kind: Kind, now: int) -> bool | str:
         """Hold a request of ``identity`` about ``run_id``.
@@ -220,12 +224,12 @@ class Waiters:
         self._by_run.setdefault(run_id, {})[key] = None
         self._per_client[identity] = count + 1
         if kind == "watch":
-            self._watches += 1
+            self.watches += 1
         return True
 
     def held(self, run_id: str, kind: Kind) -> list[bytes]:
         """The clients holding a request of ``kind`` about ``run_id`` (kept held)."""
-        if kind == "watch" and not self._watches:
+        if kind == "watch" and not self.watches:
             return []
         return [identity for identity, _, k in self._by_run.get(run_id, ()) if k == kind]
 
@@ -234,8 +238,9 @@ class Waiters:
         keys = self._by_run.pop(run_id, None)
         if not keys:
             return []
-        clients = dict.fromkeys(identity for identity, _, _ in keys)
+        clients: dict[bytes, None] = {}  # each once, in order (a loop: no generator per run end)
         for key in keys:
+            clients[key[0]] = None
             self._drop(key)
         return list(clients)
 
@@ -259,7 +264,7 @@ class Waiters:
     def _drop(self, key: Hold) -> None:
         del self._since[key]
         if key[2] == "watch":
-            self._watches -= 1
+            self.watches -= 1
         identity = key[0]
         left = self._per_client[identity] - 1
         if left:

@@ -15,8 +15,9 @@ __all__ = ["AwaitedSteps", "InFlight", "PendingQueue", "WorkerInfo", "WorkerRegi
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
 
-class InFlight(msgspec.Struct, kw_only=True):
-    """A step attempt sent to a worker and not yet answered."""
+class InFlight(msgspec.Struct):
+    """A step attempt sent to a worker and not yet answered (made positionally for every step
+    sent: msgspec matches keywords one by one)."""
 
     run_id: str
     step_id: str
@@ -202,6 +203,18 @@ class WorkerRegistry:
         """``owner`` of the attempt ``(run_id, step_id, attempt)`` (for every Outcome: no tuple made again)."""
         return self._step_owner.get(key)
 
+    def answered(self, key: StepKey, identity: bytes, session: str) -> WorkerInfo | None:
+        """Release the attempt ``key`` if it is in flight on the worker registered as
+        ``identity`` in ``session`` (an Outcome that may be applied); returns that worker, or
+        None, releasing nothing, when it is not (``owner_of`` then tells why). One call for
+        ``owner_of`` and ``release_from`` together: it runs for every Outcome."""
+        info = self._step_owner.get(key)
+        if info is None or info.identity != identity or info.session != session:
+            return None
+        del self._step_owner[key]
+        info.in_flight.pop(key, None)
+        return info
+
     def release_from(self, info: WorkerInfo, key: StepKey) -> None:
         """``release`` of an attempt known to be in flight on ``info`` (``owner_of`` said so)."""
         del self._step_owner[key]
@@ -261,6 +274,10 @@ class PendingQueue:
     ``expire`` pops only the entries past their cutoff and never scans the rest, whatever the
     queue's length. A removed item (a cancelled step) leaves a tombstone that ``pop`` and
     ``expire`` skip, so removal costs a dict lookup, not a rebuild.
+
+    Attributes:
+        waiting: how many items wait (``len``), as an attribute: the pool asks for every
+            outcome whether anything waits, and ``__bool__`` would be a call.
     """
 
     def __init__(self) -> None:
@@ -268,10 +285,13 @@ class PendingQueue:
         self._live: dict[StepKey, object] = {}
         self._count: dict[str, int] = {}
         self._cap_of: dict[StepKey, str] = {}
+        self.waiting = 0
 
     def push(self, capability: str, key: StepKey, item: object, enqueued_ms: int) -> None:
         """Queue ``item`` (known as ``key``) behind the others waiting for ``capability``."""
         self._queues.setdefault(capability, deque()).append((key, enqueued_ms, item))
+        if key not in self._live:
+            self.waiting += 1
         self._live[key] = item
         self._cap_of[key] = capability
         self._count[capability] = self._count.get(capability, 0) + 1
@@ -302,6 +322,7 @@ class PendingQueue:
     def _take(self, capability: str, queue: deque[tuple[StepKey, int, object]]) -> object:
         key, _, item = queue.popleft()
         del self._live[key]
+        self.waiting -= 1
         del self._cap_of[key]
         self._count[capability] -= 1
         self._settle(capability)
@@ -316,6 +337,7 @@ class PendingQueue:
         """Unqueue the item known as ``key`` (left as a tombstone); None when it is not queued."""
         item = self._live.pop(key, None)
         if item is not None:
+            self.waiting -= 1
             capability = self._cap_of.pop(key)
             self._count[capability] -= 1
             self._settle(capability)

@@ -160,14 +160,15 @@ class RunCommands:
         run = Run(workflow, run_id, source[0] if journaled and source is not None else None)
         deadline_at = None if deadline_ms is None else now + deadline_ms
         runs.add(run, deadline_at_ms=deadline_at, idempotency_key=idempotency_key, trigger_key=trigger_key)
-        name = workflow.name or ""
         if journaled and source is not None:
+            name = workflow.name or ""  # a property: read only when needed
             durability.submitted(RunRow(
                 run_id=run_id, source_hash=source[0], submitted_ms=now, deadline_at_ms=deadline_at,
                 idempotency_key=idempotency_key, trigger_key=trigger_key, name=name, owner=owner), source)
         if runs.log_info:
-            log.info("run_submitted", run_id=run_id, workflow=name, input_keys=sorted(inputs), journaled=journaled)
-        self._apply(run, RunSubmitted(run_id=run_id, inputs=dict(inputs), now_ms=now))
+            log.info("run_submitted", run_id=run_id, workflow=workflow.name or "", input_keys=sorted(inputs),
+                     journaled=journaled)
+        self._apply(run, RunSubmitted(run_id, dict(inputs), now))  # run_id, inputs, now_ms
         outbox.commit()
         return run_id
 

@@ -234,8 +234,7 @@ class WorkerPool:
     def await_worker(self, dispatch: Dispatch, worker_id: str, now: int) -> None:
         """Hold a recovered attempt that was sent to ``worker_id`` before a restart until that
         worker registers again (see the module docstring)."""
-        step = InFlight(run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
-                        capability=dispatch.capability, sent_ms=now)
+        step = InFlight(dispatch.run_id, dispatch.step_id, dispatch.attempt, dispatch.capability, now)
         until = self._liveness.await_worker(step, worker_id, now)
         self._clocks.start(dispatch)
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
@@ -263,8 +262,8 @@ class WorkerPool:
     def outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
         """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
         key = (outcome.run_id, outcome.step_id, outcome.attempt)
-        owner = self.registry.owner_of(key)
-        if owner is None or owner.identity != identity or owner.session != outcome.session:
+        if (owner := self.registry.answered(key, identity, outcome.session)) is None:
+            owner = self.registry.owner_of(key)
             if owner is not None and owner.session != outcome.session and owner.identity == identity:
                 self.refused["outcome_session"] += 1  # under the worker's identity, not from its session
             self.seen(identity, now, outcome.session)
@@ -275,9 +274,9 @@ class WorkerPool:
                      outcome=outcome.event, reason="attempt not in flight on this worker")
             return
         owner.last_seen_ms = now
-        self.registry.release_from(owner, key)
-        self._liveness.delivered(key)
-        self._clocks.stop(key)
+        if self._liveness.undelivered_keys or self._clocks.deadlines:  # no calls while both are empty (usual)
+            self._liveness.delivered(key)
+            self._clocks.stop(key)
         run = self._runs.live(outcome.run_id)
         if run is None:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
@@ -285,8 +284,8 @@ class WorkerPool:
             limit = self.max_value_bytes
             if limit is not None and outcome.outputs:
                 outcome = limit_outputs(outcome, limit)
-            self._deliver(run, StepFinished(outcome=outcome, now_ms=now))
-        if self._pending:
+            self._deliver(run, StepFinished(outcome, now))  # positional: per Outcome
+        if self._pending.waiting:
             for cap in owner.capabilities:
                 self._drain_pending(cap, now)
 
@@ -320,7 +319,7 @@ class WorkerPool:
             log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
             self.lose(worker.identity, now, "worker_lost")
         self._lost_awaiting(self._liveness.given_up(now), now)
-        if not self.draining and self._pending:  # held back on purpose while draining: they resume after the restart
+        if not self.draining and self._pending.waiting:  # held back on purpose while draining: they resume after the restart
             self._clocks.expire_unavailable(self._pending, self.registry.offers, now)
         self._clocks.expire_deadlines(now, self._liveness.forget_awaited)
 
@@ -328,7 +327,8 @@ class WorkerPool:
 
     def dispatch(self, dispatch: Dispatch, now: int) -> None:
         """Send ``dispatch`` to the least-loaded live worker offering its capability, or queue it."""
-        self._clocks.start(dispatch)
+        if dispatch.deadline_at_ms is not None:  # most steps have none: no call for them
+            self._clocks.start(dispatch)
         worker = None if self.draining else self.registry.pick(dispatch.capability)
         if worker is None:
             self._pending.push(dispatch.capability, (dispatch.run_id, dispatch.step_id, dispatch.attempt),
@@ -349,10 +349,9 @@ class WorkerPool:
             self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
 
     def _send_invoke(self, worker: WorkerInfo, d: Dispatch, now: int) -> None:
-        invoke = invoke_for(d, now)
-        self.registry.assign(
-            worker, InFlight(run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, sent_ms=now)
-        )
+        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # usual: in line
+            run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, inputs=d.inputs, context=d.context)
+        self.registry.assign(worker, InFlight(d.run_id, d.step_id, d.attempt, d.capability, now))
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:

@@ -105,6 +105,9 @@ class Outbox:
         monotonic: the clock of the commit's retry delays, in seconds.
 
     Attributes:
+        available: False from a failed commit until a retry of it succeeds (what it held
+            waits). A plain attribute, not a property: the orchestrator reads it for every
+            message (read it, never set it).
         on_available: called (no argument) once a failed commit finally succeeded and what it
             held has left.
         failures: commits that failed since the outbox was made.
@@ -113,8 +116,8 @@ class Outbox:
     """
 
     __slots__ = ("_depth", "_error", "_gate", "_hold", "_held_waiters", "_items", "_monotonic", "_on_failure",
-                 "_retry_at", "_retry_s", "_scheduled", "_sink", "_waiters", "chunk", "failures", "on_available",
-                 "sends")
+                 "_retry_at", "_retry_s", "_scheduled", "_sink", "_waiters", "available", "chunk", "failures",
+                 "on_available", "sends")
 
     def __init__(self, *, gate: CommitGate | None = None, on_failure: Callable[[Exception], None] | None = None,
                  chunk: int = SEND_CHUNK, monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -128,6 +131,7 @@ class Outbox:
         self._held_waiters: list[_Waiters] = []
         self._monotonic = monotonic
         self._error: Exception | None = None
+        self.available = True  # kept equal to ``_error is None``
         self._retry_at = 0.0
         self._retry_s = RETRY_FIRST_S
         self.chunk = chunk
@@ -142,11 +146,6 @@ class Outbox:
 
     def __len__(self) -> int:
         return len(self._items)
-
-    @property
-    def available(self) -> bool:
-        """False from a failed commit until a retry of it succeeds (what it held waits)."""
-        return self._error is None
 
     @property
     def error(self) -> Exception | None:
@@ -242,6 +241,7 @@ class Outbox:
         if recovered:
             log.warning("commit_recovered", failures=self.failures)
             self._error = None
+            self.available = True
             self._retry_s = RETRY_FIRST_S
         held, self._held_waiters = self._held_waiters, []
         for one in held:
@@ -270,6 +270,7 @@ class Outbox:
                 log.warning("commit_still_failing", error=type(exc).__name__, failures=self.failures)
             self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
         self._error = exc
+        self.available = False
         self._retry_at = self._monotonic() + self._retry_s
 
     def _soon(self) -> None:

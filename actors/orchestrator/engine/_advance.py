@@ -8,13 +8,12 @@ run exactly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ontoflow.protocols.context import Segment
 from ontoflow.protocols.events import CLARIFICATION, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
-from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 from ontoflow.actors.orchestrator.engine._facts import (
     Fact,
     RunCancelled,
@@ -39,6 +38,9 @@ from ontoflow.actors.orchestrator.engine._step_end import (
 )
 from ontoflow.actors.orchestrator.engine._steps import close_step, drive, end_run, finish_block_step
 from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, check_answer, resumed_dispatch, suspend
+
+if TYPE_CHECKING:  # annotations only: ``_compile`` imports this module's ``advance``
+    from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
 
 __all__ = ["advance"]
 
@@ -128,6 +130,10 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
             payload.append(Segment(f"{step_id}.{n}", segment.type, segment.content, where))
     if end.event not in RESERVED_EVENTS and cap.id not in state.succeeded:
         state.succeeded.append(cap.id)
+    if pending.prerequisite_of is None:  # ``_route`` of a block's own step, in line: the usual outcome
+        if finish_block_step(workflow, state, workflow.nodes[pending.node].blocks[pending.block], end, cmds):
+            drive(workflow, state, end.ended_ms, cmds)
+        return
     _route(workflow, state, pending, end, cmds)
 
 

@@ -22,6 +22,7 @@ from ontoflow.protocols.manifest import Action, WorkflowManifest, check_workflow
 from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
 from ontoflow.runtime.retry import worst_case_step_ms
 
+from ontoflow.actors.orchestrator.engine._advance import advance as _advance
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
 from ontoflow.actors.orchestrator.engine._state import RunState
 
@@ -30,10 +31,6 @@ if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine._suspend import Suspension
 
 __all__ = ["BlockPlan", "CapabilityPlan", "CompiledWorkflow", "NodePlan", "Route", "compile_workflow", "new_run"]
-
-# The engine's function, whose module imports this one: bound at first use, not imported at
-# each call (an import statement costs about 2 us, and ``advance`` runs for every fact).
-_advance: Any = None
 
 #: Slack added to the capability base's worst case, for the network and the worker's queue.
 _DISPATCH_SLACK_MS = 1000
@@ -160,14 +157,12 @@ class CompiledWorkflow:
 
     def new_run(self, run_id: str) -> RunState:
         """Return the state of a run that has not been submitted yet (``RunEngine``)."""
-        return new_run(self, run_id)
+        return RunState(run_id=run_id)  # ``new_run`` in line: once per run
 
-    def advance(self, state: RunState, fact: Fact) -> list[Command]:
-        """Apply ``fact`` to ``state`` in place; return the commands (``RunEngine``)."""
-        global _advance
-        if _advance is None:  # its module imports this one: bound at the first fact
-            from ontoflow.actors.orchestrator.engine._advance import advance as _advance
-        return _advance(self, state, fact)
+    #: Apply ``fact`` to ``state`` in place; return the commands (``RunEngine``). The engine's
+    #: function itself (``_advance.advance(workflow, state, fact)``), so ``workflow.advance``
+    #: is bound to it with no method of ours in between: it runs for every fact.
+    advance = _advance
 
     def in_flight(self, state: RunState) -> list[Dispatch]:
         """The run's one pending Dispatch, if any (``RunEngine``); none while it waits on an

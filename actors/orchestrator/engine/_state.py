@@ -32,8 +32,8 @@ class Frame(msgspec.Struct, frozen=True, array_like=True):
     block: str | None
 
 
-class PendingStep(msgspec.Struct, kw_only=True):
-    """The step in flight: at most one per run.
+class PendingStep(msgspec.Struct):
+    """The step in flight: at most one per run (made positionally, per step, by ``_steps``).
 
     ``dispatch`` is the last command sent for it, so that a shell recovering from a snapshot can
     send it again and a lost idempotent step is re-sent unchanged but for attempt and deadline.

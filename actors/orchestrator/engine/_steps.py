@@ -14,7 +14,7 @@ build new containers for the step and never change the run's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -24,9 +24,11 @@ from ontoflow.protocols.manifest import Call, Jump
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
-from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, NodePlan, Route
 from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState
 from ontoflow.actors.orchestrator.engine._step_end import StepEnd, at_once_end, trace_entry
+
+if TYPE_CHECKING:  # annotations only: ``_compile`` imports the engine's ``advance`` (and so this module)
+    from ontoflow.actors.orchestrator.engine._compile import BlockPlan, CapabilityPlan, CompiledWorkflow, NodePlan, Route
 
 __all__ = [
     "LAST_FAILURE_KEY",
@@ -122,8 +124,12 @@ def _dispatch(
     cmds: list[Command],
 ) -> StepEnd | None:
     """Build and emit the step of ``cap`` for ``block``; ``None`` when sent or the run ended."""
-    step_id = _next_step_id(workflow, state, now_ms, cmds)
-    if step_id is None:
+    if state.steps_taken < workflow.max_steps:  # ``_next_step_id`` in line: this runs for every step
+        state.steps_taken += 1
+        state.step_seq += 1
+        step_id = f"s{state.step_seq}"
+    else:
+        _next_step_id(workflow, state, now_ms, cmds)  # ends the run
         return None
     own = prerequisite_of is None
     node = workflow.nodes[block.node]
@@ -158,15 +164,16 @@ def _dispatch(
         cap.idempotent,
         block.artifacts if own else [],
     )
+    # Positional, as the Dispatch above (msgspec matches keywords one by one, per step).
     state.pending = PendingStep(
-        step_id=step_id,
-        attempt=1,
-        node=block.node,
-        block=block.block,
-        capability=cap.id,
-        prerequisite_of=prerequisite_of,
-        started_ms=now_ms,
-        dispatch=command,
+        step_id,  # step_id
+        1,  # attempt
+        block.node,  # node
+        block.block,  # block
+        cap.id,  # capability
+        prerequisite_of,  # prerequisite_of
+        now_ms,  # started_ms
+        command,  # dispatch
     )
     cmds.append(command)
     return None
@@ -206,6 +213,10 @@ def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockP
     route = block.actions.get(event) or block.fail_default
     close_step(state, block, end, action=None if route is None else route.text)
     if route is not None:
+        action = route.action
+        if type(action) is Jump:  # the usual route, taken in line
+            state.block = action.block
+            return True
         return _apply(workflow, state, block, route, now_ms, cmds)
     if block.has_transitions:
         end_run(state, "failed", f"no transition for signal '{event}' in block '{block.block}' of node "
