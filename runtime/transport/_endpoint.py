@@ -283,6 +283,8 @@ class _Endpoint:
                     await waiter
                 finally:
                     self._waiter = None
+            if self._sock.closed:  # closed after the wake-up was sent and before this ran
+                raise anyio.ClosedResourceError
             batch = self._drain(max_batch, True)
             if batch:
                 return batch

@@ -185,6 +185,29 @@ async def test_parked_receiver_woken_by_an_edge_without_input_still_gets_the_nex
         assert got == [(b"late", _invoke(7))]
 
 
+async def test_a_receiver_woken_as_its_socket_closes_gets_closed_not_a_zmq_error(address: str) -> None:
+    """The FD's wake-up reached the parked receiver, then the socket closed before it ran (a
+    cluster shutting down): its receive read the closed socket, ZMQError ENOTSOCK. The wake-up is
+    delivered by hand here because the loop's order cannot be arranged from outside."""
+    async with open_router(address) as router:
+        outcome: list[BaseException] = []
+
+        async def receive() -> None:
+            try:
+                await router.recv_batch()
+            except BaseException as exc:  # noqa: BLE001 - what it raised is the assertion
+                outcome.append(exc)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive)
+                while router._waiter is None:  # parked
+                    await anyio.lowlevel.checkpoint()
+                router._on_fd_readable()  # the wake-up, as the loop's FD callback sends it
+                router._close()  # and the close, before the receiver runs
+        assert len(outcome) == 1 and isinstance(outcome[0], anyio.ClosedResourceError), outcome
+
+
 async def test_garbage_and_wrong_header_are_dropped_and_router_keeps_serving(
     address: str,
 ) -> None:
