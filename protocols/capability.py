@@ -28,6 +28,8 @@ __all__ = [
     "intent_hints",
 ]
 
+#: The longest capability id: it is a word in every log line, trace entry and journal row of a step.
+MAX_CAPABILITY_ID_CHARS = 256
 _CAPABILITY_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
 _EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -242,10 +244,11 @@ def check_metadata(meta: CapabilityMetadata) -> list[Problem]:
     Checks the id's shape, event names, the retry knobs and the top level of the input schema
     (the schema itself is compiled by the capability base, which reports its own errors).
     """
-    where = f"capabilities[{meta.id!s}]"
+    where = f"capabilities[{meta.id[:MAX_CAPABILITY_ID_CHARS]!s}]"
     problems: list[Problem] = []
-    if not _CAPABILITY_ID.match(meta.id):
-        problems.append(Problem(path=f"{where}.id", message="must be a dotted identifier"))
+    if len(meta.id) > MAX_CAPABILITY_ID_CHARS or not _CAPABILITY_ID.fullmatch(meta.id):  # ($ took "id\n")
+        problems.append(Problem(path=f"{where}.id", message=f"must be a dotted identifier of at most "
+                                                            f"{MAX_CAPABILITY_ID_CHARS} characters"))
     for i, event in enumerate(meta.events):
         if not _EVENT_NAME.match(event):
             problems.append(Problem(path=f"{where}.events[{i}]", message="must be snake_case"))

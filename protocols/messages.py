@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
 from ontoflow.protocols.context import Segment, StepContext
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "Ready",
     "WireMessage",
     "Welcome",
+    "ready_problem",
     "worker_id_problem",
 ]
 
@@ -69,6 +70,33 @@ def worker_id_problem(worker_id: str) -> str | None:
         return None
     return (f"worker_id must be 1 to {MAX_WORKER_ID_CHARS} letters, digits and '_.:@-', starting with a letter "
             f"or a digit (got {len(worker_id)} characters)")
+
+
+def ready_problem(ready: Ready, protocol: int) -> str | None:
+    """Why the orchestrator refuses ``ready`` (a worker announcing itself), or None.
+
+    Its worker id (:func:`worker_id_problem`), its protocol version, its slots, and every
+    capability it announces checked as a worker checks its own at load
+    (:func:`~protocols.capability.check_metadata`): a peer that skips that check (any peer,
+    without CURVE) cannot register an id such as ``../x y`` or a retry policy no step could
+    follow. The text names the capability by its place in the Ready, never quoting a value.
+
+    Args:
+        ready: the announcement.
+        protocol: the version this orchestrator speaks.
+    """
+    problem = worker_id_problem(ready.worker_id)
+    if problem is not None:
+        return problem
+    if ready.protocol != protocol:
+        return f"protocol version {ready.protocol} is not supported; this orchestrator speaks {protocol}"
+    if ready.slots < 1:
+        return "slots must be >= 1"
+    for i, meta in enumerate(ready.capabilities):
+        for found in check_metadata(meta):
+            where = found.path.partition("]")[2].lstrip(".") or "id"
+            return f"capabilities[{i}].{where}: {found.message}"
+    return None
 
 
 class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True):

@@ -39,7 +39,7 @@ from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepFinished, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome, worker_id_problem
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome, ready_problem
 
 __all__ = ["WorkerPool"]
 
@@ -148,16 +148,10 @@ class WorkerPool:
 
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
-        reason = worker_id_problem(ready.worker_id)  # an empty or a 100 KB id was registered, and logged in every line
-        if reason is None and ready.protocol != PROTOCOL_VERSION:
-            reason = f"protocol version {ready.protocol} is not supported; this orchestrator speaks {PROTOCOL_VERSION}"
+        reason = ready_problem(ready, PROTOCOL_VERSION)  # its id, version, slots and capabilities
         if reason is not None:
             log.warning("worker_refused", worker_id=ready.worker_id[:64], reason=reason)
             self._send(identity, Disconnect(reason=reason))
-            return
-        if ready.slots < 1:
-            log.warning("worker_refused", worker_id=ready.worker_id, reason="slots must be >= 1")
-            self._send(identity, Disconnect(reason="slots must be >= 1"))
             return
         key = key_of(identity)
         held = {tuple(k) for k in ready.holding}

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+import msgspec
+
 from ontoflow.actors.orchestrator import Run, RunTable, WorkerPool
 from ontoflow.actors.orchestrator.engine import (
     Dispatch,
@@ -146,6 +148,21 @@ def test_a_worker_id_that_is_empty_huge_or_no_plain_word_is_refused_without_quot
     assert all("worker_id must be 1 to 256" in m.reason and "www" not in m.reason for _, m in refusals)
     h.ready(b"vm-1234-a1b2c3.example.com")  # a default id (HOST-PID-RANDOM) is a plain word
     assert len(h.pool.registry) == 1
+
+
+def test_a_capability_a_worker_would_not_load_is_refused_when_a_peer_announces_it() -> None:
+    # A peer that skips the worker's own load-time check (any peer, without CURVE) registered
+    # an id like "../x y", or a retry policy no step could follow.
+    h = _Harness()
+    bad = [msgspec.structs.replace(CAP, id="../x y"), msgspec.structs.replace(CAP, id="c" * 300),
+           msgspec.structs.replace(CAP, id="cap\n"),
+           msgspec.structs.replace(CAP, retry=msgspec.structs.replace(CAP.retry, max_retries=-1))]
+    for n, meta in enumerate(bad):
+        h.pool.ready(b"x%d" % n, Ready(protocol=PROTOCOL_VERSION, worker_id=f"w{n}", capabilities=[CAP, meta]), 0)
+    reasons = [m.reason for _, m in h.sent.of(Disconnect)]
+    assert len(reasons) == 4 and len(h.pool.registry) == 0
+    assert [r.split(":")[0] for r in reasons] == ["capabilities[1].id"] * 3 + ["capabilities[1].retry.max_retries"]
+    assert all("../x" not in r and "ccc" not in r for r in reasons)
 
 
 def test_an_oversized_output_becomes_a_failure_before_it_is_a_fact() -> None:
