@@ -24,9 +24,8 @@ sentences (the client API's ``Ask``) through ``actors.orchestrator.EdgeService``
 are imported here only for their metadata (the catalogue) and run on workers started with
 ``--domain DIR`` (or ``--capabilities DIR/handlers.py``). ``domains_file`` lists more domains
 to expect before their workers connect, and a worker may announce a domain of its own
-(``Ready.domains``): the daemon then answers for it too, and journals it. With ``http_bind`` it also serves the OpenAI
-chat-completions API (``runtime.http``) whose every turn takes the same path as an ``Ask``; it
-prints ``http entry on http://HOST:PORT`` once bound.
+(``Ready.domains``): the daemon then answers for it too, and journals it. With ``http_bind``
+it serves the OpenAI chat-completions API (``runtime.http``), every turn an ``Ask``.
 """
 
 from __future__ import annotations
@@ -162,9 +161,7 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--max-message-bytes must be >= 1")
     if config.max_runs is not None and config.max_runs < 1:
         raise ConfigError("--max-runs must be >= 1")
-    # Written so that NaN fails them too (every comparison with NaN is false): a NaN or an
-    # infinite number of seconds passed these checks, then raised out of the loop at SIGTERM
-    # (--grace-s) or at the first pruning, an hour later (--retention-s, --prune-every-s).
+    # Written so that NaN fails them too: NaN or infinite seconds passed, then raised out of the loop.
     if not (config.max_value_bytes >= 1 and 0 <= config.grace_s < math.inf):
         raise ConfigError("--max-value-bytes must be >= 1 and --grace-s a finite number >= 0")
     if config.retention_s is not None and not 0 < config.retention_s < math.inf:

@@ -28,6 +28,7 @@ import zmq.backend
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.loop import yield_now
+from ontoflow.runtime.transport._peer import Peer
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "DropCounter", "DropStatistics", "Peer"]
 
@@ -153,31 +154,6 @@ _RCVMORE = int(zmq.RCVMORE)
 # backend's (``zmq.Socket``'s base class); frames go through the backend's directly (about
 # 0.7 us less per frame: W1 sends five per step).
 _send = zmq.backend.Socket.send
-
-
-class Peer(bytes):
-    """A ROUTER peer's routing identity that also carries the CURVE public key (z85) its
-    connection authenticated with, as ``user_id``: what a CURVE ROUTER hands out instead of
-    plain ``bytes``. It compares, hashes and sends as the identity bytes it holds."""
-
-    user_id: str
-
-
-def _recv_frames_user(sock: zmq.Socket) -> list[bytes]:
-    """``_recv_frames`` for a CURVE ROUTER: the identity frame comes as a :class:`Peer`
-    carrying the ZAP user id (the public key) libzmq attached to the connection. Read once
-    per frame set, and only on CURVE sockets: the plain path does not pay for it."""
-    frame = sock.recv(_NOBLOCK, copy=False)
-    peer = Peer(frame.bytes)
-    try:
-        peer.user_id = frame.get("User-Id")
-    except zmq.ZMQError:  # no ZAP user id on this connection: it holds no role
-        peer.user_id = ""
-    frames: list[bytes] = [peer]
-    while frame.more:
-        frame = sock.recv(_NOBLOCK, copy=False)
-        frames.append(frame.bytes)
-    return frames
 
 
 def _recv_frames(sock: zmq.Socket) -> list[bytes]:

@@ -17,7 +17,8 @@ from ontoflow.protocols.client import (
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
-from ontoflow.runtime.transport._endpoint import _Endpoint, _recv_frames_user
+from ontoflow.runtime.transport._endpoint import _Endpoint
+from ontoflow.runtime.transport._peer import recv_frames_user
 
 __all__ = ["DealerMailbox", "DealerSocket", "RouterSocket"]
 
@@ -41,7 +42,7 @@ class RouterSocket(_Endpoint):
     def with_user_ids(self) -> None:
         """Hand out each peer as a ``Peer`` carrying its CURVE public key (``user_id``); set by
         ``open_router`` on a CURVE ROUTER, whose ZAP authenticator names the key."""
-        self._recv = _recv_frames_user
+        self._recv = recv_frames_user
 
     def recv_batch(self, max_batch: int = 512) -> Coroutine[Any, Any, list[tuple[bytes, WireMessage]]]:
         """Wait for at least one valid message, then return every message already queued
