@@ -32,6 +32,8 @@ __all__ = [
 MAX_CAPABILITY_ID_CHARS = 256
 _CAPABILITY_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
 _EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: The longest event name a capability declares (a word in every trace entry and journal fact).
+MAX_EVENT_CHARS = 128
 
 
 class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -238,20 +240,26 @@ def flow_pre(meta: CapabilityMetadata) -> list[FlowStep]:
     return msgspec.convert(pre, list[FlowStep]) if pre else []
 
 
-def check_metadata(meta: CapabilityMetadata) -> list[Problem]:
+def check_metadata(meta: CapabilityMetadata, where: str | None = None) -> list[Problem]:
     """Return the problems with ``meta`` (an empty list when it is sound).
 
     Checks the id's shape, event names, the retry knobs and the top level of the input schema
     (the schema itself is compiled by the capability base, which reports its own errors).
+
+    Args:
+        meta: the metadata to check.
+        where: the prefix of every problem's path; ``capabilities[<id>]`` by default (a peer's
+            announcement is named by its place instead, since its id may be what is wrong).
     """
-    where = f"capabilities[{meta.id[:MAX_CAPABILITY_ID_CHARS]!s}]"
+    where = where or f"capabilities[{meta.id[:MAX_CAPABILITY_ID_CHARS]!s}]"
     problems: list[Problem] = []
     if len(meta.id) > MAX_CAPABILITY_ID_CHARS or not _CAPABILITY_ID.fullmatch(meta.id):  # ($ took "id\n")
         problems.append(Problem(path=f"{where}.id", message=f"must be a dotted identifier of at most "
                                                             f"{MAX_CAPABILITY_ID_CHARS} characters"))
     for i, event in enumerate(meta.events):
-        if not _EVENT_NAME.match(event):
-            problems.append(Problem(path=f"{where}.events[{i}]", message="must be snake_case"))
+        if len(event) > MAX_EVENT_CHARS or not _EVENT_NAME.fullmatch(event):  # ($ took "done\n")
+            problems.append(Problem(path=f"{where}.events[{i}]", message=f"must be snake_case, at most "
+                                                                        f"{MAX_EVENT_CHARS} characters"))
     r = meta.retry
     if r.max_retries < 0:
         problems.append(Problem(path=f"{where}.retry.max_retries", message="must be >= 0"))

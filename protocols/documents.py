@@ -215,7 +215,7 @@ _LONG_NUMBER = re.compile(rb"[0-9A-Fa-f_:xXoO]{17,}")
 def _within_64_bits(document: Any, source: str, data: bytes) -> Any:
     """``document``, or a ManifestError naming where it holds an integer past 64 bits (which
     failed later, with a traceback, as the run's first message was encoded)."""
-    if _LONG_NUMBER.search(data) is None:
+    if _LONG_NUMBER.search(data) is None and b"\x00" not in data:  # UTF-16 YAML puts a NUL between digits
         return document
     where = oversized_int_path(document)
     if where is not None:

@@ -93,10 +93,14 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
     if ready.slots < 1:
         return "slots must be >= 1"
     for i, meta in enumerate(ready.capabilities):
-        for found in check_metadata(meta):
-            where = found.path.partition("]")[2].lstrip(".") or "id"
-            return f"capabilities[{i}].{where}: {found.message}"
+        for found in check_metadata(meta, where=f"capabilities[{i}]"):
+            # Bounded: a problem's text may name a key of the peer's schema, of any length.
+            return f"{found.path}: {found.message}"[:_MAX_REASON_CHARS]
     return None
+
+
+#: The longest refusal a Ready gets (sent back in the Disconnect and logged).
+_MAX_REASON_CHARS = 200
 
 
 class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True):

@@ -288,7 +288,7 @@ class WorkerPool:
         steps are lost."""
         worker = self.seen(identity, now, session)
         if worker is not None:
-            log.info("worker_disconnected", worker_id=worker.worker_id, reason=reason)
+            log.info("worker_disconnected", worker_id=worker.worker_id, reason=reason[:200])  # a peer's text, bounded
             self.lose(identity, now, "worker_lost")
 
     def lose(self, identity: bytes, now: int, reason: str) -> None:

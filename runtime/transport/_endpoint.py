@@ -346,7 +346,7 @@ class _Endpoint:
         self._send_drops.flush()
         self._loop.remove_reader(self._fd)
         self._sock.close(linger=self._linger_ms)
-        waiter = self._waiter
+        waiter, self._waiter = self._waiter, None  # nothing after this polls the closed socket for it
         if waiter is not None and not waiter.done():
             waiter.set_exception(anyio.ClosedResourceError())
 

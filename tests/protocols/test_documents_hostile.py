@@ -83,6 +83,8 @@ def test_an_empty_yaml_manifest_is_refused_by_the_cli_as_empty(tmp_path: Path) -
          "nodes.m.blocks.a.timeout_ms"),
         ("json", b'{"a": [1, {"b": -9223372036854775809}]}', "a[1].b"),
         ("toml", b"[daemon]\nmax-runs = 18446744073709551616\n", "daemon.max-runs"),
+        # PyYAML reads UTF-16 too, where a NUL sits between the digits the quick scan looks for.
+        ("yaml", "a: 123456789012345678901234567890\n".encode("utf-16"), "a"),
     ],
 )
 def test_an_integer_past_64_bits_is_refused_with_its_path(fmt: str, data: bytes, path: str) -> None:

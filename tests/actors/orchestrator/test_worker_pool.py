@@ -155,14 +155,17 @@ def test_a_capability_a_worker_would_not_load_is_refused_when_a_peer_announces_i
     # an id like "../x y", or a retry policy no step could follow.
     h = _Harness()
     bad = [msgspec.structs.replace(CAP, id="../x y"), msgspec.structs.replace(CAP, id="c" * 300),
-           msgspec.structs.replace(CAP, id="cap\n"),
-           msgspec.structs.replace(CAP, retry=msgspec.structs.replace(CAP.retry, max_retries=-1))]
+           msgspec.structs.replace(CAP, id="cap\n"), msgspec.structs.replace(CAP, id="a]" + "S" * 200),
+           msgspec.structs.replace(CAP, retry=msgspec.structs.replace(CAP.retry, max_retries=-1)),
+           msgspec.structs.replace(CAP, events=["done\n"]),
+           msgspec.structs.replace(CAP, input_schema={"type": "object", "required": ["K" * 1_000_000]})]
     for n, meta in enumerate(bad):
         h.pool.ready(b"x%d" % n, Ready(protocol=PROTOCOL_VERSION, worker_id=f"w{n}", capabilities=[CAP, meta]), 0)
     reasons = [m.reason for _, m in h.sent.of(Disconnect)]
-    assert len(reasons) == 4 and len(h.pool.registry) == 0
-    assert [r.split(":")[0] for r in reasons] == ["capabilities[1].id"] * 3 + ["capabilities[1].retry.max_retries"]
-    assert all("../x" not in r and "ccc" not in r for r in reasons)
+    assert len(reasons) == 7 and len(h.pool.registry) == 0
+    assert [r.split(":")[0] for r in reasons] == ["capabilities[1].id"] * 4 + [
+        "capabilities[1].retry.max_retries", "capabilities[1].events[0]", "capabilities[1].input_schema.required[0]"]
+    assert all("../x" not in r and "ccc" not in r and "SSS" not in r and len(r) <= 200 for r in reasons)
 
 
 def test_an_oversized_output_becomes_a_failure_before_it_is_a_fact() -> None:
