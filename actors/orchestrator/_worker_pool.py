@@ -193,6 +193,10 @@ class WorkerPool:
                           domains=[d["domain"] for d in ready.domains if isinstance(d, dict) and isinstance(d.get("domain"), str)])
         again = existing is not None
         orphans, kept = self.registry.register(info, keep=held)
+        # Welcome first: a worker drops an Invoke sent before it, and what follows may send one
+        # (an awaited attempt it came back without is lost and goes out again, to it).
+        self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
+                                     session=session))
         if again:
             # The same worker without these: their Invokes died in a connection it gave up, or
             # came before its Welcome (which it does not run). None ran: they go out again.
@@ -202,8 +206,6 @@ class WorkerPool:
         kept += self._reclaim(info, held, now)
         for hook in self.on_ready:
             hook(info, ready, now)
-        self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
-                                     session=session))
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots,
                  capabilities=sorted(info.capabilities), again=again, kept=len(kept), orphaned=len(orphans))
         # Attempts the worker holds that are no longer awaited from it (re-dispatched, ended,

@@ -16,8 +16,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from ontoflow.protocols.client import RunStatus, RunTrace, Show, Submit, SubmitAccepted, Workers, WorkersInfo
 from ontoflow.runtime.cli import open_client, request
+from ontoflow.runtime.cli._client import WaitTimedOut, follow
 from tests.integration.durable_capabilities import manifest, step_value
 from tests.integration.durable_helpers import (
     Daemon,
@@ -31,6 +32,9 @@ from tests.integration.durable_helpers import (
 pytestmark = pytest.mark.anyio
 
 STEPS = 4
+#: How long the survivor waits for every run to end (unloaded: well under a second; inside
+#: pytest's 120 s timeout, so a run that never ends is spelt out rather than cut short).
+SURVIVOR_WAIT_S = 45
 
 
 def _expected(value: int) -> int:
@@ -87,12 +91,13 @@ async def _chaos(tmp_path: Path, cycles: int, per_cycle: int, seed: int, figures
                     assert acked.setdefault(key, reply.run_id) == reply.run_id, "an acknowledged run was lost"
                 reference = await request(client, Submit(manifest=document, inputs={"t.value": 7}))
                 assert isinstance(reference, SubmitAccepted)
-                ref = await request(client, Status(run_id=reference.run_id, wait=True), timeout_s=60)
-                assert isinstance(ref, RunStatus) and ref.status == "completed"
+                # Every run ends within one deadline (they take well under a second unloaded).
+                deadline = anyio.current_time() + SURVIVOR_WAIT_S
+                ref = await _ended(client, reference.run_id, deadline)
+                assert ref.status == "completed", await _spelt_out(client, ref)
                 for key, run_id in acked.items():
-                    status = await request(client, Status(run_id=run_id, wait=True), timeout_s=60)
-                    assert isinstance(status, RunStatus)
-                    assert status.status == "completed", (status.status, status.error)
+                    status = await _ended(client, run_id, deadline)
+                    assert status.status == "completed", await _spelt_out(client, status)
                     # exactly once: one trace entry per block, each a success
                     assert [e["block"] for e in status.trace] == [f"b{i}" for i in range(STEPS)]
                     assert status.context["t.value"] == _expected(inputs[key])
@@ -126,6 +131,36 @@ async def _wait_for_worker(client) -> None:
             if any(w.capabilities for w in info.workers):
                 return
             await anyio.sleep(0.02)  # re-asked: registration is the worker's move
+
+
+async def _ended(client, run_id: str, deadline: float) -> RunStatus:
+    """The run's status once it has ended, waited for as the CLI waits (``follow``).
+
+    A held ``Status(wait=True)`` is answered with the run's *current* status when its lease
+    runs out (``_queries.Waiters``: 60 s, which was also this wait's timeout), and a live
+    client re-asks: a ``running`` answer is not the run's end. ``follow`` re-asks on an
+    ongoing status until an ended one comes, or raises past ``deadline`` (an
+    ``anyio.current_time()``): a run that never ends still fails, spelt out.
+    """
+    try:
+        reply = await follow(client, run_id, deadline=deadline)
+    except WaitTimedOut:
+        trace = await request(client, Show(run_id=run_id))
+        raise AssertionError(f"not ended within {SURVIVOR_WAIT_S} s of the survivor's first wait: "
+                             f"{await _spelt_out(client, trace)}") from None
+    assert isinstance(reply, RunStatus), reply
+    return reply
+
+
+async def _spelt_out(client, reply) -> str:
+    """A run that did not complete, with what the journal holds of it and the daemon's
+    workers (a failure under load is read from this and the daemon's log)."""
+    run_id = reply.run_id
+    trace = reply if isinstance(reply, RunTrace) else await request(client, Show(run_id=run_id))
+    workers = await request(client, Workers())
+    events = trace.events if isinstance(trace, RunTrace) else trace
+    return (f"run {run_id}: {reply.status} ({reply.error}); journaled events: {events}; "
+            f"workers: {getattr(workers, 'workers', workers)}")
 
 
 def daemon_final_code(daemon: Daemon) -> int:

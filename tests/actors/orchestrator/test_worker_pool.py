@@ -367,3 +367,28 @@ def test_a_worker_keeps_the_ids_of_the_domains_its_ready_announced() -> None:
     h.ready(b"w1", domains=[{"domain": "climate", "goals": []}, {"goals": []}, {"domain": 7}])
     h.ready(b"w2")
     assert {w.worker_id: w.domains for w in h.pool.registry} == {"w1": ["climate"], "w2": []}
+
+
+def test_a_step_sent_again_as_its_worker_registers_goes_after_the_welcome() -> None:
+    # After a daemon restart an attempt awaited from w1 is lost (interrupted) when w1 comes
+    # back without it, and the engine sends an idempotent step again at once: to w1, in the
+    # same registration. A worker drops an Invoke that arrives before its Welcome (it cannot
+    # tell it from one sent to the connection it replaced), so that Invoke must follow the
+    # Welcome; before it did not, and the step stayed in flight on w1 for ever (the kill -9
+    # loop's run "still running" after the restart).
+    runs, sent = RunTable(), Sent()
+    run = Run(one_step(), "r1")
+    runs.add(run)
+    [d] = runs.advance(run, RunSubmitted(run_id="r1", inputs={}, now_ms=0))
+    again = msgspec.structs.replace(d, attempt=d.attempt + 1)
+
+    def deliver(run: Run, fact: Any) -> None:
+        assert isinstance(fact, StepLost) and fact.reason == "interrupted"
+        pool.dispatch(again, fact.now_ms)  # what the engine answers for an idempotent step
+
+    pool = WorkerPool(runs=runs, send=sent, deliver=deliver, heartbeat_ms=10, liveness=3)
+    pool.await_worker(d, "w1", 0)
+    pool.ready(b"w1", Ready(protocol=PROTOCOL_VERSION, worker_id="w1", capabilities=[CAP], slots=1), 5)
+    kinds = [type(m).__name__ for i, m in sent.items if i == b"w1"]
+    assert kinds == ["Welcome", "Invoke"], kinds
+    assert pool.steps_in_flight() == 1
