@@ -150,6 +150,17 @@ def worker_argv(
     return argv
 
 
+def _restarted(supervisor: Supervisor | None) -> str:
+    """What a startup timeout adds when worker processes were restarted on the way: on a busy
+    machine a worker that crashes at every start can use the whole window before the
+    supervisor gives up on it, and the error must still say it crashed."""
+    restarts = {} if supervisor is None else {n: r for n, r in supervisor.statistics().restarts.items() if r}
+    if not restarts:
+        return ""
+    each = ", ".join(f"{name} {count} time{'s' if count > 1 else ''}" for name, count in sorted(restarts.items()))
+    return f" (restarts after a crash: {each}; its error is above)"
+
+
 def _registered(orchestrator: Orchestrator, worker_id: str) -> Callable[[], bool]:
     """Whether a local worker process came up: it registered (and is not yet purged)."""
     return lambda: any(w.worker_id == worker_id for w in orchestrator.registry)
@@ -225,6 +236,7 @@ async def open_local_cluster(
             await tg.start(orchestrator.run)
             if composed.edge is not None:
                 await tg.start(composed.edge.run)
+            supervisor: Supervisor | None = None
             if transport == "inproc":
                 for i in range(workers):
                     host = WorkerHost(
@@ -243,13 +255,15 @@ async def open_local_cluster(
                     )
                     for i in range(workers)
                 ]
-                tg.start_soon(Supervisor(children, max_restarts=max_restarts, within_s=restart_window_s, name="local-workers").run)
+                supervisor = Supervisor(children, max_restarts=max_restarts, within_s=restart_window_s, name="local-workers")
+                tg.start_soon(supervisor.run)
             try:
                 with anyio.fail_after(startup_timeout_s):
                     await orchestrator.wait_for_capabilities(catalog)
                     await orchestrator.wait_for_workers(workers)  # all of them: load spreads from the start
             except TimeoutError:
-                raise StartupError(f"local workers did not register within {startup_timeout_s:g} s") from None
+                raise StartupError(f"local workers did not register within {startup_timeout_s:g} s"
+                                   f"{_restarted(supervisor)}") from None
             yield LocalCluster(orchestrator, catalog, defaults or {}, composed.edge)
             tg.cancel_scope.cancel()
     finally:
