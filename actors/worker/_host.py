@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +40,7 @@ import structlog
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._initialize import initialize
 from ontoflow.actors.worker._scheduler import StepScheduler
-from ontoflow.actors.worker._session import AnswerBook, Session, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
@@ -118,7 +117,7 @@ class WorkerHost(BatchActor):
         self._capabilities = {type(c).metadata.id: c for c in capabilities}
         self.address = address
         self.slots = slots
-        self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.worker_id = worker_id or default_worker_id()
         self.context = context
         self._protocol = protocol
         self.curve = curve

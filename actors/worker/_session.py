@@ -27,7 +27,11 @@ the one it registered (the token is never logged).
 
 from __future__ import annotations
 
+import os
+import re
+import socket
 import time
+import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -43,12 +47,25 @@ from ontoflow.runtime.transport import DealerMailbox, open_dealer
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["MAX_TICK_MS", "AnswerBook", "Session", "monotonic_ms", "tick_ms_for"]
+__all__ = ["MAX_TICK_MS", "AnswerBook", "Session", "default_worker_id", "monotonic_ms", "tick_ms_for"]
 
 log = structlog.get_logger()
 
 #: The longest time between two Ticks (heartbeats and silences are decided on them).
 MAX_TICK_MS = 50
+
+
+#: What of a host name goes into a default worker id: the worker id rule's characters, and few
+#: enough of them that HOST-PID-RANDOM stays within ``MAX_WORKER_ID_CHARS`` (a host name may be
+#: 253 characters, or anything ``sethostname`` accepted).
+_HOST_PART = re.compile(r"[^A-Za-z0-9_.:@-]")
+_HOST_PART_CHARS = 200
+
+
+def default_worker_id() -> str:
+    """``HOST-PID-RANDOM``: a worker id that follows the worker id rule for any host name."""
+    host = _HOST_PART.sub("-", socket.gethostname())[:_HOST_PART_CHARS].lstrip("_.:@-") or "worker"
+    return f"{host}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 def monotonic_ms() -> int:
