@@ -32,6 +32,7 @@ from typing import Any, Literal
 import msgspec
 
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.plan import plan_size_problem
 
 __all__ = [
     "LEGACY_KEYS",
@@ -182,6 +183,13 @@ def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[P
         return problems
     if not isinstance(steps, list) or not steps:
         problems.append(Problem(path="steps", message="must be a non-empty list of steps"))
+        return problems
+    # A pipeline compiles to a plan of as many steps, whose bounds hold here already: a
+    # pipeline that passes this check compiles (and is not walked whole when far too big).
+    needs = sum(len(s["needs"]) for s in steps if isinstance(s, dict) and isinstance(s.get("needs"), list))
+    size = plan_size_problem(len(steps), needs)
+    if size is not None:
+        problems.append(size)
         return problems
     for i, step in enumerate(steps):
         _check_step(i, step, components, problems)

@@ -92,7 +92,7 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
         description=pipeline.description,
     )
     found = check_plan(plan)
-    if found:  # the guard makes this unreachable; kept so a bug shows as a typed error
+    if found:  # check_oml holds the plan's bounds too: unreachable, kept so a bug shows as a typed error
         raise ManifestError(found)
     return plan
 

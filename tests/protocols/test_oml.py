@@ -97,3 +97,15 @@ def test_pipeline_from_data_raises_every_problem() -> None:
 
 def test_not_a_map() -> None:
     assert check_oml([1])[0].path == ""
+
+
+def test_a_pipeline_past_a_plans_bounds_is_refused_by_the_check() -> None:
+    # It compiles to a plan of as many steps: the plan's bounds hold at the check already, so a
+    # pipeline that passes ``check_oml`` compiles.
+    def step(i: int) -> dict:
+        return {"id": f"s-{i}", "component": "csv.writer", "mode": "write", "config": {"path": f"{i}.csv"},
+                **({"needs": [f"s-{i - 1}"]} if i else {})}
+
+    assert check_oml({**_valid(), "steps": [step(i) for i in range(500)]}, components=COMPONENTS) == []
+    problems = _paths({**_valid(), "steps": [step(i) for i in range(501)]})
+    assert problems == {"steps": "501 steps; a plan has at most 500"}
