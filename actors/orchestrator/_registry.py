@@ -207,18 +207,13 @@ class WorkerRegistry:
         """Release the attempt ``key`` if it is in flight on the worker registered as
         ``identity`` in ``session`` (an Outcome that may be applied); returns that worker, or
         None, releasing nothing, when it is not (``owner_of`` then tells why). One call for
-        ``owner_of`` and ``release_from`` together: it runs for every Outcome."""
+        the lookup and the release together: it runs for every Outcome."""
         info = self._step_owner.get(key)
         if info is None or info.identity != identity or info.session != session:
             return None
         del self._step_owner[key]
         info.in_flight.pop(key, None)
         return info
-
-    def release_from(self, info: WorkerInfo, key: StepKey) -> None:
-        """``release`` of an attempt known to be in flight on ``info`` (``owner_of`` said so)."""
-        del self._step_owner[key]
-        info.in_flight.pop(key, None)
 
     def expired(self, now_ms: int, silence_ms: int) -> list[WorkerInfo]:
         """Every worker silent for longer than ``silence_ms`` (all of them, not just the first)."""
