@@ -24,20 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 FOLDERS = {"ontoflow": "ontoflow", "ontoflow.protocols": "protocols", "ontoflow.runtime": "runtime",
            "ontoflow.actors": "actors"}
 
-GREET_MANIFEST = """\
-start: main
-nodes:
-  main:
-    entry_block: greet
-    blocks:
-      greet:
-        worker: acme.capability.greet
-        transitions:
-          - {on_signal: success, action: RETURN}
-          - {on_signal: shy, action: RETURN}
-"""
-
-
 def _declared_packages() -> list[str]:
     with (REPO / "pyproject.toml").open("rb") as fh:
         return tomllib.load(fh)["tool"]["setuptools"]["packages"]
@@ -58,6 +44,16 @@ def _readme_capability_example() -> str:
     example = next(b for b in blocks if "class Greet(Capability)" in b)
     assert "from ontoflow import" in example, "the README's example must use the public face"
     return example
+
+
+def _readme_greet_manifest() -> str:
+    """The ``greet.yaml`` the README's ``ontoflow run greet.yaml ...`` runs: given in the README
+    itself, so that a reader can run the command as written."""
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    found = [b for b in blocks if b.startswith("# greet.yaml")]
+    assert found, "the README must give the greet.yaml its command runs (a yaml block starting '# greet.yaml')"
+    return found[0]
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +97,7 @@ def test_no_top_level_runtime_actors_or_protocols_module_is_installed(installed:
 
 def test_the_readme_capability_example_runs_from_a_folder_outside_the_repository(installed: Path, tmp_path: Path) -> None:
     (tmp_path / "my_caps.py").write_text(_readme_capability_example())
-    (tmp_path / "greet.yaml").write_text(GREET_MANIFEST)
+    (tmp_path / "greet.yaml").write_text(_readme_greet_manifest())
     ran = subprocess.run(
         [str(installed / "ontoflow"), "run", "greet.yaml", "--capabilities", "./my_caps.py",
          "--input", "acme.person.name=Ada", "--json"],
@@ -113,7 +109,7 @@ def test_the_readme_capability_example_runs_from_a_folder_outside_the_repository
 
 def test_run_manifest_runs_a_manifest_in_process_for_a_capability_authors_test(installed: Path, tmp_path: Path) -> None:
     (tmp_path / "my_caps.py").write_text(_readme_capability_example())
-    (tmp_path / "greet.yaml").write_text(GREET_MANIFEST)
+    (tmp_path / "greet.yaml").write_text(_readme_greet_manifest())
     script = ("from ontoflow import run_manifest\n"
               "from my_caps import Greet\n"
               "result = run_manifest('greet.yaml', [Greet], inputs={'acme.person.name': 'Ada',"
@@ -123,3 +119,20 @@ def test_run_manifest_runs_a_manifest_in_process_for_a_capability_authors_test(i
                          timeout=120)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.strip().splitlines()[-1] == "completed Olá, Ada"  # structlog's default config prints too
+
+
+def test_the_readme_gives_the_manifest_its_greet_command_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fast, in this environment: the README's my_caps.py and greet.yaml, as written, run."""
+    import importlib.util
+
+    from ontoflow import run_manifest
+
+    (tmp_path / "my_caps.py").write_text(_readme_capability_example())
+    (tmp_path / "greet.yaml").write_text(_readme_greet_manifest())
+    spec = importlib.util.spec_from_file_location("readme_my_caps", tmp_path / "my_caps.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.chdir(tmp_path)
+    result = run_manifest("greet.yaml", [module.Greet], inputs={"acme.person.name": "Ada"})
+    assert (result.status, result.context["acme.greeting"]) == ("completed", "Hello, Ada")
