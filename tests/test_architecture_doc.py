@@ -98,3 +98,11 @@ def test_every_answer_of_the_questions_table_names_what_exists() -> None:
         names = [n for n in names if not n.startswith("ontoflow")]
         missing += [f"{question}: {n} not in {', '.join(paths)}" for n in names if n not in defined]
     assert missing == [], missing
+
+
+def test_the_readme_points_to_no_document_outside_the_repository() -> None:
+    # DESIGN.md and STYLE.md are not in the repository, nor is a machine's checkout: a reader
+    # pointed there finds nothing (the design's account is docs/architecture.md).
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    outside = [name for name in ("DESIGN.md", "STYLE.md", "/work/") if name in text]
+    assert outside == []
