@@ -18,7 +18,7 @@ Conversation::
     client -> daemon   Show(run_id)                            a run's whole trace
     daemon -> client   RunTrace(run_id, status, trace, events) every step, event, transition, timing
     client -> daemon   Watch(run_id)                           live progress
-    daemon -> client   RunProgress(run_id, steps) ...          as steps end (zero or more), then
+    daemon -> client   RunProgress(run_id, steps, running)     as steps end (zero or more), then
     daemon -> client   RunStatus                               once, when the run has ended
     client -> daemon   Status(run_id, wait)                    where is that run (wait: at its end)
     daemon -> client   RunStatus(run_id, status, error, ...)   running / completed / failed / cancelled
@@ -194,10 +194,12 @@ class Watch(_ClientMessage, tag="watch", frozen=True, kw_only=True):
 
 
 class RunProgress(_ClientMessage, tag="run_progress", frozen=True, kw_only=True):
-    """Steps of a watched run that just ended (trace dicts)."""
+    """Steps of a watched run that just ended (trace dicts), and its steps in flight then as
+    (step id, capability), in step-id order."""
 
     run_id: str
     steps: list[TraceRecord] = []
+    running: list[tuple[str, str]] = []
 
 
 class Answer(_ClientMessage, tag="answer", frozen=True, kw_only=True):

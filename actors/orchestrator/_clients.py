@@ -181,7 +181,7 @@ class ClientService:
                 held = self._waiters.hold(identity, run_id, "watch", orch.now())
                 if held is not True and held is not False:
                     return Error(code="too_many_waiting", message=held)
-                return RunProgress(run_id=run_id, steps=trace_dicts(found.state.trace))
+                return RunProgress(run_id=run_id, steps=trace_dicts(found.state.trace), running=orch.runs.running(run_id))
             case ListRuns(status=status, limit=limit):
                 listed = self._queries.list_runs(status, limit)
                 roles = orch.authority.roles_of(identity)
@@ -377,7 +377,7 @@ class ClientService:
             return
         watchers = self._waiters.held(run_id, "watch")
         if watchers:
-            progress = RunProgress(run_id=run_id, steps=trace_dicts(entries))
+            progress = RunProgress(run_id=run_id, steps=trace_dicts(entries), running=self._orch.runs.running(run_id))
             for identity in watchers:
                 self._orch.send_client(identity, progress)
 

@@ -135,6 +135,12 @@ class RunTable:
         """The run ``run_id``, ended or not, or None."""
         return self._runs.get(run_id)
 
+    def running(self, run_id: str) -> list[tuple[str, str]]:
+        """The steps of ``run_id`` in flight as (step id, capability), in step-id order; none for
+        a run not held or ended (what a watcher is shown as in progress)."""
+        run = self.live(run_id)
+        return [] if run is None else [(d.step_id, d.capability) for d in run.engine.in_flight(run.state)]
+
     def live(self, run_id: str) -> Run | None:
         """The run ``run_id`` while it has not ended, else None."""
         run = self._runs.get(run_id)

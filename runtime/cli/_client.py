@@ -249,6 +249,7 @@ async def follow(
     deadline: float = math.inf,
     answer_timeout_s: float = 10.0,
     answered: bool = False,
+    on_running: Callable[[list[tuple[str, str]]], None] | None = None,
 ) -> ClientMessage:
     """Wait for the end of ``run_id``; returns its final ``RunStatus`` (or the refusal).
 
@@ -261,6 +262,8 @@ async def follow(
         deadline: ``anyio.current_time()`` past which to give up.
         answer_timeout_s: how long the first answer may take (the daemon is there at all).
         answered: the daemon already answered on this connection (after a submit).
+        on_running: called (``watch``) with the steps in flight, (step id, capability), at
+            each progress report, after ``on_steps``.
 
     Raises:
         WaitTimedOut: past ``deadline``.
@@ -283,6 +286,8 @@ async def follow(
                         shown.update(_step_key(s) for s in fresh)
                         if fresh and on_steps is not None:
                             on_steps(fresh)
+                        if on_running is not None:
+                            on_running(reply.running)
                     elif isinstance(reply, RunStatus) and reply.status in _ONGOING or isinstance(reply, SubmitAccepted):
                         continue  # the daemon is there and holds our request (or acks a re-sent submit)
                     else:  # the run's end, a refusal (Error, Busy) or a reply of another kind

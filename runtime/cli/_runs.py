@@ -274,16 +274,17 @@ async def _follow_drawn(client: Any, run_id: str, deadline: float, answer_s: flo
     with ProgressLine() as line:
         line.show(describe(done, []))
 
-        def draw(steps: list[dict[str, Any]]) -> None:
+        def count(steps: list[dict[str, Any]]) -> None:
             nonlocal done
             done += len(steps)
-            last = steps[-1]
-            line.show(describe(done, []) + f" · last {last.get('step_id', '')} {last.get('capability', '')} {last.get('event', '')}")
+
+        def draw(running: list[tuple[str, str]]) -> None:  # the steps in progress, as `run` shows them
+            line.show(describe(done, running))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(line.keep_drawn)
-            reply = await follow(client, run_id, watch=True, on_steps=draw, deadline=deadline,
-                                 answer_timeout_s=answer_s, answered=answered)
+            reply = await follow(client, run_id, watch=True, on_steps=count, deadline=deadline,
+                                 answer_timeout_s=answer_s, answered=answered, on_running=draw)
             tg.cancel_scope.cancel()
     return reply
 

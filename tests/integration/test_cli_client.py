@@ -124,7 +124,8 @@ def test_submit_wait_shows_progress_on_a_terminal(cluster: Cluster) -> None:
                             stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, env={**cluster.env, "TERM": "xterm"})
     os.close(slave)
     try:
-        shown = _read_until(master, b"steps done", deadline_s=60)
+        # The step in progress, as `ontoflow run` shows it, not only the steps done.
+        shown = _read_until(master, b"running s1 test.gate", deadline_s=60)
         assert b"0 steps done" in shown
         with open(cluster.folder / "gate.fifo", "w") as gate:
             gate.write("open\n")

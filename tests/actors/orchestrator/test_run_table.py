@@ -109,3 +109,13 @@ def test_a_rebuilt_run_has_its_questions_armed_again_and_an_ended_run_none() -> 
     [*_, ended] = table.advance(run, RunCancelled(reason="x", now_ms=20))
     table.end(run, ended)
     assert table.asked(asked.token) is None
+
+
+def test_running_names_the_steps_in_flight_for_a_watcher_and_none_once_ended() -> None:
+    table = RunTable()
+    run, d = _started(table)
+    assert table.running("r1") == [(d.step_id, d.capability)] and table.running("nope") == []
+    outcome = Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success")
+    [command] = table.advance(run, StepFinished(outcome=outcome, now_ms=5))
+    table.end(run, command)
+    assert table.running("r1") == []
