@@ -98,8 +98,8 @@ def load_connections(path: str | os.PathLike[str], *, check_mode: bool = True) -
         data = decode_document(p.read_bytes(), p.suffix or "json")
     except OSError as exc:
         raise ConnectionResolutionError(f"cannot read the connections file {p}: {exc.strerror}") from None
-    except ManifestError:
-        raise ConnectionResolutionError(f"the connections file {p} is not valid {p.suffix.lstrip('.') or 'json'}") from None
+    except ManifestError as exc:  # its line and column (a syntax error's text quotes no value)
+        raise ConnectionResolutionError(f"the connections file {p}: {exc.problems[0].message}") from None
     if isinstance(data, dict) and set(data) == {"connections"} and isinstance(data["connections"], dict):
         data = data["connections"]  # the [connections] table of a TOML file
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
