@@ -287,6 +287,11 @@ async def test_a_journal_that_does_not_exist_is_exit_3_and_is_not_created(tmp_pa
     ran = await ontoflow(tmp_path, "replay", "r1", "--journal", str(missing))
     assert ran.code == 3 and "does not exist" in ran.stderr and str(missing) in ran.stderr
     assert not list(tmp_path.glob("nowhere*"))
+    # With --json, the error is one JSON object, as for every other verb.
+    ran = await ontoflow(tmp_path, "replay", "r1", "--journal", str(missing), "--json")
+    assert ran.code == 3 and ran.stdout == ""
+    error = msgspec.json.decode(ran.stderr)["error"]
+    assert error["code"] == "journal" and str(missing) in error["message"]
 
 
 async def test_a_wrong_recorded_dispatch_is_reported_with_exit_1(tmp_path: Path) -> None:
