@@ -22,7 +22,7 @@ import msgspec
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.checker import CheckerError, analyse_document, read_document, render_text
 from ontoflow.actors.drawing import FORMATS, DrawingError, GraphvizMissingError, RunNotFoundError, overlay_from_journal, render, scene_of
-from ontoflow.runtime.cli._shared import EXIT_INVALID, EXIT_OK, capability_specs, fail, logging_options
+from ontoflow.runtime.cli._shared import EXIT_INVALID, EXIT_OK, capability_specs, fail, json_errors, logging_options
 from ontoflow.runtime.errors import CapabilityLoadError
 
 __all__ = ["EXIT_UNAVAILABLE", "contract_gate", "register"]
@@ -102,12 +102,14 @@ def contract_gate(
         declared = dict(document.get("inputs") or {})
         document = {**document, "inputs": {**{key: {} for key in given}, **declared}}
     report = analyse_document(document, catalog, name=path, start=start).report
+    refused = f"{path} does not pass the contract check ({len(report.errors)} error(s)"
+    if not report.ok and json_errors():  # the report inside the one JSON object, not text before it
+        return fail(f"{refused}; see ontoflow check, or run with --no-check):\n{render_text(report)}")
     if report.findings:
         print(render_text(report), file=sys.stderr)
     if report.ok:
         return None
-    return fail(f"{path} does not pass the contract check ({len(report.errors)} error(s) above; "
-                "see ontoflow check, or run with --no-check)")
+    return fail(f"{refused} above; see ontoflow check, or run with --no-check)")
 
 
 def _daemon_catalog(args: argparse.Namespace) -> dict[str, Any] | int:

@@ -3,6 +3,7 @@ the same report ``ontoflow check`` prints, before any process starts; ``--no-che
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 REFUSED = """\
@@ -30,6 +31,15 @@ def test_run_refuses_what_check_refuses_with_the_same_report(ontoflow, workdir: 
     for line in checked.stdout.splitlines()[:-1]:
         assert line in ran.stderr
     assert ran.stdout == "" and not (workdir / "out").exists()
+
+
+def test_with_json_a_refusal_is_one_json_object_holding_the_report(ontoflow, workdir: Path) -> None:
+    (workdir / "bad.yaml").write_text(REFUSED)
+    ran = ontoflow("run", "bad.yaml", "--json")
+    assert ran.code == 2 and ran.stdout == ""
+    error = json.loads(ran.stderr)["error"]  # the whole of stderr: one object, no text report before it
+    assert error["code"] == "invalid" and "does not pass the contract check" in error["message"]
+    assert "[missing-input] required input 'infobim.pipes'" in error["message"]
 
 
 def test_a_block_that_routes_invalid_by_name_is_warned_about_and_runs(ontoflow, workdir: Path) -> None:
