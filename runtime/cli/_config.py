@@ -7,7 +7,7 @@ Three sections, each optional, with the keys of the flags they stand for (``curv
 
     [daemon]   the ``daemon`` verb
     [worker]   the ``worker`` verb
-    [client]   submit, status, cancel, runs, show, watch, workers
+    [client]   submit, status, cancel, answer, runs, show, watch, workers
 
 and ``[edge]``, read by ``daemon``, ``ask`` and ``chat``: ``adapter = "matcher" | "llm"`` (the
 intent adapter of every domain, ``--intent-adapter``) and ``[edge.adapters]`` with one
@@ -117,7 +117,7 @@ class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
 
 
 class ClientSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
-    """``[client]``: the connection flags of the client verbs (submit, status, runs...)."""
+    """``[client]``: the connection flags of the client verbs (submit, status, answer, runs...)."""
 
     connect: str | None = None
     curve_secret: str | None = None

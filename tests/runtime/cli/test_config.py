@@ -138,3 +138,15 @@ def test_a_config_given_through_a_pipe_is_read(tmp_path: Path) -> None:
 def test_a_bad_value_deep_in_the_file_is_named_by_its_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"daemon\.max-runs: an integer past 64 bits"):
         load_config(_write(tmp_path, "[daemon]\nmax-runs = 18446744073709551616\n"))
+
+
+def test_the_readme_names_every_verb_that_reads_the_client_section() -> None:
+    # A user reads there which verbs [client] and ONTOFLOW_CONNECT serve.
+    import re
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"`\[client\]` \(the client verbs:\s*([^)]*)\)", text)
+    assert listed is not None
+    named = {v.strip() for v in listed[1].replace("\n", " ").split(",")}
+    reading = {name for name, verb in build_parser().verbs.items() if verb.get_default("config_section") == "client"}
+    assert named == reading
