@@ -127,9 +127,12 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     try:
         _apply_config(parser, argv)
-    except ConfigError as exc:
-        return fail(str(exc))
+        config_error = None
+    except ConfigError as exc:  # fatal only to a verb that reads the file (not --version, completion)
+        config_error = exc
     args = parser.parse_args(argv)
+    if config_error is not None and (getattr(args, "config_section", None) or getattr(args, "edge_adapters", None) is not None):
+        return fail(str(config_error))
     set_json_errors(bool(getattr(args, "json", False)))
     try:
         # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.

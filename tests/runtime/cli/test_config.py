@@ -150,3 +150,19 @@ def test_the_readme_names_every_verb_that_reads_the_client_section() -> None:
     named = {v.strip() for v in listed[1].replace("\n", " ").split(",")}
     reading = {name for name, verb in build_parser().verbs.items() if verb.get_default("config_section") == "client"}
     assert named == reading
+
+
+def test_a_broken_config_file_stops_only_the_verbs_that_read_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # A typo in ./ontoflow.toml (or the user's config) must not take away --version, --help or
+    # the completion script a shell sources at start-up: only a verb that reads the file fails.
+    from ontoflow.runtime.cli import main
+
+    _write(tmp_path, '[client]\nconect = "tcp://x:1"\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as version:
+        main(["--version"])
+    assert version.value.code == 0 and capsys.readouterr().out.startswith("ontoflow ")
+    assert main(["completion", "bash"]) == 0 and "ontoflow" in capsys.readouterr().out
+    assert main(["runs"]) == 2
+    assert "client.conect: unknown key" in capsys.readouterr().err
