@@ -106,3 +106,12 @@ def test_the_readme_points_to_no_document_outside_the_repository() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     outside = [name for name in ("DESIGN.md", "STYLE.md", "/work/") if name in text]
     assert outside == []
+
+
+def test_where_to_add_says_each_thing_once() -> None:
+    # Two bullets for one thing disagreed (which `receive` holds the `match`): one each.
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## Where to add"):]
+    section = section[: section.index("\n## ", 1)]
+    titles = re.findall(r"^- \*\*([^*]+)\*\*", section, re.M)
+    assert len(titles) >= 5 and len(titles) == len(set(titles)), titles
