@@ -16,12 +16,14 @@ from typing import Any
 
 import anyio
 import msgspec
+import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.logging import configure_logging
 from ontoflow.runtime.embedded import Asked, LocalCluster, open_local_cluster
 
 __all__ = ["arun_manifest", "run_manifest"]
@@ -40,6 +42,18 @@ def _read(document: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Mapping
     if not isinstance(decoded, Mapping):
         raise ManifestError(Problem(path="", message="expected a map at the top of the document"), source=str(path))
     return decoded, hashlib.sha256(data).hexdigest(), str(path.resolve().parent)
+
+
+def _quiet_unless_configured() -> None:
+    """Log warnings and above to stderr when the application has not configured structlog.
+
+    Unconfigured, structlog prints every event, debug included, to stdout: a test calling
+    :func:`run_manifest` got a dozen lines of the runtime's own bookkeeping among its output.
+    This is what Python's ``logging`` does when nothing is configured (its last resort), and an
+    application that configures structlog itself keeps its configuration.
+    """
+    if not structlog.is_configured():
+        configure_logging(level="warning", json=False)
 
 
 async def arun_manifest(
@@ -78,6 +92,7 @@ async def arun_manifest(
         Exception: what a capability raised as the cluster started (a CapabilityDefinitionError
             for a schema that does not compile, what its ``initialize()`` raised), itself.
     """
+    _quiet_unless_configured()
     decoded, digest, worktree = _read(document)
     if start is not None:
         decoded = _starting_at(decoded, start)

@@ -28,3 +28,35 @@ def test_the_version_is_the_installed_distributions() -> None:
     from importlib.metadata import version
 
     assert ontoflow.__version__ == version("ontoflow")
+
+
+_RUN = """
+import sys
+import structlog
+from ontoflow import Capability, CapabilityMetadata, run_manifest
+if sys.argv[1] == "configured":
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stdout))
+class Greet(Capability):
+    metadata = CapabilityMetadata(id="demo.greet", outputs=["demo.greeting"])
+    async def execute(self, inputs, context):
+        return {"demo.greeting": "hi"}
+doc = {"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "demo.greet"}}}}}
+print("RESULT", run_manifest(doc, [Greet]).status)
+"""
+
+
+def test_run_manifest_keeps_stdout_for_the_caller_unless_logging_is_configured(tmp_path) -> None:
+    # Unconfigured, structlog prints every event to stdout: a test calling run_manifest got a
+    # dozen lines of the runtime's bookkeeping. An application's own configuration is kept.
+    import subprocess
+    import sys
+
+    script = tmp_path / "run.py"
+    script.write_text(_RUN)
+    quiet = subprocess.run([sys.executable, str(script), "plain"], capture_output=True, text=True, timeout=60,
+                           cwd=tmp_path, check=True)
+    assert quiet.stdout == "RESULT completed\n"
+    assert "run_completed" not in quiet.stderr
+    configured = subprocess.run([sys.executable, str(script), "configured"], capture_output=True, text=True,
+                                timeout=60, cwd=tmp_path, check=True)
+    assert "run_completed" in configured.stdout
