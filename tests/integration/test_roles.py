@@ -67,7 +67,9 @@ def _forged_outcome(run_id: str, attempt: int = 1, session: str = "") -> Outcome
 
 async def test_a_peer_under_a_workers_identity_cannot_answer_for_it_nor_take_its_next_invoke(tmp_path: Path) -> None:
     address = f"ipc://{tmp_path}/d.sock"
-    daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log")
+    # Liveness 30 x 100 ms: the real worker's step is not idempotent, and under a loaded
+    # machine 300 ms of silence (the helper's default) lost it and failed the run.
+    daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log", "--liveness", "30")
     worker = worker_process(address, "w-real", tmp_path / "w.log", step_s=1.0)
     forger = None
     try:
