@@ -4,13 +4,14 @@ On a shared 2-core machine a throughput through the daemon moves by a third with
 its CPU time by half; the instructions the daemon executes per run hardly move. This bench
 builds what ``ontoflow daemon`` builds (``compose_orchestrator(serve_clients=True)``, no
 journal, the daemon's collector threshold) and feeds it what its ROUTER would hand over,
-decoded from real frames each time: a client's ``Submit`` (``request_from_frames``) keeping
-``--in-flight`` runs outstanding, and each worker's Outcomes (``pack`` then ``from_frames``);
-what it sends is encoded as the ROUTER encodes it (``pack`` per worker, ``replies_to_frames``
-per client). 4 workers x 64 slots by default, the workload of ``bench.multihost_bench``
-(``inputs``: ``bench.typed`` with its two inputs; ``plain``: ``bench.noop``). No socket, no
-event loop: what is left is the orchestrator's own Python plus the codec, and a little of this
-driver (making and packing the Outcomes, about the same before and after a change)::
+decoded from real frames each time: a client's ``Submit`` keeping ``--in-flight`` runs
+outstanding, those of one turn in one ``Requests`` body (``requests_from_frames``), and each
+worker's Outcomes (``pack`` then ``from_frames``); what it sends is encoded as the ROUTER
+encodes it (``pack`` per worker, ``replies_to_frames`` per client). 4 workers x 64 slots by
+default, the workload of ``bench.multihost_bench`` (``inputs``: ``bench.typed`` with its two
+inputs; ``plain``: ``bench.noop``). No socket, no event loop: what is left is the
+orchestrator's own Python plus the codec, and a little of this driver (making and packing the
+Outcomes, about the same before and after a change)::
 
     python -m bench.daemon_instructions [--workload inputs|plain] [--runs N]     # CPU us per run
     python -m bench.daemon_instructions --callgrind [--workload inputs|plain]   # instructions per run
@@ -84,11 +85,13 @@ class Driver:
         from bench.noop import NoOp, linear_manifest
         from bench.typed import INPUTS, TypedNoOp, typed_manifest
         from ontoflow.actors.orchestrator import compose_orchestrator
-        from ontoflow.protocols.client import Submit, client_to_frames, request_from_frames
+        from ontoflow.protocols.client import CLIENT_HEADER, Submit
+        from ontoflow.protocols.client_requests import requests_from_frames, requests_to_bodies
         from ontoflow.protocols.messages import PROTOCOL_VERSION, Outcome, Ready, Welcome
         from ontoflow.runtime.codec import HEADER, from_frames, pack
 
-        self._request_from_frames = request_from_frames
+        self._requests_from_frames, self._requests_to_bodies = requests_from_frames, requests_to_bodies
+        self._client_header = CLIENT_HEADER
         self._from_frames, self._pack, self._header, self._outcome = from_frames, pack, HEADER, Outcome
         composition = compose_orchestrator(serve_clients=True, address="inproc://bench-daemon-instructions")
         self.orchestrator = composition.orchestrator
@@ -106,8 +109,15 @@ class Driver:
         self.sink.wire.clear()
         with_inputs = workload == "inputs"
         manifest = typed_manifest(3) if with_inputs else linear_manifest(3)
-        self._submit_frames = client_to_frames(Submit(manifest=manifest, inputs=dict(INPUTS) if with_inputs else {},
-                                                      wait=True))
+        self._submit = Submit(manifest=manifest, inputs=dict(INPUTS) if with_inputs else {}, wait=True)
+        self._bodies: dict[int, list[bytes]] = {}  # submits of one turn -> their bodies, encoded once
+
+    def _submits(self, client: bytes, count: int) -> list[tuple[bytes, Any]]:
+        """``count`` submits as the ROUTER hands over a client's turn (one ``Requests`` body)."""
+        bodies = self._bodies.get(count)
+        if bodies is None:
+            bodies = self._bodies[count] = self._requests_to_bodies([self._submit] * count)
+        return [(client, r) for body in bodies for r in self._requests_from_frames([self._client_header, body])]
 
     def _deliver(self, batch: list[tuple[bytes, Any]]) -> None:
         self._now += 1
@@ -123,12 +133,9 @@ class Driver:
         from ontoflow.protocols.messages import Invoke
 
         client = b"client-1"
-        submitted = done = 0
-        batch: list[tuple[bytes, Any]] = []
-        while submitted < min(in_flight, runs):
-            batch.append((client, self._request_from_frames(list(self._submit_frames))))
-            submitted += 1
-        self._deliver(batch)
+        submitted = min(in_flight, runs)
+        done = 0
+        self._deliver(self._submits(client, submitted))
         sink = self.sink
         while done < runs:
             wire, sink.wire = sink.wire, []
@@ -143,16 +150,19 @@ class Driver:
                 for body in self._pack(outcomes):
                     batch += [(ident, o) for o in self._from_frames([self._header, body])]
             replies, sink.client = sink.client, []
+            again = 0
             for _, reply in replies:
                 if type(reply) is RunStatus:
                     if reply.status != "completed":
                         raise RuntimeError(f"a run ended {reply.status}")
                     done += 1
                     if submitted < runs:
-                        batch.append((client, self._request_from_frames(list(self._submit_frames))))
+                        again += 1
                         submitted += 1
                 elif type(reply) is Error:
                     raise RuntimeError(f"a submit was refused: {reply.code}")
+            if again:
+                batch += self._submits(client, again)
             if not batch and done < runs:
                 raise RuntimeError("nothing left to deliver before the runs ended")
             if batch:

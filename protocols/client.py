@@ -37,6 +37,7 @@ The replies a daemon has for one client at the end of a batch leave in one frame
 pipelining ``Submit(wait=True)`` gets two per run; the socket's per-message cost was a good part
 of a daemon's time): two or more as one :class:`Replies` body, read by :func:`replies_from_frames`.
 A client with one request at a time (every verb but ``--watch``) still gets one reply per set.
+A client pipelining requests may send those of one turn in one set too (``client_requests``).
 
 Error codes: each ``Error`` reply's ``code`` is one of ``protocols.error_codes.ERROR_CODES``
 (re-exported here), documented there with what a client does about it.

@@ -127,16 +127,16 @@ class Mailbox:
                 return
             for peer, held in self.parking.take():  # first, in the order they came
                 self.receive(peer, held, now)
-        # A class pattern that fails against a Struct type costs a microsecond (its metaclass's
-        # __instancecheck__): client messages (a Submit per run) are told by exact type, first.
+        # A class pattern costs a microsecond when it fails on a Struct type (__instancecheck__) and
+        # 640 instructions when it matches (a set, a list, a tuple): a run's messages go by exact type.
         match message:
+            case _ if type(message) is Outcome:  # the hot path: most of what arrives
+                pool.outcome(identity, message, now)
             case _ if type(message) in _CLIENT_KINDS:  # a daemon's Submit is a SubmitRequest
                 if self.client_handler is None:
                     log.warning("client_request_unserved", peer=identity.hex(), op=type(message).__name__)
                 else:
                     self.client_handler(identity, message)
-            case Outcome():  # the hot path: most of what arrives
-                pool.outcome(identity, message, now)
             case Tick(now_ms=tick_now):
                 self._tick(tick_now)
             case Heartbeat(session=session):

@@ -283,10 +283,12 @@ class Orchestrator(SocketActor):
             # Journaled before its consequences are sent: the batch commits, then the outbox goes.
             self.durability.fact(run.state.run_id, fact)
         for command in self.runs.advance(run, fact):
-            match command:  # in the order of how often they come: a failed class pattern costs a microsecond
-                case Dispatch():
+            # In the order of how often they come, the usual two by exact type: a class pattern
+            # costs about 640 instructions when it matches and a microsecond when it fails.
+            match command:
+                case _ if type(command) is Dispatch:
                     self.pool.dispatch(command, fact.now_ms)
-                case RunEnded():
+                case _ if type(command) is RunEnded:
                     self.runs.end(run, command)
                     if run.source_hash is not None:
                         self.durability.ended(run.state.run_id, command.status, run.state.ended_ms or 0)

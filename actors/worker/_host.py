@@ -243,7 +243,7 @@ class WorkerHost(BatchActor):
     def receive(self, identity: bytes, message: Any, now: int) -> None:
         """Handle one message of the orchestrator, or a Tick of the host's own timer."""
         match message:
-            case Invoke():  # the hot path: most of what arrives
+            case _ if type(message) is Invoke:  # the hot path, by exact type (a class pattern costs more)
                 refusal = self._accept(message)
                 if refusal is not None:
                     self.answer(refusal)

@@ -12,8 +12,9 @@ import zmq
 from anyio.lowlevel import checkpoint
 
 from ontoflow.protocols.client import (
-    CLIENT_HEADER, ClientMessage, Error, client_to_frames, replies_from_frames, replies_to_frames, request_from_frames,
+    CLIENT_HEADER, ClientMessage, Error, client_to_frames, replies_from_frames, replies_to_frames,
 )
+from ontoflow.protocols.client_requests import requests_from_frames, requests_to_bodies
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
@@ -74,8 +75,8 @@ class RouterSocket(_Endpoint):
     def _decode(self, frames: list[bytes]) -> list[tuple[bytes, Any]]:
         identity = frames[0]
         if len(frames) == 3 and frames[1] == CLIENT_HEADER:
-            try:
-                return [(identity, request_from_frames(frames[1:]))]
+            try:  # one request, or a client's requests of one turn (``protocols.client_requests``)
+                return [(identity, request) for request in requests_from_frames(frames[1:])]
             except ProtocolError as exc:
                 # A client waits for one reply per request: it is told what was wrong (the
                 # field, never the value) instead of waiting out its timeout; the frame set is
@@ -225,17 +226,19 @@ class DealerSocket(_Endpoint):
         self._send_frames(None, (header, body), message)
         self._after_send()
 
-    def send_many(self, messages: list[WireMessage]) -> None:
+    def send_many(self, messages: list[Any]) -> None:
         """Send ``messages`` in order, in as few ZeroMQ messages as ``runtime.codec.pack``
-        makes; behaves as ``send`` otherwise (a worker's socket only, not a client's).
+        makes (a client's: ``protocols.client_requests``, one ``Requests`` body per turn);
+        behaves as ``send`` otherwise.
 
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
         """
         if not messages:
             return
-        for body in pack(messages):
-            if not self._send_frames(None, (HEADER, body), messages[0]):
+        header, bodies = (CLIENT_HEADER, requests_to_bodies(messages)) if self._client else (HEADER, pack(messages))
+        for body in bodies:
+            if not self._send_frames(None, (header, body), messages[0]):
                 break
         self._after_send()
 
