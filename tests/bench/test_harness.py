@@ -6,6 +6,8 @@ No assertion on any timing: only that every workload is reported, in the promise
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -112,13 +114,23 @@ def test_stats() -> None:
 
 @pytest.mark.soak  # 24 s of make test for a harness smoke: make soak runs it; tests/netns covers the hosts
 @pytest.mark.timeout(120)
+def _run_as_a_group(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` in its own process group; past ``timeout_s`` the whole group is killed, so
+    the daemon, workers and echo processes the bench starts are not left orphaned."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                            cwd=Path(__file__).resolve().parents[2], start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def test_multihost_bench_quick_run_prints_every_record() -> None:
     # The daemon, its workers and a client as real processes, a few runs each (no timing asserted).
-    ran = subprocess.run(
-        [sys.executable, "-m", "bench.multihost_bench", "--quick"],
-        capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    ran = _run_as_a_group([sys.executable, "-m", "bench.multihost_bench", "--quick"], timeout_s=110)
     assert ran.returncode == 0, ran.stderr
     records = [json.loads(line) for line in ran.stdout.splitlines()]
     throughput = [r for r in records if r["name"] == "multihost_throughput"]
