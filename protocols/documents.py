@@ -85,10 +85,7 @@ _YAML_MAX_DEPTH = 1_000
 
 
 def _decode_yaml(data: bytes) -> Any:
-    # Each level of nesting takes at least two bytes ("- ", "[[", "a:"): a shorter document
-    # cannot reach the bound, and the usual manifest skips the measuring pass.
-    if len(data) > 2 * _YAML_MAX_DEPTH:
-        _check_yaml_depth(data)
+    _check_yaml_events(data)
     return msgspec.yaml.decode(data)
 
 
@@ -130,24 +127,53 @@ def _check_yaml_aliases(document: Any, source: str) -> None:
                 stack.append((child, False))
 
 
-def _check_yaml_depth(data: bytes) -> None:
+def _check_yaml_events(data: bytes) -> None:
     """Raise RecursionError when ``data`` nests collections deeper than ``_YAML_MAX_DEPTH``
     (counted on the parser's events, which do not recurse), msgspec.DecodeError when it does
-    not parse."""
+    not parse or a map names a key twice.
+
+    A repeated key was silently the last one (``start`` written twice ran from the second):
+    it is refused as TOML's decoder refuses it, naming the key and both lines.
+    """
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    depth = 0
+    # One entry per open collection: None for a sequence, [keys seen -> line, next is a key]
+    # for a map. A node that ends inside a map turns its key into a value or back.
+    open_: list[list[Any] | None] = []
     try:
         for event in yaml.parse(data, Loader=loader):
+            top = open_[-1] if open_ else None
+            if isinstance(event, yaml.ScalarEvent):
+                if top is not None and top[1] and event.value != "<<":  # merge keys may repeat
+                    _note_key(top[0], event)
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > _YAML_MAX_DEPTH:
+                if len(open_) >= _YAML_MAX_DEPTH:
                     raise RecursionError("nested too deep")
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
+                open_.append([{}, True] if isinstance(event, yaml.MappingStartEvent) else None)
+                continue
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                open_.pop()
+                top = open_[-1] if open_ else None
+            elif not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                continue  # stream and document events are no node
+            if top is not None:
+                top[1] = not top[1]
     except yaml.YAMLError as exc:  # as msgspec.yaml.decode reports it (the cause keeps the mark)
         raise msgspec.DecodeError(str(exc)) from exc
+
+
+def _note_key(seen: dict[str, int], event: Any) -> None:
+    """Record a map's key; raise PyYAML's ConstructorError (with its place) when seen before."""
+    import yaml
+
+    first = seen.get(event.value)
+    if first is None:
+        seen[event.value] = event.start_mark.line + 1
+        return
+    shown = event.value if len(event.value) <= 80 else f"{event.value[:80]}..."
+    raise yaml.constructor.ConstructorError(
+        None, None, f"found duplicate key {shown!r} (first at line {first})", event.start_mark)
 
 
 def _not_utf8(data: bytes) -> str:
