@@ -27,7 +27,7 @@ from ontoflow.actors.orchestrator.engine import RunEngine
 from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._shared import logging_options
+from ontoflow.runtime.cli._shared import fail, json_errors, logging_options
 from ontoflow.runtime.journal import Journal, JournalError, open_journal_readonly
 
 __all__ = ["register"]
@@ -156,5 +156,7 @@ def _print_summary(summary: ReplaySummary, as_json: bool) -> None:
 
 
 def _fail(message: str, code: int) -> int:
+    if json_errors():  # --json: one JSON object, as every verb's errors
+        return fail(message, code)
     print(f"ontoflow replay: {message}", file=sys.stderr)
     return code
