@@ -177,7 +177,10 @@ def utc(ms: int | None) -> str:
     """A Unix time in milliseconds as ISO 8601 UTC (``2026-11-23T01:02:03.456Z``); ``-`` for none."""
     if not ms:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    except (ValueError, OverflowError, OSError):  # past year 9999 or before 1 (a damaged journal row)
+        return f"{ms} ms"
 
 
 def _get(entry: Any, name: str, default: Any = None) -> Any:
