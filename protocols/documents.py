@@ -26,6 +26,7 @@ import msgspec
 from ontoflow.protocols.errors import ManifestError, Problem
 
 __all__ = [
+    "check_kind",
     "decode_document",
     "decode_submitted_document",
     "document_kind",
@@ -258,6 +259,30 @@ def document_kind(document: Any) -> str:
         if "steps" in document and "nodes" not in document:
             return "plan"
     return "workflow"
+
+
+#: The verb that runs each kind of document (the CLI's; ``ontoflow submit`` takes all three).
+_RUN_VERB = {"workflow": "ontoflow run", "plan": "ontoflow plan run", "pipeline": "ontoflow pipeline run"}
+
+
+def check_kind(document: Any, want: str, *, source: str = "") -> None:
+    """Refuse a document that is plainly another kind than ``want`` (a plan given to
+    ``ontoflow run``), naming what it is and the verb that runs it: the wanted kind's checks
+    would call its own fields unknown. A document that says nothing of its kind passes, and
+    so does a plan where a pipeline is wanted: a pipeline without ``oml_version`` looks like
+    one, and the pipeline guard names every key it lacks or does not know.
+
+    Raises:
+        ManifestError: when :func:`document_kind` finds another kind (a workflow only by its
+            ``nodes``).
+    """
+    kind = document_kind(document)
+    if kind == want or (kind == "workflow" and not (isinstance(document, Mapping) and "nodes" in document)):
+        return
+    if kind == "plan" and want == "pipeline":
+        return
+    message = f"this is a {kind}, not a {want}: run it with `{_RUN_VERB[kind]}` (or `ontoflow submit`)"
+    raise ManifestError(Problem(path="", message=message), source=source)
 
 
 def _syntax_error(exc: msgspec.DecodeError, data: bytes) -> str:
