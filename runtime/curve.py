@@ -18,6 +18,7 @@ one (``authenticator_running``).
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -131,9 +132,20 @@ def _read_fields(path: Path) -> dict[str, bytes]:
             if line.startswith(field.encode()) and b"=" in line:
                 fields[field] = line.split(b"=", 1)[1].strip(b" \t'\"")
     for field, value in fields.items():
-        if len(value) != 40:
+        if not _is_z85_key(value):
             raise ConfigError(f"key file {path}: {field} is not a 40-character z85 key")
     return fields
+
+
+def _is_z85_key(value: bytes) -> bool:
+    """Whether ``value`` decodes as a 32-byte z85 key: a character out of the alphabet, or a
+    group of five past 32 bits, failed only at the socket ('Invalid argument', exit 1)."""
+    if len(value) != 40 or not value.isascii():
+        return False
+    try:
+        return len(zmq.utils.z85.decode(value)) == 32
+    except (ValueError, IndexError, KeyError, struct.error):
+        return False
 
 
 def load_keys(secret_path: str | os.PathLike[str]) -> CurveKeys:
@@ -146,6 +158,8 @@ def load_keys(secret_path: str | os.PathLike[str]) -> CurveKeys:
     fields = _read_fields(path)
     if "public-key" not in fields or "secret-key" not in fields:
         raise ConfigError(f"key file {path}: not a secret key file (needs public-key and secret-key)")
+    if zmq.curve_public(fields["secret-key"]) != fields["public-key"]:  # a pair mixed up: no handshake ever answers
+        raise ConfigError(f"key file {path}: its public-key is not the one of its secret-key")
     return CurveKeys(public=fields["public-key"], secret=fields["secret-key"])
 
 
