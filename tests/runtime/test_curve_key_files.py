@@ -59,3 +59,13 @@ def test_the_cli_exits_2_on_a_key_that_is_no_z85_key(tmp_path: Path) -> None:
                            "--timeout", "1"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "d.key: public-key is not a 40-character z85 key" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_secret_key_file_readable_by_everyone_is_refused(tmp_path: Path) -> None:
+    _, secret = generate_keys(tmp_path, "c")
+    secret.chmod(0o644)  # copied with cp under umask 022, or written by hand
+    with pytest.raises(ConfigError, match=r"c\.key_secret.*readable by everyone \(mode 0644\).*chmod 600") as caught:
+        load_keys(secret)
+    assert "secret-key =" not in str(caught.value)
+    secret.chmod(0o640)  # the owner's group may read it: as for a connections file holding secrets
+    assert len(load_keys(secret).secret) == 40
