@@ -57,6 +57,7 @@ from ontoflow.runtime.cli._shared import (
     input_options,
     print_result,
 )
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.embedded import TRANSPORTS, LocalCluster, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.inputs import check_inputs
@@ -169,7 +170,7 @@ def load_manifest(
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_document_bytes(p)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
     document = decode_document(data, p.suffix or "json", source=str(p))

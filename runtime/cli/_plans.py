@@ -46,6 +46,7 @@ from ontoflow.runtime.cli._shared import (
     print_result,
     write_json,
 )
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError
 from ontoflow.runtime.inputs import check_inputs
@@ -104,7 +105,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 def _read(path: str, kind: str | None = None) -> tuple[Any, str]:
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_document_bytes(p)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
     document = decode_document(data, p.suffix or "json", source=str(p))

@@ -28,6 +28,7 @@ from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compil
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._shared import fail, json_errors, logging_options
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.journal import Journal, JournalError, open_journal_readonly
 
 __all__ = ["register"]
@@ -94,7 +95,7 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
     """
     path = Path(args.manifest)
     try:
-        data = path.read_bytes()
+        data = read_document_bytes(path)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path)) from None
     try:

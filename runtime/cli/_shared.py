@@ -44,6 +44,7 @@ import msgspec
 
 from ontoflow.protocols.documents import oversized_int_path
 from ontoflow.protocols.errors import ManifestError
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -312,7 +313,7 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_document_bytes(p)
     except OSError as exc:
         raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
     try:
