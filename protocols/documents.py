@@ -59,7 +59,9 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
                 _check_yaml_aliases(document, source)
             return _within_64_bits(document, source, data)
         if fmt == "json":
-            return _within_64_bits(msgspec.json.decode(data), source, data)
+            document = _within_64_bits(msgspec.json.decode(data), source, data)
+            _check_json_keys(data)
+            return document
         if fmt == "toml":
             return _within_64_bits(msgspec.toml.decode(data), source, data)
     except msgspec.DecodeError as exc:
@@ -131,10 +133,7 @@ def _check_yaml_aliases(document: Any, source: str) -> None:
 def _check_yaml_events(data: bytes) -> None:
     """Raise RecursionError when ``data`` nests collections deeper than ``_YAML_MAX_DEPTH``
     (counted on the parser's events, which do not recurse), msgspec.DecodeError when it does
-    not parse or a map names a key twice.
-
-    A repeated key was silently the last one (``start`` written twice ran from the second):
-    it is refused as TOML's decoder refuses it, naming the key and both lines.
+    not parse or a map names a key twice (it was silently the last one: refused, as in TOML).
     """
     import yaml
 
@@ -162,6 +161,20 @@ def _check_yaml_events(data: bytes) -> None:
                 top[1] = not top[1]
     except yaml.YAMLError as exc:  # as msgspec.yaml.decode reports it (the cause keeps the mark)
         raise msgspec.DecodeError(str(exc)) from exc
+
+
+def _check_json_keys(data: bytes) -> None:
+    """Raise msgspec.DecodeError naming a key an object gives twice (msgspec keeps the last)."""
+    import json
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in items]
+        if len(set(keys)) != len(keys):
+            twice = next(key for key in keys if keys.count(key) > 1)
+            raise msgspec.DecodeError(f"duplicate key {twice[:80]!r}")
+        return {}  # only the keys are checked: no copy of the values is kept
+
+    json.loads(data, object_pairs_hook=pairs)
 
 
 def _note_key(seen: dict[str, int], event: Any) -> None:
@@ -269,17 +282,15 @@ def check_kind(document: Any, want: str, *, source: str = "") -> None:
     """Refuse a document that is plainly another kind than ``want`` (a plan given to
     ``ontoflow run``), naming what it is and the verb that runs it: the wanted kind's checks
     would call its own fields unknown. A document that says nothing of its kind passes, and
-    so does a plan where a pipeline is wanted: a pipeline without ``oml_version`` looks like
-    one, and the pipeline guard names every key it lacks or does not know.
+    so does a plan where a pipeline is wanted (the OML guard names what such a one lacks).
 
     Raises:
         ManifestError: when :func:`document_kind` finds another kind (a workflow only by its
             ``nodes``).
     """
     kind = document_kind(document)
-    if kind == want or (kind == "workflow" and not (isinstance(document, Mapping) and "nodes" in document)):
-        return
-    if kind == "plan" and want == "pipeline":
+    if kind == want or (kind == "workflow" and not (isinstance(document, Mapping) and "nodes" in document)) or (
+            kind == "plan" and want == "pipeline"):
         return
     message = f"this is a {kind}, not a {want}: run it with `{_RUN_VERB[kind]}` (or `ontoflow submit`)"
     raise ManifestError(Problem(path="", message=message), source=source)

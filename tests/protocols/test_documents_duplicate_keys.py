@@ -67,3 +67,20 @@ def test_a_manifest_with_start_twice_is_exit_2_naming_the_key(tmp_path: Path) ->
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "duplicate key 'start'" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [(b'{"name": "a", "start": "main", "name": "b"}', "name"),
+     (b'{"nodes": {"main": {"x": 1, "x": 2}}}', "x"),
+     (b'[{"id": "a"}, {"id": "b", "id": "c"}]', "id")],
+)
+def test_a_json_object_naming_a_key_twice_is_refused(data: bytes, key: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        decode_document(data, "json", source="m.json")
+    assert "m.json: not valid JSON" in str(caught.value) and f"duplicate key {key!r}" in str(caught.value)
+
+
+def test_json_objects_without_a_repeated_key_decode_as_before() -> None:
+    data = b'{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}], "d": 1.5e300}'
+    assert decode_document(data, "json") == {"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}], "d": 1.5e300}
