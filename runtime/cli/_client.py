@@ -155,13 +155,14 @@ def _tcp_ok(address: str) -> bool:
 
 
 def check_timeout(timeout: float | None) -> None:
-    """Refuse a ``--timeout`` that is not a positive number (``nan`` would wait forever).
+    """Refuse a ``--timeout`` that is not a positive finite number (``nan`` or ``inf`` would
+    wait for ever when the daemon does not answer).
 
     Raises:
         ConfigError: naming the flag and the value.
     """
-    if timeout is not None and not timeout > 0:  # ``not >`` so that nan is refused too
-        raise ConfigError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+    if timeout is not None and not 0 < timeout < math.inf:  # a comparison so that nan is refused too
+        raise ConfigError(f"--timeout must be a positive finite number of seconds, got {timeout:g}")
 
 
 def client_curve(args: argparse.Namespace) -> CurveClient | None:
