@@ -110,6 +110,11 @@ def generate_keys(directory: str | os.PathLike[str], name: str) -> tuple[Path, P
     banner = "#   ontoflow CURVE {} key (ZeroMQ certificate format)\n\nmetadata\ncurve\n"
     try:
         folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file of that name: not "a key of that name already exists"
+        raise ConfigError(f"cannot write keys in {folder}: not a folder") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot write keys in {folder}: {exc.strerror}") from None
+    try:
         _write(secret_path, banner.format("SECRET: keep it private")
                + f'    public-key = "{public.decode()}"\n    secret-key = "{secret.decode()}"\n', 0o600)
         _write(public_path, banner.format("public") + f'    public-key = "{public.decode()}"\n', 0o644)

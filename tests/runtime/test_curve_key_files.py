@@ -69,3 +69,9 @@ def test_a_secret_key_file_readable_by_everyone_is_refused(tmp_path: Path) -> No
     assert "secret-key =" not in str(caught.value)
     secret.chmod(0o640)  # the owner's group may read it: as for a connections file holding secrets
     assert len(load_keys(secret).secret) == 40
+
+
+def test_keys_generated_into_a_file_that_is_no_folder_say_so(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ConfigError, match=r"cannot write keys in .*f: not a folder"):
+        generate_keys(tmp_path / "f", "x")  # was 'x: a key of that name already exists in .../f'
