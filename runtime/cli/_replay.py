@@ -27,8 +27,7 @@ from ontoflow.actors.orchestrator.engine import RunEngine
 from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._shared import fail, json_errors, logging_options
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.cli._shared import fail, logging_options
 from ontoflow.runtime.journal import Journal, JournalError, open_journal_readonly
 
 __all__ = ["register"]
@@ -93,6 +92,8 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
         ManifestError: when the file cannot be read, parsed or compiled.
         ReplayError: when the run is not in the journal, or the document is of another kind.
     """
+    from ontoflow.runtime.documents import read_document_bytes  # only a --manifest reads a document
+
     path = Path(args.manifest)
     try:
         data = read_document_bytes(path)
@@ -157,7 +158,4 @@ def _print_summary(summary: ReplaySummary, as_json: bool) -> None:
 
 
 def _fail(message: str, code: int) -> int:
-    if json_errors():  # --json: one JSON object, as every verb's errors
-        return fail(message, code)
-    print(f"ontoflow replay: {message}", file=sys.stderr)
-    return code
+    return fail(f"replay: {message}", code)  # one JSON object with --json, as every verb's error

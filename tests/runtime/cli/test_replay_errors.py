@@ -35,8 +35,8 @@ def test_json_errors_are_one_json_object(tmp_path: Path, argv: list[str], code: 
     assert says in error["message"] and error["code"] in ("journal", "invalid")
 
 
-def test_text_errors_stay_lines_naming_the_verb(tmp_path: Path) -> None:
+def test_text_errors_are_lines_naming_the_verb(tmp_path: Path) -> None:
     (tmp_path / "j.sqlite").write_text("not a database\n")
     done = _replay(tmp_path, "--journal", "j.sqlite", "--all")
     assert done.returncode == 3
-    assert done.stderr.startswith("ontoflow replay: journal j.sqlite is not a readable SQLite database")
+    assert done.stderr.startswith("ontoflow: replay: journal j.sqlite is not a readable SQLite database")
