@@ -26,6 +26,7 @@ import msgspec
 from ontoflow.protocols.errors import ManifestError, Problem
 
 __all__ = [
+    "check_kind",
     "decode_document",
     "decode_submitted_document",
     "document_kind",
@@ -58,7 +59,9 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
                 _check_yaml_aliases(document, source)
             return _within_64_bits(document, source, data)
         if fmt == "json":
-            return _within_64_bits(msgspec.json.decode(data), source, data)
+            document = _within_64_bits(msgspec.json.decode(data), source, data)
+            _check_json_keys(data)
+            return document
         if fmt == "toml":
             return _within_64_bits(msgspec.toml.decode(data), source, data)
     except msgspec.DecodeError as exc:
@@ -85,10 +88,7 @@ _YAML_MAX_DEPTH = 1_000
 
 
 def _decode_yaml(data: bytes) -> Any:
-    # Each level of nesting takes at least two bytes ("- ", "[[", "a:"): a shorter document
-    # cannot reach the bound, and the usual manifest skips the measuring pass.
-    if len(data) > 2 * _YAML_MAX_DEPTH:
-        _check_yaml_depth(data)
+    _check_yaml_events(data)
     return msgspec.yaml.decode(data)
 
 
@@ -130,24 +130,64 @@ def _check_yaml_aliases(document: Any, source: str) -> None:
                 stack.append((child, False))
 
 
-def _check_yaml_depth(data: bytes) -> None:
+def _check_yaml_events(data: bytes) -> None:
     """Raise RecursionError when ``data`` nests collections deeper than ``_YAML_MAX_DEPTH``
     (counted on the parser's events, which do not recurse), msgspec.DecodeError when it does
-    not parse."""
+    not parse or a map names a key twice (it was silently the last one: refused, as in TOML).
+    """
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    depth = 0
+    # One entry per open collection: None for a sequence, [keys seen -> line, next is a key]
+    # for a map. A node that ends inside a map turns its key into a value or back.
+    open_: list[list[Any] | None] = []
     try:
         for event in yaml.parse(data, Loader=loader):
+            top = open_[-1] if open_ else None
+            if isinstance(event, yaml.ScalarEvent):
+                if top is not None and top[1] and event.value != "<<":  # merge keys may repeat
+                    _note_key(top[0], event)
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > _YAML_MAX_DEPTH:
+                if len(open_) >= _YAML_MAX_DEPTH:
                     raise RecursionError("nested too deep")
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
+                open_.append([{}, True] if isinstance(event, yaml.MappingStartEvent) else None)
+                continue
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                open_.pop()
+                top = open_[-1] if open_ else None
+            elif not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                continue  # stream and document events are no node
+            if top is not None:
+                top[1] = not top[1]
     except yaml.YAMLError as exc:  # as msgspec.yaml.decode reports it (the cause keeps the mark)
         raise msgspec.DecodeError(str(exc)) from exc
+
+
+def _check_json_keys(data: bytes) -> None:
+    """Raise msgspec.DecodeError naming a key an object gives twice (msgspec keeps the last)."""
+    import json
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in items]
+        if len(set(keys)) != len(keys):
+            twice = next(key for key in keys if keys.count(key) > 1)
+            raise msgspec.DecodeError(f"duplicate key {twice[:80]!r}")
+        return {}  # only the keys are checked: no copy of the values is kept
+
+    json.loads(data, object_pairs_hook=pairs)
+
+
+def _note_key(seen: dict[str, int], event: Any) -> None:
+    """Record a map's key; raise PyYAML's ConstructorError (with its place) when seen before."""
+    import yaml
+
+    first = seen.get(event.value)
+    if first is None:
+        seen[event.value] = event.start_mark.line + 1
+        return
+    shown = event.value if len(event.value) <= 80 else f"{event.value[:80]}..."
+    raise yaml.constructor.ConstructorError(
+        None, None, f"found duplicate key {shown!r} (first at line {first})", event.start_mark)
 
 
 def _not_utf8(data: bytes) -> str:
@@ -232,6 +272,28 @@ def document_kind(document: Any) -> str:
         if "steps" in document and "nodes" not in document:
             return "plan"
     return "workflow"
+
+
+#: The verb that runs each kind of document (the CLI's; ``ontoflow submit`` takes all three).
+_RUN_VERB = {"workflow": "ontoflow run", "plan": "ontoflow plan run", "pipeline": "ontoflow pipeline run"}
+
+
+def check_kind(document: Any, want: str, *, source: str = "") -> None:
+    """Refuse a document that is plainly another kind than ``want`` (a plan given to
+    ``ontoflow run``), naming what it is and the verb that runs it: the wanted kind's checks
+    would call its own fields unknown. A document that says nothing of its kind passes, and
+    so does a plan where a pipeline is wanted (the OML guard names what such a one lacks).
+
+    Raises:
+        ManifestError: when :func:`document_kind` finds another kind (a workflow only by its
+            ``nodes``).
+    """
+    kind = document_kind(document)
+    if kind == want or (kind == "workflow" and not (isinstance(document, Mapping) and "nodes" in document)) or (
+            kind == "plan" and want == "pipeline"):
+        return
+    message = f"this is a {kind}, not a {want}: run it with `{_RUN_VERB[kind]}` (or `ontoflow submit`)"
+    raise ManifestError(Problem(path="", message=message), source=source)
 
 
 def _syntax_error(exc: msgspec.DecodeError, data: bytes) -> str:

@@ -107,6 +107,8 @@ def validation_problem(exc: msgspec.ValidationError, path: str = "") -> Problem:
     message, sep, where = str(exc).rpartition(" - at `")
     if not sep:  # an error at the root of ``data`` carries no location
         message, where = str(exc), "$`"
+    if where.startswith("key` in `"):  # a map's key of the wrong type: name the map
+        message, where = f"a key: {message}", where.removeprefix("key` in `")
     suffix = where.rstrip("`")[1:]  # drop the leading "$"
     full = path + suffix if path else suffix.lstrip(".")
     # "unknown field `x`" and "missing required field `x`" read better with x in the path.

@@ -227,6 +227,9 @@ def _load(
         raw_node = _convert(node_data, _RawNode, npath, problems)
         if raw_node is None:
             continue
+        for name, at in ((node_id, "nodes"), *((b, f"{npath}.blocks") for b in raw_node.blocks)):  # no '.', ':', look-alike
+            if not (name.isascii() and name.replace("_", "a").replace("-", "a").isalnum() and len(name) <= 128):
+                problems.append(Problem(path=at, message=f"id {ascii(name[:64])} must be 1-128 letters, digits, _ or -"))
         blocks: dict[str, Block] = {}
         for block_id, block_data in raw_node.blocks.items():
             block = _convert(block_data, Block, f"{npath}.blocks.{block_id}", problems)

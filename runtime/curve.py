@@ -18,6 +18,8 @@ one (``authenticator_running``).
 from __future__ import annotations
 
 import os
+import stat
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -108,6 +110,11 @@ def generate_keys(directory: str | os.PathLike[str], name: str) -> tuple[Path, P
     banner = "#   ontoflow CURVE {} key (ZeroMQ certificate format)\n\nmetadata\ncurve\n"
     try:
         folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file of that name: not "a key of that name already exists"
+        raise ConfigError(f"cannot write keys in {folder}: not a folder") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot write keys in {folder}: {exc.strerror}") from None
+    try:
         _write(secret_path, banner.format("SECRET: keep it private")
                + f'    public-key = "{public.decode()}"\n    secret-key = "{secret.decode()}"\n', 0o600)
         _write(public_path, banner.format("public") + f'    public-key = "{public.decode()}"\n', 0o644)
@@ -131,21 +138,39 @@ def _read_fields(path: Path) -> dict[str, bytes]:
             if line.startswith(field.encode()) and b"=" in line:
                 fields[field] = line.split(b"=", 1)[1].strip(b" \t'\"")
     for field, value in fields.items():
-        if len(value) != 40:
+        if not _is_z85_key(value):
             raise ConfigError(f"key file {path}: {field} is not a 40-character z85 key")
     return fields
+
+
+def _is_z85_key(value: bytes) -> bool:
+    """Whether ``value`` decodes as a 32-byte z85 key: a character out of the alphabet, or a
+    group of five past 32 bits, failed only at the socket ('Invalid argument', exit 1)."""
+    if len(value) != 40 or not value.isascii():
+        return False
+    try:
+        return len(zmq.utils.z85.decode(value)) == 32
+    except (ValueError, IndexError, KeyError, struct.error):
+        return False
 
 
 def load_keys(secret_path: str | os.PathLike[str]) -> CurveKeys:
     """Read a ``NAME.key_secret`` file.
 
     Raises:
-        ConfigError: when the file cannot be read or holds no valid key pair.
+        ConfigError: when the file cannot be read, holds no valid key pair, or is readable
+            by everyone.
     """
     path = Path(secret_path)
     fields = _read_fields(path)
     if "public-key" not in fields or "secret-key" not in fields:
         raise ConfigError(f"key file {path}: not a secret key file (needs public-key and secret-key)")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & stat.S_IROTH:  # as a connections file holding a secret: a shared secret is no secret
+        raise ConfigError(f"key file {path} is readable by everyone (mode {mode:04o}): "
+                          f"make it readable by its owner only (chmod 600 {path})")
+    if zmq.curve_public(fields["secret-key"]) != fields["public-key"]:  # a pair mixed up: no handshake ever answers
+        raise ConfigError(f"key file {path}: its public-key is not the one of its secret-key")
     return CurveKeys(public=fields["public-key"], secret=fields["secret-key"])
 
 

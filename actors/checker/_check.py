@@ -23,6 +23,7 @@ from ontoflow.actors.checker._plans import check_pipeline, check_plan_document
 from ontoflow.actors.checker._report import ERROR, Finding, Report
 from ontoflow.actors.checker._workflow import check_workflow
 from ontoflow.actors.checker.errors import CheckerError
+from ontoflow.runtime.documents import read_document_bytes
 
 __all__ = ["Analysis", "analyse_document", "check_document", "read_document", "refuse_if_invalid"]
 
@@ -119,7 +120,7 @@ def read_document(path: str | Path) -> Any:
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_document_bytes(p)
     except OSError as exc:
         raise CheckerError(f"{p}: cannot read the file: {exc.strerror}") from None
     try:

@@ -188,6 +188,9 @@ class HttpDomainCapability(Capability):
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             # The decoder's message names the field, not its value.
             raise DomainServiceAnswerError(f"POST {named}: the answer is not a DomainOutput: {exc}") from None
+        except (UnicodeDecodeError, RecursionError):  # msgspec raises these for bad UTF-8 / deep nesting
+            raise DomainServiceAnswerError(f"POST {named}: the answer is not a DomainOutput "
+                                           "(not UTF-8, or nested too deep)") from None
         outputs: dict[str, Any] = {DOMAIN_OUTPUT_KEY: msgspec.to_builtins(output)}
         if output.status == "failure":
             return Result(event=REFUSED, outputs=outputs)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -136,19 +137,32 @@ def check_address(address: str, flag: str = "--connect (or ONTOFLOW_CONNECT)") -
     Raises:
         ConfigError: when ``address`` does not start with a known scheme or names nothing after it.
     """
-    if not address.startswith(_SCHEMES) or address.endswith("://"):
+    if not address.startswith(_SCHEMES) or address.endswith("://") or not _tcp_ok(address):
         shown = address if len(address) <= 80 else f"{address[:80]}..."
-        raise ConfigError(f"{flag} {shown!r}: an address is tcp://HOST:PORT, ipc://PATH or inproc://NAME")
+        shown = re.sub(r"//[^/@]*@", "//...@", shown)  # a user:password@ is never shown
+        raise ConfigError(f"{flag} {shown!r}: an address is tcp://HOST:PORT (PORT a number up to 65535, "
+                          "or * to bind any), ipc://PATH or inproc://NAME")
+
+
+def _tcp_ok(address: str) -> bool:
+    """Whether a tcp address names a host and a port ZeroMQ takes (any other scheme: True)."""
+    if not address.startswith("tcp://"):
+        return True
+    host, _, port = address.removeprefix("tcp://").rpartition(":")
+    if not host or re.search(r"[\s/@]", host):
+        return False
+    return port == "*" or (port.isascii() and port.isdigit() and int(port) <= 65535)
 
 
 def check_timeout(timeout: float | None) -> None:
-    """Refuse a ``--timeout`` that is not a positive number (``nan`` would wait forever).
+    """Refuse a ``--timeout`` that is not a positive finite number (``nan`` or ``inf`` would
+    wait for ever when the daemon does not answer).
 
     Raises:
         ConfigError: naming the flag and the value.
     """
-    if timeout is not None and not timeout > 0:  # ``not >`` so that nan is refused too
-        raise ConfigError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+    if timeout is not None and not 0 < timeout < math.inf:  # a comparison so that nan is refused too
+        raise ConfigError(f"--timeout must be a positive finite number of seconds, got {timeout:g}")
 
 
 def client_curve(args: argparse.Namespace) -> CurveClient | None:

@@ -31,6 +31,7 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -178,7 +179,7 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
-        data = path.read_bytes()
+        data = read_document_bytes(path)
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot read it: {exc.strerror}") from None
     try:

@@ -39,6 +39,7 @@ from ontoflow.actors.worker import (
     bridge_http_domain,
     read_domain_folders,
 )
+from ontoflow.protocols.documents import check_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
@@ -56,6 +57,7 @@ from ontoflow.runtime.cli._shared import (
     input_options,
     print_result,
 )
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.embedded import TRANSPORTS, LocalCluster, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.inputs import check_inputs
@@ -168,11 +170,12 @@ def load_manifest(
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_document_bytes(p)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
-    manifest = manifest_from_data(decode_document(data, p.suffix or "json", source=str(p)), source=str(p),
-                                  start=start, catalog=catalog)
+    document = decode_document(data, p.suffix or "json", source=str(p))
+    check_kind(document, "workflow", source=str(p))
+    manifest = manifest_from_data(document, source=str(p), start=start, catalog=catalog)
     return manifest, hashlib.sha256(data).hexdigest()
 
 

@@ -27,6 +27,7 @@ from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator.plans import compile_plan
 from ontoflow.actors.pipelines import ConnectionResolutionError, compile_pipeline, load_connections, render_plan, resolve_connections
+from ontoflow.protocols.documents import check_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.protocols.oml import Pipeline, check_oml, pipeline_from_data
@@ -45,6 +46,7 @@ from ontoflow.runtime.cli._shared import (
     print_result,
     write_json,
 )
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError
 from ontoflow.runtime.inputs import check_inputs
@@ -100,17 +102,20 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     common_options(parser)
 
 
-def _read(path: str) -> tuple[Any, str]:
+def _read(path: str, kind: str | None = None) -> tuple[Any, str]:
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_document_bytes(p)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
-    return decode_document(data, p.suffix or "json", source=str(p)), hashlib.sha256(data).hexdigest()
+    document = decode_document(data, p.suffix or "json", source=str(p))
+    if kind is not None:
+        check_kind(document, kind, source=str(p))
+    return document, hashlib.sha256(data).hexdigest()
 
 
 def _load_pipeline(path: str, catalog: dict[str, Any]) -> tuple[Pipeline, ExecutionPlan, str]:
-    data, digest = _read(path)
+    data, digest = _read(path, "pipeline")
     pipeline = pipeline_from_data(data, components=catalog, source=path)
     return pipeline, compile_pipeline(pipeline, catalog), digest
 
@@ -154,7 +159,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 def _cmd_plan_run(args: argparse.Namespace) -> int:
     def load(catalog: dict[str, Any]) -> tuple[ExecutionPlan, str]:
-        data, digest = _read(args.plan)
+        data, digest = _read(args.plan, "plan")
         return plan_from_data(data, source=args.plan), digest
 
     return _run(args, load)

@@ -92,9 +92,11 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
         ManifestError: when the file cannot be read, parsed or compiled.
         ReplayError: when the run is not in the journal, or the document is of another kind.
     """
+    from ontoflow.runtime.documents import read_document_bytes  # only a --manifest reads a document
+
     path = Path(args.manifest)
     try:
-        data = path.read_bytes()
+        data = read_document_bytes(path)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path)) from None
     try:

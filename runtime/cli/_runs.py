@@ -65,6 +65,7 @@ from ontoflow.runtime.cli._shared import (
     write_json,
 )
 from ontoflow.runtime.cli.errors import NoAnswerError
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError, TransportError
 
 __all__ = ["register"]
@@ -144,7 +145,7 @@ def print_status(status: RunStatus, as_json: bool) -> int:
 def _cmd_submit(args: argparse.Namespace) -> int:
     path = Path(args.manifest)
     try:
-        data = path.read_bytes()
+        data = read_document_bytes(path)
     except OSError as exc:
         return fail(str(ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path))))
     try:

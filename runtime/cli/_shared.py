@@ -44,6 +44,7 @@ import msgspec
 
 from ontoflow.protocols.documents import oversized_int_path
 from ontoflow.protocols.errors import ManifestError
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -177,7 +178,10 @@ def utc(ms: int | None) -> str:
     """A Unix time in milliseconds as ISO 8601 UTC (``2026-11-23T01:02:03.456Z``); ``-`` for none."""
     if not ms:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    except (ValueError, OverflowError, OSError):  # past year 9999 or before 1 (a damaged journal row)
+        return f"{ms} ms"
 
 
 def _get(entry: Any, name: str, default: Any = None) -> Any:
@@ -309,7 +313,7 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_document_bytes(p)
     except OSError as exc:
         raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
     try:

@@ -1,0 +1,77 @@
+"""Key files a user could get wrong: 40 characters that are no z85 key, a secret file whose
+public key is not its secret's (copied from another pair). Each is a ConfigError naming the
+file (exit 2 from the CLI), never the key; they were accepted and failed at the socket as
+'cannot configure CURVE ...: Invalid argument' (exit 1), or as a handshake that never answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ontoflow.runtime.curve import generate_keys, load_keys, load_public_key
+from ontoflow.runtime.errors import ConfigError
+
+_NOT_Z85 = "~" * 40  # '~' is not in the z85 alphabet
+_PAST_32_BITS = "#" * 40  # z85 characters, but each group of five decodes past 32 bits
+
+
+def _secret_file(path: Path, public: str, secret: str) -> Path:
+    path.write_text(f'metadata\ncurve\n    public-key = "{public}"\n    secret-key = "{secret}"\n')
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize("bad", [_NOT_Z85, _PAST_32_BITS])
+def test_a_public_key_that_is_no_z85_key_names_the_file(tmp_path: Path, bad: str) -> None:
+    (tmp_path / "d.key").write_text(f'metadata\ncurve\n    public-key = "{bad}"\n')
+    with pytest.raises(ConfigError, match=r"d\.key: public-key is not a 40-character z85 key") as caught:
+        load_public_key(tmp_path / "d.key")
+    assert bad not in str(caught.value)
+
+
+@pytest.mark.parametrize("bad", [_NOT_Z85, _PAST_32_BITS])
+def test_a_secret_key_that_is_no_z85_key_names_the_file(tmp_path: Path, bad: str) -> None:
+    public, _ = generate_keys(tmp_path, "c")
+    good_public = load_public_key(public).decode()
+    with pytest.raises(ConfigError, match=r"x\.key_secret: secret-key is not a 40-character z85 key") as caught:
+        load_keys(_secret_file(tmp_path / "x.key_secret", good_public, bad))
+    assert bad not in str(caught.value)
+
+
+def test_a_secret_file_whose_public_key_is_another_pairs_is_refused(tmp_path: Path) -> None:
+    generate_keys(tmp_path, "a")
+    generate_keys(tmp_path, "b")
+    a, b = load_keys(tmp_path / "a.key_secret"), load_keys(tmp_path / "b.key_secret")
+    mixed = _secret_file(tmp_path / "m.key_secret", a.public.decode(), b.secret.decode())
+    with pytest.raises(ConfigError, match=r"m\.key_secret: its public-key is not the one of its secret-key") as caught:
+        load_keys(mixed)
+    assert b.secret.decode() not in str(caught.value)
+
+
+def test_the_cli_exits_2_on_a_key_that_is_no_z85_key(tmp_path: Path) -> None:
+    generate_keys(tmp_path, "c")
+    (tmp_path / "d.key").write_text(f'metadata\ncurve\n    public-key = "{_NOT_Z85}"\n')
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "runs", "--connect", f"ipc://{tmp_path}/d.sock",
+                           "--curve-secret", str(tmp_path / "c.key_secret"), "--curve-server-key", str(tmp_path / "d.key"),
+                           "--timeout", "1"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "d.key: public-key is not a 40-character z85 key" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_secret_key_file_readable_by_everyone_is_refused(tmp_path: Path) -> None:
+    _, secret = generate_keys(tmp_path, "c")
+    secret.chmod(0o644)  # copied with cp under umask 022, or written by hand
+    with pytest.raises(ConfigError, match=r"c\.key_secret.*readable by everyone \(mode 0644\).*chmod 600") as caught:
+        load_keys(secret)
+    assert "secret-key =" not in str(caught.value)
+    secret.chmod(0o640)  # the owner's group may read it: as for a connections file holding secrets
+    assert len(load_keys(secret).secret) == 40
+
+
+def test_keys_generated_into_a_file_that_is_no_folder_say_so(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ConfigError, match=r"cannot write keys in .*f: not a folder"):
+        generate_keys(tmp_path / "f", "x")  # was 'x: a key of that name already exists in .../f'

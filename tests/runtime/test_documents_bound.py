@@ -1,0 +1,42 @@
+"""A document file is read with a bound: ``--input-file /dev/zero``, ``ontoflow run /dev/zero``
+or ``--config /dev/zero`` read without end until a MemoryError traceback (or the OOM killer
+took the machine). Past 64 MiB it is a file that cannot be read, exit 2 naming it."""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, read_document_bytes
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOW = REPO / "configs/examples/building_report/workflow.yaml"
+
+
+def test_a_file_within_the_bound_is_read_whole(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_bytes(b"{}")
+    assert read_document_bytes(tmp_path / "a.json") == b"{}"
+
+
+def test_a_device_without_end_is_refused_at_the_bound() -> None:
+    with pytest.raises(OSError) as caught:
+        read_document_bytes("/dev/zero")
+    assert caught.value.errno == errno.EFBIG and f"{MAX_DOCUMENT_BYTES // 2**20} MiB" in caught.value.strerror
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [(["run", "/dev/zero"], "/dev/zero: cannot read the file: larger than 64 MiB"),
+     (["run", str(WORKFLOW), "--input-file", "/dev/zero"], "--input-file /dev/zero: cannot read the file: larger than"),
+     (["--config", "/dev/zero", "runs"], "config file /dev/zero: cannot read it: larger than"),
+     (["check", "/dev/zero"], "/dev/zero: cannot read the file: larger than")],
+)
+def test_the_cli_exits_2_naming_the_file(tmp_path: Path, argv: list[str], says: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "ontoflow", *argv], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert says in done.stderr and "Traceback" not in done.stderr
