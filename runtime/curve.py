@@ -158,17 +158,19 @@ def load_keys(secret_path: str | os.PathLike[str]) -> CurveKeys:
     """Read a ``NAME.key_secret`` file.
 
     Raises:
-        ConfigError: when the file cannot be read, holds no valid key pair, or is readable
-            by everyone.
+        ConfigError: when the file cannot be read or holds no valid key pair (a file readable
+            by everyone is used, with a warning).
     """
     path = Path(secret_path)
     fields = _read_fields(path)
     if "public-key" not in fields or "secret-key" not in fields:
         raise ConfigError(f"key file {path}: not a secret key file (needs public-key and secret-key)")
     mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & stat.S_IROTH:  # as a connections file holding a secret: a shared secret is no secret
-        raise ConfigError(f"key file {path} is readable by everyone (mode {mode:04o}): "
-                          f"make it readable by its owner only (chmod 600 {path})")
+    if mode & stat.S_IROTH:
+        # Said, not refused: pyzmq's own zmq.auth.create_certificates writes its key_secret
+        # files under the umask (0644 as a rule), and keys made with it must keep working.
+        log.warning("curve_secret_key_readable", path=str(path), mode=f"{mode:04o}",
+                    fix=f"chmod 600 {path}")
     if zmq.curve_public(fields["secret-key"]) != fields["public-key"]:  # a pair mixed up: no handshake ever answers
         raise ConfigError(f"key file {path}: its public-key is not the one of its secret-key")
     return CurveKeys(public=fields["public-key"], secret=fields["secret-key"])
