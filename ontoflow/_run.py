@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,6 @@ from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.logging import configure_logging
 from ontoflow.runtime.embedded import Asked, LocalCluster, open_local_cluster
 
 __all__ = ["arun_manifest", "run_manifest"]
@@ -50,10 +50,24 @@ def _quiet_unless_configured() -> None:
     Unconfigured, structlog prints every event, debug included, to stdout: a test calling
     :func:`run_manifest` got a dozen lines of the runtime's own bookkeeping among its output.
     This is what Python's ``logging`` does when nothing is configured (its last resort), and an
-    application that configures structlog itself keeps its configuration.
+    application that configures structlog itself keeps its configuration. The level is a
+    processor, and loggers are not cached, so ``structlog.testing.capture_logs`` (which swaps
+    the processors) still sees every event of every level afterwards.
     """
     if not structlog.is_configured():
-        configure_logging(level="warning", json=False)
+        structlog.configure(
+            processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
+                        _below_warning_dropped, structlog.processors.TimeStamper(fmt="iso", utc=True),
+                        structlog.dev.ConsoleRenderer(colors=False)],
+            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+            cache_logger_on_first_use=False,
+        )
+
+
+def _below_warning_dropped(logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    if method in ("debug", "info", "msg"):
+        raise structlog.DropEvent
+    return event
 
 
 async def arun_manifest(

@@ -42,12 +42,17 @@ class Greet(Capability):
         return {"demo.greeting": "hi"}
 doc = {"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "demo.greet"}}}}}
 print("RESULT", run_manifest(doc, [Greet]).status)
+from structlog.testing import capture_logs
+with capture_logs() as logs:  # a test's capture still sees every level afterwards
+    run_manifest(doc, [Greet])
+print("CAPTURED", sorted({e["log_level"] for e in logs if e["event"] in ("run_completed", "step_dispatched")}))
 """
 
 
 def test_run_manifest_keeps_stdout_for_the_caller_unless_logging_is_configured(tmp_path) -> None:
     # Unconfigured, structlog prints every event to stdout: a test calling run_manifest got a
-    # dozen lines of the runtime's bookkeeping. An application's own configuration is kept.
+    # dozen lines of the runtime's bookkeeping. An application's own configuration is kept, and
+    # structlog's capture_logs sees every level after it (the level is a processor it swaps).
     import subprocess
     import sys
 
@@ -55,7 +60,7 @@ def test_run_manifest_keeps_stdout_for_the_caller_unless_logging_is_configured(t
     script.write_text(_RUN)
     quiet = subprocess.run([sys.executable, str(script), "plain"], capture_output=True, text=True, timeout=60,
                            cwd=tmp_path, check=True)
-    assert quiet.stdout == "RESULT completed\n"
+    assert quiet.stdout == "RESULT completed\nCAPTURED ['debug', 'info']\n"
     assert "run_completed" not in quiet.stderr
     configured = subprocess.run([sys.executable, str(script), "configured"], capture_output=True, text=True,
                                 timeout=60, cwd=tmp_path, check=True)
