@@ -57,6 +57,10 @@ class ChatCompletionRequest(msgspec.Struct, frozen=True):
         user: an end-user id; when given it names the session (conversation memory).
         metadata: free strings; ``session_id`` in it names the session too, ``run: "true"``
             asks for a run (``ask --run``).
+        n: how many choices; ontoflow answers one, so only 1 is taken (OpenAI's own API
+            answers 400 to a value it cannot serve rather than fewer choices).
+        max_tokens, max_completion_tokens, temperature: ignored (the answer is deterministic),
+            but held to OpenAI's ranges, so a request the API refuses is refused here too.
     """
 
     model: Annotated[str, msgspec.Meta(max_length=256)]
@@ -64,6 +68,10 @@ class ChatCompletionRequest(msgspec.Struct, frozen=True):
     stream: bool = False
     user: str | None = None
     metadata: dict[str, str] | None = None
+    n: Annotated[int, msgspec.Meta(ge=1, le=1)] | None = None
+    max_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    max_completion_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
 
 
 class ChatUsage(msgspec.Struct, frozen=True):

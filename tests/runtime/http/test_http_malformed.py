@@ -107,3 +107,24 @@ async def test_a_model_name_past_256_characters_is_a_400_not_echoed_back(address
     error = caught.value.body
     assert isinstance(error, dict) and error["param"] == "model" and "MMMM" not in str(caught.value)
     assert answered.model == "m" * 256
+
+
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [({"max_tokens": -1}, "max_tokens"), ({"max_completion_tokens": 0}, "max_completion_tokens"),
+     ({"n": 2}, "n"), ({"temperature": 3.5}, "temperature")],
+    ids=["negative-max-tokens", "zero-max-completion-tokens", "n-2", "temperature-3.5"],
+)
+async def test_a_setting_openai_refuses_is_a_400_naming_it(address: str, fields: dict, param: str) -> None:
+    # They were accepted and ignored: OpenAI answers 400 to each (and n > 1 asks for choices
+    # this entry cannot give). In range, they are taken and ignored.
+    import openai
+
+    async with openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=0, timeout=20) as client:
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], **fields)
+        answered = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}],
+                                                        max_tokens=5, n=1, temperature=0.2)
+    error = caught.value.body
+    assert isinstance(error, dict) and error["param"] == param, error
+    assert answered.choices[0].message.content == "fine"
