@@ -114,13 +114,19 @@ def generate_keys(directory: str | os.PathLike[str], name: str) -> tuple[Path, P
         raise ConfigError(f"cannot write keys in {folder}: not a folder") from None
     except OSError as exc:
         raise ConfigError(f"cannot write keys in {folder}: {exc.strerror}") from None
+    written: list[Path] = []
     try:
         _write(secret_path, banner.format("SECRET: keep it private")
                + f'    public-key = "{public.decode()}"\n    secret-key = "{secret.decode()}"\n', 0o600)
+        written.append(secret_path)
         _write(public_path, banner.format("public") + f'    public-key = "{public.decode()}"\n', 0o644)
-    except FileExistsError:
-        raise ConfigError(f"{name}: a key of that name already exists in {folder}") from None
     except OSError as exc:
+        # Both files or neither: a secret left without its public file (NAME.key existed, or
+        # the disk filled) would be a pair that is not one, and block the next try.
+        for path in written:
+            path.unlink(missing_ok=True)
+        if isinstance(exc, FileExistsError):
+            raise ConfigError(f"{name}: a key of that name already exists in {folder}") from None
         raise ConfigError(f"cannot write keys in {folder}: {exc.strerror}") from None
     log.info("curve_keys_generated", name=name, directory=str(folder))
     return public_path, secret_path

@@ -85,3 +85,13 @@ def test_keys_generated_into_a_file_that_is_no_folder_say_so(tmp_path: Path) -> 
     (tmp_path / "f").write_text("")
     with pytest.raises(ConfigError, match=r"cannot write keys in .*f: not a folder"):
         generate_keys(tmp_path / "f", "x")  # was 'x: a key of that name already exists in .../f'
+
+
+def test_keys_generated_where_only_the_public_file_exists_leave_no_secret_behind(tmp_path: Path) -> None:
+    # NAME.key there, NAME.key_secret not: the secret was written, then "already exists" was
+    # said, and an orphan secret stayed (found by probe4). Both files or neither.
+    (tmp_path / "w.key").write_text("someone's public key\n")
+    with pytest.raises(ConfigError, match=r"w: a key of that name already exists"):
+        generate_keys(tmp_path, "w")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.key"]
+    assert (tmp_path / "w.key").read_text() == "someone's public key\n"
