@@ -9,9 +9,8 @@ With a journal (``journal=PATH.sqlite``) every accepted run is recorded before i
 acknowledged and the unfinished ones are recovered at start (``actors.orchestrator``'s durable
 shell). SIGTERM (or SIGINT) stops accepting submits, lets running steps answer within
 ``grace_s``, journals everything and returns; steps held back resume at the next start.
-Ended runs older than ``retention_s`` are pruned from the journal at start and every
-``prune_every_s``. Workflows with ``triggers`` listed in ``trigger_workflows`` start a run per
-observation their triggers name.
+Ended runs older than ``retention_s`` are pruned at start and every ``prune_every_s``.
+Workflows with ``triggers`` in ``trigger_workflows`` start a run per observation they name.
 
 Clients submit workflow manifests, execution plans or OML pipelines (told apart by content).
 A pipeline's ``connection: "@name"`` values are resolved on the daemon, when the run is
@@ -61,6 +60,7 @@ from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.daemon_spools import SpoolSweeper
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 from ontoflow.runtime.http import ConversationBook, HttpEntryConfig, Reply, serve_http_entry
@@ -200,10 +200,10 @@ def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
 
 
 def _token(path: str | None) -> str | None:
-    if path is None:
+    if path is None:  # a token file of /dev/zero is bounded as a document is
         return None
     try:
-        token = Path(path).read_text().strip()
+        token = read_document_bytes(path).decode().strip()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--http-token-file {path}: cannot read the file: {getattr(exc, 'strerror', None) or 'not text'}") from None
     if not token:
@@ -242,7 +242,7 @@ def _trigger_documents(paths: list[str]) -> list[dict]:
     documents = []
     for path in paths:
         try:
-            data = Path(path).read_bytes()
+            data = read_document_bytes(path)
         except OSError as exc:
             raise ConfigError(f"trigger workflow {path}: cannot read the file: {exc.strerror}") from None
         try:

@@ -14,6 +14,7 @@ from ontoflow.actors.intent.errors import DomainLoadError
 from ontoflow.protocols.domain import DomainManifest, domain_from_data
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.documents import read_document_bytes
 
 __all__ = ["MANIFEST_NAMES", "DomainSource", "find_domain_folders", "read_domain"]
 
@@ -47,7 +48,7 @@ def read_domain(path: str | os.PathLike[str]) -> DomainSource:
     """
     file = _manifest_file(Path(path))
     try:
-        data = file.read_bytes()
+        data = read_document_bytes(file)
     except OSError as exc:
         raise DomainLoadError(f"{file}: cannot read the file: {exc.strerror}") from None
     try:

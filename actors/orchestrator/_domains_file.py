@@ -27,6 +27,7 @@ from ontoflow.actors.intent import DomainLoadError, read_domain
 from ontoflow.actors.orchestrator._domains import ExpectedDomain, placeholder_metadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import CapabilityLoadError
 
 __all__ = ["DomainsFile", "DomainsFileEntry", "expected_domain", "read_domains_file"]
@@ -71,7 +72,7 @@ def read_domains_file(path: str | os.PathLike[str]) -> list[ExpectedDomain]:
     """
     file = Path(path)
     try:
-        data = file.read_bytes()
+        data = read_document_bytes(file)
     except OSError as exc:
         raise DomainLoadError(f"{file}: cannot read the file: {exc.strerror}") from None
     try:

@@ -31,6 +31,7 @@ from ontoflow.protocols.manifest import decode_document
 from ontoflow.protocols.plan import ExecutionPlan
 
 from ontoflow.actors.pipelines.errors import ConnectionResolutionError
+from ontoflow.runtime.documents import read_document_bytes
 
 __all__ = [
     "ENV_PREFIX",
@@ -95,7 +96,7 @@ def load_connections(path: str | os.PathLike[str], *, check_mode: bool = True) -
     """
     p = Path(path)
     try:
-        data = decode_document(p.read_bytes(), p.suffix or "json")
+        data = decode_document(read_document_bytes(p), p.suffix or "json")
     except OSError as exc:
         raise ConnectionResolutionError(f"cannot read the connections file {p}: {exc.strerror}") from None
     except ManifestError as exc:  # its line and column (a syntax error's text quotes no value)

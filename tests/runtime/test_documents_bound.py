@@ -5,6 +5,7 @@ took the machine). Past 64 MiB it is a file that cannot be read, exit 2 naming i
 from __future__ import annotations
 
 import errno
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +34,19 @@ def test_a_device_without_end_is_refused_at_the_bound() -> None:
     [(["run", "/dev/zero"], "/dev/zero: cannot read the file: larger than 64 MiB"),
      (["run", str(WORKFLOW), "--input-file", "/dev/zero"], "--input-file /dev/zero: cannot read the file: larger than"),
      (["--config", "/dev/zero", "runs"], "config file /dev/zero: cannot read it: larger than"),
-     (["check", "/dev/zero"], "/dev/zero: cannot read the file: larger than")],
+     (["check", "/dev/zero"], "/dev/zero: cannot read the file: larger than"),
+     # Files the daemon reads at start (probe4 found them unbounded).
+     (["daemon", "--bind", "tcp://127.0.0.1:0", "--trigger-workflow", "/dev/zero"],
+      "trigger workflow /dev/zero: cannot read the file: larger than"),
+     (["daemon", "--bind", "tcp://127.0.0.1:0", "--domains", str(REPO / "configs/examples/finance"), "--http-bind",
+       "127.0.0.1:0", "--http-token-file", "/dev/zero"],
+      "--http-token-file /dev/zero: cannot read the file: larger than"),
+     (["daemon", "--bind", "tcp://127.0.0.1:0", "--connections", "/dev/zero"],
+      "cannot read the connections file /dev/zero: larger than")],
 )
 def test_the_cli_exits_2_naming_the_file(tmp_path: Path, argv: list[str], says: str) -> None:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}  # nothing shared
     done = subprocess.run([sys.executable, "-m", "ontoflow", *argv], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+                          timeout=120, env=env)
     assert done.returncode == 2, done.stderr[-2000:]
     assert says in done.stderr and "Traceback" not in done.stderr
