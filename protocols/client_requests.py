@@ -11,16 +11,21 @@ turn instead of once per request. One request travels exactly as ``client_to_fra
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import msgspec
 
-from ontoflow.protocols.client import CLIENT_HEADER, ClientRequest, DaemonRequest
+from ontoflow.protocols.client import CLIENT_HEADER, ClientRequest, DaemonRequest, Error
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 
-__all__ = ["REQUESTS_BYTES", "Requests", "requests_from_frames", "requests_to_bodies"]
+__all__ = ["MAX_REQUESTS", "REQUESTS_BYTES", "Requests", "requests_from_frames", "requests_to_bodies"]
 
 #: The size a ``Requests`` body grows to before ``requests_to_bodies`` starts another.
 REQUESTS_BYTES = 256 * 1024
+#: The most requests one ``Requests`` body carries: a daemon's receive handles at most this many
+#: requests a turn (its ``max_batch``), so one message cannot hold its loop (and its workers'
+#: heartbeats) for a million requests, nor make a reply of gigabytes.
+MAX_REQUESTS = 512
 
 
 class Requests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
@@ -30,10 +35,10 @@ class Requests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
 
 
 class _DaemonRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
-    """``Requests`` as a daemon decodes it: each a ``DaemonRequest`` (a Submit's document left
-    encoded; a reply sent as a request is answered ``invalid_request``)."""
+    """``Requests`` as a daemon first decodes it: each request still encoded, decoded one by
+    one (``requests_from_frames``) so that one bad request does not refuse the others."""
 
-    messages: list[DaemonRequest]
+    messages: Annotated[list[msgspec.Raw], msgspec.Meta(max_length=MAX_REQUESTS)]
 
 
 class _RawRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
@@ -44,16 +49,20 @@ class _RawRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(DaemonRequest | _DaemonRequests)
+_request_decoder = msgspec.msgpack.Decoder(DaemonRequest)
 
 
 def requests_from_frames(frames: Sequence[bytes | memoryview]) -> list[DaemonRequest]:
     """The requests in frames a client sent (identity already removed), as a daemon reads
     them (``protocols.client.request_from_frames``), in order: one for a single request, each
-    of a :class:`Requests` otherwise.
+    of a :class:`Requests` otherwise. A request of a ``Requests`` that does not decode is, in
+    its place, an ``Error(code="invalid_request")`` naming its index and field (the daemon
+    answers it with itself), so each request still gets its reply in order.
 
     Raises:
         ProtocolError: for a wrong frame count, a foreign header, an invalid body (the reason
-            names the field, never the bytes) or an empty ``Requests``.
+            names the field, never the bytes), or a ``Requests`` that is empty or holds more
+            than :data:`MAX_REQUESTS`.
     """
     if len(frames) != 2:
         raise ProtocolError(f"expected 2 frames, got {len(frames)}", reason="frames")
@@ -67,13 +76,20 @@ def requests_from_frames(frames: Sequence[bytes | memoryview]) -> list[DaemonReq
         return [decoded]
     if not decoded.messages:
         raise ProtocolError("an empty requests body", reason="requests")
-    return decoded.messages
+    requests: list[DaemonRequest] = []
+    for i, raw in enumerate(decoded.messages):
+        try:
+            requests.append(_request_decoder.decode(raw))
+        except Exception as exc:  # noqa: BLE001 - total, as above; this one request is refused
+            requests.append(Error(code="invalid_request", message=str(decode_failure(exc, f"request {i} of the batch"))))
+    return requests
 
 
 def requests_to_bodies(messages: Sequence[ClientRequest], max_bytes: int = REQUESTS_BYTES) -> list[bytes]:
     """The bodies carrying a client's ``messages`` in order (each sent after ``CLIENT_HEADER``):
-    one message as ``client_to_frames`` encodes it, several as :class:`Requests` bodies, each
-    closed once it reaches ``max_bytes`` (a single request bigger than that travels alone).
+    one message as ``client_to_frames`` encodes it, several as :class:`Requests` bodies of at
+    most :data:`MAX_REQUESTS`, each closed before it would reach ``max_bytes`` (a single request
+    bigger than that travels alone).
 
     Raises:
         ValueError: when ``messages`` is empty.
@@ -82,19 +98,19 @@ def requests_to_bodies(messages: Sequence[ClientRequest], max_bytes: int = REQUE
         raise ValueError("no request to frame")
     if len(messages) == 1:
         return [_encoder.encode(messages[0])]
-    whole = _encoder.encode(Requests(messages=list(messages)))
-    if len(whole) < max_bytes:  # the usual turn, in one encoding pass
+    whole = _encoder.encode(Requests(messages=list(messages))) if len(messages) <= MAX_REQUESTS else b""
+    if whole and len(whole) < max_bytes:  # the usual turn, in one encoding pass
         return [whole]
     bodies: list[bytes] = []
     group: list[msgspec.Raw] = []
     size = 0
     for message in messages:
         raw = msgspec.Raw(_encoder.encode(message))
+        if group and (size + len(raw) >= max_bytes or len(group) == MAX_REQUESTS):
+            bodies.append(_close(group))  # a big request travels alone, not after others
+            group, size = [], 0
         group.append(raw)
         size += len(raw)
-        if size >= max_bytes:
-            bodies.append(_close(group))
-            group, size = [], 0
     if group:
         bodies.append(_close(group))
     return bodies

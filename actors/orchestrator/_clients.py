@@ -214,6 +214,8 @@ class ClientService:
                 if found is not None and found.result is not None:
                     return run_status(found.result)
                 return RunStatus(run_id=run_id, status="cancelling")
+            case Error(code="invalid_request"):  # a request of a batch that did not decode, in its place
+                return message
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
 

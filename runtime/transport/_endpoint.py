@@ -306,6 +306,9 @@ class _Endpoint:
             except Exception:  # the decoders are total; this is the last guard of the loop
                 log.exception("frame_decoder_failed", address=self.address)
                 self._drops.dropped(*self._peer_of(frames), "internal", "the decoder failed")
+            if len(batch) >= max_batch:  # a client's batch body holds many: a turn handles max_batch
+                self._more = True
+                break
             if n == 0:
                 ready = _zmq_poll(self._input, 0)
         # ``tick`` writes the summary of a flood's interval once it is over; it has nothing to

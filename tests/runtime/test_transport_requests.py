@@ -63,3 +63,20 @@ async def test_a_bad_batch_is_dropped_and_its_client_told_why(address: str) -> N
             assert header == CLIENT_HEADER and reply.code == "invalid_request" and "empty requests" in reply.message
         finally:
             raw.close()
+
+
+async def test_a_receive_stops_reading_once_its_batch_holds_max_batch_requests(address: str) -> None:
+    # max_batch counted frame sets: one turn of a client now carries many requests, and a
+    # receive kept reading message after message (found in review).
+    async with open_router(address) as router, open_dealer(router.address, identity=b"c3", client=True) as client:
+        with anyio.fail_after(5):
+            client.send_many([Status(run_id=f"a{n}") for n in range(5)])
+            client.send_many([Status(run_id=f"b{n}") for n in range(5)])
+            first: list = []
+            while not first:
+                first = await router.recv_batch(3)
+            second: list = []
+            while len(second) < 5:
+                second += await router.recv_batch(3)
+    assert [m.run_id for _, m in first] == [f"a{n}" for n in range(5)]  # one frame set, whole
+    assert [m.run_id for _, m in second] == [f"b{n}" for n in range(5)]
