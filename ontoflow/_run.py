@@ -59,7 +59,8 @@ def _quiet_unless_configured() -> None:
             processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
                         _below_warning_dropped, structlog.processors.TimeStamper(fmt="iso", utc=True),
                         structlog.dev.ConsoleRenderer(colors=False)],
-            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+            # sys.stderr looked up at each logger's making: pytest's capsys swaps (and closes) it
+            logger_factory=lambda *_: structlog.PrintLogger(sys.stderr),
             cache_logger_on_first_use=False,
         )
 

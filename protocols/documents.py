@@ -168,10 +168,11 @@ def _check_json_keys(data: bytes) -> None:
     import json
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [key for key, _ in items]
-        if len(set(keys)) != len(keys):
-            twice = next(key for key in keys if keys.count(key) > 1)
-            raise msgspec.DecodeError(f"duplicate key {twice[:80]!r}")
+        seen: set[str] = set()
+        for key, _ in items:  # one pass: an object of 40,000 keys took 30 s with list.count
+            if key in seen:
+                raise msgspec.DecodeError(f"duplicate key {key[:80]!r}")
+            seen.add(key)
         return {}  # only the keys are checked: no copy of the values is kept
 
     json.loads(data, object_pairs_hook=pairs)

@@ -30,6 +30,7 @@ import structlog
 import zmq
 import zmq.utils.z85
 
+from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -134,7 +135,7 @@ def generate_keys(directory: str | os.PathLike[str], name: str) -> tuple[Path, P
 
 def _read_fields(path: Path) -> dict[str, bytes]:
     try:
-        lines = path.read_bytes().splitlines()
+        lines = read_document_bytes(path).splitlines()  # bounded: --curve-secret /dev/zero
     except OSError as exc:
         raise ConfigError(f"cannot read key file {path}: {exc.strerror}") from None
     fields: dict[str, bytes] = {}

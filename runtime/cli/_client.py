@@ -138,8 +138,8 @@ def check_address(address: str, flag: str = "--connect (or ONTOFLOW_CONNECT)") -
         ConfigError: when ``address`` does not start with a known scheme or names nothing after it.
     """
     if not address.startswith(_SCHEMES) or address.endswith("://") or not _tcp_ok(address):
-        shown = address if len(address) <= 80 else f"{address[:80]}..."
-        shown = re.sub(r"//[^/@]*@", "//...@", shown)  # a user:password@ is never shown
+        shown = re.sub(r"//[^/@]*@", "//...@", address)  # a user:password@ is never shown, whole or cut
+        shown = shown if len(shown) <= 80 else f"{shown[:80]}..."
         raise ConfigError(f"{flag} {shown!r}: an address is tcp://HOST:PORT (PORT a number up to 65535, "
                           "or * to bind any), ipc://PATH or inproc://NAME")
 

@@ -95,3 +95,9 @@ def test_keys_generated_where_only_the_public_file_exists_leave_no_secret_behind
         generate_keys(tmp_path, "w")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.key"]
     assert (tmp_path / "w.key").read_text() == "someone's public key\n"
+
+
+def test_a_key_file_without_end_is_refused_at_the_document_bound() -> None:
+    # --curve-secret /dev/zero read until a MemoryError traceback (found in review).
+    with pytest.raises(ConfigError, match=r"cannot read key file /dev/zero: larger than 64 MiB"):
+        load_keys("/dev/zero")

@@ -38,6 +38,9 @@ def test_a_password_in_an_address_is_never_quoted() -> None:
     with pytest.raises(ConfigError) as caught:
         check_address("tcp://user:s3cret@host:1", "--bind")
     assert "s3cret" not in str(caught.value) and "--bind" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:  # cut to 80 before hiding, a long one showed
+        check_address("tcp://user:" + "p" * 100 + "@host:1", "--bind")
+    assert "pppp" not in str(caught.value)
 
 
 def test_the_cli_exits_2_on_an_address_without_a_port(tmp_path: Path) -> None:
