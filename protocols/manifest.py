@@ -174,6 +174,7 @@ def manifest_from_data(
     source: str = "",
     start: str | None = None,
     catalog: Mapping[str, CapabilityMetadata] | None = None,
+    recorded: bool = False,
 ) -> WorkflowManifest:
     """Validate plain data as a workflow manifest and return it typed.
 
@@ -187,11 +188,13 @@ def manifest_from_data(
         start: the node to start in (``--start NODE``); it overrides the document's ``start``.
             Without either, a manifest with a single node starts there.
         catalog: capability id -> metadata, to report capability problems at once.
+        recorded: a document journaled by an earlier version, compiled again: the node and
+            block id rule, newer than some journals, is not applied to it.
 
     Raises:
         ManifestError: listing each problem with its path.
     """
-    manifest, problems = _load(data, start, catalog)
+    manifest, problems = _load(data, start, catalog, ids=not recorded)
     if problems or manifest is None:
         raise ManifestError(problems, source=source)
     return manifest
@@ -213,7 +216,7 @@ def manifest_problems(
 
 
 def _load(
-    data: Any, start: str | None, catalog: Mapping[str, CapabilityMetadata] | None
+    data: Any, start: str | None, catalog: Mapping[str, CapabilityMetadata] | None, *, ids: bool = True
 ) -> tuple[WorkflowManifest | None, list[Problem]]:
     problems: list[Problem] = []
     if not isinstance(data, dict):
@@ -228,7 +231,7 @@ def _load(
         if raw_node is None:
             continue
         for name, at in ((node_id, "nodes"), *((b, f"{npath}.blocks") for b in raw_node.blocks)):  # no '.', ':', look-alike
-            if not (name.isascii() and name.replace("_", "a").replace("-", "a").isalnum() and len(name) <= 128):
+            if ids and not (name.isascii() and name.replace("_", "a").replace("-", "a").isalnum() and len(name) <= 128):
                 problems.append(Problem(path=at, message=f"id {ascii(name[:64])} must be 1-128 letters, digits, _ or -"))
         blocks: dict[str, Block] = {}
         for block_id, block_data in raw_node.blocks.items():

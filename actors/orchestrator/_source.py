@@ -115,10 +115,13 @@ def compile_document(
     worktree: str = "",
     connections: Mapping[str, Any] | None = None,
     source: str = "submitted document",
+    recorded: bool = False,
 ) -> CompiledWorkflow | CompiledPlan:
     """Compile a workflow manifest, a plan or a pipeline (``kind``, else by content) against
     ``catalog``; a pipeline's ``@name`` connections are resolved from ``connections``, then
-    ``ONTOFLOW_CONNECTION_<NAME>`` (the result lives in memory only).
+    ``ONTOFLOW_CONNECTION_<NAME>`` (the result lives in memory only). ``recorded``: a document
+    journaled earlier, compiled again (a workflow's id rule, newer than some journals, is not
+    applied: a run accepted then is recovered, not refused).
 
     Raises:
         protocols.errors.ManifestError: naming each problem's path.
@@ -126,7 +129,7 @@ def compile_document(
     """
     kind = kind or document_kind(document)
     if kind == "workflow":
-        manifest = manifest_from_data(document, source=source)
+        manifest = manifest_from_data(document, source=source, recorded=recorded)
         return compile_workflow(manifest, dict(catalog), defaults=defaults, manifest_hash=manifest_hash, worktree=worktree)
     if kind == "pipeline":
         pipeline = pipeline_from_data(document, components=catalog, source=source)
@@ -148,4 +151,4 @@ def compile_source(body: bytes, *, connections: Mapping[str, Any] | None = None)
     source = decode_source(body)
     return compile_document(source.manifest, source.catalog, kind=source.kind, manifest_hash=source.manifest_hash,
                             defaults=source.defaults, worktree=source.worktree, connections=connections,
-                            source=f"journaled {source.kind}")
+                            source=f"journaled {source.kind}", recorded=True)

@@ -27,3 +27,19 @@ def test_the_pinned_manifest_keeps_its_block_order_and_its_call_return_address()
     again = compile_source(body)
     assert again.nodes["main"].blocks["zeta"].next_block == "after"
     assert encode_source(DOCUMENT, compiled) == (digest, body)  # the same document, the same bytes
+
+
+def test_a_run_journaled_before_the_id_rule_compiles_again_and_a_new_submit_is_held_to_it() -> None:
+    # A node id like 'fetch.data' was accepted before workflow ids followed the plan step id
+    # rule: a run journaled then must still be recovered and replayed (found in review), while a
+    # document submitted now is refused naming the id.
+    import pytest
+
+    from ontoflow.protocols.errors import ManifestError
+
+    old = {"start": "fetch.data", "nodes": {"fetch.data": {"entry_block": "b", "blocks": {"b": {"worker": "t.cap"}}}}}
+    journaled = compile_document(old, CATALOG, recorded=True)
+    _, body = encode_source(old, journaled)
+    assert list(compile_source(body).nodes) == ["fetch.data"]
+    with pytest.raises(ManifestError, match=r"id 'fetch.data' must be 1-128 letters"):
+        compile_document(old, CATALOG)
