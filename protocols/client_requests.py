@@ -41,6 +41,12 @@ class _DaemonRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=Tru
     messages: Annotated[list[msgspec.Raw], msgspec.Meta(max_length=MAX_REQUESTS)]
 
 
+class _TypedRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
+    """``Requests`` decoded in one pass, as every well-formed batch is (the hot path)."""
+
+    messages: Annotated[list[DaemonRequest], msgspec.Meta(max_length=MAX_REQUESTS)]
+
+
 class _RawRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
     """Encodes exactly as ``Requests`` from bodies already encoded."""
 
@@ -48,7 +54,8 @@ class _RawRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
 
 
 _encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(DaemonRequest | _DaemonRequests)
+_decoder = msgspec.msgpack.Decoder(DaemonRequest | _TypedRequests)
+_raw_decoder = msgspec.msgpack.Decoder(DaemonRequest | _DaemonRequests)
 _request_decoder = msgspec.msgpack.Decoder(DaemonRequest)
 
 
@@ -70,9 +77,18 @@ def requests_from_frames(frames: Sequence[bytes | memoryview]) -> list[DaemonReq
         raise ProtocolError("unknown header frame", reason="header")
     try:
         decoded = _decoder.decode(frames[1])
-    except Exception as exc:  # untrusted bytes: total, as ``runtime.codec.decode``
+    except Exception:  # noqa: BLE001 - untrusted bytes: read again below, request by request
+        decoded = None
+    if decoded is not None:
+        if type(decoded) is not _TypedRequests:
+            return [decoded]
+        if decoded.messages:
+            return decoded.messages
+    try:
+        decoded = _raw_decoder.decode(frames[1])
+    except Exception as exc:  # total, as ``runtime.codec.decode``
         raise decode_failure(exc, "client message") from None
-    if type(decoded) is not _DaemonRequests:
+    if type(decoded) is not _DaemonRequests:  # the same union for one request: kept total
         return [decoded]
     if not decoded.messages:
         raise ProtocolError("an empty requests body", reason="requests")
