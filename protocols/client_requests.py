@@ -15,12 +15,13 @@ from typing import Annotated
 
 import msgspec
 
-from ontoflow.protocols.client import CLIENT_HEADER, ClientRequest, DaemonRequest, Error
+from ontoflow.protocols.bodies import split_bodies
+from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, ClientRequest, DaemonRequest, Error, Replies
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 
-__all__ = ["MAX_REQUESTS", "REQUESTS_BYTES", "Requests", "requests_from_frames", "requests_to_bodies"]
+__all__ = ["MAX_REQUESTS", "REQUESTS_BYTES", "Requests", "replies_to_bodies", "requests_from_frames", "requests_to_bodies"]
 
-#: The size a ``Requests`` body grows to before ``requests_to_bodies`` starts another.
+#: The size a ``Requests`` (or ``Replies``) body grows to before another is started.
 REQUESTS_BYTES = 256 * 1024
 #: The most requests one ``Requests`` body carries: a daemon's receive handles at most this many
 #: requests a turn (its ``max_batch``), so one message cannot hold its loop (and its workers'
@@ -49,6 +50,12 @@ class _TypedRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True
 
 class _RawRequests(msgspec.Struct, tag_field="op", tag="requests", frozen=True):
     """Encodes exactly as ``Requests`` from bodies already encoded."""
+
+    messages: list[msgspec.Raw]
+
+
+class _RawReplies(msgspec.Struct, tag_field="op", tag="replies", frozen=True):
+    """Encodes exactly as ``protocols.client.Replies`` from bodies already encoded."""
 
     messages: list[msgspec.Raw]
 
@@ -117,20 +124,34 @@ def requests_to_bodies(messages: Sequence[ClientRequest], max_bytes: int = REQUE
     whole = _encoder.encode(Requests(messages=list(messages))) if len(messages) <= MAX_REQUESTS else b""
     if whole and len(whole) < max_bytes:  # the usual turn, in one encoding pass
         return [whole]
-    bodies: list[bytes] = []
-    group: list[msgspec.Raw] = []
-    size = 0
-    for message in messages:
-        raw = msgspec.Raw(_encoder.encode(message))
-        if group and (size + len(raw) >= max_bytes or len(group) == MAX_REQUESTS):
-            bodies.append(_close(group))  # a big request travels alone, not after others
-            group, size = [], 0
-        group.append(raw)
-        size += len(raw)
-    if group:
-        bodies.append(_close(group))
-    return bodies
+    return split_bodies(messages, _close_requests, max_bytes, MAX_REQUESTS)
 
 
-def _close(group: list[msgspec.Raw]) -> bytes:
-    return bytes(group[0]) if len(group) == 1 else _encoder.encode(_RawRequests(group))
+def replies_to_bodies(messages: Sequence[ClientMessage], max_bytes: int = REQUESTS_BYTES) -> list[bytes]:
+    """The bodies carrying a daemon's replies to one client in order (each sent after
+    ``CLIENT_HEADER``; ``protocols.client.replies_from_frames`` reads each): one reply as
+    ``client_to_frames`` encodes it, several as :class:`~ontoflow.protocols.client.Replies`
+    bodies, each closed before it would reach ``max_bytes`` (a single reply bigger than that
+    travels alone). Without the cap, the statuses of many runs with big contexts ending in one
+    flush would make one message past the client's size limit, which drops it: the client
+    would wait for every one of those runs forever.
+
+    Raises:
+        ValueError: when ``messages`` is empty.
+    """
+    if not messages:
+        raise ValueError("no reply to frame")
+    if len(messages) == 1:
+        return [_encoder.encode(messages[0])]
+    whole = _encoder.encode(Replies(messages=list(messages)))
+    if len(whole) < max_bytes:  # the usual flush, in one encoding pass
+        return [whole]
+    return split_bodies(messages, _close_replies, max_bytes)
+
+
+def _close_requests(group: list[msgspec.Raw]) -> bytes:
+    return _encoder.encode(_RawRequests(group))
+
+
+def _close_replies(group: list[msgspec.Raw]) -> bytes:
+    return _encoder.encode(_RawReplies(group))

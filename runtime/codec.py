@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ontoflow.protocols.bodies import split_bodies
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.messages import Batch, WireMessage
 
@@ -68,9 +69,9 @@ def decode(body: bytes | memoryview) -> list[WireMessage]:
 
 def pack(messages: Sequence[WireMessage | msgspec.Raw], max_bytes: int = BATCH_BYTES) -> list[bytes]:
     """The bodies carrying ``messages`` in order: one per message when there is one, else
-    batches of consecutive messages, each closed once it reaches ``max_bytes`` (a single
-    message bigger than that travels alone). A message may come already encoded
-    (``msgspec.Raw`` of ``encode``'s bytes): it is carried as it is."""
+    batches of consecutive messages, each closed before it would reach ``max_bytes`` (a single
+    message bigger than that travels alone: ``protocols.bodies.split_bodies``). A message may
+    come already encoded (``msgspec.Raw`` of ``encode``'s bytes): it is carried as it is."""
     if len(messages) == 1:
         return [_encoder.encode(messages[0])]
     # The common case, a batch far below the cap, in one encoding pass (half the cost of
@@ -78,23 +79,11 @@ def pack(messages: Sequence[WireMessage | msgspec.Raw], max_bytes: int = BATCH_B
     whole = _encoder.encode(_RawBatch(list(messages)))
     if len(whole) < max_bytes:
         return [whole]
-    bodies: list[bytes] = []
-    group: list[msgspec.Raw] = []
-    size = 0
-    for message in messages:
-        raw = message if type(message) is msgspec.Raw else msgspec.Raw(_encoder.encode(message))
-        group.append(raw)
-        size += len(raw)
-        if size >= max_bytes:
-            bodies.append(_close(group))
-            group, size = [], 0
-    if group:
-        bodies.append(_close(group))
-    return bodies
+    return split_bodies(messages, _close, max_bytes)
 
 
 def _close(group: list[msgspec.Raw]) -> bytes:
-    return bytes(group[0]) if len(group) == 1 else _encoder.encode(_RawBatch(group))
+    return _encoder.encode(_RawBatch(group))
 
 
 def to_frames(message: WireMessage) -> list[bytes]:

@@ -12,9 +12,9 @@ import zmq
 from anyio.lowlevel import checkpoint
 
 from ontoflow.protocols.client import (
-    CLIENT_HEADER, ClientMessage, Error, client_to_frames, replies_from_frames, replies_to_frames,
+    CLIENT_HEADER, ClientMessage, Error, client_to_frames, replies_from_frames,
 )
-from ontoflow.protocols.client_requests import requests_from_frames, requests_to_bodies
+from ontoflow.protocols.client_requests import replies_to_bodies, requests_from_frames, requests_to_bodies
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
@@ -120,8 +120,10 @@ class RouterSocket(_Endpoint):
             else:
                 queued.append(message)
         for identity, messages in per_client.items():
-            header, body = replies_to_frames(messages)
-            self._send_frames(identity, (identity, header, body), messages[0])
+            # Cut under a byte cap: one message past the client's size limit would be dropped.
+            for body in replies_to_bodies(messages):
+                if not self._send_frames(identity, (identity, CLIENT_HEADER, body), messages[0]):
+                    break  # the client is gone or full: the rest would fail alike
         self._after_send()
 
     def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:

@@ -80,3 +80,22 @@ async def test_a_receive_stops_reading_once_its_batch_holds_max_batch_requests(a
                 second += await router.recv_batch(3)
     assert [m.run_id for _, m in first] == [f"a{n}" for n in range(5)]  # one frame set, whole
     assert [m.run_id for _, m in second] == [f"b{n}" for n in range(5)]
+
+
+async def test_replies_of_one_flush_past_the_cap_reach_a_client_with_a_smaller_size_limit(address: str) -> None:
+    # 300 statuses of 2 KB (600 KB) ended in one flush; the client takes at most 400 KB a
+    # message. As one body, libzmq would drop it (and the connection); cut under the cap,
+    # every status arrives, in order.
+    from ontoflow.protocols.client import RunStatus
+
+    statuses = [RunStatus(run_id=f"r{n}", status="completed", context={"k": "x" * 2000}) for n in range(300)]
+    async with open_router(address) as router, open_dealer(router.address, identity=b"c3", client=True,
+                                                         max_message_bytes=400_000) as client:
+        with anyio.fail_after(5):
+            client.send_many([Workers()])
+            assert await router.recv_batch() == [(b"c3", Workers())]  # connected: the ROUTER knows c3
+            router.send_clients([(b"c3", status) for status in statuses])
+            got: list = []
+            while len(got) < len(statuses):
+                got += await client.recv_batch()
+    assert got == statuses
