@@ -25,7 +25,7 @@ Receivers unpack it in order, so a batch means exactly what its messages sent on
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -36,6 +36,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "Batch",
     "Cancel",
+    "MAX_BATCH_MESSAGES",
     "Disconnect",
     "Heartbeat",
     "Invoke",
@@ -210,7 +211,16 @@ class Observation(Message, tag="observation", frozen=True, kw_only=True):
 WireMessage = Ready | Welcome | Invoke | Outcome | Heartbeat | Cancel | Disconnect | Observation
 
 
-class Batch(Message, tag="batch", frozen=True):
-    """Several messages for one peer in one frame, applied in order (never nested)."""
+#: The most messages one ``Batch`` carries (as ``protocols.client_requests.MAX_REQUESTS`` bounds a
+#: client's): a receiver handles one body in one turn, so a peer's batch of a million Heartbeats
+#: would hold its loop (and every other peer's heartbeats); a bigger one does not decode and is
+#: dropped as any malformed body is (counted, reason ``invalid``). ``runtime.codec.pack`` never
+#: makes one.
+MAX_BATCH_MESSAGES = 512
 
-    messages: list[WireMessage]
+
+class Batch(Message, tag="batch", frozen=True):
+    """Several messages for one peer in one frame, applied in order (never nested), at most
+    :data:`MAX_BATCH_MESSAGES`."""
+
+    messages: Annotated[list[WireMessage], msgspec.Meta(max_length=MAX_BATCH_MESSAGES)]
