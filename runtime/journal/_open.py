@@ -37,6 +37,8 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
 
     The caller becomes the journal's one writer: it holds ``<path>.lock`` until ``close`` (or
     its death). The file, its WAL and its shared-memory index are readable by the owner only.
+    An open that fails removes the lock file it created (nothing is left beside a file that is
+    no journal).
 
     Raises:
         JournalPathError: when the journal's folder does not exist.
@@ -56,16 +58,16 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
         prepare_journal_file(file)
         conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
-        lock.release()
+        lock.release(failed_open=True)
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
     except BaseException:
-        lock.release()
+        lock.release(failed_open=True)
         raise
     try:
         _prepare(conn, where, synchronous, check)
     except BaseException:
         conn.close()
-        lock.release()
+        lock.release(failed_open=True)
         raise
     return Journal(conn, where, lock)
 

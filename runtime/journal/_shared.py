@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ontoflow.runtime.journal._journal import Journal
 from ontoflow.runtime.journal._open import _prepare
-from ontoflow.runtime.journal._lock import FILE_MODE, check_folder, prepare_journal_file
+from ontoflow.runtime.journal._lock import check_folder, held_file_is_current, open_lock_file, prepare_journal_file
 from ontoflow.runtime.journal.errors import JournalError, JournalLockedError
 
 __all__ = ["SharedJournal", "open_shared_journal"]
@@ -83,15 +83,16 @@ def _wait_for_lock(path: Path, timeout_s: float) -> int:
         JournalError: the lock file cannot be opened.
     """
     lock_path = Path(f"{path}.lock")
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
-    except OSError as exc:
-        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {exc.strerror}") from None
+    fd, _ = open_lock_file(path, lock_path)
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
+            if held_file_is_current(fd, lock_path):
+                return fd
+            os.close(fd)  # removed by a daemon's open that failed meanwhile: lock the file at the path
+            fd, _ = open_lock_file(path, lock_path)
+            continue
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 os.close(fd)
