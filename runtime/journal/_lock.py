@@ -27,7 +27,8 @@ import structlog
 
 from ontoflow.runtime.journal.errors import JournalError, JournalLockedError, JournalPathError
 
-__all__ = ["JournalLock", "check_folder", "held_file_is_current", "lock_journal", "open_lock_file", "prepare_journal_file"]
+__all__ = ["JournalLock", "check_folder", "held_file_is_current", "lock_journal", "open_lock_file", "prepare_journal_file",
+           "tighten_journal_files"]
 
 log = structlog.get_logger()
 
@@ -108,7 +109,8 @@ def check_folder(path: Path) -> None:
 
 
 def prepare_journal_file(path: Path) -> None:
-    """Create the journal file owner-only (or tighten an existing one, and its WAL and index).
+    """Create the journal file owner-only when it does not exist (an existing one is left as it
+    is until it proved to be a journal: :func:`tighten_journal_files`).
 
     Raises:
         JournalError: when the file cannot be created.
@@ -117,11 +119,14 @@ def prepare_journal_file(path: Path) -> None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
     except OSError as exc:
         raise JournalError(f"journal {path}: cannot open: {exc.strerror}") from None
-    try:
-        for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-            _tighten(name, fd if name == path else None)
-    finally:
-        os.close(fd)
+    os.close(fd)
+
+
+def tighten_journal_files(path: Path) -> None:
+    """Make the journal, its WAL and its index readable by their owner only (called once the
+    file opened as a journal: a path naming someone's other file, refused, keeps its mode)."""
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        _tighten(name, None)
 
 
 def _tighten(path: Path, fd: int | None) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import structlog
 
 from ontoflow.runtime.journal._journal import Journal
-from ontoflow.runtime.journal._lock import check_folder, lock_journal, prepare_journal_file
+from ontoflow.runtime.journal._lock import check_folder, lock_journal, prepare_journal_file, tighten_journal_files
 from ontoflow.runtime.journal._schema import SCHEMA, SCHEMA_VERSION, migrate
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
@@ -37,8 +37,8 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
 
     The caller becomes the journal's one writer: it holds ``<path>.lock`` until ``close`` (or
     its death). The file, its WAL and its shared-memory index are readable by the owner only.
-    An open that fails removes the lock file it created (nothing is left beside a file that is
-    no journal).
+    An open that fails removes the lock file it created and changes no mode (nothing is left
+    beside, nor changed in, a file that is no journal).
 
     Raises:
         JournalPathError: when the journal's folder does not exist.
@@ -69,6 +69,7 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
         conn.close()
         lock.release(failed_open=True)
         raise
+    tighten_journal_files(file)
     return Journal(conn, where, lock)
 
 

@@ -1,7 +1,8 @@
 """The journal against files and rows it did not write (found by harden11).
 
 - An open that fails (the path names a file that is no SQLite database) left ``<path>.lock``
-  beside the user's file for ever: now the lock file it created goes with it.
+  beside the user's file for ever, and had made the user's file owner-only first: now the
+  lock file it created goes with it, and a mode is tightened only once the file is a journal.
 - A read-only open took an empty ``-wal`` for a journal nobody writes and opened it
   ``immutable=1``, which reads no WAL: a live daemon's WAL is empty right after a checkpoint,
   and the reader never saw what the daemon committed next.
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -35,17 +37,19 @@ def _write(journal, run_id: str) -> None:
     journal.commit(batch)
 
 
+@pytest.mark.parametrize("opener", [open_journal, open_shared_journal], ids=["owner", "shared"])
 @pytest.mark.parametrize("content", [b"my notes, not a journal\n" * 100, b"SQLite format 3\x00" + b"\xff" * 200])
-def test_a_failed_open_leaves_no_lock_file_beside_the_file(tmp_path: Path, content: bytes) -> None:
+def test_a_failed_open_leaves_no_lock_file_beside_the_file_and_its_mode_alone(
+        tmp_path: Path, content: bytes, opener) -> None:
     path = tmp_path / "notes.txt"
     path.write_bytes(content)
-    with pytest.raises(JournalCorruptError):
-        open_journal(path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    path.chmod(0o644)
+    for _ in range(2):  # and again: the next open is refused the same way
+        with pytest.raises(JournalCorruptError):
+            opener(path)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     assert path.read_bytes() == content
-    with pytest.raises(JournalCorruptError):  # and again: the next open is refused the same way
-        open_journal(path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
 
 
 def test_a_lock_file_that_was_there_before_a_failed_open_stays(tmp_path: Path) -> None:
