@@ -265,6 +265,9 @@ class Durability:
         for row, facts in _with_facts(rows, grouped):
             try:
                 run = self.replay(row, facts, engines)
+                # Its dispatch records too: one that does not decode (a damaged row) stopped
+                # the daemon's start with a traceback, and every other run with it.
+                sent = {(r[0], r[1]): r[3] for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
             except Exception as exc:  # one bad run must not keep every other one down
                 log.error("run_unrecoverable", run_id=row.run_id, error=type(exc).__name__, where=where(exc))
                 unrecoverable += 1
@@ -274,7 +277,6 @@ class Durability:
             in_flight = run.engine.in_flight(run.state)
             if not in_flight:
                 continue
-            sent = {(r[0], r[1]): r[3] for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
             for d in in_flight:
                 if run.result is not None:
                     break  # an earlier interruption ended the run
