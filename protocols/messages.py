@@ -25,7 +25,7 @@ Receivers unpack it in order, so a batch means exactly what its messages sent on
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -33,6 +33,8 @@ from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
 from ontoflow.protocols.context import Segment, StepContext
 
 __all__ = [
+    "MAX_BATCH_MESSAGES",
+    "MAX_HOST_CHARS",
     "PROTOCOL_VERSION",
     "Batch",
     "Cancel",
@@ -56,6 +58,9 @@ PROTOCOL_VERSION = 3
 #: The longest worker id (a default one is HOST-PID-RANDOM, and a host name may be 253 long).
 MAX_WORKER_ID_CHARS = 256
 
+#: The longest ``Ready.host`` (a DNS name is at most 253 characters).
+MAX_HOST_CHARS = 255
+
 _WORKER_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@-]{{0,{MAX_WORKER_ID_CHARS - 1}}}")
 
 
@@ -75,7 +80,8 @@ def worker_id_problem(worker_id: str) -> str | None:
 def ready_problem(ready: Ready, protocol: int) -> str | None:
     """Why the orchestrator refuses ``ready`` (a worker announcing itself), or None.
 
-    Its worker id (:func:`worker_id_problem`), its protocol version, its slots, and every
+    Its worker id (:func:`worker_id_problem`), its host (a name of at most
+    :data:`MAX_HOST_CHARS` printable characters), its protocol version, its slots, and every
     capability it announces checked as a worker checks its own at load
     (:func:`~protocols.capability.check_metadata`): a peer that skips that check (any peer,
     without CURVE) cannot register an id such as ``../x y`` or a retry policy no step could
@@ -88,6 +94,11 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
     problem = worker_id_problem(ready.worker_id)
     if problem is not None:
         return problem
+    if len(ready.host) > MAX_HOST_CHARS or not ready.host.isprintable():
+        # Logged with every registration and listed to clients: a peer's 60 MB "host" would
+        # be a 60 MB log line per Ready it sends.
+        return (f"host must be at most {MAX_HOST_CHARS} printable characters, a host name "
+                f"(got {len(ready.host)} characters)")
     if ready.protocol != protocol:
         return f"protocol version {ready.protocol} is not supported; this orchestrator speaks {protocol}"
     if ready.slots < 1:
@@ -210,7 +221,16 @@ class Observation(Message, tag="observation", frozen=True, kw_only=True):
 WireMessage = Ready | Welcome | Invoke | Outcome | Heartbeat | Cancel | Disconnect | Observation
 
 
-class Batch(Message, tag="batch", frozen=True):
-    """Several messages for one peer in one frame, applied in order (never nested)."""
+#: The most messages one ``Batch`` carries (as ``protocols.client_requests.MAX_REQUESTS`` bounds a
+#: client's): a receiver handles one body in one turn, so a peer's batch of a million Heartbeats
+#: would hold its loop (and every other peer's heartbeats); a bigger one does not decode and is
+#: dropped as any malformed body is (counted, reason ``invalid``). ``runtime.codec.pack`` never
+#: makes one.
+MAX_BATCH_MESSAGES = 512
 
-    messages: list[WireMessage]
+
+class Batch(Message, tag="batch", frozen=True):
+    """Several messages for one peer in one frame, applied in order (never nested), at most
+    :data:`MAX_BATCH_MESSAGES`."""
+
+    messages: Annotated[list[WireMessage], msgspec.Meta(max_length=MAX_BATCH_MESSAGES)]

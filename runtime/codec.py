@@ -25,7 +25,7 @@ import msgspec
 
 from ontoflow.protocols.bodies import split_bodies
 from ontoflow.protocols.errors import ProtocolError, decode_failure
-from ontoflow.protocols.messages import Batch, WireMessage
+from ontoflow.protocols.messages import MAX_BATCH_MESSAGES, Batch, WireMessage
 
 __all__ = ["BATCH_BYTES", "HEADER", "decode", "encode", "from_frames", "pack", "to_frames"]
 
@@ -69,17 +69,18 @@ def decode(body: bytes | memoryview) -> list[WireMessage]:
 
 def pack(messages: Sequence[WireMessage | msgspec.Raw], max_bytes: int = BATCH_BYTES) -> list[bytes]:
     """The bodies carrying ``messages`` in order: one per message when there is one, else
-    batches of consecutive messages, each closed before it would reach ``max_bytes`` (a single
-    message bigger than that travels alone: ``protocols.bodies.split_bodies``). A message may
-    come already encoded (``msgspec.Raw`` of ``encode``'s bytes): it is carried as it is."""
+    batches of consecutive messages, each closed before it would reach ``max_bytes`` or hold
+    more than ``MAX_BATCH_MESSAGES`` (a single message bigger than that travels alone:
+    ``protocols.bodies.split_bodies``). A message may come already encoded (``msgspec.Raw``
+    of ``encode``'s bytes): it is carried as it is."""
     if len(messages) == 1:
         return [_encoder.encode(messages[0])]
     # The common case, a batch far below the cap, in one encoding pass (half the cost of
     # encoding each message then the batch of them); the same bytes: a Raw encodes as it is.
-    whole = _encoder.encode(_RawBatch(list(messages)))
-    if len(whole) < max_bytes:
+    whole = _encoder.encode(_RawBatch(list(messages))) if len(messages) <= MAX_BATCH_MESSAGES else b""
+    if whole and len(whole) < max_bytes:
         return [whole]
-    return split_bodies(messages, _close, max_bytes)
+    return split_bodies(messages, _close, max_bytes, MAX_BATCH_MESSAGES)
 
 
 def _close(group: list[msgspec.Raw]) -> bytes:

@@ -63,7 +63,7 @@ from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
-from ontoflow.runtime.http import ConversationBook, HttpEntryConfig, Reply, serve_http_entry
+from ontoflow.runtime.http import ConversationBook, HttpEntryConfig, Reply, read_token_file, serve_http_entry
 from ontoflow.runtime.journal import open_journal
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
@@ -200,15 +200,7 @@ def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
 
 
 def _token(path: str | None) -> str | None:
-    if path is None:  # a token file of /dev/zero is bounded as a document is
-        return None
-    try:
-        token = read_document_bytes(path).decode().strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--http-token-file {path}: cannot read the file: {getattr(exc, 'strerror', None) or 'not text'}") from None
-    if not token:
-        raise ConfigError(f"--http-token-file {path}: the file is empty")
-    return token
+    return None if path is None else read_token_file(path)
 
 
 def http_answerer(edge: EdgeService):

@@ -6,6 +6,12 @@ base classifies (``errors``): 429 and 5xx, a refused or timed-out connection are
 base retries them with backoff and jitter); 4xx and an answer that is not a chat completion are
 permanent. The key goes only into the ``Authorization`` header: no log line, error or repr
 shows it, nor any prompt or answer text (log lines carry sizes and counts).
+
+An answer is read up to :data:`~ontoflow.runtime.documents.MAX_DOCUMENT_BYTES` (a bigger one,
+announced or streamed, is an ``LlmAnswerError`` and its rest is not read: an endpoint that
+answers without end does not fill the daemon's memory), and the whole exchange within the
+config's ``timeout_s`` (httpx's timeout bounds each read only: a trickle held the caller for
+ever).
 """
 
 from __future__ import annotations
@@ -13,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 import httpx
 import msgspec
 import structlog
 
 from ontoflow.actors.llm._config import LlmConfig
 from ontoflow.actors.llm.errors import LlmAnswerError, LlmError, LlmUnavailableError
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES
 
 __all__ = ["LlmAnswer", "LlmClient", "ToolCall"]
 
@@ -114,14 +122,14 @@ class LlmClient:
         url = config.base_url.rstrip("/") + "/chat/completions"
         try:
             async with httpx.AsyncClient(transport=self._transport, timeout=config.timeout_s) as http:
-                reply = await http.post(url, content=msgspec.json.encode(body), headers=headers)
+                status, content = await _exchange(http, http.build_request(
+                    "POST", url, content=msgspec.json.encode(body), headers=headers), config.timeout_s)
         except httpx.TimeoutException:
             raise LlmUnavailableError(f"the model endpoint did not answer within {config.timeout_s:g} s") from None
         except httpx.TransportError as exc:
             raise LlmUnavailableError(f"the model endpoint is unreachable ({type(exc).__name__})") from None
-        status = reply.status_code
         log.info("llm_answered", status=status, model=config.model, prompt_messages=len(messages),
-                 answer_bytes=len(reply.content))
+                 answer_bytes=len(content))
         if status in _TRANSIENT:
             raise LlmUnavailableError(f"the model endpoint answered {status}")
         if status in (401, 403):
@@ -129,7 +137,7 @@ class LlmClient:
         if status >= 400:
             raise LlmError(f"the model endpoint refused the request ({status})")
         try:
-            completion = _completion_decoder.decode(reply.content)
+            completion = _completion_decoder.decode(content)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # untrusted bytes: every way they fail
             raise LlmAnswerError("the model endpoint's answer is not a chat completion") from None
         if not completion.choices:
@@ -137,3 +145,28 @@ class LlmClient:
         choice = completion.choices[0]
         calls = [ToolCall(c.function.name, c.function.arguments) for c in choice.message.tool_calls or []]
         return LlmAnswer(choice.message.content or "", calls, choice.finish_reason)
+
+
+async def _exchange(http: httpx.AsyncClient, request: httpx.Request, budget_s: float) -> tuple[int, bytes]:
+    """Send ``request``; its status and body, the body at most ``MAX_DOCUMENT_BYTES``, all within ``budget_s``.
+
+    Raises:
+        httpx.TimeoutException: when the whole answer took longer than ``budget_s``.
+        httpx.TransportError: when the endpoint cannot be reached (or stops mid-answer).
+        LlmAnswerError: when the body is longer than the bound.
+    """
+    with anyio.move_on_after(budget_s):
+        reply = await http.send(request, stream=True)
+        try:
+            announced = reply.headers.get("content-length", "")
+            if announced.isdigit() and int(announced) > MAX_DOCUMENT_BYTES:
+                raise LlmAnswerError(f"the model endpoint's answer is larger than {MAX_DOCUMENT_BYTES} bytes")
+            body = bytearray()
+            async for chunk in reply.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_DOCUMENT_BYTES:
+                    raise LlmAnswerError(f"the model endpoint's answer is larger than {MAX_DOCUMENT_BYTES} bytes")
+        finally:
+            await reply.aclose()
+        return reply.status_code, bytes(body)
+    raise httpx.TimeoutException(f"no whole answer within {budget_s:g} s", request=request)

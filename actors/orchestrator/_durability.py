@@ -41,7 +41,7 @@ from ontoflow.actors.orchestrator._source import compile_source
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.actor import where
-from ontoflow.runtime.journal import CommitBatch, FactRow, Journal, JournalBatchError, JournalError, RunRow
+from ontoflow.runtime.journal import CommitBatch, FactRow, Journal, JournalBatchError, JournalCorruptError, JournalError, RunRow
 
 __all__ = ["DOMAIN_ENTRY_PREFIX", "Durability", "RecoveryReport"]
 
@@ -218,8 +218,10 @@ class Durability:
 
         Raises:
             runtime.journal.JournalError: when its pinned source is missing from the journal.
-            msgspec.DecodeError, protocols.errors.ManifestError: when the source or a fact does
-                not decode or compile.
+            runtime.journal.JournalCorruptError: when a fact does not decode (naming the run and
+                the row).
+            msgspec.DecodeError, protocols.errors.ManifestError: when the source does not
+                decode or compile.
         """
         engine = engines.get(row.source_hash)
         if engine is None:
@@ -228,8 +230,26 @@ class Durability:
                 raise JournalError(f"run {row.run_id}: its workflow source {row.source_hash[:12]} is missing")
             engine = engines[row.source_hash] = compile_source(body, connections=self.connections)
         run = Run(engine, row.run_id, row.source_hash)
-        run.replay([_fact_decoder.decode(f.body) for f in facts if f.kind == "fact"])
+        try:
+            decoded = [_fact_decoder.decode(f.body) for f in facts if f.kind == "fact"]
+        except Exception:  # a damaged row: named, not msgspec's error out of a query or a start
+            raise self._undecodable(row.run_id, facts, "fact", _fact_decoder) from None
+        run.replay(decoded)
         return run
+
+    def _undecodable(self, run_id: str, facts: list[FactRow], kind: str, decoder: Any) -> JournalCorruptError:
+        """The error for the first of ``facts`` of ``kind`` that ``decoder`` cannot read."""
+        for n, f in enumerate(facts):
+            if f.kind == kind:
+                try:
+                    decoder.decode(f.body)
+                except Exception:  # noqa: BLE001 - this is the row to name
+                    break
+        else:
+            n = -1
+        where_ = self.journal.path if self.journal is not None else "(none)"
+        return JournalCorruptError(f"journal {where_}: run {run_id!r}: its fact row {n} (kind {kind!r}) does not decode; "
+                                   "the journal is damaged")
 
     def recover(
         self,
@@ -265,8 +285,16 @@ class Durability:
         for row, facts in _with_facts(rows, grouped):
             try:
                 run = self.replay(row, facts, engines)
+                # Its dispatch records too: one that does not decode (a damaged row) stopped
+                # the daemon's start with a traceback, and every other run with it.
+                try:
+                    sent = {(r[0], r[1]): r[3] for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
+                except Exception:
+                    raise self._undecodable(row.run_id, facts, "dispatched", _record_decoder) from None
             except Exception as exc:  # one bad run must not keep every other one down
-                log.error("run_unrecoverable", run_id=row.run_id, error=type(exc).__name__, where=where(exc))
+                # A journal error's text names the run and the row (never a value); others by type.
+                detail = str(exc) if isinstance(exc, JournalError) else None
+                log.error("run_unrecoverable", run_id=row.run_id, error=type(exc).__name__, where=where(exc), detail=detail)
                 unrecoverable += 1
                 continue
             self._sources.add(row.source_hash)
@@ -274,7 +302,6 @@ class Durability:
             in_flight = run.engine.in_flight(run.state)
             if not in_flight:
                 continue
-            sent = {(r[0], r[1]): r[3] for r in (_record_decoder.decode(f.body) for f in facts if f.kind == "dispatched")}
             for d in in_flight:
                 if run.result is not None:
                     break  # an earlier interruption ended the run

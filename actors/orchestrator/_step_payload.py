@@ -13,6 +13,13 @@ transition table routes the failure like any other.
 The same limit holds for every context value (submitted inputs, observation data, step
 outputs): :func:`oversized` / :func:`check_payload` measure a value encoded (msgpack, as it
 travels and is journaled), and their messages name the key and the sizes, never the value.
+
+So does a bound on nesting, :data:`MAX_VALUE_DEPTH` (:func:`too_deep`): a value nested about a
+thousand levels deep decodes (msgspec's guard is the interpreter's recursion limit, minus the
+stack in use) but failed to encode again deeper in the daemon's stack, in the journal's record
+of the fact: a submit answered ``internal`` while its run stayed ``running`` for ever, journaled
+without the fact that starts it. A hundred levels is far from any stack's limit and from any
+document a user writes.
 """
 
 from __future__ import annotations
@@ -28,15 +35,39 @@ from ontoflow.actors.orchestrator.engine import Dispatch
 from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import Invoke, Outcome
 
-__all__ = ["ARTIFACT_LIMIT_BYTES", "OUTPUT_TOO_LARGE", "check_payload", "invoke_for", "limit_outputs",
-           "oversized", "read_artifacts"]
+__all__ = ["ARTIFACT_LIMIT_BYTES", "MAX_VALUE_DEPTH", "OUTPUT_TOO_LARGE", "check_payload", "invoke_for",
+           "limit_outputs", "oversized", "read_artifacts", "too_deep"]
 
 log = structlog.get_logger()
 
 #: The reason of a step whose output was refused for its size (a ``failure`` outcome).
 OUTPUT_TOO_LARGE = "output_too_large"
 
+#: The deepest a context value may nest (a map or a list at the top is level 1).
+MAX_VALUE_DEPTH = 100
+
 _size_encoder = msgspec.msgpack.Encoder()
+
+
+def too_deep(values: Mapping[str, Any], depth: int = MAX_VALUE_DEPTH) -> str | None:
+    """The key of the first value of ``values`` nested deeper than ``depth`` levels, or None.
+
+    Walked without recursion, and only through maps and lists (a scalar costs one type check).
+    """
+    for key, value in values.items():
+        kind = type(value)
+        if kind is not dict and kind is not list and kind is not tuple:
+            continue
+        stack = [(value, 1)]
+        while stack:
+            node, level = stack.pop()
+            if level > depth:
+                return key
+            for child in node.values() if type(node) is dict else node:
+                kind = type(child)
+                if kind is dict or kind is list or kind is tuple:
+                    stack.append((child, level + 1))
+    return None
 
 
 def oversized(values: Mapping[str, Any], limit: int) -> tuple[str, int] | None:
@@ -64,8 +95,12 @@ def oversized(values: Mapping[str, Any], limit: int) -> tuple[str, int] | None:
 def check_payload(values: Mapping[str, Any], limit: int, what: str) -> str | None:
     """The error message for the first value of ``values`` bigger than ``limit`` bytes, or None.
 
-    The message names the key and the sizes, never the value.
+    The message names the key and the sizes, never the value. A value nested deeper than
+    :data:`MAX_VALUE_DEPTH` is refused too (:func:`too_deep`), its message naming the key.
     """
+    deep = too_deep(values)
+    if deep is not None:
+        return f"{what} '{deep}' is nested deeper than {MAX_VALUE_DEPTH} levels"
     found = oversized(values, limit)
     if found is None:
         return None
@@ -96,7 +131,14 @@ def invoke_for(d: Dispatch, now: int) -> Invoke:
 
 
 def limit_outputs(outcome: Outcome, limit: int) -> Outcome:
-    """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``."""
+    """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``
+    (or nests deeper than :data:`MAX_VALUE_DEPTH`)."""
+    deep = too_deep(outcome.outputs)
+    if deep is not None:
+        log.warning("step_output_too_deep", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+                    key=deep, limit=MAX_VALUE_DEPTH)
+        return msgspec.structs.replace(outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
+                                       error=f"output '{deep}' is nested deeper than {MAX_VALUE_DEPTH} levels")
     try:
         found = oversized(outcome.outputs, limit)
     except (TypeError, msgspec.EncodeError):  # it arrived decoded, so it encodes; belt and braces

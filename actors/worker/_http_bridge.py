@@ -29,6 +29,13 @@ Health: ``/health`` is asked at start, then every interval (:class:`ServiceHealt
 ``check`` the worker host repeats on its Ticks: ``DomainAnnouncement.checks``). While the last
 answer was not a 2xx, the service's steps fail at once with a transient error naming the
 endpoint and what ``/health`` said (no ``/execute`` is sent); once it is healthy again they run.
+
+Size: an answer (``/manifest``, ``/execute``) is read up to ``max_answer_bytes``
+(:data:`~ontoflow.runtime.documents.MAX_DOCUMENT_BYTES` by default, the most a document or a
+daemon's message may be: a step output past it could not travel anyway). A bigger one, said by
+its ``Content-Length`` or found while it streams, is refused without reading the rest: a
+permanent error naming the endpoint and the bound, never the worker's memory filled by a
+service that answers without end.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import anyio
 import httpx
 import msgspec
 import structlog
@@ -50,6 +58,7 @@ from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
 from ontoflow.protocols.domain_service import http_manifest
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_INPUTS, INTENT_QUERY_PARAM, ExecutionIntent
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES
 
 __all__ = ["DEFAULT_HEALTH_INTERVAL_S", "DEFAULT_HTTP_TIMEOUT_S", "HttpDomainCapability", "REFUSED", "ServiceHealth",
            "bridge_http_domain", "public_url"]
@@ -77,14 +86,57 @@ def _endpoint(base: str, path: str) -> str:
     return base.rstrip("/") + path
 
 
-async def _get(client: httpx.AsyncClient, url: str) -> httpx.Response:
+class _TooLarge(Exception):
+    """An answer past the bound (turned into the caller's own error, naming the endpoint)."""
+
+
+async def _send(client: httpx.AsyncClient, request: httpx.Request, limit: int, budget_s: float) -> tuple[int, bytes]:
+    """Send ``request``; its answer's status and, for a 2xx, its body of at most ``limit`` bytes.
+
+    ``budget_s`` bounds the whole exchange: httpx's timeout bounds each read only, and a
+    service trickling a byte every few seconds would hold the step for ever.
+
+    Raises:
+        httpx.HTTPError: when the service does not answer (or stops mid-answer, or takes
+            longer than ``budget_s`` in all: ``httpx.TimeoutException``).
+        _TooLarge: when the body (announced or read) is longer than ``limit``.
+    """
+    with anyio.move_on_after(budget_s):
+        response = await client.send(request, stream=True)
+        try:
+            if response.status_code >= 300:  # its body is not read: the status says it all
+                return response.status_code, b""
+            announced = response.headers.get("content-length", "")
+            if announced.isdigit() and int(announced) > limit:
+                raise _TooLarge
+            body = bytearray()
+            # Decoded (a gzip answer as its JSON), counted chunk by chunk: a compressed bomb
+            # stops one chunk past the bound.
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    raise _TooLarge
+        finally:
+            await response.aclose()
+        return response.status_code, bytes(body)
+    raise httpx.TimeoutException(f"no whole answer within {budget_s:g} s", request=request)
+
+
+def _too_large(method: str, url: str, limit: int) -> str:
+    return (f"{method} {public_url(url)}: the answer is larger than {limit} bytes, the most a domain service's "
+            "answer may be")
+
+
+async def _get(client: httpx.AsyncClient, url: str, budget_s: float, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
     try:
-        response = await client.get(url)
+        status, body = await _send(client, client.build_request("GET", url), limit, budget_s)
     except httpx.HTTPError as exc:
         raise DomainServiceUnavailable(f"GET {public_url(url)}: the domain service does not answer ({type(exc).__name__})") from None
-    if response.status_code >= 300:
-        raise DomainServiceUnavailable(f"GET {public_url(url)}: the domain service answered {response.status_code}")
-    return response
+    except _TooLarge:
+        raise DomainServiceError(_too_large("GET", url, limit)) from None
+    if status >= 300:
+        raise DomainServiceUnavailable(f"GET {public_url(url)}: the domain service answered {status}")
+    return body
 
 
 class ServiceHealth:
@@ -119,8 +171,8 @@ class ServiceHealth:
         """
         try:
             async with httpx.AsyncClient(timeout=self._timeout_s, transport=self._transport) as client:
-                await _get(client, _endpoint(self.url, "/health"))
-        except DomainServiceUnavailable as exc:
+                await _get(client, _endpoint(self.url, "/health"), self._timeout_s)
+        except DomainServiceError as exc:  # unavailable, or an answer past the bound
             problem = str(exc)
         else:
             problem = ""
@@ -146,6 +198,8 @@ class HttpDomainCapability(Capability):
     timeout_s: ClassVar[float] = DEFAULT_HTTP_TIMEOUT_S
     #: The service's health, shared by its capabilities (None: never checked, always tried).
     health: ClassVar[ServiceHealth | None] = None
+    #: The longest ``/execute`` answer read (see the module docstring).
+    max_answer_bytes: ClassVar[int] = MAX_DOCUMENT_BYTES
 
     async def initialize(self) -> None:
         """Open one HTTP client for this capability's steps."""
@@ -161,7 +215,8 @@ class HttpDomainCapability(Capability):
         Raises:
             DomainServiceUnavailable: the service is unhealthy (its last ``/health``; nothing
                 is sent), does not answer, or answers 5xx/429.
-            DomainServiceAnswerError: a 4xx, or a body that is not a ``DomainOutput``.
+            DomainServiceAnswerError: a 4xx, a body that is not a ``DomainOutput``, or one
+                longer than ``max_answer_bytes``.
         """
         url = _endpoint(self.base_url, "/execute")
         named = public_url(url)
@@ -173,18 +228,20 @@ class HttpDomainCapability(Capability):
         said = inputs.pop(INTENT_QUERY_PARAM, "")
         intent = ExecutionIntent(domain=self.domain, capability=self.metadata.id, parameters=inputs,
                                  confidence=confidence, original_query=said)
+        request = self._client.build_request("POST", url, content=msgspec.json.encode(intent),
+                                             headers={"content-type": "application/json"})
         try:
-            response = await self._client.post(url, content=msgspec.json.encode(intent),
-                                               headers={"content-type": "application/json"})
+            status, content = await _send(self._client, request, self.max_answer_bytes, self.timeout_s)
         except httpx.HTTPError as exc:
             raise DomainServiceUnavailable(f"POST {named}: the domain service does not answer ({type(exc).__name__})") from None
-        status = response.status_code
+        except _TooLarge:
+            raise DomainServiceAnswerError(_too_large("POST", url, self.max_answer_bytes)) from None
         if status >= 500 or status in _TRANSIENT_STATUS:
             raise DomainServiceUnavailable(f"POST {named}: the domain service answered {status}")
         if status >= 300:
             raise DomainServiceAnswerError(f"POST {named}: the domain service answered {status}")
         try:
-            output = _output_decoder.decode(response.content)
+            output = _output_decoder.decode(content)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             # The decoder's message names the field, not its value.
             raise DomainServiceAnswerError(f"POST {named}: the answer is not a DomainOutput: {exc}") from None
@@ -202,7 +259,7 @@ class HttpDomainCapability(Capability):
 
 
 def _capability_class(base_url: str, domain: str, meta: CapabilityMetadata, timeout_s: float,
-                      health: ServiceHealth) -> type[Capability]:
+                      health: ServiceHealth, max_answer_bytes: int) -> type[Capability]:
     properties = dict(meta.input_schema.get("properties", {}))
     if any(k not in properties for k in _INTENT_INPUTS):  # the run's confidence and sentence reach the step
         schema = {"type": "object", **meta.input_schema, "properties": {**properties, **_INTENT_INPUTS}}
@@ -213,18 +270,20 @@ def _capability_class(base_url: str, domain: str, meta: CapabilityMetadata, time
         meta = msgspec.structs.replace(meta, events=[*meta.events, REFUSED])
     name = "Http_" + meta.id.replace(".", "_").replace("-", "_")
     attrs: dict[str, Any] = {"metadata": meta, "base_url": base_url, "domain": domain, "timeout_s": timeout_s,
-                             "health": health, "__module__": __name__, "__doc__": f"{meta.id}, served by {base_url}."}
+                             "health": health, "max_answer_bytes": max_answer_bytes, "__module__": __name__, "__doc__": f"{meta.id}, served by {base_url}."}
     return type(name, (HttpDomainCapability,), attrs)
 
 
 async def bridge_http_domain(url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOUT_S,
-                             transport: httpx.AsyncBaseTransport | None = None) -> DomainAnnouncement:
+                             transport: httpx.AsyncBaseTransport | None = None,
+                             max_answer_bytes: int = MAX_DOCUMENT_BYTES) -> DomainAnnouncement:
     """Ask a domain service for its health and manifest; return its capabilities and manifest.
 
     Args:
         url: the service's base URL (``http://127.0.0.1:8001``).
         timeout_s: the budget of each HTTP request (start and steps).
         transport: an httpx transport (tests); the network by default.
+        max_answer_bytes: the longest answer read (``/manifest`` and each step's ``/execute``).
 
     Returns:
         Its capabilities, its manifest, and the check of its ``/health`` to repeat
@@ -232,16 +291,17 @@ async def bridge_http_domain(url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOU
 
     Raises:
         DomainServiceError: the service is down or unhealthy, or its manifest is not JSON or
-            not a valid domain manifest (every problem with its path).
+            not a valid domain manifest (every problem with its path), or an answer is longer
+            than ``max_answer_bytes``.
     """
     if not url.startswith(("http://", "https://")):
         raise DomainServiceError(f"--http-domain {public_url(url)!r}: expected an http:// or https:// URL")
     async with httpx.AsyncClient(timeout=timeout_s, transport=transport) as client:
-        await _get(client, _endpoint(url, "/health"))
+        await _get(client, _endpoint(url, "/health"), timeout_s)
         manifest_url = _endpoint(url, "/manifest")
-        response = await _get(client, manifest_url)
+        content = await _get(client, manifest_url, timeout_s, max_answer_bytes)
     try:
-        data: Mapping[str, Any] = msgspec.json.decode(response.content)
+        data: Mapping[str, Any] = msgspec.json.decode(content)
     except msgspec.DecodeError as exc:
         raise DomainServiceError(f"GET {public_url(manifest_url)}: the manifest is not JSON: {exc}") from None
     except (UnicodeDecodeError, RecursionError):  # msgspec raises these for bad UTF-8 / deep nesting
@@ -252,6 +312,7 @@ async def bridge_http_domain(url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOU
     except ManifestError as exc:
         raise DomainServiceError(str(exc)) from None
     health = ServiceHealth(url, timeout_s=timeout_s, transport=transport)
-    classes = [_capability_class(url, manifest.domain, metadata[c], timeout_s, health) for c in manifest.capabilities]
+    classes = [_capability_class(url, manifest.domain, metadata[c], timeout_s, health, max_answer_bytes)
+               for c in manifest.capabilities]
     log.info("http_domain_bridged", domain=manifest.domain, url=public_url(url), capabilities=len(classes))
     return DomainAnnouncement(capabilities=classes, domains=[announced(manifest)], checks=[health.check])

@@ -9,6 +9,7 @@ from ontoflow.runtime.http._app import MAX_BODY_BYTES, MAX_TEXT_CHARS, create_ap
 from ontoflow.runtime.http._conversations import ConversationBook, conversation_key
 from ontoflow.runtime.http._reply import Answerer, Reply
 from ontoflow.runtime.http._serve import HttpEntryConfig, parse_bind, serve_http_entry
+from ontoflow.runtime.http._token import read_token_file
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -20,5 +21,6 @@ __all__ = [
     "conversation_key",
     "create_app",
     "parse_bind",
+    "read_token_file",
     "serve_http_entry",
 ]

@@ -40,6 +40,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from ontoflow.runtime.journal._damage import check_fact_row, check_run_row, named_damage
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
 from ontoflow.runtime.journal._schema import SCHEMA_VERSION
@@ -263,28 +264,41 @@ class Journal:
     def runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRow]:
         """The newest runs first, optionally only those with ``status``."""
         where, args = ("WHERE status = ?", (status, limit)) if status else ("", (limit,))
-        rows = self._conn.execute(
-            f"SELECT {self._columns} FROM runs {where} ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", args)
-        return [_run_row(r) for r in rows]
+        with named_damage(self._conn, self.path, "runs"):
+            rows = self._conn.execute(
+                f"SELECT {self._columns} FROM runs {where} ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", args).fetchall()
+        return [self._run_row(r) for r in rows]
 
     def unfinished(self) -> list[RunRow]:
         """Every run still ``running``, oldest first."""
-        rows = self._conn.execute(
-            f"SELECT {self._columns} FROM runs WHERE status = 'running' ORDER BY submitted_ms, rowid")
-        return [_run_row(r) for r in rows]
+        with named_damage(self._conn, self.path, "runs"):
+            rows = self._conn.execute(
+                f"SELECT {self._columns} FROM runs WHERE status = 'running' ORDER BY submitted_ms, rowid").fetchall()
+        return [self._run_row(r) for r in rows]
 
     def facts(self, run_id: str) -> list[FactRow]:
-        """The run's fact rows in the order they were appended."""
-        rows = self._conn.execute("SELECT run_id, kind, at_ms, body FROM facts WHERE run_id = ? ORDER BY seq", (run_id,))
-        return [FactRow(*r) for r in rows]
+        """The run's fact rows in the order they were appended.
+
+        Raises:
+            JournalCorruptError: for a row that cannot be read (naming the run and the row).
+        """
+        with named_damage(self._conn, self.path, "facts", run_id):
+            rows = self._conn.execute("SELECT run_id, kind, at_ms, body FROM facts WHERE run_id = ? ORDER BY seq",
+                                      (run_id,)).fetchall()
+        return [self._fact_row(r) for r in rows]
 
     def unfinished_facts(self) -> Iterator[FactRow]:
-        """The fact rows of every unfinished run, grouped by run, each run's in append order."""
-        rows = self._conn.execute(
-            "SELECT f.run_id, f.kind, f.at_ms, f.body FROM runs r JOIN facts f ON f.run_id = r.run_id "
-            "WHERE r.status = 'running' ORDER BY f.run_id, f.seq")
-        for r in rows:
-            yield FactRow(*r)
+        """The fact rows of every unfinished run, grouped by run, each run's in append order.
+
+        Raises:
+            JournalCorruptError: for a row that cannot be read (naming the run and the row).
+        """
+        with named_damage(self._conn, self.path, "facts"):
+            rows = self._conn.execute(
+                "SELECT f.run_id, f.kind, f.at_ms, f.body FROM runs r JOIN facts f ON f.run_id = r.run_id "
+                "WHERE r.status = 'running' ORDER BY f.run_id, f.seq")
+            for r in rows:
+                yield self._fact_row(r)
 
     def count(self, status: str | None = None) -> int:
         """How many runs (with ``status``) the journal holds."""
@@ -309,8 +323,19 @@ class Journal:
         self.close()
 
     def _one(self, where: str, value: str) -> RunRow | None:
-        row = self._conn.execute(f"SELECT {self._columns} FROM runs {where}", (value,)).fetchone()
-        return None if row is None else _run_row(row)
+        with named_damage(self._conn, self.path, "runs"):
+            row = self._conn.execute(f"SELECT {self._columns} FROM runs {where}", (value,)).fetchone()
+        return None if row is None else self._run_row(row)
+
+    def _run_row(self, r: tuple) -> RunRow:
+        check_run_row(r, self.path, self._conn)
+        return RunRow(run_id=r[0], source_hash=r[1], status=r[2], submitted_ms=r[3], ended_ms=r[4],
+                      deadline_at_ms=r[5], idempotency_key=r[6], trigger_key=r[7], name=r[8], owner=r[9])
+
+    def _fact_row(self, r: tuple) -> FactRow:
+        if type(r[3]) is not bytes or type(r[2]) is not int or type(r[1]) is not str or type(r[0]) is not str:
+            check_fact_row(r, self.path, self._conn)  # raises, naming the row (recovery reads many: inline)
+        return FactRow(*r)
 
 
 
@@ -328,11 +353,6 @@ def _rollback(conn: sqlite3.Connection) -> None:
                 conn.execute(statement)
         except sqlite3.Error:
             pass
-
-
-def _run_row(r: tuple) -> RunRow:
-    return RunRow(run_id=r[0], source_hash=r[1], status=r[2], submitted_ms=r[3], ended_ms=r[4], deadline_at_ms=r[5],
-                  idempotency_key=r[6], trigger_key=r[7], name=r[8], owner=r[9])
 
 
 # -- a group commit's rows ---------------------------------------------------------------------

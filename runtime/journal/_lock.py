@@ -6,6 +6,11 @@ the journal open. The kernel releases the lock when the holder's file descriptor
 a ``kill -9`` does too: a restart is never blocked by a stale lock (a pid file could go stale).
 The holder writes its pid into the lock file so that the refused one can name it.
 
+A lock file this open created is removed again when the open fails (a path that names a file
+that is no journal leaves nothing beside it). Removing it is safe against a process waiting on
+the old file: a lock is held only once the file locked is still the one at the path
+(:func:`held_file_is_current`), else it is taken again on the new file.
+
 The journal holds every input and output of every run: it, its WAL and its shared-memory
 index are created readable by their owner only (SQLite gives the ``-wal`` and ``-shm`` files
 the mode of the database file), and a journal found more open than that is tightened.
@@ -22,7 +27,8 @@ import structlog
 
 from ontoflow.runtime.journal.errors import JournalError, JournalLockedError, JournalPathError
 
-__all__ = ["JournalLock", "check_folder", "lock_journal", "prepare_journal_file"]
+__all__ = ["JournalLock", "check_folder", "held_file_is_current", "lock_journal", "open_lock_file", "prepare_journal_file",
+           "tighten_journal_files"]
 
 log = structlog.get_logger()
 
@@ -35,19 +41,60 @@ class JournalLock:
 
     Attributes:
         path: the lock file.
+        created: whether this lock's open created the file.
     """
 
-    __slots__ = ("_fd", "path")
+    __slots__ = ("_fd", "created", "path")
 
-    def __init__(self, fd: int, path: Path) -> None:
+    def __init__(self, fd: int, path: Path, *, created: bool = False) -> None:
         self._fd: int | None = fd
         self.path = path
+        self.created = created
 
-    def release(self) -> None:
-        """Release the lock (closing the descriptor releases it; the file stays, harmlessly)."""
+    def release(self, *, failed_open: bool = False) -> None:
+        """Release the lock (closing the descriptor releases it; the file stays, harmlessly).
+
+        Args:
+            failed_open: the open this lock was for failed: a lock file it created is removed
+                (still held while it goes, so nobody locks it in between).
+        """
         if self._fd is not None:
+            if failed_open and self.created:
+                try:
+                    os.unlink(self.path)
+                except OSError:
+                    pass  # left as it would have been: harmless
             os.close(self._fd)
             self._fd = None
+
+
+def open_lock_file(path: Path, lock_path: Path) -> tuple[int, bool]:
+    """Open (or create, owner-only) the lock file ``lock_path`` of the journal ``path``.
+
+    Returns:
+        Its descriptor, and whether this call created it.
+
+    Raises:
+        JournalError: when it cannot be opened.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+    try:
+        try:
+            return os.open(lock_path, flags | os.O_EXCL, FILE_MODE), True
+        except FileExistsError:
+            return os.open(lock_path, flags, FILE_MODE), False
+    except OSError as exc:
+        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {exc.strerror}") from None
+
+
+def held_file_is_current(fd: int, lock_path: Path) -> bool:
+    """Whether the file locked through ``fd`` is still the one at ``lock_path`` (a failed open
+    may have removed it while this process waited: that lock guards nothing)."""
+    try:
+        here, there = os.fstat(fd), os.stat(lock_path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def check_folder(path: Path) -> None:
@@ -62,7 +109,8 @@ def check_folder(path: Path) -> None:
 
 
 def prepare_journal_file(path: Path) -> None:
-    """Create the journal file owner-only (or tighten an existing one, and its WAL and index).
+    """Create the journal file owner-only when it does not exist (an existing one is left as it
+    is until it proved to be a journal: :func:`tighten_journal_files`).
 
     Raises:
         JournalError: when the file cannot be created.
@@ -71,11 +119,14 @@ def prepare_journal_file(path: Path) -> None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
     except OSError as exc:
         raise JournalError(f"journal {path}: cannot open: {exc.strerror}") from None
-    try:
-        for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-            _tighten(name, fd if name == path else None)
-    finally:
-        os.close(fd)
+    os.close(fd)
+
+
+def tighten_journal_files(path: Path) -> None:
+    """Make the journal, its WAL and its index readable by their owner only (called once the
+    file opened as a journal: a path naming someone's other file, refused, keeps its mode)."""
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        _tighten(name, None)
 
 
 def _tighten(path: Path, fd: int | None) -> None:
@@ -107,25 +158,26 @@ def lock_journal(path: Path) -> JournalLock:
         JournalError: when the lock file cannot be opened.
     """
     lock_path = Path(f"{path}.lock")
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
-    except OSError as exc:
-        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {exc.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = _read_pid(fd)
-        os.close(fd)
-        who = f"process {holder}" if holder else "another process"
-        raise JournalLockedError(
-            f"journal {path} is in use by {who} (lock {lock_path}); one daemon per journal: stop it first "
-            "or choose another journal", path=str(path), pid=holder) from None
-    except OSError as exc:
-        os.close(fd)
-        raise JournalError(f"journal {path}: cannot lock {lock_path}: {exc.strerror}") from None
+    while True:
+        fd, created = open_lock_file(path, lock_path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_pid(fd)
+            os.close(fd)
+            who = f"process {holder}" if holder else "another process"
+            raise JournalLockedError(
+                f"journal {path} is in use by {who} (lock {lock_path}); one daemon per journal: stop it first "
+                "or choose another journal", path=str(path), pid=holder) from None
+        except OSError as exc:
+            os.close(fd)
+            raise JournalError(f"journal {path}: cannot lock {lock_path}: {exc.strerror}") from None
+        if held_file_is_current(fd, lock_path):
+            break
+        os.close(fd)  # removed by an open that failed meanwhile: lock the file at the path now
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return JournalLock(fd, lock_path)
+    return JournalLock(fd, lock_path, created=created)
 
 
 def _read_pid(fd: int) -> int | None:

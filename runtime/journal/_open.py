@@ -15,7 +15,7 @@ from pathlib import Path
 import structlog
 
 from ontoflow.runtime.journal._journal import Journal
-from ontoflow.runtime.journal._lock import check_folder, lock_journal, prepare_journal_file
+from ontoflow.runtime.journal._lock import check_folder, lock_journal, prepare_journal_file, tighten_journal_files
 from ontoflow.runtime.journal._schema import SCHEMA, SCHEMA_VERSION, migrate
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
@@ -37,6 +37,8 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
 
     The caller becomes the journal's one writer: it holds ``<path>.lock`` until ``close`` (or
     its death). The file, its WAL and its shared-memory index are readable by the owner only.
+    An open that fails removes the lock file it created and changes no mode (nothing is left
+    beside, nor changed in, a file that is no journal).
 
     Raises:
         JournalPathError: when the journal's folder does not exist.
@@ -56,17 +58,18 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
         prepare_journal_file(file)
         conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
-        lock.release()
+        lock.release(failed_open=True)
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
     except BaseException:
-        lock.release()
+        lock.release(failed_open=True)
         raise
     try:
         _prepare(conn, where, synchronous, check)
     except BaseException:
         conn.close()
-        lock.release()
+        lock.release(failed_open=True)
         raise
+    tighten_journal_files(file)
     return Journal(conn, where, lock)
 
 

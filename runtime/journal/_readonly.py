@@ -5,12 +5,14 @@ that owns it is running, stopped cleanly or was killed. SQLite's ``mode=ro`` alo
 enough: on a journal closed cleanly (no ``-wal`` file) it creates an empty ``-wal`` and a
 ``-shm`` beside it. So:
 
-- no ``-wal`` file, or an empty one: everything is in the main file and nobody is writing;
-  it is opened ``immutable=1`` (no lock, no side file, nothing created);
-- a ``-wal`` with frames (a daemon running, or one killed before its checkpoint): it is opened
+- no ``-wal`` file: the journal was closed cleanly, everything is in the main file and nobody
+  is writing; it is opened ``immutable=1`` (no lock, no side file, nothing created);
+- a ``-wal`` file, with frames or empty (a daemon running, or one killed): it is opened
   ``mode=ro``, which reads the WAL's committed frames and never writes the main file or the
   WAL. SQLite may rebuild its shared-memory index (``-shm``), which is a cache of the WAL and
-  not part of the journal's content.
+  not part of the journal's content. An empty ``-wal`` is no sign that nobody writes: a live
+  daemon's WAL is empty right after a checkpoint, and ``immutable=1`` (which reads no WAL and
+  takes no lock) would then never see what it commits next, or read a page mid-checkpoint.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def open_journal_readonly(path: str | Path, *, check: bool = True) -> ReadOnlyJo
     if not file.is_file():
         raise JournalError(f"journal {where} does not exist (or is not a file)")
     wal = file.with_name(file.name + "-wal")
-    quiet = not wal.exists() or wal.stat().st_size == 0
+    quiet = not wal.exists()
     uri = f"file:{quote(str(file.resolve()))}?" + ("immutable=1" if quiet else "mode=ro")
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)

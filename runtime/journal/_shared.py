@@ -24,7 +24,14 @@ from pathlib import Path
 
 from ontoflow.runtime.journal._journal import Journal
 from ontoflow.runtime.journal._open import _prepare
-from ontoflow.runtime.journal._lock import FILE_MODE, check_folder, prepare_journal_file
+from ontoflow.runtime.journal._lock import (
+    JournalLock,
+    check_folder,
+    held_file_is_current,
+    open_lock_file,
+    prepare_journal_file,
+    tighten_journal_files,
+)
 from ontoflow.runtime.journal.errors import JournalError, JournalLockedError
 
 __all__ = ["SharedJournal", "open_shared_journal"]
@@ -58,7 +65,7 @@ def open_shared_journal(path: str | os.PathLike[str], *, busy_timeout_s: float =
     where = str(path)
     file = Path(where)
     check_folder(file)
-    fd = _wait_for_lock(file, busy_timeout_s)
+    lock = _wait_for_lock(file, busy_timeout_s)
     try:
         prepare_journal_file(file)
         try:
@@ -70,28 +77,32 @@ def open_shared_journal(path: str | os.PathLike[str], *, busy_timeout_s: float =
         except BaseException:
             conn.close()
             raise
-    finally:
-        os.close(fd)  # the tables exist now: SQLite's locks order everything after
+    except BaseException:
+        lock.release(failed_open=True)  # a lock file it created goes (as ``open_journal``'s)
+        raise
+    tighten_journal_files(file)
+    lock.release()  # the tables exist now: SQLite's locks order everything after
     return SharedJournal(conn, where)
 
 
-def _wait_for_lock(path: Path, timeout_s: float) -> int:
-    """Take ``<path>.lock``, waiting up to ``timeout_s``; returns its descriptor (close it to release).
+def _wait_for_lock(path: Path, timeout_s: float) -> JournalLock:
+    """Take ``<path>.lock``, waiting up to ``timeout_s``.
 
     Raises:
         JournalLockedError: still held after ``timeout_s``.
         JournalError: the lock file cannot be opened.
     """
     lock_path = Path(f"{path}.lock")
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
-    except OSError as exc:
-        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {exc.strerror}") from None
+    fd, created = open_lock_file(path, lock_path)
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
+            if held_file_is_current(fd, lock_path):
+                return JournalLock(fd, lock_path, created=created)
+            os.close(fd)  # removed by an open that failed meanwhile: lock the file at the path
+            fd, created = open_lock_file(path, lock_path)
+            continue
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 os.close(fd)

@@ -1,0 +1,116 @@
+"""A journal row that cannot be read: named by its run and its row, as a ``JournalCorruptError``.
+
+SQLite stores what it is given in any column: a row written by hand, by a tool, or damaged on
+disk may hold text that is not UTF-8 (``sqlite3`` then raises an ``OperationalError`` quoting
+the bytes) or a value of another type (a fact's body as text, a time as text), which a reader
+took as it was and failed on far from here. Every row a reader returns is checked for the
+types its columns promise (a few ``type`` calls a row); a row that fails is refused with the
+journal, the run, the table and the row (``seq`` of a fact, ``rowid`` of a run), naming the
+column, never its value.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from ontoflow.runtime.journal.errors import JournalCorruptError
+
+__all__ = ["check_fact_row", "check_run_row", "named_damage"]
+
+_NONE = type(None)
+#: The type(s) of each column of ``_journal._RUN_COLUMNS``, in order.
+_RUN_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("run_id", (str,)), ("source_hash", (str,)), ("status", (str,)), ("submitted_ms", (int,)),
+    ("ended_ms", (int, _NONE)), ("deadline_at_ms", (int, _NONE)), ("idempotency_key", (str, _NONE)),
+    ("trigger_key", (str, _NONE)), ("name", (str,)), ("owner", (str, _NONE)))
+#: The same for a fact row ``(run_id, kind, at_ms, body)``.
+_FACT_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("run_id", (str,)), ("kind", (str,)), ("at_ms", (int,)), ("body", (bytes,)))
+_UNDECODABLE = re.compile(r"Could not decode to UTF-8 column '(\w+)'")
+_MAX_RUN_ID_SHOWN = 128
+
+
+def _wrong_column(row: Sequence[object], types: tuple[tuple[str, tuple[type, ...]], ...]) -> str | None:
+    for value, (column, allowed) in zip(row, types):
+        if type(value) not in allowed:  # exact types: a bool is no time, a str subclass no row of ours
+            return column
+    return None
+
+
+def _shown(run_id: object) -> str:
+    text = run_id.decode("utf-8", "replace") if isinstance(run_id, bytes) else str(run_id)
+    return repr(text[:_MAX_RUN_ID_SHOWN])
+
+
+def _refuse(path: str, run_id: object, table: str, row: object, column: str, why: str) -> JournalCorruptError:
+    return JournalCorruptError(f"journal {path}: run {_shown(run_id)}: {table} row {row} cannot be read "
+                               f"(its {column} {why}); the journal is damaged")
+
+
+def check_run_row(row: Sequence[object], path: str, conn: sqlite3.Connection) -> None:
+    """Refuse a run row whose columns are not of the types the schema promises.
+
+    Raises:
+        JournalCorruptError: naming the run, its ``rowid`` and the column.
+    """
+    column = _wrong_column(row, _RUN_TYPES)
+    if column is not None:
+        found = conn.execute("SELECT rowid FROM runs WHERE run_id IS ?", (row[0],)).fetchone()
+        raise _refuse(path, row[0], "runs", found[0] if found else "?", column, "is not of its type")
+
+
+def check_fact_row(row: Sequence[object], path: str, conn: sqlite3.Connection) -> None:
+    """Refuse a fact row whose columns are not of the types the schema promises.
+
+    Raises:
+        JournalCorruptError: naming the run, the fact's ``seq`` and the column.
+    """
+    column = _wrong_column(row, _FACT_TYPES)
+    if column is not None:
+        found = conn.execute("SELECT seq FROM facts WHERE run_id IS ? AND kind IS ? AND at_ms IS ? AND body IS ?",
+                             tuple(row)).fetchone()
+        raise _refuse(path, row[0], "facts", found[0] if found else "?", column, "is not of its type")
+
+
+@contextmanager
+def named_damage(conn: sqlite3.Connection, path: str, table: str, run_id: str | None = None) -> Iterator[None]:
+    """Turn ``sqlite3``'s error for text that is not UTF-8, raised while reading ``table``
+    (the rows of ``run_id``, or all), into a ``JournalCorruptError`` naming the row.
+
+    Raises:
+        JournalCorruptError: for a column that is not UTF-8 (other errors pass unchanged).
+    """
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        found = _UNDECODABLE.search(str(exc))
+        if found is None:
+            raise
+        raise _undecodable(conn, path, table, run_id, found.group(1)) from None
+
+
+def _undecodable(conn: sqlite3.Connection, path: str, table: str, run_id: str | None, column: str) -> JournalCorruptError:
+    key = "seq" if table == "facts" else "rowid"
+    where, args = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
+    factory = conn.text_factory
+    conn.text_factory = bytes  # read every text as bytes to find the row that does not decode
+    try:
+        for row in conn.execute(f"SELECT {key}, run_id, {column} FROM {table} {where} ORDER BY {key}", args):
+            for value in row[1:]:
+                if isinstance(value, bytes) and not _is_utf8(value):
+                    return _refuse(path, row[1], table, row[0], column, "is not UTF-8 text")
+    finally:
+        conn.text_factory = factory
+    return JournalCorruptError(f"journal {path}: a {table} row cannot be read (its {column} is not UTF-8 text); "
+                               "the journal is damaged")
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
