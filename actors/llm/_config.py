@@ -3,9 +3,11 @@ from the environment or a file, never from a manifest, and never shown."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 
@@ -22,14 +24,32 @@ class LlmConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
         model: the model name the endpoint serves.
         api_key_env: the environment variable holding the key (``None``: no key, e.g. Ollama).
         api_key_file: a file holding the key (read when the variable is unset).
-        timeout_s: one request's budget.
+        timeout_s: one exchange's budget, from connecting to the answer's last byte.
+        max_answer_bytes: the largest answer read (a bigger one is refused, never held).
+        max_retry_after_s: the longest ``Retry-After`` waited for (a longer one is an error).
+        retry_after_waits: how many times a ``Retry-After`` is waited for in one call.
     """
 
     base_url: str
     model: str
     api_key_env: str | None = "OPENAI_API_KEY"
     api_key_file: str | None = None
-    timeout_s: float = 30.0
+    timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    max_answer_bytes: Annotated[int, msgspec.Meta(gt=0)] = 4 * 1024 * 1024
+    max_retry_after_s: Annotated[float, msgspec.Meta(ge=0)] = 20.0
+    retry_after_waits: Annotated[int, msgspec.Meta(ge=0)] = 2
+
+    def __post_init__(self) -> None:
+        # Checked here, not only on decode: a NaN budget reached the capability base's cancel
+        # scope (ValueError: deadline must not be NaN) and a negative one failed every request.
+        if not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise LlmConfigError("timeout_s must be a positive number of seconds")
+        if self.max_answer_bytes <= 0:
+            raise LlmConfigError("max_answer_bytes must be positive")
+        if not (math.isfinite(self.max_retry_after_s) and self.max_retry_after_s >= 0):
+            raise LlmConfigError("max_retry_after_s must be a number of seconds, 0 or more")
+        if self.retry_after_waits < 0:
+            raise LlmConfigError("retry_after_waits must be 0 or more")
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
         """The key from ``api_key_env``, else from ``api_key_file``; None when neither is set.
@@ -54,7 +74,7 @@ def llm_config_from_env(environ: Mapping[str, str] | None = None) -> LlmConfig:
     ``ONTOFLOW_LLM_API_KEY_FILE``.
 
     Raises:
-        LlmConfigError: naming the variable that is missing.
+        LlmConfigError: naming the variable that is missing or not a positive number.
     """
     environ = os.environ if environ is None else environ
     url = environ.get("ONTOFLOW_LLM_URL", "").strip()
@@ -63,6 +83,12 @@ def llm_config_from_env(environ: Mapping[str, str] | None = None) -> LlmConfig:
         raise LlmConfigError("no model endpoint: set ONTOFLOW_LLM_URL (an OpenAI-compatible /v1 root)")
     if not model:
         raise LlmConfigError("no model: set ONTOFLOW_LLM_MODEL")
-    return LlmConfig(base_url=url, model=model, api_key_env=environ.get("ONTOFLOW_LLM_API_KEY_ENV", "OPENAI_API_KEY"),
-                     api_key_file=environ.get("ONTOFLOW_LLM_API_KEY_FILE") or None,
-                     timeout_s=float(environ.get("ONTOFLOW_LLM_TIMEOUT_S", "30")))
+    try:
+        timeout_s = float(environ.get("ONTOFLOW_LLM_TIMEOUT_S", "30"))
+    except ValueError:
+        raise LlmConfigError("ONTOFLOW_LLM_TIMEOUT_S is not a number of seconds") from None
+    try:
+        return LlmConfig(base_url=url, model=model, api_key_env=environ.get("ONTOFLOW_LLM_API_KEY_ENV", "OPENAI_API_KEY"),
+                         api_key_file=environ.get("ONTOFLOW_LLM_API_KEY_FILE") or None, timeout_s=timeout_s)
+    except LlmConfigError as exc:
+        raise LlmConfigError(f"ONTOFLOW_LLM_TIMEOUT_S: {exc}") from None
