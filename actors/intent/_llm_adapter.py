@@ -5,11 +5,12 @@ The prompt is built from the catalogue alone (every goal with its description an
 ``entities_schema``); the schema the answer must match names the goals and the domains as
 enums, and a decoded answer is held to them again (an endpoint need not honour a schema), so
 a model cannot invent one. An answer that does not decode into an ``IntentOutput``, or names
-a domain or goal the catalogue lacks, gets one guided retry that says what was wrong (the decoder's message: a
+a domain, goal or entity the catalogue lacks, gets one guided retry that says what was wrong (the decoder's message: a
 field and a type, never the answer's text); a second bad answer becomes an empty intent
 (confidence 0), which the confidence gate turns into a clarification. Whatever decodes is still
 checked by the same pure rules as the matcher's (gate, entity validator, resolver), so a model
-can be wrong but cannot smuggle an undeclared entity through.
+can be wrong but cannot smuggle an undeclared entity through; and a model's mistake is met with
+its retry and then a question, never a refusal that blames the person's sentence.
 
 Endpoint failures (down, slow, 429, 5xx) raise the client's typed errors: run as the
 capability ``intent.llm_classify`` (``_llm_capability``), the capability base retries the
@@ -27,6 +28,8 @@ import structlog
 from ontoflow.actors.intent._adapter import IntentAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.llm import LlmClient
+from ontoflow.protocols.domain import EntitySpec, GoalSpec
+from ontoflow.protocols.entities import check_entities
 from ontoflow.protocols.intent import IntentOutput, Turn
 
 __all__ = ["LlmAdapter", "catalogue_view", "intent_schema", "intent_prompt"]
@@ -136,7 +139,8 @@ class LlmAdapter(IntentAdapter):
             except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
                 kind, problem = "not_json", "the answer is not JSON"
             else:
-                kind, problem = "not_in_catalogue", self._outside(decoded)
+                said = text if previous is None else f"{previous.said}\n{text}"
+                kind, problem = "outside_the_catalogue", self._outside(decoded, said)
                 if not problem:
                     log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entities=len(decoded.entities))
                     return IntentOutput(primary_domain=decoded.primary_domain, goal=decoded.goal,
@@ -148,7 +152,7 @@ class LlmAdapter(IntentAdapter):
                                                      "matching the schema exactly, nothing else."}]
         return IntentOutput(primary_domain="", goal="", entities={}, confidence=0.0, original_query=text)
 
-    def _outside(self, decoded: _Answer) -> str:
+    def _outside(self, decoded: _Answer, said: str) -> str:
         """What of ``decoded`` the catalogue does not have ("" when all of it is there): the
         schema names the domains and goals as enums, but an endpoint need not honour it, and an
         invented goal is the model's mistake, not the sentence's (a guided retry, then the
@@ -158,4 +162,14 @@ class LlmAdapter(IntentAdapter):
             return "primary_domain is not a domain of the catalogue"
         if decoded.goal and decoded.goal not in goals:
             return "goal is not a goal of primary_domain in the catalogue"
-        return ""
+        if not decoded.goal or not decoded.entities:
+            return ""
+        # The entities too (an undeclared one, a wrong type, a value outside its enum, a
+        # ``*_text`` not in what was said, here or in the previous turn): the resolver's rules,
+        # which still hold every answer after this (with the words of the turns it leans on).
+        try:
+            goal = GoalSpec(id=decoded.goal, entities_schema={
+                name: msgspec.convert(spec, EntitySpec) for name, spec in goals[decoded.goal]["entities"].items()})
+        except msgspec.ValidationError:  # a view from elsewhere (a worker's input) it cannot read: the resolver judges
+            return ""
+        return "; ".join(str(p) for p in check_entities(goal, decoded.entities, said))

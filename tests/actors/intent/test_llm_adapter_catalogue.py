@@ -1,8 +1,9 @@
 """A model's answer held to the catalogue, and kept out of the logs.
 
-Before: a model that named a goal or domain outside the catalogue (an endpoint need not honour
-the JSON Schema's enums; a prompt injection asks it not to) got no guided retry, and the person
-read a hard refusal blaming the sentence ("intent rejected: goal: is not in the catalogue");
+Before: a model that named a goal, domain or entity outside the catalogue (an endpoint need not
+honour the JSON Schema's enums; a prompt injection asks it not to) got no guided retry, and the
+person read a hard refusal blaming the sentence ("invalid question: intent rejected: goal: is not
+in the catalogue", exit 2). Now: the retry, then the gate's question; never run either way;
 and the invented goal, an invented entity key or an unknown field's name (all the model's own
 text, which may echo the sentence: a name, a password) was written into the log lines
 ``llm_intent_decoded``, ``llm_intent_undecodable`` and ``intent_classified``."""
@@ -68,11 +69,19 @@ async def test_a_model_that_keeps_inventing_is_answered_with_a_question_never_ru
     assert understood.planned is None and understood.clarification.status == "clarification"
 
 
-async def test_an_invented_entity_key_is_refused_and_not_logged(catalogue) -> None:
+async def test_an_invented_entity_key_gets_the_guided_retry_and_is_not_logged(catalogue) -> None:
     smuggled = _json(primary_domain="finance", goal="GET_QUOTE", entities={"symbol_text": "Vale", SECRET: "x"},
                      confidence=0.99)
-    refused, _ = await _understand([smuggled], catalogue)
-    assert isinstance(refused, IntentRejected)
+    understood, model = await _understand([smuggled, QUOTE], catalogue)
+    assert len(model.requests) == 2 and "declares no such entity" in model.requests[1]["messages"][-1]["content"]
+    assert understood.planned is not None and SECRET not in str(msgspec.to_builtins(understood.planned.plan))
+
+
+async def test_a_text_entity_the_person_never_said_gets_the_guided_retry(catalogue) -> None:
+    invented = _json(primary_domain="finance", goal="GET_QUOTE", entities={"symbol_text": "VALE3.SA"}, confidence=0.99)
+    understood, model = await _understand([invented, QUOTE], catalogue)
+    assert len(model.requests) == 2 and "user's own words" in model.requests[1]["messages"][-1]["content"]
+    assert understood.planned is not None and "VALE3.SA" not in str(msgspec.to_builtins(understood.planned.plan))
 
 
 async def test_an_unknown_field_named_by_the_model_is_not_logged(catalogue) -> None:
@@ -83,9 +92,10 @@ async def test_an_unknown_field_named_by_the_model_is_not_logged(catalogue) -> N
     assert understood.planned is not None
 
 
-async def test_an_entity_value_outside_its_enum_or_of_the_wrong_type_is_refused(catalogue) -> None:
+async def test_an_entity_value_outside_its_enum_or_of_the_wrong_type_never_runs(catalogue) -> None:
     for entities in ({"direction": f"ALL_{SECRET}"}, {"direction": ["GAINERS", "LOSERS"]}, {"direction": {"$ne": 1}}):
-        refused, _ = await _understand([_json(primary_domain="finance", goal="TOP_MOVERS", entities=entities,
-                                              confidence=0.99)], catalogue)
-        assert isinstance(refused, IntentRejected) and "entities.direction" in str(refused)
-        assert SECRET not in str(refused)
+        understood, model = await _understand([_json(primary_domain="finance", goal="TOP_MOVERS", entities=entities,
+                                                     confidence=0.99)], catalogue)
+        assert len(model.requests) == 2 and "entities.direction" in model.requests[1]["messages"][-1]["content"]
+        assert understood.planned is None and understood.clarification.status == "clarification"
+        assert SECRET not in understood.clarification.explanation
