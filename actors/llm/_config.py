@@ -55,17 +55,43 @@ class LlmConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
         """The key from ``api_key_env``, else from ``api_key_file``; None when neither is set.
 
         Raises:
-            LlmConfigError: when the key file cannot be read (named; its content never shown).
+            LlmConfigError: when the key file cannot be read, or the key is not one a header
+                can carry (named by where it came from; its content never shown).
         """
         environ = os.environ if environ is None else environ
         if self.api_key_env and environ.get(self.api_key_env):
-            return environ[self.api_key_env].strip()
+            return _checked(environ[self.api_key_env].strip(), f"the variable {self.api_key_env}")
         if self.api_key_file:
             try:
-                return Path(self.api_key_file).expanduser().read_text().strip()
+                with Path(self.api_key_file).expanduser().open("rb") as file:
+                    raw = file.read(_MAX_KEY_BYTES + 1)  # bounded: a key file pointed at /dev/zero
             except OSError as exc:
                 raise LlmConfigError(f"cannot read the API key file {self.api_key_file}: {exc.strerror}") from None
+            if len(raw) > _MAX_KEY_BYTES:
+                raise LlmConfigError(f"the API key file {self.api_key_file} is larger than {_MAX_KEY_BYTES} bytes: "
+                                     "not a key")
+            return _checked(raw.decode("latin-1").strip(), f"the file {self.api_key_file}")
         return None
+
+
+#: The longest key read from a file.
+_MAX_KEY_BYTES = 4096
+
+
+def _checked(key: str, where: str) -> str:
+    """``key`` when an HTTP header can carry it (printable ASCII, no space inside).
+
+    A newline in a key was a header injection that httpx refused as an unreachable endpoint
+    (and kept the key in the error's context); a non-ASCII letter raised UnicodeEncodeError
+    out of the client.
+
+    Raises:
+        LlmConfigError: naming ``where`` the key came from, never the key.
+    """
+    if key and not all("!" <= ch <= "~" for ch in key):
+        raise LlmConfigError(f"the API key in {where} has a character an HTTP header cannot carry "
+                             "(a space, a line break, a non-ASCII letter)")
+    return key
 
 
 def llm_config_from_env(environ: Mapping[str, str] | None = None) -> LlmConfig:

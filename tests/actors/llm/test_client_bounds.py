@@ -156,3 +156,25 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_config_error() -> None:
     with pytest.raises(LlmConfigError, match="max_answer_bytes"):
         LlmConfig(base_url="http://x/v1", model="m", max_answer_bytes=0)
     assert llm_config_from_env({**env, "ONTOFLOW_LLM_TIMEOUT_S": "2.5"}).timeout_s == 2.5
+
+
+async def test_a_key_a_header_cannot_carry_is_a_config_error_naming_where_not_what(monkeypatch, tmp_path) -> None:
+    # Before: a line break in the key was refused by httpx as "unreachable" (the key kept in the
+    # error's context); a non-ASCII letter raised UnicodeEncodeError out of the client.
+    async with open_fake_openai([GOOD]) as model:
+        for bad in ("sk-SECRET\nX-Injected: 1", "sk-SECRETé"):
+            monkeypatch.setenv("TEST_LLM_KEY", bad)
+            client = LlmClient(LlmConfig(base_url=model.url, model="fake", api_key_env="TEST_LLM_KEY"))
+            with pytest.raises(LlmConfigError, match="variable TEST_LLM_KEY has a character") as caught:
+                await _chat(client)
+            assert "SECRET" not in str(caught.value)
+    assert model.requests == []
+    latin = tmp_path / "key"
+    latin.write_bytes(b"sk-SECRET\xff\n")
+    with pytest.raises(LlmConfigError, match="has a character"):
+        LlmConfig(base_url="http://x/v1", model="m", api_key_env=None, api_key_file=str(latin)).api_key({})
+
+
+def test_a_key_file_that_never_ends_is_read_bounded() -> None:
+    with pytest.raises(LlmConfigError, match="larger than 4096 bytes"):
+        LlmConfig(base_url="http://x/v1", model="m", api_key_env=None, api_key_file="/dev/zero").api_key({})
