@@ -30,7 +30,7 @@ import httpx
 import msgspec
 import structlog
 
-from ontoflow.actors.llm._config import LlmConfig
+from ontoflow.actors.llm._config import LlmConfig, shown_url
 from ontoflow.actors.llm.errors import LlmAnswerError, LlmError, LlmUnavailableError
 
 __all__ = ["LlmAnswer", "LlmClient", "ToolCall"]
@@ -99,7 +99,7 @@ class LlmClient:
         self._sleep = sleep
 
     def __repr__(self) -> str:
-        return f"<LlmClient {self._config.base_url} model={self._config.model}>"
+        return f"<LlmClient {shown_url(self._config.base_url)} model={self._config.model}>"
 
     async def chat(
         self,

@@ -8,12 +8,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
 from ontoflow.actors.llm.errors import LlmConfigError
 
-__all__ = ["LlmConfig", "llm_config_from_env"]
+__all__ = ["LlmConfig", "llm_config_from_env", "shown_url"]
 
 
 class LlmConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -42,6 +43,9 @@ class LlmConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     def __post_init__(self) -> None:
         # Checked here, not only on decode: a NaN budget reached the capability base's cancel
         # scope (ValueError: deadline must not be NaN) and a negative one failed every request.
+        problem = _url_problem(self.base_url)
+        if problem:
+            raise LlmConfigError(f"base_url {problem}")
         if not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
             raise LlmConfigError("timeout_s must be a positive number of seconds")
         if self.max_answer_bytes <= 0:
@@ -72,6 +76,36 @@ class LlmConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
                                      "not a key")
             return _checked(raw.decode("latin-1").strip(), f"the file {self.api_key_file}")
         return None
+
+
+def _url_problem(url: str) -> str:
+    """What is wrong with an endpoint's URL ("" when nothing), never quoting it (it may carry a
+    password). Before: an unknown scheme was retried as an unreachable endpoint, a bad port
+    raised httpx.InvalidURL or an ExceptionGroup out of the client."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError when out of range)
+    except ValueError:
+        return "is not a URL (a bracket or a port out of range)"
+    if parts.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parts.hostname or any(ch.isspace() for ch in url):
+        return "must name a host, with no space in it"
+    if parts.query or parts.fragment:
+        return "must be the API root (no ?query or #fragment: /chat/completions is appended to it)"
+    return ""
+
+
+def shown_url(url: str) -> str:
+    """``url`` without its user and password, fit for a repr or a log line."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 #: The longest key read from a file.
@@ -117,4 +151,5 @@ def llm_config_from_env(environ: Mapping[str, str] | None = None) -> LlmConfig:
         return LlmConfig(base_url=url, model=model, api_key_env=environ.get("ONTOFLOW_LLM_API_KEY_ENV", "OPENAI_API_KEY"),
                          api_key_file=environ.get("ONTOFLOW_LLM_API_KEY_FILE") or None, timeout_s=timeout_s)
     except LlmConfigError as exc:
-        raise LlmConfigError(f"ONTOFLOW_LLM_TIMEOUT_S: {exc}") from None
+        variable = "ONTOFLOW_LLM_URL" if str(exc).startswith("base_url") else "ONTOFLOW_LLM_TIMEOUT_S"
+        raise LlmConfigError(f"{variable}: {exc}") from None
