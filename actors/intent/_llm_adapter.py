@@ -133,6 +133,10 @@ class LlmAdapter(IntentAdapter):
             # The log lines say which kind of problem, never msgspec's text: it quotes a field
             # name the model chose, and a model may echo the sentence into anything it writes.
             try:
+                if not answer.content.strip():  # seed 003's empty answer: said by its own event
+                    log.warning("empty_llm_response", attempt=attempt, finish_reason=answer.finish_reason,
+                                tool_calls=len(answer.tool_calls))
+                    raise msgspec.DecodeError("empty")
                 decoded = _answer_decoder.decode(answer.content.encode())
             except msgspec.ValidationError as exc:
                 kind, problem = "schema", f"the answer does not match the schema: {exc}"

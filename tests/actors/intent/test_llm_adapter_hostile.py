@@ -23,3 +23,16 @@ async def test_an_answer_nested_too_deep_is_one_that_does_not_decode(catalogue, 
         intent = await adapter.classify("preço da Petrobras")
     assert intent.goal == "" and intent.confidence == 0.0  # no guess: the gate asks
     assert len(model.requests) == 2 and "cannot be used" in model.requests[1]["messages"][-1]["content"]
+
+
+async def test_an_empty_answer_is_said_by_its_own_event_then_retried(catalogue) -> None:
+    # Seed 003: an empty model answer logs ``empty_llm_response`` (it was only "not JSON").
+    from structlog.testing import capture_logs
+
+    empty = answer(content="", tool_calls=[("classify", "{}")])
+    async with open_fake_openai([empty]) as model:
+        adapter = LlmAdapter(LlmClient(LlmConfig(base_url=model.url, model="fake", api_key_env=None)), catalogue)
+        with capture_logs() as logs:
+            intent = await adapter.classify("preço da Petrobras")
+    assert intent.goal == "" and len(model.requests) == 2
+    assert [e["tool_calls"] for e in logs if e["event"] == "empty_llm_response"] == [1, 1]
