@@ -59,15 +59,22 @@ class LlmAnswer(msgspec.Struct, frozen=True):
 
 class _Function(msgspec.Struct):
     name: str = ""
-    arguments: str = ""
+    # A JSON text per the API; some servers send the object itself (re-encoded then).
+    arguments: str | dict[str, Any] = ""
 
 
 class _Call(msgspec.Struct):
-    function: _Function = msgspec.field(default_factory=_Function)
+    function: _Function | None = None
+
+
+class _Part(msgspec.Struct):
+    type: str = "text"
+    text: str = ""
 
 
 class _Message(msgspec.Struct):
-    content: str | None = None
+    # A text, or (some servers) a list of typed parts whose texts are joined.
+    content: str | list[_Part] | None = None
     tool_calls: list[_Call] | None = None
 
 
@@ -160,8 +167,18 @@ class LlmClient:
         if not completion.choices:
             raise LlmAnswerError("the model endpoint's answer has no choice")
         choice = completion.choices[0]
-        calls = [ToolCall(c.function.name, c.function.arguments) for c in choice.message.tool_calls or []]
-        return LlmAnswer(choice.message.content or "", calls, choice.finish_reason)
+        calls = []
+        for call in choice.message.tool_calls or []:
+            if call.function is None or not call.function.name:  # a call of nothing: none to act on
+                log.warning("llm_tool_call_unnamed")
+                continue
+            arguments = call.function.arguments
+            calls.append(ToolCall(call.function.name,
+                                  arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()))
+        content = choice.message.content
+        if isinstance(content, list):
+            content = "".join(part.text for part in content if part.type == "text")
+        return LlmAnswer(content or "", calls, choice.finish_reason)
 
     async def _exchange(self, url: str, content: bytes, headers: dict[str, str]) -> tuple[int, httpx.Headers, bytes]:
         """One request: its status, headers and body (read only for a 2xx), within one budget.

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import anyio
+import msgspec
 import pytest
 from structlog.testing import capture_logs
 
@@ -178,3 +179,18 @@ async def test_a_key_a_header_cannot_carry_is_a_config_error_naming_where_not_wh
 def test_a_key_file_that_never_ends_is_read_bounded() -> None:
     with pytest.raises(LlmConfigError, match="larger than 4096 bytes"):
         LlmConfig(base_url="http://x/v1", model="m", api_key_env=None, api_key_file="/dev/zero").api_key({})
+
+
+async def test_servers_that_bend_the_api_are_read_not_refused(monkeypatch) -> None:
+    # Before: arguments sent as an object, content as a list of parts (both seen from
+    # OpenAI-compatible servers) were "not a chat completion"; a call without a function
+    # became a ToolCall named "".
+    body = {"choices": [{"message": {"content": [{"type": "text", "text": "hel"}, {"type": "image_url"},
+                                                 {"type": "text", "text": "lo"}],
+                                     "tool_calls": [{"function": {"name": "f", "arguments": {"a": [1]}}},
+                                                    {"id": "x"}, {"function": {"arguments": "{}"}}]},
+                         "finish_reason": "tool_calls", "logprobs": None}], "extra": True}
+    async with open_fake_openai([answer(raw=msgspec.json.encode(body))]) as model:
+        got = await _chat(_client(model.url, monkeypatch))
+    assert got.content == "hello"
+    assert [(c.name, msgspec.json.decode(c.arguments)) for c in got.tool_calls] == [("f", {"a": [1]})]
