@@ -14,7 +14,7 @@ length when it has one (a huge answer is never held in memory); a redirect is no
 (the key would travel with it to wherever it points). A 429 or 503 that says when to come back
 (``Retry-After`` in seconds or as a date, or OpenAI's ``retry-after-ms``) is waited for and
 asked again, up to ``retry_after_waits`` times and ``max_retry_after_s`` each; a longer wait is
-the error's news, for the capability base to retry on its own schedule.
+``LlmBackOffError``, not retried (the capability base's backoff would only ask again too soon).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.llm._config import LlmConfig, shown_url
-from ontoflow.actors.llm.errors import LlmAnswerError, LlmError, LlmUnavailableError
+from ontoflow.actors.llm.errors import LlmAnswerError, LlmBackOffError, LlmError, LlmUnavailableError
 
 __all__ = ["LlmAnswer", "LlmClient", "ToolCall"]
 
@@ -120,7 +120,8 @@ class LlmClient:
 
         Raises:
             LlmUnavailableError: the endpoint is down, slow, rate-limited or failing (transient).
-            LlmError: the endpoint refused the request (auth, a bad request) (permanent).
+            LlmError: the endpoint refused the request (auth, a bad request, a redirect) (permanent).
+            LlmBackOffError: a 429/503 asks for a longer wait than ``max_retry_after_s``.
             LlmAnswerError: the answer is not a chat completion (permanent).
             LlmConfigError: the key file cannot be read.
         """
@@ -148,7 +149,10 @@ class LlmClient:
             delay = retry_after_s(reply_headers) if status in _RETRY_AFTER else None
             if delay is None:
                 raise LlmUnavailableError(f"the model endpoint answered {status}")
-            if delay > config.max_retry_after_s or waits >= config.retry_after_waits:
+            if delay > config.max_retry_after_s:
+                raise LlmBackOffError(f"the model endpoint answered {status} and asks to retry after {delay:g} s "
+                                      f"(longer than max_retry_after_s, {config.max_retry_after_s:g} s)")
+            if waits >= config.retry_after_waits:
                 raise LlmUnavailableError(f"the model endpoint answered {status} and asks to retry after {delay:g} s")
             waits += 1
             log.info("llm_retry_after", status=status, wait_s=delay, wait=waits)

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from structlog.testing import capture_logs
 
-from ontoflow.actors.llm import LlmAnswerError, LlmClient, LlmConfig, LlmConfigError, LlmError, LlmUnavailableError
+from ontoflow.actors.llm import LlmAnswerError, LlmBackOffError, LlmClient, LlmConfig, LlmConfigError, LlmError, LlmUnavailableError
 from ontoflow.actors.llm import llm_config_from_env
 from ontoflow.actors.llm._client import retry_after_s
 from tests.support.fake_openai import answer, open_fake_openai
@@ -117,8 +117,8 @@ async def test_openai_retry_after_ms_and_a_503_date_are_read() -> None:
 async def test_a_retry_after_too_long_or_repeated_is_an_error_naming_the_wait(monkeypatch) -> None:
     sleeps: list[float] = []
     async with open_fake_openai([answer(status=429, headers={"retry-after": "3600"})]) as model:
-        with pytest.raises(LlmUnavailableError, match=r"answered 429 and asks to retry after 3600 s"):
-            await _chat(_client(model.url, monkeypatch, sleeps))
+        with pytest.raises(LlmBackOffError, match=r"answered 429 and asks to retry after 3600 s"):
+            await _chat(_client(model.url, monkeypatch, sleeps))  # permanent: the base's backoff is sooner
     assert sleeps == [] and len(model.requests) == 1
     async with open_fake_openai([answer(status=503, headers={"retry-after": "1"})]) as model:
         with pytest.raises(LlmUnavailableError, match=r"answered 503 and asks to retry after 1 s"):
