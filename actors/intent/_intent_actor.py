@@ -10,7 +10,9 @@ its own, that adapter (built over that domain alone) has the last word.
 
 The matcher never waits, so its answer is given within the batch that asked. Any other
 adapter is awaited in a task of the actor's own, one per sentence, so a slow model holds up
-neither the other sentences nor anyone's loop. An adapter's expected failures (the sentence
+neither the other sentences nor anyone's loop; at most ``max_classifying`` of them ask at once,
+the others wait their turn in order (a burst of sentences was a burst of as many concurrent
+requests to the model, which a rate-limited endpoint answers with 429s). An adapter's expected failures (the sentence
 refused, the endpoint down, slow, 429/5xx, an answer that does not decode twice) are answered
 as a :class:`Classified` error; anything else is a bug and crashes the actor, which its
 supervisor restarts (the asks it held are failed by the Entry).
@@ -58,6 +60,7 @@ class IntentActor(BatchActor):
             the catalogue (never rebuilt), or a mapping from domain ids (``"*"``: every other
             domain, the matcher when absent) to either.
         clock: "now" in milliseconds.
+        max_classifying: how many sentences an awaited adapter works on at once.
 
     Attributes:
         builds: how many adapters the factory built.
@@ -65,8 +68,9 @@ class IntentActor(BatchActor):
 
     def __init__(self, wire: EdgeWire, *, catalogue: Callable[[], Catalogue],
                  adapter: _Choice | Mapping[str, _Choice] | None = None,
-                 clock: Callable[[], int] = wall_clock_ms) -> None:
+                 clock: Callable[[], int] = wall_clock_ms, max_classifying: int = 16) -> None:
         super().__init__(clock=clock)
+        self._limiter = anyio.CapacityLimiter(max_classifying)
         self.mailbox = wire.mailbox(INTENT)
         self.outbox.attach(wire.sink(INTENT))
         self._catalogue_of = catalogue
@@ -81,6 +85,10 @@ class IntentActor(BatchActor):
         self._domain_adapters: dict[str, tuple[Catalogue, IntentAdapter]] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self.builds = 0
+
+    def classifying(self) -> tuple[int, int]:
+        """How many sentences an awaited adapter works on now, and how many wait their turn."""
+        return int(self._limiter.borrowed_tokens), self._limiter.statistics().tasks_waiting
 
     def understanding(self) -> tuple[Catalogue, IntentAdapter]:
         """The catalogue of the moment and the adapter on it (built when the catalogue changed)."""
@@ -144,11 +152,12 @@ class IntentActor(BatchActor):
         """Await ``adapter``; then, when ``catalogue`` is given and the answer's domain has an
         adapter of its own, that one too."""
         try:
-            intent = await adapter.classify(message.text, previous=message.previous)
-            own = self.for_domain(intent.primary_domain, catalogue) if catalogue is not None and self._per_domain else None
-            if own is not None:
-                adapter = own
-                intent = await own.classify(message.text, previous=message.previous)
+            async with self._limiter:
+                intent = await adapter.classify(message.text, previous=message.previous)
+                own = self.for_domain(intent.primary_domain, catalogue) if catalogue is not None and self._per_domain else None
+                if own is not None:
+                    adapter = own
+                    intent = await own.classify(message.text, previous=message.previous)
         except (IntentError, StepError) as exc:  # expected: refused, or the endpoint failed
             log.warning("intent_adapter_failed", adapter=adapter.name, error=type(exc).__name__)
             # An adapter's own failure says what failed (never the sentence or a key); any

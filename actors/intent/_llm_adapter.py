@@ -3,12 +3,14 @@ goal and entities, asked for as JSON matching a JSON Schema and decoded strictly
 
 The prompt is built from the catalogue alone (every goal with its description and its
 ``entities_schema``); the schema the answer must match names the goals and the domains as
-enums, so a model cannot invent one. An answer that does not decode into an
-``IntentOutput`` gets one guided retry that says what was wrong (the decoder's message: a
+enums, and a decoded answer is held to them again (an endpoint need not honour a schema), so
+a model cannot invent one. An answer that does not decode into an ``IntentOutput``, or names
+a domain, goal or entity the catalogue lacks, gets one guided retry that says what was wrong (the decoder's message: a
 field and a type, never the answer's text); a second bad answer becomes an empty intent
 (confidence 0), which the confidence gate turns into a clarification. Whatever decodes is still
 checked by the same pure rules as the matcher's (gate, entity validator, resolver), so a model
-can be wrong but cannot smuggle an undeclared entity through.
+can be wrong but cannot smuggle an undeclared entity through; and a model's mistake is met with
+its retry and then a question, never a refusal that blames the person's sentence.
 
 Endpoint failures (down, slow, 429, 5xx) raise the client's typed errors: run as the
 capability ``intent.llm_classify`` (``_llm_capability``), the capability base retries the
@@ -26,6 +28,8 @@ import structlog
 from ontoflow.actors.intent._adapter import IntentAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.llm import LlmClient
+from ontoflow.protocols.domain import EntitySpec, GoalSpec
+from ontoflow.protocols.entities import check_entities
 from ontoflow.protocols.intent import IntentOutput, Turn
 
 __all__ = ["LlmAdapter", "catalogue_view", "intent_schema", "intent_prompt"]
@@ -126,19 +130,50 @@ class LlmAdapter(IntentAdapter):
         messages.append({"role": "user", "content": text})
         for attempt in (1, 2):
             answer = await self._client.chat(messages, response_format=self._format)
+            # The log lines say which kind of problem, never msgspec's text: it quotes a field
+            # name the model chose, and a model may echo the sentence into anything it writes.
             try:
+                if not answer.content.strip():  # seed 003's empty answer: said by its own event
+                    log.warning("empty_llm_response", attempt=attempt, finish_reason=answer.finish_reason,
+                                tool_calls=len(answer.tool_calls))
+                    raise msgspec.DecodeError("empty")
                 decoded = _answer_decoder.decode(answer.content.encode())
             except msgspec.ValidationError as exc:
-                problem = f"the answer does not match the schema: {exc}"
+                kind, problem = "schema", f"the answer does not match the schema: {exc}"
             except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
-                problem = "the answer is not JSON"
+                kind, problem = "not_json", "the answer is not JSON"
             else:
-                log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entity_keys=sorted(decoded.entities))
-                return IntentOutput(primary_domain=decoded.primary_domain, goal=decoded.goal,
-                                    entities=dict(decoded.entities), confidence=decoded.confidence,
-                                    original_query=text)
-            log.warning("llm_intent_undecodable", attempt=attempt, problem=problem[:200])
+                said = text if previous is None else f"{previous.said}\n{text}"
+                kind, problem = "outside_the_catalogue", self._outside(decoded, said)
+                if not problem:
+                    log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entities=len(decoded.entities))
+                    return IntentOutput(primary_domain=decoded.primary_domain, goal=decoded.goal,
+                                        entities=dict(decoded.entities), confidence=decoded.confidence,
+                                        original_query=text)
+            log.warning("llm_intent_undecodable", attempt=attempt, problem=kind)
             messages += [{"role": "assistant", "content": answer.content},
                          {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again with JSON "
                                                      "matching the schema exactly, nothing else."}]
         return IntentOutput(primary_domain="", goal="", entities={}, confidence=0.0, original_query=text)
+
+    def _outside(self, decoded: _Answer, said: str) -> str:
+        """What of ``decoded`` the catalogue does not have ("" when all of it is there): the
+        schema names the domains and goals as enums, but an endpoint need not honour it, and an
+        invented goal is the model's mistake, not the sentence's (a guided retry, then the
+        gate's question; never a refusal that blames what the person said)."""
+        goals = self._view.get(decoded.primary_domain) if decoded.primary_domain else {}
+        if goals is None:
+            return "primary_domain is not a domain of the catalogue"
+        if decoded.goal and decoded.goal not in goals:
+            return "goal is not a goal of primary_domain in the catalogue"
+        if not decoded.goal or not decoded.entities:
+            return ""
+        # The entities too (an undeclared one, a wrong type, a value outside its enum, a
+        # ``*_text`` not in what was said, here or in the previous turn): the resolver's rules,
+        # which still hold every answer after this (with the words of the turns it leans on).
+        try:
+            goal = GoalSpec(id=decoded.goal, entities_schema={
+                name: msgspec.convert(spec, EntitySpec) for name, spec in goals[decoded.goal]["entities"].items()})
+        except msgspec.ValidationError:  # a view from elsewhere (a worker's input) it cannot read: the resolver judges
+            return ""
+        return "; ".join(str(p) for p in check_entities(goal, decoded.entities, said))

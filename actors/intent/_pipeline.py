@@ -12,6 +12,7 @@ stored here; the caller stores it once the plan was accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 import structlog
@@ -120,12 +121,12 @@ def conclude(
     # Keys and figures only: the sentence and the entity values are the user's words. One
     # bind of the module's lazy logger for the turn's lines (each call on it binds anew).
     say = log.bind()
-    say.info("intent_classified", adapter=adapter_name, domain=intent.primary_domain, goal=intent.goal,
-             confidence=intent.confidence, entity_keys=sorted(intent.entities), text_chars=len(request.input_text),
-             had_previous=previous is not None)
+    names = loggable(intent, catalogue)
+    say.info("intent_classified", adapter=adapter_name, **names, confidence=intent.confidence,
+             text_chars=len(request.input_text), had_previous=previous is not None)
     question = confidence_gate(intent, catalogue)
     if question is not None:
-        say.info("intent_gated", domain=intent.primary_domain, goal=intent.goal, confidence=intent.confidence,
+        say.info("intent_gated", domain=names["domain"], goal=names["goal"], confidence=intent.confidence,
                  resolution=question.metadata.get("resolution"))
         return Understanding(intent=intent, memory=memory, clarification=question)
     if request.metadata.get(RUN_FLAG) is True:
@@ -158,6 +159,18 @@ def conclude(
         intents=resolution.intents,
         planned=planned,
     )
+
+
+def loggable(intent: IntentOutput, catalogue: Catalogue) -> dict[str, Any]:
+    """The names of ``intent`` fit for a log line: its domain, goal and entity keys as far as
+    the catalogue declares them, the rest only counted. An adapter's answer is untrusted: a
+    model may write the sentence (a name, a password) into a goal or an entity's key."""
+    domain = intent.primary_domain if not intent.primary_domain or intent.primary_domain in catalogue.domains else "?"
+    found = catalogue.find(intent.primary_domain, intent.goal)
+    declared = found[1].entities_schema if found is not None else {}
+    keys = sorted(k for k in intent.entities if k in declared)
+    return {"domain": domain, "goal": intent.goal if found is not None or not intent.goal else "?",
+            "entity_keys": keys, "undeclared_entities": len(intent.entities) - len(keys)}
 
 
 def _flag_run(intent: IntentOutput, catalogue: Catalogue) -> IntentOutput:

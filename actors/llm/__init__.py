@@ -6,11 +6,12 @@ never does. Its errors are classified for the capability base (transient ones re
 
 from ontoflow.actors.llm._client import LlmAnswer, LlmClient, ToolCall
 from ontoflow.actors.llm._config import LlmConfig, llm_config_from_env
-from ontoflow.actors.llm.errors import LlmAnswerError, LlmConfigError, LlmError, LlmUnavailableError
+from ontoflow.actors.llm.errors import LlmAnswerError, LlmBackOffError, LlmConfigError, LlmError, LlmUnavailableError
 
 __all__ = [
     "LlmAnswer",
     "LlmAnswerError",
+    "LlmBackOffError",
     "LlmClient",
     "LlmConfig",
     "LlmConfigError",

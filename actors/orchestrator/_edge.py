@@ -48,6 +48,8 @@ from ontoflow.actors.intent import (
 )
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook
+from ontoflow.actors.orchestrator._edge_answers import answer_text, client_session, question_output
+from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
 from ontoflow.actors.orchestrator._runners import Runners
@@ -70,33 +72,6 @@ _NO_DOMAINS = ("this daemon knows no domain yet: start it with --domains DIR or 
 
 #: The run input holding what the intent adapter understood (journaled with the submission).
 INTENT_KEY = "ontoflow.intent"
-
-
-def answer_text(answer: DomainOutput) -> str:
-    """What a person reads: the explanation, and a clarification's candidates or missing
-    entities, one per line; a result without an explanation as its answers' data."""
-    lines = [answer.explanation] if answer.explanation else []
-    if answer.status == "clarification":
-        for i, c in enumerate(answer.result.get("candidates", []), start=1):
-            label = c.get("symbol") or c.get("goal") or c.get("market") or ""
-            detail = c.get("name") or c.get("description") or c.get("exchange") or ""
-            lines.append(f"  {i}. {label}  {detail}".rstrip())
-        for m in answer.result.get("missing", []):
-            lines.append(f"  - {m['entity']}: {m['description']}")
-    elif not answer.explanation:
-        for a in answer.result.get("answers", []):
-            lines.append(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
-    return "\n".join(lines)
-
-
-def question_output(run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
-    """What a suspended run asks (its first question), as the clarification a person reads;
-    the daemon's edge and the embedded ``ask``/``chat`` answer it alike."""
-    first = questions[0] if questions else None
-    text = first.question if first is not None else "the run waits for an answer"
-    candidates = list(first.candidates) if first is not None else []
-    return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
-                        metadata={"run_id": run_id, "suspended": True})
 
 
 class EdgeService:
@@ -251,15 +226,18 @@ class EdgeService:
     async def _reply(self, job: tuple[bytes, Ask]) -> None:
         identity, message = job
         try:
-            reply = await self.ask(message.session_id, message.text, channel=message.channel, run=message.run)
+            reply = await self.ask(message.session_id, message.text, channel=message.channel, run=message.run,
+                                   client=key_of(identity))
         except Exception as exc:  # a bug here must not reach the client as a trace
             log.error("ask_failed", error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")
         self._orch.send_client(identity, reply)
 
-    async def ask(self, session_id: str, text: str, *, channel: str = "api", run: bool = False) -> AskReply | Error | Busy:
+    async def ask(self, session_id: str, text: str, *, channel: str = "api", run: bool = False,
+                  client: str = "") -> AskReply | Error | Busy:
         """Understand ``text`` in ``session_id``, run its plan and answer (``run``: the channel's
-        run flag, ``actors.intent.RUN_FLAG``).
+        run flag, ``actors.intent.RUN_FLAG``; ``client``: the asking CURVE key, whose sessions
+        are its own, and whose the run is, ``client_session``).
 
         Returns:
             An ``AskReply`` (a refused sentence is a ``failure`` saying why, with
@@ -274,13 +252,15 @@ class EdgeService:
         problems = check_entry(request)
         if problems:  # checked here too: a refusal needs no actor
             return AskReply(status="failure", explanation=str(IntentRejected(problems)), metadata={"code": "invalid"})
+        session_id = client_session(client, session_id)
+        request = msgspec.structs.replace(request, session_id=session_id)
         lock = self._locks.get(session_id)
         if lock is None:
             # fast_acquire: a free lock is taken without a trip through the event loop.
             lock = self._locks[session_id] = anyio.Lock(fast_acquire=True)
         try:
             async with lock:  # one session's turns in order: each reads the previous one
-                return await self._ask(request)
+                return await self._ask(request, client)
         finally:
             if not lock.locked() and lock.statistics().tasks_waiting == 0:
                 self._locks.pop(session_id, None)
@@ -362,7 +342,7 @@ class EdgeService:
         except UnknownRunError:  # forgotten: it ended, and its status says how
             return False
 
-    async def _ask(self, request: EntryRequest) -> AskReply | Error | Busy:
+    async def _ask(self, request: EntryRequest, client: str) -> AskReply | Error | Busy:
         answer = await self._request(PlanAsk(ask_id=0, request=request))
         if answer is not None and answer.answering is not None:  # this sentence answers a run's question
             answered = await self._answered(request, answer.answering, tuple(answer.answer_steps))
@@ -391,7 +371,8 @@ class EdgeService:
             log.warning("ask_plan_refused", domain=intent.get("primary_domain"), goal=intent.get("goal"))
             return _reply(DomainOutput(status="failure", explanation=f"the plan for this question cannot run here: {exc}",
                                        metadata={"code": "unavailable"}), None, intent)
-        run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source)
+        owner = client if client and self._orch.authority.roles is not None else None  # as a client's Submit
+        run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source, owner=owner)
         return await self._finish(request.session_id, run_id, tuple(answer.answer_steps), intent)
 
 

@@ -8,7 +8,7 @@ recorded, so a test can read what was asked (the prompt, the tools offered).
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,17 +16,20 @@ import anyio
 import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 __all__ = ["FakeModel", "answer", "open_fake_openai", "tool_answer"]
 
 
 def answer(content: str | None = None, tool_calls: list[tuple[str, str]] | None = None, status: int = 200,
-           raw: bytes | None = None) -> dict[str, Any]:
+           raw: bytes | None = None, headers: dict[str, str] | None = None,
+           stream: Callable[[], AsyncIterator[bytes]] | None = None) -> dict[str, Any]:
     """One scripted reply: a completion with ``content`` and/or tool calls, or a bare status,
-    or ``raw`` bytes as the body."""
-    return {"content": content, "tool_calls": tool_calls or [], "status": status, "raw": raw}
+    or ``raw`` bytes as the body, or the body ``stream()`` yields (sent as it comes: an
+    answer that never ends, a huge one); ``headers`` are added to the reply."""
+    return {"content": content, "tool_calls": tool_calls or [], "status": status, "raw": raw,
+            "headers": headers or {}, "stream": stream}
 
 
 def tool_answer(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -50,11 +53,15 @@ class FakeModel:
         self.requests.append(msgspec.json.decode(await request.body()))
         self.headers.append(dict(request.headers))
         reply = self._next()
+        extra = reply.get("headers") or {}
+        if reply.get("stream") is not None:
+            return StreamingResponse(reply["stream"](), status_code=reply["status"], headers=extra,
+                                     media_type="application/json")
         if reply["raw"] is not None:
-            return Response(reply["raw"], status_code=reply["status"], media_type="application/json")
+            return Response(reply["raw"], status_code=reply["status"], headers=extra, media_type="application/json")
         if reply["status"] != 200:
             return Response(b'{"error": {"message": "scripted failure", "type": "server_error"}}',
-                            status_code=reply["status"], media_type="application/json")
+                            status_code=reply["status"], headers=extra, media_type="application/json")
         message: dict[str, Any] = {"role": "assistant", "content": reply["content"]}
         if reply["tool_calls"]:
             message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": args}}

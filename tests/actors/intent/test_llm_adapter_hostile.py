@@ -6,7 +6,9 @@ decode, like any other: one guided retry, then a clarification."""
 from __future__ import annotations
 
 import pytest
+from structlog.testing import capture_logs
 
+from ontoflow.actors.intent import IntentAdapterFailed, LlmCapabilityAdapter
 from ontoflow.actors.intent._llm_adapter import LlmAdapter
 from ontoflow.actors.llm import LlmClient, LlmConfig
 from tests.support.fake_openai import answer, open_fake_openai
@@ -23,3 +25,24 @@ async def test_an_answer_nested_too_deep_is_one_that_does_not_decode(catalogue, 
         intent = await adapter.classify("preço da Petrobras")
     assert intent.goal == "" and intent.confidence == 0.0  # no guess: the gate asks
     assert len(model.requests) == 2 and "cannot be used" in model.requests[1]["messages"][-1]["content"]
+
+
+async def test_an_empty_answer_is_said_by_its_own_event_then_retried(catalogue) -> None:
+    # Seed 003: an empty model answer logs ``empty_llm_response`` (it was only "not JSON").
+    empty = answer(content="", tool_calls=[("classify", "{}")])
+    async with open_fake_openai([empty]) as model:
+        adapter = LlmAdapter(LlmClient(LlmConfig(base_url=model.url, model="fake", api_key_env=None)), catalogue)
+        with capture_logs() as logs:
+            intent = await adapter.classify("preço da Petrobras")
+    assert intent.goal == "" and len(model.requests) == 2
+    assert [e["tool_calls"] for e in logs if e["event"] == "empty_llm_response"] == [1, 1]
+
+
+async def test_a_rate_limit_asking_for_a_long_wait_is_not_hammered_by_the_base(catalogue) -> None:
+    # Before: Retry-After was ignored; the capability base retried three times within its
+    # backoff (well under a second), asking again long before the endpoint said to.
+    async with open_fake_openai([answer(status=429, headers={"retry-after": "3600"})]) as model:
+        adapter = LlmCapabilityAdapter(catalogue, llm=LlmConfig(base_url=model.url, model="fake", api_key_env=None))
+        with pytest.raises(IntentAdapterFailed, match=r"retry after 3600 s.*\(after 0 retries\)"):
+            await adapter.classify("preço da Petrobras")
+    assert len(model.requests) == 1

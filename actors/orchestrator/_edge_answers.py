@@ -1,0 +1,53 @@
+"""What the edge's answers read like, and whose session a sentence belongs to: pure helpers of
+the Entry (``_edge.py``), shared with the embedded ``ask``/``chat`` (``answer_text``,
+``question_output``)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+from ontoflow.protocols.domain import DomainOutput
+
+__all__ = ["answer_text", "client_session", "question_output"]
+
+
+def answer_text(answer: DomainOutput) -> str:
+    """What a person reads: the explanation, and a clarification's candidates or missing
+    entities, one per line; a result without an explanation as its answers' data."""
+    lines = [answer.explanation] if answer.explanation else []
+    if answer.status == "clarification":
+        for i, c in enumerate(answer.result.get("candidates", []), start=1):
+            label = c.get("symbol") or c.get("goal") or c.get("market") or ""
+            detail = c.get("name") or c.get("description") or c.get("exchange") or ""
+            lines.append(f"  {i}. {label}  {detail}".rstrip())
+        for m in answer.result.get("missing", []):
+            lines.append(f"  - {m['entity']}: {m['description']}")
+    elif not answer.explanation:
+        for a in answer.result.get("answers", []):
+            lines.append(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
+    return "\n".join(lines)
+
+
+def question_output(run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:
+    """What a suspended run asks (its first question), as the clarification a person reads;
+    the daemon's edge and the embedded ``ask``/``chat`` answer it alike."""
+    first = questions[0] if questions else None
+    text = first.question if first is not None else "the run waits for an answer"
+    candidates = list(first.candidates) if first is not None else []
+    return DomainOutput(status="clarification", explanation=prefix + text, result={"candidates": candidates},
+                        metadata={"run_id": run_id, "suspended": True})
+
+
+def client_session(client: str, session_id: str) -> str:
+    """The session ``session_id`` of the client whose CURVE key is ``client``: its own, apart
+    from any other key's session of the same name ("": no CURVE, the name as given).
+
+    A digest of both (41 characters, a valid session id in its turn): another key cannot name
+    it, nor pass for it by choosing a name; the name itself is checked before (``check_entry``).
+    """
+    if not client:
+        return session_id
+    return "k" + hashlib.sha256(f"{client}\n{session_id}".encode()).hexdigest()[:40]
