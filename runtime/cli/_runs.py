@@ -252,10 +252,10 @@ def _wait(
         if not interrupted:
             raise
         rid = known["run_id"]
-        say("interrupted" + (f"; {look_up_hint(rid)}" if rid else " before the submit was acknowledged"
-                             + (f"; `ontoflow submit --idempotency-key {submit.idempotency_key} ...` again finds the run if it was"
-                                if submit is not None and submit.idempotency_key else "")))
-        return EXIT_INTERRUPTED
+        # An error (one JSON object with --json): the wait ended without the run's end.
+        return fail("interrupted" + (f"; {look_up_hint(rid)}" if rid else " before the submit was acknowledged"
+                                     + (f"; `ontoflow submit --idempotency-key {submit.idempotency_key} ...` again finds the run if it was"
+                                        if submit is not None and submit.idempotency_key else "")), EXIT_INTERRUPTED)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

@@ -2,14 +2,9 @@
 
 One copy of each rule (STYLE 29): a verb reports an error with :func:`fail`, prints a JSON
 answer with :func:`write_json`, a run's end with :func:`print_result`, a time with
-:func:`utc`, a long run's progress with :class:`ProgressLine`; a verb that takes inputs reads
+:func:`utc`, a long run's progress with :class:`ProgressLine` (``_progress``); a verb that takes inputs reads
 them with :func:`input_options` and :func:`gather_inputs` (``--input`` pairs by
 :func:`parse_inputs`, ``--input-file`` by :func:`read_input_file`).
-
-A run's progress goes to stderr while it is long: the step in progress and the steps done.
-Shown only when stderr is a terminal (nothing at all otherwise: a log file or a pipe gets no
-control characters), only once the run has lasted ``delay_s`` (a short run does not flicker),
-and erased when the run ends, so the answer on stdout reads as without it.
 
 Exit codes:
 
@@ -18,12 +13,18 @@ Exit codes:
          write its journal for now (``unavailable``: temporary, retry later)
     2    invalid input: a manifest, an input, a capability, a flag, a config file (nothing ran)
     3    the daemon's journal is corrupt or from a newer version (it never resets a journal)
+    7    not found: no run of that id (on the daemon, or in the journal ``replay`` and
+         ``graph --run`` read); the JSON error's code is ``unknown_run``
     130  interrupted (Ctrl-C)
     141  stdout was closed early (``ontoflow runs | head``), as for a process killed by SIGPIPE
 
 Errors go to stderr: ``ontoflow: MESSAGE`` in text mode; with ``--json``, one JSON object
 ``{"error": {"code": CODE, "message": MESSAGE}}`` on one line. The exit code is the same in
-both modes. stdout carries only the command's answer.
+both modes. stdout carries only the command's answer. A note (the command goes on) is
+``ontoflow: MESSAGE`` too, or with ``--json`` one ``{"note": MESSAGE}`` line, so that every line
+of stderr is JSON then (as the log lines are). A message echoes what the user typed or a
+daemon sent: control characters in it are shown escaped (``\\x1b``) and a line longer than
+:data:`MAX_LINE` is cut, so that an error can neither drive the terminal nor flood it.
 """
 
 from __future__ import annotations
@@ -32,28 +33,28 @@ import argparse
 import os
 import re
 import sys
-import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, TextIO
+from typing import Any
 
-import anyio
 import msgspec
 
 from ontoflow.protocols.documents import oversized_int_path
+from ontoflow.runtime.cli._progress import DELAY_S, ProgressLine, describe
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
     "BUILTIN_CAPABILITIES",
+    "DELAY_S",
     "EXIT_BROKEN_PIPE",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_INVALID",
     "EXIT_JOURNAL",
+    "EXIT_NOT_FOUND",
     "EXIT_OK",
     "EXIT_TIMEOUT",
     "ProgressLine",
@@ -67,9 +68,11 @@ __all__ = [
     "input_options",
     "json_errors",
     "logging_options",
+    "note",
     "parse_inputs",
     "print_result",
     "read_input_file",
+    "safe_text",
     "set_json_errors",
     "utc",
     "write_json",
@@ -81,6 +84,11 @@ EXIT_CLARIFICATION, EXIT_JOURNAL_LOCKED = 4, 5
 #: ``submit --wait``, ``status --wait``, ``watch``: ``--timeout`` passed before the run ended
 #: (the run goes on).
 EXIT_TIMEOUT = 6
+#: No run of that id: ``show``, ``status``, ``cancel``, ``watch``, ``answer`` (the daemon's
+#: ``unknown_run``), ``replay`` and ``graph --run`` (not in the journal). One code for every
+#: verb: it was 1 for some, 2 for ``replay`` and 3 for ``graph``, and 1 also means "the run
+#: failed", which a script polling ``status`` must tell apart from "no such run".
+EXIT_NOT_FOUND = 7
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
 
 #: The capability module every run and worker loads unless told otherwise.
@@ -88,7 +96,8 @@ BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
 
 # The ``code`` of a JSON error when the verb gives none: named after the exit code.
 _CODES = {EXIT_FAILED: "failed", EXIT_INVALID: "invalid", EXIT_JOURNAL: "journal", EXIT_INTERRUPTED: "interrupted",
-          EXIT_CLARIFICATION: "clarification", EXIT_JOURNAL_LOCKED: "journal_locked", EXIT_TIMEOUT: "timeout"}
+          EXIT_CLARIFICATION: "clarification", EXIT_JOURNAL_LOCKED: "journal_locked", EXIT_TIMEOUT: "timeout",
+          EXIT_NOT_FOUND: "unknown_run"}
 
 
 class _ErrorFormat:
@@ -116,7 +125,8 @@ def fail(message: str, code: int = EXIT_INVALID, *, kind: str | None = None) -> 
     """Report an error on stderr and return the exit code to return from the verb.
 
     Args:
-        message: what went wrong and where (never a secret, never a parameter's value).
+        message: what went wrong and where (never a secret, never a parameter's value);
+            shown through :func:`safe_text`.
         code: the exit code (see the module docstring).
         kind: the JSON error's ``code``, e.g. a daemon's ``invalid_manifest``; by default
             named after the exit code (``invalid``, ``failed``...).
@@ -124,13 +134,53 @@ def fail(message: str, code: int = EXIT_INVALID, *, kind: str | None = None) -> 
     Returns:
         ``code``.
     """
+    text = safe_text(message)
     if _ErrorFormat.json:
-        doc = {"error": {"code": kind or error_code(code), "message": message}}
-        sys.stderr.write(msgspec.json.encode(doc).decode() + "\n")
+        _write_err(msgspec.json.encode({"error": {"code": kind or error_code(code), "message": text}}).decode())
     else:
-        print(f"ontoflow: {message}", file=sys.stderr)
-    sys.stderr.flush()
+        _write_err(f"ontoflow: {text}")
     return code
+
+
+def note(message: str) -> None:
+    """A note for the user on stderr (not an error: the command goes on); one JSON line
+    ``{"note": MESSAGE}`` with ``--json``."""
+    text = safe_text(message)
+    _write_err(msgspec.json.encode({"note": text}).decode() if _ErrorFormat.json else f"ontoflow: {text}")
+
+
+def _write_err(line: str) -> None:
+    # sys.stderr is None when the process started with fd 2 closed; print(file=None) would
+    # have written the error to stdout, which carries only the answer.
+    if sys.stderr is not None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+#: The longest line of a message shown whole: a 100,000-character argument echoed in an
+#: error filled the terminal with it.
+MAX_LINE = 1_000
+
+# C0 controls but newline and tab, DEL, C1 controls, and the surrogates argv keeps for bytes
+# that are not UTF-8 (they cannot be written to a UTF-8 stream, nor encoded as JSON).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    if 0xDC80 <= code <= 0xDCFF:  # a byte argv could not decode, kept as a surrogate
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` fit to show on a terminal: control characters escaped (``\\x1b``; newlines
+    and tabs kept), and each line cut at :data:`MAX_LINE` characters, saying how long it was."""
+    text = _UNSAFE.sub(_escaped, text)
+    if len(text) <= MAX_LINE:
+        return text
+    return "\n".join(line if len(line) <= MAX_LINE else f"{line[:MAX_LINE]}... ({len(line):,} characters)"
+                     for line in text.split("\n"))
 
 
 def write_json(value: Any) -> None:
@@ -256,7 +306,9 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     Raises:
         ConfigError: naming the file or the pair that is malformed (never a value).
     """
-    inputs = read_input_file(args.input_file) if args.input_file else {}
+    # ``is not None``: an empty --input-file (an unset variable, ``--input-file "$F"``) was
+    # silently no file at all, and the run went on without the inputs the user meant.
+    inputs = read_input_file(args.input_file) if args.input_file is not None else {}
     inputs.update(parse_inputs(args.input))
     return inputs
 
@@ -311,6 +363,8 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """
     from ontoflow.protocols.manifest import decode_document  # only the verbs given a file pay for YAML
 
+    if not os.fspath(path):
+        raise ConfigError("--input-file: the file name is empty")
     p = Path(path)
     try:
         data = read_document_bytes(p)
@@ -326,73 +380,3 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         if not isinstance(key, str) or not _KEY.match(key):
             raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
     return dict(doc)
-
-
-# -- a run's progress on stderr (see the module docstring) --------------------------------------
-
-#: How long a run goes before its progress is shown.
-DELAY_S = 0.5
-
-
-class ProgressLine:
-    """One live line on a terminal (rich's spinner), updated with :meth:`show`.
-
-    Args:
-        stream: where to draw; ``sys.stderr`` by default.
-        delay_s: nothing is drawn before this much time has passed since the line was made.
-    """
-
-    def __init__(self, stream: TextIO | None = None, *, delay_s: float = DELAY_S) -> None:
-        self._stream = stream if stream is not None else sys.stderr
-        self.enabled = bool(getattr(self._stream, "isatty", lambda: False)())
-        self._delay_s = delay_s
-        self._since = time.monotonic()
-        self._status: Any = None
-        self.text = ""
-
-    def show(self, text: str) -> None:
-        """Draw ``text`` as the line (a no-op when not a terminal or still within the delay)."""
-        self.text = text
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self._since
-        if self._status is None:
-            if elapsed < self._delay_s:
-                return
-            from rich.console import Console  # only on a terminal: rich costs its import time
-
-            self._status = Console(file=self._stream, highlight=False).status("")
-            self._status.start()
-        from rich.markup import escape
-
-        self._status.update(f"{escape(text)}  [dim]{elapsed:.1f} s[/dim]")
-
-    async def keep_drawn(self, every_s: float = 0.1) -> None:
-        """Redraw the last text every ``every_s`` (the clock moves while nothing else does);
-        runs until cancelled."""
-        while True:
-            await anyio.sleep(every_s)  # a display refresh, not a synchronisation
-            self.show(self.text)
-
-    def close(self) -> None:
-        """Erase the line (the run ended); safe to call twice."""
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-
-    def __enter__(self) -> ProgressLine:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
-
-
-def describe(done: int, running: list[tuple[str, str]]) -> str:
-    """The line's text: the steps in progress (step id and capability) and how many are done."""
-    plural = "" if done == 1 else "s"
-    if not running:
-        return f"{done} step{plural} done"
-    if len(running) == 1:
-        step_id, capability = running[0]
-        return f"running {step_id} {capability} · {done} step{plural} done"
-    return f"running {len(running)} steps ({', '.join(s for s, _ in running[:4])}{', ...' if len(running) > 4 else ''}) · {done} step{plural} done"
