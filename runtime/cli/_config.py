@@ -31,11 +31,11 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
     "ADAPTER_NAMES",
+    "MAX_CONFIG_BYTES",
     "ClientSection",
     "Config",
     "DaemonSection",
@@ -48,6 +48,11 @@ __all__ = [
 ]
 
 LOCAL_NAME = "ontoflow.toml"
+
+#: The most a configuration file may hold. Its few sections fit in kilobytes; read up to the
+#: bound of a document (64 MiB), a file that was no configuration (a log, a dump given by
+#: mistake) took 14 s and 650 MB to be refused.
+MAX_CONFIG_BYTES = 1 << 20
 
 #: The intent adapters ``[edge]`` may name (``actors.intent.ADAPTERS``; checked again there).
 ADAPTER_NAMES = ("matcher", "llm")
@@ -190,9 +195,13 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
-        data = read_document_bytes(path)
+        with open(path, "rb") as fh:  # a pipe or a device too (--config <(...))
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot read it: {exc.strerror}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, "
+                          "the most a configuration file may be")
     try:
         raw = decode_document(data, "toml", source=str(path))
     except ManifestError as exc:
