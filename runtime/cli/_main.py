@@ -124,7 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = _main(args_list)
         except SystemExit as done:  # --help, --version, a usage error: the answer is flushed too
             raise SystemExit(_flushed(done.code)) from None
-        return _flushed(code)
+        # Flushed here, where a failure is reported (at exit it was a traceback, or nothing).
+        # Inline, not _flushed: a call would add this file to a run's path (bench.run_path).
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            return _unwritten(exc)
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -138,8 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # an answer stdout would not take (a write that failed mid-way)
         if not _from_stdout(exc):
             raise
-        _stdout_closed()  # the interpreter's last flush would fail again
-        return fail(f"cannot write the answer to stdout: {exc.strerror or exc}", EXIT_FAILED, kind="output")
+        return _unwritten(exc)
 
 
 def _main(argv: list[str]) -> int:
@@ -216,17 +221,21 @@ def _flag_of(parser: argparse.ArgumentParser, dest: str) -> str | None:
 
 
 def _flushed(code: Any) -> Any:
-    """Flush stdout here, where a failure is reported (at exit it was a traceback, or
-    nothing): ``code`` when the answer was written, else the exit code of the failure."""
+    """Flush stdout: ``code`` when the answer was written, else the exit code of the failure."""
     try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except BrokenPipeError:
-        return _stdout_closed()
-    except OSError as exc:  # a full disk or /dev/full (ENOSPC), an I/O error: the answer is lost
-        _stdout_closed()
-        return fail(f"cannot write the answer to stdout: {exc.strerror or exc}", EXIT_FAILED, kind="output")
+        sys.stdout.flush()
+    except OSError as exc:
+        return _unwritten(exc)
     return code
+
+
+def _unwritten(exc: OSError) -> int:
+    """stdout did not take the answer: a closed pipe ends quietly (141), anything else (a full
+    disk or /dev/full, an I/O error) is said (exit 1)."""
+    if isinstance(exc, BrokenPipeError):
+        return _stdout_closed()
+    _stdout_closed()  # the interpreter's last flush would fail again
+    return fail(f"cannot write the answer to stdout: {exc.strerror or exc}", EXIT_FAILED, kind="output")
 
 
 #: What a write to stdout fails with besides EPIPE: a full disk or /dev/full, an I/O error, a

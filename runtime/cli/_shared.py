@@ -2,9 +2,14 @@
 
 One copy of each rule (STYLE 29): a verb reports an error with :func:`fail`, prints a JSON
 answer with :func:`write_json`, a run's end with :func:`print_result`, a time with
-:func:`utc`, a long run's progress with :class:`ProgressLine` (``_progress``); a verb that takes inputs reads
+:func:`utc`, a long run's progress with :class:`ProgressLine`; a verb that takes inputs reads
 them with :func:`input_options` and :func:`gather_inputs` (``--input`` pairs by
 :func:`parse_inputs`, ``--input-file`` by :func:`read_input_file`).
+
+A run's progress goes to stderr while it is long: the step in progress and the steps done.
+Shown only when stderr is a terminal (nothing at all otherwise: a log file or a pipe gets no
+control characters), only once the run has lasted ``delay_s`` (a short run does not flicker),
+and erased when the run ends, so the answer on stdout reads as without it.
 
 Exit codes:
 
@@ -30,20 +35,27 @@ daemon sent: control characters in it are shown escaped (``\\x1b``) and a line l
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, TextIO
 
+import anyio
 import msgspec
 
 from ontoflow.protocols.documents import oversized_int_path
-from ontoflow.runtime.cli._progress import DELAY_S, ProgressLine, describe
-from ontoflow.protocols.errors import ManifestError
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.cli._options import (
+    BUILTIN_CAPABILITIES,
+    KEY,
+    capability_specs,
+    common_options,
+    input_options,
+    logging_options,
+    read_input_file,
+)
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -84,15 +96,10 @@ EXIT_CLARIFICATION, EXIT_JOURNAL_LOCKED = 4, 5
 #: ``submit --wait``, ``status --wait``, ``watch``: ``--timeout`` passed before the run ended
 #: (the run goes on).
 EXIT_TIMEOUT = 6
-#: No run of that id: ``show``, ``status``, ``cancel``, ``watch``, ``answer`` (the daemon's
-#: ``unknown_run``), ``replay`` and ``graph --run`` (not in the journal). One code for every
-#: verb: it was 1 for some, 2 for ``replay`` and 3 for ``graph``, and 1 also means "the run
-#: failed", which a script polling ``status`` must tell apart from "no such run".
+#: No run of that id, whatever the verb (it was 1, 2 for ``replay``, 3 for ``graph``; 1 also
+#: means "the run failed", which a script polling ``status`` must tell from "no such run").
 EXIT_NOT_FOUND = 7
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
-
-#: The capability module every run and worker loads unless told otherwise.
-BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
 
 # The ``code`` of a JSON error when the verb gives none: named after the exit code.
 _CODES = {EXIT_FAILED: "failed", EXIT_INVALID: "invalid", EXIT_JOURNAL: "journal", EXIT_INTERRUPTED: "interrupted",
@@ -150,8 +157,7 @@ def note(message: str) -> None:
 
 
 def _write_err(line: str) -> None:
-    # sys.stderr is None when the process started with fd 2 closed; print(file=None) would
-    # have written the error to stdout, which carries only the answer.
+    # None when the process started with fd 2 closed: print(file=None) wrote errors on stdout.
     if sys.stderr is not None:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
@@ -199,29 +205,6 @@ def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseE
                 match = match.exceptions[0]
             return match
     raise exc
-
-
-def common_options(parser: argparse.ArgumentParser) -> None:
-    """``--log-level``, ``--log-file`` and ``--config``: every verb has them."""
-    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--log-file", default=None, metavar="FILE", help="append JSON log lines here instead of stderr")
-    # SUPPRESS: a verb's absent --config must not hide one given before the verb.
-    parser.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="a TOML configuration file")
-
-
-#: The name other command groups used before the package: the same function.
-logging_options = common_options
-
-
-def capability_specs(args: argparse.Namespace) -> list[str]:
-    """The capability modules to load: the built-ins unless ``--no-builtins``, then ``-c``s.
-
-    ``.py`` files are made absolute: worker processes may start in another folder.
-    """
-    specs = [] if args.no_builtins else [BUILTIN_CAPABILITIES]
-    for spec in args.capabilities:
-        specs.append(str(Path(spec).resolve()) if spec.endswith(".py") else spec)
-    return specs
 
 
 def utc(ms: int | None) -> str:
@@ -294,12 +277,6 @@ def print_result(result: Any, *, as_json: bool) -> None:
         print(f"  {key} = {text}")
 
 
-def input_options(parser: argparse.ArgumentParser) -> None:
-    """``--input KEY=VALUE`` (repeatable) and ``--input-file FILE``."""
-    parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
-    parser.add_argument("--input-file", default=None, metavar="FILE", help="a JSON or YAML map of ontology key -> value (--input wins)")
-
-
 def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     """The run's inputs: ``--input-file``'s map, then the ``--input`` pairs over it.
 
@@ -312,9 +289,6 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     inputs.update(parse_inputs(args.input))
     return inputs
 
-
-#: An ontology key: dotted words (``obdc.base.lang.code``).
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 
 
 def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
@@ -335,7 +309,7 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise ConfigError(f"--input #{i}: expected KEY=VALUE")
-        if not _KEY.match(key):
+        if not KEY.match(key):
             raise ConfigError(f"--input #{i}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
         try:
             raw.encode()
@@ -353,30 +327,71 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
     return inputs
 
 
-def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read inputs from a JSON, YAML or TOML map of ontology key -> value (by the suffix;
-    JSON when there is none).
+# -- a run's progress on stderr (see the module docstring) --------------------------------------
 
-    Raises:
-        ConfigError: naming the file, and the line and column of a syntax error, or the key
-            that is not an ontology key (never a value).
+#: How long a run goes before its progress is shown.
+DELAY_S = 0.5
+
+
+class ProgressLine:
+    """One live line on a terminal (rich's spinner), updated with :meth:`show`.
+
+    Args:
+        stream: where to draw; ``sys.stderr`` by default.
+        delay_s: nothing is drawn before this much time has passed since the line was made.
     """
-    from ontoflow.protocols.manifest import decode_document  # only the verbs given a file pay for YAML
 
-    if not os.fspath(path):
-        raise ConfigError("--input-file: the file name is empty")
-    p = Path(path)
-    try:
-        data = read_document_bytes(p)
-    except OSError as exc:
-        raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
-    try:
-        doc = decode_document(data, p.suffix or "json", source=str(p))
-    except ManifestError as exc:
-        raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
-    if not isinstance(doc, dict):
-        raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {type(doc).__name__}")
-    for key in doc:
-        if not isinstance(key, str) or not _KEY.match(key):
-            raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
-    return dict(doc)
+    def __init__(self, stream: TextIO | None = None, *, delay_s: float = DELAY_S) -> None:
+        self._stream = stream if stream is not None else sys.stderr
+        self.enabled = bool(getattr(self._stream, "isatty", lambda: False)())
+        self._delay_s = delay_s
+        self._since = time.monotonic()
+        self._status: Any = None
+        self.text = ""
+
+    def show(self, text: str) -> None:
+        """Draw ``text`` as the line (a no-op when not a terminal or still within the delay)."""
+        self.text = text
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self._since
+        if self._status is None:
+            if elapsed < self._delay_s:
+                return
+            from rich.console import Console  # only on a terminal: rich costs its import time
+
+            self._status = Console(file=self._stream, highlight=False).status("")
+            self._status.start()
+        from rich.markup import escape
+
+        self._status.update(f"{escape(text)}  [dim]{elapsed:.1f} s[/dim]")
+
+    async def keep_drawn(self, every_s: float = 0.1) -> None:
+        """Redraw the last text every ``every_s`` (the clock moves while nothing else does);
+        runs until cancelled."""
+        while True:
+            await anyio.sleep(every_s)  # a display refresh, not a synchronisation
+            self.show(self.text)
+
+    def close(self) -> None:
+        """Erase the line (the run ended); safe to call twice."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __enter__(self) -> ProgressLine:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def describe(done: int, running: list[tuple[str, str]]) -> str:
+    """The line's text: the steps in progress (step id and capability) and how many are done."""
+    plural = "" if done == 1 else "s"
+    if not running:
+        return f"{done} step{plural} done"
+    if len(running) == 1:
+        step_id, capability = running[0]
+        return f"running {step_id} {capability} · {done} step{plural} done"
+    return f"running {len(running)} steps ({', '.join(s for s, _ in running[:4])}{', ...' if len(running) > 4 else ''}) · {done} step{plural} done"
