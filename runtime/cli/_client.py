@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -179,7 +180,15 @@ def client_curve(args: argparse.Namespace) -> CurveClient | None:
         raise ConfigError("no daemon address: give --connect, set ONTOFLOW_CONNECT, or connect in the [client] section of the config file")
     check_address(args.connect)
     check_timeout(getattr(args, "timeout", None))
-    return curve_client(args.curve_secret, args.curve_server_key)
+    try:
+        return curve_client(args.curve_secret, args.curve_server_key)
+    except ConfigError as exc:  # say where a key file came from: an old variable is easy to forget
+        given = [f"{var}={value}" for var, value in (("ONTOFLOW_CURVE_SECRET", args.curve_secret),
+                                                     ("ONTOFLOW_CURVE_SERVER_KEY", args.curve_server_key))
+                 if value is not None and os.environ.get(var) == value]
+        if not given:
+            raise
+        raise ConfigError(f"{exc} (from the environment: {', '.join(given)})") from None
 
 
 def converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False) -> list[ClientMessage] | int:

@@ -144,3 +144,24 @@ def test_a_config_file_past_a_mebibyte_is_refused_before_it_is_parsed(tmp_path: 
     fits = tmp_path / "fits.toml"
     fits.write_bytes(b"[client]\ntimeout = 2.0\n" + b"#" * (MAX_CONFIG_BYTES - 40) + b"\n")
     assert load_config(fits).client.timeout == 2.0
+
+
+def test_a_curve_key_from_the_environment_is_named_when_it_fails_and_its_contents_never_shown(tmp_path: Path) -> None:
+    missing = _run(tmp_path, "runs", env=_env(tmp_path, ONTOFLOW_CONNECT=NOWHERE, ONTOFLOW_CURVE_SECRET="gone.key_secret",
+                                               ONTOFLOW_CURVE_SERVER_KEY="gone.key"))
+    err = _clean(missing)
+    assert missing.returncode == 2 and "cannot read key file gone.key_secret" in err
+    assert "from the environment: ONTOFLOW_CURVE_SECRET=gone.key_secret" in err  # it said only the file before
+    secret = "Qx7!" + "S" * 36
+    (tmp_path / "bad.key_secret").write_text(f'curve\n    public-key = "{secret}"\n    secret-key = "{secret}"\n')
+    garbage = _run(tmp_path, "runs", env=_env(tmp_path, ONTOFLOW_CONNECT=NOWHERE, ONTOFLOW_CURVE_SECRET="bad.key_secret",
+                                               ONTOFLOW_CURVE_SERVER_KEY="bad.key_secret"))
+    assert garbage.returncode == 2 and "bad.key_secret" in _clean(garbage) and secret not in garbage.stderr.decode()
+    (tmp_path / "m.yaml").write_text("start: m\nnodes:\n  m:\n    entry_block: a\n    blocks:\n      a: {worker: x.y}\n")
+    text = (tmp_path / "bad.key_secret").read_text()
+    for name in ("s.yaml", "s.toml", "s.json"):
+        (tmp_path / name).write_text(text)
+    for flags in (["--config", "s.toml"], *(["--input-file", name] for name in ("s.yaml", "s.toml", "s.json"))):
+        done = _run(tmp_path, "submit", "m.yaml", *flags, "--connect", NOWHERE)  # a secret given where a document goes
+        err = _clean(done)
+        assert done.returncode == 2 and flags[1] in err and "SSSS" not in err, err
