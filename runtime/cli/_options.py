@@ -1,8 +1,8 @@
-"""The flags several verbs share, added to a parser: ``--log-level``, ``--log-file`` and
-``--config`` (every verb), ``--input`` and ``--input-file`` (and reading the latter's file);
-the capability modules a run loads. Re-exported by ``_shared``, where the verbs find them;
-apart from it because none is on the path of ``ontoflow submit`` (``bench.run_path`` counts
-the files that path crosses): they are used as the parser is built, or for a flag it rarely has.
+"""What the verbs share off the path of ``ontoflow submit``: the flags added to a parser
+(``--log-level``, ``--log-file`` and ``--config`` on every verb, ``--input`` and
+``--input-file``), reading ``--input-file``'s file, the capability modules a run loads, the
+first error of a task group. Re-exported by ``_shared``, where the verbs find them; apart from
+it because ``bench.run_path`` counts the files that path crosses, and none of these is on it.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
-__all__ = ["BUILTIN_CAPABILITIES", "KEY", "capability_specs", "common_options", "input_options", "logging_options",
-           "read_input_file"]
+__all__ = ["BUILTIN_CAPABILITIES", "KEY", "capability_specs", "common_options", "first_error", "input_options",
+           "logging_options", "read_input_file"]
 
 #: The capability module every run and worker loads unless told otherwise.
 BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
@@ -84,3 +84,16 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         if not isinstance(key, str) or not KEY.match(key):
             raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
     return dict(doc)
+
+
+def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:
+    """The first ``kind`` inside ``exc`` (task groups wrap errors in groups); re-raise otherwise."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        match, _ = exc.split(kind)
+        if match is not None:
+            while isinstance(match, BaseExceptionGroup):
+                match = match.exceptions[0]
+            return match
+    raise exc

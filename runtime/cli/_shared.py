@@ -52,6 +52,7 @@ from ontoflow.runtime.cli._options import (
     KEY,
     capability_specs,
     common_options,
+    first_error,
     input_options,
     logging_options,
     read_input_file,
@@ -82,6 +83,7 @@ __all__ = [
     "logging_options",
     "note",
     "parse_inputs",
+    "print_line",
     "print_result",
     "read_input_file",
     "safe_text",
@@ -93,8 +95,7 @@ __all__ = [
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL = 0, 1, 2, 3
 #: ``ask``: the answer is a question back; ``daemon``: another process holds the journal.
 EXIT_CLARIFICATION, EXIT_JOURNAL_LOCKED = 4, 5
-#: ``submit --wait``, ``status --wait``, ``watch``: ``--timeout`` passed before the run ended
-#: (the run goes on).
+#: ``submit --wait``, ``status --wait``, ``watch``: ``--timeout`` passed (the run goes on).
 EXIT_TIMEOUT = 6
 #: No run of that id, whatever the verb (it was 1, 2 for ``replay``, 3 for ``graph``; 1 also
 #: means "the run failed", which a script polling ``status`` must tell from "no such run").
@@ -108,9 +109,7 @@ _CODES = {EXIT_FAILED: "failed", EXIT_INVALID: "invalid", EXIT_JOURNAL: "journal
 
 
 class _ErrorFormat:
-    """How :func:`fail` prints: set once by ``main`` from the parsed ``--json``."""
-
-    json = False
+    json = False  # how fail prints: set once by ``main`` from the parsed ``--json``
 
 
 def set_json_errors(on: bool) -> None:
@@ -190,21 +189,8 @@ def safe_text(text: str) -> str:
 
 
 def write_json(value: Any) -> None:
-    """Print ``value`` as one JSON line on stdout (Structs as maps)."""
+    """Print ``value`` as one JSON line on stdout (Structs as maps; JSON escapes controls)."""
     sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
-
-
-def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:
-    """The first ``kind`` inside ``exc`` (task groups wrap errors in groups); re-raise otherwise."""
-    if isinstance(exc, kind):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        match, _ = exc.split(kind)
-        if match is not None:
-            while isinstance(match, BaseExceptionGroup):
-                match = match.exceptions[0]
-            return match
-    raise exc
 
 
 def utc(ms: int | None) -> str:
@@ -247,6 +233,7 @@ def print_result(result: Any, *, as_json: bool) -> None:
 
     Text mode: the status and times, the error, the path (one line per step) and the context.
     JSON mode: one object with ``run_id``, ``status``, ``error``, ``context``, ``trace``.
+    Text from the run (its id, errors, names) goes through :func:`print_line`.
     """
     trace = [trace_record(e) for e in result.trace]
     context: dict[str, Any] = result.context
@@ -255,10 +242,10 @@ def print_result(result: Any, *, as_json: bool) -> None:
         return
     started, ended = result.started_ms, result.ended_ms
     took = f" in {ended - started} ms" if started and ended else ""
-    print(f"run {result.run_id} {result.status}{took}")
+    print_line(f"run {result.run_id} {result.status}{took}")
     print(f"started {utc(started)}  ended {utc(ended)}")
     if result.error:
-        print(f"error: {result.error}")
+        print_line(f"error: {result.error}")
     print("path:")
     for t in trace:
         where = f"{t['node']}.{t['block']}" if t["node"] else str(t["block"] or t["capability"])
@@ -266,15 +253,21 @@ def print_result(result: Any, *, as_json: bool) -> None:
             where += " (prerequisite)"
         action = t["action"] or "end"
         extra = f", {t['retries']} retries" if t["retries"] else ""
-        print(f"  {t['step_id']:>4}  {where:<32} {t['event']:<12} -> {action:<18} {t['duration_ms']:8.2f} ms{extra}")
+        print_line(f"  {t['step_id']:>4}  {where:<32} {t['event']:<12} -> {action:<18} {t['duration_ms']:8.2f} ms{extra}")
         if t["error"]:
-            print(f"        {t['error']}")
+            print_line(f"        {t['error']}")
     print("context:")
     for key in sorted(context):
         text = msgspec.json.encode(context[key]).decode()
         if len(text) > 100:
             text = text[:97] + "..."
-        print(f"  {key} = {text}")
+        print_line(f"  {key} = {text}")
+
+
+def print_line(line: str) -> None:
+    """Print a line of an answer on stdout through :func:`safe_text`: what a run, a daemon or
+    a worker (its id, its host name) wrote there could otherwise drive the reader's terminal."""
+    print(safe_text(line))
 
 
 def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:

@@ -96,3 +96,15 @@ def test_an_interrupted_wait_is_one_json_error_naming_how_to_follow_the_run(clus
     errors = [line["error"] for line in lines if "error" in line]
     assert len(errors) == 1 and errors[0]["code"] == "interrupted" and "ontoflow watch" in errors[0]["message"]
     assert all(set(line) <= {"note", "error"} for line in lines), lines
+
+
+def test_text_a_run_wrote_is_shown_escaped_never_driving_the_terminal(cluster: Cluster, workdir: Path) -> None:
+    # A document's name (anyone's who may submit) reached an operator's `ontoflow runs` raw.
+    example = workdir / "configs" / "examples" / "building_report"
+    text = (example / "workflow.yaml").read_text()
+    assert text.count("name: building_report") == 1
+    (example / "named.yaml").write_text(text.replace("name: building_report", 'name: "report\\e[2J"'))
+    submitted = cluster.cli("submit", str(example / "named.yaml"), "--wait")
+    assert submitted.code == 0, submitted.stderr
+    runs = cluster.cli("runs")
+    assert runs.code == 0 and "report\\x1b[2J" in runs.stdout and "\x1b" not in runs.stdout
