@@ -165,3 +165,12 @@ def test_a_curve_key_from_the_environment_is_named_when_it_fails_and_its_content
         done = _run(tmp_path, "submit", "m.yaml", *flags, "--connect", NOWHERE)  # a secret given where a document goes
         err = _clean(done)
         assert done.returncode == 2 and flags[1] in err and "SSSS" not in err, err
+
+
+def test_a_folder_where_a_file_goes_is_a_setting_error_exit_2(tmp_path: Path) -> None:
+    # `daemon --journal FOLDER` exited 3, the code of a corrupt journal ("never touch it").
+    (tmp_path / "logs").mkdir()
+    journal = _run(tmp_path, "daemon", "--bind", f"ipc://{tmp_path}/d.sock", "--journal", "logs")
+    assert journal.returncode == 2 and "--journal logs: is a folder" in _clean(journal)
+    log = _run(tmp_path, "runs", "--connect", NOWHERE, "--log-file", "logs")
+    assert log.returncode == 2 and "cannot open the log file logs" in _clean(log)
