@@ -191,6 +191,21 @@ def _note_key(seen: dict[str, int], event: Any) -> None:
         None, None, f"found duplicate key {shown!r} (first at line {first})", event.start_mark)
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _at_offset(data: bytes, offset: int, what: str) -> str:
+    """`` at line L, column C: what`` for the byte at ``offset`` (lines and columns from 1)."""
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f" at line {line}, column {column}: {what}"
+
+
 def _not_utf8(data: bytes) -> str:
     """`` at line L, column C: not UTF-8`` at the first byte that is not (lines and columns from 1)."""
     try:
@@ -304,6 +319,14 @@ def _syntax_error(exc: msgspec.DecodeError, data: bytes) -> str:
     if mark is not None:  # PyYAML's MarkedYAMLError (0-based line and column)
         what = getattr(cause, "problem", None) or str(exc).splitlines()[0]
         return f" at line {mark.line + 1}, column {mark.column + 1}: {what}"
+    if getattr(cause, "position", None) is not None and hasattr(cause, "reason"):
+        # PyYAML's ReaderError (a byte that is not UTF-8, a control character): it gave a
+        # position in a two-line message ("in "<byte string>", position 8"), no line.
+        if b"\0" in data or not _is_utf8(data):
+            return _not_utf8(data) if not _is_utf8(data) else _at_offset(data, data.index(b"\0"), "a NUL character")
+        text = data.decode("utf-8")
+        offset = len(text[:cause.position].encode("utf-8"))
+        return _at_offset(data, offset, f"a character YAML does not allow (#x{cause.character:04x})")
     if getattr(cause, "lineno", None) is not None:  # tomllib's TOMLDecodeError (3.14+)
         what = getattr(cause, "msg", str(cause)).split(" (at ")[0]
         return f" at line {cause.lineno}, column {cause.colno}: {what}"
@@ -311,6 +334,9 @@ def _syntax_error(exc: msgspec.DecodeError, data: bytes) -> str:
     found = re.search(r"^(.*?) \(at line (\d+), column (\d+)\)$", text)  # tomllib before 3.14
     if found is not None:
         return f" at line {found[2]}, column {found[3]}: {found[1]}"
+    found = re.search(r"^(.*?) \(at end of document\)$", text)  # tomllib: the last line, past its end
+    if found is not None:
+        return _at_offset(data, len(data), found[1])
     found = re.search(r"^(.*?) \(byte (\d+)\)$", text)  # msgspec.json: a byte offset
     if found is not None:
         offset = min(int(found[2]), len(data))

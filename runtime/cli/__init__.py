@@ -1,8 +1,8 @@
 """The ``ontoflow`` command: a composition root (it may import ``actors``).
 
 One module per verb group, joined in ``_main`` (``COMMAND_GROUPS``); what they share (exit
-codes, error reporting, output, a run's progress, the input flags) is in ``_shared``; the
-configuration file in ``_config``.
+codes, error reporting, output, a run's progress, the input flags) is in ``_shared`` (the
+flags added as the parser is built in ``_options``); the configuration file in ``_config``.
 
     _local.py       run, worker
     _plans.py       plan run, pipeline check|compile|run
@@ -26,6 +26,7 @@ from ontoflow.runtime.cli._shared import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_JOURNAL,
+    EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_TIMEOUT,
     capability_specs,
@@ -46,6 +47,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_INVALID",
     "EXIT_JOURNAL",
+    "EXIT_NOT_FOUND",
     "EXIT_OK",
     "EXIT_TIMEOUT",
     "NoAnswerError",

@@ -13,9 +13,9 @@ no adapter is a usage error (exit 2) naming the flag.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ontoflow.runtime.cli._config import ADAPTER_NAMES
+from ontoflow.runtime.cli._shared import note
 
 __all__ = ["ANY_DOMAIN", "adapter_choice", "adapter_option", "ignored_with_connect"]
 
@@ -53,5 +53,4 @@ def ignored_with_connect(args: argparse.Namespace) -> None:
     """Say on stderr that ``--intent-adapter`` given with ``--connect`` does nothing: the
     daemon's own choice reads the sentence (the file's ``[edge]`` is quietly the daemon's too)."""
     if getattr(args, "intent_adapter", None):
-        print("ontoflow: --intent-adapter is ignored with --connect: the daemon's choice reads the sentence",
-              file=sys.stderr)
+        note("--intent-adapter is ignored with --connect: the daemon's choice reads the sentence")

@@ -7,7 +7,8 @@
 ``check`` exits 0 when the document has no error (warnings are printed), 2 when it has errors
 or cannot be read, or a capability module does not load. ``graph`` exits 0 when it drew the
 picture (findings are marked on it, not fatal), 2 on bad input, 3 when SVG/PNG is asked for and
-Graphviz is not installed or the run cannot be found in the journal.
+Graphviz is not installed, 7 when ``--run`` is not in the journal or on the daemon (as every
+verb's "no such run").
 """
 
 from __future__ import annotations
@@ -22,12 +23,21 @@ import msgspec
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.checker import CheckerError, analyse_document, read_document, render_text
 from ontoflow.actors.drawing import FORMATS, DrawingError, GraphvizMissingError, RunNotFoundError, overlay_from_journal, render, scene_of
-from ontoflow.runtime.cli._shared import EXIT_INVALID, EXIT_OK, capability_specs, fail, json_errors, logging_options
+from ontoflow.runtime.cli._shared import (
+    EXIT_INVALID,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    capability_specs,
+    fail,
+    json_errors,
+    logging_options,
+    note,
+)
 from ontoflow.runtime.errors import CapabilityLoadError
 
 __all__ = ["EXIT_UNAVAILABLE", "contract_gate", "register"]
 
-#: ``graph``: Graphviz is missing, or the run to overlay is not in the journal.
+#: ``graph``: Graphviz is missing.
 EXIT_UNAVAILABLE = 3
 
 _json = msgspec.json.Encoder(order="deterministic")
@@ -105,8 +115,11 @@ def contract_gate(
     refused = f"{path} does not pass the contract check ({len(report.errors)} error(s)"
     if not report.ok and json_errors():  # the report inside the one JSON object, not text before it
         return fail(f"{refused}; see ontoflow check, or run with --no-check):\n{render_text(report)}")
-    if report.findings:
-        print(render_text(report), file=sys.stderr)
+    if report.findings:  # warnings: the run goes on (one JSON note with --json)
+        if json_errors():
+            note(render_text(report))
+        else:
+            print(render_text(report), file=sys.stderr)
     if report.ok:
         return None
     return fail(f"{refused} above; see ontoflow check, or run with --no-check)")
@@ -159,6 +172,21 @@ def _daemon_overlay(args: argparse.Namespace) -> Any:
     return RunOverlay(shown.run_id, shown.status, shown.error, steps, failed)
 
 
+def _not_in(path: str, run_id: str) -> bool:
+    """Whether the journal at ``path`` opens and holds no run ``run_id`` (exit 7, as every
+    verb's "no such run"); False when it does not open (its own error, exit 3)."""
+    from ontoflow.runtime.journal import JournalError, open_journal_readonly
+
+    try:
+        journal = open_journal_readonly(path)
+    except JournalError:
+        return False
+    try:
+        return journal.run(run_id) is None
+    finally:
+        journal.close()
+
+
 def _cmd_graph(args: argparse.Namespace) -> int:
     if args.run is not None and args.journal is None and args.connect is None:
         return fail("--run needs --journal FILE or --connect ADDRESS: where the run is")
@@ -174,8 +202,10 @@ def _cmd_graph(args: argparse.Namespace) -> int:
     elif args.run is not None:
         try:
             overlay = overlay_from_journal(args.journal, args.run)
-        except RunNotFoundError as exc:
-            return fail(str(exc), EXIT_UNAVAILABLE)
+        except RunNotFoundError as exc:  # the journal's own state (missing, unreadable, damaged): 3
+            if _not_in(args.journal, args.run):
+                return fail(str(exc), EXIT_NOT_FOUND, kind="unknown_run")
+            return fail(str(exc), EXIT_UNAVAILABLE, kind="journal")
     try:
         catalog = _catalog(args)
         if args.document is not None:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 
 from ontoflow.protocols.client import Busy, ClientMessage, Error, RunProgress, RunStatus, Status, Submit, SubmitAccepted, Watch
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, common_options, fail
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_FOUND, common_options, fail, note
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
@@ -135,9 +135,13 @@ def check_address(address: str, flag: str = "--connect (or ONTOFLOW_CONNECT)") -
     naming where it came from, rather than a transport failure (exit 1) or a worker's traceback.
 
     Raises:
-        ConfigError: when ``address`` does not start with a known scheme or names nothing after it.
+        ConfigError: when ``address`` does not start with a known scheme, names nothing after
+            it, or holds a control character.
     """
-    if not address.startswith(_SCHEMES) or address.endswith("://") or not _tcp_ok(address):
+    # A control character names no host or path: it reached ZeroMQ, and its error echoed the
+    # address raw (an escape sequence typed or pasted drove the terminal).
+    if (not address.startswith(_SCHEMES) or address.endswith("://") or not _tcp_ok(address)
+            or re.search(r"[\x00-\x1f\x7f]", address)):
         shown = re.sub(r"//[^/@]*@", "//...@", address)  # a user:password@ is never shown, whole or cut
         shown = shown if len(shown) <= 80 else f"{shown[:80]}..."
         raise ConfigError(f"{flag} {shown!r}: an address is tcp://HOST:PORT (PORT a number up to 65535, "
@@ -176,7 +180,15 @@ def client_curve(args: argparse.Namespace) -> CurveClient | None:
         raise ConfigError("no daemon address: give --connect, set ONTOFLOW_CONNECT, or connect in the [client] section of the config file")
     check_address(args.connect)
     check_timeout(getattr(args, "timeout", None))
-    return curve_client(args.curve_secret, args.curve_server_key)
+    try:
+        return curve_client(args.curve_secret, args.curve_server_key)
+    except ConfigError as exc:  # say where a key file came from: an old variable is easy to forget
+        given = [f"{var}={value}" for var, value in (("ONTOFLOW_CURVE_SECRET", args.curve_secret),
+                                                     ("ONTOFLOW_CURVE_SERVER_KEY", args.curve_server_key))
+                 if value is not None and os.environ.get(var) == value]
+        if not given:
+            raise
+        raise ConfigError(f"{exc} (from the environment: {', '.join(given)})") from None
 
 
 def converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False) -> list[ClientMessage] | int:
@@ -230,11 +242,19 @@ _CHANGE_THE_REQUEST = frozenset({"idempotency_conflict", "payload_too_large"})
 
 
 def reply_code(reply: ClientMessage) -> int | None:
-    """The exit code of a refusal (``Busy``, ``Error``), reported; None for any other reply."""
+    """The exit code of a refusal (``Busy``, ``Error``), reported; None for any other reply.
+
+    ``unknown_run`` exits 7 (``EXIT_NOT_FOUND``), as a run missing from a journal does.
+    """
     if isinstance(reply, Busy):
         return fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED, kind="busy")
     if isinstance(reply, Error):
-        code = EXIT_INVALID if reply.code.startswith("invalid") or reply.code in _CHANGE_THE_REQUEST else EXIT_FAILED
+        if reply.code == "unknown_run":
+            code = EXIT_NOT_FOUND
+        elif reply.code.startswith("invalid") or reply.code in _CHANGE_THE_REQUEST:
+            code = EXIT_INVALID
+        else:
+            code = EXIT_FAILED
         return fail(f"{reply.code}: {reply.message}", code, kind=reply.code)
     return None
 
@@ -335,5 +355,5 @@ async def submit_once(client: DealerSocket, submit: Submit, *, deadline: float =
 
 
 def say(message: str) -> None:
-    """A note for the user on stderr (not an error: the command goes on)."""
-    print(f"ontoflow: {message}", file=sys.stderr, flush=True)
+    """A note for the user on stderr (not an error: the command goes on); ``_shared.note``."""
+    note(message)

@@ -31,11 +31,11 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
     "ADAPTER_NAMES",
+    "MAX_CONFIG_BYTES",
     "ClientSection",
     "Config",
     "DaemonSection",
@@ -48,6 +48,11 @@ __all__ = [
 ]
 
 LOCAL_NAME = "ontoflow.toml"
+
+#: The most a configuration file may hold. Its few sections fit in kilobytes; read up to the
+#: bound of a document (64 MiB), a file that was no configuration (a log, a dump given by
+#: mistake) took 14 s and 650 MB to be refused.
+MAX_CONFIG_BYTES = 1 << 20
 
 #: The intent adapters ``[edge]`` may name (``actors.intent.ADAPTERS``; checked again there).
 ADAPTER_NAMES = ("matcher", "llm")
@@ -151,22 +156,33 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
     """The configuration file to read: ``explicit``, else the first of the usual places present.
 
     Raises:
-        ConfigError: when ``explicit`` names a file that does not exist.
+        ConfigError: when ``explicit`` is empty or names a file that does not exist, or a
+            usual place cannot be looked at (a name too long, a NUL in ``$XDG_CONFIG_HOME``).
     """
     if explicit is not None:
+        if not explicit:  # Path("") is the current folder: "is a folder" said nothing useful
+            raise ConfigError("--config: the file name is empty")
         path = Path(explicit)
-        if path.is_dir():
-            raise ConfigError(f"--config {explicit}: is a folder, not a file")
-        if not path.exists():  # a pipe (--config <(...)) or /dev/null is read, not refused as missing
-            raise ConfigError(f"--config {explicit}: no such file")
+        try:
+            if path.is_dir():
+                raise ConfigError(f"--config {explicit}: is a folder, not a file")
+            if not path.exists():  # a pipe (--config <(...)) or /dev/null is read, not refused as missing
+                raise ConfigError(f"--config {explicit}: no such file")
+        except (OSError, ValueError) as exc:  # a name too long or holding a NUL: stat raises, not False
+            raise ConfigError(f"--config {explicit}: cannot look at it: {getattr(exc, 'strerror', None) or exc}") from None
         return path
-    local = (cwd or Path.cwd()) / LOCAL_NAME
-    if local.is_file():
-        return local
     env = os.environ if environ is None else environ
-    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
-    user = base / "ontoflow" / "config.toml"
-    return user if user.is_file() else None
+    local = (cwd or Path.cwd()) / LOCAL_NAME
+    try:
+        if local.is_file():
+            return local
+        base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
+        user = base / "ontoflow" / "config.toml"
+        return user if user.is_file() else None
+    except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: no home folder to expand
+        where = "$XDG_CONFIG_HOME" if env.get("XDG_CONFIG_HOME") else "the home folder"
+        raise ConfigError(f"the configuration file under {where} cannot be looked for: "
+                          f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
 def load_config(path: Path | None) -> Config:
@@ -179,9 +195,13 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
-        data = read_document_bytes(path)
+        with open(path, "rb") as fh:  # a pipe or a device too (--config <(...))
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot read it: {exc.strerror}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, "
+                          "the most a configuration file may be")
     try:
         raw = decode_document(data, "toml", source=str(path))
     except ManifestError as exc:

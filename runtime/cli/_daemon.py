@@ -83,6 +83,11 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         check_address(args.bind, "--bind")
     except ConfigError as exc:
         return fail(str(exc))
+    if args.journal is not None and (not args.journal or _is_dir(args.journal)):
+        # A folder is a wrong setting, as a missing one is (exit 2): it was said "cannot open"
+        # with exit 3, the code of a corrupt journal, which a script reads as "do not touch it".
+        return fail(f"--journal {args.journal}: is a folder (or empty): name the journal's file, e.g. "
+                    f"{Path(args.journal or '.') / 'runs.sqlite'}")
     config = DaemonConfig(
         bind=args.bind,
         heartbeat_ms=args.heartbeat_ms,
@@ -121,6 +126,13 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         error = first_error(exc, (ConfigError, TransportError, JournalError))
         return fail(str(error), _exit_code(error))
     return EXIT_OK
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):  # a name too long to look at: the journal's own open says so
+        return False
 
 
 def _exit_code(exc: BaseException) -> int:

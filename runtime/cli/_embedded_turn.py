@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 from ontoflow.actors.intent import AdapterChoiceError, Catalogue, adapter_factories
 from ontoflow.actors.pipelines import using_connections
 from ontoflow.runtime.cli._adapter_option import ANY_DOMAIN, adapter_choice
+from ontoflow.runtime.cli._shared import note
 from ontoflow.runtime.embedded import LocalCluster, open_local_cluster
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.journal import JournalError, SharedJournal, open_shared_journal
@@ -50,7 +50,7 @@ def open_session_journal(path: Path | None = None) -> SharedJournal | None:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         return open_shared_journal(file)
     except (OSError, JournalError) as exc:
-        print(f"ontoflow: session memory {file} cannot be used ({exc}); answering without it", file=sys.stderr)
+        note(f"session memory {file} cannot be used ({exc}); answering without it")
         return None
 
 
@@ -73,8 +73,7 @@ def edge_adapters(args: argparse.Namespace, catalogue: Catalogue) -> dict[str, A
     if refused:
         raise ConfigError(f"--intent-adapter: {', '.join(map(repr, refused))}: no such domain is loaded (loaded: {known})")
     for domain in unknown:
-        print(f"ontoflow: [edge.adapters] {domain}: no such domain is loaded here (loaded: {known}); unused",
-              file=sys.stderr)
+        note(f"[edge.adapters] {domain}: no such domain is loaded here (loaded: {known}); unused")
         del choice[domain]
     try:
         return adapter_factories(choice)

@@ -10,17 +10,26 @@ group is one line in :data:`COMMAND_GROUPS`.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ontoflow.runtime.cli import _completion
 from ontoflow.runtime.cli._client import LOOP
 from ontoflow.runtime.cli._config import edge_defaults, find_config, load_config, section_defaults
-from ontoflow.runtime.cli._shared import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_INVALID, fail, json_errors, set_json_errors
+from ontoflow.runtime.cli._shared import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    fail,
+    json_errors,
+    set_json_errors,
+)
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.logging import configure_logging
 from ontoflow.runtime.loop import entry_options
@@ -86,13 +95,13 @@ def _apply_config(parser: _Parser, argv: Sequence[str]) -> None:
     Flags still win (argparse only uses a default when the flag is absent), so the order is
     flags > environment > file > built-in defaults.
 
+    ``--config`` is read by ``parser`` itself, as the command reads it (``--conf FILE`` too:
+    a pre-parser of its own took no abbreviation, so the file the command accepted went unread).
+
     Raises:
         ConfigError: when the file is missing (``--config``) or invalid.
     """
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    pre.add_argument("--config", default=None)
-    known, _ = pre.parse_known_args(argv)
-    config = load_config(find_config(known.config))
+    config = load_config(find_config(getattr(parser.parse_args(argv), "config", None)))
     for verb in parser.verbs.values():
         section = verb.get_default("config_section")
         if section is not None:
@@ -106,11 +115,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit codes and error output: see ``_shared``.
     """
+    _open_standard_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     # Known before parsing, so that a usage error is already reported in the right format.
     set_json_errors("--json" in args_list)
     try:
-        return _main(args_list)
+        try:
+            code = _main(args_list)
+        except SystemExit as done:  # --help, --version, a usage error: the answer is flushed too
+            raise SystemExit(_flushed(done.code)) from None
+        # Flushed here, where a failure is reported (at exit it was a traceback, or nothing).
+        # Inline, not _flushed: a call would add this file to a run's path (bench.run_path).
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            return _unwritten(exc)
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -121,18 +141,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if group.split(KeyboardInterrupt)[0] is not None:
             return EXIT_INTERRUPTED
         raise
+    except OSError as exc:  # an answer stdout would not take (a write that failed mid-way)
+        if not _from_stdout(exc):
+            raise
+        return _unwritten(exc)
 
 
 def _main(argv: list[str]) -> int:
     parser = build_parser()
-    try:
-        _apply_config(parser, argv)
-        config_error = None
-    except ConfigError as exc:  # fatal only to a verb that reads the file (not --version, completion)
-        config_error = exc
+    # Parsed twice: once to learn the verb and --config as argparse reads them (a usage error,
+    # --help and --version end here, in the house's format), then with the file's defaults.
     args = parser.parse_args(argv)
-    if config_error is not None and (getattr(args, "config_section", None) or getattr(args, "edge_adapters", None) is not None):
-        return fail(str(config_error))
+    if getattr(args, "config_section", None) or getattr(args, "edge_adapters", None) is not None:
+        try:  # only a verb that reads the file fails on it (not --version, completion)
+            _apply_config(parser, argv)
+        except ConfigError as exc:
+            return fail(str(exc))
+        args = parser.parse_args(argv)
     set_json_errors(bool(getattr(args, "json", False)))
     try:
         # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.
@@ -193,6 +218,53 @@ def _flag_of(parser: argparse.ArgumentParser, dest: str) -> str | None:
         elif action.dest == dest:
             return action.option_strings[-1] if action.option_strings else (action.metavar or dest.upper())
     return None
+
+
+def _flushed(code: Any) -> Any:
+    """Flush stdout: ``code`` when the answer was written, else the exit code of the failure."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return _unwritten(exc)
+    return code
+
+
+def _unwritten(exc: OSError) -> int:
+    """stdout did not take the answer: a closed pipe ends quietly (141), anything else (a full
+    disk or /dev/full, an I/O error) is said (exit 1)."""
+    if isinstance(exc, BrokenPipeError):
+        return _stdout_closed()
+    _stdout_closed()  # the interpreter's last flush would fail again
+    return fail(f"cannot write the answer to stdout: {exc.strerror or exc}", EXIT_FAILED, kind="output")
+
+
+#: What a write to stdout fails with besides EPIPE: a full disk or /dev/full, an I/O error, a
+#: quota, a file past its size limit.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
+
+
+def _from_stdout(exc: OSError) -> bool:
+    """Whether ``exc`` is a failed write of the answer: a write error naming no file (an
+    error opening or reading a file names it, and each verb reports those itself)."""
+    return exc.errno in _WRITE_ERRNOS and exc.filename is None
+
+
+def _open_standard_streams() -> None:
+    """Point a standard descriptor the process started without (``ontoflow runs >&-``) at
+    /dev/null. Left closed, the first socket took its number, and the event loop aborted the
+    process (SIGABRT) as it closed a descriptor it thought was stdin, stdout or stderr; with
+    stderr closed, errors were printed on stdout."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115 - the process's own
 
 
 def _stdout_closed() -> int:

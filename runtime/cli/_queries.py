@@ -13,7 +13,7 @@ from typing import Any, get_args
 from ontoflow.protocols.client import ListRuns, RunList, RunTrace, Show, Workers, WorkersInfo
 from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.cli._client import ask, client_options
-from ontoflow.runtime.cli._shared import EXIT_OK, fail, print_result, utc, write_json
+from ontoflow.runtime.cli._shared import EXIT_OK, fail, print_line, print_result, safe_text, utc, write_json
 
 __all__ = ["print_table", "register"]
 
@@ -68,7 +68,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(f"events (from {utc(start)}):")
         for ev in trace.events:
             detail = " ".join(f"{k}={ev[k]}" for k in ("step_id", "attempt", "event", "reason", "worker_id") if ev.get(k) is not None)
-            print(f"  +{ev['at_ms'] - start:>7} ms  {ev['kind']:<22} {detail}")
+            print_line(f"  +{ev['at_ms'] - start:>7} ms  {ev['kind']:<22} {detail}")
     return EXIT_OK
 
 
@@ -89,7 +89,9 @@ def _cmd_workers(args: argparse.Namespace) -> int:
 
 def print_table(headers: list[str], rows: list[list[str]]) -> None:
     """Print rows under their headers, each column as wide as its widest cell (the last one
-    unpadded), two spaces apart: one rule for every listing, whatever its cells hold."""
+    unpadded), two spaces apart: one rule for every listing, whatever its cells hold (a
+    worker's host name or a run's name with a control character in it is shown escaped)."""
+    rows = [[safe_text(cell) for cell in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     for cells in (headers, *rows):
         print("  ".join(c.ljust(w) for c, w in zip(cells[:-1], widths, strict=False)) + "  " + cells[-1])

@@ -8,9 +8,10 @@ recorded; with ``--manifest``, finds the first fact where a new version of its d
 decide otherwise. Never calls a capability or a model; opens the journal read-only.
 
 Exit codes: 0 every decision matched; 1 a mismatch or divergence (or a run that could not be
-replayed); 2 bad input (a run id not in the journal, a new document that does not parse or
-compile, or is of another kind); 3 the journal does not exist, is not a journal, or is from a
-newer ontoflow.
+replayed); 2 bad input (a new document that does not parse or compile, or is of another
+kind); 3 the journal does not exist, is not a journal, or is from a newer ontoflow; 7 the run
+is not in the journal (with ``--all --manifest``: no run of the document's name), as every
+verb's "no such run".
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ontoflow.actors.orchestrator.engine import RunEngine
 from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._shared import fail, logging_options
+from ontoflow.runtime.cli._shared import EXIT_NOT_FOUND, fail, logging_options
 from ontoflow.runtime.journal import Journal, JournalError, open_journal_readonly
 
 __all__ = ["register"]
@@ -56,6 +57,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except JournalError as exc:
         return _fail(str(exc), EXIT_JOURNAL)
     try:
+        if args.run is not None and journal.run(args.run) is None:
+            return _fail(f"run {args.run} is not in journal {journal.path}", EXIT_NOT_FOUND, kind="unknown_run")
         return _replay(args, journal)
     finally:
         journal.close()
@@ -66,6 +69,8 @@ def _replay(args: argparse.Namespace, journal: Journal) -> int:
     if args.manifest is not None:
         try:
             new = _load_new(args, journal)
+        except _NoSuchRun as exc:
+            return _fail(str(exc), EXIT_NOT_FOUND, kind="unknown_run")
         except (ManifestError, ReplayError) as exc:
             return _fail(str(exc), EXIT_INVALID)
     try:
@@ -111,7 +116,7 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
         name = document.get("name")
         rows = [r for r in journal.runs(limit=max(journal.count(), 1)) if r.name == name]
         if not rows:
-            raise ReplayError(f"no run of a document named {name!r} in journal {journal.path}")
+            raise _NoSuchRun(f"no run of a document named {name!r} in journal {journal.path}")
         row = rows[0]
     else:
         row = journal.run(args.run)
@@ -157,5 +162,9 @@ def _print_summary(summary: ReplaySummary, as_json: bool) -> None:
           f"{summary.failed} could not be replayed{skipped}")
 
 
-def _fail(message: str, code: int) -> int:
-    return fail(f"replay: {message}", code)  # one JSON object with --json, as every verb's error
+class _NoSuchRun(ReplayError):
+    """Raised when no run of the new document's name is in the journal (``--all --manifest``)."""
+
+
+def _fail(message: str, code: int, *, kind: str | None = None) -> int:
+    return fail(f"replay: {message}", code, kind=kind)  # one JSON object with --json, as every verb's error

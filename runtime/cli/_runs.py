@@ -60,6 +60,7 @@ from ontoflow.runtime.cli._shared import (
     fail,
     gather_inputs,
     input_options,
+    print_line,
     print_result,
     utc,
     write_json,
@@ -136,7 +137,7 @@ def print_status(status: RunStatus, as_json: bool) -> int:
     if as_json:
         write_json(status)
     elif status.status in ("running", "cancelling"):
-        print(f"run {status.run_id} {status.status}" + (f" (started {utc(status.started_ms)})" if status.started_ms else ""))
+        print_line(f"run {status.run_id} {status.status}" + (f" (started {utc(status.started_ms)})" if status.started_ms else ""))
     else:
         print_result(status, as_json=False)
     return EXIT_OK if status.status in ("running", "cancelling", "completed") else EXIT_FAILED
@@ -252,10 +253,10 @@ def _wait(
         if not interrupted:
             raise
         rid = known["run_id"]
-        say("interrupted" + (f"; {look_up_hint(rid)}" if rid else " before the submit was acknowledged"
-                             + (f"; `ontoflow submit --idempotency-key {submit.idempotency_key} ...` again finds the run if it was"
-                                if submit is not None and submit.idempotency_key else "")))
-        return EXIT_INTERRUPTED
+        # An error (one JSON object with --json): the wait ended without the run's end.
+        return fail("interrupted" + (f"; {look_up_hint(rid)}" if rid else " before the submit was acknowledged"
+                                     + (f"; `ontoflow submit --idempotency-key {submit.idempotency_key} ...` again finds the run if it was"
+                                        if submit is not None and submit.idempotency_key else "")), EXIT_INTERRUPTED)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -328,8 +329,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             if args.json:
                 write_json(step)
             else:
-                print(f"  {step.get('step_id', ''):>4}  {step.get('capability', ''):<32} {step.get('event', ''):<10}"
-                      f" attempt {step.get('attempt', '')}")
+                print_line(f"  {step.get('step_id', ''):>4}  {step.get('capability', ''):<32} {step.get('event', ''):<10}"
+                           f" attempt {step.get('attempt', '')}")
         sys.stdout.flush()
 
     reply = _wait(args, run_id=args.run_id, watch=True, on_steps=show)
@@ -343,5 +344,5 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     if args.json:
         write_json({"run_id": reply.run_id, "status": reply.status, "error": reply.error})
     else:
-        print(f"run {reply.run_id} {reply.status}")
+        print_line(f"run {reply.run_id} {reply.status}")
     return EXIT_OK if reply.status == "completed" else EXIT_FAILED

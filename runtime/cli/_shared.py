@@ -18,24 +18,28 @@ Exit codes:
          write its journal for now (``unavailable``: temporary, retry later)
     2    invalid input: a manifest, an input, a capability, a flag, a config file (nothing ran)
     3    the daemon's journal is corrupt or from a newer version (it never resets a journal)
+    7    not found: no run of that id (on the daemon, or in the journal ``replay`` and
+         ``graph --run`` read); the JSON error's code is ``unknown_run``
     130  interrupted (Ctrl-C)
     141  stdout was closed early (``ontoflow runs | head``), as for a process killed by SIGPIPE
 
 Errors go to stderr: ``ontoflow: MESSAGE`` in text mode; with ``--json``, one JSON object
 ``{"error": {"code": CODE, "message": MESSAGE}}`` on one line. The exit code is the same in
-both modes. stdout carries only the command's answer.
+both modes. stdout carries only the command's answer. A note (the command goes on) is
+``ontoflow: MESSAGE`` too, or with ``--json`` one ``{"note": MESSAGE}`` line, so that every line
+of stderr is JSON then (as the log lines are). A message echoes what the user typed or a
+daemon sent: control characters in it are shown escaped (``\\x1b``) and a line longer than
+:data:`MAX_LINE` is cut, so that an error can neither drive the terminal nor flood it.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -43,17 +47,27 @@ import anyio
 import msgspec
 
 from ontoflow.protocols.documents import oversized_int_path
-from ontoflow.protocols.errors import ManifestError
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.cli._options import (
+    BUILTIN_CAPABILITIES,
+    KEY,
+    capability_specs,
+    common_options,
+    first_error,
+    input_options,
+    logging_options,
+    read_input_file,
+)
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
     "BUILTIN_CAPABILITIES",
+    "DELAY_S",
     "EXIT_BROKEN_PIPE",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_INVALID",
     "EXIT_JOURNAL",
+    "EXIT_NOT_FOUND",
     "EXIT_OK",
     "EXIT_TIMEOUT",
     "ProgressLine",
@@ -67,9 +81,12 @@ __all__ = [
     "input_options",
     "json_errors",
     "logging_options",
+    "note",
     "parse_inputs",
+    "print_line",
     "print_result",
     "read_input_file",
+    "safe_text",
     "set_json_errors",
     "utc",
     "write_json",
@@ -78,23 +95,21 @@ __all__ = [
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL = 0, 1, 2, 3
 #: ``ask``: the answer is a question back; ``daemon``: another process holds the journal.
 EXIT_CLARIFICATION, EXIT_JOURNAL_LOCKED = 4, 5
-#: ``submit --wait``, ``status --wait``, ``watch``: ``--timeout`` passed before the run ended
-#: (the run goes on).
+#: ``submit --wait``, ``status --wait``, ``watch``: ``--timeout`` passed (the run goes on).
 EXIT_TIMEOUT = 6
+#: No run of that id, whatever the verb (it was 1, 2 for ``replay``, 3 for ``graph``; 1 also
+#: means "the run failed", which a script polling ``status`` must tell from "no such run").
+EXIT_NOT_FOUND = 7
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
-
-#: The capability module every run and worker loads unless told otherwise.
-BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
 
 # The ``code`` of a JSON error when the verb gives none: named after the exit code.
 _CODES = {EXIT_FAILED: "failed", EXIT_INVALID: "invalid", EXIT_JOURNAL: "journal", EXIT_INTERRUPTED: "interrupted",
-          EXIT_CLARIFICATION: "clarification", EXIT_JOURNAL_LOCKED: "journal_locked", EXIT_TIMEOUT: "timeout"}
+          EXIT_CLARIFICATION: "clarification", EXIT_JOURNAL_LOCKED: "journal_locked", EXIT_TIMEOUT: "timeout",
+          EXIT_NOT_FOUND: "unknown_run"}
 
 
 class _ErrorFormat:
-    """How :func:`fail` prints: set once by ``main`` from the parsed ``--json``."""
-
-    json = False
+    json = False  # how fail prints: set once by ``main`` from the parsed ``--json``
 
 
 def set_json_errors(on: bool) -> None:
@@ -116,7 +131,8 @@ def fail(message: str, code: int = EXIT_INVALID, *, kind: str | None = None) -> 
     """Report an error on stderr and return the exit code to return from the verb.
 
     Args:
-        message: what went wrong and where (never a secret, never a parameter's value).
+        message: what went wrong and where (never a secret, never a parameter's value);
+            shown through :func:`safe_text`.
         code: the exit code (see the module docstring).
         kind: the JSON error's ``code``, e.g. a daemon's ``invalid_manifest``; by default
             named after the exit code (``invalid``, ``failed``...).
@@ -124,54 +140,57 @@ def fail(message: str, code: int = EXIT_INVALID, *, kind: str | None = None) -> 
     Returns:
         ``code``.
     """
+    text = safe_text(message)
     if _ErrorFormat.json:
-        doc = {"error": {"code": kind or error_code(code), "message": message}}
-        sys.stderr.write(msgspec.json.encode(doc).decode() + "\n")
+        _write_err(msgspec.json.encode({"error": {"code": kind or error_code(code), "message": text}}).decode())
     else:
-        print(f"ontoflow: {message}", file=sys.stderr)
-    sys.stderr.flush()
+        _write_err(f"ontoflow: {text}")
     return code
 
 
+def note(message: str) -> None:
+    """A note for the user on stderr (not an error: the command goes on); one JSON line
+    ``{"note": MESSAGE}`` with ``--json``."""
+    text = safe_text(message)
+    _write_err(msgspec.json.encode({"note": text}).decode() if _ErrorFormat.json else f"ontoflow: {text}")
+
+
+def _write_err(line: str) -> None:
+    # None when the process started with fd 2 closed: print(file=None) wrote errors on stdout.
+    if sys.stderr is not None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+#: The longest line of a message shown whole: a 100,000-character argument echoed in an
+#: error filled the terminal with it.
+MAX_LINE = 1_000
+
+# C0 controls but newline and tab, DEL, C1 controls, and the surrogates argv keeps for bytes
+# that are not UTF-8 (they cannot be written to a UTF-8 stream, nor encoded as JSON).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    if 0xDC80 <= code <= 0xDCFF:  # a byte argv could not decode, kept as a surrogate
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` fit to show on a terminal: control characters escaped (``\\x1b``; newlines
+    and tabs kept), and each line cut at :data:`MAX_LINE` characters, saying how long it was."""
+    text = _UNSAFE.sub(_escaped, text)
+    if len(text) <= MAX_LINE:
+        return text
+    return "\n".join(line if len(line) <= MAX_LINE else f"{line[:MAX_LINE]}... ({len(line):,} characters)"
+                     for line in text.split("\n"))
+
+
 def write_json(value: Any) -> None:
-    """Print ``value`` as one JSON line on stdout (Structs as maps)."""
+    """Print ``value`` as one JSON line on stdout (Structs as maps; JSON escapes controls)."""
     sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
-
-
-def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:
-    """The first ``kind`` inside ``exc`` (task groups wrap errors in groups); re-raise otherwise."""
-    if isinstance(exc, kind):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        match, _ = exc.split(kind)
-        if match is not None:
-            while isinstance(match, BaseExceptionGroup):
-                match = match.exceptions[0]
-            return match
-    raise exc
-
-
-def common_options(parser: argparse.ArgumentParser) -> None:
-    """``--log-level``, ``--log-file`` and ``--config``: every verb has them."""
-    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--log-file", default=None, metavar="FILE", help="append JSON log lines here instead of stderr")
-    # SUPPRESS: a verb's absent --config must not hide one given before the verb.
-    parser.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="a TOML configuration file")
-
-
-#: The name other command groups used before the package: the same function.
-logging_options = common_options
-
-
-def capability_specs(args: argparse.Namespace) -> list[str]:
-    """The capability modules to load: the built-ins unless ``--no-builtins``, then ``-c``s.
-
-    ``.py`` files are made absolute: worker processes may start in another folder.
-    """
-    specs = [] if args.no_builtins else [BUILTIN_CAPABILITIES]
-    for spec in args.capabilities:
-        specs.append(str(Path(spec).resolve()) if spec.endswith(".py") else spec)
-    return specs
 
 
 def utc(ms: int | None) -> str:
@@ -214,6 +233,7 @@ def print_result(result: Any, *, as_json: bool) -> None:
 
     Text mode: the status and times, the error, the path (one line per step) and the context.
     JSON mode: one object with ``run_id``, ``status``, ``error``, ``context``, ``trace``.
+    Text from the run (its id, errors, names) goes through :func:`print_line`.
     """
     trace = [trace_record(e) for e in result.trace]
     context: dict[str, Any] = result.context
@@ -222,10 +242,10 @@ def print_result(result: Any, *, as_json: bool) -> None:
         return
     started, ended = result.started_ms, result.ended_ms
     took = f" in {ended - started} ms" if started and ended else ""
-    print(f"run {result.run_id} {result.status}{took}")
+    print_line(f"run {result.run_id} {result.status}{took}")
     print(f"started {utc(started)}  ended {utc(ended)}")
     if result.error:
-        print(f"error: {result.error}")
+        print_line(f"error: {result.error}")
     print("path:")
     for t in trace:
         where = f"{t['node']}.{t['block']}" if t["node"] else str(t["block"] or t["capability"])
@@ -233,21 +253,21 @@ def print_result(result: Any, *, as_json: bool) -> None:
             where += " (prerequisite)"
         action = t["action"] or "end"
         extra = f", {t['retries']} retries" if t["retries"] else ""
-        print(f"  {t['step_id']:>4}  {where:<32} {t['event']:<12} -> {action:<18} {t['duration_ms']:8.2f} ms{extra}")
+        print_line(f"  {t['step_id']:>4}  {where:<32} {t['event']:<12} -> {action:<18} {t['duration_ms']:8.2f} ms{extra}")
         if t["error"]:
-            print(f"        {t['error']}")
+            print_line(f"        {t['error']}")
     print("context:")
     for key in sorted(context):
         text = msgspec.json.encode(context[key]).decode()
         if len(text) > 100:
             text = text[:97] + "..."
-        print(f"  {key} = {text}")
+        print_line(f"  {key} = {text}")
 
 
-def input_options(parser: argparse.ArgumentParser) -> None:
-    """``--input KEY=VALUE`` (repeatable) and ``--input-file FILE``."""
-    parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
-    parser.add_argument("--input-file", default=None, metavar="FILE", help="a JSON or YAML map of ontology key -> value (--input wins)")
+def print_line(line: str) -> None:
+    """Print a line of an answer on stdout through :func:`safe_text`: what a run, a daemon or
+    a worker (its id, its host name) wrote there could otherwise drive the reader's terminal."""
+    print(safe_text(line))
 
 
 def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
@@ -256,13 +276,12 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     Raises:
         ConfigError: naming the file or the pair that is malformed (never a value).
     """
-    inputs = read_input_file(args.input_file) if args.input_file else {}
+    # ``is not None``: an empty --input-file (an unset variable, ``--input-file "$F"``) was
+    # silently no file at all, and the run went on without the inputs the user meant.
+    inputs = read_input_file(args.input_file) if args.input_file is not None else {}
     inputs.update(parse_inputs(args.input))
     return inputs
 
-
-#: An ontology key: dotted words (``obdc.base.lang.code``).
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 
 
 def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
@@ -283,7 +302,7 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise ConfigError(f"--input #{i}: expected KEY=VALUE")
-        if not _KEY.match(key):
+        if not KEY.match(key):
             raise ConfigError(f"--input #{i}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
         try:
             raw.encode()
@@ -299,33 +318,6 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
             raise ConfigError(f"--input #{i}: the value of {key!r} holds an integer past 64 bits (no message can carry it)")
         inputs[key] = value
     return inputs
-
-
-def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read inputs from a JSON, YAML or TOML map of ontology key -> value (by the suffix;
-    JSON when there is none).
-
-    Raises:
-        ConfigError: naming the file, and the line and column of a syntax error, or the key
-            that is not an ontology key (never a value).
-    """
-    from ontoflow.protocols.manifest import decode_document  # only the verbs given a file pay for YAML
-
-    p = Path(path)
-    try:
-        data = read_document_bytes(p)
-    except OSError as exc:
-        raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
-    try:
-        doc = decode_document(data, p.suffix or "json", source=str(p))
-    except ManifestError as exc:
-        raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
-    if not isinstance(doc, dict):
-        raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {type(doc).__name__}")
-    for key in doc:
-        if not isinstance(key, str) or not _KEY.match(key):
-            raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
-    return dict(doc)
 
 
 # -- a run's progress on stderr (see the module docstring) --------------------------------------

@@ -184,4 +184,4 @@ def test_graph_overlays_a_failed_run_from_a_real_daemon_journal(workdir: Path) -
     assert 'main__list_materials [label="list_materials' in ran.stdout and "#f8b4b4" in ran.stdout
     assert hashlib.sha256(journal.read_bytes()).hexdigest() == before  # drawn read-only
     missing = run_ontoflow(workdir, "graph", "--run", "nope", "--journal", str(journal))
-    assert missing.code == 3 and "holds no run 'nope'" in missing.stderr
+    assert missing.code == 7 and "holds no run 'nope'" in missing.stderr  # EXIT_NOT_FOUND (was 3)

@@ -235,7 +235,7 @@ def _recorded(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(("case", "code", "says"), [
-    ("unknown run", 2, "run nope is not in journal"),
+    ("unknown run", 7, "run nope is not in journal"),  # EXIT_NOT_FOUND, as every verb's "no such run" (was 2)
     ("unparsable manifest", 2, "not valid YAML"),
     ("invalid manifest", 2, "nodes.main.blocks.load.transitions[0].action"),
     ("manifest of another kind", 2, "is a plan, the run ran a workflow"),

@@ -1,0 +1,99 @@
+"""What the verbs share off the path of ``ontoflow submit``: the flags added to a parser
+(``--log-level``, ``--log-file`` and ``--config`` on every verb, ``--input`` and
+``--input-file``), reading ``--input-file``'s file, the capability modules a run loads, the
+first error of a task group. Re-exported by ``_shared``, where the verbs find them; apart from
+it because ``bench.run_path`` counts the files that path crosses, and none of these is on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ontoflow.protocols.errors import ManifestError
+from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.errors import ConfigError
+
+__all__ = ["BUILTIN_CAPABILITIES", "KEY", "capability_specs", "common_options", "first_error", "input_options",
+           "logging_options", "read_input_file"]
+
+#: The capability module every run and worker loads unless told otherwise.
+BUILTIN_CAPABILITIES = "ontoflow.actors.capabilities"
+
+
+def common_options(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``, ``--log-file`` and ``--config``: every verb has them."""
+    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-file", default=None, metavar="FILE", help="append JSON log lines here instead of stderr")
+    # SUPPRESS: a verb's absent --config must not hide one given before the verb.
+    parser.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="a TOML configuration file")
+
+
+#: The name other command groups used before the package: the same function.
+logging_options = common_options
+
+
+def capability_specs(args: argparse.Namespace) -> list[str]:
+    """The capability modules to load: the built-ins unless ``--no-builtins``, then ``-c``s.
+
+    ``.py`` files are made absolute: worker processes may start in another folder.
+    """
+    specs = [] if args.no_builtins else [BUILTIN_CAPABILITIES]
+    for spec in args.capabilities:
+        specs.append(str(Path(spec).resolve()) if spec.endswith(".py") else spec)
+    return specs
+
+
+def input_options(parser: argparse.ArgumentParser) -> None:
+    """``--input KEY=VALUE`` (repeatable) and ``--input-file FILE``."""
+    parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
+    parser.add_argument("--input-file", default=None, metavar="FILE", help="a JSON or YAML map of ontology key -> value (--input wins)")
+
+
+#: An ontology key: dotted words (``obdc.base.lang.code``).
+KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
+
+
+def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read inputs from a JSON, YAML or TOML map of ontology key -> value (by the suffix;
+    JSON when there is none).
+
+    Raises:
+        ConfigError: naming the file, and the line and column of a syntax error, or the key
+            that is not an ontology key (never a value).
+    """
+    from ontoflow.protocols.manifest import decode_document  # only the verbs given a file pay for YAML
+
+    if not os.fspath(path):
+        raise ConfigError("--input-file: the file name is empty")
+    p = Path(path)
+    try:
+        data = read_document_bytes(p)
+    except OSError as exc:
+        raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
+    try:
+        doc = decode_document(data, p.suffix or "json", source=str(p))
+    except ManifestError as exc:
+        raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
+    if not isinstance(doc, dict):
+        raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {type(doc).__name__}")
+    for key in doc:
+        if not isinstance(key, str) or not KEY.match(key):
+            raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
+    return dict(doc)
+
+
+def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:
+    """The first ``kind`` inside ``exc`` (task groups wrap errors in groups); re-raise otherwise."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        match, _ = exc.split(kind)
+        if match is not None:
+            while isinstance(match, BaseExceptionGroup):
+                match = match.exceptions[0]
+            return match
+    raise exc
