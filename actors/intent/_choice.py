@@ -60,7 +60,9 @@ def _position(words: list[str], count: int) -> int | None:
     if len(meant) != 1:
         return None
     word = meant[0]
-    n = int(word) if word.isdigit() else _ORDINALS.get(word)
+    # ASCII digits only, and few: int() raised
+    # ValueError on a reply of 5,000 digits (a crash of the planner actor that asked).
+    n = int(word) if word.isascii() and word.isdigit() and len(word) <= 6 else _ORDINALS.get(word)
     if n is None or n == 0 or n > count:
         return None
     return count - 1 if n == -1 else n - 1

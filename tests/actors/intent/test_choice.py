@@ -41,3 +41,10 @@ def test_plain_candidates_and_no_candidates() -> None:
     assert choose("B", ["a", "b"]) == "b"
     assert choose("2", ["a", "b"]) == "b"
     assert choose("anything", []) is None
+
+
+@pytest.mark.parametrize("reply", ["2" * 5000, "٢", "0002000000"])
+def test_a_position_is_a_few_ascii_digits(reply: str) -> None:
+    # Before: 5,000 digits raised ValueError out of choose (int's digit limit: ``ontoflow
+    # answer`` crashed, the planner actor asking would have).
+    assert choose(reply, NORDEA) is None
