@@ -181,6 +181,6 @@ class LlmAdapter(IntentAdapter):
         try:
             goal = GoalSpec(id=decoded.goal, entities_schema={
                 name: msgspec.convert(spec, EntitySpec) for name, spec in goals[decoded.goal]["entities"].items()})
-        except msgspec.ValidationError:  # a view from elsewhere (a worker's input) it cannot read: the resolver judges
-            return ""
+        except (msgspec.ValidationError, TypeError, KeyError, AttributeError):
+            return ""  # a view from elsewhere (a worker's input) it cannot read: the resolver judges
         return "; ".join(str(p) for p in check_entities(goal, decoded.entities, said))
