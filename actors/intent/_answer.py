@@ -76,7 +76,12 @@ def answer_of(status: str, error: str | None, context: Mapping[str, Any], answer
             answers.append({"step": name, "capability": record.get("capability"), "status": out.status, "result": out.result})
             if out.explanation:
                 lines.append(out.explanation)
-    lines.extend(step_errors)
+    # A step that never got the value a failed pre step was to give it ("no ticker for ...")
+    # failed for that reason, already said: its engine error is plumbing
+    # ("reference ${1-resolve_symbol...} does not resolve"), not news for the person.
+    explained = [name for name, record in report.items()
+                 if isinstance(o := _output(record), DomainOutput) and o.status == "failure" and o.explanation]
+    lines.extend(e for e in step_errors if not any(f"${{{name}." in e for name in explained))
     if failed and not lines and error:
         lines.append(error)
     return DomainOutput(

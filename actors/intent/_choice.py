@@ -60,7 +60,9 @@ def _position(words: list[str], count: int) -> int | None:
     if len(meant) != 1:
         return None
     word = meant[0]
-    n = int(word) if word.isdigit() else _ORDINALS.get(word)
+    # A few decimal digits: int() raised ValueError on a reply of 5,000 (its digit limit), and
+    # would on a digit that is no decimal one (isdigit() passes "³" where folding left one).
+    n = int(word) if word.isdecimal() and len(word) <= 6 else _ORDINALS.get(word)
     if n is None or n == 0 or n > count:
         return None
     return count - 1 if n == -1 else n - 1

@@ -4,7 +4,8 @@ Pure, and driven by capability metadata only (never by a capability's name):
 
 * **decomposition**: a parameter holding a list, named by one of the capability's
   ``decomposition.array_params`` (``param_name``), becomes one step per element with the
-  element under ``single_param_name``; the plan's ``max_concurrency`` is the rule's;
+  element under ``single_param_name`` (the same element once; at most ``MAX_FAN_OUT``); the
+  plan's ``max_concurrency`` is the rule's;
 * **flow.pre**: each ``{type, param, search_capability}`` of the capability becomes a step
   placed before the step it serves: it runs ``search_capability`` with the parameters that
   capability declares, and the served step's ``param`` is bound to its output
@@ -29,17 +30,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.capability import CapabilityMetadata, flow_pre
 from ontoflow.protocols.errors import Problem
-from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent
+from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent, fold
 from ontoflow.protocols.plan import ExecutionPlan, ExecutionStep
 
 __all__ = ["Planned", "build_plan"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 DEFAULT_MAX_CONCURRENCY = 4
+#: The most elements one sentence fans out to (each a step, and its pre steps).
+MAX_FAN_OUT = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +61,36 @@ def _accepted(meta: CapabilityMetadata, params: Mapping[str, Any]) -> dict[str, 
 
 
 def _elements(meta: CapabilityMetadata, params: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None]:
-    """The parameter sets of each element (one set when nothing fans out) and the rule's concurrency."""
+    """The parameter sets of each element (one set when nothing fans out) and the rule's concurrency.
+
+    The same element twice is asked for once, and a sentence fans out to at most
+    :data:`MAX_FAN_OUT` of them: an adapter's list of 20,000 "Vale" (every one "in the
+    sentence") was a plan of 40,000 steps.
+
+    Raises:
+        IntentRejected: more distinct elements than :data:`MAX_FAN_OUT`.
+    """
     rules = meta.decomposition.array_params if meta.decomposition else []
     for rule in rules:
         items = params.get(rule.param_name)
         if isinstance(items, list):
+            firsts: dict[Any, Any] = {}
+            for item in items:
+                firsts.setdefault(_fold_key(item), item)
+            distinct = list(firsts.values())
+            if len(distinct) > MAX_FAN_OUT:
+                raise IntentRejected([Problem(path=f"parameters.{rule.param_name}", message=(
+                    f"carries {len(distinct)} different values; one sentence may ask for at most {MAX_FAN_OUT}"))])
             base = {k: v for k, v in params.items() if k != rule.param_name}
-            return [{**base, rule.single_param_name: item} for item in items], rule.max_concurrency
+            return [{**base, rule.single_param_name: item} for item in distinct], rule.max_concurrency
     return [params], None
+
+
+def _fold_key(item: Any) -> Any:
+    """What makes two elements the same: a text by its folded, squashed words ("vale", "Vale ")."""
+    if isinstance(item, str):
+        return " ".join(fold(item).split())
+    return msgspec.json.encode(item) if isinstance(item, (dict, list)) else (type(item).__name__, item)
 
 
 def build_plan(

@@ -30,6 +30,7 @@ import httpx
 import msgspec
 import structlog
 
+from ontoflow.actors.llm._body import read_bounded
 from ontoflow.actors.llm._config import LlmConfig, shown_url
 from ontoflow.actors.llm.errors import LlmAnswerError, LlmBackOffError, LlmError, LlmUnavailableError
 
@@ -133,7 +134,8 @@ class LlmClient:
             body["tool_choice"] = tool_choice
         if response_format is not None:
             body["response_format"] = response_format
-        headers = {"content-type": "application/json"}
+        # identity: an honest server sends the body as it is (a compressed one is inflated bounded).
+        headers = {"content-type": "application/json", "accept-encoding": "identity"}
         key = config.api_key()
         if key:
             headers["authorization"] = f"Bearer {key}"
@@ -199,32 +201,13 @@ class LlmClient:
                     async with http.stream("POST", url, content=content, headers=headers) as reply:
                         if not 200 <= reply.status_code < 300:  # the body of a refusal is not read
                             return reply.status_code, reply.headers, b""
-                        return reply.status_code, reply.headers, await _bounded_body(reply, config.max_answer_bytes)
+                        return reply.status_code, reply.headers, await read_bounded(reply, config.max_answer_bytes)
         except (TimeoutError, httpx.TimeoutException):
             raise LlmUnavailableError(f"the model endpoint did not answer within {config.timeout_s:g} s") from None
         except httpx.TransportError as exc:
             raise LlmUnavailableError(f"the model endpoint is unreachable ({type(exc).__name__})") from None
-
-
-async def _bounded_body(reply: httpx.Response, most: int) -> bytes:
-    """The body of ``reply``, read in pieces and refused past ``most`` bytes (never kept whole).
-
-    Raises:
-        LlmAnswerError: naming the size, never the content.
-    """
-    declared = reply.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > most:
-        raise LlmAnswerError(f"the model endpoint's answer is {int(declared)} bytes; the most read is {most} "
-                             "(max_answer_bytes)")
-    pieces: list[bytes] = []
-    size = 0
-    async for piece in reply.aiter_bytes():
-        size += len(piece)
-        if size > most:
-            raise LlmAnswerError(f"the model endpoint's answer is larger than {most} bytes, the most read "
-                                 "(max_answer_bytes)")
-        pieces.append(piece)
-    return b"".join(pieces)
+        except httpx.HTTPError as exc:  # the rest of httpx's (a body it could not decode): never a crash
+            raise LlmAnswerError(f"the model endpoint's answer cannot be read ({type(exc).__name__})") from None
 
 
 def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:

@@ -41,3 +41,10 @@ def test_plain_candidates_and_no_candidates() -> None:
     assert choose("B", ["a", "b"]) == "b"
     assert choose("2", ["a", "b"]) == "b"
     assert choose("anything", []) is None
+
+
+@pytest.mark.parametrize(("reply", "chosen"), [("2" * 5000, None), ("0002000000", None), ("①", "NDA-SE.ST")])
+def test_a_position_is_a_few_decimal_digits(reply: str, chosen: str | None) -> None:
+    # Before: 5,000 digits raised ValueError (int's digit limit) out of choose (``ontoflow
+    # answer`` crashed; the planner actor asking would have).
+    assert choose(reply, NORDEA) == chosen

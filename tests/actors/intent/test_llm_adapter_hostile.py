@@ -46,3 +46,15 @@ async def test_a_rate_limit_asking_for_a_long_wait_is_not_hammered_by_the_base(c
         with pytest.raises(IntentAdapterFailed, match=r"retry after 3600 s.*\(after 0 retries\)"):
             await adapter.classify("preço da Petrobras")
     assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("sentence", ["pre\x00ço da \x1b[31mVale\x1b[0m", "preço da Vale 😀\u202e\u200b", "  preço\tda\r\nVale  ",
+                                      "ç" * 2000])
+async def test_control_and_unicode_sentences_reach_the_model_as_they_are(catalogue, sentence) -> None:
+    async with open_fake_openai([answer(content="{}")]) as model:
+        adapter = LlmAdapter(LlmClient(LlmConfig(base_url=model.url, model="fake", api_key_env=None)), catalogue)
+        with capture_logs() as logs:
+            intent = await adapter.classify(sentence)
+    assert model.requests[0]["messages"][-1] == {"role": "user", "content": sentence}
+    assert intent.original_query == sentence and intent.goal == ""
+    assert not [e for e in logs if "Vale" in str(e) or "ççç" in str(e)]

@@ -5,6 +5,7 @@ what went wrong; never a hang, never the answer held whole, never the key or the
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import AsyncIterator
 
 import anyio
@@ -194,3 +195,23 @@ async def test_servers_that_bend_the_api_are_read_not_refused(monkeypatch) -> No
         got = await _chat(_client(model.url, monkeypatch))
     assert got.content == "hello"
     assert [(c.name, msgspec.json.decode(c.arguments)) for c in got.tool_calls] == [("f", {"a": [1]})]
+
+
+async def test_a_compressed_answer_is_inflated_bounded_and_a_bad_one_is_a_typed_error(monkeypatch) -> None:
+    # Before: a body that was not the gzip it said raised httpx.DecodingError out of the client
+    # (a crash); a bomb was inflated a whole piece at a time before anything counted it.
+    good = gzip.compress(msgspec.json.encode({"choices": [{"message": {"content": "fine"}}]}))
+    bomb = gzip.compress(b'{"choices": [{"message": {"content": "' + b"a" * 5_000_000 + b'"}}]}')
+    cases = [(answer(raw=good, headers={"content-encoding": "gzip"}), None),
+             (answer(raw=b"not gzip at all", headers={"content-encoding": "gzip"}), "not the gzip it says"),
+             (answer(raw=bomb, headers={"content-encoding": "gzip"}), "larger than 100000 bytes"),
+             (answer(raw=b"{}", headers={"content-encoding": "br"}), "encoded as 'br'")]
+    for scripted, problem in cases:
+        async with open_fake_openai([scripted]) as model:
+            client = _client(model.url, monkeypatch, max_answer_bytes=100_000)
+            if problem is None:
+                assert (await _chat(client)).content == "fine"
+            else:
+                with pytest.raises(LlmAnswerError, match=problem):
+                    await _chat(client)
+        assert model.headers[-1]["accept-encoding"] == "identity"

@@ -70,3 +70,19 @@ async def test_memory_is_per_session_and_the_oldest_session_is_forgotten(catalog
         forgotten = await edge.ask("s1", "Vale")
         assert isinstance(forgotten, AskReply) and forgotten.intent.get("entities") != {"symbol_text": "Vale"}
         tg.cancel_scope.cancel()
+
+
+async def test_empty_huge_and_control_character_sentences_are_answered_never_echoed(catalogue) -> None:
+    composed = compose_orchestrator(address="inproc://edge-sentences", serve_clients=True, catalogue=catalogue)
+    edge = composed.edge
+    assert edge is not None
+    async with anyio.create_task_group() as tg:
+        await tg.start(edge.run)
+        for text, code in (("   \t\n", "invalid"), ("x" * 2001, "invalid")):
+            refused = await edge.ask("s1", text)
+            assert isinstance(refused, AskReply) and refused.metadata["code"] == code and "xxx" not in refused.explanation
+        for text in ("\x00\x1b[31m\u202e", "😀" * 500, "preço da Vale\x00"):
+            answered = await edge.ask("s2", text)
+            assert isinstance(answered, AskReply) and answered.status in ("clarification", "failure")
+            assert "\x1b" not in answered.explanation and "\x00" not in answered.explanation
+        tg.cancel_scope.cancel()
