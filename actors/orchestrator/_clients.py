@@ -5,9 +5,8 @@ Run state stays in the orchestrator; this module only translates requests into i
 ``Error`` with a code and a message naming what is wrong, never a stack trace; an unexpected
 failure is logged here with its location and answered ``internal``. While the journal cannot
 be written (a full disk) a submit or a cancel is answered ``unavailable`` (retryable) and
-reads are still answered. The read-only requests
-(List, Show, and Status of a run no longer in memory) are answered from the journal by
-``_queries``.
+reads are still answered. The read-only requests (List, Show, and Status of a run no longer
+in memory) are answered from the journal by ``_queries``.
 
 A submitted document (a workflow manifest, an execution plan or an OML pipeline) is compiled,
 contract checked and admitted with its inputs by ``_documents`` (the catalogue it is compiled
@@ -240,6 +239,10 @@ class ClientService:
         if isinstance(reply, SubmitAccepted) and self._orch.authority.roles is not None:
             self._owners.setdefault(reply.run_id, key_of(identity))
         return reply
+
+    def note_owner(self, run_id: str, key: str) -> None:
+        """Note ``key`` as the owner of ``run_id`` started other than by a Submit (an ask's run)."""
+        self._owners.setdefault(run_id, key)
 
     def _owner_of(self, run_id: str) -> str | None:
         """The key that submitted ``run_id``: noted at submit, or journaled before a restart."""

@@ -373,6 +373,8 @@ class EdgeService:
                                        metadata={"code": "unavailable"}), None, intent)
         owner = client if client and self._orch.authority.roles is not None else None  # as a client's Submit
         run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source, owner=owner)
+        if owner is not None:
+            clients.note_owner(run_id, owner)
         return await self._finish(request.session_id, run_id, tuple(answer.answer_steps), intent)
 
 

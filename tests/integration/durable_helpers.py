@@ -30,8 +30,9 @@ def _env(audit: Path) -> dict[str, str]:
 class Daemon:
     """``ontoflow daemon`` as a child process (stdout: the ``listening on`` line)."""
 
-    def __init__(self, address: str, journal: Path, log: Path, *extra: str) -> None:
-        argv = [sys.executable, "-m", "ontoflow", "daemon", "--bind", address, "--journal", str(journal),
+    def __init__(self, address: str, journal: Path | None, log: Path, *extra: str) -> None:
+        journaled = ["--journal", str(journal)] if journal is not None else []  # None: a daemon without one
+        argv = [sys.executable, "-m", "ontoflow", "daemon", "--bind", address, *journaled,
                 "--heartbeat-ms", "100", "--liveness", "3", "--grace-s", "10", "--log-level", "info",
                 "--log-file", str(log), *extra]
         self.proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -52,12 +52,14 @@ async def test_another_key_naming_a_session_gets_a_conversation_of_its_own(tmp_p
         daemon.close()
 
 
-async def test_a_run_an_ask_started_is_the_asking_keys_own(tmp_path: Path) -> None:
+@pytest.mark.parametrize("journaled", [True, False], ids=["journal", "no-journal"])
+async def test_a_run_an_ask_started_is_the_asking_keys_own(tmp_path: Path, journaled: bool) -> None:
     # Before: the edge submitted its runs with no owner, so any client key could read them
-    # and none (but an administrator) could cancel its own.
+    # and none (but an administrator) could cancel its own. Without a journal the owner was
+    # only in the journal's row, which is not there: the client service notes it too.
     keys = Keys(tmp_path)
     address = f"ipc://{tmp_path}/d.sock"
-    daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log", "--domains", str(FINANCE),
+    daemon = Daemon(address, tmp_path / "j.sqlite" if journaled else None, tmp_path / "d.log", "--domains", str(FINANCE),
                     "--curve-secret", str(keys.secret("daemon")), "--authorized-keys", str(keys.authorized))
     worker = subprocess.Popen(
         [sys.executable, "-m", "ontoflow", "worker", "--connect", address, "--capabilities", str(FINANCE / "handlers.py"),
