@@ -86,10 +86,18 @@ def named_damage(conn: sqlite3.Connection, path: str, table: str, run_id: str | 
     try:
         yield
     except sqlite3.OperationalError as exc:
-        found = _UNDECODABLE.search(str(exc))
-        if found is None:
+        named = damage_named(exc, conn, path, table, run_id)
+        if named is None:
             raise
-        raise _undecodable(conn, path, table, run_id, found.group(1)) from None
+        raise named from None
+
+
+def damage_named(exc: sqlite3.OperationalError, conn: sqlite3.Connection, path: str, table: str,
+                 run_id: str | None = None) -> JournalCorruptError | None:
+    """What :func:`named_damage` raises for ``exc``, or None when ``exc`` is not about text
+    that is not UTF-8 (for a read on a hot path, where a ``with`` would cost every call)."""
+    found = _UNDECODABLE.search(str(exc))
+    return None if found is None else _undecodable(conn, path, table, run_id, found.group(1))
 
 
 def _undecodable(conn: sqlite3.Connection, path: str, table: str, run_id: str | None, column: str) -> JournalCorruptError:

@@ -15,11 +15,11 @@ Tables::
                                              opaque bodies, each kept until ``until_ms``
 
 Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
-table; opening an older journal to write adds them (``_schema.migrate``); a read-only open of one
+table; opening an older journal to write adds them (``_schema.migrate``); a read-only open
 reads an empty catalogue, runs without an owner and an empty memory.
 
 ``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
-promise the daemon makes); ``FULL`` adds an fsync per commit so it survives a power cut too.
+daemon's promise); ``FULL`` adds an fsync per commit so it survives a power cut too.
 
 A group commit's rows go in with few statements and few values bound (the end of this
 module): multi-row statements, a statement step per chunk instead of one per row, save a fifth
@@ -40,7 +40,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from ontoflow.runtime.journal._damage import check_fact_row, check_run_row, named_damage
+from ontoflow.runtime.journal._damage import check_fact_row, check_run_row, damage_named, named_damage
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
 from ontoflow.runtime.journal._schema import SCHEMA_VERSION
@@ -50,10 +50,9 @@ __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow"]
 
 log = structlog.get_logger()
 
-#: What a commit raises because of the batch itself, not of the disk or the file: a value SQLite
-#: cannot bind (an int past 64 bits: OverflowError; a type it does not know: ProgrammingError; a
-#: str that is no UTF-8: UnicodeEncodeError), a constraint the rows break. Retried, such a batch
-#: failed for ever and held every later write behind it; it is refused once instead.
+#: What a commit raises because of the batch itself, not the disk or the file: a value SQLite cannot
+#: bind (an int past 64 bits, an unknown type, a str not UTF-8) or a constraint the rows break.
+#: Retried, such a batch failed for ever, holding every later write; it is refused once instead.
 _BATCH_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError,
                  OverflowError, TypeError, ValueError)
 
@@ -323,8 +322,10 @@ class Journal:
         self.close()
 
     def _one(self, where: str, value: str) -> RunRow | None:
-        with named_damage(self._conn, self.path, "runs"):
+        try:  # not ``named_damage``: a submit with an idempotency key asks this, nearly always in vain
             row = self._conn.execute(f"SELECT {self._columns} FROM runs {where}", (value,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise (damage_named(exc, self._conn, self.path, "runs") or exc) from None
         return None if row is None else self._run_row(row)
 
     def _run_row(self, r: tuple) -> RunRow:
