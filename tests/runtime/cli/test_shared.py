@@ -60,3 +60,4 @@ def test_safe_text_escapes_what_would_drive_or_fool_a_terminal_and_cuts_long_lin
     cut = safe_text("short\n" + "A" * (MAX_LINE + 5))
     assert cut.startswith("short\n") and cut.endswith(f"... ({MAX_LINE + 5:,} characters)")
     assert len(cut.splitlines()[1]) < MAX_LINE + 40
+    assert safe_text("فارسی\u200cها 👨\u200d👩") == "فارسی\u200cها 👨\u200d👩"  # joiners of real scripts kept
