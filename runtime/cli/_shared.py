@@ -166,9 +166,10 @@ def _write_err(line: str) -> None:
 #: error filled the terminal with it.
 MAX_LINE = 1_000
 
-# C0 controls but newline and tab, DEL, C1 controls, and the surrogates argv keeps for bytes
-# that are not UTF-8 (they cannot be written to a UTF-8 stream, nor encoded as JSON).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 controls but newline and tab, DEL, C1 controls, the bidi overrides and isolates (the text
+# shown is not the text written; the joiners and marks of real scripts are kept), and the
+# surrogates argv keeps for bytes not UTF-8 (no UTF-8 stream nor JSON takes them).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escaped(found: re.Match[str]) -> str:

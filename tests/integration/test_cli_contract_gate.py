@@ -48,6 +48,9 @@ def test_a_block_that_routes_invalid_by_name_is_warned_about_and_runs(ontoflow, 
     assert ran.code == 0, ran.stderr
     assert "warning: nodes.main.blocks.export.worker: [missing-input]" in ran.stderr
     assert ran.json()["trace"][0]["event"] == "invalid"
+    # With --json every line of stderr is JSON: the warnings are one note (they were text lines).
+    notes = [line["note"] for line in map(json.loads, ran.stderr.splitlines()) if "note" in line]
+    assert len(notes) == 1 and "[missing-input]" in notes[0]
 
 
 def test_no_check_runs_a_refused_document_anyway(ontoflow, workdir: Path) -> None:

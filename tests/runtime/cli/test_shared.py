@@ -48,3 +48,16 @@ def test_the_progress_text_names_the_steps_in_progress_and_done() -> None:
     assert describe(0, []) == "0 steps done"
     assert describe(1, [("s2", "a.b")]) == "running s2 a.b · 1 step done"
     assert describe(3, [(f"s{i}", "c") for i in range(6)]) == "running 6 steps (s0, s1, s2, s3, ...) · 3 steps done"
+
+
+def test_safe_text_escapes_what_would_drive_or_fool_a_terminal_and_cuts_long_lines() -> None:
+    from ontoflow.runtime.cli._shared import MAX_LINE, safe_text
+
+    assert safe_text("run \x1b[2J\x07 \x9b") == "run \\x1b[2J\\x07 \\x9b"  # C0, C1 controls
+    assert safe_text("name\u202etxt.exe") == "name\\u202etxt.exe"  # a bidi override shows "exe.txt"
+    assert safe_text("bad \udcff byte") == "bad \\xff byte"  # argv's surrogate for a byte not UTF-8
+    assert safe_text("line 1\n\tline 2 ünïcødé ✓") == "line 1\n\tline 2 ünïcødé ✓"  # kept as they are
+    cut = safe_text("short\n" + "A" * (MAX_LINE + 5))
+    assert cut.startswith("short\n") and cut.endswith(f"... ({MAX_LINE + 5:,} characters)")
+    assert len(cut.splitlines()[1]) < MAX_LINE + 40
+    assert safe_text("فارسی\u200cها 👨\u200d👩") == "فارسی\u200cها 👨\u200d👩"  # joiners of real scripts kept
