@@ -15,11 +15,13 @@ import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 from ontoflow.runtime.journal.errors import JournalCorruptError
 
-__all__ = ["check_fact_row", "check_run_row", "named_damage"]
+__all__ = ["absent_table", "check_fact_row", "check_run_row", "damage_named", "named_damage"]
 
+_T = TypeVar("_T")
 _NONE = type(None)
 #: The type(s) of each column of ``_journal._RUN_COLUMNS``, in order.
 _RUN_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
@@ -46,7 +48,8 @@ def _shown(run_id: object) -> str:
 
 
 def _refuse(path: str, run_id: object, table: str, row: object, column: str, why: str) -> JournalCorruptError:
-    return JournalCorruptError(f"journal {path}: run {_shown(run_id)}: {table} row {row} cannot be read "
+    run = "" if run_id is None else f"run {_shown(run_id)}: "  # the catalogue's and memory's rows have no run
+    return JournalCorruptError(f"journal {path}: {run}{table} row {row} cannot be read "
                                f"(its {column} {why}); the journal is damaged")
 
 
@@ -100,13 +103,27 @@ def damage_named(exc: sqlite3.OperationalError, conn: sqlite3.Connection, path: 
     return None if found is None else _undecodable(conn, path, table, run_id, found.group(1))
 
 
+def absent_table(exc: sqlite3.OperationalError, conn: sqlite3.Connection, path: str, table: str, empty: _T) -> _T:
+    """``empty`` when ``exc`` says ``table`` does not exist (a journal older than it, opened
+    read-only: nothing to read); otherwise raise it, or the damage it reports.
+
+    Raises:
+        JournalCorruptError: for a row of ``table`` that is not UTF-8 text.
+        sqlite3.OperationalError: ``exc``, for any other failure.
+    """
+    if "no such table" not in str(exc):
+        raise damage_named(exc, conn, path, table) or exc
+    return empty
+
+
 def _undecodable(conn: sqlite3.Connection, path: str, table: str, run_id: str | None, column: str) -> JournalCorruptError:
     key = "seq" if table == "facts" else "rowid"
     where, args = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
+    run = "run_id" if table in ("runs", "facts") else "NULL"
     factory = conn.text_factory
     conn.text_factory = bytes  # read every text as bytes to find the row that does not decode
     try:
-        for row in conn.execute(f"SELECT {key}, run_id, {column} FROM {table} {where} ORDER BY {key}", args):
+        for row in conn.execute(f"SELECT {key}, {run}, {column} FROM {table} {where} ORDER BY {key}", args):
             for value in row[1:]:
                 if isinstance(value, bytes) and not _is_utf8(value):
                     return _refuse(path, row[1], table, row[0], column, "is not UTF-8 text")

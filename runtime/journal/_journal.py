@@ -40,7 +40,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from ontoflow.runtime.journal._damage import check_fact_row, check_run_row, damage_named, named_damage
+from ontoflow.runtime.journal._damage import absent_table, check_fact_row, check_run_row, damage_named, named_damage
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
 from ontoflow.runtime.journal._schema import SCHEMA_VERSION
@@ -239,14 +239,14 @@ class Journal:
         last offered. Empty for a version 1 journal opened read-only (it has no catalogue)."""
         try:
             rows = self._conn.execute("SELECT id, metadata FROM capabilities ORDER BY id").fetchall()
-        except sqlite3.OperationalError:  # no such table: a version 1 journal, read-only
-            return {}
+        except sqlite3.OperationalError as exc:  # a version 1 journal, read-only; a damaged row raises
+            return absent_table(exc, self._conn, self.path, "capabilities", {})
         return {r[0]: r[1] for r in rows}
 
     def memory(self, scope: str, now_ms: int) -> list[tuple[str, bytes, int]]:
         """The rows of ``scope`` still kept at ``now_ms``: ``(key, body, until_ms)``, those kept
         longest last. Empty for a journal older than the ``memory`` table opened read-only."""
-        return read_memory(self._conn, scope, now_ms)
+        return read_memory(self._conn, self.path, scope, now_ms)
 
     def run(self, run_id: str) -> RunRow | None:
         """The run's row, or None."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from ontoflow.runtime.journal._damage import absent_table
+
 __all__ = ["read_memory", "write_memory"]
 
 
@@ -31,12 +33,12 @@ def write_memory(
                      "(SELECT key FROM memory WHERE scope = ? ORDER BY until_ms DESC, key LIMIT ?)", (scope, scope, most))
 
 
-def read_memory(conn: sqlite3.Connection, scope: str, now_ms: int) -> list[tuple[str, bytes, int]]:
+def read_memory(conn: sqlite3.Connection, path: str, scope: str, now_ms: int) -> list[tuple[str, bytes, int]]:
     """The rows of ``scope`` kept until ``now_ms`` or later, those kept longest last; empty when
     the journal has no ``memory`` table (an older one opened read-only)."""
     try:
         rows = conn.execute("SELECT key, body, until_ms FROM memory WHERE scope = ? AND until_ms >= ? "
                             "ORDER BY until_ms, key", (scope, now_ms)).fetchall()
-    except sqlite3.OperationalError:  # no such table
-        return []
+    except sqlite3.OperationalError as exc:  # no such table; a damaged row raises, named
+        return absent_table(exc, conn, path, "memory", [])
     return [(r[0], r[1], r[2]) for r in rows]

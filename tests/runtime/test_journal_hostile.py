@@ -136,3 +136,24 @@ def test_a_row_that_cannot_be_read_is_a_corrupt_journal_naming_the_run_and_the_r
         assert [f.body for f in journal.facts("r1")] == [b"\x01"]  # the sound run still reads
     finally:
         journal.close()
+
+
+@pytest.mark.parametrize("opener", [open_journal, open_journal_readonly], ids=["writer", "reader"])
+def test_a_damaged_memory_or_catalogue_row_is_named_never_read_as_nothing(tmp_path: Path, opener) -> None:
+    # Before: the "no such table" guard of an older journal caught sqlite3's error for text
+    # that is not UTF-8 too, so one damaged row read as no memory and no catalogue at all:
+    # every session's memory and the journaled catalogue silently dropped at each start.
+    path = tmp_path / "j.sqlite"
+    with open_journal(path):
+        pass
+    _damage(path, "INSERT INTO memory (scope, key, body, until_ms) VALUES ('edge', CAST(x'ff736563' AS TEXT), x'00', 1)")
+    _damage(path, "INSERT INTO capabilities (id, metadata, seen_ms) VALUES (CAST(x'ff736563' AS TEXT), x'00', 1)")
+    journal = opener(path)
+    try:
+        for read, words in ((lambda: journal.memory("edge", 0), "memory row 1 cannot be read (its key is not UTF-8"),
+                            (journal.capabilities, "capabilities row 1 cannot be read (its id is not UTF-8")):
+            with pytest.raises(JournalCorruptError) as caught:
+                read()
+            assert words in str(caught.value) and "sec" not in str(caught.value)
+    finally:
+        journal.close()
