@@ -1,0 +1,81 @@
+"""What an operator does to a running daemon: a hang-up, a second stop signal during the drain (real daemon
+and worker processes)."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ontoflow.protocols.client import Submit, SubmitAccepted
+from ontoflow.runtime.cli import open_client, request
+from tests.integration.durable_capabilities import manifest
+from tests.integration.durable_helpers import CAPS, Daemon, Worker, wait_for_starts
+from tests.integration.roles_helpers import wait_log
+
+pytestmark = pytest.mark.anyio
+
+
+def _events(log: Path, event: str) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines() if f'"{event}"' in line]
+
+
+async def _exit_code(daemon: Daemon, timeout: float = 15) -> int:
+    with anyio.fail_after(timeout):
+        return await anyio.to_thread.run_sync(daemon.proc.wait)
+
+
+async def test_sighup_drains_the_daemon_like_sigterm(tmp_path: Path) -> None:
+    # A closed terminal or a dropped ssh session sends SIGHUP: it killed the daemon on the
+    # spot (exit -1, no drain, nothing logged).
+    log = tmp_path / "d.log"
+    daemon = Daemon(f"ipc://{tmp_path}/d.sock", tmp_path / "j.sqlite", log)
+    try:
+        await daemon.ready()
+        daemon.proc.send_signal(signal.SIGHUP)
+        assert await _exit_code(daemon) == 0
+        assert [e["signal"] for e in _events(log, "daemon_stopping")] == ["SIGHUP"]
+        assert len(_events(log, "daemon_drained")) == 1
+    finally:
+        daemon.close()
+
+
+async def test_a_daemon_under_nohup_keeps_ignoring_sighup(tmp_path: Path) -> None:
+    log = tmp_path / "d.log"
+    daemon = Daemon(f"ipc://{tmp_path}/d.sock", tmp_path / "j.sqlite", log, ignore_sighup=True)
+    try:
+        await daemon.ready()
+        daemon.proc.send_signal(signal.SIGHUP)  # ignored: the SIGTERM after it is what stops it
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert await _exit_code(daemon) == 0
+        assert [e["signal"] for e in _events(log, "daemon_stopping")] == ["SIGTERM"]
+    finally:
+        daemon.close()
+
+
+async def test_a_second_stop_signal_ends_the_drain_at_once(tmp_path: Path) -> None:
+    # The grace period is 60 s and the step lasts 60 s: a second signal ended nothing, the
+    # operator waited the whole grace period (or reached for kill -9).
+    address = f"ipc://{tmp_path}/d.sock"
+    audit, log = tmp_path / "a.audit", tmp_path / "d.log"
+    worker = Worker(address, audit, step_s=60)
+    daemon = Daemon(address, tmp_path / "j.sqlite", log, "--grace-s", "60", "--capabilities", str(CAPS))
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            accepted = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 1}))
+            assert isinstance(accepted, SubmitAccepted)
+            await wait_for_starts(audit, 1)
+        daemon.proc.send_signal(signal.SIGTERM)
+        await wait_log(log, "orchestrator_draining")
+        daemon.proc.send_signal(signal.SIGINT)
+        assert await _exit_code(daemon) == 0
+        assert [e["signal"] for e in _events(log, "daemon_drain_cut_short")] == ["SIGINT"]
+        assert [e["steps_still_running"] for e in _events(log, "daemon_drained")] == [1]
+    finally:
+        daemon.close()
+        worker.close()
+
