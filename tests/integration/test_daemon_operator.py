@@ -1,5 +1,5 @@
-"""What an operator does to a running daemon: a hang-up, a second stop signal during the drain (real daemon
-and worker processes)."""
+"""What an operator does to a running daemon: a hang-up, a second stop signal during the drain,
+a ``status --wait`` on a run that outlasts the answer timeout (real daemon and worker processes)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ontoflow.protocols.client import Submit, SubmitAccepted
+from ontoflow.protocols.client import RunStatus, Submit, SubmitAccepted
 from ontoflow.runtime.cli import open_client, request
+from ontoflow.runtime.cli._client import follow
 from tests.integration.durable_capabilities import manifest
 from tests.integration.durable_helpers import CAPS, Daemon, Worker, wait_for_starts
 from tests.integration.roles_helpers import wait_log
@@ -75,6 +76,28 @@ async def test_a_second_stop_signal_ends_the_drain_at_once(tmp_path: Path) -> No
         assert await _exit_code(daemon) == 0
         assert [e["signal"] for e in _events(log, "daemon_drain_cut_short")] == ["SIGINT"]
         assert [e["steps_still_running"] for e in _events(log, "daemon_drained")] == [1]
+    finally:
+        daemon.close()
+        worker.close()
+
+
+async def test_status_wait_outlasts_the_answer_timeout(tmp_path: Path) -> None:
+    # The daemon holds a first Status(wait=True) silently: a run longer than the answer
+    # timeout was reported "no answer ... (is the daemon up?)", exit 1, with the daemon up.
+    address = f"ipc://{tmp_path}/d.sock"
+    audit = tmp_path / "a.audit"
+    worker = Worker(address, audit, step_s=2.5)
+    daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log", "--capabilities", str(CAPS))
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            accepted = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 1}))
+            assert isinstance(accepted, SubmitAccepted)
+            await wait_for_starts(audit, 1)
+        async with open_client(address) as waiter:  # a fresh client: ``ontoflow status RUN --wait``
+            with anyio.fail_after(20):
+                ended = await follow(waiter, accepted.run_id, answer_timeout_s=0.5)
+        assert isinstance(ended, RunStatus) and ended.status == "completed", ended
     finally:
         daemon.close()
         worker.close()
