@@ -20,18 +20,14 @@ from typing import TYPE_CHECKING
 import anyio
 import structlog
 
+from ontoflow.runtime.loop import stop_signals
+
 if TYPE_CHECKING:  # the daemon composes them; this module only drives their stop
     from ontoflow.actors.orchestrator import ClientService, Orchestrator
 
-__all__ = ["drain_on_signal", "stop_signals"]
+__all__ = ["drain_on_signal", "stop_signals"]  # stop_signals: re-exported from runtime.loop
 
 log = structlog.get_logger()
-
-
-def stop_signals() -> tuple[signal.Signals, ...]:
-    """The signals that drain the daemon: SIGTERM, SIGINT, and SIGHUP unless it is ignored."""
-    hangup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
-    return (signal.SIGTERM, signal.SIGINT, *hangup)
 
 
 async def drain_on_signal(signals: AsyncIterator[int], orchestrator: Orchestrator, clients: ClientService,
@@ -40,7 +36,7 @@ async def drain_on_signal(signals: AsyncIterator[int], orchestrator: Orchestrato
     ``grace_s`` (less if another stop signal comes) and stop the orchestrator.
 
     Args:
-        signals: the receiver of :func:`stop_signals`.
+        signals: the receiver of ``runtime.loop.stop_signals``.
         orchestrator: the daemon's orchestrator.
         clients: its client service (told to refuse submits).
         grace_s: how long running steps may take to answer.

@@ -15,7 +15,7 @@ from ontoflow.runtime.cli import open_client, request
 from ontoflow.runtime.cli._client import follow
 from tests.integration.durable_capabilities import manifest
 from tests.integration.durable_helpers import CAPS, Daemon, Worker, wait_for_starts
-from tests.integration.roles_helpers import wait_log
+from tests.integration.roles_helpers import stop, wait_log, worker_process
 
 pytestmark = pytest.mark.anyio
 
@@ -102,3 +102,22 @@ async def test_status_wait_outlasts_the_answer_timeout(tmp_path: Path) -> None:
         daemon.close()
         worker.close()
 
+
+
+async def test_a_worker_started_before_its_daemon_connects_and_drains_on_sighup(tmp_path: Path) -> None:
+    # SIGHUP killed a worker on the spot (exit 129): its running steps were lost to the daemon.
+    address = f"ipc://{tmp_path}/d.sock"
+    worker_log, log = tmp_path / "w.log", tmp_path / "d.log"
+    worker = worker_process(address, "w-hup", worker_log)  # before the daemon: it must connect when it comes
+    daemon = Daemon(address, tmp_path / "j.sqlite", log)
+    try:
+        await daemon.ready()
+        await wait_log(worker_log, "worker_registered")
+        worker.send_signal(signal.SIGHUP)
+        with anyio.fail_after(15):
+            assert await anyio.to_thread.run_sync(worker.wait) == 0
+        assert [e["signal"] for e in _events(worker_log, "worker_stopping")] == ["SIGHUP"]
+        await wait_log(log, "worker_disconnected")  # it said goodbye: not lost
+    finally:
+        stop(worker)
+        daemon.close()
