@@ -13,8 +13,9 @@ import pytest
 from ontoflow.protocols.client import RunStatus, Submit, SubmitAccepted
 from ontoflow.runtime.cli import open_client, request
 from ontoflow.runtime.cli._client import follow
+from tests.integration._cli import run_ontoflow
 from tests.integration.durable_capabilities import manifest
-from tests.integration.durable_helpers import CAPS, Daemon, Worker, wait_for_starts
+from tests.integration.durable_helpers import CAPS, REPO, Daemon, Worker, wait_for_starts
 from tests.integration.roles_helpers import stop, wait_log, worker_process
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +122,25 @@ async def test_a_worker_started_before_its_daemon_connects_and_drains_on_sighup(
     finally:
         stop(worker)
         daemon.close()
+
+
+async def test_cancel_of_a_run_that_already_ended_says_nothing_was_cancelled(tmp_path: Path) -> None:
+    # It printed the run's completed result and exit 0, nothing else: read as "cancelled".
+    address = f"ipc://{tmp_path}/d.sock"
+    worker = Worker(address, tmp_path / "a.audit", step_s=0.01)
+    daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log", "--capabilities", str(CAPS))
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            accepted = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 1}))
+            assert isinstance(accepted, SubmitAccepted)
+            with anyio.fail_after(20):
+                ended = await follow(client, accepted.run_id, answered=True)
+            assert isinstance(ended, RunStatus) and ended.status == "completed", ended
+        done = await anyio.to_thread.run_sync(lambda: run_ontoflow(REPO, "cancel", accepted.run_id, "--connect", address))
+        assert done.code == 0 and f"run {accepted.run_id} had already ended completed: nothing was cancelled" in done.stderr
+        unknown = await anyio.to_thread.run_sync(lambda: run_ontoflow(REPO, "cancel", "nosuch", "--connect", address))
+        assert unknown.code == 7 and "unknown_run" in unknown.stderr
+    finally:
+        daemon.close()
+        worker.close()
