@@ -6,8 +6,8 @@ ssh session that drops sends: its default action killed the daemon on the spot (
 nothing logged), which loses nothing acknowledged but skips the drain every other stop gets.
 A daemon started under ``nohup`` (SIGHUP ignored) keeps ignoring it.
 
-A second stop signal during the drain ends the drain at once (Temporal's and Ray's second
-Ctrl-C): the operator who asks twice does not want to wait the rest of a 30 s grace period.
+A second stop signal during the drain ends the drain at once: the operator who asks twice
+(a second Ctrl-C) does not want to wait the rest of a 30 s grace period.
 The steps still running are then left to the next start, as at the end of the grace period.
 """
 
