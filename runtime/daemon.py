@@ -7,8 +7,9 @@ whole life and admits only the keys of the authorised directory.
 
 With a journal (``journal=PATH.sqlite``) every accepted run is recorded before it is
 acknowledged and the unfinished ones are recovered at start (``actors.orchestrator``'s durable
-shell). SIGTERM (or SIGINT) stops accepting submits, lets running steps answer within
-``grace_s``, journals everything and returns; steps held back resume at the next start.
+shell). SIGTERM (or SIGINT, or SIGHUP) stops accepting submits, lets running steps answer
+within ``grace_s`` (a second one: at once), journals everything and returns; steps held back
+resume at the next start (``runtime.daemon_signals``).
 Ended runs older than ``retention_s`` are pruned at start and every ``prune_every_s``.
 Workflows with ``triggers`` in ``trigger_workflows`` start a run per observation they name.
 
@@ -30,7 +31,6 @@ it serves the OpenAI chat-completions API (``runtime.http``), every turn an ``As
 from __future__ import annotations
 
 import math
-import signal
 import sys
 from contextlib import ExitStack, nullcontext
 from functools import partial
@@ -43,10 +43,8 @@ import structlog
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import (
     MAX_CONVERSATIONS,
-    ClientService,
     EdgeService,
     ExpectedDomain,
-    Orchestrator,
     answer_text,
     compose_orchestrator,
     expected_domain,
@@ -59,6 +57,7 @@ from ontoflow.protocols.client import AskReply
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
@@ -317,7 +316,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         orchestrator.on_run_ended.append(spools.ended)
         # Signals are caught before the daemon says it listens: a SIGTERM right after the
         # ``listening on`` line drains it (exit 0) instead of killing it (-15).
-        receiver = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) if config.handle_signals else None
+        receiver = anyio.open_signal_receiver(*stop_signals()) if config.handle_signals else None
         with receiver if receiver is not None else nullcontext() as signals:
             async with anyio.create_task_group() as tg:
                 await tg.start(orchestrator.run)
@@ -345,20 +344,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                         print(f"http entry on {http_address}", flush=True, file=sys.stdout)
                 task_status.started(orchestrator)
                 if signals is not None:
-                    await _drain_on_signal(signals, orchestrator, clients, config.grace_s)
+                    await drain_on_signal(signals, orchestrator, clients, config.grace_s)
                     tg.cancel_scope.cancel()
-
-
-async def _drain_on_signal(signals, orchestrator: Orchestrator, clients: ClientService, grace_s: float) -> None:
-    """Wait for SIGTERM or SIGINT, then stop accepting, let running steps finish within
-    ``grace_s`` and stop the orchestrator."""
-    async for signum in signals:
-        log.info("daemon_stopping", signal=signal.Signals(signum).name)
-        break
-    clients.accepting = False
-    left = await orchestrator.drain(grace_s)
-    log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
-    orchestrator.stop()
 
 
 def _prune(journal, retention_s: float) -> None:

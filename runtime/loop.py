@@ -11,6 +11,8 @@ of its time (measured through the daemon with ``bench.multihost_bench``). Refere
 frees almost everything a step allocates; the collector is only there for cycles.
 ``ONTOFLOW_GC=default`` keeps CPython's thresholds.
 
+``stop_signals`` are the signals the daemon and a worker drain on.
+
 ``yield_now`` is the hot paths' checkpoint (``anyio.lowlevel.checkpoint`` on asyncio, without
 the backend lookup it goes through each time).
 """
@@ -20,13 +22,14 @@ from __future__ import annotations
 import gc
 import importlib.util
 import os
+import signal
 import types
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["GC_THRESHOLDS", "entry_options", "run", "tune_gc", "uses_uvloop", "yield_now"]
+__all__ = ["GC_THRESHOLDS", "entry_options", "run", "stop_signals", "tune_gc", "uses_uvloop", "yield_now"]
 
 #: Allocations between young passes, and young (then middle) passes between older ones.
 GC_THRESHOLDS = (20_000, 20, 20)
@@ -60,6 +63,14 @@ def run(func: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run ``func(*args)`` to completion on anyio's asyncio backend (uvloop when available),
     with the collector tuned by ``tune_gc``."""
     return anyio.run(func, *args, **entry_options())
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The signals a long-running entry point (the daemon, a worker) drains on: SIGTERM,
+    SIGINT, and SIGHUP (a closed terminal, a dropped ssh session: its default action killed
+    the process without its drain) unless it is ignored, as under ``nohup``."""
+    hangup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+    return (signal.SIGTERM, signal.SIGINT, *hangup)
 
 
 @types.coroutine

@@ -46,6 +46,7 @@ from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
+from ontoflow.runtime.loop import stop_signals
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
 __all__ = ["WorkerHost"]
@@ -193,8 +194,7 @@ class WorkerHost(BatchActor):
             raise self._failure
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
-        # The receiver is open before anyone can know this host started: no SIGTERM is missed.
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        with anyio.open_signal_receiver(*stop_signals()) as signals:  # open before anyone knows we started: none missed
             tg.start_soon(self._connection_loop)
             task_status.started(self)
             async for signum in signals:

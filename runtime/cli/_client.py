@@ -305,12 +305,19 @@ async def follow(
     """
     request: ClientMessage = Watch(run_id=run_id) if watch else Status(run_id=run_id, wait=True)
     shown: set[tuple[Any, ...]] = set()
+    first_sent = anyio.current_time()
     while True:
         now = anyio.current_time()
         if now >= deadline:
             raise WaitTimedOut
+        if not answered and now - first_sent >= answer_timeout_s:
+            raise NoAnswerError(f"no answer from {client.address} within {answer_timeout_s:g} s "
+                                "(is the daemon up, is our key authorised?)")
         client.send(request)
-        window = REASK_S if answered else answer_timeout_s
+        # Re-asked before the answer timeout too: a live daemon holds the first
+        # ``Status(wait=True)`` silently and answers the same request again at once, so a run
+        # longer than the answer timeout was reported "no answer ... is the daemon up?".
+        window = REASK_S if answered else min(REASK_S, answer_timeout_s / 2, answer_timeout_s - (now - first_sent))
         with anyio.move_on_after(min(window, deadline - now)):
             while True:
                 for reply in await client.recv_batch(64):
@@ -326,9 +333,6 @@ async def follow(
                         continue  # the daemon is there and holds our request (or acks a re-sent submit)
                     else:  # the run's end, a refusal (Error, Busy) or a reply of another kind
                         return reply
-        if not answered and anyio.current_time() < deadline:
-            raise NoAnswerError(f"no answer from {client.address} within {answer_timeout_s:g} s "
-                                "(is the daemon up, is our key authorised?)")
 
 
 async def submit_once(client: DealerSocket, submit: Submit, *, deadline: float = math.inf,

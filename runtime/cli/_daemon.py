@@ -1,6 +1,6 @@
 """``ontoflow daemon``: serve runs to workers on many hosts, and clients.
 
-A composition root. Exit codes: 0 stopped cleanly (SIGTERM drained), 1 a transport error, 2
+A composition root. Exit codes: 0 stopped cleanly (SIGTERM, SIGINT or SIGHUP drained), 1 a transport error, 2
 an invalid setting, 3 the journal is corrupt or from a newer version (the daemon refuses to
 start; it never resets a journal). Every flag can come from the ``[daemon]`` section of the
 config file, but ``--intent-adapter``, which comes from ``[edge]`` (``_adapter_option``).

@@ -320,6 +320,8 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
     if not isinstance(replies[-1], RunStatus):
         return unexpected(replies[-1], RunStatus)
     print_status(replies[-1], args.json)
+    if replies[-1].status not in ("cancelled", "cancelling"):  # it ended before: said, or it reads as cancelled
+        say(f"run {args.run_id} had already ended {replies[-1].status}: nothing was cancelled")
     return EXIT_OK
 
 

@@ -30,13 +30,15 @@ def _env(audit: Path) -> dict[str, str]:
 class Daemon:
     """``ontoflow daemon`` as a child process (stdout: the ``listening on`` line)."""
 
-    def __init__(self, address: str, journal: Path | None, log: Path, *extra: str) -> None:
+    def __init__(self, address: str, journal: Path | None, log: Path, *extra: str, ignore_sighup: bool = False) -> None:
         journaled = ["--journal", str(journal)] if journal is not None else []  # None: a daemon without one
         argv = [sys.executable, "-m", "ontoflow", "daemon", "--bind", address, *journaled,
                 "--heartbeat-ms", "100", "--liveness", "3", "--grace-s", "10", "--log-level", "info",
                 "--log-file", str(log), *extra]
+        # ignore_sighup: started as under ``nohup`` (the child inherits SIGHUP ignored).
+        hangup = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if ignore_sighup else None
         self.proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, env=_env(log.with_suffix(".audit")))
+                                     stdin=subprocess.DEVNULL, env=_env(log.with_suffix(".audit")), preexec_fn=hangup)
 
     async def ready(self) -> None:
         """Wait for ``listening on`` (the journal is recovered by then)."""
