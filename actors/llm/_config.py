@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import msgspec
 
 from ontoflow.actors.llm.errors import LlmConfigError
@@ -93,6 +94,10 @@ def _url_problem(url: str) -> str:
         return "must name a host, with no space in it"
     if parts.query or parts.fragment:
         return "must be the API root (no ?query or #fragment: /chat/completions is appended to it)"
+    try:  # what the client itself will parse: an invisible character pasted into a host name
+        httpx.URL(url)
+    except httpx.InvalidURL:
+        return "is not a URL an HTTP client can use (a character a host or a path cannot hold)"
     return ""
 
 

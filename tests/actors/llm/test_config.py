@@ -21,6 +21,8 @@ ENV = {"ONTOFLOW_LLM_MODEL": "m"}
     ("http://127.0.0.1:99999/v1", "not a URL"),
     ("http://exa mple.com/v1", "no space"),
     ("http://127.0.0.1/v1?key=SECRET-42", "no ?query"),
+    ("https://api.openai\u200b.com/v1", "not a URL an HTTP client can use"),  # a zero-width space, pasted
+    ("http://127.0.0.1/v1\x00", "not a URL an HTTP client can use"),
 ])
 def test_an_endpoint_url_that_cannot_work_is_refused_naming_the_variable_not_the_url(url: str, problem: str) -> None:
     with pytest.raises(LlmConfigError, match="base_url") as caught:
