@@ -5,6 +5,7 @@ the Entry (``_edge.py``), shared with the embedded ``ask``/``chat`` (``answer_te
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import msgspec
@@ -41,13 +42,21 @@ def question_output(run_id: str, questions: list[Any], prefix: str = "") -> Doma
                         metadata={"run_id": run_id, "suspended": True})
 
 
+#: What :func:`client_session` makes of a key's session.
+_DIGEST = re.compile(r"k[0-9a-f]{40}")
+
+
 def client_session(client: str, session_id: str) -> str:
     """The session ``session_id`` of the client whose CURVE key is ``client``: its own, apart
     from any other key's session of the same name ("": no CURVE, the name as given).
 
     A digest of both (41 characters, a valid session id in its turn): another key cannot name
     it, nor pass for it by choosing a name; the name itself is checked before (``check_entry``).
+    A caller without a key (the HTTP entry, a daemon without CURVE) naming a digest gets that
+    name scoped in its turn: whoever knows a key and a session name could compute the digest.
     """
     if not client:
-        return session_id
+        if _DIGEST.fullmatch(session_id) is None:
+            return session_id
+        client = "-"  # no CURVE key is "-": apart from every key's sessions
     return "k" + hashlib.sha256(f"{client}\n{session_id}".encode()).hexdigest()[:40]
