@@ -130,15 +130,17 @@ def invoke_for(d: Dispatch, now: int) -> Invoke:
                   inputs=d.inputs, context=context, deadline_ms=remaining)
 
 
-def limit_outputs(outcome: Outcome, limit: int) -> Outcome:
+def limit_outputs(outcome: Outcome, limit: int | None) -> Outcome:
     """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``
-    (or nests deeper than :data:`MAX_VALUE_DEPTH`)."""
+    (``None``: no size limit) or nests deeper than :data:`MAX_VALUE_DEPTH`."""
     deep = too_deep(outcome.outputs)
     if deep is not None:
         log.warning("step_output_too_deep", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
                     key=deep, limit=MAX_VALUE_DEPTH)
         return msgspec.structs.replace(outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
                                        error=f"output '{deep}' is nested deeper than {MAX_VALUE_DEPTH} levels")
+    if limit is None:
+        return outcome
     try:
         found = oversized(outcome.outputs, limit)
     except (TypeError, msgspec.EncodeError):  # it arrived decoded, so it encodes; belt and braces

@@ -277,9 +277,8 @@ class WorkerPool:
         if run is None:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
         else:
-            limit = self.max_value_bytes
-            if limit is not None and outcome.outputs:
-                outcome = limit_outputs(outcome, limit)
+            if outcome.outputs:  # the nesting bound holds without a size limit too
+                outcome = limit_outputs(outcome, self.max_value_bytes)
             self._deliver(run, StepFinished(outcome, now))  # positional: per Outcome
         if self._pending.waiting:
             for cap in owner.capabilities:

@@ -179,6 +179,24 @@ def test_an_oversized_output_becomes_a_failure_before_it_is_a_fact() -> None:
     assert fact.outcome.event == "failure" and fact.outcome.reason == "output_too_large" and not fact.outcome.outputs
 
 
+def test_an_output_nested_too_deep_is_a_failure_without_a_size_limit_too() -> None:
+    # Before: the nesting bound was checked only with a size limit, which the embedded
+    # cluster (``ontoflow run``, ``run_manifest``) never sets: a deep output failed later,
+    # when the next Invoke or the fact's record was encoded.
+    h = _Harness()
+    assert h.pool.max_value_bytes is None
+    h.ready(b"w1")
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    deep: Any = 1
+    for _ in range(200):
+        deep = [deep]
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success",
+                                  outputs={"k": deep}), 1)
+    [(_, fact)] = h.facts
+    assert fact.outcome.event == "failure" and fact.outcome.reason == "output_too_large" and not fact.outcome.outputs
+
+
 def test_draining_holds_new_steps() -> None:
     h = _Harness()
     h.ready(b"w1")
