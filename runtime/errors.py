@@ -8,6 +8,9 @@ The hierarchy::
     ├── RestartIntensityExceeded     a supervisor's children crashed too often; it gives up
     ├── TransportError               a socket could not be bound, connected or configured
     ├── ConfigError                  a command-line or config value is invalid
+    ├── AnswerBodyError              an HTTP answer's body cannot be read within its bound
+    │   ├── AnswerTooLargeError      it is (or says it is) larger than the bound
+    │   └── AnswerEncodingError      its content-encoding is not read, or it is not what it says
     ├── StartupError                 local workers did not register in time
     └── CapabilityLoadError          a capability module or file could not be loaded
 
@@ -19,6 +22,9 @@ from __future__ import annotations
 
 __all__ = [
     "ActorDeadError",
+    "AnswerBodyError",
+    "AnswerEncodingError",
+    "AnswerTooLargeError",
     "CapabilityLoadError",
     "ChildProcessCrashed",
     "ConfigError",
@@ -73,3 +79,21 @@ class ConfigError(KernelError):
 
 class CapabilityLoadError(KernelError):
     """Raised when a capability module or ``.py`` file cannot be imported or holds none."""
+
+
+class AnswerBodyError(KernelError):
+    """An HTTP answer's body could not be read within its bound (``runtime.http_body``); the
+    message names a size or an encoding, never the content."""
+
+
+class AnswerTooLargeError(AnswerBodyError):
+    """The body is larger than the bound: ``declared`` is the size its ``content-length``
+    announced (None when it was counted while read)."""
+
+    def __init__(self, message: str, declared: int | None = None) -> None:
+        super().__init__(message)
+        self.declared = declared
+
+
+class AnswerEncodingError(AnswerBodyError):
+    """The body's ``content-encoding`` is not one that is read, or the body is not what it says."""

@@ -30,9 +30,10 @@ import httpx
 import msgspec
 import structlog
 
-from ontoflow.actors.llm._body import read_bounded
 from ontoflow.actors.llm._config import LlmConfig, shown_url
 from ontoflow.actors.llm.errors import LlmAnswerError, LlmBackOffError, LlmError, LlmUnavailableError
+from ontoflow.runtime.errors import AnswerBodyError, AnswerTooLargeError
+from ontoflow.runtime.http_body import ACCEPT_ENCODING, read_bounded
 
 __all__ = ["LlmAnswer", "LlmClient", "ToolCall"]
 
@@ -135,7 +136,7 @@ class LlmClient:
         if response_format is not None:
             body["response_format"] = response_format
         # identity: an honest server sends the body as it is (a compressed one is inflated bounded).
-        headers = {"content-type": "application/json", "accept-encoding": "identity"}
+        headers = {"content-type": "application/json", **ACCEPT_ENCODING}
         key = config.api_key()
         if key:
             headers["authorization"] = f"Bearer {key}"
@@ -208,6 +209,9 @@ class LlmClient:
             raise LlmUnavailableError(f"the model endpoint is unreachable ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:  # the rest of httpx's (a body it could not decode): never a crash
             raise LlmAnswerError(f"the model endpoint's answer cannot be read ({type(exc).__name__})") from None
+        except AnswerBodyError as exc:  # its size or its encoding, never its content
+            bound = " (max_answer_bytes)" if isinstance(exc, AnswerTooLargeError) else ""
+            raise LlmAnswerError(f"the model endpoint's answer is {exc}{bound}") from None
 
 
 def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:

@@ -59,6 +59,8 @@ from ontoflow.protocols.domain_service import http_manifest
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_INPUTS, INTENT_QUERY_PARAM, ExecutionIntent
 from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES
+from ontoflow.runtime.errors import AnswerBodyError, AnswerTooLargeError
+from ontoflow.runtime.http_body import ACCEPT_ENCODING, read_bounded
 
 __all__ = ["DEFAULT_HEALTH_INTERVAL_S", "DEFAULT_HTTP_TIMEOUT_S", "HttpDomainCapability", "REFUSED", "ServiceHealth",
            "bridge_http_domain", "public_url"]
@@ -86,12 +88,13 @@ def _endpoint(base: str, path: str) -> str:
     return base.rstrip("/") + path
 
 
-class _TooLarge(Exception):
-    """An answer past the bound (turned into the caller's own error, naming the endpoint)."""
+#: The most of a ``/health`` answer read (its status is what counts; it is asked every interval).
+HEALTH_BYTES = 64 * 1024
 
 
 async def _send(client: httpx.AsyncClient, request: httpx.Request, limit: int, budget_s: float) -> tuple[int, bytes]:
-    """Send ``request``; its answer's status and, for a 2xx, its body of at most ``limit`` bytes.
+    """Send ``request``; its answer's status and, for a 2xx, its body of at most ``limit`` bytes
+    (``runtime.http_body.read_bounded``: a compressed one inflated bounded).
 
     ``budget_s`` bounds the whole exchange: httpx's timeout bounds each read only, and a
     service trickling a byte every few seconds would hold the step for ever.
@@ -99,32 +102,26 @@ async def _send(client: httpx.AsyncClient, request: httpx.Request, limit: int, b
     Raises:
         httpx.HTTPError: when the service does not answer (or stops mid-answer, or takes
             longer than ``budget_s`` in all: ``httpx.TimeoutException``).
-        _TooLarge: when the body (announced or read) is longer than ``limit``.
+        AnswerBodyError: when the body is longer than ``limit`` (announced or read) or is
+            encoded otherwise than it says.
     """
+    request.headers.update(ACCEPT_ENCODING)
     with anyio.move_on_after(budget_s):
         response = await client.send(request, stream=True)
         try:
             if response.status_code >= 300:  # its body is not read: the status says it all
                 return response.status_code, b""
-            announced = response.headers.get("content-length", "")
-            if announced.isdigit() and int(announced) > limit:
-                raise _TooLarge
-            body = bytearray()
-            # Decoded (a gzip answer as its JSON), counted chunk by chunk: a compressed bomb
-            # stops one chunk past the bound.
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise _TooLarge
+            return response.status_code, await read_bounded(response, limit)
         finally:
             await response.aclose()
-        return response.status_code, bytes(body)
     raise httpx.TimeoutException(f"no whole answer within {budget_s:g} s", request=request)
 
 
-def _too_large(method: str, url: str, limit: int) -> str:
-    return (f"{method} {public_url(url)}: the answer is larger than {limit} bytes, the most a domain service's "
-            "answer may be")
+def _unreadable(method: str, url: str, limit: int, exc: AnswerBodyError) -> str:
+    if isinstance(exc, AnswerTooLargeError):
+        return (f"{method} {public_url(url)}: the answer is larger than {limit} bytes, the most a domain service's "
+                "answer may be")
+    return f"{method} {public_url(url)}: the answer is {exc}"
 
 
 async def _get(client: httpx.AsyncClient, url: str, budget_s: float, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
@@ -132,8 +129,8 @@ async def _get(client: httpx.AsyncClient, url: str, budget_s: float, limit: int 
         status, body = await _send(client, client.build_request("GET", url), limit, budget_s)
     except httpx.HTTPError as exc:
         raise DomainServiceUnavailable(f"GET {public_url(url)}: the domain service does not answer ({type(exc).__name__})") from None
-    except _TooLarge:
-        raise DomainServiceError(_too_large("GET", url, limit)) from None
+    except AnswerBodyError as exc:
+        raise DomainServiceError(_unreadable("GET", url, limit, exc)) from None
     if status >= 300:
         raise DomainServiceUnavailable(f"GET {public_url(url)}: the domain service answered {status}")
     return body
@@ -171,7 +168,7 @@ class ServiceHealth:
         """
         try:
             async with httpx.AsyncClient(timeout=self._timeout_s, transport=self._transport) as client:
-                await _get(client, _endpoint(self.url, "/health"), self._timeout_s)
+                await _get(client, _endpoint(self.url, "/health"), self._timeout_s, HEALTH_BYTES)
         except DomainServiceError as exc:  # unavailable, or an answer past the bound
             problem = str(exc)
         else:
@@ -234,8 +231,8 @@ class HttpDomainCapability(Capability):
             status, content = await _send(self._client, request, self.max_answer_bytes, self.timeout_s)
         except httpx.HTTPError as exc:
             raise DomainServiceUnavailable(f"POST {named}: the domain service does not answer ({type(exc).__name__})") from None
-        except _TooLarge:
-            raise DomainServiceAnswerError(_too_large("POST", url, self.max_answer_bytes)) from None
+        except AnswerBodyError as exc:
+            raise DomainServiceAnswerError(_unreadable("POST", url, self.max_answer_bytes, exc)) from None
         if status >= 500 or status in _TRANSIENT_STATUS:
             raise DomainServiceUnavailable(f"POST {named}: the domain service answered {status}")
         if status >= 300:
@@ -297,7 +294,7 @@ async def bridge_http_domain(url: str, *, timeout_s: float = DEFAULT_HTTP_TIMEOU
     if not url.startswith(("http://", "https://")):
         raise DomainServiceError(f"--http-domain {public_url(url)!r}: expected an http:// or https:// URL")
     async with httpx.AsyncClient(timeout=timeout_s, transport=transport) as client:
-        await _get(client, _endpoint(url, "/health"), timeout_s)
+        await _get(client, _endpoint(url, "/health"), timeout_s, HEALTH_BYTES)
         manifest_url = _endpoint(url, "/manifest")
         content = await _get(client, manifest_url, timeout_s, max_answer_bytes)
     try:

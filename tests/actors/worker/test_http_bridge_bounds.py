@@ -11,7 +11,9 @@ than ``timeout_s`` is a transient one.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
+import tracemalloc
 
 import anyio
 import pytest
@@ -116,3 +118,38 @@ async def test_an_answer_trickling_past_the_timeout_is_a_transient_failure() -> 
         tg.cancel_scope.cancel()
     assert outcome.event == "failure"
     assert f"POST http://127.0.0.1:{port}/execute: the domain service does not answer (TimeoutException)" in (outcome.error or "")
+
+
+_BOMB = gzip.compress(b" " * (20 << 20))  # about 20 KB that inflate to 20 MB (made before the memory is traced)
+
+
+async def _gzip_bomb(stream) -> None:
+    await stream.send(_HEAD + b"content-encoding: gzip\r\ncontent-length: " + str(len(_BOMB)).encode() + b"\r\n\r\n"
+                      + _BOMB)
+
+
+async def _brotli(stream) -> None:
+    await stream.send(_HEAD + b"content-encoding: br\r\ncontent-length: 2\r\n\r\n{}")
+
+
+@pytest.mark.parametrize(("answer", "says"), [(_gzip_bomb, "the answer is larger than 1048576 bytes"),
+                                              (_brotli, "the answer is encoded as 'br', which is not read")],
+                         ids=["gzip-bomb", "br"])
+async def test_a_compressed_answer_is_inflated_bounded_and_an_unread_encoding_named(answer, says: str) -> None:
+    # Before: httpx inflated each chunk whole before the bridge counted it (a 200 KB bomb
+    # peaked at 437 MB against a 1 MiB bound); the bridge now reads as the model client does
+    # (``runtime.http_body``), asking for the answer as it is.
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener, anyio.create_task_group() as tg:
+        tg.start_soon(_serve, listener, answer)
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        tracemalloc.start()
+        try:
+            with anyio.fail_after(20):
+                outcome = await _step(port, max_answer_bytes=1 << 20)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        tg.cancel_scope.cancel()
+    assert outcome.event == "failure" and outcome.retries == 0
+    assert outcome.error is not None and says in outcome.error
+    assert peak < 8 << 20, peak  # inflated a piece at a time: never the bomb whole
