@@ -30,21 +30,9 @@ from ontoflow.protocols.merge_strategy import parse_merge_instruction
 from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
-    "Action",
-    "Block",
-    "Call",
-    "Jump",
-    "Node",
-    "Return",
-    "Transition",
-    "Trigger",
-    "WorkflowManifest",
-    "check_workflow_capabilities",
-    "decode_document",
-    "manifest_from_data",
-    "manifest_problems",
-    "parse_action",
-    "signal_event",
+    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "Node", "Return", "Transition", "Trigger",
+    "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
+    "manifest_problems", "parse_action", "signal_event",
 ]
 
 
@@ -141,6 +129,11 @@ class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     inputs: dict[str, dict[str, Any]] = {}
 
 
+#: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
+#: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
+MAX_BLOCKS = 5_000
+
+
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     nodes: dict[str, Any]
     start: str = ""
@@ -224,6 +217,9 @@ def _load(
     raw = _convert(data, _RawManifest, "", problems)
     if raw is None:
         return None, problems
+    count = sum(len(n["blocks"]) for n in raw.nodes.values() if isinstance(n, dict) and isinstance(n.get("blocks"), dict))
+    if count > MAX_BLOCKS:  # refused before any check: every check and finding grows with the blocks
+        return None, [Problem(path="nodes", message=f"{count} blocks; a manifest has at most {MAX_BLOCKS:,}")]
     nodes: dict[str, Node] = {}
     for node_id, node_data in raw.nodes.items():
         npath = f"nodes.{node_id}"
@@ -248,9 +244,7 @@ def _load(
         if not raw_node.blocks:
             problems.append(Problem(path=f"{npath}.blocks", message="a node needs at least one block"))
         elif raw_node.entry_block not in raw_node.blocks:
-            problems.append(
-                Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}")
-            )
+            problems.append(Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}"))
     first = start or raw.start
     if not raw.nodes:
         problems.append(Problem(path="nodes", message="a manifest needs at least one node"))

@@ -100,16 +100,22 @@ class PathFinder:
         return ctrl in self.parent
 
     def path(self, ctrl: Ctrl) -> list[str]:
-        """The steps of the run found to ``ctrl`` (``[]`` for the start or an unreached state)."""
-        steps = self._walk(ctrl, inner=False)
+        """The steps of the run found to ``ctrl`` (``[]`` for the start or an unreached state);
+        the last :data:`MAX_STEPS` of them, after a line saying how it starts, when longer."""
+        steps = self._walk(ctrl, inner=False, limit=MAX_STEPS)
         steps.reverse()
         return steps
 
-    def _walk(self, ctrl: Ctrl, inner: bool) -> list[str]:
-        """The steps back from ``ctrl`` (reversed); ``inner`` stops at its context's entry."""
+    def _walk(self, ctrl: Ctrl, inner: bool, limit: int) -> list[str]:
+        """The steps back from ``ctrl`` (reversed); ``inner`` stops at its context's entry.
+        Past ``limit`` steps the walk stops with :data:`_EARLIER` (each walk is bounded, so a
+        long chain of blocks is not a counterexample per block as long as the chain)."""
         model = self.ex.model
         out: list[str] = []
         while True:
+            if len(out) >= limit:
+                out.append(_EARLIER)
+                return out
             how = self.parent.get(ctrl)
             if how is None:
                 return out
@@ -125,9 +131,18 @@ class PathFinder:
             else:
                 _, site, call, exit_state, exit_edge = how
                 out.append(f"{format_step(exit_state, exit_edge, model)} (pop -> {ctrl[0]}.{ctrl[1]})")
-                out.extend(self._walk(exit_state, inner=True))
+                out.extend(self._walk(exit_state, inner=True, limit=max(limit - len(out), 0)))
+                if out[-1] is _EARLIER:
+                    return out
                 out.append(format_step(site, call, model))
                 ctrl = site
+
+
+#: The most steps a counterexample shows (the ones nearest the state it leads to).
+MAX_STEPS = 50
+
+#: The first line of a counterexample cut to its last :data:`MAX_STEPS` steps.
+_EARLIER = f"... (earlier steps not shown: the run is longer than {MAX_STEPS} steps)"
 
 
 def return_targets(ex: Exploration) -> dict[Ctx, set[Ctrl | None]]:

@@ -52,3 +52,32 @@ def test_recursion_is_still_found_in_a_cycle_deep_in_a_chain() -> None:
     assert "nodes.n150.blocks.a.transitions[0].action" in paths
     assert "nodes.n149.blocks.a.transitions[0].action" not in paths
     assert not report.ok
+
+
+def _jump_chain(n: int) -> dict:
+    blocks = {f"b{i}": block("t.plain", ("success", f"JUMP:b{i + 1}" if i < n - 1 else "RETURN"), ("failure", "RETURN"))
+              for i in range(n)}
+    return {"start": "main", "nodes": {"main": node("b0", blocks)}}
+
+
+def test_a_manifest_of_more_blocks_than_the_limit_is_refused_before_any_analysis() -> None:
+    # 100,000 blocks kept `ontoflow check` (so `run` and a submit) busy for minutes.
+    from ontoflow.protocols.manifest import MAX_BLOCKS
+
+    report = check(_jump_chain(MAX_BLOCKS + 1), PLAIN)
+    [finding] = report.findings
+    assert finding.path == "nodes" and f"{MAX_BLOCKS + 1} blocks" in finding.message
+    assert not report.ok and report.states == 0
+
+
+def test_a_counterexample_shows_at_most_the_last_steps_of_a_long_run() -> None:
+    # Each finding on a chain of n blocks had an n-step counterexample: n findings were n**2 lines.
+    from ontoflow.actors.checker._paths import MAX_STEPS
+
+    doc = _jump_chain(300)
+    consumer = meta("t.consume", required=["k.x"])
+    doc["nodes"]["main"]["blocks"]["b299"] = block("t.consume", ("success", "RETURN"), ("failure", "RETURN"))
+    [finding] = kinds(check(doc, PLAIN, consumer))["missing-input"]
+    assert len(finding.counterexample) == MAX_STEPS + 2  # the note, the steps, the failing start
+    assert finding.counterexample[0].startswith("... (earlier steps not shown")
+    assert finding.counterexample[-2] == "main.b298 --success--> JUMP:b299"
