@@ -81,3 +81,15 @@ def test_a_counterexample_shows_at_most_the_last_steps_of_a_long_run() -> None:
     assert len(finding.counterexample) == MAX_STEPS + 2  # the note, the steps, the failing start
     assert finding.counterexample[0].startswith("... (earlier steps not shown")
     assert finding.counterexample[-2] == "main.b298 --success--> JUMP:b299"
+
+
+def test_the_text_report_escapes_control_and_bidi_characters_of_ids() -> None:
+    # The id is refused, but other findings name its block raw: an escape sequence in a block id
+    # reached the terminal of whoever ran `ontoflow check` (and a U+202E reversed the path).
+    from ontoflow.actors.checker import render_text
+
+    sneaky = "a\x1b[2J\u202eb"
+    doc = {"start": "main", "nodes": {"main": node(sneaky, {sneaky: block("t.consume", ("success", "RETURN"))})}}
+    text = render_text(check(doc, meta("t.consume", required=["k.x"])))
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "a\\x1b[2J\\u202eb" in text
