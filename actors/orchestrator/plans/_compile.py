@@ -207,8 +207,8 @@ def compile_plan(
             for role in meta.composition.followup_roles:
                 if not any(role in m.roles for m in catalog.values()):
                     problems.append(Problem(path=f"steps[{i}].capability", message=f"{meta.id} asks for a follow-up of role {role!r}, which no capability fills"))
-    if problems:
-        raise ManifestError(problems)
+    if problems:  # each once: a param repeating one bad reference 200,000 times printed 25 MB
+        raise ManifestError(list(dict.fromkeys(problems)))
 
     deps = plan_dependencies(plan)
     depth = _depths(deps)
