@@ -18,6 +18,7 @@ step's schedule-to-close budget, overriding the one derived from the capability)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 import msgspec
@@ -128,6 +129,9 @@ class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     triggers: list[Trigger] = []
     inputs: dict[str, dict[str, Any]] = {}
 
+
+#: The longest ``timeout_ms`` a block may give: ten years (as a submit's deadline).
+_MAX_TIMEOUT_MS = 10 * 365 * 86_400_000
 
 #: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
 #: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
@@ -307,8 +311,12 @@ def _check_block(
     bpath = f"nodes.{node_id}.blocks.{block_id}"
     if not block.worker:
         problems.append(Problem(path=f"{bpath}.worker", message="must name a capability id"))
-    if block.timeout_ms is not None and block.timeout_ms <= 0:
-        problems.append(Problem(path=f"{bpath}.timeout_ms", message="must be > 0"))
+    if block.timeout_ms is not None and not 0 < block.timeout_ms <= _MAX_TIMEOUT_MS:  # now + it is a 64-bit time
+        problems.append(Problem(path=f"{bpath}.timeout_ms", message=f"must be > 0 and at most {_MAX_TIMEOUT_MS} (ten years)"))
+    for i, name in enumerate(block.artifacts):  # read from the run's worktree: never a file outside it
+        if not name or name[0] in "/\\" or PurePath(name).is_absolute() or ".." in PurePath(name.replace("\\", "/")).parts:
+            message = "must be a path inside the manifest's folder (relative, no '..')"
+            problems.append(Problem(path=f"{bpath}.artifacts[{i}]", message=message))
     for i, text in enumerate(block.payload_merge_strategy):
         try:
             parse_merge_instruction(text)
@@ -326,9 +334,7 @@ def _check_block(
             )
         key = signal_event(block.worker, signal)
         if key in seen:
-            problems.append(
-                Problem(path=f"{tpath}.on_signal", message=f"signal {signal!r} is already routed by transitions[{seen[key]}]")
-            )
+            problems.append(Problem(path=f"{tpath}.on_signal", message=f"signal {signal!r} is already routed by transitions[{seen[key]}]"))
         seen.setdefault(key, i)
         try:
             action = parse_action(transition.action)
@@ -336,9 +342,8 @@ def _check_block(
             problems.append(Problem(path=f"{tpath}.action", message=str(exc)))
             continue
         if isinstance(action, Jump) and action.block not in node.blocks:
-            hint = ""
-            if action.block in block_home:
-                hint = f" (it is in node {block_home[action.block]!r}: use CALL:{block_home[action.block]})"
+            home = block_home.get(action.block)
+            hint = f" (it is in node {home!r}: use CALL:{home})" if home is not None else ""
             problems.append(
                 Problem(path=f"{tpath}.action", message=f"JUMP to block {action.block!r} that does not exist in node {node_id!r}{hint}")
             )
