@@ -146,13 +146,17 @@ _EARLIER = f"... (earlier steps not shown: the run is longer than {MAX_STEPS} st
 
 
 def return_targets(ex: Exploration) -> dict[Ctx, set[Ctrl | None]]:
-    """Where each context's RETURN lands: call sites' next blocks, ``None`` for the run's end."""
-    out: dict[Ctx, set[Ctrl | None]] = {}
+    """Where each context's RETURN lands: call sites' next blocks, ``None`` for the run's end.
 
-    def resolve(ctx: Ctx, seen: frozenset[Ctx]) -> set[Ctrl | None]:
-        if ctx in out:
-            return out[ctx]
-        found: set[Ctrl | None] = set()
+    A call from a last block returns again: its callee's RETURN lands wherever the caller's
+    context returns, so the sets are a fixpoint, found with a worklist: no recursion (thousands
+    of nested last-block CALLs exhausted the stack) and no set cached while a cycle among the
+    contexts was cut short (the recursive descent did both).
+    """
+    out: dict[Ctx, set[Ctrl | None]] = {}
+    inherits: dict[Ctx, list[Ctx]] = {}  # caller context -> contexts that return where it does
+    for ctx in {ctx_of(c) for c in ex.values}:
+        found = out.setdefault(ctx, set())
         if ctx[2]:
             found.add(None)
         for site, _ in ex.callers.get(ctx, {}):
@@ -162,13 +166,16 @@ def return_targets(ex: Exploration) -> dict[Ctx, set[Ctrl | None]]:
                 found.add((node, nxt, chain, root))
             elif root:
                 found.add(None)
-            elif ctx_of(site) not in seen:
-                found |= resolve(ctx_of(site), seen | {ctx})
-        out[ctx] = found
-        return found
-
-    for ctx in {ctx_of(c) for c in ex.values}:
-        resolve(ctx, frozenset())
+            else:
+                inherits.setdefault(ctx_of(site), []).append(ctx)
+    todo = list(out)
+    while todo:
+        parent = todo.pop()
+        for child in inherits.get(parent, ()):
+            known = out.setdefault(child, set())
+            if not out.get(parent, set()) <= known:
+                known |= out[parent]
+                todo.append(child)
     return out
 
 
