@@ -6,6 +6,7 @@ carried on the wire inside ``Ready``; decoding tolerates fields added by newer v
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -261,8 +262,10 @@ def check_metadata(meta: CapabilityMetadata, where: str | None = None) -> list[P
             problems.append(Problem(path=f"{where}.events[{i}]", message=f"must be snake_case, at most "
                                                                         f"{MAX_EVENT_CHARS} characters"))
     r = meta.retry
-    if r.max_retries < 0:
-        problems.append(Problem(path=f"{where}.retry.max_retries", message="must be >= 0"))
+    if not 0 <= r.max_retries <= 1_000:  # 2**62 retries held the step-budget computation forever
+        problems.append(Problem(path=f"{where}.retry.max_retries", message="must be between 0 and 1000"))
+    if not all(math.isfinite(v) for v in (r.initial_ms, r.multiplier, r.max_ms)):  # NaN passed every comparison
+        problems.append(Problem(path=f"{where}.retry", message="initial_ms, multiplier and max_ms must be finite numbers"))
     if r.initial_ms < 0 or r.max_ms < r.initial_ms:
         problems.append(Problem(path=f"{where}.retry", message="need 0 <= initial_ms <= max_ms"))
     if r.multiplier < 1.0:

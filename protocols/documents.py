@@ -50,6 +50,7 @@ def decode_document(data: bytes, fmt: str, *, source: str = "") -> Any:
             integer past 64 bits (no message can carry it), or ``fmt`` is unknown.
     """
     fmt = fmt.lower().lstrip(".")
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM (Windows editors): YAML skipped it, JSON/TOML failed
     try:
         if fmt in ("yaml", "yml"):
             document = _decode_yaml(data)
@@ -211,10 +212,7 @@ def _not_utf8(data: bytes) -> str:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        offset = exc.start
-        line = data.count(b"\n", 0, offset) + 1
-        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        return f" at line {line}, column {column}: not UTF-8"
+        return _at_offset(data, exc.start, "not UTF-8")
     return ": not UTF-8"
 
 
@@ -339,10 +337,7 @@ def _syntax_error(exc: msgspec.DecodeError, data: bytes) -> str:
         return _at_offset(data, len(data), found[1])
     found = re.search(r"^(.*?) \(byte (\d+)\)$", text)  # msgspec.json: a byte offset
     if found is not None:
-        offset = min(int(found[2]), len(data))
-        line = data.count(b"\n", 0, offset) + 1
-        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        return f" at line {line}, column {column}: {found[1].removeprefix('JSON is malformed: ')}"
+        return _at_offset(data, min(int(found[2]), len(data)), found[1].removeprefix("JSON is malformed: "))
     if "truncated" in text:  # msgspec.json at the end of the bytes
         line, column = data.count(b"\n") + 1, len(data) - (data.rfind(b"\n") + 1) + 1
         return f" at line {line}, column {column}: unexpected end of the document"

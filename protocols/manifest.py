@@ -18,6 +18,7 @@ step's schedule-to-close budget, overriding the one derived from the capability)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 import msgspec
@@ -30,21 +31,9 @@ from ontoflow.protocols.merge_strategy import parse_merge_instruction
 from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
-    "Action",
-    "Block",
-    "Call",
-    "Jump",
-    "Node",
-    "Return",
-    "Transition",
-    "Trigger",
-    "WorkflowManifest",
-    "check_workflow_capabilities",
-    "decode_document",
-    "manifest_from_data",
-    "manifest_problems",
-    "parse_action",
-    "signal_event",
+    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "Node", "Return", "Transition", "Trigger",
+    "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
+    "manifest_problems", "parse_action", "signal_event",
 ]
 
 
@@ -141,6 +130,14 @@ class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     inputs: dict[str, dict[str, Any]] = {}
 
 
+#: The longest ``timeout_ms`` a block may give: ten years (as a submit's deadline).
+_MAX_TIMEOUT_MS = 10 * 365 * 86_400_000
+
+#: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
+#: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
+MAX_BLOCKS = 5_000
+
+
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     nodes: dict[str, Any]
     start: str = ""
@@ -224,6 +221,9 @@ def _load(
     raw = _convert(data, _RawManifest, "", problems)
     if raw is None:
         return None, problems
+    count = sum(len(n["blocks"]) for n in raw.nodes.values() if isinstance(n, dict) and isinstance(n.get("blocks"), dict))
+    if count > MAX_BLOCKS:  # refused before any check: every check and finding grows with the blocks
+        return None, [Problem(path="nodes", message=f"{count} blocks; a manifest has at most {MAX_BLOCKS:,}")]
     nodes: dict[str, Node] = {}
     for node_id, node_data in raw.nodes.items():
         npath = f"nodes.{node_id}"
@@ -248,9 +248,7 @@ def _load(
         if not raw_node.blocks:
             problems.append(Problem(path=f"{npath}.blocks", message="a node needs at least one block"))
         elif raw_node.entry_block not in raw_node.blocks:
-            problems.append(
-                Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}")
-            )
+            problems.append(Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}"))
     first = start or raw.start
     if not raw.nodes:
         problems.append(Problem(path="nodes", message="a manifest needs at least one node"))
@@ -313,8 +311,12 @@ def _check_block(
     bpath = f"nodes.{node_id}.blocks.{block_id}"
     if not block.worker:
         problems.append(Problem(path=f"{bpath}.worker", message="must name a capability id"))
-    if block.timeout_ms is not None and block.timeout_ms <= 0:
-        problems.append(Problem(path=f"{bpath}.timeout_ms", message="must be > 0"))
+    if block.timeout_ms is not None and not 0 < block.timeout_ms <= _MAX_TIMEOUT_MS:  # now + it is a 64-bit time
+        problems.append(Problem(path=f"{bpath}.timeout_ms", message=f"must be > 0 and at most {_MAX_TIMEOUT_MS} (ten years)"))
+    for i, name in enumerate(block.artifacts):  # read from the run's worktree: never a file outside it
+        if not name or name[0] in "/\\" or PurePath(name).is_absolute() or ".." in PurePath(name.replace("\\", "/")).parts:
+            message = "must be a path inside the manifest's folder (relative, no '..')"
+            problems.append(Problem(path=f"{bpath}.artifacts[{i}]", message=message))
     for i, text in enumerate(block.payload_merge_strategy):
         try:
             parse_merge_instruction(text)
@@ -332,9 +334,7 @@ def _check_block(
             )
         key = signal_event(block.worker, signal)
         if key in seen:
-            problems.append(
-                Problem(path=f"{tpath}.on_signal", message=f"signal {signal!r} is already routed by transitions[{seen[key]}]")
-            )
+            problems.append(Problem(path=f"{tpath}.on_signal", message=f"signal {signal!r} is already routed by transitions[{seen[key]}]"))
         seen.setdefault(key, i)
         try:
             action = parse_action(transition.action)
@@ -342,9 +342,8 @@ def _check_block(
             problems.append(Problem(path=f"{tpath}.action", message=str(exc)))
             continue
         if isinstance(action, Jump) and action.block not in node.blocks:
-            hint = ""
-            if action.block in block_home:
-                hint = f" (it is in node {block_home[action.block]!r}: use CALL:{block_home[action.block]})"
+            home = block_home.get(action.block)
+            hint = f" (it is in node {home!r}: use CALL:{home})" if home is not None else ""
             problems.append(
                 Problem(path=f"{tpath}.action", message=f"JUMP to block {action.block!r} that does not exist in node {node_id!r}{hint}")
             )

@@ -45,7 +45,7 @@ __all__ = [
 EXECUTION_MODES = ("sequential", "parallel", "dag")
 COMBINE_MODES = ("last", "report", "merge")
 
-_STEP_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+_STEP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # as a manifest's ids: a 100,000-character id was taken
 _REFERENCE = re.compile(r"\$\{([^{}]*)\}")
 _FIELD_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
 
@@ -118,7 +118,7 @@ def _parse_reference(body: str) -> Reference | str:
     """Parse the inside of ``${...}``; a message when it is malformed."""
     text = "${" + body + "}"
     step, dot, rest = body.partition(".")
-    if not step or not _STEP_ID.match(step):
+    if not step or not _STEP_ID.fullmatch(step):
         return f"reference {text} must start with a step id"
     if not dot or not rest:
         return f"reference {text} must name a field after the step id"
@@ -241,8 +241,8 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         problems.append(Problem(path="max_concurrency", message="must be >= 1"))
     seen: dict[str, int] = {}
     for i, step in enumerate(plan.steps):
-        if not _STEP_ID.match(step.id):
-            problems.append(Problem(path=f"steps[{i}].id", message="must be letters, digits, '_' or '-'"))
+        if not _STEP_ID.fullmatch(step.id):
+            problems.append(Problem(path=f"steps[{i}].id", message="must be 1-128 letters, digits, '_' or '-'"))
         if step.id in seen:
             problems.append(Problem(path=f"steps[{i}].id", message=f"duplicate of steps[{seen[step.id]}].id"))
         seen.setdefault(step.id, i)
@@ -283,7 +283,7 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
                         f"step {step.id!r} (add it to depends_on)",
                     )
                 )
-    return problems
+    return list(dict.fromkeys(problems))  # a param of 200,000 equal references: one problem, not 200,000
 
 
 def _normalise_ids(data: dict[str, Any]) -> dict[str, Any]:

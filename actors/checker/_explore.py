@@ -38,7 +38,7 @@ from ontoflow.protocols.manifest import Call, Jump
 from ontoflow.actors.checker._model import BlockModel, Model, Route
 from ontoflow.actors.orchestrator.engine import LAST_FAILURE_KEY
 
-__all__ = ["Ctrl", "Ctx", "Edge", "Exploration", "explore", "inherited", "missing_keys"]
+__all__ = ["CallsTooDeep", "Ctrl", "Ctx", "Edge", "Exploration", "MAX_CALL_DEPTH", "explore", "inherited", "missing_keys"]
 
 #: ``(node, caller chain, root)``.
 Ctx = tuple[str, tuple[str, ...], bool]
@@ -51,6 +51,15 @@ _FAILURE_KEYS = frozenset({LAST_FAILURE_KEY})
 
 #: The most states one analysis explores before it gives up (a finding says so).
 MAX_STATES = 200_000
+
+#: The longest caller chain a context may have. Each inheriting CALL copies its caller's
+#: chain and memory, so a chain of thousands of nested CALLs cost time quadratic in its
+#: length (4,000 nodes: 10 s); past this the analysis stops, refusing the document.
+MAX_CALL_DEPTH = 1_000
+
+
+class CallsTooDeep(RecursionError):
+    """A caller chain longer than :data:`MAX_CALL_DEPTH` (handled as the stack's own limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +135,8 @@ def callee_chain(model: Model, caller: Ctx, callee: str) -> tuple[str, ...]:
     """The chain a callee sees: its caller and the caller's chain, if it inherits; no repeats."""
     if not model.manifest.nodes[callee].context_inheritance:
         return ()
+    if len(caller[1]) >= MAX_CALL_DEPTH:
+        raise CallsTooDeep(f"caller chains past {MAX_CALL_DEPTH}")
     chain = (*caller[1], caller[0])
     seen: set[str] = {callee}
     kept: list[str] = []

@@ -100,16 +100,22 @@ class PathFinder:
         return ctrl in self.parent
 
     def path(self, ctrl: Ctrl) -> list[str]:
-        """The steps of the run found to ``ctrl`` (``[]`` for the start or an unreached state)."""
-        steps = self._walk(ctrl, inner=False)
+        """The steps of the run found to ``ctrl`` (``[]`` for the start or an unreached state);
+        the last :data:`MAX_STEPS` of them, after a line saying how it starts, when longer."""
+        steps = self._walk(ctrl, inner=False, limit=MAX_STEPS)
         steps.reverse()
         return steps
 
-    def _walk(self, ctrl: Ctrl, inner: bool) -> list[str]:
-        """The steps back from ``ctrl`` (reversed); ``inner`` stops at its context's entry."""
+    def _walk(self, ctrl: Ctrl, inner: bool, limit: int) -> list[str]:
+        """The steps back from ``ctrl`` (reversed); ``inner`` stops at its context's entry.
+        Past ``limit`` steps the walk stops with :data:`_EARLIER` (each walk is bounded, so a
+        long chain of blocks is not a counterexample per block as long as the chain)."""
         model = self.ex.model
         out: list[str] = []
         while True:
+            if len(out) >= limit:
+                out.append(_EARLIER)
+                return out
             how = self.parent.get(ctrl)
             if how is None:
                 return out
@@ -125,19 +131,32 @@ class PathFinder:
             else:
                 _, site, call, exit_state, exit_edge = how
                 out.append(f"{format_step(exit_state, exit_edge, model)} (pop -> {ctrl[0]}.{ctrl[1]})")
-                out.extend(self._walk(exit_state, inner=True))
+                out.extend(self._walk(exit_state, inner=True, limit=max(limit - len(out), 0)))
+                if out[-1] is _EARLIER:
+                    return out
                 out.append(format_step(site, call, model))
                 ctrl = site
 
 
-def return_targets(ex: Exploration) -> dict[Ctx, set[Ctrl | None]]:
-    """Where each context's RETURN lands: call sites' next blocks, ``None`` for the run's end."""
-    out: dict[Ctx, set[Ctrl | None]] = {}
+#: The most steps a counterexample shows (the ones nearest the state it leads to).
+MAX_STEPS = 50
 
-    def resolve(ctx: Ctx, seen: frozenset[Ctx]) -> set[Ctrl | None]:
-        if ctx in out:
-            return out[ctx]
-        found: set[Ctrl | None] = set()
+#: The first line of a counterexample cut to its last :data:`MAX_STEPS` steps.
+_EARLIER = f"... (earlier steps not shown: the run is longer than {MAX_STEPS} steps)"
+
+
+def return_targets(ex: Exploration) -> dict[Ctx, set[Ctrl | None]]:
+    """Where each context's RETURN lands: call sites' next blocks, ``None`` for the run's end.
+
+    A call from a last block returns again: its callee's RETURN lands wherever the caller's
+    context returns, so the sets are a fixpoint, found with a worklist: no recursion (thousands
+    of nested last-block CALLs exhausted the stack) and no set cached while a cycle among the
+    contexts was cut short (the recursive descent did both).
+    """
+    out: dict[Ctx, set[Ctrl | None]] = {}
+    inherits: dict[Ctx, list[Ctx]] = {}  # caller context -> contexts that return where it does
+    for ctx in {ctx_of(c) for c in ex.values}:
+        found = out.setdefault(ctx, set())
         if ctx[2]:
             found.add(None)
         for site, _ in ex.callers.get(ctx, {}):
@@ -147,13 +166,16 @@ def return_targets(ex: Exploration) -> dict[Ctx, set[Ctrl | None]]:
                 found.add((node, nxt, chain, root))
             elif root:
                 found.add(None)
-            elif ctx_of(site) not in seen:
-                found |= resolve(ctx_of(site), seen | {ctx})
-        out[ctx] = found
-        return found
-
-    for ctx in {ctx_of(c) for c in ex.values}:
-        resolve(ctx, frozenset())
+            else:
+                inherits.setdefault(ctx_of(site), []).append(ctx)
+    todo = list(out)
+    while todo:
+        parent = todo.pop()
+        for child in inherits.get(parent, ()):
+            known = out.setdefault(child, set())
+            if not out.get(parent, set()) <= known:
+                known |= out[parent]
+                todo.append(child)
     return out
 
 
@@ -188,24 +210,60 @@ def reaches_end(ex: Exploration) -> set[Ctrl]:
 
 
 def recursive_calls(ex: Exploration) -> list[tuple[Ctrl, Edge]]:
-    """The CALLs that can re-enter a context still on the stack: cycles among contexts."""
+    """The CALLs that can re-enter a context still on the stack: cycles among contexts.
+
+    A call is recursive when its callee can reach its caller's context again, i.e. both are in
+    one strongly connected component of the context call graph. One pass of Tarjan's algorithm
+    (iterative: a chain of 10,000 CALLs must not exhaust the stack) finds the components in
+    linear time; a search from every call site was quadratic, and a 2,000-node CALL chain kept
+    ``ontoflow check`` busy for most of a minute.
+    """
     calls: dict[Ctx, list[tuple[Ctx, Ctrl, Edge]]] = {}
     for callee, sites in ex.callers.items():
         for site, edge in sites:
             calls.setdefault(ctx_of(site), []).append((callee, site, edge))
-    out: list[tuple[Ctrl, Edge]] = []
-    for caller, items in calls.items():
-        for callee, site, edge in items:
-            # Does the callee (transitively) call back into the caller's context?
-            seen = {callee}
-            todo = [callee]
-            while todo:
-                current = todo.pop()
-                if current == caller:
-                    out.append((site, edge))
+    component = _components(calls)
+    return [(site, edge) for caller, items in calls.items() for callee, site, edge in items
+            if component.get(callee) == component[caller]]
+
+
+def _components(calls: dict[Ctx, list[tuple[Ctx, Ctrl, Edge]]]) -> dict[Ctx, int]:
+    """Context -> the number of its strongly connected component (Tarjan, without recursion)."""
+    index: dict[Ctx, int] = {}
+    low: dict[Ctx, int] = {}
+    component: dict[Ctx, int] = {}
+    stack: list[Ctx] = []
+    on_stack: set[Ctx] = set()
+    for root in calls:
+        if root in index:
+            continue
+        work: list[tuple[Ctx, int]] = [(root, 0)]
+        while work:
+            ctx, i = work.pop()
+            if i == 0:
+                index[ctx] = low[ctx] = len(index)
+                stack.append(ctx)
+                on_stack.add(ctx)
+            out = calls.get(ctx, ())
+            while i < len(out):
+                nxt = out[i][0]
+                i += 1
+                if nxt not in index:
+                    work.append((ctx, i))
+                    work.append((nxt, 0))
                     break
-                for nxt, _, _ in calls.get(current, ()):
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        todo.append(nxt)
-    return out
+                if nxt in on_stack:
+                    low[ctx] = min(low[ctx], index[nxt])
+            else:
+                if low[ctx] == index[ctx]:  # ctx roots a component: pop it
+                    number = len(component)
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component[member] = number
+                        if member == ctx:
+                            break
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[ctx])
+    return component

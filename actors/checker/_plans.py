@@ -63,7 +63,31 @@ def check_pipeline(data: Any, catalog: Mapping[str, CapabilityMetadata]) -> tupl
         plan = compile_pipeline(pipeline, catalog)
     except ManifestError as exc:
         return _from_problems(exc.problems, "capability"), None
-    return plan_findings(plan, catalog), plan
+    return [_in_pipeline(f, pipeline, catalog) for f in plan_findings(plan, catalog)], plan
+
+
+#: A compiled plan's field -> the pipeline's (the step's index is the same in both).
+_FIELDS = {"params": "config", "depends_on": "needs", "capability": "component"}
+
+
+def _in_pipeline(finding: Finding, pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadata]) -> Finding:
+    """``finding`` (on the compiled plan) at the pipeline's own path: ``steps[0].config.delimiter``,
+    not the plan's ``steps[0].params.data.delimiter``, which is nowhere in the user's document."""
+    from ontoflow.actors.pipelines._compile import _input_key  # as the compiler named the params
+    head, dot, rest = finding.path.partition("].")
+    if not (head.startswith("steps[") and dot and head[6:].isdigit() and int(head[6:]) < len(pipeline.steps)):
+        return finding
+    field, _, key = rest.partition(".")
+    if field not in _FIELDS:
+        return finding
+    path = f"{head}].{_FIELDS[field]}"
+    if key:
+        step = pipeline.steps[int(head[6:])]
+        meta = catalog.get(step.component)
+        names = {_input_key(meta, k): k for k in step.config if isinstance(_input_key(meta, k), str)} if meta else {}
+        # A param the compiler made (a need's output) is no config key: the step is the place.
+        path = f"{path}.{names[key]}" if key in names else f"{head}]"
+    return msgspec.structs.replace(finding, path=path)
 
 
 def plan_findings(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]) -> list[Finding]:

@@ -7,6 +7,7 @@ path through the graph is the reason, the counterexample: the steps of a run tha
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import msgspec
@@ -32,6 +33,7 @@ KINDS: dict[str, str] = {
     "unbounded-recursion": "CALLs that can nest without bound",
     "undeclared-output": "a ${step.field} reference to a field the step's capability does not declare",
     "dependency-cycle": "plan steps (or pipeline needs) that depend on each other in a cycle",
+    "analysis-limit": "a workflow whose CALLs nest deeper than the analysis follows: it cannot be proved",
 }
 
 
@@ -102,8 +104,19 @@ class Report(msgspec.Struct, kw_only=True):
         return self
 
 
+#: What a terminal must not be sent raw: C0/C1 controls (an id with ``\x1b[2J`` cleared the
+#: screen of whoever ran ``check``; ids are refused, but the other findings name them too) and
+#: the bidirectional overrides that make a path read as another ("Trojan Source").
+_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _safe(text: str) -> str:
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
 def render_text(report: Report) -> str:
-    """The report as the ``check`` command prints it: one block per finding, then a summary."""
+    """The report as the ``check`` command prints it: one block per finding, then a summary;
+    control and bidirectional-override characters escaped (``\\x1b``, ``\\u202e``)."""
     lines: list[str] = []
     for f in report.findings:
         where = f.path or "(document)"
@@ -114,4 +127,4 @@ def render_text(report: Report) -> str:
     n_err, n_warn = len(report.errors), len(report.warnings)
     verdict = "refused" if n_err else "ok"
     lines.append(f"{report.document}: {report.kind}, {n_err} error(s), {n_warn} warning(s): {verdict}")
-    return "\n".join(lines)
+    return _safe("\n".join(lines))

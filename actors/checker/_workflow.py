@@ -35,6 +35,23 @@ def check_workflow(
                 for p in check_workflow_capabilities(manifest, catalog)]
     model = build_model(manifest, catalog)
     findings.extend(_prerequisites(model))
+    try:
+        return _contract(model, findings)
+    except RecursionError:
+        # CALLs that return from last blocks nest the analysis of returns as deep as the
+        # chain of calls: thousands of nested CALLs were a RecursionError traceback. The
+        # document cannot be proved, so it is refused, saying why (nothing is cut silently).
+        findings.append(Finding(kind="analysis-limit", severity=ERROR, path="nodes", message=_TOO_DEEP))
+        return findings, Exploration(model, None, frozenset(manifest.inputs))
+
+
+#: Why a manifest whose CALLs nest past what the analysis follows is refused.
+_TOO_DEEP = ("the analysis stopped: CALLs nest deeper than the checker follows (a few hundred levels), "
+             "so this workflow cannot be proved; flatten the chain of CALLs")
+
+
+def _contract(model: Model, findings: list[Finding]) -> tuple[list[Finding], Exploration]:
+    """Explore ``model`` and add its contract findings to ``findings``."""
     exploration = explore(model)
     if exploration.start is None:
         return findings, exploration

@@ -134,3 +134,15 @@ def test_yaml_aliases_that_explode_or_loop_are_a_syntax_error(data: bytes, says:
 def test_yaml_aliases_that_share_a_collection_a_few_times_are_kept() -> None:
     doc = decode_document(b"x: &x {a: 1}\ny: [*x, *x, {b: *x}]\nz: *x\n", "yaml")
     assert doc["y"] == [{"a": 1}, {"a": 1}, {"b": {"a": 1}}] and doc["z"] == {"a": 1}
+
+
+@pytest.mark.parametrize(("fmt", "body"), [("json", b'{"a": 1}'), ("toml", b"a = 1\n"), ("yaml", b"a: 1\n")])
+def test_a_utf8_byte_order_mark_is_skipped_in_every_format(fmt: str, body: bytes) -> None:
+    # A manifest saved by a Windows editor: YAML read it, JSON and TOML said "invalid
+    # character at line 1, column 1", a mark the user cannot see.
+    assert decode_document(b"\xef\xbb\xbf" + body, fmt) == {"a": 1}
+
+
+def test_an_error_after_a_byte_order_mark_keeps_its_line_and_column() -> None:
+    with pytest.raises(ManifestError, match="line 2, column 6"):
+        decode_document(b'\xef\xbb\xbf{"a": 1,\n "b" 2}', "json")

@@ -35,6 +35,12 @@ __all__ = ["BlockPlan", "CapabilityPlan", "CompiledWorkflow", "NodePlan", "Route
 #: Slack added to the capability base's worst case, for the network and the worker's queue.
 _DISPATCH_SLACK_MS = 1000
 
+#: The longest step budget (ten years, as a submit's deadline): a retry policy with an infinite
+#: or NaN delay was a ValueError as a workflow compiled, and 2**62 retries a loop that never
+#: ended (a worker's Register is not checked as a loaded module is). Past this, the cap.
+_MAX_BUDGET_MS = 10 * 365 * 86_400_000
+_MAX_RETRIES_COUNTED = 1_000
+
 
 @dataclass(frozen=True, slots=True)
 class Route:
@@ -280,7 +286,14 @@ def capability_plan(meta: CapabilityMetadata, closure: tuple[str, ...]) -> Capab
     schema_defaults = {k: p["default"] for k, p in props.items() if isinstance(p, dict) and "default" in p}
     budget = None
     if meta.timeout_ms is not None:
-        budget = math.ceil(worst_case_step_ms(meta.retry, meta.timeout_ms)) + _DISPATCH_SLACK_MS
+        r = meta.retry
+        worst = math.inf
+        if r.max_retries <= _MAX_RETRIES_COUNTED and all(math.isfinite(v) for v in (r.initial_ms, r.multiplier, r.max_ms, r.jitter)):
+            try:
+                worst = worst_case_step_ms(r, meta.timeout_ms)
+            except OverflowError:  # a multiplier raised to the retries' power
+                pass
+        budget = math.ceil(worst) + _DISPATCH_SLACK_MS if worst < _MAX_BUDGET_MS else _MAX_BUDGET_MS
     return CapabilityPlan(
         id=meta.id,
         meta=meta,

@@ -31,11 +31,12 @@ combined output of ``combine_mode`` (see ``_combine``).
 
 from ontoflow.actors.orchestrator.plans._advance import advance
 from ontoflow.actors.orchestrator.plans._combine import REPORT_KEY, STEPS_KEY, combine, step_order
-from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, FollowUp, StepPlan, compile_plan
+from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, FollowUp, StepPlan, compile_plan
 from ontoflow.actors.orchestrator.plans._schedule import SKIPPED_EVENT
 from ontoflow.actors.orchestrator.plans._state import FanOut, PlanState, Running, StepResult, Unit
 
 __all__ = [
+    "MAX_FAN_OUT",
     "REPORT_KEY",
     "SKIPPED_EVENT",
     "STEPS_KEY",

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine._suspend import Suspension
     from ontoflow.actors.orchestrator.plans._state import PlanState
 
-__all__ = ["CompiledPlan", "FollowUp", "StepPlan", "compile_plan"]
+__all__ = ["MAX_FAN_OUT", "CompiledPlan", "FollowUp", "StepPlan", "compile_plan"]
 
 # The engine's functions, whose modules import this one: bound at first use, not imported at
 # each call (an import statement costs about 2 us, and ``advance`` runs for every fact).
@@ -35,6 +35,11 @@ _new_run: Any = None
 _CONDITION_OPS = ("equals", "not_equals", "exists")
 _NAMESPACES = ("parameters", "outputs", "context")
 _SOURCES = ("from_parameters", "from_outputs", "value")
+
+#: The most children one fan-out may have (each is a step, dispatched and journaled): a list
+#: of a million items was a million steps queued at once in the run's state. Checked here for
+#: a literal list, and as the step begins for one a reference resolves to.
+MAX_FAN_OUT = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +196,9 @@ def compile_plan(
         accepted = set(cap_plan(meta.id).input_keys)
         fan_names = {a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])}
         for key in step.params:
+            if key in fan_names and isinstance(step.params[key], list) and len(step.params[key]) > MAX_FAN_OUT:
+                problems.append(Problem(path=f"steps[{i}].params.{key}", message=f"fans out to {len(step.params[key]):,} "
+                                        f"items; a step fans out to at most {MAX_FAN_OUT:,}"))
             if key not in accepted and key not in fan_names:
                 problems.append(
                     Problem(path=f"steps[{i}].params.{key}", message=f"{meta.id} takes no input {key!r} (it takes: {', '.join(sorted(accepted)) or 'none'})")
@@ -207,8 +215,8 @@ def compile_plan(
             for role in meta.composition.followup_roles:
                 if not any(role in m.roles for m in catalog.values()):
                     problems.append(Problem(path=f"steps[{i}].capability", message=f"{meta.id} asks for a follow-up of role {role!r}, which no capability fills"))
-    if problems:
-        raise ManifestError(problems)
+    if problems:  # each once: a param repeating one bad reference 200,000 times printed 25 MB
+        raise ManifestError(list(dict.fromkeys(problems)))
 
     deps = plan_dependencies(plan)
     depth = _depths(deps)

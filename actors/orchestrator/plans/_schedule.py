@@ -18,7 +18,7 @@ from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadat
 from ontoflow.protocols.events import INVALID
 
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
-from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, StepPlan
+from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan
 from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
 from ontoflow.actors.orchestrator.plans._refs import UnresolvedReference, substitute
 from ontoflow.actors.orchestrator.plans._state import (
@@ -91,6 +91,10 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
         items = params.get(rule.param_name, layer.get(rule.param_name, _MISSING))
         if not isinstance(items, list):
             continue
+        if len(items) > MAX_FAN_OUT:  # one journaled child per item: a run's size is not the data's
+            _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
+                     error=f"step {step.id!r}: {rule.param_name!r} fans out to {len(items):,} items; at most {MAX_FAN_OUT:,}")
+            return
         base = {k: v for k, v in params.items() if k != rule.param_name}
         pending: list[dict[str, Any] | str] = []
         for item in items:

@@ -1,0 +1,95 @@
+"""Adversarial workflow graphs: the checker ends, quickly, with a finding instead of a traceback."""
+
+from __future__ import annotations
+
+from tests.actors.checker.helpers import block, check, kinds, meta, node
+
+PLAIN = meta("t.plain")
+
+
+def _call_chain(n: int, **extra: object) -> dict:
+    """n nodes, each CALLing the next from its only (so last) block: returns return again."""
+    nodes = {f"n{i}": node("a", {"a": block("t.plain", ("success", f"CALL:n{i + 1}" if i < n - 1 else "RETURN"),
+                                              ("failure", "RETURN"))}, **extra)
+             for i in range(n)}
+    return {"start": "n0", "nodes": nodes}
+
+
+def test_thousands_of_nested_calls_are_refused_with_a_finding_not_a_traceback() -> None:
+    # 3,000 nested CALLs was a RecursionError traceback from `ontoflow check` (after 8 s of
+    # quadratic work copying caller chains), and so from `run` and a daemon's submit.
+    report = check(_call_chain(3000), PLAIN)
+    [finding] = kinds(report)["analysis-limit"]
+    assert finding.severity == "error" and finding.path == "nodes"
+    assert "nest deeper" in finding.message
+    assert not report.ok
+
+
+def test_thousands_of_nested_calls_without_inheritance_are_refused_too() -> None:
+    # Without context inheritance the chains stay short, but returning from last blocks nests
+    # the analysis of returns as deep as the CALLs.
+    report = check(_call_chain(3000, context_inheritance=False), PLAIN)
+    assert not report.ok
+    assert "analysis-limit" in kinds(report)
+
+
+def test_a_long_call_chain_under_the_limit_is_proved_without_false_recursion() -> None:
+    # The recursion search now finds the call graph's cycles in one linear pass (it searched
+    # from every call site: a 2,000-node chain took most of a minute; 250 nested returns stay within the stack).
+    report = check(_call_chain(250), PLAIN)
+    assert "unbounded-recursion" not in kinds(report)
+    assert "analysis-limit" not in kinds(report)
+    assert report.ok
+
+
+def test_recursion_is_still_found_in_a_cycle_deep_in_a_chain() -> None:
+    doc = _call_chain(300)
+    doc["nodes"]["n299"] = node("a", {"a": block("t.plain", ("success", "CALL:n150"), ("failure", "RETURN"))})
+    report = check(doc, PLAIN)
+    paths = {f.path for f in kinds(report)["unbounded-recursion"]}
+    # Every CALL on the cycle n150 -> ... -> n299 -> n150 can nest without bound; none before it.
+    assert "nodes.n299.blocks.a.transitions[0].action" in paths
+    assert "nodes.n150.blocks.a.transitions[0].action" in paths
+    assert "nodes.n149.blocks.a.transitions[0].action" not in paths
+    assert not report.ok
+
+
+def _jump_chain(n: int) -> dict:
+    blocks = {f"b{i}": block("t.plain", ("success", f"JUMP:b{i + 1}" if i < n - 1 else "RETURN"), ("failure", "RETURN"))
+              for i in range(n)}
+    return {"start": "main", "nodes": {"main": node("b0", blocks)}}
+
+
+def test_a_manifest_of_more_blocks_than_the_limit_is_refused_before_any_analysis() -> None:
+    # 100,000 blocks kept `ontoflow check` (so `run` and a submit) busy for minutes.
+    from ontoflow.protocols.manifest import MAX_BLOCKS
+
+    report = check(_jump_chain(MAX_BLOCKS + 1), PLAIN)
+    [finding] = report.findings
+    assert finding.path == "nodes" and f"{MAX_BLOCKS + 1} blocks" in finding.message
+    assert not report.ok and report.states == 0
+
+
+def test_a_counterexample_shows_at_most_the_last_steps_of_a_long_run() -> None:
+    # Each finding on a chain of n blocks had an n-step counterexample: n findings were n**2 lines.
+    from ontoflow.actors.checker._paths import MAX_STEPS
+
+    doc = _jump_chain(300)
+    consumer = meta("t.consume", required=["k.x"])
+    doc["nodes"]["main"]["blocks"]["b299"] = block("t.consume", ("success", "RETURN"), ("failure", "RETURN"))
+    [finding] = kinds(check(doc, PLAIN, consumer))["missing-input"]
+    assert len(finding.counterexample) == MAX_STEPS + 2  # the note, the steps, the failing start
+    assert finding.counterexample[0].startswith("... (earlier steps not shown")
+    assert finding.counterexample[-2] == "main.b298 --success--> JUMP:b299"
+
+
+def test_the_text_report_escapes_control_and_bidi_characters_of_ids() -> None:
+    # The id is refused, but other findings name its block raw: an escape sequence in a block id
+    # reached the terminal of whoever ran `ontoflow check` (and a U+202E reversed the path).
+    from ontoflow.actors.checker import render_text
+
+    sneaky = "a\x1b[2J\u202eb"
+    doc = {"start": "main", "nodes": {"main": node(sneaky, {sneaky: block("t.consume", ("success", "RETURN"))})}}
+    text = render_text(check(doc, meta("t.consume", required=["k.x"])))
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "a\\x1b[2J\\u202eb" in text
