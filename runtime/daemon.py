@@ -324,6 +324,8 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                     orchestrator.pool.know(catalogue, wall_clock_ms())
                 if composed.domains is not None:  # expected domains: their steps wait for workers
                     composed.domains.expect(wall_clock_ms())
+                if composed.edge is not None:  # before ``listening on``: an Ask then finds it up
+                    await tg.start(composed.edge.run)
                 log.info("daemon_started", address=orchestrator.address, curve=curve is not None,
                          journal=config.journal is not None)
                 if config.announce:
@@ -332,8 +334,6 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                     tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
                 tg.start_soon(spools.run)
                 tg.start_soon(_return_freed_memory, TRIM_EVERY_S)
-                if composed.edge is not None:
-                    await tg.start(composed.edge.run)
                 if http is not None and composed.edge is not None:
                     edge = composed.edge  # its conversations are journaled with its sessions
                     book = ConversationBook(MAX_CONVERSATIONS, known=edge.sessions.conversations(),

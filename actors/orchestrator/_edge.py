@@ -127,6 +127,7 @@ class EdgeService:
                                       max_restarts=max_restarts, within_s=within_s, name="edge")
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._stopped = False  # run() ended: an Ask is refused shutting_down, not unavailable (not yet up)
         self._runners: Runners[tuple[bytes, Ask]] = Runners(self._reply)
         self._down = False
         self._ask_ids = itertools.count(1)
@@ -169,6 +170,7 @@ class EdgeService:
                 await anyio.sleep_forever()
             finally:
                 self._tg = None  # the task group's cancellation stops the supervisor and its actors
+                self._stopped = True
 
     async def _supervise(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         try:
@@ -218,8 +220,9 @@ class EdgeService:
     def handle(self, identity: bytes, message: Ask) -> None:
         """Answer ``message`` in a task of the edge's (the orchestrator's receive loop never
         waits): a runner's (``_runners``: a wake-up per ask, not a task started)."""
-        if self._tg is None:
-            self._orch.send_client(identity, Error(code="shutting_down", message="the daemon's edge is not running"))
+        if self._tg is None:  # not started yet (retry), or stopped for good
+            code = "shutting_down" if self._stopped else "unavailable"
+            self._orch.send_client(identity, Error(code=code, message="the daemon's edge is not running"))
             return
         self._runners.hand(self._tg, (identity, message))
 

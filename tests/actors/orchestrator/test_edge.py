@@ -11,7 +11,7 @@ import pytest
 
 from ontoflow.actors.intent import MemoryLimits
 from ontoflow.actors.orchestrator import compose_edge, compose_orchestrator
-from ontoflow.protocols.client import AskReply
+from ontoflow.protocols.client import Ask, AskReply, Error
 from ontoflow.runtime.cli._intents import load_catalogue
 
 pytestmark = pytest.mark.anyio
@@ -86,3 +86,35 @@ async def test_empty_huge_and_control_character_sentences_are_answered_never_ech
             assert isinstance(answered, AskReply) and answered.status in ("clarification", "failure")
             assert "\x1b" not in answered.explanation and "\x00" not in answered.explanation
         tg.cancel_scope.cancel()
+
+
+class _Sink:
+    """Where the ROUTER would be: keeps the client replies."""
+
+    def __init__(self) -> None:
+        self.client: list = []
+
+    def send_many(self, items) -> None:
+        pass
+
+    def send_client(self, identity: bytes, message) -> None:
+        self.client.append(message)
+
+    def send_clients(self, items) -> None:
+        self.client += [message for _, message in items]
+
+
+async def test_an_ask_before_the_edge_is_up_is_unavailable_and_after_it_stopped_shutting_down(catalogue) -> None:
+    # Before: the daemon said "listening on" before its edge ran, and an Ask in between was
+    # refused ``shutting_down`` (a client reads: go away), not ``unavailable`` (retry).
+    composed = compose_orchestrator(address="inproc://edge-not-up", serve_clients=True, catalogue=catalogue)
+    edge, sink = composed.edge, _Sink()
+    assert edge is not None
+    composed.orchestrator.outbox.attach(sink)
+    edge.handle(b"c1", Ask(session_id="s1", text="qual o preço?"))
+    async with anyio.create_task_group() as tg:
+        await tg.start(edge.run)
+        tg.cancel_scope.cancel()
+    edge.handle(b"c1", Ask(session_id="s1", text="qual o preço?"))
+    composed.orchestrator.outbox.flush()
+    assert [(type(m), m.code) for m in sink.client] == [(Error, "unavailable"), (Error, "shutting_down")]
