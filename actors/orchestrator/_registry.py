@@ -146,6 +146,18 @@ class WorkerRegistry:
         """Whether any live worker offers ``capability``."""
         return bool(self._by_capability.get(capability))
 
+    def disagreements(self, identity: bytes, offered: Iterable[CapabilityMetadata]) -> list[tuple[str, list[str]]]:
+        """``(capability, fields)`` for each of ``offered`` that another live worker than
+        ``identity`` offers with other metadata, naming the fields that differ (two versions
+        of a capability side by side: a rolling upgrade, or a mistake; never their values)."""
+        found = []
+        for meta in offered:
+            other = next((p.capabilities[meta.id] for p in self._by_capability.get(meta.id, ())
+                          if p.identity != identity and p.capabilities[meta.id] != meta), None)
+            if other is not None:
+                found.append((meta.id, [f for f in meta.__struct_fields__ if getattr(meta, f) != getattr(other, f)]))
+        return found
+
     def catalog(self) -> dict[str, CapabilityMetadata]:
         """The metadata of every capability some live worker offers."""
         return {cap: peers[0].capabilities[cap] for cap, peers in self._by_capability.items()}

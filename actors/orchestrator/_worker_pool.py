@@ -192,6 +192,9 @@ class WorkerPool:
                           confirmed=existing.confirmed if existing is not None else False,
                           domains=[d["domain"] for d in ready.domains if isinstance(d, dict) and isinstance(d.get("domain"), str)])
         again = existing is not None
+        for cap, fields in self.registry.disagreements(identity, ready.capabilities):
+            # Steps go to either worker: each runs the contract its own worker declares.
+            log.warning("capability_metadata_differs", capability=cap, worker_id=ready.worker_id, fields=fields)
         orphans, kept = self.registry.register(info, keep=held)
         # Welcome first: a worker drops an Invoke sent before it, and what follows may send one
         # (an awaited attempt it came back without is lost and goes out again, to it).

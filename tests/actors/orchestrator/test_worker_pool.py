@@ -410,3 +410,20 @@ def test_a_step_sent_again_as_its_worker_registers_goes_after_the_welcome() -> N
     kinds = [type(m).__name__ for i, m in sent.items if i == b"w1"]
     assert kinds == ["Welcome", "Invoke"], kinds
     assert pool.steps_in_flight() == 1
+
+
+def test_a_worker_offering_a_capability_with_other_metadata_than_a_live_one_is_warned_about() -> None:
+    # Before: the second worker's metadata silently replaced the first's in the catalogue (a
+    # run then "completed" without the output its workflow expected from the first version).
+    from structlog.testing import capture_logs
+
+    h = _Harness()
+    h.ready(b"w1")
+    other = msgspec.structs.replace(CAP, outputs=["x.other"])
+    with capture_logs() as logs:
+        h.pool.ready(b"w2", Ready(protocol=PROTOCOL_VERSION, worker_id="w2", capabilities=[other], slots=1), 0)
+        h.ready(b"w3")  # the same metadata as w1's, while w2's differs: named too
+        h.ready(b"w1")  # re-registering with what it offered: w2 and w3 live, w2 differs
+    warned = [(e["worker_id"], e["capability"], e["fields"]) for e in logs if e["event"] == "capability_metadata_differs"]
+    assert warned == [("w2", CAP.id, ["outputs"]), ("w3", CAP.id, ["outputs"]), ("w1", CAP.id, ["outputs"])]
+    assert len(h.pool.registry) == 3  # warned, not refused: a rolling upgrade runs both versions
