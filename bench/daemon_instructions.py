@@ -7,7 +7,7 @@ journal, the daemon's collector threshold) and feeds it what its ROUTER would ha
 decoded from real frames each time: a client's ``Submit`` keeping ``--in-flight`` runs
 outstanding, those of one turn in one ``Requests`` body (``requests_from_frames``), and each
 worker's Outcomes (``pack`` then ``from_frames``); what it sends is encoded as the ROUTER
-encodes it (``pack`` per worker, ``replies_to_frames`` per client). 4 workers x 64 slots by
+encodes it (``pack`` per worker, ``replies_to_bodies`` per client). 4 workers x 64 slots by
 default, the workload of ``bench.multihost_bench`` (``inputs``: ``bench.typed`` with its two
 inputs; ``plain``: ``bench.noop``). No socket, no event loop: what is left is the
 orchestrator's own Python plus the codec, and a little of this driver (making and packing the
@@ -44,11 +44,11 @@ class _Sink:
     the Invokes (to answer) and the client replies (to count runs ended)."""
 
     def __init__(self) -> None:
-        from ontoflow.protocols.client import replies_to_frames
+        from ontoflow.protocols.client_requests import replies_to_bodies
         from ontoflow.runtime.codec import pack
 
         self._pack = pack
-        self._replies_to_frames = replies_to_frames
+        self._replies_to_bodies = replies_to_bodies
         self.wire: list[tuple[bytes, Any]] = []
         self.client: list[tuple[bytes, Any]] = []
 
@@ -61,7 +61,7 @@ class _Sink:
             self._pack(messages)
 
     def send_client(self, identity: bytes, message: Any) -> None:
-        self._replies_to_frames([message])
+        self._replies_to_bodies([message])
         self.client.append((identity, message))
 
     def send_clients(self, items) -> None:
@@ -70,7 +70,7 @@ class _Sink:
             per_client.setdefault(identity, []).append(message)
             self.client.append((identity, message))
         for messages in per_client.values():
-            self._replies_to_frames(messages)
+            self._replies_to_bodies(messages)
 
 
 class Driver:

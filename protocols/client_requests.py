@@ -16,7 +16,7 @@ from typing import Annotated
 import msgspec
 
 from ontoflow.protocols.bodies import split_bodies
-from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, ClientRequest, DaemonRequest, Error, Replies
+from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, ClientRequest, DaemonRequest, Error, replies_to_frames
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 
 __all__ = ["MAX_REQUESTS", "REQUESTS_BYTES", "Requests", "replies_to_bodies", "requests_from_frames", "requests_to_bodies"]
@@ -139,12 +139,8 @@ def replies_to_bodies(messages: Sequence[ClientMessage], max_bytes: int = REQUES
     Raises:
         ValueError: when ``messages`` is empty.
     """
-    if not messages:
-        raise ValueError("no reply to frame")
-    if len(messages) == 1:
-        return [_encoder.encode(messages[0])]
-    whole = _encoder.encode(Replies(messages=list(messages)))
-    if len(whole) < max_bytes:  # the usual flush, in one encoding pass
+    whole = replies_to_frames(messages)[1]  # one reply as it always travelled, several as one Replies
+    if len(messages) == 1 or len(whole) < max_bytes:  # the usual flush, in one encoding pass
         return [whole]
     return split_bodies(messages, _close_replies, max_bytes)
 
