@@ -47,6 +47,7 @@ __all__ = [
     "Ready",
     "WireMessage",
     "Welcome",
+    "observation_problem",
     "ready_problem",
     "worker_id_problem",
 ]
@@ -107,6 +108,32 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
         for found in check_metadata(meta, where=f"capabilities[{i}]"):
             # Bounded: a problem's text may name a key of the peer's schema, of any length.
             return f"{found.path}: {found.message}"[:_MAX_REASON_CHARS]
+    return None
+
+
+#: The longest word of an ``Observation`` (its capability, kind and id): each is a word in log
+#: lines and the id is kept (per trigger) to recognise repeats, so a peer's megabyte id would
+#: be a megabyte line and a megabyte key.
+MAX_OBSERVATION_WORD_CHARS = 256
+
+
+def observation_problem(observation: Observation, capability: str) -> str | None:
+    """Why ``observation``, perceived by the capability ``capability``, may not be sent or
+    accepted, or None.
+
+    ``capability``, ``kind`` and ``id`` are 1 to :data:`MAX_OBSERVATION_WORD_CHARS` printable
+    characters, and a capability reports only its own perceptions (``observation.capability``
+    is its id). The worker checks what a capability returns before sending it, and the
+    orchestrator checks what arrives (a peer need not be our worker). The text never quotes a
+    value.
+    """
+    for field in ("capability", "kind", "id"):
+        word = getattr(observation, field)
+        if not 0 < len(word) <= MAX_OBSERVATION_WORD_CHARS or not word.isprintable():
+            return (f"{field} must be 1 to {MAX_OBSERVATION_WORD_CHARS} printable characters "
+                    f"(got {len(word)} characters)")
+    if observation.capability != capability:
+        return "an observation must name the capability that perceived it"
     return None
 
 

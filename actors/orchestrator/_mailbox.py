@@ -12,10 +12,10 @@ A journal commit that fails (a full disk) makes the orchestrator *unavailable* u
 of it succeeds (the outbox retries with backoff): nothing the failed batch caused is sent, and
 nothing new is decided. The messages that would record a fact (Outcome, Ready, Disconnect,
 Observation) are parked, in arrival order and bounded (:class:`ParkingLot`), and handled first
-once the commit succeeded; Ticks
-decide nothing (only heartbeats go out, so workers stay connected; deadlines are looked at
-again by the first Tick after); clients' reads are answered, from committed state for a run
-the held batch touches, and their writes are refused ``unavailable`` (``ClientService``).
+once the commit succeeded; Ticks decide nothing (only heartbeats go out, so workers stay
+connected; deadlines are looked at again by the first Tick after); clients' reads are answered,
+from committed state for a run the held batch touches, and their writes are refused
+``unavailable`` (``ClientService``).
 
 An outage may last minutes and a peer may keep sending, so what is parked is bounded, and what
 is dropped is counted by reason (:class:`ParkingLot`):
@@ -38,8 +38,9 @@ Observations and Disconnect; a ``client`` key may use the client API for its own
 ``admin`` key may do everything. Without CURVE there is no key: roles are not enforced
 (``roles=None``), which the daemon says once at start.
 
-Observations, CURVE or not, are accepted only from a registered worker (in its session) that
-offers the capability they name, and their ``data`` must match the capability's declared
+Observations, CURVE or not, are accepted only with bounded words
+(``protocols.messages.observation_problem``), from a registered worker (in its session) that
+offers the capability they name, with ``data`` matching the capability's declared
 ``observation_schema``; what does not is dropped and counted by reason.
 """
 
@@ -54,9 +55,10 @@ import structlog
 
 from ontoflow.actors.capability._schema import compile_schema
 from ontoflow.actors.errors import CapabilityDefinitionError
+from ontoflow.actors.orchestrator._parking import ParkingLot
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunExpired
 from ontoflow.protocols.client import CancelRun, ClientMessage, Error
-from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready
+from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready, observation_problem
 from ontoflow.runtime.actor import Outbox, Tick
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import ADMIN, CLIENT, WORKER
@@ -66,7 +68,7 @@ if TYPE_CHECKING:  # annotations only: the pool and the table import this module
     from ontoflow.actors.orchestrator._run_table import Run, RunTable
     from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 
-__all__ = ["ADMIN", "CLIENT", "WORKER", "Authority", "Mailbox", "ParkingLot", "key_of"]
+__all__ = ["ADMIN", "CLIENT", "WORKER", "Authority", "Mailbox", "key_of"]
 
 log = structlog.get_logger()
 
@@ -121,7 +123,7 @@ class Mailbox:
             if isinstance(message, _CLIENT_TYPES):
                 self._send_client(identity, Error(code="forbidden", message=f"this key may not send {type(message).__name__}"))
             return
-        if self.parking._held or not self._outbox.available:  # attributes: no call per message
+        if self.parking.held or not self._outbox.available:  # attributes: no call per message
             if not self._outbox.available:
                 self._unavailable(identity, message, now)
                 return
@@ -201,105 +203,6 @@ class Mailbox:
         self._outbox.chunk = SEND_CHUNK * max(len(self._pool.registry), 1)
 
 
-#: ``in_flight_on(run_id, step_id, attempt)``: the identity of the peer running that attempt.
-InFlightOn = Callable[[str, str, int], bytes | None]
-
-
-class ParkingLot:
-    """Messages parked while the journal is unavailable (see the module docstring).
-
-    Args:
-        max_messages: parked messages in all, past the Outcomes of steps in flight.
-        max_observations: parked Observations.
-        max_control_per_peer: parked Ready and Disconnect messages of one peer.
-
-    Attributes:
-        dropped: messages dropped since the lot was made, by reason.
-        parked_total: messages parked since the lot was made.
-    """
-
-    def __init__(self, *, max_messages: int = 10_000, max_observations: int = 1_000,
-                 max_control_per_peer: int = 8) -> None:
-        self.max_messages = max_messages
-        self.max_observations = max_observations
-        self.max_control_per_peer = max_control_per_peer
-        self.dropped: Counter[str] = Counter()
-        self.parked_total = 0
-        self._held: list[tuple[bytes, Any]] = []
-        self._outcomes: set[tuple[bytes, str, str, int]] = set()
-        self._control: Counter[bytes] = Counter()
-        self._observations = 0
-        self._capped = 0  # held messages the cap counts (not the Outcomes of steps in flight)
-        self._dropped_now: Counter[str] = Counter()
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    def park(self, identity: bytes, message: Any, in_flight_on: InFlightOn) -> bool:
-        """Hold ``message`` from ``identity`` for later, or drop it (counted); returns whether held."""
-        capped = True
-        match message:
-            case Outcome(run_id=run_id, step_id=step_id, attempt=attempt):
-                key = (identity, run_id, step_id, attempt)
-                if key in self._outcomes:
-                    return self._drop("outcome_duplicate")
-                if in_flight_on(run_id, step_id, attempt) == identity:
-                    capped = False
-                elif not self._control[identity]:
-                    return self._drop("outcome_not_in_flight")
-                self._outcomes.add(key)
-            case Ready() | Disconnect():
-                if self._control[identity] >= self.max_control_per_peer:
-                    return self._drop("control_per_peer")
-                self._control[identity] += 1
-            case Observation():
-                if self._observations >= self.max_observations:
-                    return self._drop("observations")
-                self._observations += 1
-        if capped:
-            if self._capped >= self.max_messages:
-                self._undo(identity, message)
-                return self._drop("messages")
-            self._capped += 1
-        if not self._held:
-            log.warning("messages_parked", reason="journal_unavailable")
-        self._held.append((identity, message))
-        self.parked_total += 1
-        return True
-
-    def take(self) -> list[tuple[bytes, Any]]:
-        """Everything held, in arrival order, and a clean lot; logs one summary line."""
-        held, self._held = self._held, []
-        log.info("parked_messages_handled", count=len(held), dropped=dict(self._dropped_now))
-        self._outcomes.clear()
-        self._control.clear()
-        self._observations = self._capped = 0
-        self._dropped_now.clear()
-        return held
-
-    def statistics(self) -> dict[str, int]:
-        """What is held now and what was parked and dropped so far (``dropped_<reason>``)."""
-        return {"parked": len(self._held), "parked_total": self.parked_total,
-                **{f"dropped_{reason}": n for reason, n in sorted(self.dropped.items())}}
-
-    def _undo(self, identity: bytes, message: Any) -> None:
-        # Past the cap after the per-kind checks counted the message in: count it out.
-        match message:
-            case Outcome(run_id=run_id, step_id=step_id, attempt=attempt):
-                self._outcomes.discard((identity, run_id, step_id, attempt))
-            case Ready() | Disconnect():
-                self._control[identity] -= 1
-            case Observation():
-                self._observations -= 1
-
-    def _drop(self, reason: str) -> bool:
-        if not self._dropped_now:  # one line per outage; the summary comes with take()
-            log.warning("parked_message_dropped", reason=reason)
-        self.dropped[reason] += 1
-        self._dropped_now[reason] += 1
-        return False
-
-
 class Authority:
     """Role checks and Observation checks (see the module docstring).
 
@@ -366,6 +269,9 @@ class Authority:
         """Whether ``observation`` may start runs: from a registered ``worker`` (None: the
         peer is not one, or not in its session) offering its capability, with data matching
         that capability's ``observation_schema``."""
+        if observation_problem(observation, observation.capability) is not None:
+            self.refused["observation_malformed"] += 1  # not logged: its words are what is wrong
+            return False
         if worker is None:
             return self._refuse("observation_unregistered", observation)
         meta = worker.capabilities.get(observation.capability)

@@ -39,11 +39,12 @@ import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._initialize import initialize
+from ontoflow.actors.worker._perception import perceive_checked
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
 from ontoflow.runtime.loop import stop_signals
@@ -386,12 +387,7 @@ class WorkerHost(BatchActor):
 
     async def _perceive_once(self, cap: Capability) -> None:
         meta = type(cap).metadata
-        try:
-            observations: list[Observation] = await cap.perceive()
-        except Exception as exc:  # perception must never take the host down
-            log.warning("perceive_failed", capability=meta.id, error=type(exc).__name__)
-            observations = []
-        for observation in observations:
+        for observation in await perceive_checked(cap):
             if self._session is not None:
                 self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
             else:

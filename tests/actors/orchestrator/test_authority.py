@@ -66,3 +66,14 @@ def test_observations_need_a_worker_offering_them_and_data_matching_the_declared
     assert not auth.observation_ok(_worker(observation_schema={"type": "no-such-type"}), obs)
     assert dict(auth.refused) == {"observation_unregistered": 1, "observation_not_offered": 1,
                                   "observation_data_invalid": 1, "observation_schema_invalid": 1}
+
+
+def test_an_observation_with_a_huge_or_unprintable_word_is_refused_before_anything_logs_it(capsys) -> None:
+    auth = Authority(None)
+    for obs in (Observation(capability="t.watch", kind="k", id="x" * 100_000),
+                Observation(capability="t.watch", kind="k\x1b[2J", id="1"),
+                Observation(capability="t" * 100_000, kind="k", id="1"),
+                Observation(capability="t.watch", kind="k", id="")):
+        assert not auth.observation_ok(None, obs)  # even from no worker: the words come first
+    assert dict(auth.refused) == {"observation_malformed": 4}
+    assert "xxxxxxxx" not in capsys.readouterr().out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ontoflow.actors.orchestrator._mailbox import ParkingLot
+from ontoflow.actors.orchestrator._parking import ParkingLot
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Disconnect, Observation, Outcome, Ready
 
 W1, W2 = b"w1", b"w2"
