@@ -55,6 +55,9 @@ log = structlog.get_logger()
 
 #: The largest request body read; a bigger one is answered 413 before it is decoded.
 MAX_BODY_BYTES = 4 << 20
+
+#: What a 404 or a 405 lists.
+_ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
 #: The longest user message handed to the runtime (100 KB of text is refused with 400).
 MAX_TEXT_CHARS = 32_768
 
@@ -118,7 +121,7 @@ def create_app(
         size = request.headers.get("content-length")
         if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
-        body = b""
+        body = bytearray()  # extended in place: a body in a million 4-byte parts stays linear
         with anyio.move_on_after(body_timeout_s) as reading:
             async for part in request.stream():
                 body += part
@@ -173,11 +176,13 @@ def create_app(
         )
         return Response(_encode(done), media_type=_JSON)
 
+    # The path and the method are not echoed: a path may carry what a caller pasted by
+    # mistake (a token), and an error names what was wrong, never the value.
     async def not_found(request: Request, exc: Exception) -> Response:
-        return _error(404, f"no route {request.url.path}", "invalid_request_error", code="unknown_url")
+        return _error(404, f"no such route; the routes are {_ROUTES}", "invalid_request_error", code="unknown_url")
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
-        return _error(405, f"{request.method} is not allowed on {request.url.path}", "invalid_request_error")
+        return _error(405, f"the method is not allowed on this route; the routes are {_ROUTES}", "invalid_request_error")
 
     return Starlette(
         routes=[

@@ -152,7 +152,17 @@ async def test_unknown_routes_and_methods_answer_in_the_apis_shape(entry) -> Non
         health = await http.get(f"{address}/health")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "unknown_url"
     assert wrong.status_code == 405 and "error" in wrong.json()
+    assert "/v1/chat/completions" in missing.json()["error"]["message"]  # it lists the routes
     assert health.json() == {"status": "ok"}
+
+
+async def test_an_unknown_path_is_not_echoed_in_the_error(entry) -> None:
+    address, _ = entry
+    async with httpx.AsyncClient() as http:
+        missing = await http.get(f"{address}/v1/sk-live-{'9' * 40}")
+        wrong = await http.delete(f"{address}/v1/chat/completions")
+    assert missing.status_code == 404 and "sk-live" not in missing.text
+    assert wrong.status_code == 405 and "DELETE" not in wrong.text
 
 
 async def test_a_failure_behind_the_entry_is_a_500_without_its_text(entry) -> None:
