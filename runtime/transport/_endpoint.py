@@ -58,10 +58,15 @@ class DropCounter:
         detail: frame sets logged one by one per interval.
         what: ``frame`` (received frame sets) or ``send`` (messages not sent): names the
             log lines (``frame_dropped`` / ``frames_dropped``, ``send_dropped`` / ``sends_dropped``).
+
+    Attributes:
+        unlogged: this interval's counts of the frame sets not logged one by one, by reason
+            (empty when there is nothing for :meth:`tick` to summarise: a reader asks this
+            attribute instead of calling ``tick`` on every batch).
     """
 
     __slots__ = ("_address", "_clock", "_detail", "_event", "_interval", "_logged", "_started", "_summary",
-                 "_totals", "_window")
+                 "_totals", "unlogged")
 
     def __init__(self, address: str, *, clock: Callable[[], float] = time.monotonic,
                  interval_s: float = SUMMARY_INTERVAL_S, detail: int = DETAIL_PER_INTERVAL, what: str = "frame") -> None:
@@ -71,7 +76,7 @@ class DropCounter:
         self._interval = interval_s
         self._detail = detail
         self._totals: dict[str, int] = {}
-        self._window: dict[str, int] = {}  # counts of the frames not logged one by one
+        self.unlogged: dict[str, int] = {}
         self._logged = 0
         self._started = 0.0
 
@@ -110,22 +115,22 @@ class DropCounter:
         if self._logged < self._detail:
             self._logged += 1
             return True
-        self._window[reason] = self._window.get(reason, 0) + 1
+        self.unlogged[reason] = self.unlogged.get(reason, 0) + 1
         return False
 
     def tick(self) -> None:
         """Write the summary of an interval that is over (called on each receive: cheap when
         nothing was suppressed)."""
-        if self._window and self._clock() - self._started >= self._interval:
+        if self.unlogged and self._clock() - self._started >= self._interval:
             self.flush()
 
     def flush(self) -> None:
         """Write one summary line (``frames_dropped``, ``sends_dropped``) for the drops not
         logged one by one, if any."""
-        if self._window:
-            log.warning(self._summary, address=self._address, count=sum(self._window.values()),
-                        by_reason=dict(sorted(self._window.items())))
-            self._window = {}
+        if self.unlogged:
+            log.warning(self._summary, address=self._address, count=sum(self.unlogged.values()),
+                        by_reason=dict(sorted(self.unlogged.items())))
+            self.unlogged = {}
 
     def statistics(self) -> DropStatistics:
         """What was dropped since the socket opened."""
@@ -313,9 +318,9 @@ class _Endpoint:
                 ready = _zmq_poll(self._input, 0)
         # ``tick`` writes the summary of a flood's interval once it is over; it has nothing to
         # do while nothing was suppressed, which is asked here without the two calls.
-        if self._drops._window:
+        if self._drops.unlogged:
             self._drops.tick()
-        if self._send_drops._window:
+        if self._send_drops.unlogged:
             self._send_drops.tick()
         return batch
 
