@@ -34,6 +34,12 @@ A refusal that passes:
 - ``unavailable``: the daemon cannot write its journal (a full disk); it still answers reads
   and carries on by itself once it can: retry later.
 
+A record that cannot be read:
+
+- ``journal_damaged``: the journal's record of the run does not decode (a damaged row); the
+  message names the run, the daemon's log names the row. Asking again gives the same answer;
+  the daemon serves every other run.
+
 - ``internal``: a bug; the daemon logs it, the client sees only the code.
 """
 
@@ -52,6 +58,7 @@ ErrorCode = Literal[
     "invalid_inputs",
     "invalid_manifest",
     "invalid_request",
+    "journal_damaged",
     "no_domains",
     "not_suspended",
     "payload_too_large",

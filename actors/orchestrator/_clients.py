@@ -33,33 +33,15 @@ from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
-    Answer,
-    Ask,
-    Busy,
-    CancelRun,
-    Catalog,
-    CatalogInfo,
-    Error,
-    ListRuns,
-    MAX_IDEMPOTENCY_KEY_CHARS,
-    MAX_RUN_ID_CHARS,
-    RunList,
-    RunProgress,
-    RunStatus,
-    Show,
-    Status,
-    Submit,
-    SubmitAccepted,
-    SubmitRequest,
-    WorkerRecord,
-    Workers,
-    WorkersInfo,
-    Watch,
+    Answer, Ask, Busy, CancelRun, Catalog, CatalogInfo, Error, ListRuns, MAX_IDEMPOTENCY_KEY_CHARS,
+    MAX_RUN_ID_CHARS, RunList, RunProgress, RunStatus, Show, Status, Submit, SubmitAccepted, SubmitRequest,
+    WorkerRecord, Workers, WorkersInfo, Watch
 )
 from ontoflow.protocols.documents import idempotency_conflict
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.actor import where
+from ontoflow.runtime.journal import JournalCorruptError
 
 __all__ = ["ClientService"]
 
@@ -123,6 +105,10 @@ class ClientService:
         """Answer one client message (called by the orchestrator's receive loop)."""
         try:
             reply = self._answer(identity, message)
+        except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
+            log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, detail=str(exc))
+            reply = Error(code="journal_damaged", message=f"the journal's record of run {getattr(message, 'run_id', '?')} "
+                                                          "is damaged (the daemon's log names the row)")
         except Exception as exc:  # a bug here must not reach the client as a trace
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")

@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 
 from ontoflow.protocols.client import Busy, ClientMessage, Error, RunProgress, RunStatus, Status, Submit, SubmitAccepted, Watch
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_FOUND, common_options, fail, note
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_NOT_FOUND, common_options, fail, note
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
@@ -244,13 +244,16 @@ _CHANGE_THE_REQUEST = frozenset({"idempotency_conflict", "payload_too_large"})
 def reply_code(reply: ClientMessage) -> int | None:
     """The exit code of a refusal (``Busy``, ``Error``), reported; None for any other reply.
 
-    ``unknown_run`` exits 7 (``EXIT_NOT_FOUND``), as a run missing from a journal does.
+    ``unknown_run`` exits 7 (``EXIT_NOT_FOUND``), as a run missing from a journal does;
+    ``journal_damaged`` exits 3 (``EXIT_JOURNAL``), as a damaged journal read locally does.
     """
     if isinstance(reply, Busy):
         return fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED, kind="busy")
     if isinstance(reply, Error):
         if reply.code == "unknown_run":
             code = EXIT_NOT_FOUND
+        elif reply.code == "journal_damaged":
+            code = EXIT_JOURNAL
         elif reply.code.startswith("invalid") or reply.code in _CHANGE_THE_REQUEST:
             code = EXIT_INVALID
         else:
