@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
@@ -31,50 +32,10 @@ from ontoflow.protocols.merge_strategy import parse_merge_instruction
 from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
-    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "Node", "Return", "Transition", "Trigger",
+    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "Node", "Return", "Transition", "Trigger",
     "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
     "manifest_problems", "parse_action", "signal_event",
 ]
-
-
-# -- actions (seed 002): what a transition does ---------------------------------------------------
-
-
-class Jump(msgspec.Struct, frozen=True):
-    """Continue at another block of the current node; the return stack is unchanged."""
-
-    block: str
-
-
-class Call(msgspec.Struct, frozen=True):
-    """Push the return address and enter another node at its entry block."""
-
-    node: str
-
-
-class Return(msgspec.Struct, frozen=True):
-    """Pop the return address and continue there; on an empty stack the run completes."""
-
-
-Action = Jump | Call | Return
-
-
-def parse_action(text: str) -> Action:
-    """Parse an action string.
-
-    Raises:
-        ValueError: when ``text`` is not ``JUMP:<block>``, ``CALL:<node>`` or ``RETURN``;
-            the message says which form was expected.
-    """
-    if text == "RETURN":
-        return Return()
-    verb, sep, target = text.partition(":")
-    if sep and target and target.strip() == target:
-        if verb == "JUMP":
-            return Jump(target)
-        if verb == "CALL":
-            return Call(target)
-    raise ValueError("unknown action: expected JUMP:<block>, CALL:<node> or RETURN")
 
 
 # -- the manifest ---------------------------------------------------------------------------------
@@ -136,6 +97,10 @@ _MAX_TIMEOUT_MS = 10 * 365 * 86_400_000
 #: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
 #: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
 MAX_BLOCKS = 5_000
+
+#: The most return addresses a run's stack holds: a CALL that would nest deeper fails the run
+#: (as a stack overflow). ``ontoflow check`` follows caller chains this deep and refuses deeper.
+MAX_CALL_DEPTH = 1_000
 
 
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -18,7 +18,14 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import BlockContract, Segment
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.events import FAIL_DEFAULT
-from ontoflow.protocols.manifest import Action, WorkflowManifest, check_workflow_capabilities, parse_action, signal_event
+from ontoflow.protocols.manifest import (
+    MAX_CALL_DEPTH,
+    Action,
+    WorkflowManifest,
+    check_workflow_capabilities,
+    parse_action,
+    signal_event,
+)
 from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
 from ontoflow.runtime.retry import worst_case_step_ms
 
@@ -140,6 +147,8 @@ class CompiledWorkflow:
         manifest_hash: put into every step's system metadata.
         worktree: put into every step's system metadata.
         max_steps: a run that would begin more steps fails (guards endless JUMP loops).
+        max_call_depth: a CALL that would push more return addresses fails the run (guards
+            endless recursion, whose every step would walk the whole stack).
         nodes: node id -> plan.
         capabilities: capability id -> plan, for every worker and prerequisite.
     """
@@ -152,6 +161,7 @@ class CompiledWorkflow:
     max_steps: int
     nodes: dict[str, NodePlan]
     capabilities: dict[str, CapabilityPlan]
+    max_call_depth: int = MAX_CALL_DEPTH
 
     #: The engine contract's kind (``RunEngine``).
     kind: ClassVar[str] = "workflow"
@@ -197,6 +207,7 @@ def compile_workflow(
     manifest_hash: str = "",
     worktree: str = "",
     max_steps: int = 100_000,
+    max_call_depth: int = MAX_CALL_DEPTH,
 ) -> CompiledWorkflow:
     """Check ``manifest`` against ``catalog`` and precompute everything a run needs.
 
@@ -207,15 +218,18 @@ def compile_workflow(
         manifest_hash: identifies the manifest in every step's system metadata.
         worktree: the worktree path put in every step's system metadata.
         max_steps: the most steps one run may begin.
+        max_call_depth: the most return addresses a run's stack may hold.
 
     Raises:
         ManifestError: listing every problem with its path: a worker or prerequisite no
             capability provides, a signal the worker never emits, prerequisites that form a
             cycle (path: the block's ``worker``).
-        ValueError: when ``max_steps`` < 1.
+        ValueError: when ``max_steps`` or ``max_call_depth`` < 1.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be >= 1")
+    if max_call_depth < 1:
+        raise ValueError("max_call_depth must be >= 1")
     catalog = dict(catalog)
     problems = check_workflow_capabilities(manifest, catalog)
     closures: dict[str, tuple[str, ...]] = {}
@@ -248,6 +262,7 @@ def compile_workflow(
         max_steps=max_steps,
         nodes=nodes,
         capabilities=plans,
+        max_call_depth=max_call_depth,
     )
 
 

@@ -232,12 +232,18 @@ def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockP
 def _apply(
     workflow: CompiledWorkflow, state: RunState, block: BlockPlan, route: Route, now_ms: int, cmds: list[Command]
 ) -> bool:
-    """Execute a route's action; True when a block is to be begun, False when the run completed."""
+    """Execute a route's action; True when a block is to be begun, False when the run ended
+    (a RETURN on an empty stack completes it, a CALL past ``max_call_depth`` fails it)."""
     action = route.action
     if isinstance(action, Jump):
         state.block = action.block
         return True
     if isinstance(action, Call):
+        if len(state.stack) >= workflow.max_call_depth:  # a stack overflow: the run fails, nothing pushed
+            end_run(state, "failed", f"{route.text} in block '{block.block}' of node '{block.node}' would nest "
+                    f"calls {len(state.stack) + 1} deep; the return stack holds at most {workflow.max_call_depth}",
+                    now_ms, cmds)
+            return False
         state.stack.append(Frame(block.node, block.next_block))
         state.node = action.node
         state.block = workflow.nodes[action.node].entry_block
