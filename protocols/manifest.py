@@ -34,7 +34,7 @@ from ontoflow.protocols.trigger import Trigger
 __all__ = [
     "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "Node", "Return", "Transition", "Trigger",
     "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
-    "manifest_problems", "parse_action", "signal_event",
+    "manifest_problems", "parse_action", "signal_event", "structure_problems",
 ]
 
 
@@ -247,6 +247,34 @@ def _load(
     if catalog is not None:
         problems.extend(check_workflow_capabilities(manifest, catalog))
     return manifest, problems
+
+
+def structure_problems(manifest: WorkflowManifest) -> list[Problem]:
+    """The structural problems of a typed manifest, each with its path, as loading reports them.
+
+    A start node or entry block that does not exist, a node without blocks, an action that does
+    not parse or leads nowhere, a bad merge instruction, a bad timeout or artifact path.
+    :func:`manifest_from_data` never returns a manifest that has any, but msgspec Structs check
+    nothing as they are made: a manifest built in code reached the engine with a CALL into a
+    missing entry block, a ``KeyError`` in the middle of a run. ``compile_workflow`` checks
+    every manifest with this.
+    """
+    problems: list[Problem] = []
+    nodes = manifest.nodes
+    if not nodes:
+        problems.append(Problem(path="nodes", message="a manifest needs at least one node"))
+    elif manifest.start not in nodes:
+        problems.append(Problem(path="start", message=f"node {manifest.start!r} does not exist"))
+    block_home = {b: n for n, node in nodes.items() for b in node.blocks}
+    for node_id, node in nodes.items():
+        if not node.blocks:
+            problems.append(Problem(path=f"nodes.{node_id}.blocks", message="a node needs at least one block"))
+        elif node.entry_block not in node.blocks:
+            problems.append(Problem(path=f"nodes.{node_id}.entry_block",
+                                    message=f"block {node.entry_block!r} is not in node {node_id!r}"))
+        for block_id, block in node.blocks.items():
+            _check_block(node_id, node, block_id, block, nodes, block_home, problems)
+    return problems
 
 
 def _followable(transition: Transition, node: Node, nodes: Mapping[str, Node]) -> bool:

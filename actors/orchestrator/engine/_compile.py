@@ -25,6 +25,7 @@ from ontoflow.protocols.manifest import (
     check_workflow_capabilities,
     parse_action,
     signal_event,
+    structure_problems,
 )
 from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
 from ontoflow.runtime.retry import worst_case_step_ms
@@ -212,7 +213,7 @@ def compile_workflow(
     """Check ``manifest`` against ``catalog`` and precompute everything a run needs.
 
     Args:
-        manifest: a manifest already validated by ``protocols.manifest_from_data``.
+        manifest: a manifest, as ``protocols.manifest_from_data`` returns it or built in code.
         catalog: capability id -> metadata of every capability that may run.
         defaults: daemon-wide input defaults.
         manifest_hash: identifies the manifest in every step's system metadata.
@@ -221,15 +222,19 @@ def compile_workflow(
         max_call_depth: the most return addresses a run's stack may hold.
 
     Raises:
-        ManifestError: listing every problem with its path: a worker or prerequisite no
-            capability provides, a signal the worker never emits, prerequisites that form a
-            cycle (path: the block's ``worker``).
+        ManifestError: listing every problem with its path: a structural one (a manifest
+            built in code, see ``protocols.manifest.structure_problems``); else a worker or
+            prerequisite no capability provides, a signal the worker never emits,
+            prerequisites that form a cycle (path: the block's ``worker``).
         ValueError: when ``max_steps`` or ``max_call_depth`` < 1.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be >= 1")
     if max_call_depth < 1:
         raise ValueError("max_call_depth must be >= 1")
+    problems = structure_problems(manifest)  # a manifest built in code skipped the loader's checks
+    if problems:
+        raise ManifestError(problems)
     catalog = dict(catalog)
     problems = check_workflow_capabilities(manifest, catalog)
     closures: dict[str, tuple[str, ...]] = {}
