@@ -49,9 +49,11 @@ def parse_merge_instruction(text: str) -> MergeInstruction:
     if kind == "all" and not sep:
         return MergeInstruction("all")
     if kind == "last" and sep:
-        if arg.isdigit() and int(arg) > 0:
+        # ASCII only: str.isdigit() also says yes to '²' (int() then refused it with its own
+        # message) and to other scripts' digits; 18 digits keep int() off Python's digit limit.
+        if arg.isascii() and arg.isdigit() and len(arg) <= 18 and int(arg) > 0:
             return MergeInstruction("last", count=int(arg))
-        raise ValueError("last:N needs a positive whole number N")
+        raise ValueError("last:N needs a positive whole number N (ASCII digits, at most 18)")
     if kind in _KINDS and kind not in ("all", "last") and sep and arg:
         return MergeInstruction(kind, arg)
     raise ValueError(

@@ -1,0 +1,48 @@
+"""The payload_merge_strategy language: every instruction parses, and an unknown one is refused
+with the forms it could have been (and never its own text)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ontoflow.protocols import ManifestError, manifest_from_data
+from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("all", MergeInstruction("all")),
+    ("last:3", MergeInstruction("last", count=3)),
+    ("type:CODE_OUTPUT", MergeInstruction("type", "CODE_OUTPUT")),
+    ("block:load", MergeInstruction("block", "load")),
+    ("memory:acme.rule", MergeInstruction("memory", "acme.rule")),
+    ("context:acme.key", MergeInstruction("context", "acme.key")),
+    ("text:Be brief: one line.", MergeInstruction("text", "Be brief: one line.")),
+])
+def test_each_instruction_parses(text: str, parsed: MergeInstruction) -> None:
+    assert parse_merge_instruction(text) == parsed
+
+
+@pytest.mark.parametrize("text", [
+    "last:\u00b2",  # a superscript two: str.isdigit() says digit, int() refused it with its own message
+    "last:\u0663",  # an Arabic-Indic three: int() read it as 3
+    "last:" + "9" * 5000,  # int() refused it naming Python's digit limit and sys.set_int_max_str_digits
+    "last:" + "9" * 19,
+    "last:0",
+    "last:-1",
+    "last:",
+])
+def test_last_takes_a_plain_positive_count(text: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_merge_instruction(text)
+    assert str(info.value) == "last:N needs a positive whole number N (ASCII digits, at most 18)"
+
+
+@pytest.mark.parametrize("text", ["ALL", "all:", "first:2", "text:", "memory:", "", "secret-ish:hunter2"])
+def test_an_unknown_instruction_is_refused_with_its_path_and_the_forms(text: str) -> None:
+    data = {"nodes": {"m": {"entry_block": "a", "blocks": {"a": {"worker": "x.a", "payload_merge_strategy": ["all", text]}}}}}
+    with pytest.raises(ManifestError) as info:
+        manifest_from_data(data)
+    ((problem),) = info.value.problems
+    assert problem.path == "nodes.m.blocks.a.payload_merge_strategy[1]"
+    assert problem.message.startswith("unknown merge instruction: expected all, last:N, type:T")
+    assert "hunter2" not in str(info.value)
