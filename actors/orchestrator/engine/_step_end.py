@@ -3,8 +3,8 @@
 Workflows and plans schedule differently, but a step in flight ends the same way in both: an
 outcome (its event shortened, its outputs filtered against the declared ones), a deadline
 passed (``timeout``, and the worker is told to stop), no worker in time (``unavailable``), a
-lost worker (a new attempt when the capability is idempotent, else ``failure``), or the run
-cancelled (``cancelled``). Each of those becomes one :class:`StepEnd` record, from which an
+lost worker (a new attempt when the capability is idempotent, up to :data:`MAX_LOST_ATTEMPTS`,
+else ``failure``), or the run cancelled (``cancelled``). Each of those becomes one :class:`StepEnd` record, from which an
 engine writes its trace entry (:func:`trace_entry`, the :class:`TraceEntry` every engine keeps)
 and routes the step; the error texts and reasons are the same whichever engine ran the step.
 
@@ -47,6 +47,7 @@ from ontoflow.actors.orchestrator.engine._facts import (
 
 __all__ = [
     "FACTS",
+    "MAX_LOST_ATTEMPTS",
     "StepEnd",
     "TraceEntry",
     "admit",
@@ -62,6 +63,13 @@ __all__ = [
 ]
 
 _replace = msgspec.structs.replace
+
+#: The attempt on which a lost step is lost for good, idempotent or not: it then ends
+#: ``failure``. Without it a step that kills every worker it lands on (a poison pill) went to
+#: worker after worker forever, each time with a fresh deadline. Ray retries a task whose worker
+#: dies 3 times by default; 3 attempts here also stay within the embedded cluster's restart
+#: intensity (3 restarts in 10 s), so its run is routed rather than stopped by the supervisor.
+MAX_LOST_ATTEMPTS = 3
 
 
 class StepEnd(msgspec.Struct, frozen=True, kw_only=True):
@@ -187,7 +195,8 @@ def outcome_end(fact: StepFinished, *, capability: str, prefix: str, declared: C
 def engine_end(fact: StepDeadlineExpired | StepUnavailable | StepLost, *, run_id: str, capability: str,
                idempotent: bool, started_ms: int, cmds: list[Command]) -> StepEnd | None:
     """The end the engine decides for a step that got no outcome; ``None`` when a lost step is
-    to be dispatched again (``redispatch``). A timed-out step's worker is sent a CancelStep."""
+    to be dispatched again (``redispatch``: idempotent, and lost before attempt
+    :data:`MAX_LOST_ATTEMPTS`). A timed-out step's worker is sent a CancelStep."""
     match fact:
         case StepDeadlineExpired(step_id=step_id):
             cmds.append(CancelStep(run_id, step_id, fact.attempt))
@@ -195,11 +204,13 @@ def engine_end(fact: StepDeadlineExpired | StepUnavailable | StepLost, *, run_id
             error = f"step {step_id} of '{capability}' passed its deadline without an outcome"
         case StepUnavailable():
             event, reason, error = UNAVAILABLE, "no_worker", f"no live worker offered '{capability}' in time"
-        case StepLost(step_id=step_id, reason=lost_reason):
-            if idempotent:
+        case StepLost(step_id=step_id, reason=lost_reason, attempt=attempt):
+            if idempotent and attempt < MAX_LOST_ATTEMPTS:
                 return None
             event, reason = FAILURE, lost_reason
-            error = f"step {step_id} of '{capability}' was lost ({lost_reason}) and the capability is not idempotent"
+            error = (f"step {step_id} of '{capability}' was lost ({lost_reason}) and the capability is not idempotent"
+                     if not idempotent else f"step {step_id} of '{capability}' was lost ({lost_reason}) on attempt "
+                     f"{attempt}, its last (a lost step is dispatched at most {MAX_LOST_ATTEMPTS} times)")
     return StepEnd(step_id=fact.step_id, capability=capability, event=event, attempt=fact.attempt,
                    duration_ms=float(fact.now_ms - started_ms), reason=reason, error=error, started_ms=started_ms,
                    ended_ms=fact.now_ms)

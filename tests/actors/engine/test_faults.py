@@ -6,6 +6,7 @@ from ontoflow.protocols import Outcome
 
 from ontoflow.actors.orchestrator.engine import (
     CancelStep,
+    MAX_LOST_ATTEMPTS,
     Dispatch,
     RunCancelled,
     RunEnded,
@@ -100,3 +101,17 @@ def test_cancel_stops_the_pending_step_and_ends_the_run_once() -> None:
     assert cmds == [CancelStep("r1", "s1", 1), RunEnded("r1", "cancelled", "run cancelled: operator")]
     assert (run.state.status, run.state.pending, run.state.ended_ms) == ("cancelled", None, run.now - 10)
     assert run.state.trace[0].event == "cancelled"
+
+
+def test_a_step_lost_on_its_last_attempt_fails_even_when_idempotent() -> None:
+    # A poison pill: the step kills every worker it lands on. It went out again forever.
+    run = _run()
+    for attempt in range(1, MAX_LOST_ATTEMPTS):
+        (again,) = run.feed(StepLost("s1", attempt, "worker_lost", run.now))
+        assert isinstance(again, Dispatch) and again.attempt == attempt + 1
+    cmds = run.feed(StepLost("s1", MAX_LOST_ATTEMPTS, "worker_lost", run.now))
+    assert [c.capability for c in cmds if isinstance(c, Dispatch)] == ["x.h"]  # routed by FAIL_DEFAULT
+    entry = run.state.trace[0]
+    assert (entry.event, entry.reason, entry.attempt, entry.action) == ("failure", "worker_lost", 3, "JUMP:h")
+    assert entry.error == "step s1 of 'x.a' was lost (worker_lost) on attempt 3, its last (a lost step is dispatched at most 3 times)"
+    assert run.state.context["ontoflow.last_failure"]["reason"] == "worker_lost"
