@@ -69,6 +69,7 @@ _replace = msgspec.structs.replace
 #: worker after worker forever, each time with a fresh deadline. Ray retries a task whose worker
 #: dies 3 times by default; 3 attempts here also stay within the embedded cluster's restart
 #: intensity (3 restarts in 10 s), so its run is routed rather than stopped by the supervisor.
+#: The attempt is the step's (a re-dispatch after a person's answer counts too).
 MAX_LOST_ATTEMPTS = 3
 
 
