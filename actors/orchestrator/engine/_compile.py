@@ -11,7 +11,7 @@ from __future__ import annotations
 import graphlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -32,6 +32,7 @@ from ontoflow.runtime.retry import worst_case_step_ms
 
 from ontoflow.actors.orchestrator.engine._advance import advance as _advance
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
+from ontoflow.actors.orchestrator.engine._memory import MemoryCache
 from ontoflow.actors.orchestrator.engine._state import RunState
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ class CompiledWorkflow:
             endless recursion, whose every step would walk the whole stack).
         nodes: node id -> plan.
         capabilities: capability id -> plan, for every worker and prerequisite.
+        memories: merged static memories by call chain (``engine._steps.inherited_memory``).
     """
 
     manifest: WorkflowManifest
@@ -163,6 +165,7 @@ class CompiledWorkflow:
     nodes: dict[str, NodePlan]
     capabilities: dict[str, CapabilityPlan]
     max_call_depth: int = MAX_CALL_DEPTH
+    memories: MemoryCache = field(default_factory=MemoryCache, compare=False, repr=False)
 
     #: The engine contract's kind (``RunEngine``).
     kind: ClassVar[str] = "workflow"

@@ -266,20 +266,30 @@ def inherited_memory(workflow: CompiledWorkflow, node: NodePlan, stack: Sequence
     The walk goes up the return stack for as long as the node just consulted has
     ``context_inheritance`` true, so a node with it false sees only its own memory (a pure
     subroutine). On a shared key the nearest node wins. The result may be the node's own
-    ``static_memory`` dictionary itself: read it, never change it.
+    ``static_memory`` dictionary, or one kept for later steps: read it, never change it.
     """
     if not node.context_inheritance or not stack:
         return node.static_memory
-    chain = [node.static_memory]
+    nodes = workflow.nodes
+    walked = [node.id]
     current = node
     for frame in reversed(stack):
         if not current.context_inheritance:
             break
-        current = workflow.nodes[frame.node]
-        chain.append(current.static_memory)
-    merged: dict[str, Any] = {}
-    for memory in reversed(chain):  # farthest first, so nearer nodes overwrite
-        merged.update(memory)
+        current = nodes[frame.node]
+        walked.append(current.id)
+    chain = tuple(walked)
+    memories = workflow.memories  # the merge depends on the chain only: once per chain, not per step
+    merged = memories.get(chain)
+    if merged is None:
+        outer = memories.get(chain[1:])  # the caller's own chain, usually kept as it ran
+        if outer is not None:
+            merged = {**outer, **node.static_memory}
+        else:
+            merged = {}
+            for node_id in reversed(chain):  # farthest first, so nearer nodes overwrite
+                merged.update(nodes[node_id].static_memory)
+        memories.put(chain, merged)
     return merged
 
 
