@@ -30,6 +30,8 @@ _KINDS = ("all", "last", "type", "block", "memory", "context", "text")
 
 DEFAULT_STRATEGY: tuple[str, ...] = ("all",)
 
+_ARG_NAMES = {"type": "T", "block": "B", "memory": "K", "context": "K"}
+
 
 class MergeInstruction(msgspec.Struct, frozen=True):
     """One parsed instruction: its kind and its argument (``""`` for ``all``)."""
@@ -55,6 +57,8 @@ def parse_merge_instruction(text: str) -> MergeInstruction:
             return MergeInstruction("last", count=int(arg))
         raise ValueError("last:N needs a positive whole number N (ASCII digits, at most 18)")
     if kind in _KINDS and kind not in ("all", "last") and sep and arg:
+        if kind != "text" and arg.strip() != arg:  # 'type: CODE' selected nothing, silently
+            raise ValueError(f"{kind}:{_ARG_NAMES[kind]} takes its name with no space around it")
         return MergeInstruction(kind, arg)
     raise ValueError(
         "unknown merge instruction: expected all, last:N, type:T, block:B, memory:K, context:K or text:T"

@@ -46,3 +46,16 @@ def test_an_unknown_instruction_is_refused_with_its_path_and_the_forms(text: str
     assert problem.path == "nodes.m.blocks.a.payload_merge_strategy[1]"
     assert problem.message.startswith("unknown merge instruction: expected all, last:N, type:T")
     assert "hunter2" not in str(info.value)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("type: CODE", "type:T takes its name with no space around it"),
+    ("block:load ", "block:B takes its name with no space around it"),
+    ("memory:\tk", "memory:K takes its name with no space around it"),
+    ("context: k", "context:K takes its name with no space around it"),
+])
+def test_a_name_with_spaces_around_it_is_refused_rather_than_selecting_nothing(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_merge_instruction(text)
+    assert str(info.value) == message
+    assert parse_merge_instruction("text: keep my spaces ") == MergeInstruction("text", " keep my spaces ")
