@@ -71,6 +71,7 @@ class CapabilityPlan:
         required_keys: keys the schema marks as required.
         schema_defaults: key -> the property's schema ``default``.
         outputs: keys the capability may write into the context bus.
+        events: the events a step of it may end with: its declared events and the reserved ones.
         requires: the transitive prerequisites in run order (dependencies first), itself excluded.
         budget_ms: the schedule-to-close budget: the capability base's worst case plus slack,
             ``None`` when the capability has no timeout.
@@ -84,6 +85,7 @@ class CapabilityPlan:
     required_keys: frozenset[str]
     schema_defaults: dict[str, Any]
     outputs: frozenset[str]
+    events: frozenset[str]
     requires: tuple[str, ...]
     budget_ms: int | None
     idempotent: bool
@@ -325,6 +327,7 @@ def capability_plan(meta: CapabilityMetadata, closure: tuple[str, ...]) -> Capab
         required_keys=frozenset(required),
         schema_defaults=schema_defaults,
         outputs=frozenset(meta.outputs),
+        events=meta.all_events,
         requires=closure,
         budget_ms=budget,
         idempotent=meta.idempotent,

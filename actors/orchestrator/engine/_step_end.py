@@ -48,6 +48,7 @@ from ontoflow.actors.orchestrator.engine._facts import (
 __all__ = [
     "FACTS",
     "MAX_LOST_ATTEMPTS",
+    "UNDECLARED_EVENT",
     "StepEnd",
     "TraceEntry",
     "admit",
@@ -63,6 +64,10 @@ __all__ = [
 ]
 
 _replace = msgspec.structs.replace
+
+#: The reason of a step whose worker answered an event its capability does not declare (the
+#: capability base's own reason for the same thing).
+UNDECLARED_EVENT = "undeclared_event"
 
 #: The attempt on which a lost step is lost for good, idempotent or not: it then ends
 #: ``failure``. Without it a step that kills every worker it lands on (a poison pill) went to
@@ -181,12 +186,24 @@ def split_outputs(outputs: Mapping[str, Any], declared: Collection[str]) -> tupl
 
 
 def outcome_end(fact: StepFinished, *, capability: str, prefix: str, declared: Collection[str],
-                started_ms: int) -> StepEnd:
-    """The end of a step whose worker answered (``fact.outcome``)."""
+                started_ms: int, events: Collection[str] = ()) -> StepEnd:
+    """The end of a step whose worker answered (``fact.outcome``).
+
+    With ``events`` (the capability's declared events and the reserved ones), an event outside
+    them ends the step ``failure`` (reason ``undeclared_event``, its outputs dropped), as the
+    capability base ends a Python capability's: a worker speaking the wire protocol itself
+    could answer any text, which counted as a success (a prerequisite met, a run without
+    transitions ``completed``) and was quoted whole in the run's error.
+    """
     outcome = fact.outcome
     event = outcome.event
     if event.startswith(prefix):  # a full event name: keep the short one
         event = event[len(prefix) :]
+    if events and event not in events:
+        return StepEnd(step_id=outcome.step_id, capability=capability, event=FAILURE, attempt=outcome.attempt,
+                       duration_ms=outcome.duration_ms, retries=outcome.retries, reason=UNDECLARED_EVENT,
+                       error=f"the worker answered an event '{capability}' does not declare ({len(event)} characters)",
+                       started_ms=started_ms, ended_ms=fact.now_ms, dropped=list(outcome.outputs))
     kept, dropped = split_outputs(outcome.outputs, declared) if outcome.outputs else ({}, [])
     return StepEnd(step_id=outcome.step_id, capability=capability, event=event, attempt=outcome.attempt,
                    duration_ms=outcome.duration_ms, retries=outcome.retries, reason=outcome.reason,
