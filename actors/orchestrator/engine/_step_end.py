@@ -4,9 +4,11 @@ Workflows and plans schedule differently, but a step in flight ends the same way
 outcome (its event shortened, its outputs filtered against the declared ones), a deadline
 passed (``timeout``, and the worker is told to stop), no worker in time (``unavailable``), a
 lost worker (a new attempt when the capability is idempotent, up to :data:`MAX_LOST_ATTEMPTS`,
-else ``failure``), or the run cancelled (``cancelled``). Each of those becomes one :class:`StepEnd` record, from which an
-engine writes its trace entry (:func:`trace_entry`, the :class:`TraceEntry` every engine keeps)
-and routes the step; the error texts and reasons are the same whichever engine ran the step.
+else ``failure``), or the run cancelled (``cancelled``). Each of those becomes one
+:class:`StepEnd` record, from which an engine writes its trace entry (:func:`trace_entry`, the
+:class:`TraceEntry` every engine keeps) and routes the step; the error texts and reasons are the
+same whichever engine ran the step. An event the capability does not declare ends the step
+``failure`` (:data:`UNDECLARED_EVENT`).
 
 The outputs rule (one rule for every engine): only the keys a capability declares in its
 ``outputs`` travel on, into the run's context or a plan step's result; a capability that
