@@ -28,7 +28,7 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
 from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
-from ontoflow.protocols.merge_strategy import parse_merge_instruction
+from ontoflow.protocols.merge_strategy import MAX_INSTRUCTIONS, parse_merge_instruction
 from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
@@ -310,7 +310,12 @@ def _check_block(
         if not name or name[0] in "/\\" or PurePath(name).is_absolute() or ".." in PurePath(name.replace("\\", "/")).parts:
             message = "must be a path inside the manifest's folder (relative, no '..')"
             problems.append(Problem(path=f"{bpath}.artifacts[{i}]", message=message))
-    for i, text in enumerate(block.payload_merge_strategy):
+    strategy = block.payload_merge_strategy
+    if len(strategy) > MAX_INSTRUCTIONS:  # each is run on every step: refused before any is parsed
+        problems.append(Problem(path=f"{bpath}.payload_merge_strategy",
+                                message=f"{len(strategy):,} instructions; a block has at most {MAX_INSTRUCTIONS}"))
+        strategy = []
+    for i, text in enumerate(strategy):
         try:
             parse_merge_instruction(text)
         except ValueError as exc:

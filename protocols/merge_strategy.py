@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["DEFAULT_STRATEGY", "MergeInstruction", "parse_merge_instruction"]
+__all__ = ["DEFAULT_STRATEGY", "MAX_INSTRUCTIONS", "MergeInstruction", "parse_merge_instruction"]
 
 _KINDS = ("all", "last", "type", "block", "memory", "context", "text")
 
 DEFAULT_STRATEGY: tuple[str, ...] = ("all",)
+
+#: The most instructions one block's strategy may have. Every instruction but ``text:T`` scans
+#: the run's payload on every step of the block: 20,000 ``all`` over 1,050 segments took the
+#: engine 0.8 s a step (the daemon serving nothing else meanwhile), and a document may be 64 MiB.
+MAX_INSTRUCTIONS = 100
 
 _ARG_NAMES = {"type": "T", "block": "B", "memory": "K", "context": "K"}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ontoflow.protocols import ManifestError, manifest_from_data
-from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
+from ontoflow.protocols.merge_strategy import MAX_INSTRUCTIONS, MergeInstruction, parse_merge_instruction
 
 
 @pytest.mark.parametrize(("text", "parsed"), [
@@ -59,3 +59,15 @@ def test_a_name_with_spaces_around_it_is_refused_rather_than_selecting_nothing(t
         parse_merge_instruction(text)
     assert str(info.value) == message
     assert parse_merge_instruction("text: keep my spaces ") == MergeInstruction("text", " keep my spaces ")
+
+
+def test_a_strategy_has_at_most_max_instructions_refused_once_not_per_instruction() -> None:
+    def doc(strategy: list[str]) -> dict:
+        return {"nodes": {"m": {"entry_block": "a", "blocks": {"a": {"worker": "x.a", "payload_merge_strategy": strategy}}}}}
+
+    manifest_from_data(doc(["all"] * MAX_INSTRUCTIONS))
+    with pytest.raises(ManifestError) as info:
+        manifest_from_data(doc(["bogus"] * 200_000))  # 200,000 problems, one per instruction, before
+    ((problem),) = info.value.problems
+    assert problem.path == "nodes.m.blocks.a.payload_merge_strategy"
+    assert problem.message == f"200,000 instructions; a block has at most {MAX_INSTRUCTIONS}"
