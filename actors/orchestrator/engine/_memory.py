@@ -21,12 +21,13 @@ class MemoryCache:
     The merged dictionaries are handed to steps as they are: read them, never change them.
 
     Args:
-        budget: the most keys kept over every merged memory; past it the cache starts again.
+        budget: the most keys kept over every merged memory; past it the cache starts again
+            (a daemon keeps a compiled workflow per document: a few MB at most each).
     """
 
     __slots__ = ("_budget", "_keys", "_merged")
 
-    def __init__(self, budget: int = 1_000_000) -> None:
+    def __init__(self, budget: int = 100_000) -> None:
         self._budget = budget
         self._keys = 0
         self._merged: dict[tuple[str, ...], dict[str, Any]] = {}
