@@ -181,3 +181,21 @@ async def test_recursion_past_the_return_stacks_cap_fails_the_run() -> None:
     assert deep.error == (f"CALL:rec in block 'd' of node 'rec' would nest calls {MAX_CALL_DEPTH + 1} deep; "
                           f"the return stack holds at most {MAX_CALL_DEPTH}")
     assert len(deep.trace) == MAX_CALL_DEPTH + 1
+
+
+async def test_a_jump_to_its_own_block_loops_until_another_signal_and_keeps_the_stack() -> None:
+    result = await _run({
+        "main": {"entry_block": "c", "blocks": {
+            "c": {"worker": "t.capability.note", "transitions": [_t("success", "CALL:loop")]},
+            "after": {"worker": "t.capability.note"},
+        }},
+        "loop": {"entry_block": "d", "blocks": {
+            "d": {"worker": "t.capability.down", "transitions": [_t("success", "JUMP:d"), _t("done", "RETURN")]}}},
+    }, inputs={"t.n": 3})
+    assert result.status == "completed", result.error
+    assert _path(result) == [
+        ("main", "c", "success", "CALL:loop"),
+        *[("loop", "d", "success", "JUMP:d")] * 3,
+        ("loop", "d", "done", "RETURN"),  # the JUMPs left the return address where the CALL put it
+        ("main", "after", "success", None),
+    ]
