@@ -23,58 +23,19 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
 from ontoflow.protocols.events import ENGINE_SIGNAL_PREFIX, FAIL_DEFAULT
-from ontoflow.protocols.merge_strategy import parse_merge_instruction
+from ontoflow.protocols.merge_strategy import MAX_INSTRUCTIONS, parse_merge_instruction
 from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
-    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "Node", "Return", "Transition", "Trigger",
+    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "Node", "Return", "Transition", "Trigger",
     "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
-    "manifest_problems", "parse_action", "signal_event",
+    "manifest_problems", "parse_action", "signal_event", "structure_problems",
 ]
-
-
-# -- actions (seed 002): what a transition does ---------------------------------------------------
-
-
-class Jump(msgspec.Struct, frozen=True):
-    """Continue at another block of the current node; the return stack is unchanged."""
-
-    block: str
-
-
-class Call(msgspec.Struct, frozen=True):
-    """Push the return address and enter another node at its entry block."""
-
-    node: str
-
-
-class Return(msgspec.Struct, frozen=True):
-    """Pop the return address and continue there; on an empty stack the run completes."""
-
-
-Action = Jump | Call | Return
-
-
-def parse_action(text: str) -> Action:
-    """Parse an action string.
-
-    Raises:
-        ValueError: when ``text`` is not ``JUMP:<block>``, ``CALL:<node>`` or ``RETURN``;
-            the message says which form was expected.
-    """
-    if text == "RETURN":
-        return Return()
-    verb, sep, target = text.partition(":")
-    if sep and target and target.strip() == target:
-        if verb == "JUMP":
-            return Jump(target)
-        if verb == "CALL":
-            return Call(target)
-    raise ValueError("unknown action: expected JUMP:<block>, CALL:<node> or RETURN")
 
 
 # -- the manifest ---------------------------------------------------------------------------------
@@ -136,6 +97,10 @@ _MAX_TIMEOUT_MS = 10 * 365 * 86_400_000
 #: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
 #: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
 MAX_BLOCKS = 5_000
+
+#: The most return addresses a run's stack holds: a CALL that would nest deeper fails the run
+#: (as a stack overflow). ``ontoflow check`` follows caller chains this deep and refuses deeper.
+MAX_CALL_DEPTH = 1_000
 
 
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -284,6 +249,34 @@ def _load(
     return manifest, problems
 
 
+def structure_problems(manifest: WorkflowManifest) -> list[Problem]:
+    """The structural problems of a typed manifest, each with its path, as loading reports them.
+
+    A start node or entry block that does not exist, a node without blocks, an action that does
+    not parse or leads nowhere, a bad merge instruction, a bad timeout or artifact path.
+    :func:`manifest_from_data` never returns a manifest that has any, but msgspec Structs check
+    nothing as they are made: a manifest built in code reached the engine with a CALL into a
+    missing entry block, a ``KeyError`` in the middle of a run. ``compile_workflow`` checks
+    every manifest with this.
+    """
+    problems: list[Problem] = []
+    nodes = manifest.nodes
+    if not nodes:
+        problems.append(Problem(path="nodes", message="a manifest needs at least one node"))
+    elif manifest.start not in nodes:
+        problems.append(Problem(path="start", message=f"node {manifest.start!r} does not exist"))
+    block_home = {b: n for n, node in nodes.items() for b in node.blocks}
+    for node_id, node in nodes.items():
+        if not node.blocks:
+            problems.append(Problem(path=f"nodes.{node_id}.blocks", message="a node needs at least one block"))
+        elif node.entry_block not in node.blocks:
+            problems.append(Problem(path=f"nodes.{node_id}.entry_block",
+                                    message=f"block {node.entry_block!r} is not in node {node_id!r}"))
+        for block_id, block in node.blocks.items():
+            _check_block(node_id, node, block_id, block, nodes, block_home, problems)
+    return problems
+
+
 def _followable(transition: Transition, node: Node, nodes: Mapping[str, Node]) -> bool:
     """Whether a transition's action parses and names a block or node that exists."""
     try:
@@ -317,7 +310,12 @@ def _check_block(
         if not name or name[0] in "/\\" or PurePath(name).is_absolute() or ".." in PurePath(name.replace("\\", "/")).parts:
             message = "must be a path inside the manifest's folder (relative, no '..')"
             problems.append(Problem(path=f"{bpath}.artifacts[{i}]", message=message))
-    for i, text in enumerate(block.payload_merge_strategy):
+    strategy = block.payload_merge_strategy
+    if len(strategy) > MAX_INSTRUCTIONS:  # each is run on every step: refused before any is parsed
+        problems.append(Problem(path=f"{bpath}.payload_merge_strategy",
+                                message=f"{len(strategy):,} instructions; a block has at most {MAX_INSTRUCTIONS}"))
+        strategy = []
+    for i, text in enumerate(strategy):
         try:
             parse_merge_instruction(text)
         except ValueError as exc:

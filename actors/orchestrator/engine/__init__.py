@@ -36,6 +36,7 @@ from ontoflow.actors.orchestrator.engine._facts import (
 from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState
 from ontoflow.actors.orchestrator.engine._step_end import (
     FACTS,
+    MAX_LOST_ATTEMPTS,
     StepEnd,
     TraceEntry,
     admit,
@@ -56,6 +57,7 @@ __all__ = [
     "ANSWER_KEY",
     "FACTS",
     "LAST_FAILURE_KEY",
+    "MAX_LOST_ATTEMPTS",
     "BlockPlan",
     "CancelStep",
     "CapabilityPlan",

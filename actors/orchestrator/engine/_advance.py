@@ -117,7 +117,8 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
         state.notes.append(f"stale {describe(fact)} ignored: it is for run {outcome.run_id}")
         return
     cap = workflow.capabilities[pending.capability]
-    end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=pending.started_ms)
+    end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=pending.started_ms,
+                      events=cap.events)
     if end.event == CLARIFICATION:
         _suspend(workflow, state, pending, end, outcome.outputs, cmds)
         return

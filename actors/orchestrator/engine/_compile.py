@@ -11,19 +11,28 @@ from __future__ import annotations
 import graphlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import BlockContract, Segment
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.events import FAIL_DEFAULT
-from ontoflow.protocols.manifest import Action, WorkflowManifest, check_workflow_capabilities, parse_action, signal_event
+from ontoflow.protocols.manifest import (
+    MAX_CALL_DEPTH,
+    Action,
+    WorkflowManifest,
+    check_workflow_capabilities,
+    parse_action,
+    signal_event,
+    structure_problems,
+)
 from ontoflow.protocols.merge_strategy import MergeInstruction, parse_merge_instruction
 from ontoflow.runtime.retry import worst_case_step_ms
 
 from ontoflow.actors.orchestrator.engine._advance import advance as _advance
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
+from ontoflow.actors.orchestrator.engine._memory import MemoryCache
 from ontoflow.actors.orchestrator.engine._state import RunState
 
 if TYPE_CHECKING:
@@ -62,6 +71,7 @@ class CapabilityPlan:
         required_keys: keys the schema marks as required.
         schema_defaults: key -> the property's schema ``default``.
         outputs: keys the capability may write into the context bus.
+        events: the events a step of it may end with: its declared events and the reserved ones.
         requires: the transitive prerequisites in run order (dependencies first), itself excluded.
         budget_ms: the schedule-to-close budget: the capability base's worst case plus slack,
             ``None`` when the capability has no timeout.
@@ -75,6 +85,7 @@ class CapabilityPlan:
     required_keys: frozenset[str]
     schema_defaults: dict[str, Any]
     outputs: frozenset[str]
+    events: frozenset[str]
     requires: tuple[str, ...]
     budget_ms: int | None
     idempotent: bool
@@ -140,8 +151,11 @@ class CompiledWorkflow:
         manifest_hash: put into every step's system metadata.
         worktree: put into every step's system metadata.
         max_steps: a run that would begin more steps fails (guards endless JUMP loops).
+        max_call_depth: a CALL that would push more return addresses fails the run (guards
+            endless recursion, whose every step would walk the whole stack).
         nodes: node id -> plan.
         capabilities: capability id -> plan, for every worker and prerequisite.
+        memories: merged static memories by call chain (``engine._steps.inherited_memory``).
     """
 
     manifest: WorkflowManifest
@@ -152,6 +166,8 @@ class CompiledWorkflow:
     max_steps: int
     nodes: dict[str, NodePlan]
     capabilities: dict[str, CapabilityPlan]
+    max_call_depth: int = MAX_CALL_DEPTH
+    memories: MemoryCache = field(default_factory=MemoryCache, compare=False, repr=False)
 
     #: The engine contract's kind (``RunEngine``).
     kind: ClassVar[str] = "workflow"
@@ -197,25 +213,33 @@ def compile_workflow(
     manifest_hash: str = "",
     worktree: str = "",
     max_steps: int = 100_000,
+    max_call_depth: int = MAX_CALL_DEPTH,
 ) -> CompiledWorkflow:
     """Check ``manifest`` against ``catalog`` and precompute everything a run needs.
 
     Args:
-        manifest: a manifest already validated by ``protocols.manifest_from_data``.
+        manifest: a manifest, as ``protocols.manifest_from_data`` returns it or built in code.
         catalog: capability id -> metadata of every capability that may run.
         defaults: daemon-wide input defaults.
         manifest_hash: identifies the manifest in every step's system metadata.
         worktree: the worktree path put in every step's system metadata.
         max_steps: the most steps one run may begin.
+        max_call_depth: the most return addresses a run's stack may hold.
 
     Raises:
-        ManifestError: listing every problem with its path: a worker or prerequisite no
-            capability provides, a signal the worker never emits, prerequisites that form a
-            cycle (path: the block's ``worker``).
-        ValueError: when ``max_steps`` < 1.
+        ManifestError: listing every problem with its path: a structural one (a manifest
+            built in code, see ``protocols.manifest.structure_problems``); else a worker or
+            prerequisite no capability provides, a signal the worker never emits,
+            prerequisites that form a cycle (path: the block's ``worker``).
+        ValueError: when ``max_steps`` or ``max_call_depth`` < 1.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be >= 1")
+    if max_call_depth < 1:
+        raise ValueError("max_call_depth must be >= 1")
+    problems = structure_problems(manifest)  # a manifest built in code skipped the loader's checks
+    if problems:
+        raise ManifestError(problems)
     catalog = dict(catalog)
     problems = check_workflow_capabilities(manifest, catalog)
     closures: dict[str, tuple[str, ...]] = {}
@@ -248,6 +272,7 @@ def compile_workflow(
         max_steps=max_steps,
         nodes=nodes,
         capabilities=plans,
+        max_call_depth=max_call_depth,
     )
 
 
@@ -302,6 +327,7 @@ def capability_plan(meta: CapabilityMetadata, closure: tuple[str, ...]) -> Capab
         required_keys=frozenset(required),
         schema_defaults=schema_defaults,
         outputs=frozenset(meta.outputs),
+        events=meta.all_events,
         requires=closure,
         budget_ms=budget,
         idempotent=meta.idempotent,

@@ -3,10 +3,12 @@
 Workflows and plans schedule differently, but a step in flight ends the same way in both: an
 outcome (its event shortened, its outputs filtered against the declared ones), a deadline
 passed (``timeout``, and the worker is told to stop), no worker in time (``unavailable``), a
-lost worker (a new attempt when the capability is idempotent, else ``failure``), or the run
-cancelled (``cancelled``). Each of those becomes one :class:`StepEnd` record, from which an
-engine writes its trace entry (:func:`trace_entry`, the :class:`TraceEntry` every engine keeps)
-and routes the step; the error texts and reasons are the same whichever engine ran the step.
+lost worker (a new attempt when the capability is idempotent, up to :data:`MAX_LOST_ATTEMPTS`,
+else ``failure``), or the run cancelled (``cancelled``). Each of those becomes one
+:class:`StepEnd` record, from which an engine writes its trace entry (:func:`trace_entry`, the
+:class:`TraceEntry` every engine keeps) and routes the step; the error texts and reasons are the
+same whichever engine ran the step. An event the capability does not declare ends the step
+``failure`` (:data:`UNDECLARED_EVENT`).
 
 The outputs rule (one rule for every engine): only the keys a capability declares in its
 ``outputs`` travel on, into the run's context or a plan step's result; a capability that
@@ -47,6 +49,8 @@ from ontoflow.actors.orchestrator.engine._facts import (
 
 __all__ = [
     "FACTS",
+    "MAX_LOST_ATTEMPTS",
+    "UNDECLARED_EVENT",
     "StepEnd",
     "TraceEntry",
     "admit",
@@ -62,6 +66,18 @@ __all__ = [
 ]
 
 _replace = msgspec.structs.replace
+
+#: The reason of a step whose worker answered an event its capability does not declare (the
+#: capability base's own reason for the same thing).
+UNDECLARED_EVENT = "undeclared_event"
+
+#: The attempt on which a lost step is lost for good, idempotent or not: it then ends
+#: ``failure``. Without it a step that kills every worker it lands on (a poison pill) went to
+#: worker after worker forever, each time with a fresh deadline. Ray retries a task whose worker
+#: dies 3 times by default; 3 attempts here also stay within the embedded cluster's restart
+#: intensity (3 restarts in 10 s), so its run is routed rather than stopped by the supervisor.
+#: The attempt is the step's (a re-dispatch after a person's answer counts too).
+MAX_LOST_ATTEMPTS = 3
 
 
 class StepEnd(msgspec.Struct, frozen=True, kw_only=True):
@@ -172,12 +188,24 @@ def split_outputs(outputs: Mapping[str, Any], declared: Collection[str]) -> tupl
 
 
 def outcome_end(fact: StepFinished, *, capability: str, prefix: str, declared: Collection[str],
-                started_ms: int) -> StepEnd:
-    """The end of a step whose worker answered (``fact.outcome``)."""
+                started_ms: int, events: Collection[str] = ()) -> StepEnd:
+    """The end of a step whose worker answered (``fact.outcome``).
+
+    With ``events`` (the capability's declared events and the reserved ones), an event outside
+    them ends the step ``failure`` (reason ``undeclared_event``, its outputs dropped), as the
+    capability base ends a Python capability's: a worker speaking the wire protocol itself
+    could answer any text, which counted as a success (a prerequisite met, a run without
+    transitions ``completed``) and was quoted whole in the run's error.
+    """
     outcome = fact.outcome
     event = outcome.event
     if event.startswith(prefix):  # a full event name: keep the short one
         event = event[len(prefix) :]
+    if events and event not in events:
+        return StepEnd(step_id=outcome.step_id, capability=capability, event=FAILURE, attempt=outcome.attempt,
+                       duration_ms=outcome.duration_ms, retries=outcome.retries, reason=UNDECLARED_EVENT,
+                       error=f"the worker answered an event '{capability}' does not declare ({len(event)} characters)",
+                       started_ms=started_ms, ended_ms=fact.now_ms, dropped=list(outcome.outputs))
     kept, dropped = split_outputs(outcome.outputs, declared) if outcome.outputs else ({}, [])
     return StepEnd(step_id=outcome.step_id, capability=capability, event=event, attempt=outcome.attempt,
                    duration_ms=outcome.duration_ms, retries=outcome.retries, reason=outcome.reason,
@@ -187,7 +215,8 @@ def outcome_end(fact: StepFinished, *, capability: str, prefix: str, declared: C
 def engine_end(fact: StepDeadlineExpired | StepUnavailable | StepLost, *, run_id: str, capability: str,
                idempotent: bool, started_ms: int, cmds: list[Command]) -> StepEnd | None:
     """The end the engine decides for a step that got no outcome; ``None`` when a lost step is
-    to be dispatched again (``redispatch``). A timed-out step's worker is sent a CancelStep."""
+    to be dispatched again (``redispatch``: idempotent, and lost before attempt
+    :data:`MAX_LOST_ATTEMPTS`). A timed-out step's worker is sent a CancelStep."""
     match fact:
         case StepDeadlineExpired(step_id=step_id):
             cmds.append(CancelStep(run_id, step_id, fact.attempt))
@@ -195,11 +224,13 @@ def engine_end(fact: StepDeadlineExpired | StepUnavailable | StepLost, *, run_id
             error = f"step {step_id} of '{capability}' passed its deadline without an outcome"
         case StepUnavailable():
             event, reason, error = UNAVAILABLE, "no_worker", f"no live worker offered '{capability}' in time"
-        case StepLost(step_id=step_id, reason=lost_reason):
-            if idempotent:
+        case StepLost(step_id=step_id, reason=lost_reason, attempt=attempt):
+            if idempotent and attempt < MAX_LOST_ATTEMPTS:
                 return None
             event, reason = FAILURE, lost_reason
-            error = f"step {step_id} of '{capability}' was lost ({lost_reason}) and the capability is not idempotent"
+            error = (f"step {step_id} of '{capability}' was lost ({lost_reason}) and the capability is not idempotent"
+                     if not idempotent else f"step {step_id} of '{capability}' was lost ({lost_reason}) on attempt "
+                     f"{attempt}, its last (a lost step is dispatched at most {MAX_LOST_ATTEMPTS} times)")
     return StepEnd(step_id=fact.step_id, capability=capability, event=event, attempt=fact.attempt,
                    duration_ms=float(fact.now_ms - started_ms), reason=reason, error=error, started_ms=started_ms,
                    ended_ms=fact.now_ms)

@@ -232,12 +232,18 @@ def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockP
 def _apply(
     workflow: CompiledWorkflow, state: RunState, block: BlockPlan, route: Route, now_ms: int, cmds: list[Command]
 ) -> bool:
-    """Execute a route's action; True when a block is to be begun, False when the run completed."""
+    """Execute a route's action; True when a block is to be begun, False when the run ended
+    (a RETURN on an empty stack completes it, a CALL past ``max_call_depth`` fails it)."""
     action = route.action
     if isinstance(action, Jump):
         state.block = action.block
         return True
     if isinstance(action, Call):
+        if len(state.stack) >= workflow.max_call_depth:  # a stack overflow: the run fails, nothing pushed
+            end_run(state, "failed", f"{route.text} in block '{block.block}' of node '{block.node}' would nest "
+                    f"calls {len(state.stack) + 1} deep; the return stack holds at most {workflow.max_call_depth}",
+                    now_ms, cmds)
+            return False
         state.stack.append(Frame(block.node, block.next_block))
         state.node = action.node
         state.block = workflow.nodes[action.node].entry_block
@@ -260,20 +266,30 @@ def inherited_memory(workflow: CompiledWorkflow, node: NodePlan, stack: Sequence
     The walk goes up the return stack for as long as the node just consulted has
     ``context_inheritance`` true, so a node with it false sees only its own memory (a pure
     subroutine). On a shared key the nearest node wins. The result may be the node's own
-    ``static_memory`` dictionary itself: read it, never change it.
+    ``static_memory`` dictionary, or one kept for later steps: read it, never change it.
     """
     if not node.context_inheritance or not stack:
         return node.static_memory
-    chain = [node.static_memory]
+    nodes = workflow.nodes
+    walked = [node.id]
     current = node
     for frame in reversed(stack):
         if not current.context_inheritance:
             break
-        current = workflow.nodes[frame.node]
-        chain.append(current.static_memory)
-    merged: dict[str, Any] = {}
-    for memory in reversed(chain):  # farthest first, so nearer nodes overwrite
-        merged.update(memory)
+        current = nodes[frame.node]
+        walked.append(current.id)
+    chain = tuple(walked)
+    memories = workflow.memories  # the merge depends on the chain only: once per chain, not per step
+    merged = memories.get(chain)
+    if merged is None:
+        outer = memories.get(chain[1:])  # the caller's own chain, usually kept as it ran
+        if outer is not None:
+            merged = {**outer, **node.static_memory}
+        else:
+            merged = {}
+            for node_id in reversed(chain):  # farthest first, so nearer nodes overwrite
+                merged.update(nodes[node_id].static_memory)
+        memories.put(chain, merged)
     return merged
 
 

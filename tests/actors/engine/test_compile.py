@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ontoflow.protocols import ManifestError, RetryPolicy, manifest_from_data
+from ontoflow.protocols.manifest import Block, Node, Transition, WorkflowManifest
 
 from ontoflow.actors.orchestrator.engine import compile_workflow
 from tests.actors.engine.helpers import block, cap, compile_nodes, node
@@ -89,3 +92,28 @@ def test_prerequisites_are_in_run_order_and_budgets_are_derived() -> None:
 def test_max_steps_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_steps"):
         compile_nodes({"main": node("a", {"a": block("x.a")})}, [cap("x.a")], max_steps=0)
+
+
+@pytest.mark.parametrize(("node_fields", "start", "path", "message"), [
+    ({"entry_block": "nope", "blocks": {"a": Block(worker="x.load")}}, "main", "nodes.main.entry_block",
+     "block 'nope' is not in node 'main'"),
+    ({"entry_block": "a", "blocks": {"a": Block(worker="x.load")}}, "elsewhere", "start", "node 'elsewhere' does not exist"),
+    ({"entry_block": "a", "blocks": {}}, "main", "nodes.main.blocks", "a node needs at least one block"),
+    ({"entry_block": "a", "blocks": {"a": Block(worker="x.load", transitions=[Transition(on_signal="success", action="JUMP:zz")])}},
+     "main", "nodes.main.blocks.a.transitions[0].action", "JUMP to block 'zz' that does not exist in node 'main'"),
+    ({"entry_block": "a", "blocks": {"a": Block(worker="x.load", transitions=[Transition(on_signal="success", action="CALL:gone")])}},
+     "main", "nodes.main.blocks.a.transitions[0].action", "CALL to node 'gone' that does not exist"),
+    ({"entry_block": "a", "blocks": {"a": Block(worker="x.load", payload_merge_strategy=["most"])}},
+     "main", "nodes.main.blocks.a.payload_merge_strategy[0]", "unknown merge instruction"),
+])
+def test_a_manifest_built_in_code_is_checked_as_a_loaded_one(
+    node_fields: dict[str, Any], start: str, path: str, message: str
+) -> None:
+    # msgspec Structs check nothing as they are made: such a manifest reached the engine, which
+    # raised KeyError at RunSubmitted (a missing entry block or start) or on the JUMP/CALL taken.
+    manifest = WorkflowManifest(start=start, nodes={"main": Node(**node_fields)})
+    with pytest.raises(ManifestError) as info:
+        compile_workflow(manifest, {"x.load": cap("x.load")})
+    ((problem),) = info.value.problems
+    assert problem.path == path
+    assert message in problem.message

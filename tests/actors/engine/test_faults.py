@@ -6,6 +6,7 @@ from ontoflow.protocols import Outcome
 
 from ontoflow.actors.orchestrator.engine import (
     CancelStep,
+    MAX_LOST_ATTEMPTS,
     Dispatch,
     RunCancelled,
     RunEnded,
@@ -100,3 +101,46 @@ def test_cancel_stops_the_pending_step_and_ends_the_run_once() -> None:
     assert cmds == [CancelStep("r1", "s1", 1), RunEnded("r1", "cancelled", "run cancelled: operator")]
     assert (run.state.status, run.state.pending, run.state.ended_ms) == ("cancelled", None, run.now - 10)
     assert run.state.trace[0].event == "cancelled"
+
+
+def test_a_step_lost_on_its_last_attempt_fails_even_when_idempotent() -> None:
+    # A poison pill: the step kills every worker it lands on. It went out again forever.
+    run = _run()
+    for attempt in range(1, MAX_LOST_ATTEMPTS):
+        (again,) = run.feed(StepLost("s1", attempt, "worker_lost", run.now))
+        assert isinstance(again, Dispatch) and again.attempt == attempt + 1
+    cmds = run.feed(StepLost("s1", MAX_LOST_ATTEMPTS, "worker_lost", run.now))
+    assert [c.capability for c in cmds if isinstance(c, Dispatch)] == ["x.h"]  # routed by FAIL_DEFAULT
+    entry = run.state.trace[0]
+    assert (entry.event, entry.reason, entry.attempt, entry.action) == ("failure", "worker_lost", 3, "JUMP:h")
+    assert entry.error == "step s1 of 'x.a' was lost (worker_lost) on attempt 3, its last (a lost step is dispatched at most 3 times)"
+    assert run.state.context["ontoflow.last_failure"]["reason"] == "worker_lost"
+
+
+def test_an_event_the_capability_does_not_declare_ends_the_step_failure() -> None:
+    # A worker speaking the wire protocol itself may answer any text; the capability base turns
+    # a Python capability's undeclared event into `failure`, and so does the engine for any worker.
+    run = _run()
+    outcome = Outcome(run_id="r1", step_id="s1", attempt=1, event="sucess-token=hunter2", outputs={"k": 1})
+    (sent,) = run.feed(StepFinished(outcome, run.now))
+    assert isinstance(sent, Dispatch) and sent.capability == "x.h"  # routed by FAIL_DEFAULT as a failure
+    entry = run.state.trace[0]
+    assert (entry.event, entry.reason, entry.action, entry.dropped_outputs) == (
+        "failure", "undeclared_event", "JUMP:h", ["k"])
+    assert entry.error == "the worker answered an event 'x.a' does not declare (20 characters)"
+    assert "hunter2" not in repr(run.state)
+
+
+def test_an_undeclared_event_never_meets_a_prerequisite_nor_completes_a_run() -> None:
+    caps = [cap("x.auth"), cap("x.use", requires=["x.auth"])]
+    run = Driver(compile_nodes({"main": node("a", {"a": block("x.use")})}, caps))
+    run.submit()
+    assert run.pending.capability == "x.auth"
+    (ended,) = run.finish("whatever")  # x.use then ends prerequisite_failed at once: no transitions
+    assert run.state.succeeded == []
+    assert isinstance(ended, RunEnded) and ended.status == "failed"
+    assert [(t.capability, t.event) for t in run.state.trace] == [("x.auth", "failure"), ("x.use", "prerequisite_failed")]
+    bare = Driver(compile_nodes({"main": node("a", {"a": block("x.h")})}, CAPS))
+    bare.submit()
+    assert bare.finish("whatever") == [RunEnded("r1", "failed", "block 'a' of node 'main' has no transitions and "
+                                                            "its step s1 ended with 'failure'")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ontoflow.actors.orchestrator.engine import (
+    MAX_LOST_ATTEMPTS,
     CancelStep,
     Dispatch,
     RunCancelled,
@@ -126,3 +127,18 @@ def test_both_engines_gate_facts_alike() -> None:
     assert workflow.state.notes[-1] == "StepLost s1/1 ignored: run already cancelled"
     assert run.state.notes[-1] == "StepLost a/1 ignored: run already cancelled"
     assert workflow.state.trace[0].reason == run.state.trace[0].reason == "run_cancelled"
+
+
+def test_both_engines_give_up_on_a_step_lost_on_its_last_attempt_alike() -> None:
+    workflow, run = _both({"idempotent": True})
+    for attempt in range(1, MAX_LOST_ATTEMPTS):
+        ((again_w,), (again_p,)) = (workflow.feed(StepLost("s1", attempt, "worker_lost", 1_050)),
+                                    run.feed(StepLost("a", attempt, "worker_lost", 1_050)))
+        assert isinstance(again_w, Dispatch) and isinstance(again_p, Dispatch)
+        assert again_w.attempt == again_p.attempt == attempt + 1
+    workflow.feed(StepLost("s1", MAX_LOST_ATTEMPTS, "worker_lost", 1_100))
+    run.feed(StepLost("a", MAX_LOST_ATTEMPTS, "worker_lost", 1_100))
+    w, p = workflow.state.trace[0], run.state.trace[0]
+    assert (w.event, w.reason, w.attempt) == (p.event, p.reason, p.attempt) == ("failure", "worker_lost", MAX_LOST_ATTEMPTS)
+    assert w.error is not None and w.error.replace("step s1 ", "step a ") == p.error
+    assert workflow.state.status == run.state.status == "failed"
