@@ -145,6 +145,32 @@ def _check_composition(where: str, comp: Composition, problems: list[Problem]) -
             problems.append(Problem(path=where, message=f"composition.param_map.{key} needs exactly one of {', '.join(_SOURCES)}"))
 
 
+def _followup_roles(meta: CapabilityMetadata) -> list[str]:
+    """The roles a capability's composition asks for, each once, in their order.
+
+    A role listed twice was two follow-ups with the same id: both dispatched as one step id
+    and attempt (the capability ran twice) and the second's outcome taken for the first's.
+    """
+    return list(dict.fromkeys(meta.composition.followup_roles)) if meta.composition is not None else []
+
+
+def _check_report_names(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata], problems: list[Problem]) -> None:
+    """Each step's name in a report (its ``output_key``, else its id) and each follow-up's
+    (``<step>+<role>``) must be unique: a report is a map by name, and a second step of the
+    same name replaced the first's record without a word."""
+    named: dict[str, str] = {}
+    for i, step in enumerate(plan.steps):
+        meta = catalog.get(step.capability)
+        own = [(f"steps[{i}].output_key" if step.output_key else f"steps[{i}].id", step.output_key or step.id)]
+        own += [(f"steps[{i}].capability", f"{step.id}+{role}") for role in (_followup_roles(meta) if meta else [])]
+        for where, name in own:
+            if name in named:
+                problems.append(Problem(path=where, message=f"names the step {name!r} in a report, as {named[name]} "
+                                        "already does (give it another output_key)"))
+            else:
+                named[name] = where
+
+
 def _depths(deps: Mapping[str, list[str]]) -> dict[str, int]:
     depth: dict[str, int] = {}
     for node in graphlib.TopologicalSorter(deps).static_order():
@@ -212,9 +238,10 @@ def compile_plan(
                 )
         if meta.composition is not None:
             _check_composition(f"steps[{i}].capability", meta.composition, problems)
-            for role in meta.composition.followup_roles:
+            for role in _followup_roles(meta):
                 if not any(role in m.roles for m in catalog.values()):
                     problems.append(Problem(path=f"steps[{i}].capability", message=f"{meta.id} asks for a follow-up of role {role!r}, which no capability fills"))
+    _check_report_names(plan, catalog, problems)
     if problems:  # each once: a param repeating one bad reference 200,000 times printed 25 MB
         raise ManifestError(list(dict.fromkeys(problems)))
 
@@ -233,7 +260,7 @@ def compile_plan(
                 todo.extend(deps[d])
         follow_ups: list[FollowUp] = []
         if meta.composition is not None:
-            for role in meta.composition.followup_roles:
+            for role in _followup_roles(meta):
                 chosen = min(c for c, m in catalog.items() if role in m.roles)  # deterministic: lowest id
                 follow_ups.append(FollowUp(role, cap_plan(chosen), dict(meta.composition.enabled_if), dict(meta.composition.param_map)))
         steps.append(
