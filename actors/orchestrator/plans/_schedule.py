@@ -20,7 +20,7 @@ from ontoflow.protocols.events import INVALID
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
 from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan
 from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
-from ontoflow.actors.orchestrator.plans._refs import UnresolvedReference, substitute
+from ontoflow.actors.orchestrator.plans._refs import ParamsTooLarge, UnresolvedReference, substitute
 from ontoflow.actors.orchestrator.plans._state import (
     FAILED,
     SKIPPED,
@@ -82,7 +82,8 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     try:
         params = substitute(step.params, step.id, produced)
     except UnresolvedReference as exc:
-        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="reference", error=str(exc))
+        reason = "params_too_large" if isinstance(exc, ParamsTooLarge) else "reference"
+        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason=reason, error=str(exc))
         return
     layer = dict(state.context)
     for a in step.ancestors:
