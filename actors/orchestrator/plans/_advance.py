@@ -76,7 +76,8 @@ def advance(compiled: CompiledPlan, state: PlanState, fact: Fact) -> list[Comman
         case RunCancelled():
             _on_cancelled(compiled, state, fact, cmds, "cancelled", f"run cancelled: {fact.reason}")
         case RunResumed():
-            resume(state, fact, cmds)
+            resume(state, fact)
+            pump(compiled, state, fact.now_ms, cmds)
         case RunExpired():
             _on_expired(compiled, state, fact, cmds)
     if state.status in ("running", "suspended"):

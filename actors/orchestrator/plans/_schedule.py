@@ -18,6 +18,7 @@ from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadat
 from ontoflow.protocols.events import INVALID
 
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
+from ontoflow.actors.orchestrator.plans._asking import dispatch_resumed
 from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan
 from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
 from ontoflow.actors.orchestrator.plans._refs import ParamsTooLarge, UnresolvedReference, substitute
@@ -150,6 +151,15 @@ def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) ->
 
 
 def _dispatch(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: list[Command]) -> None:
+    if unit.resumed is not None:
+        dispatch_resumed(state, unit, now, cmds)
+    else:
+        _dispatch_first(c, state, unit, now, cmds)
+    if len(state.running) > state.max_in_flight:
+        state.max_in_flight = len(state.running)
+
+
+def _dispatch_first(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: list[Command]) -> None:
     cap = unit.capability
     block = unit.step_id if unit.follow_up else unit.plan_step
     context = StepContext(
@@ -165,6 +175,4 @@ def _dispatch(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: lis
         None if budget is None else now + budget, cap.idempotent, [],
     )
     state.running[unit.step_id] = Running(unit, 1, now, command)
-    if len(state.running) > state.max_in_flight:
-        state.max_in_flight = len(state.running)
     cmds.append(command)
