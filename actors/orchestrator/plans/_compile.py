@@ -61,7 +61,11 @@ class StepPlan:
         id: the step id.
         capability: the capability's plan.
         params: the step's params as written (references unresolved).
-        deps: effective dependencies (the mode applied).
+        deps: effective dependencies (the mode applied): the steps that must end first.
+        needs: the steps that must have *succeeded* for this one to run (else it is skipped):
+            its ``depends_on``, the steps its references name and, in a sequential plan, the
+            nearest required step before it. Not the optional step before it: in a sequential
+            plan an optional step's failure once skipped every step after it, failing the plan.
         ancestors: every ancestor, sorted by (depth, index): the order their outputs are
             layered into this step's context, so a nearer ancestor wins on a shared key.
         required: a failure fails the plan.
@@ -76,6 +80,7 @@ class StepPlan:
     capability: CapabilityPlan
     params: dict[str, Any]
     deps: tuple[str, ...]
+    needs: tuple[str, ...]
     ancestors: tuple[str, ...]
     required: bool
     output_key: str
@@ -249,8 +254,13 @@ def compile_plan(
     depth = _depths(deps)
     index = {s.id: i for i, s in enumerate(plan.steps)}
     steps: list[StepPlan] = []
+    gate: list[str] = []  # the nearest required step so far (a sequential plan's)
     for i, step in enumerate(plan.steps):
         meta = catalog[step.capability]
+        referenced = [ref.step for _, ref in find_references(step.params, "") if not isinstance(ref, str)]
+        needs = tuple(dict.fromkeys([*step.depends_on, *gate, *referenced]))
+        if plan.execution_mode == "sequential" and step.required:
+            gate = [step.id]
         found: set[str] = set()
         todo = list(deps[step.id])
         while todo:
@@ -270,6 +280,7 @@ def compile_plan(
                 capability=cap_plan(meta.id),
                 params=step.params,
                 deps=tuple(deps[step.id]),
+                needs=needs,
                 ancestors=tuple(sorted(found, key=lambda s: (depth[s], index[s]))),
                 required=step.required,
                 output_key=step.output_key or step.id,

@@ -71,14 +71,15 @@ def _end_now(c: CompiledPlan, state: PlanState, step: StepPlan, now: int, *, sta
 def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     """Turn a ready step into a queued unit or fan-out, or end it at once."""
     cap = step.capability
-    for dep in step.deps:
+    for dep in step.needs:
         r = state.results[dep]
         if r.status != SUCCEEDED:
             why = "was skipped" if r.status == SKIPPED else f"ended with {r.event!r}"
             _end_now(c, state, step, now, status=SKIPPED, event=SKIPPED_EVENT, reason="dependency_failed",
                      error=f"skipped: dependency {dep!r} {why}")
             return
-    # Every ancestor succeeded (a step whose dependency did not is skipped, transitively).
+    # Every step it needs succeeded; an optional step before it in a sequential plan may not
+    # have, and brings no outputs then.
     produced = {a: state.results[a].outputs for a in step.ancestors}
     try:
         params = substitute(step.params, step.id, produced)
