@@ -10,6 +10,8 @@ table, just steps with ``depends_on``. ``execution_mode`` says how dependencies 
 
 A string param that is exactly ``${<step>.<field>}`` becomes that field's value (any type); a
 reference inside a longer string is replaced by the value's text (JSON for non-strings).
+``$${`` is a literal ``${`` (as in Terraform or Compose): ``"echo $${HOME}"`` reaches the
+capability as ``echo ${HOME}``; without it no param could carry the text ``${``.
 ``<field>`` is a dotted path with optional list indexes (``${quote.prices[0].amount}``); since
 output keys are dotted ontology keys, the longest dotted prefix that names an output key is
 taken as the key and the rest walks into its value. Step ids may be integers in the document
@@ -46,7 +48,8 @@ EXECUTION_MODES = ("sequential", "parallel", "dag")
 COMBINE_MODES = ("last", "report", "merge")
 
 _STEP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # as a manifest's ids: a 100,000-character id was taken
-_REFERENCE = re.compile(r"\$\{([^{}]*)\}")
+#: A reference (its body in group 1) or an escaped ``$${`` (group 1 None).
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}")
 _FIELD_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
 
 
@@ -157,7 +160,8 @@ def find_references(value: Any, path: str) -> Iterator[tuple[str, Reference | st
     if isinstance(value, str):
         if "${" in value:
             for m in _REFERENCE.finditer(value):
-                yield path, _parse_reference(m.group(1))
+                if m.group(1) is not None:
+                    yield path, _parse_reference(m.group(1))
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from find_references(item, f"{path}.{key}")

@@ -31,7 +31,7 @@ __all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "decla
 #: of them would have built a 9 GB string in the orchestrator. A quarter of that limit.
 MAX_RESOLVED_BYTES = 16 * 2**20
 
-_REFERENCE = re.compile(r"\$\{([^{}]*)\}")
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}")  # as protocols.plan's: ``$${`` is a literal ``${``
 _MISSING: Any = object()
 _DOMAIN_OUTPUT_FIELDS = frozenset(DomainOutput.__struct_fields__)
 _encode_json = msgspec.json.Encoder().encode
@@ -164,6 +164,8 @@ class _Substitution:
 
     def _text(self, m: re.Match[str]) -> str:
         body = m.group(1)
+        if body is None:  # ``$${``
+            return "${"
         size = self.sizes.get(body)
         if size is not None and size > self.left:  # refused before it is encoded again
             self._charge(size)
@@ -179,7 +181,7 @@ class _Substitution:
             if "${" not in value:
                 return value
             whole = _REFERENCE.fullmatch(value)
-            if whole is not None:
+            if whole is not None and whole.group(1) is not None:
                 return self._whole(whole.group(1))
             return _REFERENCE.sub(self._text, value)
         if isinstance(value, dict):
