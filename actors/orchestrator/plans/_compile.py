@@ -18,7 +18,7 @@ from ontoflow.protocols.plan import ExecutionPlan, check_plan, find_references, 
 
 from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch
 from ontoflow.actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
-from ontoflow.actors.orchestrator.plans._refs import declares_field
+from ontoflow.actors.orchestrator.plans._refs import declares_field, is_whole_reference
 
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine import Command, Fact
@@ -150,6 +150,14 @@ def _check_composition(where: str, comp: Composition, problems: list[Problem]) -
             problems.append(Problem(path=where, message=f"composition.param_map.{key} needs exactly one of {', '.join(_SOURCES)}"))
 
 
+def not_a_list(meta: CapabilityMetadata, key: str, value: Any) -> str:
+    """Why a fan-out parameter that is not a list is refused (its type named, never its value):
+    it was dropped without a word, and the step ran without it."""
+    single = next(a.single_param_name for a in meta.decomposition.array_params if a.param_name == key)  # type: ignore[union-attr]
+    return (f"{meta.id} fans {key!r} out, one {single!r} per element: it must be a list, not a "
+            f"{type(value).__name__} (a list of one for a single {single!r})")
+
+
 def _followup_roles(meta: CapabilityMetadata) -> list[str]:
     """The roles a capability's composition asks for, each once, in their order.
 
@@ -230,6 +238,9 @@ def compile_plan(
             if key in fan_names and isinstance(step.params[key], list) and len(step.params[key]) > MAX_FAN_OUT:
                 problems.append(Problem(path=f"steps[{i}].params.{key}", message=f"fans out to {len(step.params[key]):,} "
                                         f"items; a step fans out to at most {MAX_FAN_OUT:,}"))
+            if key in fan_names and key not in accepted and not isinstance(step.params[key], list) \
+                    and not is_whole_reference(step.params[key]):
+                problems.append(Problem(path=f"steps[{i}].params.{key}", message=not_a_list(meta, key, step.params[key])))
             if key not in accepted and key not in fan_names:
                 problems.append(
                     Problem(path=f"steps[{i}].params.{key}", message=f"{meta.id} takes no input {key!r} (it takes: {', '.join(sorted(accepted)) or 'none'})")

@@ -22,7 +22,8 @@ import msgspec
 from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
 from ontoflow.protocols.plan import Reference, find_references
 
-__all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "declares_field", "lookup", "substitute"]
+__all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "declares_field", "is_whole_reference", "lookup",
+           "substitute"]
 
 #: The most bytes the references of one step's params may bring in, in all. A reference is
 #: the one way a plan multiplies a value: a 7 KB plan repeating ``${a.blob}`` a hundred times
@@ -78,6 +79,14 @@ def lookup(value: Any, path: Sequence[str | int]) -> Any:
         else:
             raise LookupError(f"there is no field {part!r}")
     return value
+
+
+def is_whole_reference(value: Any) -> bool:
+    """Whether ``value`` is a string that is exactly one reference (it becomes any type)."""
+    if not isinstance(value, str) or "${" not in value:
+        return False
+    whole = _REFERENCE.fullmatch(value)
+    return whole is not None and whole.group(1) is not None
 
 
 def declares_field(outputs: frozenset[str], ref: Reference) -> bool:

@@ -19,7 +19,7 @@ from ontoflow.protocols.events import INVALID
 
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
 from ontoflow.actors.orchestrator.plans._asking import dispatch_resumed
-from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan
+from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan, not_a_list
 from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
 from ontoflow.actors.orchestrator.plans._refs import ParamsTooLarge, UnresolvedReference, substitute
 from ontoflow.actors.orchestrator.plans._state import (
@@ -93,6 +93,10 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     for rule in step.fan_out:
         items = params.get(rule.param_name, layer.get(rule.param_name, _MISSING))
         if not isinstance(items, list):
+            if rule.param_name in params and rule.param_name not in cap.input_keys:  # a reference gave no list
+                _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
+                         error=f"step {step.id!r}: " + not_a_list(cap.meta, rule.param_name, items))
+                return
             continue
         if len(items) > MAX_FAN_OUT:  # one journaled child per item: a run's size is not the data's
             _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
