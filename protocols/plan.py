@@ -11,7 +11,9 @@ table, just steps with ``depends_on``. ``execution_mode`` says how dependencies 
 A string param that is exactly ``${<step>.<field>}`` becomes that field's value (any type); a
 reference inside a longer string is replaced by the value's text (JSON for non-strings).
 ``$${`` is a literal ``${`` (as in Terraform or Compose): ``"echo $${HOME}"`` reaches the
-capability as ``echo ${HOME}``; without it no param could carry the text ``${``.
+capability as ``echo ${HOME}``; without it no param could carry the text ``${``. Any other
+``${`` must open a whole reference: one left open (``${a.v``, or the outer one of a nested
+``${a.${b.v}}``) is an error, where it once went to the capability as text, unnoticed.
 ``<field>`` is a dotted path with optional list indexes (``${quote.prices[0].amount}``); since
 output keys are dotted ontology keys, the longest dotted prefix that names an output key is
 taken as the key and the rest walks into its value. Step ids may be integers in the document
@@ -48,8 +50,10 @@ EXECUTION_MODES = ("sequential", "parallel", "dag")
 COMBINE_MODES = ("last", "report", "merge")
 
 _STEP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # as a manifest's ids: a 100,000-character id was taken
-#: A reference (its body in group 1) or an escaped ``$${`` (group 1 None).
-_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}")
+#: A reference (its body in group 1), an escaped ``$${`` or a ``${`` that opens no reference
+#: (group 2).
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}|(\$\{)")
+_UNCLOSED = "a '${' that opens no reference: a reference is ${<step>.<field>}; write $${ for a literal '${'"
 _FIELD_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
 
 
@@ -162,6 +166,8 @@ def find_references(value: Any, path: str) -> Iterator[tuple[str, Reference | st
             for m in _REFERENCE.finditer(value):
                 if m.group(1) is not None:
                     yield path, _parse_reference(m.group(1))
+                elif m.group(2) is not None:
+                    yield path, _UNCLOSED
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from find_references(item, f"{path}.{key}")

@@ -32,7 +32,9 @@ __all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "decla
 #: of them would have built a 9 GB string in the orchestrator. A quarter of that limit.
 MAX_RESOLVED_BYTES = 16 * 2**20
 
-_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}")  # as protocols.plan's: ``$${`` is a literal ``${``
+# As protocols.plan's: ``$${`` is a literal ``${``; a ``${`` opening no reference (group 2) is
+# refused by check_plan, and left as it is here.
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}|(\$\{)")
 _MISSING: Any = object()
 _DOMAIN_OUTPUT_FIELDS = frozenset(DomainOutput.__struct_fields__)
 _encode_json = msgspec.json.Encoder().encode
@@ -173,8 +175,8 @@ class _Substitution:
 
     def _text(self, m: re.Match[str]) -> str:
         body = m.group(1)
-        if body is None:  # ``$${``
-            return "${"
+        if body is None:  # ``$${``, or an unclosed ``${`` (refused before a run)
+            return "${" if m.group(2) is None else m.group(0)
         size = self.sizes.get(body)
         if size is not None and size > self.left:  # refused before it is encoded again
             self._charge(size)

@@ -43,3 +43,13 @@ def test_an_unescaped_malformed_reference_is_still_refused_at_its_path() -> None
     with pytest.raises(ManifestError) as info:
         compile_data({"steps": [{"id": "a", "capability": "t.work", "params": {"x": "echo ${HOME}"}}]}, CAPS)
     assert [p.path for p in info.value.problems] == ["steps[0].params.x"]
+
+
+@pytest.mark.parametrize("param", ["${a.v", "${a.${a.v}}", "${{a.v}}", "cost ${ 5", "${abc"])
+def test_a_dollar_brace_that_opens_no_reference_is_refused_without_echoing_the_param(param: str) -> None:
+    # Before: these reached the capability as text (a nested reference half-substituted).
+    steps = [{"id": "a", "capability": "t.work"}, {"id": "b", "capability": "t.work", "depends_on": ["a"], "params": {"x": param}}]
+    with pytest.raises(ManifestError) as info:
+        compile_data({"steps": steps}, CAPS)
+    [problem] = info.value.problems
+    assert problem.path == "steps[1].params.x" and "$${" in problem.message and param not in problem.message
