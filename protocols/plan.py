@@ -36,6 +36,7 @@ __all__ = [
     "EXECUTION_MODES",
     "ExecutionPlan",
     "ExecutionStep",
+    "MAX_PARAMS_DEPTH",
     "MAX_PLAN_DEPENDENCIES",
     "MAX_PLAN_STEPS",
     "Reference",
@@ -222,6 +223,30 @@ def _ancestors(deps: dict[str, list[str]]) -> dict[str, set[str]]:
 MAX_PLAN_STEPS, MAX_PLAN_DEPENDENCIES = 500, 5_000
 
 
+#: The deepest a step's params may nest (a map or a list at the top is level 1): as deep as
+#: any context value may (``actors.orchestrator.MAX_VALUE_DEPTH``). Params are walked by
+#: recursive functions deep in the daemon's stack: params 700 levels deep were accepted, then
+#: failed the submit there with a RecursionError ("the daemon failed to answer").
+MAX_PARAMS_DEPTH = 100
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests maps and lists deeper than ``limit`` levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def plan_size_problem(steps: int, dependencies: int) -> Problem | None:
     """The problem of a plan of ``steps`` steps with ``dependencies`` dependencies in all, if
     it is over ``MAX_PLAN_STEPS`` or ``MAX_PLAN_DEPENDENCIES``; None when it is not."""
@@ -237,9 +262,9 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
     """Return every problem of ``plan`` that needs no capability catalog.
 
     Checks step ids (shape, uniqueness), ``depends_on`` (existing, not itself, allowed by the
-    mode, no cycle), ``max_concurrency`` and every ``${...}`` reference (well formed, to a
-    step that is an ancestor). Field names are checked against capabilities when the plan is
-    compiled.
+    mode, no cycle), ``max_concurrency``, how deep params nest, and every ``${...}`` reference
+    (well formed, to a step that is an ancestor). Field names are checked against capabilities
+    when the plan is compiled.
     """
     problems: list[Problem] = []
     if not plan.steps:
@@ -258,6 +283,8 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         seen.setdefault(step.id, i)
         if not step.capability:
             problems.append(Problem(path=f"steps[{i}].capability", message="must name a capability id"))
+        if _deeper_than(step.params, MAX_PARAMS_DEPTH):
+            problems.append(Problem(path=f"steps[{i}].params", message=f"nested deeper than {MAX_PARAMS_DEPTH} levels"))
     for i, step in enumerate(plan.steps):
         for j, dep in enumerate(step.depends_on):
             where = f"steps[{i}].depends_on[{j}]"
