@@ -181,7 +181,11 @@ class _Substitution:
         if size is not None and size > self.left:  # refused before it is encoded again
             self._charge(size)
         found = _resolve(body, self.step_id, self.outputs)
-        text = found if isinstance(found, str) else _encode_json(found).decode()
+        try:
+            text = found if isinstance(found, str) else _encode_json(found).decode()
+        except (TypeError, msgspec.EncodeError):  # a map keyed by null or a list: msgpack carries it, JSON cannot
+            raise UnresolvedReference(f"step {self.step_id!r}: reference ${{{body}}} names a value that cannot be "
+                                      "written as text (a map whose keys are not strings or numbers)") from None
         size = len(text.encode())
         self.sizes.setdefault(body, size)
         self._charge(size)

@@ -47,3 +47,16 @@ def test_the_limit_is_counted_over_all_the_params_and_exactly() -> None:
     with pytest.raises(ParamsTooLarge, match="step 'b'"):
         substitute({"p": "${a.s}", "q": "-${a.s}-"}, "b", outputs, limit=5)
     assert substitute("n=${a.n}", "b", outputs, limit=5) == "n=[1,2]"
+
+
+def test_a_value_json_cannot_write_ends_the_step_on_its_reference_not_the_engine() -> None:
+    # A worker's msgpack may carry a map keyed by null; written into text it raised TypeError
+    # out of the engine (in the daemon: "internal" and a run left running).
+    steps = [{"id": "a", "capability": "t.big"},
+             {"id": "b", "capability": "t.eat", "depends_on": ["a"], "params": {"x": "got ${a.obj}"}}]
+    d = Driver(compile_data({"steps": steps}, CAPS))
+    d.submit()
+    d.finish("a", outputs={"obj": {None: "secret-ish"}})
+    b = d.state.trace[-1]
+    assert (b.step_id, b.event, b.reason) == ("b", "invalid", "reference")
+    assert "${a.obj}" in b.error and "secret-ish" not in b.error and d.state.status == "failed"
