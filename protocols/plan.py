@@ -36,6 +36,8 @@ __all__ = [
     "EXECUTION_MODES",
     "ExecutionPlan",
     "ExecutionStep",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_NAME_CHARS",
     "MAX_PARAMS_DEPTH",
     "MAX_PLAN_DEPENDENCIES",
     "MAX_PLAN_STEPS",
@@ -230,6 +232,14 @@ MAX_PLAN_STEPS, MAX_PLAN_DEPENDENCIES = 500, 5_000
 MAX_PARAMS_DEPTH = 100
 
 
+#: The longest a plan's ``name`` and a step's ``output_key`` may be, and a step's
+#: ``description`` (characters). The name and the description travel in every Invoke of the
+#: step (its contract and system metadata): a plan named with 40 MB made each Invoke 80 MB,
+#: past the workers' message limit, so every step was lost (and an idempotent one sent again
+#: for ever).
+MAX_NAME_CHARS, MAX_DESCRIPTION_CHARS = 256, 16_384
+
+
 def _deeper_than(value: Any, limit: int) -> bool:
     """Whether ``value`` nests maps and lists deeper than ``limit`` levels (walked without recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -274,6 +284,8 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         return [size]
     if plan.max_concurrency < 1:
         problems.append(Problem(path="max_concurrency", message="must be >= 1"))
+    if len(plan.name) > MAX_NAME_CHARS:
+        problems.append(Problem(path="name", message=f"{len(plan.name):,} characters; at most {MAX_NAME_CHARS}"))
     seen: dict[str, int] = {}
     for i, step in enumerate(plan.steps):
         if not _STEP_ID.fullmatch(step.id):
@@ -283,6 +295,11 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         seen.setdefault(step.id, i)
         if not step.capability:
             problems.append(Problem(path=f"steps[{i}].capability", message="must name a capability id"))
+        if len(step.output_key) > MAX_NAME_CHARS:
+            problems.append(Problem(path=f"steps[{i}].output_key", message=f"{len(step.output_key):,} characters; at most {MAX_NAME_CHARS}"))
+        if len(step.description) > MAX_DESCRIPTION_CHARS:
+            problems.append(Problem(path=f"steps[{i}].description",
+                                    message=f"{len(step.description):,} characters; at most {MAX_DESCRIPTION_CHARS:,}"))
         if _deeper_than(step.params, MAX_PARAMS_DEPTH):
             problems.append(Problem(path=f"steps[{i}].params", message=f"nested deeper than {MAX_PARAMS_DEPTH} levels"))
     for i, step in enumerate(plan.steps):
