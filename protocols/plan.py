@@ -10,6 +10,10 @@ table, just steps with ``depends_on``. ``execution_mode`` says how dependencies 
 
 A string param that is exactly ``${<step>.<field>}`` becomes that field's value (any type); a
 reference inside a longer string is replaced by the value's text (JSON for non-strings).
+``$${`` is a literal ``${`` (as in Terraform or Compose): ``"echo $${HOME}"`` reaches the
+capability as ``echo ${HOME}``; without it no param could carry the text ``${``. Any other
+``${`` must open a whole reference: one left open (``${a.v``, or the outer one of a nested
+``${a.${b.v}}``) is an error, where it once went to the capability as text, unnoticed.
 ``<field>`` is a dotted path with optional list indexes (``${quote.prices[0].amount}``); since
 output keys are dotted ontology keys, the longest dotted prefix that names an output key is
 taken as the key and the rest walks into its value. Step ids may be integers in the document
@@ -32,6 +36,9 @@ __all__ = [
     "EXECUTION_MODES",
     "ExecutionPlan",
     "ExecutionStep",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_NAME_CHARS",
+    "MAX_PARAMS_DEPTH",
     "MAX_PLAN_DEPENDENCIES",
     "MAX_PLAN_STEPS",
     "Reference",
@@ -46,7 +53,10 @@ EXECUTION_MODES = ("sequential", "parallel", "dag")
 COMBINE_MODES = ("last", "report", "merge")
 
 _STEP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # as a manifest's ids: a 100,000-character id was taken
-_REFERENCE = re.compile(r"\$\{([^{}]*)\}")
+#: A reference (its body in group 1), an escaped ``$${`` or a ``${`` that opens no reference
+#: (group 2).
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}|(\$\{)")
+_UNCLOSED = "a '${' that opens no reference: a reference is ${<step>.<field>}; write $${ for a literal '${'"
 _FIELD_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
 
 
@@ -157,7 +167,10 @@ def find_references(value: Any, path: str) -> Iterator[tuple[str, Reference | st
     if isinstance(value, str):
         if "${" in value:
             for m in _REFERENCE.finditer(value):
-                yield path, _parse_reference(m.group(1))
+                if m.group(1) is not None:
+                    yield path, _parse_reference(m.group(1))
+                elif m.group(2) is not None:
+                    yield path, _UNCLOSED
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from find_references(item, f"{path}.{key}")
@@ -212,6 +225,38 @@ def _ancestors(deps: dict[str, list[str]]) -> dict[str, set[str]]:
 MAX_PLAN_STEPS, MAX_PLAN_DEPENDENCIES = 500, 5_000
 
 
+#: The deepest a step's params may nest (a map or a list at the top is level 1): as deep as
+#: any context value may (``actors.orchestrator.MAX_VALUE_DEPTH``). Params are walked by
+#: recursive functions deep in the daemon's stack: params 700 levels deep were accepted, then
+#: failed the submit there with a RecursionError ("the daemon failed to answer").
+MAX_PARAMS_DEPTH = 100
+
+
+#: The longest a plan's ``name`` and a step's ``output_key`` may be, and a step's
+#: ``description`` (characters). The name and the description travel in every Invoke of the
+#: step (its contract and system metadata): a plan named with 40 MB made each Invoke 80 MB,
+#: past the workers' message limit, so every step was lost (and an idempotent one sent again
+#: for ever).
+MAX_NAME_CHARS, MAX_DESCRIPTION_CHARS = 256, 16_384
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests maps and lists deeper than ``limit`` levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def plan_size_problem(steps: int, dependencies: int) -> Problem | None:
     """The problem of a plan of ``steps`` steps with ``dependencies`` dependencies in all, if
     it is over ``MAX_PLAN_STEPS`` or ``MAX_PLAN_DEPENDENCIES``; None when it is not."""
@@ -227,9 +272,9 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
     """Return every problem of ``plan`` that needs no capability catalog.
 
     Checks step ids (shape, uniqueness), ``depends_on`` (existing, not itself, allowed by the
-    mode, no cycle), ``max_concurrency`` and every ``${...}`` reference (well formed, to a
-    step that is an ancestor). Field names are checked against capabilities when the plan is
-    compiled.
+    mode, no cycle), ``max_concurrency``, how deep params nest, and every ``${...}`` reference
+    (well formed, to a step that is an ancestor). Field names are checked against capabilities
+    when the plan is compiled.
     """
     problems: list[Problem] = []
     if not plan.steps:
@@ -239,6 +284,8 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         return [size]
     if plan.max_concurrency < 1:
         problems.append(Problem(path="max_concurrency", message="must be >= 1"))
+    if len(plan.name) > MAX_NAME_CHARS:
+        problems.append(Problem(path="name", message=f"{len(plan.name):,} characters; at most {MAX_NAME_CHARS}"))
     seen: dict[str, int] = {}
     for i, step in enumerate(plan.steps):
         if not _STEP_ID.fullmatch(step.id):
@@ -248,6 +295,13 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         seen.setdefault(step.id, i)
         if not step.capability:
             problems.append(Problem(path=f"steps[{i}].capability", message="must name a capability id"))
+        if len(step.output_key) > MAX_NAME_CHARS:
+            problems.append(Problem(path=f"steps[{i}].output_key", message=f"{len(step.output_key):,} characters; at most {MAX_NAME_CHARS}"))
+        if len(step.description) > MAX_DESCRIPTION_CHARS:
+            problems.append(Problem(path=f"steps[{i}].description",
+                                    message=f"{len(step.description):,} characters; at most {MAX_DESCRIPTION_CHARS:,}"))
+        if _deeper_than(step.params, MAX_PARAMS_DEPTH):
+            problems.append(Problem(path=f"steps[{i}].params", message=f"nested deeper than {MAX_PARAMS_DEPTH} levels"))
     for i, step in enumerate(plan.steps):
         for j, dep in enumerate(step.depends_on):
             where = f"steps[{i}].depends_on[{j}]"

@@ -1,13 +1,16 @@
 """``ontoflow plan ...`` and ``ontoflow pipeline ...``: a composition root (it may import ``actors``).
 
-    ontoflow plan run PLAN.yaml [--input KEY=VALUE ...] [--input-file FILE] [--json]
+    ontoflow plan run PLAN.yaml [--connections FILE] [--input KEY=VALUE ...] [--input-file FILE] [--json]
     ontoflow pipeline check PIPELINE.yaml [--json]     exit 0 valid, 2 with every error and its path
     ontoflow pipeline compile PIPELINE.yaml            the plan, deterministic JSON
     ontoflow pipeline run PIPELINE.yaml [--connections FILE] [--json]
 
 Exit codes as for ``ontoflow run``: 0 completed, 1 failed or cancelled, 2 invalid (nothing
 ran, nothing was written). Data steps spool rows in a temporary work folder, removed when the
-run ends.
+run ends. A plan's ``connection`` params naming ``@name`` are resolved as a pipeline's are
+(``--connections FILE``, then ``ONTOFLOW_CONNECTION_<NAME>``), in memory for the run only: the
+plan ``pipeline compile`` prints keeps ``@name``, and ``plan run`` of it once always failed
+("was not resolved").
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ def register(subparsers: Any) -> None:
     plan_sub = plan.add_subparsers(dest="plan_command", required=True)
     run = plan_sub.add_parser("run", help="run a plan to the end on the embedded default")
     run.add_argument("plan", help="a plan file (.yaml, .json or .toml)")
+    run.add_argument("--connections", default=None, metavar="FILE", help="a map of connection name -> value")
     _run_options(run)
     run.set_defaults(handler=_cmd_plan_run)
 
@@ -160,7 +164,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 def _cmd_plan_run(args: argparse.Namespace) -> int:
     def load(catalog: dict[str, Any]) -> tuple[ExecutionPlan, str]:
         data, digest = _read(args.plan, "plan")
-        return plan_from_data(data, source=args.plan), digest
+        plan = plan_from_data(data, source=args.plan)
+        connections = load_connections(args.connections) if args.connections else {}
+        return resolve_connections(plan, connections), digest  # in memory only, as a pipeline's
 
     return _run(args, load)
 

@@ -24,7 +24,9 @@ list of the children's values, in element order. Ids seen by workers: ``<step>``
 ``<step>[<n>]`` for a fan-out child, ``<step>+<role>`` for a follow-up.
 
 A step whose dependency did not succeed is skipped (event ``skipped``, reason
-``dependency_failed``, the error names the dependency). The run completes when every
+``dependency_failed``, the error names the dependency); so is a step whose reference names a
+step that did not succeed. In a sequential plan the step before is an order, not a need: an
+optional step's failure lets the next step run, a required step's skips every step after it. The run completes when every
 required plan step succeeded, fails otherwise, and in both cases its context gets the
 combined output of ``combine_mode`` (see ``_combine``).
 """

@@ -41,7 +41,7 @@ from ontoflow.actors.orchestrator.plans._asking import asked, resume
 from ontoflow.actors.orchestrator.plans._compile import CompiledPlan
 from ontoflow.actors.orchestrator.plans._ending import close, end_run, trace
 from ontoflow.actors.orchestrator.plans._schedule import pump
-from ontoflow.actors.orchestrator.plans._state import CANCELLED, FAILED, SUCCEEDED, PlanState, Running, StepResult
+from ontoflow.actors.orchestrator.plans._state import CANCELLED, FAILED, SUCCEEDED, PlanState, Running, StepResult, Unit
 
 __all__ = ["advance"]
 
@@ -76,7 +76,8 @@ def advance(compiled: CompiledPlan, state: PlanState, fact: Fact) -> list[Comman
         case RunCancelled():
             _on_cancelled(compiled, state, fact, cmds, "cancelled", f"run cancelled: {fact.reason}")
         case RunResumed():
-            resume(state, fact, cmds)
+            resume(state, fact)
+            pump(compiled, state, fact.now_ms, cmds)
         case RunExpired():
             _on_expired(compiled, state, fact, cmds)
     if state.status in ("running", "suspended"):
@@ -179,5 +180,24 @@ def _on_cancelled(c: CompiledPlan, state: PlanState, fact: RunCancelled | RunExp
         if running.unit.group is None:
             state.results[running.unit.step_id] = StepResult(CANCELLED, end.event, end.capability, {}, end.error, end.reason)
     state.running.clear()
+    _never_ran(c, state, fact, reason)
     state.queue.clear()
     end_run(c, state, status, error, fact.now_ms, cmds)
+
+
+def _never_ran(c: CompiledPlan, state: PlanState, fact: RunCancelled | RunExpired, reason: str) -> None:
+    """Record as cancelled what the run's end leaves without a result, so that the combined
+    output (``ontoflow.plan.steps``, a report) names every step: a fan-out under way, a
+    step answered and waiting for a slot (traced: it ran and asked), a step or follow-up
+    queued or not begun. Cancelling mid-fan-out once reported no step at all."""
+    for item in state.queue:
+        if isinstance(item, Unit) and item.resumed is not None:
+            suspension, _, started_ms = item.resumed
+            end = cancelled_end(RunCancelled(reason=reason, now_ms=fact.now_ms), step_id=item.step_id,
+                                capability=item.capability.id, attempt=suspension.dispatch.attempt, started_ms=started_ms)
+            trace(c, state, item, end)
+        if isinstance(item, Unit) and item.group is None:
+            state.results[item.step_id] = StepResult(CANCELLED, CANCELLED, item.capability.id, {}, reason, "run_cancelled")
+    for step in c.steps:
+        if step.id not in state.results:
+            state.results[step.id] = StepResult(CANCELLED, CANCELLED, step.capability.id, {}, reason, "run_cancelled")

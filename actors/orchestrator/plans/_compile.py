@@ -18,7 +18,7 @@ from ontoflow.protocols.plan import ExecutionPlan, check_plan, find_references, 
 
 from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch
 from ontoflow.actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
-from ontoflow.actors.orchestrator.plans._refs import declares_field
+from ontoflow.actors.orchestrator.plans._refs import declares_field, is_whole_reference
 
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine import Command, Fact
@@ -61,7 +61,11 @@ class StepPlan:
         id: the step id.
         capability: the capability's plan.
         params: the step's params as written (references unresolved).
-        deps: effective dependencies (the mode applied).
+        deps: effective dependencies (the mode applied): the steps that must end first.
+        needs: the steps that must have *succeeded* for this one to run (else it is skipped):
+            its ``depends_on``, the steps its references name and, in a sequential plan, the
+            nearest required step before it. Not the optional step before it: in a sequential
+            plan an optional step's failure once skipped every step after it, failing the plan.
         ancestors: every ancestor, sorted by (depth, index): the order their outputs are
             layered into this step's context, so a nearer ancestor wins on a shared key.
         required: a failure fails the plan.
@@ -76,6 +80,7 @@ class StepPlan:
     capability: CapabilityPlan
     params: dict[str, Any]
     deps: tuple[str, ...]
+    needs: tuple[str, ...]
     ancestors: tuple[str, ...]
     required: bool
     output_key: str
@@ -145,6 +150,40 @@ def _check_composition(where: str, comp: Composition, problems: list[Problem]) -
             problems.append(Problem(path=where, message=f"composition.param_map.{key} needs exactly one of {', '.join(_SOURCES)}"))
 
 
+def not_a_list(meta: CapabilityMetadata, key: str, value: Any) -> str:
+    """Why a fan-out parameter that is not a list is refused (its type named, never its value):
+    it was dropped without a word, and the step ran without it."""
+    single = next(a.single_param_name for a in meta.decomposition.array_params if a.param_name == key)  # type: ignore[union-attr]
+    return (f"{meta.id} fans {key!r} out, one {single!r} per element: it must be a list, not a "
+            f"{type(value).__name__} (a list of one for a single {single!r})")
+
+
+def _followup_roles(meta: CapabilityMetadata) -> list[str]:
+    """The roles a capability's composition asks for, each once, in their order.
+
+    A role listed twice was two follow-ups with the same id: both dispatched as one step id
+    and attempt (the capability ran twice) and the second's outcome taken for the first's.
+    """
+    return list(dict.fromkeys(meta.composition.followup_roles)) if meta.composition is not None else []
+
+
+def _check_report_names(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata], problems: list[Problem]) -> None:
+    """Each step's name in a report (its ``output_key``, else its id) and each follow-up's
+    (``<step>+<role>``) must be unique: a report is a map by name, and a second step of the
+    same name replaced the first's record without a word."""
+    named: dict[str, str] = {}
+    for i, step in enumerate(plan.steps):
+        meta = catalog.get(step.capability)
+        own = [(f"steps[{i}].output_key" if step.output_key else f"steps[{i}].id", step.output_key or step.id)]
+        own += [(f"steps[{i}].capability", f"{step.id}+{role}") for role in (_followup_roles(meta) if meta else [])]
+        for where, name in own:
+            if name in named:
+                problems.append(Problem(path=where, message=f"names the step {name!r} in a report, as {named[name]} "
+                                        "already does (give it another output_key)"))
+            else:
+                named[name] = where
+
+
 def _depths(deps: Mapping[str, list[str]]) -> dict[str, int]:
     depth: dict[str, int] = {}
     for node in graphlib.TopologicalSorter(deps).static_order():
@@ -199,6 +238,9 @@ def compile_plan(
             if key in fan_names and isinstance(step.params[key], list) and len(step.params[key]) > MAX_FAN_OUT:
                 problems.append(Problem(path=f"steps[{i}].params.{key}", message=f"fans out to {len(step.params[key]):,} "
                                         f"items; a step fans out to at most {MAX_FAN_OUT:,}"))
+            if key in fan_names and key not in accepted and not isinstance(step.params[key], list) \
+                    and not is_whole_reference(step.params[key]):
+                problems.append(Problem(path=f"steps[{i}].params.{key}", message=not_a_list(meta, key, step.params[key])))
             if key not in accepted and key not in fan_names:
                 problems.append(
                     Problem(path=f"steps[{i}].params.{key}", message=f"{meta.id} takes no input {key!r} (it takes: {', '.join(sorted(accepted)) or 'none'})")
@@ -212,9 +254,10 @@ def compile_plan(
                 )
         if meta.composition is not None:
             _check_composition(f"steps[{i}].capability", meta.composition, problems)
-            for role in meta.composition.followup_roles:
+            for role in _followup_roles(meta):
                 if not any(role in m.roles for m in catalog.values()):
                     problems.append(Problem(path=f"steps[{i}].capability", message=f"{meta.id} asks for a follow-up of role {role!r}, which no capability fills"))
+    _check_report_names(plan, catalog, problems)
     if problems:  # each once: a param repeating one bad reference 200,000 times printed 25 MB
         raise ManifestError(list(dict.fromkeys(problems)))
 
@@ -222,8 +265,13 @@ def compile_plan(
     depth = _depths(deps)
     index = {s.id: i for i, s in enumerate(plan.steps)}
     steps: list[StepPlan] = []
+    gate: list[str] = []  # the nearest required step so far (a sequential plan's)
     for i, step in enumerate(plan.steps):
         meta = catalog[step.capability]
+        referenced = [ref.step for _, ref in find_references(step.params, "") if not isinstance(ref, str)]
+        needs = tuple(dict.fromkeys([*step.depends_on, *gate, *referenced]))
+        if plan.execution_mode == "sequential" and step.required:
+            gate = [step.id]
         found: set[str] = set()
         todo = list(deps[step.id])
         while todo:
@@ -233,7 +281,7 @@ def compile_plan(
                 todo.extend(deps[d])
         follow_ups: list[FollowUp] = []
         if meta.composition is not None:
-            for role in meta.composition.followup_roles:
+            for role in _followup_roles(meta):
                 chosen = min(c for c, m in catalog.items() if role in m.roles)  # deterministic: lowest id
                 follow_ups.append(FollowUp(role, cap_plan(chosen), dict(meta.composition.enabled_if), dict(meta.composition.param_map)))
         steps.append(
@@ -243,6 +291,7 @@ def compile_plan(
                 capability=cap_plan(meta.id),
                 params=step.params,
                 deps=tuple(deps[step.id]),
+                needs=needs,
                 ancestors=tuple(sorted(found, key=lambda s: (depth[s], index[s]))),
                 required=step.required,
                 output_key=step.output_key or step.id,

@@ -50,8 +50,22 @@ def condition_holds(
     if "exists" in cond:
         return (value is not _MISSING) == bool(cond["exists"])
     if "equals" in cond:
-        return value is not _MISSING and value == cond["equals"]
-    return value is _MISSING or value != cond["not_equals"]
+        return value is not _MISSING and _same(value, cond["equals"])
+    return value is _MISSING or not _same(value, cond["not_equals"])
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality as the documents mean it (JSON's): ``true`` is not ``1`` nor ``false`` ``0``.
+
+    Python's ``True == 1`` enabled a follow-up ``equals: true`` for a param ``notify: 1``.
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
 
 
 def map_params(param_map: Mapping[str, Any], params: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,16 +22,31 @@ import msgspec
 from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
 from ontoflow.protocols.plan import Reference, find_references
 
-__all__ = ["UnresolvedReference", "declares_field", "lookup", "substitute"]
+__all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "declares_field", "is_whole_reference", "lookup",
+           "substitute"]
 
-_REFERENCE = re.compile(r"\$\{([^{}]*)\}")
+#: The most bytes the references of one step's params may bring in, in all. A reference is
+#: the one way a plan multiplies a value: a 7 KB plan repeating ``${a.blob}`` a hundred times
+#: over a 900 KB output made a 90 MB Invoke, past the workers' message limit (64 MiB by
+#: default): the worker's socket dropped the orchestrator and the step was lost; ten thousand
+#: of them would have built a 9 GB string in the orchestrator. A quarter of that limit.
+MAX_RESOLVED_BYTES = 16 * 2**20
+
+# As protocols.plan's: ``$${`` is a literal ``${``; a ``${`` opening no reference (group 2) is
+# refused by check_plan, and left as it is here.
+_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}|(\$\{)")
 _MISSING: Any = object()
 _DOMAIN_OUTPUT_FIELDS = frozenset(DomainOutput.__struct_fields__)
 _encode_json = msgspec.json.Encoder().encode
+_encode_msgpack = msgspec.msgpack.Encoder().encode
 
 
 class UnresolvedReference(Exception):
     """A reference did not resolve; the message names the reference and why."""
+
+
+class ParamsTooLarge(UnresolvedReference):
+    """The references of a step's params bring in more than their limit (see MAX_RESOLVED_BYTES)."""
 
 
 def lookup(value: Any, path: Sequence[str | int]) -> Any:
@@ -68,6 +83,14 @@ def lookup(value: Any, path: Sequence[str | int]) -> Any:
     return value
 
 
+def is_whole_reference(value: Any) -> bool:
+    """Whether ``value`` is a string that is exactly one reference (it becomes any type)."""
+    if not isinstance(value, str) or "${" not in value:
+        return False
+    whole = _REFERENCE.fullmatch(value)
+    return whole is not None and whole.group(1) is not None
+
+
 def declares_field(outputs: frozenset[str], ref: Reference) -> bool:
     """Whether a capability declaring ``outputs`` can produce ``ref``'s field."""
     names: list[str] = []
@@ -102,29 +125,82 @@ def _resolve(ref_body: str, step_id: str, outputs: Mapping[str, Mapping[str, Any
         raise UnresolvedReference(f"step {step_id!r}: reference {ref.text} does not resolve: {exc}") from None
 
 
-def substitute(value: Any, step_id: str, outputs: Mapping[str, Mapping[str, Any]]) -> Any:
+def substitute(value: Any, step_id: str, outputs: Mapping[str, Mapping[str, Any]], *,
+               limit: int = MAX_RESOLVED_BYTES) -> Any:
     """Return ``value`` with every reference replaced (a new container; ``value`` is untouched).
 
     A string that is exactly one reference becomes the referenced value; references inside a
-    longer string become text (JSON for non-strings).
+    longer string become text (JSON for non-strings). Each reference is charged the size of
+    what it brings in (encoded), against ``limit`` for all of ``value``.
 
     Raises:
+        ParamsTooLarge: when the references bring in more than ``limit`` bytes, checked as
+            they resolve (before anything that big is built), naming the step, not a value.
         UnresolvedReference: naming the step and the reference that did not resolve.
     """
+    return _Substitution(step_id, outputs, limit).walk(value)
+
+
+def _size(value: Any) -> int:
+    """``value``'s size as it travels (msgpack); 0 for what does not encode (a worker could not
+    have produced it: outputs arrive decoded)."""
     if isinstance(value, str):
-        if "${" not in value:
-            return value
-        whole = _REFERENCE.fullmatch(value)
-        if whole is not None:
-            return _resolve(whole.group(1), step_id, outputs)
+        return len(value.encode())
+    try:
+        return len(_encode_msgpack(value))
+    except (TypeError, msgspec.EncodeError):
+        return 0
 
-        def text(m: re.Match[str]) -> str:
-            found = _resolve(m.group(1), step_id, outputs)
-            return found if isinstance(found, str) else _encode_json(found).decode()
 
-        return _REFERENCE.sub(text, value)
-    if isinstance(value, dict):
-        return {k: substitute(v, step_id, outputs) for k, v in value.items()}
-    if isinstance(value, list):
-        return [substitute(v, step_id, outputs) for v in value]
-    return value
+class _Substitution:
+    """One step's params being resolved: the bytes left, the size of each value seen."""
+
+    def __init__(self, step_id: str, outputs: Mapping[str, Mapping[str, Any]], limit: int) -> None:
+        self.step_id, self.outputs, self.limit, self.left = step_id, outputs, limit, limit
+        self.sizes: dict[str, int] = {}
+
+    def _charge(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise ParamsTooLarge(f"step {self.step_id!r}: the references in its params bring in more than "
+                                 f"{self.limit:,} bytes")
+
+    def _whole(self, body: str) -> Any:
+        found = _resolve(body, self.step_id, self.outputs)
+        size = self.sizes.get(body)
+        if size is None:  # a value repeated is measured once, charged each time
+            size = self.sizes[body] = _size(found)
+        self._charge(size)
+        return found
+
+    def _text(self, m: re.Match[str]) -> str:
+        body = m.group(1)
+        if body is None:  # ``$${``, or an unclosed ``${`` (refused before a run)
+            return "${" if m.group(2) is None else m.group(0)
+        size = self.sizes.get(body)
+        if size is not None and size > self.left:  # refused before it is encoded again
+            self._charge(size)
+        found = _resolve(body, self.step_id, self.outputs)
+        try:
+            text = found if isinstance(found, str) else _encode_json(found).decode()
+        except (TypeError, msgspec.EncodeError):  # a map keyed by null or a list: msgpack carries it, JSON cannot
+            raise UnresolvedReference(f"step {self.step_id!r}: reference ${{{body}}} names a value that cannot be "
+                                      "written as text (a map whose keys are not strings or numbers)") from None
+        size = len(text.encode())
+        self.sizes.setdefault(body, size)
+        self._charge(size)
+        return text
+
+    def walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            if "${" not in value:
+                return value
+            whole = _REFERENCE.fullmatch(value)
+            if whole is not None and whole.group(1) is not None:
+                return self._whole(whole.group(1))
+            return _REFERENCE.sub(self._text, value)
+        if isinstance(value, dict):
+            return {k: self.walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.walk(v) for v in value]
+        return value

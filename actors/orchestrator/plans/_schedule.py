@@ -18,9 +18,10 @@ from ontoflow.protocols.context import BlockContract, StepContext, SystemMetadat
 from ontoflow.protocols.events import INVALID
 
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
-from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan
+from ontoflow.actors.orchestrator.plans._asking import dispatch_resumed
+from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan, not_a_list
 from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
-from ontoflow.actors.orchestrator.plans._refs import UnresolvedReference, substitute
+from ontoflow.actors.orchestrator.plans._refs import ParamsTooLarge, UnresolvedReference, substitute
 from ontoflow.actors.orchestrator.plans._state import (
     FAILED,
     SKIPPED,
@@ -70,19 +71,21 @@ def _end_now(c: CompiledPlan, state: PlanState, step: StepPlan, now: int, *, sta
 def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     """Turn a ready step into a queued unit or fan-out, or end it at once."""
     cap = step.capability
-    for dep in step.deps:
+    for dep in step.needs:
         r = state.results[dep]
         if r.status != SUCCEEDED:
             why = "was skipped" if r.status == SKIPPED else f"ended with {r.event!r}"
             _end_now(c, state, step, now, status=SKIPPED, event=SKIPPED_EVENT, reason="dependency_failed",
                      error=f"skipped: dependency {dep!r} {why}")
             return
-    # Every ancestor succeeded (a step whose dependency did not is skipped, transitively).
+    # Every step it needs succeeded; an optional step before it in a sequential plan may not
+    # have, and brings no outputs then.
     produced = {a: state.results[a].outputs for a in step.ancestors}
     try:
         params = substitute(step.params, step.id, produced)
     except UnresolvedReference as exc:
-        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="reference", error=str(exc))
+        reason = "params_too_large" if isinstance(exc, ParamsTooLarge) else "reference"
+        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason=reason, error=str(exc))
         return
     layer = dict(state.context)
     for a in step.ancestors:
@@ -90,6 +93,10 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     for rule in step.fan_out:
         items = params.get(rule.param_name, layer.get(rule.param_name, _MISSING))
         if not isinstance(items, list):
+            if rule.param_name in params and rule.param_name not in cap.input_keys:  # a reference gave no list
+                _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
+                         error=f"step {step.id!r}: " + not_a_list(cap.meta, rule.param_name, items))
+                return
             continue
         if len(items) > MAX_FAN_OUT:  # one journaled child per item: a run's size is not the data's
             _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
@@ -149,6 +156,15 @@ def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) ->
 
 
 def _dispatch(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: list[Command]) -> None:
+    if unit.resumed is not None:
+        dispatch_resumed(state, unit, now, cmds)
+    else:
+        _dispatch_first(c, state, unit, now, cmds)
+    if len(state.running) > state.max_in_flight:
+        state.max_in_flight = len(state.running)
+
+
+def _dispatch_first(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: list[Command]) -> None:
     cap = unit.capability
     block = unit.step_id if unit.follow_up else unit.plan_step
     context = StepContext(
@@ -164,6 +180,4 @@ def _dispatch(c: CompiledPlan, state: PlanState, unit: Unit, now: int, cmds: lis
         None if budget is None else now + budget, cap.idempotent, [],
     )
     state.running[unit.step_id] = Running(unit, 1, now, command)
-    if len(state.running) > state.max_in_flight:
-        state.max_in_flight = len(state.running)
     cmds.append(command)

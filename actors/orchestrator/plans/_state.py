@@ -45,7 +45,9 @@ class Unit:
 
     ``key`` orders the queue: ``(step index, 0, child)`` for a step or a fan-out child and
     ``(parent index, 1, n)`` for the n-th follow-up of a parent. ``params`` are the step's
-    resolved params (composition reads them).
+    resolved params (composition reads them). ``resumed`` holds an answered question (the
+    question, the answer, when the step first began) while the step waits for a slot to be
+    dispatched again with it.
     """
 
     key: tuple[int, int, int]
@@ -57,6 +59,7 @@ class Unit:
     group: str | None = None
     child: int = 0
     follow_up: bool = False
+    resumed: tuple[Suspension, Any, int] | None = None
 
 
 @dataclass(slots=True)
