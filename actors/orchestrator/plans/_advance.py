@@ -116,7 +116,8 @@ def _on_finished(c: CompiledPlan, state: PlanState, fact: StepFinished, cmds: li
         return
     del state.running[outcome.step_id]
     cap = running.unit.capability
-    end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=running.started_ms)
+    end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=running.started_ms,
+                      events=cap.events)
     if end.event == CLARIFICATION:
         # The step asks a person: it leaves its slot (other steps go on) and waits for an answer.
         trace(c, state, running.unit, end, action="SUSPEND")

@@ -152,3 +152,15 @@ def test_replaying_the_facts_gives_the_same_state() -> None:
         compiled.advance(replay, fact)
     assert replay.context == d.state.context and replay.trace == d.state.trace and replay.status == "completed"
     assert plan_from_data({"steps": steps}).steps[0].params["symbols"] == ["A", "B", "C"]
+
+
+def test_an_event_the_capability_does_not_declare_ends_a_plan_step_failure_without_quoting_it() -> None:
+    # As the workflow engine (tests/actors/engine/test_faults.py): a worker speaking the wire
+    # protocol itself may answer any text; it must not count as the step's success.
+    d = Driver(compile_data({"steps": [{"id": "s", "capability": "t.sum", "params": {"prices": [1]}}]}, [SUM]))
+    d.submit()
+    cmds = d.finish("s", event="sucess-token=hunter2", outputs={"total": 1})
+    assert cmds[-1].status == "failed"
+    entry = d.state.trace[-1]
+    assert (entry.event, entry.reason, entry.dropped_outputs) == ("failure", "undeclared_event", ["total"])
+    assert "hunter2" not in repr(d.state)
