@@ -37,7 +37,7 @@ from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.capability import CapabilityMetadata, flow_pre
 from ontoflow.protocols.errors import Problem
 from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent, fold
-from ontoflow.protocols.plan import ExecutionPlan, ExecutionStep
+from ontoflow.protocols.plan import MAX_PARAMS_DEPTH, ExecutionPlan, ExecutionStep
 
 __all__ = ["Planned", "build_plan"]
 
@@ -86,11 +86,32 @@ def _elements(meta: CapabilityMetadata, params: dict[str, Any]) -> tuple[list[di
     return [params], None
 
 
+def _as_text(value: Any, depth: int = 0) -> Any:
+    """``value`` with every ``${`` of its strings written ``$${``: what a person said (and the
+    entities taken from it) is text, which the plan engine must not read as a reference
+    (``protocols.plan``: ``$${`` is a literal ``${``). Maps and lists are walked down to the
+    plan's own depth bound (deeper, the plan's check refuses them); other values are kept."""
+    if isinstance(value, str):
+        return value.replace("${", "$${") if "${" in value else value
+    if depth > MAX_PARAMS_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {k: _as_text(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v, depth + 1) for v in value]
+    return value
+
+
 def _fold_key(item: Any) -> Any:
     """What makes two elements the same: a text by its folded, squashed words ("vale", "Vale ")."""
     if isinstance(item, str):
         return " ".join(fold(item).split())
-    return msgspec.json.encode(item) if isinstance(item, (dict, list)) else (type(item).__name__, item)
+    if isinstance(item, (dict, list)):
+        try:
+            return msgspec.json.encode(item)
+        except (RecursionError, TypeError):  # too deep to encode: kept, and refused by the plan's check
+            return ("", id(item))
+    return (type(item).__name__, item)
 
 
 def build_plan(
@@ -117,7 +138,7 @@ def build_plan(
             raise IntentRejected([Problem(path=f"intents[{n - 1}].capability", message="no such capability is loaded")])
         # The reserved keys win over an entity's: the planner, not the sentence, sets them.
         carried = {INTENT_CONFIDENCE_PARAM: intent.confidence, INTENT_QUERY_PARAM: intent.original_query}
-        elements, limit = _elements(meta, {**intent.parameters, **carried})
+        elements, limit = _elements(meta, _as_text({**intent.parameters, **carried}))
         if limit is not None:
             concurrency.append(limit)
         for k, params in enumerate(elements, start=1):

@@ -18,7 +18,7 @@ from ontoflow.actors.intent import (
     understand,
 )
 from ontoflow.actors.orchestrator.plans import compile_plan
-from ontoflow.protocols import EntryRequest, ExecutionIntent, IntentOutput, SessionMemory, Turn
+from ontoflow.protocols import EntryRequest, ExecutionIntent, IntentOutput, ManifestError, SessionMemory, Turn
 from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_PARAMS, INTENT_QUERY_PARAM
 
 
@@ -160,3 +160,36 @@ def test_a_step_whose_capability_declares_the_intent_inputs_gets_the_confidence_
     assert not set(INTENT_PARAMS) & set(search.params)
     assert not set(INTENT_PARAMS) & {k for s in build_plan([intent], catalogue, entities={}).plan.steps for k in s.params}
     compile_plan(plan, opted_in.capabilities)
+
+
+def test_a_sentence_holding_a_reference_sign_reaches_the_capability_as_written(catalogue: Catalogue) -> None:
+    # The plan engine reads ${step.field} in params as a reference: what a person typed is
+    # text, so the planner writes it with the $${ escape, never as a reference.
+    from tests.actors.plans.helpers import Driver
+
+    typed = "Nordea ${1.explanation} $${x} ${"
+    intent = ExecutionIntent(domain="finance", capability="finance.get_stock_price",
+                             parameters={"finance.symbol_text": typed}, original_query=f"quote {typed}")
+    plan = build_plan([intent], catalogue, entities={"symbol_text": typed}).plan
+    run = Driver(compile_plan(plan, catalogue.capabilities))
+    run.submit()
+    sent = run.in_flight["1-resolve_symbol"].inputs
+    assert sent["finance.symbol_text"] == typed
+
+
+def test_entities_nested_past_the_plans_bound_are_refused_by_the_plan_not_a_recursion_error(catalogue: Catalogue) -> None:
+    deep: object = "x ${"
+    for _ in range(5_000):
+        deep = {"k": deep}
+    intent = ExecutionIntent(domain="finance", capability="finance.get_stock_price", parameters={"finance.symbol_text": deep})
+    plan = build_plan([intent], catalogue, entities={}).plan
+    with pytest.raises(ManifestError, match="nest"):
+        compile_plan(plan, catalogue.capabilities)
+
+
+def test_a_list_entity_too_deep_to_compare_is_refused_with_a_reason_not_a_recursion_error(catalogue: Catalogue) -> None:
+    deep: object = "Vale"
+    for _ in range(5_000):
+        deep = [deep]
+    with pytest.raises(IntentRejected):
+        build_plan([_quote([deep, "Vale"])], catalogue, entities={})
