@@ -118,7 +118,7 @@ def compile_document(
     recorded: bool = False,
 ) -> CompiledWorkflow | CompiledPlan:
     """Compile a workflow manifest, a plan or a pipeline (``kind``, else by content) against
-    ``catalog``; a pipeline's ``@name`` connections are resolved from ``connections``, then
+    ``catalog``; a pipeline's or a plan's ``@name`` connections are resolved from ``connections``, then
     ``ONTOFLOW_CONNECTION_<NAME>`` (the result lives in memory only). ``recorded``: a document
     journaled earlier, compiled again (a workflow's id rule, newer than some journals, is not
     applied: a run accepted then is recovered, not refused).
@@ -133,9 +133,12 @@ def compile_document(
         return compile_workflow(manifest, dict(catalog), defaults=defaults, manifest_hash=manifest_hash, worktree=worktree)
     if kind == "pipeline":
         pipeline = pipeline_from_data(document, components=catalog, source=source)
-        plan = resolve_connections(compile_pipeline(pipeline, catalog), connections or {})
+        plan = compile_pipeline(pipeline, catalog)
     else:
         plan = plan_from_data(document, source=source)
+    # A hand-written plan names its connections as a compiled pipeline does (``@name``), and
+    # resolves them as ``ontoflow plan run --connections`` does.
+    plan = resolve_connections(plan, connections or {})
     return compile_plan(plan, catalog, defaults=defaults, plan_hash=manifest_hash, worktree=worktree)
 
 

@@ -43,3 +43,17 @@ def test_a_run_journaled_before_the_id_rule_compiles_again_and_a_new_submit_is_h
     assert list(compile_source(body).nodes) == ["fetch.data"]
     with pytest.raises(ManifestError, match=r"id 'fetch.data' must be 1-128 letters"):
         compile_document(old, CATALOG)
+
+
+def test_a_submitted_plan_resolves_its_named_connections_as_a_pipeline_does() -> None:
+    # plans12: `plan run --connections` resolved them, the daemon passed '@shop' on as text.
+    import pytest
+
+    from ontoflow.actors.pipelines import ConnectionResolutionError
+
+    catalog = {"t.db": CapabilityMetadata(id="t.db", input_schema={"properties": {"data.connection": {}}})}
+    plan = {"steps": [{"id": "a", "capability": "t.db", "params": {"data.connection": "@shop"}}]}
+    compiled = compile_document(plan, catalog, connections={"shop": {"path": "/srv/shop.db"}})
+    assert compiled.plan.steps[0].params["data.connection"] == {"path": "/srv/shop.db"}
+    with pytest.raises(ConnectionResolutionError, match="shop"):
+        compile_document(plan, catalog, connections={})
