@@ -278,7 +278,12 @@ class RunTable:
             TypeError: when ``fact`` is not one of the engine's facts.
         """
         state = run.state
-        commands = run.advance(state, fact)
+        try:
+            commands = run.advance(state, fact)
+        except Exception as exc:
+            if not isinstance(fact, Fact):
+                raise  # the caller's mistake (the documented TypeError), not the run's
+            return [self._engine_failed(run, fact, exc)]
         # What the fact changed is published here, in line (a step ends at nearly every fact).
         if state.notes:
             if self.log_info:
@@ -305,6 +310,18 @@ class RunTable:
                     log.error("suspended_callback_failed", run_id=state.run_id, error=type(exc).__name__,
                               where=where(exc))
         return commands
+
+    def _engine_failed(self, run: Run, fact: Fact, exc: Exception) -> RunEnded:
+        # A bug in an engine fails its run, named; it does not leave it running for ever
+        # (its steps still out are ignored when they answer, as any ended run's). The log
+        # says where; the run's error says neither the exception's text nor a value.
+        state = run.state
+        log.error("engine_failed", run_id=state.run_id, fact=type(fact).__name__, error=type(exc).__name__,
+                  where=where(exc))
+        if state.ended_ms is None:
+            state.ended_ms = fact.now_ms
+        return RunEnded(state.run_id, "failed", f"internal error: the engine failed on {type(fact).__name__} "
+                                                f"({type(exc).__name__}); the daemon's log says where")
 
     def end(self, run: Run, ended: RunEnded) -> RunResult:
         """Record that ``run`` ended as ``ended`` says; publish and return its result."""

@@ -119,3 +119,31 @@ def test_running_names_the_steps_in_flight_for_a_watcher_and_none_once_ended() -
     [command] = table.advance(run, StepFinished(outcome=outcome, now_ms=5))
     table.end(run, command)
     assert table.running("r1") == []
+
+
+def test_an_engine_that_raises_fails_its_run_instead_of_leaving_it_running(capsys) -> None:
+    # plans12 found an engine bug (a map keyed by null) that raised out of the advance: the
+    # submit was answered `internal` and the run stayed `running` for ever.
+    table = RunTable()
+    run, d = _started(table)
+    engine = run.advance
+
+    def broken(state, fact):
+        if isinstance(fact, StepFinished):
+            raise KeyError("secret-value")
+        return engine(state, fact)
+
+    run.advance = broken
+    outcome = Outcome(run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success")
+    [command] = table.advance(run, StepFinished(outcome=outcome, now_ms=5))
+    assert isinstance(command, RunEnded) and command.status == "failed"
+    assert command.error == ("internal error: the engine failed on StepFinished (KeyError); "
+                             "the daemon's log says where")
+    result = table.end(run, command)
+    assert result.status == "failed" and result.ended_ms == 5 and table.live("r1") is None
+    assert "secret-value" not in capsys.readouterr().out
+    import pytest
+
+    other, _ = _started(table, "r2")
+    with pytest.raises(TypeError):  # not a fact: the caller's mistake still raises
+        table.advance(other, "not a fact")
