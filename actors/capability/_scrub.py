@@ -172,7 +172,7 @@ def scrub(
     return text
 
 
-def error_text(error_class: ErrorClass, exc: Exception, values: list[Any], secrets: Iterable[str]) -> str:
+def error_text(error_class: ErrorClass, exc: BaseException, values: list[Any], secrets: Iterable[str]) -> str:
     """``"<class>: <ExcType>: <message>"``, scrubbed of what the step was handed and secrets, capped.
 
     The ``error`` of a failed step's Outcome (only a failed attempt calls it).
