@@ -42,6 +42,7 @@ from ontoflow.protocols.context import Segment, StepContext
 from ontoflow.protocols.events import CLARIFICATION, FAILURE, INVALID, TIMEOUT
 from ontoflow.protocols.messages import Invoke, Observation, Outcome
 from ontoflow.runtime.retry import backoff_ms
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["Capability"]
 
@@ -87,6 +88,11 @@ class Capability(abc.ABC):
     """
 
     metadata: ClassVar[CapabilityMetadata]
+    #: The most a step's outputs and segments may take encoded; more ends the step in an
+    #: ``invalid_result`` failure. A message's limit less room for the rest of the Outcome: a
+    #: bigger answer was dropped with the worker's connection and the step hung to its deadline.
+    #: A host with a lower ``max_message_bytes`` sets it lower.
+    max_result_bytes: int = DEFAULT_MAX_MESSAGE_BYTES - 64 * 1024
 
     def __init__(
         self,
@@ -301,7 +307,7 @@ class Capability(abc.ABC):
         try:
             spec = self._spec
             event, outputs, segments = interpret(raw, capability_id=spec.metadata.id, events=spec.events,
-                                                 declared=spec.outputs)
+                                                 declared=spec.outputs, max_bytes=self.max_result_bytes)
         except BadResult as bad:
             # An undeclared event's name is quoted: it may be a value the step was handed.
             raw_inputs = request.inputs if isinstance(request.inputs, dict) else {}

@@ -22,7 +22,7 @@ _ENCODER = msgspec.msgpack.Encoder()
 
 
 def interpret(
-    raw: Any, *, capability_id: str, events: frozenset[str], declared: frozenset[str]
+    raw: Any, *, capability_id: str, events: frozenset[str], declared: frozenset[str], max_bytes: int
 ) -> tuple[str, dict[str, Any], list[Segment]]:
     """``(event, outputs, segments)`` of what ``execute`` returned.
 
@@ -34,13 +34,16 @@ def interpret(
         capability_id: named in the warning.
         events: the events the capability may end with.
         declared: the capability's declared outputs (empty: any).
+        max_bytes: the most the outputs and segments may take encoded: the Outcome carrying
+            them must fit in one message, or the receiving socket drops the connection and
+            the step is never answered.
 
     Returns:
         The event, a copy of the outputs, a copy of the segments.
 
     Raises:
         BadResult: anything else, an undeclared event, outputs or segments of the wrong type,
-            outputs that cannot be encoded.
+            outputs that cannot be encoded, outputs and segments over ``max_bytes``.
     """
     if raw is None:
         return SUCCESS, {}, []
@@ -60,6 +63,8 @@ def interpret(
     if segments and not all(isinstance(s, Segment) for s in segments):
         raise BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment")
     if not outputs:  # the common answer of a step that only routes: nothing to check or copy
+        if segments:
+            _check_size(0, segments, max_bytes)
         return event, {}, list(segments) if segments else []
     if not all(isinstance(k, str) for k in outputs):
         raise BadResult(REASON_INVALID_RESULT, "outputs are dict with non-str keys, expected dict[str, Any]")
@@ -69,7 +74,16 @@ def interpret(
         outputs = {k: v for k, v in outputs.items() if k in declared}
     try:
         # Caught here, where the capability is known, rather than in the host's encoder.
-        _ENCODER.encode(outputs)
+        size = len(_ENCODER.encode(outputs))
     except Exception as exc:
         raise BadResult(REASON_INVALID_RESULT, f"outputs are not encodable: {type(exc).__name__}") from None
+    if size > max_bytes or segments:
+        _check_size(size, segments, max_bytes)
     return event, dict(outputs), list(segments)
+
+
+def _check_size(outputs_bytes: int, segments: list[Segment], max_bytes: int) -> None:
+    size = outputs_bytes + (len(_ENCODER.encode(segments)) if segments else 0)
+    if size > max_bytes:
+        raise BadResult(REASON_INVALID_RESULT, f"outputs and segments are {size} bytes encoded, over the "
+                                               f"{max_bytes} bytes a step's answer may carry")
