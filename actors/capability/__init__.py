@@ -8,6 +8,7 @@ and ``.py`` files.
 """
 
 from ontoflow.actors.capability._base import Capability
+from ontoflow.actors.capability._checks import check_capability_classes
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._loader import load_capabilities
 from ontoflow.actors.capability._result import Result
@@ -20,6 +21,7 @@ __all__ = [
     "PermanentError",
     "Result",
     "TransientError",
+    "check_capability_classes",
     "classify_error",
     "load_capabilities",
     "scrub",
