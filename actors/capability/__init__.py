@@ -11,6 +11,7 @@ from ontoflow.actors.capability._base import Capability
 from ontoflow.actors.capability._checks import check_capability_classes
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._loader import load_capabilities
+from ontoflow.actors.capability._observe import observe
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._scrub import scrub
 from ontoflow.actors.errors import PermanentError, TransientError
@@ -24,5 +25,6 @@ __all__ = [
     "check_capability_classes",
     "classify_error",
     "load_capabilities",
+    "observe",
     "scrub",
 ]

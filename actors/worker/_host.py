@@ -37,13 +37,13 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability
+from ontoflow.actors.capability import Capability, observe
 from ontoflow.actors.worker._initialize import initialize
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
 from ontoflow.runtime.loop import stop_signals
@@ -386,11 +386,7 @@ class WorkerHost(BatchActor):
 
     async def _perceive_once(self, cap: Capability) -> None:
         meta = type(cap).metadata
-        try:
-            observations: list[Observation] = await cap.perceive()
-        except Exception as exc:  # perception must never take the host down
-            log.warning("perceive_failed", capability=meta.id, error=type(exc).__name__)
-            observations = []
+        observations = await observe(cap)  # never raises: perception must never take the host down
         for observation in observations:
             if self._session is not None:
                 self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
