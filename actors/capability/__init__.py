@@ -14,6 +14,7 @@ from ontoflow.actors.capability._loader import load_capabilities
 from ontoflow.actors.capability._observe import observe
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._scrub import scrub
+from ontoflow.actors.capability._shutdown import shut_down
 from ontoflow.actors.errors import PermanentError, TransientError
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "load_capabilities",
     "observe",
     "scrub",
+    "shut_down",
 ]
