@@ -8,6 +8,7 @@ and ``.py`` files.
 """
 
 from ontoflow.actors.capability._base import Capability
+from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._checks import check_capability_classes
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._loader import load_capabilities
@@ -26,6 +27,7 @@ __all__ = [
     "check_capability_classes",
     "classify_error",
     "load_capabilities",
+    "must_propagate",
     "observe",
     "scrub",
     "shut_down",

@@ -1,8 +1,10 @@
 """Seed 001's lifecycle: initialize in order, shutdown in reverse, and a shutdown that raises,
-exits or hangs neither skips the others nor holds its host (or ``run_manifest``) up."""
+exits or hangs neither skips the others nor holds its host (or ``run_manifest``) up; an
+initialize that exits is the capability's init error, not the caller's exit."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -11,6 +13,7 @@ from structlog.testing import capture_logs
 
 from ontoflow import Capability, CapabilityMetadata, run_manifest
 from ontoflow.actors.capability import shut_down
+from ontoflow.actors.errors import CapabilityInitError
 
 pytestmark = pytest.mark.anyio
 
@@ -70,3 +73,19 @@ async def test_a_cancelled_caller_still_propagates() -> None:
             scope.cancel()
             await shut_down(cap, timeout_s=60)
     assert scope.cancelled_caught
+
+
+class ExitsAtStart(Capability):
+    metadata = CapabilityMetadata(id="demo.exits_at_start")
+
+    async def initialize(self) -> None:
+        sys.exit(3)  # a library giving up: 3 is also the CLI's "journal is corrupt"
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Any:
+        return None
+
+
+def test_an_initialize_that_exits_is_an_init_error_not_the_callers_exit() -> None:
+    doc = {"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "demo.exits_at_start"}}}}}
+    with pytest.raises(CapabilityInitError, match=r"^capability 'demo.exits_at_start' could not initialise: SystemExit: 3$"):
+        run_manifest(doc, [ExitsAtStart])
