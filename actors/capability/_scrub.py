@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import msgspec
 
@@ -73,10 +75,14 @@ def _flatten(value: Any, depth: int = 0) -> Iterator[str]:
     if isinstance(value, str):
         if len(value) >= 3:
             yield value
-            # A message often quotes the value with repr(), which escapes newlines and quotes.
-            inner = repr(value)[1:-1]
-            if inner != value:
-                yield inner
+            # A message often quotes the value with repr(), which escapes newlines and quotes,
+            # or json.dumps, which escapes what is not ASCII; an HTTP client's error quotes the
+            # URL it called (httpx's raise_for_status: "... for url '...?email=alice%40x.org'"),
+            # where the value is percent-encoded, a space as %20 or as +.
+            for form in (repr(value)[1:-1], json.dumps(value)[1:-1], quote(value, safe=""), quote(value),
+                         quote_plus(value)):
+                if form != value:
+                    yield form
     elif isinstance(value, bool):  # str(True) is a word, not a parameter value
         return
     elif isinstance(value, (int, float)):
@@ -131,8 +137,9 @@ def scrub(
 ) -> str:
     """Return ``text`` with secrets, parameter values and credential-looking parts redacted.
 
-    Replaced by ``<redacted>``: every non-empty string of ``secrets``; every string of length
-    >= 3 among ``values`` (walked into nested dicts and lists) and the ``str()`` of every
+    Replaced by ``<redacted>``, in any case: every non-empty string of ``secrets``; every string
+    of length >= 3 among ``values`` (walked into nested dicts and lists; also as ``repr``,
+    ``json.dumps`` and URL percent-encoding quote it) and the ``str()`` of every
     int/float of >= 4 characters; ``password=``/``passwd``/``secret``/``token``/``api_key``
     values (``key=value`` and ``key: value``, quoted or not); ``Authorization`` headers and
     ``Bearer`` tokens; the userinfo of URLs (``scheme://<redacted>@host``); AWS access key ids;
@@ -158,7 +165,8 @@ def scrub(
     if literals:
         # One pass, longest first, so a value inside a longer one (or inside an earlier
         # <redacted>) cannot leave a fragment behind.
-        pattern = re.compile("|".join(re.escape(s) for s in sorted(literals, key=len, reverse=True)))
+        # Any case: a service that echoes a value back often normalises it (ALICE@EXAMPLE.COM).
+        pattern = re.compile("|".join(re.escape(s) for s in sorted(literals, key=len, reverse=True)), re.IGNORECASE)
         text = pattern.sub(REDACTED, text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     text = _AUTHORIZATION.sub(lambda m: f"{m.group('head')}{REDACTED}", text)
