@@ -31,6 +31,16 @@ class Abstract(Capability):
     metadata = CapabilityMetadata(id="demo.abstract")
 
 
+class NeedsClient(Capability):
+    metadata = CapabilityMetadata(id="demo.needs")
+
+    def __init__(self, client: Any) -> None:
+        super().__init__()
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Any:
+        return None
+
+
 class BadMeta(Capability):
     metadata = CapabilityMetadata(id="demo bad", events=["Not Snake"])
 
@@ -71,8 +81,9 @@ def test_no_slots_is_a_value_error() -> None:
     ("capabilities", "pattern"),
     [([Greet, Impostor], r"capability id 'demo.greet' is declared twice: by Greet and Impostor"),
      ([Greet, Abstract], r"capability 'demo.abstract' does not implement execute"),
-     ([Greet, BadMeta], r"capability 'demo bad' has invalid metadata: .*\.id: .*events\[0\]")],
-    ids=["one id twice", "abstract", "invalid metadata"],
+     ([Greet, BadMeta], r"capability 'demo bad' has invalid metadata: .*\.id: .*events\[0\]"),
+     ([Greet, NeedsClient], r"capability 'demo.needs' \(NeedsClient\) cannot be made without arguments")],
+    ids=["one id twice", "abstract", "invalid metadata", "a constructor that needs arguments"],
 )
 def test_a_capability_that_cannot_be_hosted_is_named(capabilities: list, pattern: str) -> None:
     with pytest.raises(CapabilityDefinitionError, match=pattern):
@@ -82,3 +93,23 @@ def test_a_capability_that_cannot_be_hosted_is_named(capabilities: list, pattern
 def test_the_same_class_twice_and_any_iterable_still_run() -> None:
     assert run_manifest(DOC, [Greet, Greet]).context["demo.greeting"] == "A"
     assert run_manifest(DOC, (c for c in [Greet]), answers=()).status == "completed"
+
+
+def test_ontoflow_run_refuses_such_a_class_once_without_a_traceback(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "caps.py").write_text(
+        "from ontoflow import Capability, CapabilityMetadata\n"
+        "class NeedsClient(Capability):\n"
+        "    metadata = CapabilityMetadata(id='demo.needs')\n"
+        "    def __init__(self, client):\n"
+        "        super().__init__()\n"
+        "    async def execute(self, inputs, context):\n"
+        "        return None\n")
+    (tmp_path / "m.json").write_text('{"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "demo.needs"}}}}}')
+    ran = subprocess.run([sys.executable, "-m", "ontoflow", "run", "m.json", "-c", "caps.py", "--no-builtins"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert ran.returncode != 0
+    assert "capability 'demo.needs' (NeedsClient) cannot be made without arguments" in ran.stderr
+    assert "Traceback" not in ran.stderr and "process_crashed" not in ran.stderr

@@ -15,8 +15,8 @@ __all__ = ["check_capability_class", "check_capability_classes"]
 
 
 def check_capability_class(cls: type[Capability]) -> CapabilityMetadata:
-    """Check one Capability subclass: it has metadata, implements ``execute``, its metadata
-    passes ``check_metadata`` and its input schema compiles.
+    """Check one Capability subclass: it has metadata, implements ``execute``, can be made
+    without arguments, its metadata passes ``check_metadata`` and its input schema compiles.
 
     Args:
         cls: the class.
@@ -32,6 +32,15 @@ def check_capability_class(cls: type[Capability]) -> CapabilityMetadata:
         raise CapabilityDefinitionError(f"{cls.__qualname__} has no CapabilityMetadata 'metadata'")
     if inspect.isabstract(cls):
         raise CapabilityDefinitionError(f"capability {meta.id!r} does not implement execute")
+    try:
+        # A worker makes every capability with ``cls()``: one that needs arguments crashed
+        # each worker process with a traceback, and `ontoflow run` after four restarts.
+        inspect.signature(cls).bind()
+    except TypeError as exc:
+        raise CapabilityDefinitionError(f"capability {meta.id!r} ({cls.__qualname__}) cannot be made without "
+                                        f"arguments, as a worker makes it: {exc}") from None
+    except ValueError:  # no signature to read (a C-level __init__): the worker will tell
+        pass
     problems = check_metadata(meta)
     if problems:
         listed = "; ".join(str(p) for p in problems)
