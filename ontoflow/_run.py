@@ -8,6 +8,7 @@ torn down again.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import sys
@@ -219,6 +220,14 @@ def run_manifest(
             :func:`arun_manifest` there).
         ontoflow.protocols.ManifestError: as :func:`arun_manifest`.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop here: the usual case
+    else:  # anyio's own words ("Already running asyncio in this thread") did not say what to do
+        raise RuntimeError("run_manifest cannot run inside a running event loop (an async test, a notebook): "
+                           "await arun_manifest(...) there")
+
     async def go() -> RunResult:
         return await arun_manifest(document, capabilities, inputs=inputs, start=start, answers=answers, slots=slots)
 

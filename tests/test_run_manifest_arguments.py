@@ -113,3 +113,13 @@ def test_ontoflow_run_refuses_such_a_class_once_without_a_traceback(tmp_path) ->
     assert ran.returncode != 0
     assert "capability 'demo.needs' (NeedsClient) cannot be made without arguments" in ran.stderr
     assert "Traceback" not in ran.stderr and "process_crashed" not in ran.stderr
+
+
+def test_inside_a_running_loop_it_says_to_await_arun_manifest() -> None:
+    import asyncio
+
+    async def inside() -> None:
+        with pytest.raises(RuntimeError, match=r"^run_manifest cannot run inside a running event loop .*: await arun_manifest"):
+            run_manifest(DOC, [Greet])
+
+    asyncio.run(inside())
