@@ -7,16 +7,22 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 from ontoflow.actors.capability._base import Capability
+from ontoflow.actors.capability._schema import compile_schema
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
 
 __all__ = ["check_capability_class", "check_capability_classes"]
 
+_ENCODER = msgspec.msgpack.Encoder()
+
 
 def check_capability_class(cls: type[Capability]) -> CapabilityMetadata:
     """Check one Capability subclass: it has metadata, implements ``execute``, can be made
-    without arguments, its metadata passes ``check_metadata`` and its input schema compiles.
+    without arguments, its metadata has the declared types and passes ``check_metadata``, and
+    its input and observation schemas are valid JSON Schemas that compile.
 
     Args:
         cls: the class.
@@ -41,11 +47,18 @@ def check_capability_class(cls: type[Capability]) -> CapabilityMetadata:
                                         f"arguments, as a worker makes it: {exc}") from None
     except ValueError:  # no signature to read (a C-level __init__): the worker will tell
         pass
-    problems = check_metadata(meta)
+    try:
+        problems = check_metadata(meta)
+    except Exception:  # a field of the wrong type broke the checks (id=5: not subscriptable)
+        _check_types(meta)  # names it
+        raise
     if problems:
         listed = "; ".join(str(p) for p in problems)
         raise CapabilityDefinitionError(f"capability {meta.id!r} has invalid metadata: {listed}")
+    _check_types(meta)
     cls._class_spec()  # compiles the input schema now, not at the first step
+    # The orchestrator compiles it for the first Observation, and refused every one, silently.
+    compile_schema(meta.id, meta.observation_schema, "observation_schema")
     return meta
 
 
@@ -88,3 +101,23 @@ def check_capability_classes(classes: Any, what: str = "capabilities") -> list[t
         owners[meta.id] = cls
         checked.append(cls)
     return checked
+
+
+def _check_types(meta: CapabilityMetadata) -> None:
+    """Every field of the type it is declared with, as the worker's ``Ready`` is decoded.
+
+    A Struct made in Python is not type-checked: ``timeout_ms="30s"``, ``id=5`` or
+    ``flow=[...]`` ended in a bare TypeError or AttributeError from deep in the checks,
+    ``perceive_interval_ms="5"`` crashed every worker as it started, and a float timeout was
+    only refused by a remote orchestrator decoding the announcement.
+    """
+    try:
+        encoded = _ENCODER.encode(meta)
+    except Exception as exc:
+        raise CapabilityDefinitionError(f"capability {meta.id!r} has metadata that cannot be sent to an "
+                                        f"orchestrator: {type(exc).__name__}: {exc}") from None
+    try:
+        msgspec.msgpack.decode(encoded, type=CapabilityMetadata)
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:  # __post_init__'s own refusals too
+        where = str(exc).replace("`$.", "`metadata.").replace("`$`", "`metadata`")
+        raise CapabilityDefinitionError(f"capability {meta.id!r} has invalid metadata: {where}") from None

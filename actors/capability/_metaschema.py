@@ -82,7 +82,7 @@ _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _validator: Any = None
 
 
-def metaschema_problem(schema: Any) -> str | None:
+def metaschema_problem(schema: Any, what: str = "input_schema") -> str | None:
     """What makes ``schema`` an invalid draft-07 JSON Schema, with its path, or None.
 
     A schema whose ``$schema`` names another draft is not checked here (its own rules differ:
@@ -90,7 +90,8 @@ def metaschema_problem(schema: Any) -> str | None:
     cannot handle.
 
     Args:
-        schema: a capability's ``input_schema``.
+        schema: a capability's ``input_schema`` (or ``observation_schema``).
+        what: the name the path starts with.
 
     Returns:
         ``"<path> <rule>"``, e.g. ``input_schema.properties['obdc.base.lang.code'].minLength
@@ -109,16 +110,16 @@ def metaschema_problem(schema: Any) -> str | None:
         tokens = list(exc.path or [])[1:]
         if exc.rule == "anyOf" and tokens[-1:] == ["type"]:  # "cannot be validated by any definition"
             rule = f"must be one of {', '.join(_SIMPLE_TYPES['enum'])}, or a list of them"
-        return f"{_schema_path(schema, tokens)} {rule}"
+        return f"{_schema_path(schema, tokens, what)} {rule}"
     except RecursionError:
-        return "input_schema is nested too deeply to check"
+        return f"{what} is nested too deeply to check"
     return None
 
 
-def _schema_path(schema: Any, tokens: list[str]) -> str:
+def _schema_path(schema: Any, tokens: list[str], what: str) -> str:
     """The path fastjsonschema gives as dot-split ``tokens``, rebuilt against ``schema``'s own
     keys (an ontology key such as ``obdc.base.lang.code`` is one key, not four)."""
-    path, node, i = "input_schema", schema, 0
+    path, node, i = what, schema, 0
     while i < len(tokens):
         if isinstance(node, list) and tokens[i].isdigit() and int(tokens[i]) < len(node):
             path, node, i = f"{path}[{tokens[i]}]", node[int(tokens[i])], i + 1
