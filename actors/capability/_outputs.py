@@ -60,8 +60,11 @@ def interpret(
     if not isinstance(outputs, dict) or not isinstance(segments, list):
         raise BadResult(REASON_INVALID_RESULT, f"outputs are {type(outputs).__name__}, expected dict[str, Any]"
                         if not isinstance(outputs, dict) else "segments must be a list of Segment")
-    if segments and not all(isinstance(s, Segment) for s in segments):
-        raise BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment")
+    if segments and not all(isinstance(s, Segment) and _all_str(s) for s in segments):
+        # A Segment made in Python is not type-checked: Segment(id=1) was sent, refused by the
+        # orchestrator's decoder, and the step waited out its deadline unanswered.
+        raise BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment whose id, type, content "
+                                               "and block are str")
     if not outputs:  # the common answer of a step that only routes: nothing to check or copy
         if segments:
             _check_size(0, segments, max_bytes)
@@ -87,3 +90,8 @@ def _check_size(outputs_bytes: int, segments: list[Segment], max_bytes: int) -> 
     if size > max_bytes:
         raise BadResult(REASON_INVALID_RESULT, f"outputs and segments are {size} bytes encoded, over the "
                                                f"{max_bytes} bytes a step's answer may carry")
+
+
+def _all_str(segment: Segment) -> bool:
+    return (isinstance(segment.id, str) and isinstance(segment.type, str) and isinstance(segment.content, str)
+            and isinstance(segment.block, str))

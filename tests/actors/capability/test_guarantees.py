@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 
 from ontoflow.actors.capability import Capability, Result
 from ontoflow.protocols.capability import RetryPolicy
-from ontoflow.protocols.context import StepContext
+from ontoflow.protocols.context import Segment, StepContext
 from ontoflow.protocols.messages import Outcome
 from tests.actors.capability._support import make_metadata, make_request
 from tests.actors.capability.test_invoke import Forever, scripted
@@ -50,6 +50,9 @@ NASTY_RESULTS = {
     "outputs not a dict": Result(outputs="not a dict"),  # type: ignore[arg-type]
     "event not a str": Result(event=123),  # type: ignore[arg-type]
     "segments not segments": Result(segments=["text"]),  # type: ignore[list-item]
+    # Sent, refused by the orchestrator's decoder, and the step waited out its deadline.
+    "a segment with a non-str field": Result(segments=[Segment(id=1, type="t", content="c")]),  # type: ignore[arg-type]
+    "a segment with bytes content": Result(segments=[Segment(id="a", type="t", content=b"c")]),  # type: ignore[arg-type]
     "non-str output key": {1: "x"},
     "unencodable output": {"k": Unencodable()},
     "a list returned": ["success"],

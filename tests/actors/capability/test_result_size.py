@@ -71,3 +71,17 @@ def test_a_real_worker_answers_a_too_big_result_as_a_failure(tmp_path: Path) -> 
     )
     (step,) = msgspec.json.decode(ran.stdout)["trace"]
     assert (step["event"], step["reason"]) == ("failure", "invalid_result"), step
+
+
+def test_a_segment_the_orchestrator_could_not_decode_fails_the_step_at_once() -> None:
+    from ontoflow import CapabilityMetadata, run_manifest
+
+    class BadSegment(Capability):
+        metadata = CapabilityMetadata(id="demo.segment", timeout_ms=60_000)
+
+        async def execute(self, inputs: dict, context: object) -> Result:
+            return Result(segments=[Segment(id=1, type="t", content="c")])  # type: ignore[arg-type]
+
+    doc = {"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "demo.segment"}}}}}
+    (step,) = run_manifest(doc, [BadSegment]).trace  # before: a timeout, after the step's whole budget
+    assert (step.event, step.reason) == ("failure", "invalid_result")
