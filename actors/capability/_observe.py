@@ -33,7 +33,8 @@ async def observe(cap: Capability) -> list[Observation]:
 
     Never raises but a cancellation of the calling task: what ``perceive`` raises (an exit
     too) is logged as ``perceive_failed`` with its type; ``None`` is nothing perceived; anything
-    not a list or tuple, an item not an ``Observation``, one that cannot be encoded or is bigger
+    not a list or tuple, an item not an ``Observation``, one that cannot be encoded (or decoded
+    as the orchestrator will, a field of the wrong type) or is bigger
     than ``cap.max_result_bytes`` is dropped and logged as ``observations_dropped``.
 
     Args:
@@ -63,10 +64,14 @@ async def observe(cap: Capability) -> list[Observation]:
                                                                               "expected Observation")
             continue
         try:
-            size = len(_ENCODER.encode(item))
+            encoded = _ENCODER.encode(item)
+            # As the orchestrator decodes it: Observation(id=1), not type-checked when made, was
+            # refused there as a malformed message, far from its cause.
+            msgspec.msgpack.decode(encoded, type=Observation)
         except Exception as exc:
             log.warning("observations_dropped", capability=capability, reason=f"not encodable: {type(exc).__name__}")
             continue
+        size = len(encoded)
         if size > cap.max_result_bytes:
             log.warning("observations_dropped", capability=capability, reason=f"{size} bytes encoded, over the "
                                                                               f"{cap.max_result_bytes} bytes allowed")

@@ -43,6 +43,8 @@ BAD = {
     "a list of dicts": ([{"a": SECRET}, GOOD], "observations_dropped"),
     "unencodable data": ([Observation(capability="test.eye", kind="k", id="2", data={"x": object()}), GOOD],
                          "observations_dropped"),
+    "a field of the wrong type": ([Observation(capability="test.eye", kind="k", id=3), GOOD],  # type: ignore[arg-type]
+                                  "observations_dropped"),
     "SystemExit": (SystemExit(SECRET), "perceive_failed"),
     "KeyboardInterrupt": (KeyboardInterrupt(SECRET), "perceive_failed"),
     "a CancelledError nobody asked for": (asyncio.CancelledError(SECRET), "perceive_failed"),
