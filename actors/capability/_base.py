@@ -93,6 +93,19 @@ class Capability(abc.ABC):
     #: bigger answer was dropped with the worker's connection and the step hung to its deadline.
     #: A host with a lower ``max_message_bytes`` sets it lower.
     max_result_bytes: int = DEFAULT_MAX_MESSAGE_BYTES - 64 * 1024
+    # What __init__ sets, for a subclass whose own __init__ forgot super().__init__(): every
+    # step of it failed as the base's internal error (an AttributeError on _spec).
+    config: Mapping[str, Any] = MappingProxyType({})
+    _secrets: tuple[str, ...] = ()
+    _sleep = staticmethod(anyio.sleep)
+    _random = _random.Random()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when __init__ did not run (see above): the class's spec, kept for next time.
+        if name == "_spec":
+            spec = self._spec = type(self)._class_spec()
+            return spec
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __init__(
         self,

@@ -154,3 +154,29 @@ async def test_cancelling_during_backoff_propagates() -> None:
                 await sleeping.wait()
                 scope.cancel()
     assert returned == [] and cap.calls == 1
+
+
+class ForgotSuper(Capability):
+    """A subclass whose __init__ does not call super().__init__(): a common slip."""
+
+    metadata = make_metadata(retry=RetryPolicy(max_retries=1, initial_ms=1.0, max_ms=1.0))
+
+    def __init__(self) -> None:
+        self.client = {"calls": 0}
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Any:
+        self.client["calls"] += 1
+        if self.client["calls"] == 1:
+            raise TimeoutError("slow upstream")
+        return {"count": self.client["calls"]}
+
+
+async def test_a_subclass_that_forgot_super_init_still_runs_with_retries() -> None:
+    # Before: every step failed as "unknown: AttributeError: the capability base failed".
+    cap = ForgotSuper()
+    with anyio.fail_after(5):
+        outcome = await cap.invoke(make_request())
+    assert (outcome.event, outcome.outputs, outcome.retries) == ("success", {"count": 2}, 1)
+    assert cap.secrets == () and dict(cap.config) == {}
+    with pytest.raises(AttributeError, match="'ForgotSuper' object has no attribute 'missing'"):
+        cap.missing  # noqa: B018 - the usual error for anything else
