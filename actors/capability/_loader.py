@@ -113,7 +113,7 @@ def load_capabilities(specs: Iterable[str]) -> list[type[Capability]]:
         specs: module names (``mypkg.caps``) and paths (``/srv/caps/quote.py``).
 
     Returns:
-        The classes, in spec order, each once.
+        The classes, in spec order, each once (a file named twice, by any path, is loaded once).
 
     Raises:
         CapabilityLoadError: a module or file not found, an import that raises, a spec with
@@ -122,9 +122,18 @@ def load_capabilities(specs: Iterable[str]) -> list[type[Capability]]:
     """
     loaded: list[type[Capability]] = []
     owners: dict[str, tuple[str, type[Capability]]] = {}
+    files: set[Path] = set()
     for spec in specs:
         if not isinstance(spec, str) or not spec.strip():
             raise CapabilityLoadError(f"capability spec {spec!r} is empty or not a string")
+        if _is_path(spec):
+            # One file named twice (caps.py and ./caps.py, a config's and the command line's) is
+            # loaded once, as a module named twice is: a second import made new classes, whose
+            # ids then clashed with themselves ("defined twice: by Bad and Bad").
+            resolved = Path(spec).expanduser().resolve()
+            if resolved in files:
+                continue
+            files.add(resolved)
         module = _import_file(spec) if _is_path(spec) else _import_name(spec)
         classes = _classes_of(spec, module)
         if not classes:

@@ -153,3 +153,9 @@ def test_a_duplicate_across_specs_names_both(write: Callable[[str, str], str]) -
 def test_an_empty_spec_is_refused() -> None:
     with pytest.raises(CapabilityLoadError, match="empty"):
         load_capabilities([""])
+
+
+def test_one_file_named_twice_by_different_paths_is_loaded_once(write: Callable[[str, str], str], tmp_path: Path) -> None:
+    path = write("twice.py", HEADER + cap("Twice", "test.twice"))
+    (loaded,) = load_capabilities([path, str(tmp_path / "." / "twice.py"), path])
+    assert loaded.metadata.id == "test.twice"
