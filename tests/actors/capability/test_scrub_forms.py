@@ -49,3 +49,12 @@ def test_every_usual_form_of_a_value_is_redacted(text: str) -> None:
     scrubbed = scrub(text, values=[EMAIL, CITY])
     assert "<redacted>" in scrubbed
     assert "alice" not in scrubbed.lower() and "Paulo" not in scrubbed and "u00e3o" not in scrubbed
+
+
+@pytest.mark.parametrize("quoted", ["välue 12345 & x", "v%C3%A4lue%2012345%20%26%20x", "v\\u00e4lue 12345 & x",
+                                    "VÄLUE 12345 & X"], ids=["as is", "percent-encoded", "json-escaped", "upper case"])
+def test_one_value_among_many_is_still_found(quoted: str) -> None:
+    # Only the literals the text holds go into the pattern now (twenty thousand values made a
+    # regex that took seconds per failed step): the one quoted must still be among them.
+    values = [f"välue {i} & x" for i in range(20_000)]
+    assert scrub(f"failed on {quoted} today", values=[values]) == "failed on <redacted> today"
