@@ -24,7 +24,7 @@ from importlib.metadata import version as _version
 from ontoflow._run import arun_manifest, run_manifest
 from ontoflow.actors.capability import Capability, PermanentError, Result, TransientError
 from ontoflow.actors.orchestrator import RunResult
-from ontoflow.protocols import CapabilityMetadata, Observation, StepContext
+from ontoflow.protocols import CapabilityMetadata, Observation, Segment, StepContext
 
 try:
     __version__ = _version("ontoflow")
@@ -38,6 +38,7 @@ __all__ = [
     "PermanentError",
     "Result",
     "RunResult",
+    "Segment",
     "StepContext",
     "TransientError",
     "__version__",

@@ -8,10 +8,11 @@ torn down again.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability
+from ontoflow.actors.capability import Capability, check_capability_classes
 from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
 from ontoflow.protocols.errors import ManifestError, Problem
@@ -100,6 +101,12 @@ async def arun_manifest(
         too rather than wait for an answer that cannot come.
 
     Raises:
+        TypeError: an argument of the wrong type (a list for ``document``, a lone class or an
+            instance for ``capabilities``...), naming the argument.
+        ValueError: ``slots`` below 1.
+        ontoflow.actors.errors.CapabilityDefinitionError: a capability that does not implement
+            ``execute``, whose metadata is invalid or whose input schema is not a valid JSON
+            Schema, or two capabilities with one id (named).
         ontoflow.protocols.ManifestError: when the document cannot be read or does not compile
             against ``capabilities`` (every problem, with its path), or ``start`` is given
             for a document that is not a workflow.
@@ -107,13 +114,14 @@ async def arun_manifest(
         Exception: what a capability raised as the cluster started (a CapabilityDefinitionError
             for a schema that does not compile, what its ``initialize()`` raised), itself.
     """
+    hosted = _checked_arguments(document, capabilities, inputs, start, answers, slots)
     _quiet_unless_configured()
     decoded, digest, worktree = _read(document)
     if start is not None:
         decoded = _starting_at(decoded, start)
     refused: Exception | None = None
     try:
-        async with open_local_cluster(list(capabilities), [], transport="inproc", slots=slots) as cluster:
+        async with open_local_cluster(hosted, [], transport="inproc", slots=slots) as cluster:
             try:
                 compiled = compile_document(decoded, cluster.catalog, manifest_hash=digest, worktree=worktree,
                                             defaults=cluster.defaults)
@@ -133,6 +141,28 @@ async def arun_manifest(
         raise sole from None
     assert refused is not None
     raise refused
+
+
+def _checked_arguments(document: Any, capabilities: Any, inputs: Any, start: Any, answers: Any,
+                       slots: Any) -> list[type[Capability]]:
+    """The capability classes to host, once every argument of :func:`arun_manifest` is of its
+    type: a wrong one failed deep inside (``expected str, bytes or os.PathLike object, not
+    list``, ``'ABCMeta' object is not iterable``) or, for two classes with one id, not at all."""
+    if not isinstance(document, (str, os.PathLike, Mapping)):
+        raise TypeError(f"run_manifest: document must be a path (str or os.PathLike) or a mapping (the decoded "
+                        f"document), not {type(document).__name__}")
+    hosted = check_capability_classes(capabilities, "run_manifest: capabilities")
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise TypeError(f"run_manifest: inputs must be a mapping of ontology key -> value, not {type(inputs).__name__}")
+    if start is not None and not isinstance(start, str):
+        raise TypeError(f"run_manifest: start must be a node id (str), not {type(start).__name__}")
+    if isinstance(answers, (str, bytes, Mapping)) or not isinstance(answers, Iterable):
+        raise TypeError(f"run_manifest: answers must be a list of answers, not {type(answers).__name__}")
+    if isinstance(slots, bool) or not isinstance(slots, int):
+        raise TypeError(f"run_manifest: slots must be an int, not {type(slots).__name__}")
+    if slots < 1:
+        raise ValueError(f"run_manifest: slots must be >= 1, got {slots}")
+    return hosted
 
 
 def _sole_error(group: BaseExceptionGroup[Any]) -> Exception | None:
@@ -190,6 +220,14 @@ def run_manifest(
             :func:`arun_manifest` there).
         ontoflow.protocols.ManifestError: as :func:`arun_manifest`.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop here: the usual case
+    else:  # anyio's own words ("Already running asyncio in this thread") did not say what to do
+        raise RuntimeError("run_manifest cannot run inside a running event loop (an async test, a notebook): "
+                           "await arun_manifest(...) there")
+
     async def go() -> RunResult:
         return await arun_manifest(document, capabilities, inputs=inputs, start=start, answers=answers, slots=slots)
 

@@ -10,14 +10,20 @@ __all__ = ["backoff_ms", "nominal_backoff_ms", "worst_case_step_ms"]
 def nominal_backoff_ms(policy: RetryPolicy, retry_number: int) -> float:
     """The delay before retry ``retry_number`` (1-based) without jitter.
 
-    ``min(initial_ms * multiplier ** (retry_number - 1), max_ms)``.
+    ``min(initial_ms * multiplier ** (retry_number - 1), max_ms)``, which is ``max_ms`` too
+    where the power is past what a float holds (a multiplier of 10 reaches it at retry 310 of
+    the 1000 a policy may have: the power raised ``OverflowError``).
 
     Raises:
         ValueError: when ``retry_number`` < 1.
     """
     if retry_number < 1:
         raise ValueError("retry_number starts at 1")
-    return min(policy.initial_ms * policy.multiplier ** (retry_number - 1), policy.max_ms)
+    try:
+        grown = policy.initial_ms * policy.multiplier ** (retry_number - 1)
+    except OverflowError:
+        return policy.max_ms
+    return min(grown, policy.max_ms)
 
 
 def backoff_ms(policy: RetryPolicy, retry_number: int, unit: float) -> float:

@@ -12,7 +12,8 @@ from ontoflow.protocols import CapabilityMetadata
 def test_the_face_hands_a_capability_author_what_they_need() -> None:
     assert ontoflow.Capability is Capability
     assert ontoflow.CapabilityMetadata is CapabilityMetadata
-    for name in ("Result", "TransientError", "PermanentError", "RunResult", "run_manifest", "arun_manifest"):
+    # Segment: a Result's payload segments are made of it (seed 002), so a capability needs it too.
+    for name in ("Result", "Segment", "TransientError", "PermanentError", "RunResult", "run_manifest", "arun_manifest"):
         assert hasattr(ontoflow, name), name
 
 

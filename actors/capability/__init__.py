@@ -8,10 +8,14 @@ and ``.py`` files.
 """
 
 from ontoflow.actors.capability._base import Capability
+from ontoflow.actors.capability._cancel import must_propagate
+from ontoflow.actors.capability._checks import check_capability_classes
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._loader import load_capabilities
+from ontoflow.actors.capability._observe import observe
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._scrub import scrub
+from ontoflow.actors.capability._shutdown import shut_down
 from ontoflow.actors.errors import PermanentError, TransientError
 
 __all__ = [
@@ -20,7 +24,11 @@ __all__ = [
     "PermanentError",
     "Result",
     "TransientError",
+    "check_capability_classes",
     "classify_error",
     "load_capabilities",
+    "must_propagate",
+    "observe",
     "scrub",
+    "shut_down",
 ]

@@ -3,7 +3,8 @@
 A subclass declares ``metadata`` and writes ``execute``; ``invoke`` (final, called by the
 worker host) validates the inputs against the compiled schema, runs attempts under their
 timeout, retries transient failures with jittered exponential backoff, checks what came back
-against the declaration, and always ends in an ``Outcome``: nothing but cancellation escapes.
+against the declaration, and always ends in an ``Outcome``: nothing but cancellation escapes
+(``SystemExit`` and ``KeyboardInterrupt`` raised by ``execute`` end the step, not the worker).
 """
 
 from __future__ import annotations
@@ -26,21 +27,22 @@ from ontoflow.actors.capability._reasons import (
     REASON_ERROR,
     REASON_INTERNAL,
     REASON_INVALID_INPUT,
-    REASON_INVALID_RESULT,
     REASON_TIMEOUT,
-    REASON_UNDECLARED_EVENT,
     BadResult,
 )
+from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
+from ontoflow.actors.capability._outputs import interpret
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import Validator, compile_schema, describe_violation
 from ontoflow.actors.capability._scrub import error_text, handed_values, scrub
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
-from ontoflow.protocols.events import CLARIFICATION, FAILURE, INVALID, SUCCESS, TIMEOUT
+from ontoflow.protocols.events import CLARIFICATION, FAILURE, INVALID, TIMEOUT
 from ontoflow.protocols.messages import Invoke, Observation, Outcome
 from ontoflow.runtime.retry import backoff_ms
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["Capability"]
 
@@ -86,6 +88,24 @@ class Capability(abc.ABC):
     """
 
     metadata: ClassVar[CapabilityMetadata]
+    #: The most a step's outputs and segments may take encoded; more ends the step in an
+    #: ``invalid_result`` failure. A message's limit less room for the rest of the Outcome: a
+    #: bigger answer was dropped with the worker's connection and the step hung to its deadline.
+    #: A host with a lower ``max_message_bytes`` sets it lower.
+    max_result_bytes: int = DEFAULT_MAX_MESSAGE_BYTES - 64 * 1024
+    # What __init__ sets, for a subclass whose own __init__ forgot super().__init__(): every
+    # step of it failed as the base's internal error (an AttributeError on _spec).
+    config: Mapping[str, Any] = MappingProxyType({})
+    _secrets: tuple[str, ...] = ()
+    _sleep = staticmethod(anyio.sleep)
+    _random = _random.Random()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when __init__ did not run (see above): the class's spec, kept for next time.
+        if name == "_spec":
+            spec = self._spec = type(self)._class_spec()
+            return spec
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __init__(
         self,
@@ -180,7 +200,8 @@ class Capability(abc.ABC):
     async def invoke(self, request: Invoke, *, verbose: bool | None = None) -> Outcome:
         """Run one step: validate, attempt with timeout and retries, check, report.
 
-        Never raises anything but cancellation: every failure becomes an Outcome whose event
+        Never raises anything but a cancellation of the calling task: every failure (an exit or
+        an interrupt raised by ``execute`` too) becomes an Outcome whose event
         is ``invalid`` (reason ``invalid_input``), ``timeout`` (reason ``timeout``) or
         ``failure`` (reason ``error``, ``undeclared_event``, ``invalid_result`` or
         ``internal``). ``duration_ms`` covers the whole call, ``retries`` the retries done.
@@ -224,7 +245,9 @@ class Capability(abc.ABC):
             if spec.metadata.timeout_ms is None and request.deadline_ms is None:  # no limit: most steps
                 try:  # the first attempt runs here, without the attempts loop's coroutine; a failure goes on there
                     raw = await self.execute(dict(inputs), request.context)
-                except Exception as exc:  # never BaseException: cancellation must propagate
+                except BaseException as exc:  # an exit too, but a cancellation must propagate
+                    if must_propagate(exc):
+                        raise
                     return await self._attempts(request, started, inputs, verbose, failed=exc)
                 return self._success(request, started, raw, 0, verbose)
             return await self._attempts(request, started, inputs, verbose)
@@ -232,7 +255,7 @@ class Capability(abc.ABC):
             return self._internal_failure(request, started, exc)
 
     async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], verbose: bool,
-                        failed: Exception | None = None) -> Outcome:  # failed: what invoke's first attempt raised
+                        failed: BaseException | None = None) -> Outcome:  # failed: what invoke's first attempt raised
         meta = self._spec.metadata
         policy = meta.retry
         timeout_s = meta.timeout_ms / 1000 if meta.timeout_ms is not None else math.inf
@@ -244,7 +267,7 @@ class Capability(abc.ABC):
         while True:
             attempt_deadline = math.inf if unbounded else min(anyio.current_time() + timeout_s, deadline)
             raw: Any = _NOT_RETURNED
-            error: Exception | None = None
+            error: BaseException | None = None
             scope: anyio.CancelScope | None = None
             try:
                 if failed is not None:  # the first attempt, run by ``invoke`` without a limit
@@ -256,7 +279,9 @@ class Capability(abc.ABC):
                     scope = anyio.CancelScope(deadline=attempt_deadline)
                     with scope:
                         raw = await self.execute(dict(inputs), request.context)
-            except Exception as exc:  # never BaseException: cancellation must propagate
+            except BaseException as exc:  # an exit too, but a cancellation must propagate
+                if must_propagate(exc):
+                    raise
                 error = exc
             if error is None and raw is not _NOT_RETURNED:
                 return self._success(request, started, raw, retries, verbose)
@@ -293,7 +318,9 @@ class Capability(abc.ABC):
     def _success(self, request: Invoke, started: float, raw: Any, retries: int, verbose: bool) -> Outcome:
         """Turn what ``execute`` returned into an Outcome, holding it to the declaration."""
         try:
-            event, outputs, segments = self._interpret(raw)
+            spec = self._spec
+            event, outputs, segments = interpret(raw, capability_id=spec.metadata.id, events=spec.events,
+                                                 declared=spec.outputs, max_bytes=self.max_result_bytes)
         except BadResult as bad:
             # An undeclared event's name is quoted: it may be a value the step was handed.
             raw_inputs = request.inputs if isinstance(request.inputs, dict) else {}
@@ -302,42 +329,6 @@ class Capability(abc.ABC):
                                 verbose=verbose)
         return self._finish(request, started, event, outputs=outputs, segments=segments, retries=retries,
                             verbose=verbose)
-
-    def _interpret(self, raw: Any) -> tuple[str, dict[str, Any], list[Segment]]:
-        if raw is None:
-            return SUCCESS, {}, []
-        if isinstance(raw, dict):
-            event, outputs, segments = SUCCESS, raw, []
-        elif isinstance(raw, Result):
-            event, outputs, segments = raw.event, raw.outputs, raw.segments
-        else:
-            raise BadResult(
-                REASON_INVALID_RESULT, f"execute returned {type(raw).__name__}, expected Result, dict or None"
-            )
-        if not isinstance(event, str):
-            raise BadResult(REASON_INVALID_RESULT, f"Result.event is {type(event).__name__}, expected str")
-        if event not in self._spec.events:
-            raise BadResult(REASON_UNDECLARED_EVENT, f"capability returned undeclared event {event[:100]!r}")
-        if not isinstance(outputs, dict) or not isinstance(segments, list):
-            raise BadResult(REASON_INVALID_RESULT, f"outputs are {type(outputs).__name__}, expected dict[str, Any]"
-                             if not isinstance(outputs, dict) else "segments must be a list of Segment")
-        if segments and not all(isinstance(s, Segment) for s in segments):
-            raise BadResult(REASON_INVALID_RESULT, "segments must be a list of Segment")
-        if not outputs:  # the common answer of a step that only routes: nothing to check or copy
-            return event, {}, list(segments) if segments else []
-        if not all(isinstance(k, str) for k in outputs):
-            raise BadResult(REASON_INVALID_RESULT, "outputs are dict with non-str keys, expected dict[str, Any]")
-        declared = self._spec.outputs
-        if declared and not declared.issuperset(outputs):
-            dropped = sorted(k for k in outputs if k not in declared)
-            log.warning("undeclared_output_dropped", capability=self._spec.metadata.id, keys=dropped)
-            outputs = {k: v for k, v in outputs.items() if k in declared}
-        try:
-            # Caught here, where the capability is known, rather than in the host's encoder.
-            _ENCODER.encode(outputs)
-        except Exception as exc:
-            raise BadResult(REASON_INVALID_RESULT, f"outputs are not encodable: {type(exc).__name__}") from None
-        return event, dict(outputs), list(segments)
 
     def _finish(
         self,

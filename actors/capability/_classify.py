@@ -90,7 +90,8 @@ def _classify_group(group: BaseExceptionGroup) -> ErrorClass:
 def classify_error(exc: BaseException) -> ErrorClass:
     """Classify a failure as transient (retry), permanent or unknown (neither: not retried).
 
-    In order: ``TransientError``/``PermanentError``; ``TimeoutError``, ``ConnectionError`` and
+    In order: ``TransientError``/``PermanentError``; a ``BaseException`` that is not an
+    ``Exception`` (``SystemExit``, ``KeyboardInterrupt``) is permanent; ``TimeoutError``, ``ConnectionError`` and
     socket-level ``OSError`` are transient, and so is an exception of a class whose name (or
     a base's) says timeout or connection/network error (httpx, requests, aiohttp); an int ``status_code``/``status`` of
     429/502/503/504 is transient, 400/401/403/404/422 permanent; ``PermissionError`` is
@@ -109,6 +110,8 @@ def classify_error(exc: BaseException) -> ErrorClass:
         return ErrorClass.PERMANENT
     if isinstance(exc, BaseExceptionGroup):
         return _classify_group(exc)
+    if not isinstance(exc, Exception):  # SystemExit, KeyboardInterrupt...: no retry, whatever the text
+        return ErrorClass.PERMANENT
     if isinstance(exc, (TimeoutError, ConnectionError, socket.gaierror, socket.herror)):
         return ErrorClass.TRANSIENT
     if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno in _TRANSIENT_ERRNOS:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import inspect
 import itertools
 import sys
 from collections.abc import Iterable
@@ -13,9 +12,10 @@ from pathlib import Path
 from types import ModuleType
 
 from ontoflow.actors.capability._base import Capability
+from ontoflow.actors.capability._checks import check_capability_class
 from ontoflow.actors.capability._scrub import scrub
 from ontoflow.actors.errors import CapabilityDefinitionError
-from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
+from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.errors import CapabilityLoadError
 
 __all__ = ["load_capabilities"]
@@ -95,20 +95,10 @@ def _classes_of(spec: str, module: ModuleType) -> list[type[Capability]]:
 
 
 def _check_class(spec: str, cls: type[Capability]) -> CapabilityMetadata:
-    meta = getattr(cls, "metadata", None)
-    if not isinstance(meta, CapabilityMetadata):
-        raise CapabilityLoadError(f"capability spec {spec!r}: {cls.__qualname__} has no CapabilityMetadata 'metadata'")
-    if inspect.isabstract(cls):
-        raise CapabilityLoadError(f"capability spec {spec!r}: capability {meta.id!r} does not implement execute")
-    problems = check_metadata(meta)
-    if problems:
-        listed = "; ".join(str(p) for p in problems)
-        raise CapabilityLoadError(f"capability spec {spec!r}: capability {meta.id!r} has invalid metadata: {listed}")
     try:
-        cls._class_spec()  # compiles the input schema now, at load time, not at the first step
+        return check_capability_class(cls)
     except CapabilityDefinitionError as exc:
         raise CapabilityLoadError(f"capability spec {spec!r}: {exc}") from None
-    return meta
 
 
 def load_capabilities(specs: Iterable[str]) -> list[type[Capability]]:
@@ -123,7 +113,7 @@ def load_capabilities(specs: Iterable[str]) -> list[type[Capability]]:
         specs: module names (``mypkg.caps``) and paths (``/srv/caps/quote.py``).
 
     Returns:
-        The classes, in spec order, each once.
+        The classes, in spec order, each once (a file named twice, by any path, is loaded once).
 
     Raises:
         CapabilityLoadError: a module or file not found, an import that raises, a spec with
@@ -132,9 +122,18 @@ def load_capabilities(specs: Iterable[str]) -> list[type[Capability]]:
     """
     loaded: list[type[Capability]] = []
     owners: dict[str, tuple[str, type[Capability]]] = {}
+    files: set[Path] = set()
     for spec in specs:
         if not isinstance(spec, str) or not spec.strip():
             raise CapabilityLoadError(f"capability spec {spec!r} is empty or not a string")
+        if _is_path(spec):
+            # One file named twice (caps.py and ./caps.py, a config's and the command line's) is
+            # loaded once, as a module named twice is: a second import made new classes, whose
+            # ids then clashed with themselves ("defined twice: by Bad and Bad").
+            resolved = Path(spec).expanduser().resolve()
+            if resolved in files:
+                continue
+            files.add(resolved)
         module = _import_file(spec) if _is_path(spec) else _import_name(spec)
         classes = _classes_of(spec, module)
         if not classes:

@@ -7,6 +7,7 @@ from typing import Any
 
 import fastjsonschema
 
+from ontoflow.actors.capability._metaschema import metaschema_problem
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.runtime.inputs import violation_parts
 
@@ -28,25 +29,37 @@ def _refuse_remote(uri: str) -> Any:
 _NO_REMOTE = {scheme: _refuse_remote for scheme in ("http", "https", "ftp", "file")}
 
 
-def compile_schema(capability_id: str, schema: dict[str, Any]) -> Validator:
+def compile_schema(capability_id: str, schema: dict[str, Any], what: str = "input_schema") -> Validator:
     """Compile ``schema`` once, with ``default`` values filling missing keys.
+
+    A schema without ``$schema`` (or naming draft-07) is first checked against draft-07's
+    meta-schema, so a keyword with a value no validator can mean (``minLength: -1``,
+    ``anyOf: {}``, ``additionalProperties: "no"``) is refused, not compiled into a validator
+    that checks nothing or refuses everything.
 
     Args:
         capability_id: named in the error.
-        schema: the capability's ``input_schema``.
+        schema: the capability's ``input_schema`` (or ``observation_schema``).
+        what: which of them, as the error names it.
 
     Returns:
         The validator.
 
     Raises:
-        CapabilityDefinitionError: when the schema does not compile (an unknown type, a
-            broken regex, a remote ``$ref``); the message names the capability id.
+        CapabilityDefinitionError: when the schema is not a valid JSON Schema or does not
+            compile (an unknown type, a broken regex, a remote ``$ref``); the message names
+            the capability id and, for the former, the path in the schema
+            (``input_schema.properties['obdc.base.lang.code'].minLength``).
     """
+    problem = metaschema_problem(schema, what)
+    if problem is not None:
+        raise CapabilityDefinitionError(f"capability {capability_id!r}: {what} does not compile: "
+                                        f"it is not a valid JSON Schema: {problem}")
     try:
         return fastjsonschema.compile(schema, handlers=_NO_REMOTE, use_default=True)
     except Exception as exc:  # JsonSchemaDefinitionException, re.error, TypeError, ...
         raise CapabilityDefinitionError(
-            f"capability {capability_id!r}: input_schema does not compile: {type(exc).__name__}: {exc}"
+            f"capability {capability_id!r}: {what} does not compile: {type(exc).__name__}: {exc}"
         ) from None
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import msgspec
 
@@ -68,15 +70,25 @@ def _long_run(match: re.Match[str]) -> str:
     return run
 
 
-def _flatten(value: Any, depth: int = 0) -> Iterator[str]:
-    """The literal forms of ``value`` worth redacting (nested containers walked)."""
+def _flatten(value: Any, depth: int = 0, escaped: bool = True, encoded: bool = True) -> Iterator[str]:
+    """The literal forms of ``value`` worth redacting (nested containers walked).
+
+    ``escaped``/``encoded``: whether the text holds a backslash / a ``%`` or ``+``; a form
+    that differs from the value always does, so none is made for a text that cannot hold it.
+    """
     if isinstance(value, str):
         if len(value) >= 3:
             yield value
-            # A message often quotes the value with repr(), which escapes newlines and quotes.
-            inner = repr(value)[1:-1]
-            if inner != value:
-                yield inner
+            # A message often quotes the value with repr(), which escapes newlines and quotes,
+            # or json.dumps, which escapes what is not ASCII; an HTTP client's error quotes the
+            # URL it called (httpx's raise_for_status: "... for url '...?email=alice%40x.org'"),
+            # where the value is percent-encoded, a space as %20 or as +.
+            forms = (repr(value)[1:-1], json.dumps(value)[1:-1]) if escaped else ()
+            if encoded:
+                forms += (quote(value, safe=""), quote(value), quote_plus(value))
+            for form in forms:
+                if form != value:
+                    yield form
     elif isinstance(value, bool):  # str(True) is a word, not a parameter value
         return
     elif isinstance(value, (int, float)):
@@ -85,10 +97,10 @@ def _flatten(value: Any, depth: int = 0) -> Iterator[str]:
             yield text
     elif depth < _MAX_DEPTH and isinstance(value, Mapping):
         for item in value.values():
-            yield from _flatten(item, depth + 1)
+            yield from _flatten(item, depth + 1, escaped, encoded)
     elif depth < _MAX_DEPTH and isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
-            yield from _flatten(item, depth + 1)
+            yield from _flatten(item, depth + 1, escaped, encoded)
 
 
 def handed_values(inputs: Mapping[str, Any], context: StepContext | None) -> list[Any]:
@@ -131,8 +143,9 @@ def scrub(
 ) -> str:
     """Return ``text`` with secrets, parameter values and credential-looking parts redacted.
 
-    Replaced by ``<redacted>``: every non-empty string of ``secrets``; every string of length
-    >= 3 among ``values`` (walked into nested dicts and lists) and the ``str()`` of every
+    Replaced by ``<redacted>``, in any case: every non-empty string of ``secrets``; every string
+    of length >= 3 among ``values`` (walked into nested dicts and lists; also as ``repr``,
+    ``json.dumps`` and URL percent-encoding quote it) and the ``str()`` of every
     int/float of >= 4 characters; ``password=``/``passwd``/``secret``/``token``/``api_key``
     values (``key=value`` and ``key: value``, quoted or not); ``Authorization`` headers and
     ``Bearer`` tokens; the userinfo of URLs (``scheme://<redacted>@host``); AWS access key ids;
@@ -150,15 +163,19 @@ def scrub(
     # Work on a bounded head: only max_chars survive, and the regexes stay cheap on huge text.
     text = text[: max(max_chars * 4, 1024)]
     literals = {s for s in secrets if isinstance(s, str) and s}
+    escaped, encoded = "\\" in text, "%" in text or "+" in text
     for value in values:
-        literals.update(_flatten(value))
-    # A literal longer than the text cannot occur in it; a long document handed with the
-    # step would only make the pattern slower.
-    literals = {s for s in literals if len(s) <= len(text)}
+        literals.update(_flatten(value, 0, escaped, encoded))
+    # Only the literals the text holds (in any case) go into the pattern: a step handed twenty
+    # thousand values compiled them all into one regex, seconds of the worker's loop per
+    # failed step. The substring test runs in C; a literal longer than the text is never in it.
+    lowered = text.lower()
+    literals = {s for s in literals if len(s) <= len(text) and s.lower() in lowered}
     if literals:
         # One pass, longest first, so a value inside a longer one (or inside an earlier
         # <redacted>) cannot leave a fragment behind.
-        pattern = re.compile("|".join(re.escape(s) for s in sorted(literals, key=len, reverse=True)))
+        # Any case: a service that echoes a value back often normalises it (ALICE@EXAMPLE.COM).
+        pattern = re.compile("|".join(re.escape(s) for s in sorted(literals, key=len, reverse=True)), re.IGNORECASE)
         text = pattern.sub(REDACTED, text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     text = _AUTHORIZATION.sub(lambda m: f"{m.group('head')}{REDACTED}", text)
@@ -172,7 +189,7 @@ def scrub(
     return text
 
 
-def error_text(error_class: ErrorClass, exc: Exception, values: list[Any], secrets: Iterable[str]) -> str:
+def error_text(error_class: ErrorClass, exc: BaseException, values: list[Any], secrets: Iterable[str]) -> str:
     """``"<class>: <ExcType>: <message>"``, scrubbed of what the step was handed and secrets, capped.
 
     The ``error`` of a failed step's Outcome (only a failed attempt calls it).

@@ -37,9 +37,8 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability
+from ontoflow.actors.capability import Capability, observe, shut_down
 from ontoflow.actors.worker._initialize import initialize
-from ontoflow.actors.worker._perception import perceive_checked
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
@@ -183,10 +182,7 @@ class WorkerHost(BatchActor):
             self._session = None
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
-                    try:
-                        await cap.shutdown()
-                    except Exception as exc:  # a broken shutdown must not hide the others
-                        log.warning("capability_shutdown_failed", capability=type(cap).metadata.id, error=type(exc).__name__)
+                    await shut_down(cap, timeout_s=self.grace_s)  # a broken shutdown must not hide the others
                 if self._draining and self._drain_on_signals and self.context is None:
                     # The goodbye may still sit in libzmq's queue: terminating the process's
                     # context waits for it to leave (at most the linger), then the process may exit.
@@ -387,7 +383,7 @@ class WorkerHost(BatchActor):
 
     async def _perceive_once(self, cap: Capability) -> None:
         meta = type(cap).metadata
-        for observation in await perceive_checked(cap):
+        for observation in await observe(cap):  # never raises: perception must never take the host down
             if self._session is not None:
                 self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
             else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ontoflow.actors.capability import Capability, scrub
+from ontoflow.actors.capability import Capability, must_propagate, scrub
 from ontoflow.actors.errors import CapabilityInitError
 
 __all__ = ["initialize"]
@@ -14,11 +14,14 @@ async def initialize(cap: Capability) -> None:
     prints it on stderr, where a traceback would show the text whole.
 
     Raises:
-        CapabilityInitError: when ``initialize()`` raises; the original is its ``__cause__``.
+        CapabilityInitError: when ``initialize()`` raises, exits or is interrupted (only a
+            cancellation of the caller propagates as itself); the original is its ``__cause__``.
     """
     try:
         await cap.initialize()
-    except Exception as exc:
+    except BaseException as exc:  # a sys.exit too: it ended the worker (or run_manifest's caller) with its code
+        if must_propagate(exc):
+            raise
         try:
             text = str(exc)
         except Exception:  # noqa: BLE001 - an unprintable error still names its type

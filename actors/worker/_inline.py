@@ -16,7 +16,7 @@ import types
 from collections.abc import Coroutine, Generator
 from typing import Any, TypeVar
 
-__all__ = ["Started", "resume", "start"]
+__all__ = ["Started", "not_closed", "resume", "start"]
 
 T = TypeVar("T")
 
@@ -42,12 +42,15 @@ def start(coro: Coroutine[Any, Any, T]) -> Started:
         ``await resume(started.coro, started.pending)`` (in the same task) finishes it.
 
     Raises:
-        BaseException: whatever the coroutine raised in its first slice.
+        BaseException: whatever the coroutine raised in its first slice (a ``GeneratorExit``
+            as ``not_closed``'s ``RuntimeError``).
     """
     try:
         pending = coro.send(None)
     except StopIteration as stop:
         return Started(coro, True, stop.value, None)
+    except GeneratorExit as raised:  # a running coroutine is not being closed: it raised one
+        raise not_closed(raised) from raised
     return Started(coro, False, None, pending)
 
 
@@ -57,7 +60,8 @@ def resume(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]
     returns both as ``Started.coro`` and ``Started.pending``); returns its result.
 
     What the task sends or throws in (a wake-up, a cancellation) is passed on to the
-    coroutine, exactly as a plain ``await`` would.
+    coroutine, exactly as a plain ``await`` would; a ``GeneratorExit`` the coroutine raises
+    without being closed comes out as ``not_closed``'s ``RuntimeError``.
     """
     while True:
         try:
@@ -70,8 +74,26 @@ def resume(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]
                 pending = coro.throw(exc)
             except StopIteration as stop:
                 return stop.value
+            except GeneratorExit as raised:
+                raise not_closed(raised) from raised
         else:
             try:
                 pending = coro.send(sent)
             except StopIteration as stop:
                 return stop.value
+            except GeneratorExit as raised:
+                raise not_closed(raised) from raised
+
+
+def not_closed(exc: GeneratorExit) -> RuntimeError:
+    """The error for a ``GeneratorExit`` a coroutine raised on its own (not thrown in by its
+    ``close()``), as PEP 479 turns a raised ``StopIteration`` into one: let through, it read
+    as the caller's own coroutine being closed.
+
+    Args:
+        exc: what the coroutine raised.
+
+    Returns:
+        A ``RuntimeError`` to raise from ``exc``.
+    """
+    return RuntimeError("the coroutine raised GeneratorExit without being closed")

@@ -31,8 +31,8 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability import Capability
-from ontoflow.actors.worker._inline import resume
-from ontoflow.protocols.events import CANCELLED
+from ontoflow.actors.worker._inline import not_closed, resume
+from ontoflow.protocols.events import CANCELLED, FAILURE
 from ontoflow.protocols.messages import Invoke, Outcome
 from ontoflow.runtime.batching import SEND_CHUNK
 
@@ -244,6 +244,8 @@ class StepScheduler:
                     pending = coro.send(None)
                 except StopIteration as stop:
                     outcome = stop.value
+                except GeneratorExit as exc:  # raised, not thrown in: nobody closes a running coroutine
+                    raise not_closed(exc) from exc
                 else:
                     waited = True
                     # The step waits: another runner takes the mailbox or the next step meanwhile.
@@ -251,8 +253,17 @@ class StepScheduler:
                         self._wake_runner()
                     outcome = await resume(coro, pending)
             except asyncio.CancelledError:
-                if key not in self._cancel_requested:
+                if key not in self._cancel_requested and task.cancelling():
                     raise  # the host itself is being cancelled
+                if key not in self._cancel_requested:  # raised by the step, not asked for
+                    outcome = _escaped(invoke, "CancelledError")
+            except GeneratorExit:
+                raise  # this runner is being closed (``resume`` told it from a step raising one)
+            except BaseException as exc:  # noqa: BLE001 - the capability broke invoke's guarantee
+                # An ``invoke`` overridden despite ``@final``, an exit it let through: the step
+                # fails, the host and every other step in it go on.
+                raised = exc.__cause__ if isinstance(exc.__cause__, GeneratorExit) else exc  # see not_closed
+                outcome = _escaped(invoke, type(raised).__name__)
             finally:
                 self._busy -= 1
                 if key in self._cancel_requested:
@@ -279,3 +290,12 @@ class StepScheduler:
                 self._flush()
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
+
+
+def _escaped(invoke: Invoke, exc_type: str) -> Outcome:
+    """The failure of a step whose ``invoke`` raised instead of answering (only the type is
+    told: the text may quote what the step was handed)."""
+    log.error("capability_invoke_raised", capability=invoke.capability, run_id=invoke.run_id,
+              step_id=invoke.step_id, exc_type=exc_type)
+    return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=FAILURE,
+                   reason="internal", error=f"unknown: {exc_type}: the capability's invoke raised")

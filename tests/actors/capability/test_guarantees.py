@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 
 from ontoflow.actors.capability import Capability, Result
 from ontoflow.protocols.capability import RetryPolicy
-from ontoflow.protocols.context import StepContext
+from ontoflow.protocols.context import Segment, StepContext
 from ontoflow.protocols.messages import Outcome
 from tests.actors.capability._support import make_metadata, make_request
 from tests.actors.capability.test_invoke import Forever, scripted
@@ -50,6 +50,9 @@ NASTY_RESULTS = {
     "outputs not a dict": Result(outputs="not a dict"),  # type: ignore[arg-type]
     "event not a str": Result(event=123),  # type: ignore[arg-type]
     "segments not segments": Result(segments=["text"]),  # type: ignore[list-item]
+    # Sent, refused by the orchestrator's decoder, and the step waited out its deadline.
+    "a segment with a non-str field": Result(segments=[Segment(id=1, type="t", content="c")]),  # type: ignore[arg-type]
+    "a segment with bytes content": Result(segments=[Segment(id="a", type="t", content=b"c")]),  # type: ignore[arg-type]
     "non-str output key": {1: "x"},
     "unencodable output": {"k": Unencodable()},
     "a list returned": ["success"],
@@ -151,3 +154,29 @@ async def test_cancelling_during_backoff_propagates() -> None:
                 await sleeping.wait()
                 scope.cancel()
     assert returned == [] and cap.calls == 1
+
+
+class ForgotSuper(Capability):
+    """A subclass whose __init__ does not call super().__init__(): a common slip."""
+
+    metadata = make_metadata(retry=RetryPolicy(max_retries=1, initial_ms=1.0, max_ms=1.0))
+
+    def __init__(self) -> None:
+        self.client = {"calls": 0}
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Any:
+        self.client["calls"] += 1
+        if self.client["calls"] == 1:
+            raise TimeoutError("slow upstream")
+        return {"count": self.client["calls"]}
+
+
+async def test_a_subclass_that_forgot_super_init_still_runs_with_retries() -> None:
+    # Before: every step failed as "unknown: AttributeError: the capability base failed".
+    cap = ForgotSuper()
+    with anyio.fail_after(5):
+        outcome = await cap.invoke(make_request())
+    assert (outcome.event, outcome.outputs, outcome.retries) == ("success", {"count": 2}, 1)
+    assert cap.secrets == () and dict(cap.config) == {}
+    with pytest.raises(AttributeError, match="'ForgotSuper' object has no attribute 'missing'"):
+        cap.missing  # noqa: B018 - the usual error for anything else

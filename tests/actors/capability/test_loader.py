@@ -118,6 +118,14 @@ ERRORS = {
     "sys.exit at import": ("exits.py", "import sys\nsys.exit(3)\n", r"importing capability file '.*exits.py' failed: SystemExit: 3"),
     "capabilities not a list": ("notlist.py", "CAPABILITIES = 'x'\n", r"CAPABILITIES must be a list"),
     "capabilities holds a non-class": ("nonclass.py", "CAPABILITIES = [42]\n", r"CAPABILITIES\[0\] is not a Capability subclass"),
+    # Made by every worker with cls(): each worker process crashed with a traceback.
+    "constructor needs arguments": (
+        "needs.py",
+        HEADER + "class N(Capability):\n    metadata = CapabilityMetadata(id='test.needs')\n"
+                 "    def __init__(self, client):\n        super().__init__()\n"
+                 "    async def execute(self, inputs, context):\n        return None\n",
+        r"'test.needs' \(N\) cannot be made without arguments, as a worker makes it: missing a required argument: 'client'",
+    ),
     "abstract class": (
         "abstract.py",
         HEADER + "class A(Capability):\n    metadata = CapabilityMetadata(id='test.abstract')\n",
@@ -145,3 +153,9 @@ def test_a_duplicate_across_specs_names_both(write: Callable[[str, str], str]) -
 def test_an_empty_spec_is_refused() -> None:
     with pytest.raises(CapabilityLoadError, match="empty"):
         load_capabilities([""])
+
+
+def test_one_file_named_twice_by_different_paths_is_loaded_once(write: Callable[[str, str], str], tmp_path: Path) -> None:
+    path = write("twice.py", HEADER + cap("Twice", "test.twice"))
+    (loaded,) = load_capabilities([path, str(tmp_path / "." / "twice.py"), path])
+    assert loaded.metadata.id == "test.twice"

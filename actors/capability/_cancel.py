@@ -1,0 +1,45 @@
+"""Telling a cancellation of the running task from a BaseException a capability raised itself.
+
+The capability base turns everything ``execute`` raises into an Outcome (seed 001's
+zero-exception guarantee) except a cancellation, which must reach whoever cancelled: a Cancel
+from the orchestrator, a host that stops, an outer deadline. ``SystemExit`` (a library calling
+``sys.exit``), ``KeyboardInterrupt`` raised by code, a ``CancelledError`` no one asked for (a
+future cancelled elsewhere and awaited here) are the capability's own failures: let through,
+they ended the whole worker process and every step in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import anyio
+
+__all__ = ["must_propagate"]
+
+
+def must_propagate(exc: BaseException) -> bool:
+    """Whether ``exc``, raised out of a capability's code, must propagate rather than become
+    a failed step.
+
+    True for ``GeneratorExit`` (the coroutine is being closed: it may not go on) and for a
+    cancellation of the running task: on asyncio a ``CancelledError`` while the task has a
+    cancellation pending (``Task.cancelling()``, what ``Task.cancel`` and anyio's cancel
+    scopes count); on another backend every cancellation, as there is no such count to read.
+
+    Args:
+        exc: what the capability's code raised.
+
+    Returns:
+        True to re-raise, False to report it as the step's failure.
+    """
+    if isinstance(exc, GeneratorExit):
+        return True
+    if not isinstance(exc, anyio.get_cancelled_exc_class()):
+        return False
+    if not isinstance(exc, asyncio.CancelledError):
+        return True  # another backend's cancellation
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running asyncio loop: not ours to judge
+        return True
+    return task is None or task.cancelling() > 0

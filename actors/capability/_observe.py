@@ -1,0 +1,87 @@
+"""Polling a capability's ``perceive()`` without letting anything it does reach the worker host.
+
+``perceive`` is the capability author's code, as ``execute`` is: a forgotten ``return`` (None),
+a list of dicts instead of Observations, an Observation whose data cannot be encoded, a
+``sys.exit`` in a library each ended the worker process (the host iterated, stamped and
+encoded what came back, in its own task group). Seed 001's zero-exception guarantee covers
+perception too: what cannot be sent is dropped, counted in a warning that names the capability
+and the type, never the data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+import structlog
+
+from ontoflow.actors.capability._cancel import must_propagate
+from ontoflow.protocols.messages import Observation, observation_problem
+
+if TYPE_CHECKING:
+    from ontoflow.actors.capability._base import Capability
+
+__all__ = ["observe"]
+
+log = structlog.get_logger()
+
+_ENCODER = msgspec.msgpack.Encoder()
+
+
+async def observe(cap: Capability) -> list[Observation]:
+    """Run ``cap.perceive()`` once and return the Observations that can be sent.
+
+    Never raises but a cancellation of the calling task: what ``perceive`` raises (an exit
+    too) is logged as ``perceive_failed`` with its type; ``None`` is nothing perceived; anything
+    not a list or tuple, an item not an ``Observation``, one that cannot be encoded (or decoded
+    as the orchestrator will, a field of the wrong type), that names another capability or
+    has a kind or an id the orchestrator refuses (``protocols.messages.observation_problem``),
+    or is bigger than ``cap.max_result_bytes`` is dropped and logged as ``observations_dropped``.
+
+    Args:
+        cap: the capability to poll.
+
+    Returns:
+        The Observations to send, in the order ``perceive`` gave them.
+    """
+    capability = type(cap).metadata.id
+    try:
+        got = await cap.perceive()
+    except BaseException as exc:  # an exit too, but a cancellation must propagate
+        if must_propagate(exc):
+            raise
+        log.warning("perceive_failed", capability=capability, error=type(exc).__name__)
+        return []
+    if got is None:
+        return []
+    if not isinstance(got, (list, tuple)):
+        log.warning("observations_dropped", capability=capability, reason=f"perceive returned {type(got).__name__}, "
+                                                                          "expected a list of Observation")
+        return []
+    kept: list[Observation] = []
+    for item in got:
+        if not isinstance(item, Observation):
+            log.warning("observations_dropped", capability=capability, reason=f"an item is {type(item).__name__}, "
+                                                                              "expected Observation")
+            continue
+        try:
+            encoded = _ENCODER.encode(item)
+            # As the orchestrator decodes it: Observation(id=1), not type-checked when made, was
+            # refused there as a malformed message, far from its cause.
+            msgspec.msgpack.decode(encoded, type=Observation)
+        except Exception as exc:
+            log.warning("observations_dropped", capability=capability, reason=f"not encodable: {type(exc).__name__}")
+            continue
+        # Its own name, and words a log line and a trigger's memory of ids can hold (the
+        # orchestrator refuses the rest too: a peer need not be our worker).
+        problem = observation_problem(item, capability)
+        if problem is not None:
+            log.warning("observations_dropped", capability=capability, reason=problem)
+            continue
+        size = len(encoded)
+        if size > cap.max_result_bytes:
+            log.warning("observations_dropped", capability=capability, reason=f"{size} bytes encoded, over the "
+                                                                              f"{cap.max_result_bytes} bytes allowed")
+            continue
+        kept.append(item)
+    return kept
