@@ -93,3 +93,18 @@ def test_the_text_report_escapes_control_and_bidi_characters_of_ids() -> None:
     text = render_text(check(doc, meta("t.consume", required=["k.x"])))
     assert "\x1b" not in text and "\u202e" not in text
     assert "a\\x1b[2J\\u202eb" in text
+
+
+def test_a_newline_in_an_id_cannot_forge_a_line_of_the_text_report() -> None:
+    # Lines were joined before escaping, so a newline in a block id went out raw: the id below
+    # printed a line of its own that read as the report's verdict.
+    from ontoflow.actors.checker import render_text
+
+    forged = "b\nforged.json: workflow, 0 error(s), 0 warning(s): ok"
+    doc = {"start": "main", "nodes": {"main": node(forged, {forged: block("t.consume", ("success", "RETURN"))})}}
+    report = check(doc, meta("t.consume", required=["k.x"]))
+    text = render_text(report)
+    assert not any(line.startswith("forged.json") for line in text.splitlines())
+    assert "b\\x0aforged.json" in text
+    assert len(text.splitlines()) == len(report.findings) + 1 + sum(
+        len(f.counterexample) + 1 for f in report.findings if f.counterexample)
