@@ -1,0 +1,63 @@
+"""Journals changed behind the daemon's back: replay names what cannot have happened."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ontoflow.actors.replay import replay_run
+from ontoflow.runtime.journal import open_journal_readonly
+from tests.actors.replay.recording import record, workflow
+
+
+def _replay(path: Path, run_id: str = "r1"):
+    with open_journal_readonly(path) as journal:
+        return replay_run(journal, run_id)
+
+
+def _rows(path: Path, run_id: str) -> list[tuple[int, str]]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT seq, kind FROM facts WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+    conn.close()
+    return rows
+
+
+def test_an_outcome_of_an_attempt_never_sent_is_a_mismatch(tmp_path: Path) -> None:
+    # The shell records an Invoke before it leaves, and takes an outcome only from the worker it
+    # went to: an outcome with no dispatch record before it was never answered by a worker.
+    # Replay counted the missing record as "withdrawn while queued" and matched the run.
+    path = tmp_path / "j.sqlite"
+    record(path, workflow(), events={"t.load": "failure"})  # s1 fails: no transition, the run fails
+    [dispatched] = [seq for seq, kind in _rows(path, "r1") if kind == "dispatched"]
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM facts WHERE seq = ?", (dispatched,))
+    conn.close()
+    one = _replay(path)
+    assert not one.matched
+    m = one.mismatch
+    assert m is not None and m.what == "outcome" and m.step_id == "s1"
+    assert m.fact_index == 2 and m.fact == "step_finished" and m.signal == "failure"
+    assert m.block == "main.load"
+    assert "s1#1" in m.now and "never" in m.now
+
+
+def test_an_outcome_recorded_before_its_dispatch_is_a_mismatch(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    record(path, workflow(), events={"t.load": "failure"})
+    rows = _rows(path, "r1")
+    [dispatched] = [seq for seq, kind in rows if kind == "dispatched"]
+    finished = rows[-1][0]
+    with sqlite3.connect(path) as conn:  # swap the two rows' places
+        conn.execute("UPDATE facts SET seq = -1 WHERE seq = ?", (dispatched,))
+        conn.execute("UPDATE facts SET seq = ? WHERE seq = ?", (dispatched, finished))
+        conn.execute("UPDATE facts SET seq = ? WHERE seq = -1", (finished,))
+    conn.close()
+    m = _replay(path).mismatch
+    assert m is not None and m.what == "outcome" and m.step_id == "s1"
+
+
+def test_a_genuine_journal_still_matches(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    record(path, workflow())
+    record(path, workflow(), run_id="r2", stop_after=1)
+    assert _replay(path).matched and _replay(path, "r2").matched
