@@ -92,12 +92,13 @@ def overlay_from_journal(journal_path: str | Path, run_id: str) -> RunOverlay:
         raise RunNotFoundError(str(exc)) from None
     path = journal.path
     try:
-        row = journal.run(run_id)
-        if row is None:
-            known = ", ".join(r.run_id for r in journal.runs(limit=5)) or "none"
-            raise RunNotFoundError(f"journal {path} holds no run {run_id!r} (newest: {known})")
-        body = journal.source(row.source_hash)
-        facts = journal.facts(run_id)
+        with journal.snapshot():  # the row, its source and its facts as of one commit of a live daemon
+            row = journal.run(run_id)
+            if row is None:
+                known = ", ".join(r.run_id for r in journal.runs(limit=5)) or "none"
+                raise RunNotFoundError(f"journal {path} holds no run {run_id!r} (newest: {known})")
+            body = journal.source(row.source_hash)
+            facts = journal.facts(run_id)
     except (sqlite3.Error, JournalError) as exc:
         raise RunNotFoundError(f"journal {path} cannot be read ({exc})") from None
     finally:

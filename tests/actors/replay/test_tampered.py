@@ -61,3 +61,49 @@ def test_a_genuine_journal_still_matches(tmp_path: Path) -> None:
     record(path, workflow())
     record(path, workflow(), run_id="r2", stop_after=1)
     assert _replay(path).matched and _replay(path, "r2").matched
+
+
+class _DaemonCommitsBetweenReads:
+    """The read-only journal, with a daemon's commit landing between two of replay's reads."""
+
+    def __init__(self, journal, commit) -> None:
+        self._journal = journal
+        self._commit = commit
+
+    def __getattr__(self, name: str):
+        return getattr(self._journal, name)
+
+    def source(self, source_hash: str):
+        self._commit()
+        return self._journal.source(source_hash)
+
+
+def test_a_run_ending_while_it_is_replayed_is_read_as_of_one_moment(tmp_path: Path) -> None:
+    # The run's row was read "running", then its facts after the daemon committed its end:
+    # replay reported a MISMATCH (status running, now completed) the journal never held.
+    path = tmp_path / "j.sqlite"
+    record(path, workflow())
+    daemon = sqlite3.connect(path, isolation_level=None)  # stays open: its WAL is live
+    seq, run_id, kind, at_ms, body = daemon.execute(
+        "SELECT seq, run_id, kind, at_ms, body FROM facts ORDER BY seq DESC LIMIT 1").fetchone()
+    ended_ms = daemon.execute("SELECT ended_ms FROM runs").fetchone()[0]
+    daemon.execute("BEGIN")
+    daemon.execute("DELETE FROM facts WHERE seq = ?", (seq,))
+    daemon.execute("UPDATE runs SET status = 'running', ended_ms = NULL")
+    daemon.execute("COMMIT")
+
+    def finish() -> None:
+        daemon.execute("BEGIN")
+        daemon.execute("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", (seq, run_id, kind, at_ms, body))
+        daemon.execute("UPDATE runs SET status = 'completed', ended_ms = ?", (ended_ms,))
+        daemon.execute("COMMIT")
+
+    try:
+        with open_journal_readonly(path) as journal:
+            one = replay_run(_DaemonCommitsBetweenReads(journal, finish), "r1")
+        assert one.matched, one.mismatch
+        assert one.status == "running" and one.status_now == "running"
+        with open_journal_readonly(path) as journal:  # and the commit is there for the next reader
+            assert replay_run(journal, "r1").status == "completed"
+    finally:
+        daemon.close()
