@@ -49,8 +49,11 @@ _ALWAYS = (FAILURE, TIMEOUT, UNAVAILABLE)
 _EMPTY: frozenset[str] = frozenset()
 _FAILURE_KEYS = frozenset({LAST_FAILURE_KEY})
 
-#: The most states one analysis explores before it gives up (a finding says so).
-MAX_STATES = 200_000
+#: The most states one analysis explores before it gives up, refusing the document as
+#: unproved (an ``analysis-limit`` error). A state costs ~90 us and ~4 KB (bench.check_bench);
+#: a daemon checks a submit in its loop, so the bound is seconds, not the 17 s and 860 MB
+#: 200,000 states took: five states for each of the most blocks a manifest may have.
+MAX_STATES = 25_000
 
 #: The longest caller chain a context may have. Each inheriting CALL copies its caller's
 #: chain and memory, so a chain of thousands of nested CALLs cost time quadratic in its

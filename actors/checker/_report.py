@@ -33,7 +33,8 @@ KINDS: dict[str, str] = {
     "unbounded-recursion": "CALLs that can nest without bound",
     "undeclared-output": "a ${step.field} reference to a field the step's capability does not declare",
     "dependency-cycle": "plan steps (or pipeline needs) that depend on each other in a cycle",
-    "analysis-limit": "a workflow whose CALLs nest deeper than the analysis follows: it cannot be proved",
+    "analysis-limit": "a workflow whose CALLs nest deeper, or whose states are more, than the analysis follows: "
+                      "it cannot be proved",
 }
 
 

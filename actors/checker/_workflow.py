@@ -14,7 +14,8 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.events import PREREQUISITE_FAILED, is_success
 from ontoflow.protocols.manifest import WorkflowManifest, check_workflow_capabilities
 
-from ontoflow.actors.checker._explore import MAX_STATES, Ctrl, Exploration, explore, inherited, missing_keys
+from ontoflow.actors.checker import _explore
+from ontoflow.actors.checker._explore import Ctrl, Exploration, explore, inherited, missing_keys
 from ontoflow.actors.checker._paths import PathFinder, format_step, reaches_end, recursive_calls
 from ontoflow.actors.checker._model import BlockModel, Model, build_model
 from ontoflow.actors.checker._report import ERROR, WARNING, Finding
@@ -56,8 +57,13 @@ def _contract(model: Model, findings: list[Finding]) -> tuple[list[Finding], Exp
     if exploration.start is None:
         return findings, exploration
     if exploration.truncated:
-        findings.append(Finding(kind="no-exit", severity=WARNING, path="nodes",
-                                message=f"the analysis stopped after {MAX_STATES} control states: its findings are partial"))
+        # Unproved is refused, as CALLs nested too deep are: a run may take a path no state
+        # explored. What was not reached is unknown, not unreachable (those findings, and
+        # no-exit's, would be false); what was found on the explored paths holds.
+        findings.append(Finding(kind="analysis-limit", severity=ERROR, path="nodes", message=(
+            f"the analysis stopped after {_explore.MAX_STATES:,} control states (CALLs with inherited "
+            "context multiply a node's states by its caller chains), so this workflow cannot be proved; "
+            "fewer inheriting CALL sites, or context_inheritance: false on shared nodes, keep it small")))
     seen: set[Any] = set()
     paths = _Paths(exploration)
     for ctrl, (keys, wins) in exploration.values.items():
@@ -65,8 +71,9 @@ def _contract(model: Model, findings: list[Finding]) -> tuple[list[Finding], Exp
         _state_findings(exploration, paths, ctrl, b, keys, wins, seen, findings)
     findings.extend(_recursion(exploration, paths))
     findings.extend(_completing_calls(exploration, paths))
-    findings.extend(_no_exit(exploration, paths))
-    findings.extend(_unreachable(exploration))
+    if not exploration.truncated:
+        findings.extend(_no_exit(exploration, paths))
+        findings.extend(_unreachable(exploration))
     return findings, exploration
 
 

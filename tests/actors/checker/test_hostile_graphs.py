@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.actors.checker.helpers import block, check, kinds, meta, node
 
 PLAIN = meta("t.plain")
@@ -108,3 +110,41 @@ def test_a_newline_in_an_id_cannot_forge_a_line_of_the_text_report() -> None:
     assert "b\\x0aforged.json" in text
     assert len(text.splitlines()) == len(report.findings) + 1 + sum(
         len(f.counterexample) + 1 for f in report.findings if f.counterexample)
+
+
+def _diamonds(layers: int) -> dict:
+    """Two inheriting nodes a layer, each CALLing both of the next: 2^layers caller chains."""
+    nodes = {}
+    for i in range(layers):
+        for j in (0, 1):
+            calls = {"a": block("t.plain", ("success", f"CALL:n{i + 1}_0")),
+                     "b": block("t.plain", ("success", f"CALL:n{i + 1}_1")),
+                     "c": block("t.plain", ("success", "RETURN"))} if i < layers - 1 else {
+                "a": block("t.plain", ("success", "RETURN"))}
+            nodes[f"n{i}_{j}"] = node("a", calls, static_memory={f"k.{i}{j}": 1})
+    return {"start": "n0_0", "nodes": nodes}
+
+
+def test_a_document_past_the_state_budget_is_refused_as_unproved_not_passed_with_false_warnings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Past the budget the exploration stops: what it did not reach was reported "unreachable"
+    # (a warning), the stop itself a warning, and the document passed, unproved (run and a
+    # daemon's submit went ahead). Under the old budget of 200,000 states such a document of
+    # 120 blocks held a daemon's loop for 17 s and 860 MB.
+    import ontoflow.actors.checker._explore as explore
+
+    monkeypatch.setattr(explore, "MAX_STATES", 2_000)
+    report = check(_diamonds(12), PLAIN)
+    assert not report.ok
+    [limit] = kinds(report)["analysis-limit"]
+    assert limit.severity == "error" and limit.path == "nodes" and "2000" in limit.message.replace(",", "")
+    assert "unreachable" not in kinds(report) and "no-exit" not in kinds(report)
+
+
+def test_the_state_budget_stays_within_seconds_of_a_daemons_loop() -> None:
+    import ontoflow.actors.checker._explore as explore
+
+    assert explore.MAX_STATES <= 25_000  # ~90 us a state (bench.check_bench): a few seconds at worst
+    report = check(_diamonds(6), PLAIN)  # well within it: proved, every block reached
+    assert report.ok and "unreachable" not in {f.kind for f in report.findings if f.path != "nodes.n0_1"}
