@@ -57,3 +57,36 @@ def test_a_journal_of_a_newer_schema_is_refused_naming_its_version(tmp_path: Pat
     conn.close()
     with pytest.raises(RunNotFoundError, match="schema version 99"):
         overlay_from_journal(journal, "r1")
+
+
+def test_a_pipeline_run_is_drawn_where_its_connection_is_not_defined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The run was compiled again with its connections resolved: on a machine without
+    # "@default" (or without its secret), `ontoflow graph --run` was a ConnectionResolutionError
+    # traceback. Drawing runs no step: the connection stays a name.
+    import msgspec
+
+    from ontoflow.actors.capability import load_capabilities
+    from ontoflow.actors.orchestrator import compile_document, document_kind, encode_source
+    from ontoflow.actors.orchestrator.engine import RunSubmitted
+    from ontoflow.protocols.documents import decode_document
+    from ontoflow.runtime.cli._options import BUILTIN_CAPABILITIES
+    from ontoflow.runtime.journal import CommitBatch, RunRow, open_journal
+
+    pipeline = Path(__file__).resolve().parents[3] / "configs/examples/pipelines/sqlite_to_csv.yaml"
+    document = decode_document(pipeline.read_bytes(), ".yaml")
+    catalog = {c.metadata.id: c.metadata for c in load_capabilities([BUILTIN_CAPABILITIES])}
+    monkeypatch.setenv("ONTOFLOW_CONNECTION_DEFAULT", str(tmp_path / "db.sqlite"))
+    kind = document_kind(document)
+    compiled = compile_document(document, catalog, kind=kind)
+    source_hash, body = encode_source(document, compiled, kind=kind)
+    batch = CommitBatch()
+    batch.sources[source_hash] = body
+    batch.runs.append(RunRow(run_id="p1", source_hash=source_hash, submitted_ms=1_000, name=compiled.name))
+    batch.fact("p1", "fact", 1_000, msgspec.msgpack.encode(RunSubmitted(run_id="p1", inputs={}, now_ms=1_000)))
+    with open_journal(tmp_path / "j.db") as journal:
+        journal.commit(batch)
+    monkeypatch.delenv("ONTOFLOW_CONNECTION_DEFAULT")
+    overlay = overlay_from_journal(tmp_path / "j.db", "p1")
+    assert overlay.status == "running" and overlay.document["name"] == compiled.name
