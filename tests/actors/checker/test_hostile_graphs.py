@@ -148,3 +148,33 @@ def test_the_state_budget_stays_within_seconds_of_a_daemons_loop() -> None:
     assert explore.MAX_STATES <= 25_000  # ~90 us a state (bench.check_bench): a few seconds at worst
     report = check(_diamonds(6), PLAIN)  # well within it: proved, every block reached
     assert report.ok and "unreachable" not in {f.kind for f in report.findings if f.path != "nodes.n0_1"}
+
+
+def test_counterexample_searches_are_bounded_when_many_keys_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One search over every state per missing key: 5,000 blocks of 500 capabilities, each
+    # missing two keys, held `check` (and a daemon's loop, on submit) for 51 s. Past a budget
+    # of searched states the findings stay, their counterexample says it was not searched.
+    import ontoflow.actors.checker._workflow as workflow
+    from ontoflow.actors.checker._paths import PathFinder
+
+    searches: list[str | None] = []
+
+    class Counting(PathFinder):
+        def __init__(self, ex, key=None) -> None:
+            searches.append(key)
+            super().__init__(ex, key)
+
+    monkeypatch.setattr(workflow, "PathFinder", Counting)
+    monkeypatch.setattr(workflow, "SEARCH_BUDGET", 2_000)
+    caps = [meta(f"t.c{i}", required=[f"k.{i}a", f"k.{i}b"]) for i in range(100)]
+    chain = {f"b{i}": block(f"t.c{i % 100}", ("success", f"JUMP:b{i + 1}" if i < 199 else "RETURN")) for i in range(200)}
+    report = check({"start": "main", "nodes": {"main": node("b0", chain)}}, *caps)
+    missing = kinds(report)["missing-input"]
+    assert len(missing) == 400  # every finding is still there
+    keyed = [k for k in searches if k is not None]
+    assert len(keyed) == 2_000 // 200  # the budget over the states of each search
+    searched = [f for f in missing if "not searched" not in f.counterexample[0]]
+    assert len(searched) >= len(keyed)
+    assert searched[0].counterexample[-1].endswith("-> invalid")
+    unsearched = [f for f in missing if "not searched" in f.counterexample[0]]
+    assert unsearched and all(f.severity == "error" for f in unsearched)
