@@ -244,20 +244,24 @@ def _type_findings(
     for cap in caps:
         own = cap is b.cap
         for key, schema in cap.properties.items():
+            declared = False  # a value given (params, static memory), or a declared input's schema
             if own and key in b.params:
                 value, where = b.params[key], f"{b.path}.params.{key}"
-                problem = literal_problem(value, schema)
             elif key in memory:
                 value, where = memory[key]
-                problem = literal_problem(value, schema)
             elif key in inputs and key in keys:
-                where = f"inputs.{key}"
-                problem = declared_contradiction(inputs[key], schema)
+                value, where, declared = inputs[key], f"inputs.{key}", True
             else:
                 continue
-            if problem is None or ("type", where, cap.id) in seen:
+            # The value at ``where`` and the schema of ``key`` in ``cap`` are the same at every
+            # block and in every context: checked once (a 100,000-value enum was validated
+            # at each of 500 consuming blocks: 34 s).
+            if ("type", where, cap.id, key) in seen:
                 continue
-            seen.add(("type", where, cap.id))
+            seen.add(("type", where, cap.id, key))
+            problem = declared_contradiction(value, schema) if declared else literal_problem(value, schema)
+            if problem is None:
+                continue
             findings.append(Finding(
                 kind="type-mismatch", severity=ERROR, path=where,
                 message=f"the value given for {key!r} contradicts the schema of {cap.id} (used by {b.node}.{b.block}): {problem}",
