@@ -114,8 +114,10 @@ def workflow_scene(manifest: WorkflowManifest, analysis: Analysis | None, overla
     """The scene of a workflow (with the checker's findings and a run's path when given)."""
     scene = Scene(title=manifest.name or "workflow")
     by_path: dict[str, SceneNode] = {}
+    # The run's steps too: a block of the version it ran ("a-b") must not mark a box of this one ("a_b").
     ids = _Ids([("node", nid) for nid in manifest.nodes]
-               + [(nid, bid) for nid, node in manifest.nodes.items() for bid in node.blocks])
+               + [(nid, bid) for nid, node in manifest.nodes.items() for bid in node.blocks]
+               + [(step.node, step.block) for step in (overlay.steps if overlay is not None else ())])
     for nid, node in manifest.nodes.items():
         cluster = ids("node", nid)
         scene.clusters[cluster] = f"node {nid}" + (" (start)" if nid == manifest.start else "") + (
@@ -198,7 +200,8 @@ def plan_scene(plan: ExecutionPlan, analysis: Analysis | None, overlay: RunOverl
     """The scene of a plan (a pipeline's compiled plan): its DAG and the references on it."""
     scene = Scene(title=plan.name or kind)
     by_path: dict[str, SceneNode] = {}
-    ids = _Ids([("step", step.id) for step in plan.steps])
+    ids = _Ids([("step", step.id) for step in plan.steps]
+               + [("step", step.block) for step in (overlay.steps if overlay is not None else ())])
     for i, step in enumerate(plan.steps):
         box = SceneNode(ids("step", step.id), [step.id, step.capability] + ([] if step.required else ["(optional)"]))
         scene.nodes.append(box)

@@ -88,3 +88,14 @@ def test_dot_labels_escape_control_characters() -> None:
     assert "\r" not in dot and "\x00" not in dot
     if shutil.which("dot"):
         assert render(_scene(doc), "svg").startswith(b"<?xml")
+
+
+def test_a_step_of_another_version_does_not_mark_a_box_whose_id_reads_alike() -> None:
+    # The run went through block "a-b" of the version it ran; the document drawn has "a_b".
+    from ontoflow.actors.drawing import OverlayStep, RunOverlay
+
+    doc = {"start": "m", "nodes": {"m": node("a_b", {"a_b": block("t.a")})}}
+    step = OverlayStep("s1", "m", "a-b", "t.a", "success", 1, 3.0)
+    scene = scene_of(analyse_document(doc, CAPS, name="v2"), RunOverlay("r1", "completed", None, [step], None))
+    [box] = [n for n in scene.nodes if n.lines[0] == "a_b"]
+    assert not box.visited and not any(line.startswith("#1") for line in box.lines)
