@@ -8,6 +8,7 @@ is answered with its ``error`` rather than stopping the others.
 
 from __future__ import annotations
 
+import hashlib
 from contextlib import AbstractContextManager, nullcontext
 
 import msgspec
@@ -74,6 +75,9 @@ def _replay(journal: Journal, row: RunRow, new: RunEngine | None, against: str) 
     source = journal.source(row.source_hash)
     if source is None:
         return _failed(row, f"its pinned source {row.source_hash[:12]} is missing from the journal")
+    if hashlib.sha256(source).hexdigest() != row.source_hash:
+        # A source is kept under the SHA-256 of its bytes: edited in place, it is not what ran.
+        return _failed(row, f"its pinned source {row.source_hash[:12]} does not match its hash: the journal was changed")
     rows = journal.facts(row.run_id)
     try:
         if new is None:

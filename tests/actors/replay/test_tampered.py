@@ -107,3 +107,23 @@ def test_a_run_ending_while_it_is_replayed_is_read_as_of_one_moment(tmp_path: Pa
             assert replay_run(journal, "r1").status == "completed"
     finally:
         daemon.close()
+
+
+def test_a_pinned_source_changed_in_place_is_not_replayed_as_the_run(tmp_path: Path) -> None:
+    # The source's key is the SHA-256 of its bytes; a body edited under the same key (here a
+    # block added that the run never visits) replayed "every recorded decision made again"
+    # against a document that never ran.
+    from ontoflow.actors.orchestrator import compile_document, encode_source
+    from tests.actors.replay.recording import CATALOG
+
+    path = tmp_path / "j.sqlite"
+    record(path, workflow())
+    changed = workflow()
+    changed["nodes"]["main"]["blocks"]["extra"] = {"worker": "t.note"}
+    _, body = encode_source(changed, compile_document(changed, CATALOG), kind="workflow")
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE sources SET body = ?", (body,))
+    conn.close()
+    one = _replay(path)
+    assert not one.matched and one.mismatch is None
+    assert one.error is not None and "does not match its hash" in one.error
