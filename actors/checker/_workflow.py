@@ -180,8 +180,7 @@ def _state_findings(
             path = f"{b.path}.transitions[{route.index}].action"
             if ("ret", path) not in seen:
                 seen.add(("ret", path))
-                callers = sorted(f"{n}.{blk}" for (n, blk), m in model.blocks.items()
-                                 if any(r.text == f"CALL:{ctrl[0]}" for r in (*m.routes.values(), m.fail_default) if r))
+                callers = _callers_of(model, ctrl[0])
                 findings.append(Finding(
                     kind="return-empty-stack", severity=ERROR, path=path,
                     message=f"node {ctrl[0]!r} is CALLed (by {', '.join(callers)}) but this RETURN is also reached with "
@@ -267,6 +266,18 @@ def _type_findings(
                 message=f"the value given for {key!r} contradicts the schema of {cap.id} (used by {b.node}.{b.block}): {problem}",
                 counterexample=paths.to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: {cap.id} gets {key!r} from {where}"],
             ))
+
+
+def _callers_of(model: Model, node: str) -> list[str]:
+    """The blocks that CALL ``node``, found once per node (a scan of every block for every
+    RETURN finding was quadratic)."""
+    key = ("callers", node)
+    found = model.memory.get(key)
+    if found is None:
+        found = model.memory[key] = sorted(
+            f"{n}.{blk}" for (n, blk), m in model.blocks.items()
+            if any(r.text == f"CALL:{node}" for r in (*m.routes.values(), m.fail_default) if r))
+    return found
 
 
 def _no_exit(ex: Exploration, paths: _Paths) -> list[Finding]:
