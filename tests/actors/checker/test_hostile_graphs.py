@@ -216,3 +216,20 @@ def test_returns_are_given_back_per_call_site_not_per_call_site_and_return(monke
     sites = n * per
     assert len(given) <= 100 * sites  # was about 440 a site: each RETURN of the callee, again and again
     assert "unbounded-recursion" in kinds(report)
+
+
+def test_a_long_chain_of_requires_is_looked_up_once_per_block_capability(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every prerequisite's own closure was looked up too: a chain of 1,000 requires cost 8.6 s
+    # for a manifest of 10 blocks (a daemon checks every submit against its catalogue).
+    import ontoflow.actors.checker._model as model
+
+    looked: list[str] = []
+    real = model._closure
+    monkeypatch.setattr(model, "_closure", lambda cap_id, catalog: looked.append(cap_id) or real(cap_id, catalog))
+    n = 300
+    chain = [meta(f"t.{i}", requires=[f"t.{i + 1}"] if i < n - 1 else [], outputs=[f"k.{i}"],
+                  required=[f"k.{i + 1}"] if i < n - 1 else []) for i in range(n)]
+    blocks = {f"b{j}": block("t.0", ("success", f"JUMP:b{j + 1}" if j < 9 else "RETURN"), ("failure", "RETURN")) for j in range(10)}
+    report = check({"start": "main", "nodes": {"main": node("b0", blocks)}}, *chain)
+    assert looked == ["t.0"]
+    assert "missing-input" not in kinds(report)  # each prerequisite's key comes from the one it requires
