@@ -173,9 +173,14 @@ def _returns(analysis: Analysis | None, ids: _Ids) -> dict[tuple[str, str], set[
     return out
 
 
+#: The visits a box lists in full, first ones then the last; the others are one line.
+_VISITS_SHOWN = 3
+
+
 def _apply_overlay(scene: Scene, overlay: RunOverlay, box_of: object) -> None:
     boxes = {n.id: n for n in scene.nodes}
     edges = {(e.src, e.dst): e for e in scene.edges}
+    visits: dict[str, list[str]] = {}
     previous: str | None = None
     for i, step in enumerate(overlay.steps, 1):
         bid = box_of(step)  # type: ignore[operator]
@@ -184,10 +189,15 @@ def _apply_overlay(scene: Scene, overlay: RunOverlay, box_of: object) -> None:
             continue
         box.visited = True
         extra = f" (prerequisite of {step.prerequisite_of})" if step.prerequisite_of else ""
-        box.lines.append(f"#{i} {step.capability_short}{extra}: {step.event}, attempt {step.attempt}, {step.duration_ms:.0f} ms")
+        visits.setdefault(bid, []).append(
+            f"#{i} {step.capability_short}{extra}: {step.event}, attempt {step.attempt}, {step.duration_ms:.0f} ms")
         if previous is not None and (previous, bid) in edges:
             edges[(previous, bid)].taken = True
         previous = bid
+    for bid, lines in visits.items():  # a loop's block visited 5,000 times was a box 5,000 lines tall
+        if len(lines) > _VISITS_SHOWN + 2:
+            lines = [*lines[:_VISITS_SHOWN], f"... {len(lines) - _VISITS_SHOWN - 1:,} more visits ...", lines[-1]]
+        boxes[bid].lines.extend(lines)
     if overlay.failed_step is not None:
         box = boxes.get(box_of(overlay.failed_step))  # type: ignore[operator]
         if box is not None:

@@ -99,3 +99,20 @@ def test_a_step_of_another_version_does_not_mark_a_box_whose_id_reads_alike() ->
     scene = scene_of(analyse_document(doc, CAPS, name="v2"), RunOverlay("r1", "completed", None, [step], None))
     [box] = [n for n in scene.nodes if n.lines[0] == "a_b"]
     assert not box.visited and not any(line.startswith("#1") for line in box.lines)
+
+
+def test_a_block_a_run_visited_thousands_of_times_keeps_a_box_of_a_few_lines() -> None:
+    # A polling loop visited its block 5,000 times: the box had a line per visit, a picture
+    # 5,000 lines tall that Graphviz took minutes to lay out.
+    from ontoflow.actors.drawing import OverlayStep, RunOverlay
+
+    doc = {"start": "m", "nodes": {"m": node("poll", {"poll": block("t.a", ("success", "JUMP:poll"))})}}
+    steps = [OverlayStep(f"s{i}", "m", "poll", "t.a", "success" if i < 4999 else "failure", 1, 2.0) for i in range(5000)]
+    overlay = RunOverlay("r1", "failed", "boom", steps, steps[-1])
+    scene = scene_of(analyse_document(doc, CAPS, name="poll"), overlay)
+    [box] = [n for n in scene.nodes if n.lines[0] == "poll"]
+    visits = [line for line in box.lines if line.startswith("#")]
+    assert len(box.lines) < 12
+    assert visits[0].startswith("#1 a: success") and visits[-1].startswith("#5000 a: failure")
+    assert any("4,996 more visits" in line for line in box.lines)
+    assert box.failed and box.lines[-1] == "run failed here"
