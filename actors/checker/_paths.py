@@ -216,7 +216,7 @@ def reaches_end(ex: Exploration) -> set[Ctrl]:
     while todo:
         for prev in back.get(todo.pop(), ()):
             mark(prev)
-    return good
+    return {ctrl for ctrl in good if len(ctrl) == 4}  # the states, without the return hubs
 
 
 def recursive_calls(ex: Exploration) -> list[tuple[Ctrl, Edge]]:
