@@ -47,8 +47,24 @@ def check_plan_document(data: Any, catalog: Mapping[str, CapabilityMetadata]) ->
     try:
         plan = plan_from_data(data)
     except ManifestError as exc:
-        return _from_problems(exc.problems, "structure"), None
+        findings = _from_problems(exc.problems, "structure")
+        return findings + _unknown_capabilities(data, catalog, {f.path for f in findings}), None
     return plan_findings(plan, catalog), plan
+
+
+def _unknown_capabilities(data: Any, catalog: Mapping[str, CapabilityMetadata], reported: set[str]) -> list[Finding]:
+    """The steps of a plan that does not load whose capability is not loaded: a dependency
+    cycle (or any structure problem) hid them until it was fixed, a second round of errors."""
+    steps = data.get("steps") if isinstance(data, dict) else None
+    if not isinstance(steps, list):
+        return []
+    out = []
+    for i, step in enumerate(steps):
+        cap = step.get("capability") if isinstance(step, dict) else None
+        path = f"steps[{i}].capability"
+        if isinstance(cap, str) and cap not in catalog and path not in reported:
+            out.append(Finding(kind="capability", severity=ERROR, path=path, message=f"no capability {cap!r} is loaded"))
+    return out
 
 
 def check_pipeline(data: Any, catalog: Mapping[str, CapabilityMetadata]) -> tuple[list[Finding], ExecutionPlan | None]:

@@ -33,7 +33,8 @@ KINDS: dict[str, str] = {
     "unbounded-recursion": "CALLs that can nest without bound",
     "undeclared-output": "a ${step.field} reference to a field the step's capability does not declare",
     "dependency-cycle": "plan steps (or pipeline needs) that depend on each other in a cycle",
-    "analysis-limit": "a workflow whose CALLs nest deeper than the analysis follows: it cannot be proved",
+    "analysis-limit": "a workflow whose CALLs nest deeper, or whose states are more, than the analysis follows: "
+                      "it cannot be proved",
 }
 
 
@@ -105,9 +106,10 @@ class Report(msgspec.Struct, kw_only=True):
 
 
 #: What a terminal must not be sent raw: C0/C1 controls (an id with ``\x1b[2J`` cleared the
-#: screen of whoever ran ``check``; ids are refused, but the other findings name them too) and
+#: screen of whoever ran ``check``; ids are refused, but the other findings name them too), the
+#: newline among them (an id with one printed a line that read as the report's verdict) and
 #: the bidirectional overrides that make a path read as another ("Trojan Source").
-_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _safe(text: str) -> str:
@@ -117,14 +119,14 @@ def _safe(text: str) -> str:
 def render_text(report: Report) -> str:
     """The report as the ``check`` command prints it: one block per finding, then a summary;
     control and bidirectional-override characters escaped (``\\x1b``, ``\\u202e``)."""
-    lines: list[str] = []
+    lines: list[str] = []  # each line escaped on its own: only the lines made here end in a newline
     for f in report.findings:
         where = f.path or "(document)"
-        lines.append(f"{f.severity}: {where}: [{f.kind}] {f.message}")
+        lines.append(_safe(f"{f.severity}: {where}: [{f.kind}] {f.message}"))
         if f.counterexample:
             lines.append("  counterexample:")
-            lines.extend(f"    {step}" for step in f.counterexample)
+            lines.extend(_safe(f"    {step}") for step in f.counterexample)
     n_err, n_warn = len(report.errors), len(report.warnings)
     verdict = "refused" if n_err else "ok"
-    lines.append(f"{report.document}: {report.kind}, {n_err} error(s), {n_warn} warning(s): {verdict}")
-    return _safe("\n".join(lines))
+    lines.append(_safe(f"{report.document}: {report.kind}, {n_err} error(s), {n_warn} warning(s): {verdict}"))
+    return "\n".join(lines)

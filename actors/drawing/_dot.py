@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from ontoflow.actors.drawing._scene import Scene, SceneNode
@@ -13,9 +14,15 @@ _LINE = {"error": "#cc0000", "warning": "#cc9900"}
 _BLUE = "#0563c1"
 
 
+#: Control characters other than the newline: shown as ``\\xNN`` text (a raw CR or NUL in a
+#: label is not text Graphviz draws, and a NUL ends its input).
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+
+
 def _q(s: str) -> str:
     """A DOT double-quoted string (lines joined by ``\\n``)."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + _CONTROL.sub(lambda m: f"\\\\x{ord(m[0]):02x}", s) + '"'
 
 
 def _box(n: SceneNode) -> str:

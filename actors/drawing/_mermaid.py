@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from ontoflow.actors.drawing._scene import Scene, SceneNode
 
 __all__ = ["to_mermaid"]
@@ -14,8 +17,14 @@ _CLASSES = (
 )
 
 
+#: Characters that are syntax in a Mermaid label (or start one of its entity codes, or a
+#: Markdown string), and control characters (a newline ended the statement): written as
+#: Mermaid's numeric entity codes, ``#35;`` for ``#``.
+_SYNTAX = re.compile(r'[#"<>`\x00-\x1f\x7f]')
+
+
 def _text(s: str) -> str:
-    return s.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    return _SYNTAX.sub(lambda m: f"#{ord(m[0])};", s)
 
 
 def _box(n: SceneNode) -> str:
@@ -27,7 +36,9 @@ def _box(n: SceneNode) -> str:
 
 def to_mermaid(scene: Scene) -> str:
     """The scene as a Mermaid ``flowchart``; findings and the run's path as classes."""
-    out = ["---", f"title: {_text(scene.title)}", "---", "flowchart TD"]
+    # The title as a YAML double-quoted scalar (JSON's escapes are YAML's): a ": ", a "#" or a
+    # newline in a name broke the front matter.
+    out = ["---", f"title: {json.dumps(scene.title)}", "---", "flowchart TD"]
     by_cluster: dict[str, list[SceneNode]] = {}
     for n in scene.nodes:
         by_cluster.setdefault(n.cluster, []).append(n)

@@ -2,8 +2,9 @@
 
 The journal holds the run's pinned source and its facts; replaying the facts through the pure
 engine (as a recovering daemon does) gives the run's trace: every step in order with its event,
-attempt and duration, and how the run ended. The file is opened read-only (SQLite
-``mode=ro``): drawing a run never writes to its journal.
+attempt and duration, and how the run ended. The file is opened with
+:func:`~runtime.journal.open_journal_readonly`: drawing a run never writes to its journal, nor
+creates a file beside it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.errors import ManifestError
 
 from ontoflow.actors.drawing.errors import RunNotFoundError
 
@@ -79,41 +79,51 @@ def overlay_from_journal(journal_path: str | Path, run_id: str) -> RunOverlay:
     """
     from ontoflow.actors.orchestrator import compile_source, decode_source
     from ontoflow.actors.orchestrator.engine import Fact
-    from ontoflow.runtime.journal import Journal
+    from ontoflow.actors.replay import UNRESOLVED
+    from ontoflow.protocols.errors import ProtocolsError
+    from ontoflow.runtime.journal import JournalError, open_journal_readonly
 
-    path = Path(journal_path)
-    if not path.is_file():
-        raise RunNotFoundError(f"journal {path}: no such file")
+    # The one read-only opening every tool shares: no side file beside a closed journal (SQLite's
+    # mode=ro alone makes a -wal and a -shm), a path taken as a path (not a URI whose '?' or '#'
+    # starts a query), an older schema read as it was written, a newer one refused by name.
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise RunNotFoundError(f"journal {path}: cannot open read-only: {exc}") from None
+        journal = open_journal_readonly(journal_path)
+    except JournalError as exc:
+        raise RunNotFoundError(str(exc)) from None
+    path = journal.path
     try:
-        journal = Journal(conn, str(path))
-        try:
+        with journal.snapshot():  # the row, its source and its facts as of one commit of a live daemon
             row = journal.run(run_id)
             if row is None:
                 known = ", ".join(r.run_id for r in journal.runs(limit=5)) or "none"
                 raise RunNotFoundError(f"journal {path} holds no run {run_id!r} (newest: {known})")
             body = journal.source(row.source_hash)
             facts = journal.facts(run_id)
-        except sqlite3.Error as exc:
-            raise RunNotFoundError(f"journal {path} cannot be read ({exc})") from None
+    except (sqlite3.Error, JournalError) as exc:
+        raise RunNotFoundError(f"journal {path} cannot be read ({exc})") from None
     finally:
-        conn.close()
+        journal.close()
     if body is None:
         raise RunNotFoundError(f"run {run_id}: its source {row.source_hash[:12]} is missing from the journal")
     try:
         source = decode_source(body)
-        workflow = compile_source(body)
+        # Drawing never runs a step: a pipeline's connections stay names (no secret read into
+        # memory, and a machine without them can still draw the run).
+        workflow = compile_source(body, connections=UNRESOLVED)
         decoder = msgspec.msgpack.Decoder(Fact)
         state = workflow.new_run(run_id)
         for fact_row in facts:
             if fact_row.kind == "fact":
                 workflow.advance(state, decoder.decode(fact_row.body))
-    except (msgspec.DecodeError, ManifestError) as exc:
-        raise RunNotFoundError(f"run {run_id}: cannot be rebuilt from the journal ({type(exc).__name__}: {exc})") from None
+    except (msgspec.DecodeError, ProtocolsError, ValueError) as exc:
+        raise RunNotFoundError(f"run {run_id}: cannot be rebuilt from the journal ({type(exc).__name__}: "
+                               f"{_first_line(exc)})") from None
     overlay = overlay_from_state(run_id, state)
     overlay.document = dict(source.manifest)
     overlay.catalog = dict(source.catalog)
     return overlay
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__

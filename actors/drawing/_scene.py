@@ -10,6 +10,7 @@ the boxes in the order the run visited them and marks where a failed run ended.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -27,8 +28,32 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
 def node_id(*parts: str) -> str:
-    """A drawing id made of ``parts``, safe in both Mermaid and DOT."""
-    return "__".join(_UNSAFE.sub("_", p) for p in parts)
+    """A readable drawing id made of ``parts``, safe in both Mermaid and DOT (not one to one:
+    see :class:`_Ids`). It never begins with a digit: DOT reads "1st" as 1 and "st"."""
+    out = "__".join(_UNSAFE.sub("_", p) for p in parts)
+    return "n" + out if out[:1].isdigit() else out
+
+
+class _Ids:
+    """The ids of one picture: readable, and one to one with the names they are made of.
+
+    ``a-b``, ``a_b`` and ``a.b`` read alike, and node ``x`` block ``y__z`` reads as node ``x__y``
+    block ``z`` (Mermaid and DOT then drew one box for both, a JUMP between them as a loop). An
+    id that more than one name of the document (or a cluster, or the end) would read as is
+    followed by ``___`` and a digest of its parts; the others stay as they read.
+    """
+
+    def __init__(self, names: list[tuple[str, ...]]) -> None:
+        groups: dict[str, set[tuple[str, ...]]] = {END: {("",)}}
+        for parts in names:
+            groups.setdefault(node_id(*parts), set()).add(parts)
+        self._shared = {readable for readable, group in groups.items() if len(group) > 1}
+
+    def __call__(self, *parts: str) -> str:
+        readable = node_id(*parts)
+        if readable not in self._shared:
+            return readable
+        return readable + "___" + hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass(slots=True)
@@ -89,21 +114,25 @@ def workflow_scene(manifest: WorkflowManifest, analysis: Analysis | None, overla
     """The scene of a workflow (with the checker's findings and a run's path when given)."""
     scene = Scene(title=manifest.name or "workflow")
     by_path: dict[str, SceneNode] = {}
+    # The run's steps too: a block of the version it ran ("a-b") must not mark a box of this one ("a_b").
+    ids = _Ids([("node", nid) for nid in manifest.nodes]
+               + [(nid, bid) for nid, node in manifest.nodes.items() for bid in node.blocks]
+               + [(step.node, step.block) for step in (overlay.steps if overlay is not None else ())])
     for nid, node in manifest.nodes.items():
-        cluster = node_id("node", nid)
+        cluster = ids("node", nid)
         scene.clusters[cluster] = f"node {nid}" + (" (start)" if nid == manifest.start else "") + (
             "" if node.context_inheritance else " [no inheritance]")
         for bid, block in node.blocks.items():
-            box = SceneNode(node_id(nid, bid), [bid, block.worker], cluster=cluster)
+            box = SceneNode(ids(nid, bid), [bid, block.worker], cluster=cluster)
             scene.nodes.append(box)
             by_path[f"nodes.{nid}.blocks.{bid}"] = box
         by_path[f"nodes.{nid}"] = by_path.get(f"nodes.{nid}") or SceneNode(cluster, [nid])
     end = SceneNode(END, ["run ends"], shape="end")
     scene.nodes.append(end)
-    returns = _returns(analysis)
+    returns = _returns(analysis, ids)
     for nid, node in manifest.nodes.items():
         for bid, block in node.blocks.items():
-            src = node_id(nid, bid)
+            src = ids(nid, bid)
             for t in block.transitions:
                 try:
                     action = parse_action(t.action)
@@ -112,10 +141,10 @@ def workflow_scene(manifest: WorkflowManifest, analysis: Analysis | None, overla
                 style = "dashed" if t.on_signal == FAIL_DEFAULT else "solid"
                 signal = "FAIL_DEFAULT" if t.on_signal == FAIL_DEFAULT else t.on_signal
                 if isinstance(action, Jump) and action.block in node.blocks:
-                    scene.edges.append(SceneEdge(src, node_id(nid, action.block), signal, style))
+                    scene.edges.append(SceneEdge(src, ids(nid, action.block), signal, style))
                 elif isinstance(action, Call) and action.node in manifest.nodes:
                     callee = manifest.nodes[action.node]
-                    scene.edges.append(SceneEdge(src, node_id(action.node, callee.entry_block), f"{signal} / CALL", style))
+                    scene.edges.append(SceneEdge(src, ids(action.node, callee.entry_block), f"{signal} / CALL", style))
                 elif isinstance(action, Return):
                     targets = returns.get((nid, bid), {END})
                     for dst in sorted(targets):
@@ -125,11 +154,11 @@ def workflow_scene(manifest: WorkflowManifest, analysis: Analysis | None, overla
     if analysis is not None:
         _apply_findings(scene, analysis.report.findings, by_path)
     if overlay is not None:
-        _apply_overlay(scene, overlay, lambda step: node_id(step.node, step.block))
+        _apply_overlay(scene, overlay, lambda step: ids(step.node, step.block))
     return scene
 
 
-def _returns(analysis: Analysis | None) -> dict[tuple[str, str], set[str]]:
+def _returns(analysis: Analysis | None, ids: _Ids) -> dict[tuple[str, str], set[str]]:
     """Where each RETURN goes, as the checker's exploration found it."""
     out: dict[tuple[str, str], set[str]] = {}
     ex = analysis.exploration if analysis is not None else None
@@ -140,13 +169,18 @@ def _returns(analysis: Analysis | None) -> dict[tuple[str, str], set[str]]:
         if any(edge.end == "return" for edge in edges):
             found = targets.get((ctrl[0], ctrl[2], ctrl[3]), set())
             out.setdefault((ctrl[0], ctrl[1]), set()).update(
-                END if dst is None else node_id(dst[0], dst[1]) for dst in found)
+                END if dst is None else ids(dst[0], dst[1]) for dst in found)
     return out
+
+
+#: The visits a box lists in full, first ones then the last; the others are one line.
+_VISITS_SHOWN = 3
 
 
 def _apply_overlay(scene: Scene, overlay: RunOverlay, box_of: object) -> None:
     boxes = {n.id: n for n in scene.nodes}
     edges = {(e.src, e.dst): e for e in scene.edges}
+    visits: dict[str, list[str]] = {}
     previous: str | None = None
     for i, step in enumerate(overlay.steps, 1):
         bid = box_of(step)  # type: ignore[operator]
@@ -155,10 +189,15 @@ def _apply_overlay(scene: Scene, overlay: RunOverlay, box_of: object) -> None:
             continue
         box.visited = True
         extra = f" (prerequisite of {step.prerequisite_of})" if step.prerequisite_of else ""
-        box.lines.append(f"#{i} {step.capability_short}{extra}: {step.event}, attempt {step.attempt}, {step.duration_ms:.0f} ms")
+        visits.setdefault(bid, []).append(
+            f"#{i} {step.capability_short}{extra}: {step.event}, attempt {step.attempt}, {step.duration_ms:.0f} ms")
         if previous is not None and (previous, bid) in edges:
             edges[(previous, bid)].taken = True
         previous = bid
+    for bid, lines in visits.items():  # a loop's block visited 5,000 times was a box 5,000 lines tall
+        if len(lines) > _VISITS_SHOWN + 2:
+            lines = [*lines[:_VISITS_SHOWN], f"... {len(lines) - _VISITS_SHOWN - 1:,} more visits ...", lines[-1]]
+        boxes[bid].lines.extend(lines)
     if overlay.failed_step is not None:
         box = boxes.get(box_of(overlay.failed_step))  # type: ignore[operator]
         if box is not None:
@@ -171,8 +210,10 @@ def plan_scene(plan: ExecutionPlan, analysis: Analysis | None, overlay: RunOverl
     """The scene of a plan (a pipeline's compiled plan): its DAG and the references on it."""
     scene = Scene(title=plan.name or kind)
     by_path: dict[str, SceneNode] = {}
+    ids = _Ids([("step", step.id) for step in plan.steps]
+               + [("step", step.block) for step in (overlay.steps if overlay is not None else ())])
     for i, step in enumerate(plan.steps):
-        box = SceneNode(node_id("step", step.id), [step.id, step.capability] + ([] if step.required else ["(optional)"]))
+        box = SceneNode(ids("step", step.id), [step.id, step.capability] + ([] if step.required else ["(optional)"]))
         scene.nodes.append(box)
         by_path[f"steps[{i}]"] = box
     deps = plan_dependencies(plan)
@@ -182,13 +223,13 @@ def plan_scene(plan: ExecutionPlan, analysis: Analysis | None, overlay: RunOverl
             if not isinstance(ref, str):
                 refs.setdefault(ref.step, []).append(ref.text)
         for dep in deps[step.id]:
-            scene.edges.append(SceneEdge(node_id("step", dep), node_id("step", step.id), ", ".join(refs.pop(dep, []))))
+            scene.edges.append(SceneEdge(ids("step", dep), ids("step", step.id), ", ".join(refs.pop(dep, []))))
         for src, texts in refs.items():  # a reference to a farther ancestor
-            scene.edges.append(SceneEdge(node_id("step", src), node_id("step", step.id), ", ".join(texts), "dotted"))
+            scene.edges.append(SceneEdge(ids("step", src), ids("step", step.id), ", ".join(texts), "dotted"))
     if analysis is not None:
         _apply_findings(scene, analysis.report.findings, by_path)
     if overlay is not None:
-        _apply_overlay(scene, overlay, lambda s: node_id("step", s.block))
+        _apply_overlay(scene, overlay, lambda s: ids("step", s.block))
     return scene
 
 

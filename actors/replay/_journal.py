@@ -8,6 +8,9 @@ is answered with its ``error`` rather than stopping the others.
 
 from __future__ import annotations
 
+import hashlib
+from contextlib import AbstractContextManager, nullcontext
+
 import msgspec
 
 from ontoflow.actors.orchestrator.engine import RunEngine
@@ -29,10 +32,11 @@ def replay_run(journal: Journal, run_id: str, *, new: RunEngine | None = None, a
         RunNotFoundError: when ``run_id`` is not in the journal.
         runtime.journal.JournalError: when the journal cannot be read.
     """
-    row = journal.run(run_id)
-    if row is None:
-        raise RunNotFoundError(f"run {run_id} is not in journal {journal.path}")
-    return _replay(journal, row, new, against)
+    with _snapshot(journal):
+        row = journal.run(run_id)
+        if row is None:
+            raise RunNotFoundError(f"run {run_id} is not in journal {journal.path}")
+        return _replay(journal, row, new, against)
 
 
 def replay_journal(journal: Journal, *, new: RunEngine | None = None, against: str = "") -> ReplaySummary:
@@ -42,13 +46,14 @@ def replay_journal(journal: Journal, *, new: RunEngine | None = None, against: s
     Raises:
         runtime.journal.JournalError: when the journal cannot be read.
     """
-    rows = list(reversed(journal.runs(limit=max(journal.count(), 1))))
-    skipped = 0
-    if new is not None:
-        kept = [r for r in rows if r.name == new.name]
-        skipped = len(rows) - len(kept)
-        rows = kept
-    runs = [_replay(journal, row, new, against) for row in rows]
+    with _snapshot(journal):
+        rows = list(reversed(journal.runs(limit=max(journal.count(), 1))))
+        skipped = 0
+        if new is not None:
+            kept = [r for r in rows if r.name == new.name]
+            skipped = len(rows) - len(kept)
+            rows = kept
+        runs = [_replay(journal, row, new, against) for row in rows]
     return ReplaySummary(
         runs=runs,
         matched=sum(1 for r in runs if r.matched),
@@ -58,10 +63,21 @@ def replay_journal(journal: Journal, *, new: RunEngine | None = None, against: s
     )
 
 
+def _snapshot(journal: Journal) -> AbstractContextManager[None]:
+    """One read transaction over every read of a replay: a live daemon's commit between a
+    run's row and its facts made them disagree (a run read ``running`` with the fact that ended
+    it). A journal open for writing has no snapshot to give (its writer is the reader)."""
+    snapshot = getattr(journal, "snapshot", None)
+    return snapshot() if snapshot is not None else nullcontext()
+
+
 def _replay(journal: Journal, row: RunRow, new: RunEngine | None, against: str) -> RunReplay:
     source = journal.source(row.source_hash)
     if source is None:
         return _failed(row, f"its pinned source {row.source_hash[:12]} is missing from the journal")
+    if hashlib.sha256(source).hexdigest() != row.source_hash:
+        # A source is kept under the SHA-256 of its bytes: edited in place, it is not what ran.
+        return _failed(row, f"its pinned source {row.source_hash[:12]} does not match its hash: the journal was changed")
     rows = journal.facts(row.run_id)
     try:
         if new is None:

@@ -23,8 +23,8 @@ class Mismatch(msgspec.Struct, frozen=True, kw_only=True):
             step), if any.
         what: ``dispatch`` (a recorded dispatch the engine does not decide), ``decisions`` (the
             commands and routes a fact leads to), ``outcome`` (an outcome for an attempt the
-            new version would not have dispatched), ``end`` (status or end time) or
-            ``determinism`` (two replays of the same facts disagree).
+            new version would not have dispatched, or that was never recorded as sent), ``end``
+            (status or end time) or ``determinism`` (two replays of the same facts disagree).
         recorded: what was recorded (or decided by the run's own document).
         now: what the engine decides now (or the new document would decide).
     """

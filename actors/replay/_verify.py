@@ -6,6 +6,9 @@ What the journal holds of a run's decisions, and how each is checked:
   decides again, at or before the fact the record follows, and only once. A dispatch may leave
   later than it was decided (it waited in the queue for a worker), so the check is causal, not
   positional; a dispatch decided but never sent (withdrawn while queued) is counted, not failed;
+- every worker's outcome (``step_finished``) must follow the ``dispatched`` record of its
+  attempt: the shell records an Invoke before it leaves and takes an outcome only from the
+  worker it went to, so an outcome of an attempt never sent was answered by no worker;
 - the run's row: its status and its end time must be the ones the engine reaches again;
 - the end itself (status, error, times, the final context and the trace, encoded with a
   deterministic msgpack encoder) must come out byte for byte the same from a second,
@@ -20,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ontoflow.actors.orchestrator import compile_source
-from ontoflow.actors.orchestrator.engine import Dispatch, RunEnded, RunEngine
+from ontoflow.actors.orchestrator.engine import Dispatch, RunEnded, RunEngine, StepFinished
 from ontoflow.actors.replay._decisions import (
     UNRESOLVED,
     Dispatched,
@@ -83,6 +86,8 @@ class _Replay:
         #: (step id, attempt) -> capability of every dispatch decided and not yet recorded.
         self.decided: dict[tuple[str, int], str] = {}
         self.ended: list[RunEnded] = []
+        #: (step id, attempt) of every dispatch record read so far.
+        self.sent: set[tuple[str, int]] = set()
 
     def run(self, items: list[Any]) -> Mismatch | None:
         """Apply every fact, check every record; the first mismatch, or None."""
@@ -94,6 +99,10 @@ class _Replay:
                     return mismatch
                 continue
             self.facts += 1
+            if isinstance(item, StepFinished):
+                mismatch = self._check_sent(item)
+                if mismatch is not None:
+                    return mismatch
             last = item
             for command in self.engine.advance(self.state, item):
                 if isinstance(command, Dispatch):
@@ -103,8 +112,19 @@ class _Replay:
             self.state.notes.clear()
         return None
 
+    def _check_sent(self, fact: StepFinished) -> Mismatch | None:
+        """An outcome must be of an attempt recorded as sent before it."""
+        o = fact.outcome
+        if (o.step_id, o.attempt) in self.sent:
+            return None
+        return Mismatch(fact_index=self.facts, fact=fact_about(fact)[0], step_id=o.step_id,
+                        block=block_of(self.engine, self.state, o.step_id), signal=o.event, what="outcome",
+                        recorded=f"an outcome of {o.step_id}#{o.attempt}",
+                        now=f"{o.step_id}#{o.attempt} was never sent (no dispatch record before its outcome)")
+
     def _check_dispatch(self, record: Dispatched, last: Any) -> Mismatch | None:
         self.checked += 1
+        self.sent.add((record.step_id, record.attempt))
         capability = self.decided.pop((record.step_id, record.attempt), None)
         if capability == record.capability:
             return None

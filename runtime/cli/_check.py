@@ -14,6 +14,7 @@ verb's "no such run").
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -231,8 +232,24 @@ def _cmd_graph(args: argparse.Namespace) -> int:
             return fail("PNG is binary: write it to a file with -o FILE")
         sys.stdout.write(data.decode())
     else:
+        read = _read_by_graph(args, args.output)
+        if read is not None:
+            return fail(f"cannot write {args.output}: it is what graph reads ({read}); name another file")
         try:
             Path(args.output).write_bytes(data)
         except OSError as exc:
             return fail(f"cannot write {args.output}: {exc.strerror}")
     return EXIT_OK
+
+
+def _read_by_graph(args: argparse.Namespace, output: str) -> str | None:
+    """The input ``output`` is (the document, the journal or its side files), if any: ``-o``
+    over the journal replaced every run in it with a picture, over the document its text."""
+    inputs = [args.document, args.journal] + ([f"{args.journal}-wal", f"{args.journal}-shm"] if args.journal else [])
+    for path in inputs:
+        try:
+            if path is not None and os.path.samefile(output, path):
+                return path
+        except OSError:  # either does not exist (yet): not the same file
+            continue
+    return None

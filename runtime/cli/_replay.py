@@ -28,7 +28,7 @@ from ontoflow.actors.orchestrator.engine import RunEngine
 from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._shared import EXIT_NOT_FOUND, fail, logging_options
+from ontoflow.runtime.cli._shared import EXIT_NOT_FOUND, fail, logging_options, safe_text
 from ontoflow.runtime.journal import Journal, JournalError, open_journal_readonly
 
 __all__ = ["register"]
@@ -86,8 +86,16 @@ def _replay(args: argparse.Namespace, journal: Journal) -> int:
     if args.json:
         sys.stdout.write(msgspec.json.encode(one).decode() + "\n")
     else:
-        print(_describe(one))
+        _print(_describe(one))
     return EXIT_OK if one.matched else EXIT_MISMATCH
+
+
+def _print(lines: list[str]) -> None:
+    """Print lines made here, each through ``safe_text`` with its newlines escaped too: what
+    they quote (a run's error holds a worker's event, a name is a submitter's) could drive the
+    reader's terminal, or forge a line (a summary that reads "matched")."""
+    for line in lines:
+        print(safe_text(line.replace("\n", "\\x0a")))
 
 
 def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
@@ -128,27 +136,27 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
     return compile_replacement(source, document, manifest_hash=digest, origin=str(path))
 
 
-def _describe(one: RunReplay) -> str:
+def _describe(one: RunReplay) -> list[str]:
+    """The replay of ``one`` as lines of text: one, or three for a mismatch."""
     head = f"run {one.run_id} ({one.kind or 'unknown'} {one.name!r}, {one.status})"
     if one.error is not None:
-        return f"{head}: cannot be replayed: {one.error}"
+        return [f"{head}: cannot be replayed: {one.error}"]
     counts = f"{one.facts} facts"
     if not one.against:
         counts += f", {one.dispatches} dispatches"
     if one.mismatch is None:
         verdict = (f"every decision is the same under {one.against}" if one.against
                    else "every recorded decision made again")
-        return (f"{head}: {verdict} ({counts}; ends {one.status_now}"
-                + (f": {one.error_now}" if one.error_now else "") + f"; context sha256 {one.context_sha256})")
+        return [f"{head}: {verdict} ({counts}; ends {one.status_now}"
+                + (f": {one.error_now}" if one.error_now else "") + f"; context sha256 {one.context_sha256})"]
     m = one.mismatch
     word = "DIVERGES" if one.against else "MISMATCH"
     where = f"at fact {m.fact_index} ({m.fact})" if m.fact_index else "at the end"
     about = ", ".join(f"{k} {v}" for k, v in (("step", m.step_id), ("block", m.block), ("signal", m.signal)) if v)
     label = "then:" if one.against else "recorded:"
-    lines = [f"{head}: {word} {where}" + (f", {about}" if about else "") + f" [{m.what}]",
-             f"  {label:<9} {m.recorded}",
-             f"  {'now:':<9} {m.now}"]
-    return "\n".join(lines)
+    return [f"{head}: {word} {where}" + (f", {about}" if about else "") + f" [{m.what}]",
+            f"  {label:<9} {m.recorded}",
+            f"  {'now:':<9} {m.now}"]
 
 
 def _print_summary(summary: ReplaySummary, as_json: bool) -> None:
@@ -156,7 +164,7 @@ def _print_summary(summary: ReplaySummary, as_json: bool) -> None:
         sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
         return
     for one in summary.runs:
-        print(_describe(one))
+        _print(_describe(one))
     skipped = f", {summary.skipped} of other documents skipped" if summary.skipped else ""
     print(f"replayed {len(summary.runs)} runs: {summary.matched} matched, {summary.mismatched} mismatched, "
           f"{summary.failed} could not be replayed{skipped}")

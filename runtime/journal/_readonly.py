@@ -18,6 +18,8 @@ enough: on a journal closed cleanly (no ``-wal`` file) it creates an empty ``-wa
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -49,6 +51,24 @@ class ReadOnlyJournal(Journal):
     def close(self) -> None:
         """Close the file (no checkpoint: that would write)."""
         self._conn.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read everything inside as of one moment (one read transaction; nested: the outer one).
+
+        A live daemon commits between two reads: a run's row read ``running`` and its facts
+        read after the fact that ended it disagree, and a replay reported a mismatch the
+        journal does not hold. In WAL mode a read transaction sees one commit and no later one.
+        """
+        if self._conn.in_transaction:
+            yield
+            return
+        self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self._conn.in_transaction:
+                self._conn.execute("COMMIT")  # a read-only transaction: nothing is written
 
 
 def open_journal_readonly(path: str | Path, *, check: bool = True) -> ReadOnlyJournal:

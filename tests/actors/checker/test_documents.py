@@ -122,3 +122,16 @@ def test_a_document_that_does_not_load_still_gets_a_report() -> None:
     report = check_document({"nodes": [1]}, {})
     assert [f.kind for f in report.findings] == ["structure"] and not report.ok
     assert check_document("not a map", {}).findings[0].path == ""
+
+
+def test_a_plan_that_does_not_load_still_names_its_unknown_capabilities() -> None:
+    # A dependency cycle (or any structure problem) hid an unknown capability until it was
+    # fixed: two rounds, where the report promises everything at once.
+    plan = {"steps": [
+        {"id": "a", "capability": "t.produce", "depends_on": ["b"]},
+        {"id": "b", "capability": "t.nope", "depends_on": ["a"]},
+    ]}
+    found = kinds(check(plan, PRODUCE, CONSUME))
+    assert [f.path for f in found["dependency-cycle"]] == ["steps[0].depends_on"]
+    [unknown] = found["capability"]
+    assert unknown.path == "steps[1].capability" and "t.nope" in unknown.message
