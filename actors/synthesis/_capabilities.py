@@ -22,12 +22,12 @@ import structlog
 
 from ontoflow.actors.capability import Capability, PermanentError, Result
 from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline
+from ontoflow.actors.synthesis._guard import component_catalog, component_ids, guard_pipeline
 from ontoflow.actors.synthesis._synthesizers import DeterministicSynthesizer, LlmSynthesizer, Synthesizer
 from ontoflow.actors.synthesis._discovery import DiscoverySummary, discover_sqlite
 from ontoflow.actors.synthesis.errors import SynthesisError
 from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
 from ontoflow.protocols.errors import Problem
-from ontoflow.protocols.oml import check_oml
 
 __all__ = [
     "CHAT_CAPABILITIES",
@@ -68,6 +68,8 @@ def _meta(cap_id: str, description: str, inputs: list[str], outputs: list[str], 
     properties: dict[str, Any] = {k: {"type": ["object", "array", "string"]} for k in inputs}
     if cap_id in ("pipelines.synthesize", "pipelines.regenerate"):
         properties.update(_OPTIONAL)
+    if cap_id == "pipelines.guard":  # what was asked, when known: the guard checks the pipeline does it
+        properties[REQUEST] = {"type": "object"}
     return CapabilityMetadata(
         id=cap_id,
         description=description,
@@ -117,11 +119,9 @@ def _synthesizer(kind: str) -> Synthesizer:
     worker's environment (``ONTOFLOW_LLM_URL``, ``ONTOFLOW_LLM_MODEL``, the key's variable)."""
     if kind != "llm":
         return DeterministicSynthesizer()
-    from ontoflow.actors.capabilities import CAPABILITIES
     from ontoflow.actors.llm import LlmClient, llm_config_from_env
 
-    components = [c.metadata.id for c in CAPABILITIES if c.metadata.flow.get("modes")]
-    return LlmSynthesizer(LlmClient(llm_config_from_env()), components)
+    return LlmSynthesizer(LlmClient(llm_config_from_env()), component_ids(component_catalog()))
 
 
 class CaptureIntent(Capability):
@@ -182,14 +182,16 @@ class SynthesizePipeline(Capability):
 
 
 class GuardPipeline(Capability):
-    """VALIDATE_OML: the schema guard; ``pass`` or ``fail`` with every error's path."""
+    """VALIDATE_OML: the schema guard, what compile would refuse, and whether the pipeline does
+    what was asked (``_guard``); ``pass`` or ``fail`` with every error's path."""
 
     metadata: ClassVar[CapabilityMetadata] = _meta(
-        "pipelines.guard", "Check a pipeline against the OML v0.1.0 contract.", [DOCUMENT], [GUARD_ERRORS],
-        ["pass", "fail"])
+        "pipelines.guard", "Check a pipeline against the OML v0.1.0 contract and the request.", [DOCUMENT],
+        [GUARD_ERRORS], ["pass", "fail"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        problems = check_oml(inputs[DOCUMENT])
+        request = _request(inputs) if REQUEST in inputs else None
+        problems = guard_pipeline(inputs[DOCUMENT], request)
         errors = [{"path": p.path, "message": p.message} for p in problems]
         if problems:
             log.info("schema_guard_fail", errors=len(problems), paths=[p.path for p in problems])
@@ -228,16 +230,16 @@ class CompilePipeline(Capability):
         ["success"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        from ontoflow.actors.capabilities import CAPABILITIES
         from ontoflow.actors.pipelines import compile_pipeline
         from ontoflow.protocols.errors import ManifestError
         from ontoflow.protocols.oml import pipeline_from_data
 
         document = inputs[DOCUMENT]
         log.info("compile_start", steps=len(document.get("steps", [])))
-        catalog = {cls.metadata.id: cls.metadata for cls in CAPABILITIES}
+        catalog = component_catalog()
         try:
-            plan = compile_pipeline(pipeline_from_data(document, components=catalog, source="synthesised pipeline"),
+            plan = compile_pipeline(pipeline_from_data(document, components=component_ids(catalog),
+                                                       source="synthesised pipeline"),
                                     catalog)
         except ManifestError as exc:
             raise PermanentError(str(exc)) from None

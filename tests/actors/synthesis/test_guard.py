@@ -1,0 +1,84 @@
+"""VALIDATE_OML (``actors/synthesis/_guard.py``): what the guard refuses, each with its path, so
+the one guided regeneration can fix it; and, through the chat state machine against a scripted
+OpenAI-compatible server, that such an answer is regenerated instead of failing at compile."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ontoflow import arun_manifest
+from ontoflow.actors.synthesis import CHAT_CAPABILITIES, CHAT_FSM, SynthesisRequest
+from ontoflow.actors.synthesis._guard import guard_pipeline
+from tests.support.fake_openai import open_fake_openai, tool_answer
+
+REQUEST = "pipelines.request"
+
+
+def _pipeline(extract: dict[str, Any] | None = None, write: dict[str, Any] | None = None) -> dict[str, Any]:
+    first = {"id": "extract-users", "component": "sqlite.extractor", "mode": "read",
+             "config": {"query": "SELECT * FROM users", "database": "./shop.db"}}
+    second = {"id": "write-users", "component": "csv.writer", "mode": "write", "needs": ["extract-users"],
+              "config": {"path": "./out/users.csv"}}
+    return {"oml_version": "0.1.0", "name": "shop-to-csv",
+            "steps": [{**first, **(extract or {})}, {**second, **(write or {})}]}
+
+
+def _paths(document: Any, request: SynthesisRequest | None = None) -> list[str]:
+    return [p.path for p in guard_pipeline(document, request)]
+
+
+def test_a_valid_pipeline_passes() -> None:
+    assert _paths(_pipeline(), SynthesisRequest(source="./shop.db")) == []
+
+
+@pytest.mark.parametrize(("step", "path"), [
+    ({"component": "mysql.extractor"}, "steps[0].component"),  # the seed's own example: not a component here
+    ({"component": "fs.directory_watcher"}, "steps[0].component"),  # a capability, but no pipeline component
+    ({"mode": "write"}, "steps[0].mode"),  # sqlite.extractor works in mode read only
+    ({"config": {"query": "SELECT 1", "database": "./shop.db", "format": "csv"}}, "steps[0].config.format"),
+])
+def test_what_compile_would_refuse_is_a_guard_error_with_its_path(step: dict[str, Any], path: str) -> None:
+    assert _paths(_pipeline(extract=step)) == [path]
+
+
+def _shop(path: Path) -> Path:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    db.execute("INSERT INTO users VALUES (1, 'Ada')")
+    db.commit()
+    db.close()
+    return path
+
+
+def _yaml(db: Path, component: str = "sqlite.extractor", path: str = "./out/users.csv") -> str:
+    return (f'oml_version: "0.1.0"\nname: shop-to-csv\nsteps:\n'
+            f'  - id: extract-users\n    component: {component}\n    mode: read\n'
+            f'    config: {{query: "SELECT * FROM users", database: "{db}"}}\n'
+            f'  - id: write-users\n    component: csv.writer\n    mode: write\n    needs: [extract-users]\n'
+            f'    config: {{path: "{path}"}}\n')
+
+
+async def _machine(db: Path, script: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    async with open_fake_openai(script) as model:
+        monkeypatch.setenv("ONTOFLOW_LLM_URL", model.url)
+        monkeypatch.setenv("ONTOFLOW_LLM_MODEL", "fake-model")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+        result = await arun_manifest(CHAT_FSM, CHAT_CAPABILITIES,
+                                     inputs={REQUEST: {"source": str(db)}, "pipelines.synthesizer": "llm"})
+    return result, model
+
+
+@pytest.mark.anyio
+async def test_an_unknown_component_is_regenerated_not_a_compile_failure(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    db = _shop(tmp_path / "shop.db")
+    script = [tool_answer("generate_pipeline", {"pipeline_yaml": _yaml(db, component="mysql.extractor")}),
+              tool_answer("generate_pipeline", {"pipeline_yaml": _yaml(db)})]
+    result, model = await _machine(db, script, monkeypatch)
+    assert result.status == "completed", result.error
+    assert [e.block for e in result.trace][-3:] == ["regenerate", "validate_again", "compile"]
+    assert "- steps[0].component: no capability 'mysql.extractor' is loaded" in model.requests[1]["messages"][-1]["content"]
