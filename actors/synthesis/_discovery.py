@@ -75,8 +75,11 @@ def discover_sqlite(path: str | Path, *, source: str | None = None) -> Discovery
     except sqlite3.Error:
         raise SourceNotFoundError(f"{shown} cannot be opened as a SQLite database") from None
     try:
+        # SQLite reserves the prefix "sqlite_" (any case) for its own tables; "_" is a LIKE
+        # wildcard, so unescaped it also hid user tables such as sqlite3_migrations.
         names = [row[0] for row in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+            "ORDER BY name")]
         tables = []
         for name in names:
             ident = quote_identifier(name)

@@ -39,6 +39,11 @@ SHAPES = {
         "Select": ("v INTEGER", [(7,)]),
         "café au lait": ("n TEXT", [("ok",)]),
     },
+    # Names that only look like SQLite's own (sqlite_*): user tables, exported like any other.
+    "sqlite_lookalikes": {
+        "sqlite3_migrations": ("version INTEGER", [(1,), (2,)]),
+        "SQLiteStats": ("k TEXT", [("a",)]),
+    },
 }
 
 
@@ -78,6 +83,16 @@ def test_export_all_tables_to_csv_writes_one_file_per_table_with_its_rows(shape:
         with open(step["config"]["path"], newline="") as fh:
             got = list(csv.reader(fh))[1:]  # header first
         assert got == expected
+
+
+def test_discovery_leaves_out_sqlites_own_tables_only(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "shop.db")
+    db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY AUTOINCREMENT)")  # makes sqlite_sequence
+    db.execute("CREATE TABLE sqliteXlog (id INTEGER)")
+    db.execute("INSERT INTO users DEFAULT VALUES")
+    db.commit()
+    db.close()
+    assert [t.name for t in discover_sqlite(tmp_path / "shop.db").tables] == ["sqliteXlog", "users"]
 
 
 def test_the_same_request_and_discovery_give_a_byte_identical_pipeline(tmp_path: Path) -> None:
