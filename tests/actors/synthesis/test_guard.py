@@ -4,6 +4,7 @@ OpenAI-compatible server, that such an answer is regenerated instead of failing 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,53 @@ def test_what_compile_would_refuse_is_a_guard_error_with_its_path(step: dict[str
     assert _paths(_pipeline(extract=step)) == [path]
 
 
+@pytest.mark.parametrize(("extract", "write", "path"), [
+    ({"config": {"query": "SELECT 1", "database": "/srv/other.db"}}, None, "steps[0].config.database"),
+    ({"config": {"query": "SELECT 1", "connection": "@other"}}, None, "steps[0].config.connection"),
+    (None, {"config": {"path": "/home/someone/.bashrc"}}, "steps[1].config.path"),
+    (None, {"config": {"path": "../../escape.csv"}}, "steps[1].config.path"),
+    (None, {"config": {"path": "~/.profile"}}, "steps[1].config.path"),
+    (None, {"config": {"path": "./shop.db"}}, "steps[1].config.path"),  # would overwrite the source
+    ({"config": {"query": "SELECT 1", "database": "./shop.db", "work_dir": "/etc/spool"}}, None,
+     "steps[0].config.work_dir"),
+    (None, {"component": "jsonl.writer", "config": {"path": "./out/users.jsonl"}}, "steps[1].component"),
+])
+def test_a_pipeline_that_does_not_do_what_was_asked_is_refused(
+        extract: dict[str, Any] | None, write: dict[str, Any] | None, path: str) -> None:
+    document = _pipeline(extract, write)
+    problems = guard_pipeline(document, SynthesisRequest(source="./shop.db", format="csv"))
+    assert [p.path for p in problems] == [path]
+    shown = " ".join(p.message for p in problems)
+    for value in ("/srv/other.db", "@other", ".bashrc", "escape.csv", ".profile", "/etc/spool"):
+        assert value not in shown  # what the model wrote is not echoed
+
+
+def test_a_connection_source_must_be_read_through_that_connection() -> None:
+    request = SynthesisRequest(source="@shop")
+    by_connection = _pipeline({"config": {"query": "SELECT 1", "connection": "@shop"}})
+    assert _paths(by_connection, request) == []
+    assert _paths(_pipeline(), request) == ["steps[0].config.database"]
+
+
+def test_an_absolute_destination_admits_paths_under_it_only(tmp_path: Path) -> None:
+    request = SynthesisRequest(source="./shop.db", destination=str(tmp_path / "out"))
+    inside = _pipeline(write={"config": {"path": str(tmp_path / "out" / "users.csv")}})
+    beside = _pipeline(write={"config": {"path": str(tmp_path / "out-evil" / "users.csv")}})
+    assert _paths(inside, request) == []
+    assert _paths(beside, request) == ["steps[1].config.path"]
+
+
+def test_paths_are_compared_where_they_point_from_the_working_folder(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    absolute = _pipeline({"config": {"query": "SELECT 1", "database": str(tmp_path / "shop.db")}},
+                         {"config": {"path": str(tmp_path / "out" / "users.csv")}})
+    assert _paths(absolute, SynthesisRequest(source="./shop.db")) == []
+    (tmp_path / "link").symlink_to("/etc")  # a link out of the working folder is out of it
+    assert _paths(_pipeline(write={"config": {"path": "./link/users.csv"}}), SynthesisRequest(source="./shop.db")) == [
+        "steps[1].config.path"]
+
+
 def _shop(path: Path) -> Path:
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE users (id INTEGER, name TEXT)")
@@ -82,3 +130,17 @@ async def test_an_unknown_component_is_regenerated_not_a_compile_failure(tmp_pat
     assert result.status == "completed", result.error
     assert [e.block for e in result.trace][-3:] == ["regenerate", "validate_again", "compile"]
     assert "- steps[0].component: no capability 'mysql.extractor' is loaded" in model.requests[1]["messages"][-1]["content"]
+
+
+@pytest.mark.anyio
+async def test_a_valid_pipeline_writing_outside_the_destination_never_compiles(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    db = _shop(tmp_path / "shop.db")
+    target = tmp_path / "home" / ".bashrc"
+    script = [tool_answer("generate_pipeline", {"pipeline_yaml": _yaml(db, path=str(target))})]
+    result, model = await _machine(db, script, monkeypatch)
+    assert [e.block for e in result.trace][-1] == "hand_over" and len(model.requests) == 2
+    assert "steps[1].config.path" in result.context["pipelines.message"]
+    assert "pipelines.yaml" not in result.context and not target.exists()
+    assert str(target) not in result.context["pipelines.message"] and os.path.basename(str(target)) not in (
+        result.context["pipelines.message"])
