@@ -11,6 +11,7 @@ silent failure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -43,6 +44,15 @@ GENERATE_PIPELINE: dict[str, Any] = {
     },
 }
 _CHOICE = {"type": "function", "function": {"name": "generate_pipeline"}}
+# A Markdown code fence around the YAML (models write one even inside a tool call's argument),
+# perhaps after a sentence: its body is the answer.
+_FENCE = re.compile(r"^[ \t]*```[\w.+-]*[ \t]*\n(?P<body>.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def _unfenced(text: str) -> str:
+    """The body of the first fenced block of ``text``, or ``text`` when it has none."""
+    found = _FENCE.search(text)
+    return found["body"] if found else text
 
 
 class SynthesisAnswer(msgspec.Struct, frozen=True):
@@ -119,10 +129,10 @@ class LlmSynthesizer:
                     arguments = msgspec.json.decode(call.arguments)
                 except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
                     arguments = None
-                if isinstance(arguments, dict) and isinstance(arguments.get("pipeline_yaml"), str):
-                    text = arguments["pipeline_yaml"]
-                else:
-                    text = call.arguments  # the guard will say it is not a pipeline
+                given = arguments.get("pipeline_yaml") if isinstance(arguments, dict) else None
+                if isinstance(given, dict) and given:  # the pipeline as a map, not as a text: the guard judges it
+                    return SynthesisAnswer(given)
+                text = given if isinstance(given, str) else call.arguments  # else: the guard says it is no pipeline
                 break
         else:
             text = answer.content  # a model that ignored the tool and wrote text
@@ -130,7 +140,7 @@ class LlmSynthesizer:
             log.warning("empty_llm_response", tool_calls=len(answer.tool_calls), finish_reason=answer.finish_reason)
             return SynthesisAnswer(empty=True)
         try:  # through decode_document: a model's answer is untrusted (deep nesting crashed PyYAML's C loader)
-            document = decode_document(text.encode(), "yaml", source="the model's answer")
+            document = decode_document(_unfenced(text).encode(), "yaml", source="the model's answer")
         except ManifestError:
             document = text  # not YAML at all: the guard reports it at the document's root
         return SynthesisAnswer(document)
