@@ -134,6 +134,7 @@ class CaptureIntent(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs)
         if not request.source.strip():
+            log.info("intent_incomplete", missing=["source"])
             return Result(event="incomplete", outputs={})
         log.info("intent_captured", source_kind="connection" if request.source.startswith("@") else "path",
                  tables=None if request.tables is None else len(request.tables), format=request.format)
@@ -154,6 +155,8 @@ class DiscoverSource(Capability):
         except (SynthesisError, _Unconfigured) as exc:
             # An output, not an error text: the base scrubs errors of every input value, and
             # the person must read which source is missing (their own words, never a secret).
+            log.info("discovery_failed", source_kind="connection" if request.source.startswith("@") else "path",
+                     reason="unconfigured" if isinstance(exc, _Unconfigured) else "not_found")
             return Result(event="not_found", outputs={MESSAGE: str(exc)})
         log.info("discovery_done", tables=len(summary.tables), rows=sum(t.rows for t in summary.tables))
         return Result(outputs={DISCOVERY: msgspec.to_builtins(summary)})
@@ -219,6 +222,8 @@ class RegeneratePipeline(Capability):
             return Result(event="cannot_synthesize", outputs={MESSAGE: str(exc)})
         if answer.empty:
             return Result(event="empty", outputs={MESSAGE: EMPTY_FALLBACK})
+        steps = answer.document.get("steps") if isinstance(answer.document, dict) else None
+        log.info("oml_synthesis_complete", steps=len(steps) if isinstance(steps, list) else None, regenerated=True)
         return Result(outputs={DOCUMENT: answer.document})
 
 
@@ -258,6 +263,7 @@ class HandOver(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         paths = ", ".join(str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict))
+        log.info("hitl_handover", errors=len(inputs[GUARD_ERRORS]))
         message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
                    "Answer with a hint for the pipeline writer (the tables, the format), 'builtin' to let the "
                    "built-in synthesiser write it, or 'cancel'.")
@@ -272,6 +278,7 @@ class AskForDetails(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         message = "Which SQLite database should I export from? Give its path (./shop.db) or a connection (@name)."
+        log.info("details_requested", missing=["source"])
         return Result(event="needs_details", outputs={MESSAGE: message})
 
 
