@@ -25,7 +25,9 @@ __all__ = ["WRITERS", "SynthesisRequest", "render_pipeline", "synthesize"]
 WRITERS: dict[str, tuple[str, str]] = {"csv": ("csv.writer", ".csv"), "jsonl": ("jsonl.writer", ".jsonl")}
 
 _NOT_KEBAB = re.compile(r"[^a-z0-9]+")
-_UNSAFE_FILE = re.compile(r"[/\\\x00]")
+# A separator, or a control character (a table name is the database's to choose: a newline or
+# an ESC in a file name breaks scripts and drives the terminal of whoever lists the folder).
+_UNSAFE_FILE = re.compile(r"[/\\\x00-\x1f\x7f]")
 
 
 class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):

@@ -116,6 +116,17 @@ def test_a_named_connection_is_written_as_its_name_never_its_value(tmp_path: Pat
     assert {s["component"] for s in document["steps"]} == {"sqlite.extractor", "jsonl.writer"}
 
 
+def test_a_file_name_holds_no_control_character_of_its_table_name(tmp_path: Path) -> None:
+    odd = "line\nbreak\x1b[2J\x7f"
+    _make_db(tmp_path / "shop.db", {odd: ("x INTEGER", [(1,)])})
+    discovery = discover_sqlite(tmp_path / "shop.db")
+    document = synthesize(SynthesisRequest(source=str(tmp_path / "shop.db"), destination=str(tmp_path / "out")),
+                          discovery)
+    (written,) = [s["config"]["path"] for s in document["steps"] if s["component"] == "csv.writer"]
+    assert Path(written).name == "line_break_[2J_.csv"
+    assert run_manifest(document, CAPABILITIES).status == "completed" and (tmp_path / "out" / Path(written).name).is_file()
+
+
 def test_requests_that_cannot_be_met_say_what_is_missing(tmp_path: Path) -> None:
     _make_db(tmp_path / "shop.db", SHAPES["one_table"])
     discovery = discover_sqlite(tmp_path / "shop.db", source="./shop.db")
