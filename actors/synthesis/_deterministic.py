@@ -18,6 +18,7 @@ import msgspec
 from ontoflow.actors.synthesis._discovery import DiscoverySummary, TableSummary, quote_identifier
 from ontoflow.actors.synthesis.errors import SynthesisError, UnknownTableError, UnsupportedFormatError
 from ontoflow.protocols.oml import OML_VERSION
+from ontoflow.protocols.plan import MAX_PLAN_STEPS
 
 __all__ = ["WRITERS", "SynthesisRequest", "render_pipeline", "synthesize"]
 
@@ -98,13 +99,16 @@ def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[s
     Raises:
         UnsupportedFormatError: when no writer handles ``request.format``.
         UnknownTableError: when a requested table is not in ``discovery``.
-        SynthesisError: when there is nothing to export.
+        SynthesisError: when there is nothing to export, or more tables than one pipeline holds.
     """
     fmt = request.format.casefold()
     if fmt not in WRITERS:
         raise UnsupportedFormatError(f"no writer for the format {request.format!r}: use one of {', '.join(WRITERS)}")
     writer, suffix = WRITERS[fmt]
     tables = _chosen(request, discovery)
+    if 2 * len(tables) > MAX_PLAN_STEPS:  # an extractor and a writer per table: past it, no pipeline is valid
+        raise SynthesisError(f"{discovery.source} has {len(tables)} tables; one pipeline exports at most "
+                             f"{MAX_PLAN_STEPS // 2}: name the tables to export")
     where: dict[str, str] = (
         {"connection": request.source} if request.source.startswith("@") else {"database": request.source}
     )

@@ -127,6 +127,23 @@ def test_a_file_name_holds_no_control_character_of_its_table_name(tmp_path: Path
     assert run_manifest(document, CAPABILITIES).status == "completed" and (tmp_path / "out" / Path(written).name).is_file()
 
 
+def test_more_tables_than_one_pipeline_holds_is_a_clear_answer_not_a_question(tmp_path: Path) -> None:
+    from ontoflow import run_manifest as run
+    from ontoflow.actors.synthesis import CHAT_CAPABILITIES, CHAT_FSM
+    from ontoflow.protocols.plan import MAX_PLAN_STEPS
+
+    tables = MAX_PLAN_STEPS // 2 + 1  # an extractor and a writer each
+    _make_db(tmp_path / "shop.db", {f"t{i}": ("x INTEGER", []) for i in range(tables)})
+    discovery = discover_sqlite(tmp_path / "shop.db", source="./shop.db")
+    with pytest.raises(SynthesisError, match=rf"./shop.db has {tables} tables; one pipeline exports at most "
+                                             rf"{MAX_PLAN_STEPS // 2}: name the tables to export"):
+        synthesize(SynthesisRequest(source="./shop.db"), discovery)
+    named = synthesize(SynthesisRequest(source="./shop.db", tables=["t1", "t2"]), discovery)
+    assert len(named["steps"]) == 4
+    result = run(CHAT_FSM, CHAT_CAPABILITIES, inputs={"pipelines.request": {"source": str(tmp_path / "shop.db")}})
+    assert [e.block for e in result.trace][-2:] == ["synthesize", "report_problem"]  # never a hand-over
+
+
 def test_requests_that_cannot_be_met_say_what_is_missing(tmp_path: Path) -> None:
     _make_db(tmp_path / "shop.db", SHAPES["one_table"])
     discovery = discover_sqlite(tmp_path / "shop.db", source="./shop.db")
