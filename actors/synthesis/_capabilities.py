@@ -82,6 +82,18 @@ def _meta(cap_id: str, description: str, inputs: list[str], outputs: list[str], 
     )
 
 
+#: The guard's paths a log line or the person's message names (the rest are counted): a pipeline
+#: of 500 bad steps has thousands, and seed 003's hand-over message is a concise one.
+_SHOWN_PATHS = 20
+_SAID_PATHS = 5
+
+
+def _some_paths(paths: list[str]) -> str:
+    """The first paths, and how many more there are."""
+    shown = ", ".join(paths[:_SAID_PATHS])
+    return shown + (f" and {len(paths) - _SAID_PATHS} more" if len(paths) > _SAID_PATHS else "")
+
+
 def _request(inputs: dict[str, Any]) -> SynthesisRequest:
     try:
         return msgspec.convert(inputs[REQUEST], SynthesisRequest)
@@ -197,7 +209,7 @@ class GuardPipeline(Capability):
         problems = guard_pipeline(inputs[DOCUMENT], request)
         errors = [{"path": p.path, "message": p.message} for p in problems]
         if problems:
-            log.info("schema_guard_fail", errors=len(problems), paths=[p.path for p in problems])
+            log.info("schema_guard_fail", errors=len(problems), paths=[p.path for p in problems[:_SHOWN_PATHS]])
             return Result(event="fail", outputs={GUARD_ERRORS: errors})
         log.info("schema_guard_pass")
         return Result(event="pass", outputs={GUARD_ERRORS: []})
@@ -213,7 +225,7 @@ class RegeneratePipeline(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         errors = [e for e in inputs[GUARD_ERRORS] if isinstance(e, dict)]
-        log.info("regeneration_attempt", errors=len(errors), paths=[e.get("path") for e in errors])
+        log.info("regeneration_attempt", errors=len(errors), paths=[e.get("path") for e in errors[:_SHOWN_PATHS]])
         problems = [Problem(path=str(e.get("path", "")), message=str(e.get("message", ""))) for e in errors]
         try:
             answer = await _synthesizer(inputs[SYNTHESIZER]).regenerate(
@@ -262,7 +274,7 @@ class HandOver(Capability):
         [MESSAGE], ["needs_human"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        paths = ", ".join(str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict))
+        paths = _some_paths([str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict)])
         log.info("hitl_handover", errors=len(inputs[GUARD_ERRORS]))
         message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
                    "Answer with a hint for the pipeline writer (the tables, the format), 'builtin' to let the "

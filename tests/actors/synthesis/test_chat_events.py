@@ -73,3 +73,24 @@ async def test_every_block_on_every_path_logs_its_event(path: str, tmp_path: Pat
         assert EVENT_OF[block] & set(names), f"{path}: block {block} logged none of {sorted(EVENT_OF[block])}"
     text = msgspec.json.encode(logs, enc_hook=str).decode()
     assert "Ada-Lovelace-row" not in text
+
+
+@pytest.mark.anyio
+async def test_a_pipeline_with_thousands_of_errors_gets_a_concise_message_and_bounded_events(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shop = str(_shop(tmp_path / "shop.db"))
+    broken = 'oml_version: "0.1.0"\nname: x\nsteps:\n' + "".join(f"  - id: S{i}\n" for i in range(400))
+    async with open_fake_openai([tool_answer("generate_pipeline", {"pipeline_yaml": broken})]) as model:
+        monkeypatch.setenv("ONTOFLOW_LLM_URL", model.url)
+        monkeypatch.setenv("ONTOFLOW_LLM_MODEL", "fake-model")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+        with capture_logs() as logs:
+            result = await arun_manifest(CHAT_FSM, CHAT_CAPABILITIES,
+                                         inputs={REQUEST: {"source": shop}, "pipelines.synthesizer": "llm"})
+    assert result.trace[-1].block == "hand_over"
+    message = result.context["pipelines.message"]
+    assert len(result.context["pipelines.guard_errors"]) == 1600  # id, component, mode, config of each step
+    assert "steps[0].id, steps[0].component" in message and "and 1595 more" in message and len(message) < 500
+    for event in logs:
+        if event["event"] in ("schema_guard_fail", "regeneration_attempt"):
+            assert event["errors"] == 1600 and len(event["paths"]) <= 20
