@@ -69,13 +69,18 @@ def guard_pipeline(document: Any, request: SynthesisRequest | None = None) -> li
     return [] if request is None else _conformance(document["steps"], request, catalog)
 
 
-def _place(path: str) -> str:
+def _place(path: str) -> str | None:
     """Where ``path`` points from this worker, as the components would open it (``~`` expanded,
-    relative to the working folder, symbolic links followed)."""
-    return os.path.realpath(os.path.expanduser(path))
+    relative to the working folder, symbolic links followed); None for no usable path (a NUL)."""
+    try:
+        return os.path.realpath(os.path.expanduser(path))
+    except (ValueError, OSError):
+        return None
 
 
-def _inside(path: str, folder: str) -> bool:
+def _inside(path: str | None, folder: str | None) -> bool:
+    if path is None or folder is None:
+        return False
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -97,7 +102,9 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
             if not isinstance(value, str):
                 continue
             place = _place(value)
-            if value.lstrip().startswith("~") or not (_inside(place, here) or _inside(place, destination)):
+            if place is None:
+                problems.append(Problem(path=f"{where}.config.{key}", message="is not a usable file path"))
+            elif value.lstrip().startswith("~") or not (_inside(place, here) or _inside(place, destination)):
                 problems.append(Problem(path=f"{where}.config.{key}",
                                         message=f"must stay inside the destination {request.destination} or the working folder"))
             elif by_path and place == _place(source):
@@ -111,7 +118,7 @@ def _reads_the_source(where: str, config: dict[str, Any], source: str, by_path: 
         if "connection" in config:
             return [Problem(path=f"{where}.config.connection", message=f"read the requested source as database: {source}")]
         database = config.get("database")
-        if not isinstance(database, str) or _place(database) != _place(source):
+        if not isinstance(database, str) or _place(database) is None or _place(database) != _place(source):
             return [Problem(path=f"{where}.config.database", message=f"must be the requested source {source}")]
         return []
     if "database" in config:
