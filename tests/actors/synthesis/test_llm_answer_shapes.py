@@ -57,3 +57,15 @@ async def test_the_pipeline_is_read_from_the_first_answer(tmp_path: Path, monkey
     result, asked = await _first_answer(tmp_path, monkeypatch, reply)
     assert result.status == "completed", result.error
     assert [e.block for e in result.trace][-3:] == ["synthesize", "validate", "compile"] and asked == 1
+
+
+async def test_a_call_to_a_tool_not_offered_runs_nothing_and_is_logged_as_such(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        result, asked = await _first_answer(tmp_path, monkeypatch,
+                                            lambda db: tool_answer("discover_database", {"path": str(db)}))
+    assert [e.block for e in result.trace][-2:] == ["synthesize", "report_problem"] and asked == 1
+    scoped = [e for e in logs if e["event"] == "llm_tool_out_of_scope"]
+    assert scoped and scoped[0]["tool_calls"] == 1 and scoped[0]["offered"] == ["generate_pipeline"]
