@@ -104,7 +104,7 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
             place = _place(value)
             if place is None:
                 problems.append(Problem(path=f"{where}.config.{key}", message="is not a usable file path"))
-            elif value.lstrip().startswith("~") or not (_inside(place, here) or _inside(place, destination)):
+            elif not (_inside(place, destination) or (_inside(place, here) and not value.lstrip().startswith("~"))):
                 problems.append(Problem(path=f"{where}.config.{key}",
                                         message=f"must stay inside the destination {request.destination} or the working folder"))
             elif by_path and place == _place(source):

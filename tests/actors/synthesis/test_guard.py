@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ontoflow import arun_manifest
+from ontoflow import arun_manifest, run_manifest
 from ontoflow.actors.synthesis import CHAT_CAPABILITIES, CHAT_FSM, SynthesisRequest
 from ontoflow.actors.synthesis._guard import guard_pipeline
 from tests.support.fake_openai import open_fake_openai, tool_answer
@@ -93,6 +93,19 @@ def test_paths_are_compared_where_they_point_from_the_working_folder(tmp_path: P
     (tmp_path / "link").symlink_to("/etc")  # a link out of the working folder is out of it
     assert _paths(_pipeline(write={"config": {"path": "./link/users.csv"}}), SynthesisRequest(source="./shop.db")) == [
         "steps[1].config.path"]
+
+
+def test_a_destination_under_home_admits_the_pipeline_written_for_it(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    _shop(tmp_path / "shop.db")
+    result = run_manifest(CHAT_FSM, CHAT_CAPABILITIES,
+                          inputs={REQUEST: {"source": "./shop.db", "destination": "~/exports"}})
+    assert [e.block for e in result.trace][-2:] == ["validate", "compile"], result.context.get("pipelines.guard_errors")
+    assert "path: ~/exports/users.csv" in result.context["pipelines.yaml"]
+    elsewhere = _pipeline(write={"config": {"path": "~/.profile"}})
+    assert _paths(elsewhere, SynthesisRequest(source="./shop.db", destination="~/exports")) == ["steps[1].config.path"]
 
 
 def _shop(path: Path) -> Path:
