@@ -108,6 +108,21 @@ def test_a_destination_under_home_admits_the_pipeline_written_for_it(tmp_path: P
     assert _paths(elsewhere, SynthesisRequest(source="./shop.db", destination="~/exports")) == ["steps[1].config.path"]
 
 
+@pytest.mark.parametrize("destination", [".", "./out", "out/", "../exports", "~/exports", "ABS", "ABS/deep/er/"])
+@pytest.mark.parametrize("source", ["./shop.db", "shop.db", "ABS/shop.db", "@shop"])
+def test_the_deterministic_pipeline_passes_whatever_the_destination(destination: str, source: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from ontoflow.actors.synthesis import ColumnSummary, DiscoverySummary, TableSummary, synthesize
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    request = SynthesisRequest(source=source.replace("ABS", str(tmp_path)), destination=destination.replace(
+        "ABS", str(tmp_path / "abs")), format="CSV")
+    tables = [TableSummary(name=n, columns=[ColumnSummary(name="x")], rows=0) for n in ("users", "a/b", ".hidden")]
+    document = synthesize(request, DiscoverySummary(source=request.source, tables=tables))
+    assert guard_pipeline(document, request) == []
+
+
 def _shop(path: Path) -> Path:
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE users (id INTEGER, name TEXT)")
