@@ -73,8 +73,16 @@ def _file_name(table: str, suffix: str, taken: set[str]) -> str:
     return _unique(stem, taken) + suffix
 
 
+def _unreadable(discovery: DiscoverySummary, names: list[str]) -> SynthesisError:
+    listed = ", ".join(map(repr, names))
+    return SynthesisError(f"{discovery.source}: the table{'s' if len(names) > 1 else ''} {listed} cannot be read here "
+                          "(a virtual table of a SQLite module this worker lacks): name the tables to export")
+
+
 def _chosen(request: SynthesisRequest, discovery: DiscoverySummary) -> list[TableSummary]:
     if request.tables is None:
+        if discovery.unreadable:  # "all tables" cannot be met: say so rather than leave them out
+            raise _unreadable(discovery, discovery.unreadable)
         if not discovery.tables:
             raise SynthesisError(f"{discovery.source} holds no table to export")
         return list(discovery.tables)
@@ -87,6 +95,9 @@ def _chosen(request: SynthesisRequest, discovery: DiscoverySummary) -> list[Tabl
             missing.append(name)
         elif table not in chosen:
             chosen.append(table)
+    skipped = [name for name in missing if name.casefold() in {u.casefold() for u in discovery.unreadable}]
+    if skipped:
+        raise _unreadable(discovery, skipped)
     if missing:
         known = ", ".join(t.name for t in discovery.tables) or "none"
         raise UnknownTableError(f"{discovery.source} has no table {', '.join(map(repr, missing))} (its tables: {known})")

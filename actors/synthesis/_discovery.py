@@ -34,11 +34,14 @@ class TableSummary(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class DiscoverySummary(msgspec.Struct, frozen=True, kw_only=True):
-    """What a source holds: ``source`` as the request named it, its tables by name."""
+    """What a source holds: ``source`` as the request named it, its tables by name, and the
+    tables this SQLite cannot read (``unreadable``: a virtual table whose module is not loaded
+    here, as SpatiaLite's and GeoPackage's indexes are), by name."""
 
     source: str
     kind: str = "sqlite"
     tables: list[TableSummary] = []
+    unreadable: list[str] = []
 
     def table(self, name: str) -> TableSummary | None:
         """The table called ``name`` (exact, then case-insensitive), or None."""
@@ -80,14 +83,19 @@ def discover_sqlite(path: str | Path, *, source: str | None = None) -> Discovery
         names = [row[0] for row in db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
             "ORDER BY name")]
-        tables = []
+        tables, unreadable = [], []
         for name in names:
             ident = quote_identifier(name)
-            columns = [ColumnSummary(name=row[1], type=row[2] or "") for row in db.execute(f"PRAGMA table_info({ident})")]
-            (rows,) = db.execute(f"SELECT count(*) FROM {ident}").fetchone()
+            try:
+                columns = [ColumnSummary(name=row[1], type=row[2] or "")
+                           for row in db.execute(f"PRAGMA table_info({ident})")]
+                (rows,) = db.execute(f"SELECT count(*) FROM {ident}").fetchone()
+            except sqlite3.OperationalError:  # "no such module": one table, not the whole database
+                unreadable.append(name)
+                continue
             tables.append(TableSummary(name=name, columns=columns, rows=int(rows)))
     except sqlite3.DatabaseError:
         raise SourceNotFoundError(f"{shown} is not a SQLite database") from None
     finally:
         db.close()
-    return DiscoverySummary(source=shown, tables=tables)
+    return DiscoverySummary(source=shown, tables=tables, unreadable=unreadable)

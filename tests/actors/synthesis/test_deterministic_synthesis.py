@@ -144,6 +144,26 @@ def test_more_tables_than_one_pipeline_holds_is_a_clear_answer_not_a_question(tm
     assert [e.block for e in result.trace][-2:] == ["synthesize", "report_problem"]  # never a hand-over
 
 
+def test_a_table_this_sqlite_cannot_read_is_named_and_the_others_still_export(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "geo.db")  # as a SpatiaLite file: a virtual table of a module not loaded here
+    db.execute("CREATE TABLE users (id INTEGER)")
+    db.execute("INSERT INTO users VALUES (1)")
+    db.execute("PRAGMA writable_schema = ON")
+    db.execute("INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES "
+               "('table', 'idx_geom', 'idx_geom', 0, 'CREATE VIRTUAL TABLE idx_geom USING nosuchmodule(a)')")
+    db.commit()
+    db.close()
+    discovery = discover_sqlite(tmp_path / "geo.db", source="./geo.db")
+    assert [t.name for t in discovery.tables] == ["users"] and discovery.unreadable == ["idx_geom"]
+    for tables in (None, ["idx_geom"]):
+        with pytest.raises(SynthesisError, match=r"./geo.db: the table 'idx_geom' cannot be read here"):
+            synthesize(SynthesisRequest(source="./geo.db", tables=tables), discovery)
+    request = SynthesisRequest(source=str(tmp_path / "geo.db"), tables=["users"], destination=str(tmp_path / "out"))
+    document = synthesize(request, discover_sqlite(tmp_path / "geo.db"))
+    assert run_manifest(document, CAPABILITIES).status == "completed"
+    assert (tmp_path / "out" / "users.csv").read_text().splitlines() == ["id", "1"]
+
+
 def test_requests_that_cannot_be_met_say_what_is_missing(tmp_path: Path) -> None:
     _make_db(tmp_path / "shop.db", SHAPES["one_table"])
     discovery = discover_sqlite(tmp_path / "shop.db", source="./shop.db")
