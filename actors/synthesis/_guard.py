@@ -12,8 +12,10 @@ Three checks, in order, the first that finds problems answers:
    the database's own table and column names in its prompt): every step that reads a source
    reads the requested one, writers write the requested format, and no ``path`` or ``work_dir``
    leaves the requested destination or the working folder (an absolute path elsewhere, ``..``,
-   ``~``) or overwrites the source. Paths are read as the components will open them, on this
-   worker: relative to its working folder, symbolic links followed.
+   ``~``) or overwrites the source, and no config sets what flows from a needed step (a
+   ``dataset`` reference written by hand names any spool file on the host). Paths are read as
+   the components will open them, on this worker: relative to its working folder, symbolic
+   links followed.
 
 Messages name paths and what was asked, never a value the pipeline holds.
 """
@@ -90,8 +92,13 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
     by_path = not source.startswith("@")
     here, destination = _place("."), _place(request.destination or ".")
     writer = WRITERS.get(request.format.casefold(), (None, ""))[0]
+    wired = {out for meta in catalog.values() if meta.flow.get("modes") for out in meta.outputs}
     for i, step in enumerate(steps):
         where, config = f"steps[{i}]", step["config"]
+        for key in config:  # a dataset reference set by hand could read any spool file on this host
+            if key in wired or any(out.endswith("." + key) for out in wired):
+                problems.append(Problem(path=f"{where}.config.{key}",
+                                        message="comes from the step this one needs: remove it and list that step in needs"))
         modes = catalog[step["component"]].flow.get("modes") or []
         if "write" in modes and writer is not None and step["component"] != writer:
             problems.append(Problem(path=f"{where}.component", message=f"the request asks for {request.format}: use {writer}"))
