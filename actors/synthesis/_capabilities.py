@@ -133,7 +133,8 @@ def _synthesizer(kind: str) -> Synthesizer:
         return DeterministicSynthesizer()
     from ontoflow.actors.llm import LlmClient, llm_config_from_env
 
-    return LlmSynthesizer(LlmClient(llm_config_from_env()), component_ids(component_catalog()))
+    catalog = component_catalog()
+    return LlmSynthesizer(LlmClient(llm_config_from_env()), {cid: catalog[cid] for cid in component_ids(catalog)})
 
 
 class CaptureIntent(Capability):

@@ -12,7 +12,7 @@ silent failure.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -23,6 +23,7 @@ from ontoflow.actors.synthesis._contract import contract_block, regeneration_pro
 from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline, synthesize
 from ontoflow.actors.synthesis._discovery import DiscoverySummary
 from ontoflow.protocols.documents import decode_document
+from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ManifestError, Problem
 
 __all__ = ["DeterministicSynthesizer", "LlmSynthesizer", "SynthesisAnswer", "Synthesizer"]
@@ -100,12 +101,13 @@ class LlmSynthesizer:
 
     Args:
         client: the endpoint.
-        components: the component ids the contract block lists.
+        components: the components the contract block lists: their ids, or id -> metadata
+            (then with each one's modes and config keys).
     """
 
-    def __init__(self, client: LlmClient, components: Iterable[str]) -> None:
+    def __init__(self, client: LlmClient, components: Iterable[str] | Mapping[str, CapabilityMetadata]) -> None:
         self._client = client
-        self._components = sorted(set(components))
+        self._components = dict(components) if isinstance(components, Mapping) else sorted(set(components))
 
     def _system(self) -> dict[str, str]:
         return {"role": "system", "content": (
