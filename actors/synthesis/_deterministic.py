@@ -20,7 +20,7 @@ from ontoflow.actors.synthesis.errors import SynthesisError, UnknownTableError, 
 from ontoflow.protocols.oml import OML_VERSION
 from ontoflow.protocols.plan import MAX_PLAN_STEPS
 
-__all__ = ["WRITERS", "SynthesisRequest", "render_pipeline", "synthesize"]
+__all__ = ["WRITERS", "SynthesisRequest", "check_request", "render_pipeline", "synthesize"]
 
 #: Output format -> the component that writes it, and the file suffix.
 WRITERS: dict[str, tuple[str, str]] = {"csv": ("csv.writer", ".csv"), "jsonl": ("jsonl.writer", ".jsonl")}
@@ -104,22 +104,33 @@ def _chosen(request: SynthesisRequest, discovery: DiscoverySummary) -> list[Tabl
     return chosen
 
 
-def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[str, Any]:
-    """The pipeline document for ``request`` over what ``discovery`` found.
+def check_request(request: SynthesisRequest, discovery: DiscoverySummary) -> list[TableSummary]:
+    """The tables ``request`` exports, once it is sure a pipeline can meet it: every synthesiser
+    asks this first (a model is not asked for what no pipeline can do).
 
     Raises:
         UnsupportedFormatError: when no writer handles ``request.format``.
         UnknownTableError: when a requested table is not in ``discovery``.
         SynthesisError: when there is nothing to export, or more tables than one pipeline holds.
     """
-    fmt = request.format.casefold()
-    if fmt not in WRITERS:
+    if request.format.casefold() not in WRITERS:
         raise UnsupportedFormatError(f"no writer for the format {request.format!r}: use one of {', '.join(WRITERS)}")
-    writer, suffix = WRITERS[fmt]
     tables = _chosen(request, discovery)
     if 2 * len(tables) > MAX_PLAN_STEPS:  # an extractor and a writer per table: past it, no pipeline is valid
         raise SynthesisError(f"{discovery.source} has {len(tables)} tables; one pipeline exports at most "
                              f"{MAX_PLAN_STEPS // 2}: name the tables to export")
+    return tables
+
+
+def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[str, Any]:
+    """The pipeline document for ``request`` over what ``discovery`` found.
+
+    Raises:
+        SynthesisError: as :func:`check_request`.
+    """
+    tables = check_request(request, discovery)
+    fmt = request.format.casefold()
+    writer, suffix = WRITERS[fmt]
     where: dict[str, str] = (
         {"connection": request.source} if request.source.startswith("@") else {"database": request.source}
     )

@@ -20,7 +20,7 @@ import structlog
 
 from ontoflow.actors.llm import LlmClient
 from ontoflow.actors.synthesis._contract import contract_block, regeneration_prompt
-from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline, synthesize
+from ontoflow.actors.synthesis._deterministic import SynthesisRequest, check_request, render_pipeline, synthesize
 from ontoflow.actors.synthesis._discovery import DiscoverySummary
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.capability import CapabilityMetadata
@@ -150,13 +150,15 @@ class LlmSynthesizer:
         return SynthesisAnswer(document)
 
     async def generate(self, request: SynthesisRequest, discovery: DiscoverySummary) -> SynthesisAnswer:
-        """See :class:`Synthesizer`."""
+        """See :class:`Synthesizer` (a request no pipeline can meet raises before the model is asked)."""
+        check_request(request, discovery)
         return await self._ask([self._system(), self._request(request, discovery)])
 
     async def regenerate(
         self, request: SynthesisRequest, discovery: DiscoverySummary, previous: Any, problems: Sequence[Problem]
     ) -> SynthesisAnswer:
         """See :class:`Synthesizer`: the previous pipeline, then one targeted prompt."""
+        check_request(request, discovery)
         shown = render_pipeline(previous) if isinstance(previous, dict) else str(previous)
         return await self._ask([
             self._system(), self._request(request, discovery),
