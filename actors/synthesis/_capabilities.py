@@ -86,11 +86,22 @@ def _meta(cap_id: str, description: str, inputs: list[str], outputs: list[str], 
 #: of 500 bad steps has thousands, and seed 003's hand-over message is a concise one.
 _SHOWN_PATHS = 20
 _SAID_PATHS = 5
+#: A path is made of the pipeline's own keys: a model's 100,000-character key is no path to show whole.
+_PATH_CHARS = 80
+
+
+def _path(path: Any) -> str:
+    text = str(path or "(document)")
+    return text if len(text) <= _PATH_CHARS else text[:_PATH_CHARS] + "..."
+
+
+def _logged(paths: list[Any]) -> list[str]:
+    return [_path(p) for p in paths[:_SHOWN_PATHS]]
 
 
 def _some_paths(paths: list[str]) -> str:
-    """The first paths, and how many more there are."""
-    shown = ", ".join(paths[:_SAID_PATHS])
+    """The first paths (each cut short), and how many more there are."""
+    shown = ", ".join(_path(p) for p in paths[:_SAID_PATHS])
     return shown + (f" and {len(paths) - _SAID_PATHS} more" if len(paths) > _SAID_PATHS else "")
 
 
@@ -210,7 +221,7 @@ class GuardPipeline(Capability):
         problems = guard_pipeline(inputs[DOCUMENT], request)
         errors = [{"path": p.path, "message": p.message} for p in problems]
         if problems:
-            log.info("schema_guard_fail", errors=len(problems), paths=[p.path for p in problems[:_SHOWN_PATHS]])
+            log.info("schema_guard_fail", errors=len(problems), paths=_logged([p.path for p in problems]))
             return Result(event="fail", outputs={GUARD_ERRORS: errors})
         log.info("schema_guard_pass")
         return Result(event="pass", outputs={GUARD_ERRORS: []})
@@ -226,7 +237,7 @@ class RegeneratePipeline(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         errors = [e for e in inputs[GUARD_ERRORS] if isinstance(e, dict)]
-        log.info("regeneration_attempt", errors=len(errors), paths=[e.get("path") for e in errors[:_SHOWN_PATHS]])
+        log.info("regeneration_attempt", errors=len(errors), paths=_logged([e.get("path") for e in errors]))
         problems = [Problem(path=str(e.get("path", "")), message=str(e.get("message", ""))) for e in errors]
         try:
             answer = await _synthesizer(inputs[SYNTHESIZER]).regenerate(
@@ -275,7 +286,7 @@ class HandOver(Capability):
         [MESSAGE], ["needs_human"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        paths = _some_paths([str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict)])
+        paths = _some_paths([e.get("path") for e in inputs[GUARD_ERRORS] if isinstance(e, dict)])
         log.info("hitl_handover", errors=len(inputs[GUARD_ERRORS]))
         message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
                    "Answer with a hint for the pipeline writer (the tables, the format), 'builtin' to let the "

@@ -94,3 +94,22 @@ async def test_a_pipeline_with_thousands_of_errors_gets_a_concise_message_and_bo
     for event in logs:
         if event["event"] in ("schema_guard_fail", "regeneration_attempt"):
             assert event["errors"] == 1600 and len(event["paths"]) <= 20
+
+
+@pytest.mark.anyio
+async def test_a_path_made_of_a_huge_key_is_cut_short_in_the_message_and_the_events(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shop = str(_shop(tmp_path / "shop.db"))
+    huge = "k" * 20_000
+    broken = {"oml_version": "0.1.0", "name": "x", huge: 1}  # as a map: YAML caps a plain key at 1,024 characters
+    async with open_fake_openai([tool_answer("generate_pipeline", {"pipeline_yaml": broken})]) as model:
+        monkeypatch.setenv("ONTOFLOW_LLM_URL", model.url)
+        monkeypatch.setenv("ONTOFLOW_LLM_MODEL", "fake-model")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+        with capture_logs() as logs:
+            result = await arun_manifest(CHAT_FSM, CHAT_CAPABILITIES,
+                                         inputs={REQUEST: {"source": shop}, "pipelines.synthesizer": "llm"})
+    assert result.trace[-1].block == "hand_over" and len(result.context["pipelines.message"]) < 500
+    for event in logs:
+        if event["event"] in ("schema_guard_fail", "regeneration_attempt"):
+            assert all(len(p) <= 83 for p in event["paths"]) and "k" * 80 + "..." in event["paths"]
