@@ -15,6 +15,7 @@ rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
@@ -137,6 +138,19 @@ def _database_of(source: str) -> str:
     return str(value).removeprefix("sqlite:///").removeprefix("sqlite://")
 
 
+def _destination_problem(destination: str) -> str | None:
+    """Why the files cannot go into ``destination`` (the folder itself, or the nearest of its
+    parents that exists, is a file), read on this worker as the writers will; None when they can."""
+    path = Path(destination or ".").expanduser()
+    try:
+        for folder in (path, *path.parents):
+            if folder.exists():
+                return None if folder.is_dir() else f"cannot write into the folder {destination}: {folder} is a file, not a folder"
+    except (OSError, ValueError):  # a NUL, a name too long: no folder either
+        return f"cannot write into the folder {destination}: it is not a usable folder name"
+    return None
+
+
 def _synthesizer(kind: str) -> Synthesizer:
     """The synthesiser a step asks for: the deterministic one, or the model configured by the
     worker's environment (``ONTOFLOW_LLM_URL``, ``ONTOFLOW_LLM_MODEL``, the key's variable)."""
@@ -197,6 +211,9 @@ class SynthesizePipeline(Capability):
         request = _request(inputs)
         discovery = msgspec.convert(inputs[DISCOVERY], DiscoverySummary)
         log.info("oml_synthesis_start", synthesizer=inputs[SYNTHESIZER], tables=len(discovery.tables))
+        blocked = _destination_problem(request.destination)
+        if blocked is not None:  # no writer could create its files there: say so now, not when it runs
+            return Result(event="cannot_synthesize", outputs={MESSAGE: blocked})
         try:
             answer = await _synthesizer(inputs[SYNTHESIZER]).generate(request, discovery)
         except SynthesisError as exc:  # a table discovery did not find, a format no writer has

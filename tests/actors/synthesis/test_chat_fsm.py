@@ -152,3 +152,15 @@ def test_two_invalid_pipelines_reach_a_person_after_one_regeneration(tmp_path: P
     fails = [e for e in logs if e["event"] == "schema_guard_fail"]
     assert len(fails) == 2 and "tasks" in fails[0]["paths"] and "version" in fails[0]["paths"]
     assert not any("Ada" in msgspec.json.encode(e, enc_hook=str).decode() for e in logs)
+
+
+@pytest.mark.parametrize("destination", ["notafolder", "notafolder/deeper"])
+def test_a_destination_that_is_a_file_ends_with_what_is_wrong_not_a_pipeline_that_fails(
+        tmp_path: Path, destination: str) -> None:
+    shop = _shop(tmp_path / "shop.db")
+    (tmp_path / "notafolder").write_text("a file, not a folder")
+    result = run_manifest(CHAT_FSM, CHAT_CAPABILITIES, inputs={
+        REQUEST: {"source": str(shop), "destination": str(tmp_path / destination)}})
+    assert [e.block for e in result.trace][-2:] == ["synthesize", "report_problem"]
+    assert result.context["pipelines.message"].endswith(f"{tmp_path / 'notafolder'} is a file, not a folder")
+    assert "pipelines.yaml" not in result.context
