@@ -15,9 +15,11 @@ rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio
 import msgspec
 import structlog
 
@@ -189,7 +191,10 @@ class DiscoverSource(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs)
         try:
-            summary = discover_sqlite(_database_of(request.source), source=request.source)
+            # In a thread: SQLite waits (seconds) on another program's lock, and the worker's
+            # loop (its heartbeats, its other steps) must go on meanwhile.
+            summary = await anyio.to_thread.run_sync(
+                functools.partial(discover_sqlite, _database_of(request.source), source=request.source))
         except (SynthesisError, _Unconfigured) as exc:
             # An output, not an error text: the base scrubs errors of every input value, and
             # the person must read which source is missing (their own words, never a secret).
