@@ -13,7 +13,8 @@ Three checks, in order, the first that finds problems answers:
    reads the requested one, writers write the requested format, and no ``path`` or ``work_dir``
    leaves the requested destination or the working folder (an absolute path elsewhere, ``..``,
    ``~``) or overwrites the source, and no config sets what flows from a needed step (a
-   ``dataset`` reference written by hand names any spool file on the host). Paths are read as
+   ``dataset`` reference written by hand names any spool file on the host), nor holds a
+   ``${step.key}`` reference (the plan engine would resolve it). Paths are read as
    the components will open them, on this worker: relative to its working folder, symbolic
    links followed.
 
@@ -99,6 +100,8 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
             if key in wired or any(out.endswith("." + key) for out in wired):
                 problems.append(Problem(path=f"{where}.config.{key}",
                                         message="comes from the step this one needs: remove it and list that step in needs"))
+        problems += [Problem(path=at, message="a ${...} reference is no setting: data flows through needs")
+                     for at in _references(config, f"{where}.config")]
         modes = catalog[step["component"]].flow.get("modes") or []
         if "write" in modes and writer is not None and step["component"] != writer:
             problems.append(Problem(path=f"{where}.component", message=f"the request asks for {request.format}: use {writer}"))
@@ -117,6 +120,18 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
             elif by_path and place == _place(source):
                 problems.append(Problem(path=f"{where}.config.{key}", message="must not overwrite the source database"))
     return problems
+
+
+def _references(value: Any, path: str) -> list[str]:
+    """The paths of the texts in ``value`` that the plan engine would take for ``${step.key}``
+    references (the compiled plan resolves them: a setting would become another step's output)."""
+    if isinstance(value, str):
+        return [path] if "${" in value else []
+    if isinstance(value, dict):
+        return [at for key, item in value.items() for at in _references(item, f"{path}.{key}")]
+    if isinstance(value, list):
+        return [at for i, item in enumerate(value) for at in _references(item, f"{path}[{i}]")]
+    return []
 
 
 def _reads_the_source(where: str, config: dict[str, Any], source: str, by_path: bool) -> list[Problem]:

@@ -58,6 +58,7 @@ def test_what_compile_would_refuse_is_a_guard_error_with_its_path(step: dict[str
     (None, {"component": "jsonl.writer", "config": {"path": "./out/users.jsonl"}}, "steps[1].component"),
     (None, {"config": {"path": "./out/u.csv", "dataset": {"format": "ontoflow.rows.v1", "path": "/tmp/x.rows"}}},
      "steps[1].config.dataset"),
+    (None, {"config": {"path": "${extract-users.data.dataset}"}}, "steps[1].config.path"),  # a reference, not a path
     (None, {"config": {"path": "./out/\x00.csv"}}, "steps[1].config.path"),  # no file has a NUL: not a crash
     ({"config": {"query": "SELECT 1", "database": "./shop.db\x00"}}, None, "steps[0].config.database"),
 ])
