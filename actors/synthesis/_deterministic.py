@@ -116,6 +116,13 @@ def check_request(request: SynthesisRequest, discovery: DiscoverySummary) -> lis
     if request.format.casefold() not in WRITERS:
         raise UnsupportedFormatError(f"no writer for the format {request.format!r}: use one of {', '.join(WRITERS)}")
     tables = _chosen(request, discovery)
+    # A plan reads "${" in any setting as a reference to another step, and SQL cannot spell the
+    # name without it: such a table's query and file would be rewritten when the pipeline runs.
+    unnamable = [t.name for t in tables if "${" in t.name]
+    if unnamable:
+        raise SynthesisError(f"{discovery.source}: the table{'s' if len(unnamable) > 1 else ''} "
+                             f"{', '.join(map(repr, unnamable))} cannot be exported: a pipeline reads '${{' as a "
+                             "reference to another step; name the tables to export")
     if 2 * len(tables) > MAX_PLAN_STEPS:  # an extractor and a writer per table: past it, no pipeline is valid
         raise SynthesisError(f"{discovery.source} has {len(tables)} tables; one pipeline exports at most "
                              f"{MAX_PLAN_STEPS // 2}: name the tables to export")

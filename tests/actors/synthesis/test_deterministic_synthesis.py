@@ -164,6 +164,19 @@ def test_a_table_this_sqlite_cannot_read_is_named_and_the_others_still_export(tm
     assert (tmp_path / "out" / "users.csv").read_text().splitlines() == ["id", "1"]
 
 
+def test_a_table_whose_name_holds_a_reference_is_named_not_handed_to_a_person(tmp_path: Path) -> None:
+    from ontoflow import run_manifest as run
+    from ontoflow.actors.synthesis import CHAT_CAPABILITIES, CHAT_FSM
+
+    _make_db(tmp_path / "shop.db", {"a${b}": ("x INTEGER", [(1,)]), "users": ("x INTEGER", [(2,)])})
+    result = run(CHAT_FSM, CHAT_CAPABILITIES, inputs={"pipelines.request": {"source": str(tmp_path / "shop.db")}})
+    assert [e.block for e in result.trace][-2:] == ["synthesize", "report_problem"]
+    assert "the table 'a${b}' cannot be exported" in result.context["pipelines.message"]
+    named = run(CHAT_FSM, CHAT_CAPABILITIES, inputs={"pipelines.request": {
+        "source": str(tmp_path / "shop.db"), "tables": ["users"], "destination": str(tmp_path / "out")}})
+    assert [e.block for e in named.trace][-1] == "compile", named.context.get("pipelines.guard_errors")
+
+
 def test_requests_that_cannot_be_met_say_what_is_missing(tmp_path: Path) -> None:
     _make_db(tmp_path / "shop.db", SHAPES["one_table"])
     discovery = discover_sqlite(tmp_path / "shop.db", source="./shop.db")
