@@ -6,15 +6,15 @@ Three checks, in order, the first that finds problems answers:
    (the built-in capabilities that declare ``flow.modes``, the list the contract block gives a
    model): a component that is not one (``mysql.extractor``, or a capability that is no
    component) is a guard error, not a compile failure later;
-2. what COMPILE would refuse (a mode the component does not work in, a config key it does not
-   take): found here so that the one guided regeneration can fix it, never after it;
+2. what COMPILE would refuse (a ``${step.key}`` reference in a config, which the plan would
+   resolve; a mode the component does not work in, a config key it does not take): found here
+   so that the one guided regeneration can fix it, never after it;
 3. whether the pipeline does what was asked (a model's answer is untrusted, and discovery puts
    the database's own table and column names in its prompt): every step that reads a source
    reads the requested one, writers write the requested format, and no ``path`` or ``work_dir``
    leaves the requested destination or the working folder (an absolute path elsewhere, ``..``,
    ``~``) or overwrites the source, and no config sets what flows from a needed step (a
-   ``dataset`` reference written by hand names any spool file on the host), nor holds a
-   ``${step.key}`` reference (the plan engine would resolve it). Paths are read as
+   ``dataset`` reference written by hand names any spool file on the host). Paths are read as
    the components will open them, on this worker: relative to its working folder, symbolic
    links followed.
 
@@ -63,6 +63,11 @@ def guard_pipeline(document: Any, request: SynthesisRequest | None = None) -> li
     problems = check_oml(document, components=component_ids(catalog))
     if problems:
         return problems
+    # Before compiling: the plan would take them for references (and name them by plan paths).
+    problems = [Problem(path=at, message="a ${...} reference is no setting: data flows through needs")
+                for i, step in enumerate(document["steps"]) for at in _references(step["config"], f"steps[{i}].config")]
+    if problems:
+        return problems
     from ontoflow.actors.pipelines import compile_pipeline
 
     try:
@@ -100,8 +105,6 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
             if key in wired or any(out.endswith("." + key) for out in wired):
                 problems.append(Problem(path=f"{where}.config.{key}",
                                         message="comes from the step this one needs: remove it and list that step in needs"))
-        problems += [Problem(path=at, message="a ${...} reference is no setting: data flows through needs")
-                     for at in _references(config, f"{where}.config")]
         modes = catalog[step["component"]].flow.get("modes") or []
         if "write" in modes and writer is not None and step["component"] != writer:
             problems.append(Problem(path=f"{where}.component", message=f"the request asks for {request.format}: use {writer}"))

@@ -41,6 +41,7 @@ def test_a_valid_pipeline_passes() -> None:
     ({"component": "fs.directory_watcher"}, "steps[0].component"),  # a capability, but no pipeline component
     ({"mode": "write"}, "steps[0].mode"),  # sqlite.extractor works in mode read only
     ({"config": {"query": "SELECT 1", "database": "./shop.db", "format": "csv"}}, "steps[0].config.format"),
+    ({"config": {"query": "SELECT '${x}'", "database": "./shop.db"}}, "steps[0].config.query"),  # named as in OML
 ])
 def test_what_compile_would_refuse_is_a_guard_error_with_its_path(step: dict[str, Any], path: str) -> None:
     assert _paths(_pipeline(extract=step)) == [path]
