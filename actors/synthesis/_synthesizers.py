@@ -25,6 +25,7 @@ from ontoflow.actors.synthesis._discovery import DiscoverySummary
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.oml import LEGACY_KEYS
 
 __all__ = ["DeterministicSynthesizer", "LlmSynthesizer", "SynthesisAnswer", "Synthesizer"]
 
@@ -48,6 +49,18 @@ _CHOICE = {"type": "function", "function": {"name": "generate_pipeline"}}
 # A Markdown code fence around the YAML (models write one even inside a tool call's argument),
 # perhaps after a sentence: its body is the answer.
 _FENCE = re.compile(r"^[ \t]*```[\w.+-]*[ \t]*\n(?P<body>.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def _decoded(text: str) -> Any:
+    """``text`` as YAML, or ``text`` itself when it is none (the guard reports it at the root)."""
+    try:  # through decode_document: a model's answer is untrusted (deep nesting crashed PyYAML's C loader)
+        return decode_document(text.encode(), "yaml", source="the model's answer")
+    except ManifestError:
+        return text
+
+
+def _looks_like_a_pipeline(document: Any) -> bool:
+    return isinstance(document, dict) and any(k in document for k in ("oml_version", "steps", *LEGACY_KEYS))
 
 
 def _unfenced(text: str) -> str:
@@ -143,10 +156,11 @@ class LlmSynthesizer:
         if not text.strip():
             log.warning("empty_llm_response", tool_calls=len(answer.tool_calls), finish_reason=answer.finish_reason)
             return SynthesisAnswer(empty=True)
-        try:  # through decode_document: a model's answer is untrusted (deep nesting crashed PyYAML's C loader)
-            document = decode_document(_unfenced(text).encode(), "yaml", source="the model's answer")
-        except ManifestError:
-            document = text  # not YAML at all: the guard reports it at the document's root
+        document = _decoded(text)
+        if not _looks_like_a_pipeline(document):  # perhaps fenced; the whole text first, as a fence
+            inner = _unfenced(text)  # may sit inside a valid pipeline (a description's block)
+            if inner is not text and _looks_like_a_pipeline(fenced := _decoded(inner)):
+                document = fenced
         return SynthesisAnswer(document)
 
     async def generate(self, request: SynthesisRequest, discovery: DiscoverySummary) -> SynthesisAnswer:

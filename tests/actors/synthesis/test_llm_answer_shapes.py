@@ -51,7 +51,9 @@ async def _first_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reply: 
     lambda db: answer(content=f"Here is the pipeline:\n\n```yaml\n{_valid(db)}```\nIt exports users."),
     lambda db: tool_answer("generate_pipeline", {"pipeline_yaml": f"```\n{_valid(db)}```\n"}),
     lambda db: tool_answer("generate_pipeline", {"pipeline_yaml": decode_document(_valid(db).encode(), "yaml")}),
-], ids=["fenced", "fenced-after-a-sentence", "fenced-in-the-tool-call", "a-map-not-a-text"])
+    lambda db: answer(content=_valid(db).replace('name: shop-to-csv\n',
+                                                 'name: shop-to-csv\ndescription: |\n  ```sql\n  SELECT 1\n  ```\n')),
+], ids=["fenced", "fenced-after-a-sentence", "fenced-in-the-tool-call", "a-map-not-a-text", "a-fence-inside-a-valid-one"])
 async def test_the_pipeline_is_read_from_the_first_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            reply: Any) -> None:
     result, asked = await _first_answer(tmp_path, monkeypatch, reply)
