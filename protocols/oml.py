@@ -19,11 +19,15 @@ component-specific ``config`` and the ``needs`` it waits for::
 :func:`check_oml` reports *every* problem at once, each with its path; legacy keys come with a
 hint of what replaces them. Secrets never live in the file: ``connection`` must be an
 ``@name`` resolved at run time, and a literal password-looking value anywhere in ``config`` is
-refused (the message names the key, never the value).
+refused (under a secret's key, even inside a list or a map; an HTTP credential or a URL with a
+password or a secret in its query under any key; such a URL in a description too); the message
+names the path, never the value.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import graphlib
 import re
 from collections.abc import Collection
@@ -57,8 +61,20 @@ LEGACY_KEYS: dict[str, str] = {
 
 _KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONNECTION = re.compile(r"^@[A-Za-z0-9_-]+$")
-_SECRET_KEY = re.compile(r"(pass(word|wd)?|pwd|secret|token|api[_-]?key|private[_-]?key|credential)", re.IGNORECASE)
+_SECRET_KEY = re.compile(r"(pass(word|wd)?|pwd|secret|token|api[_-]?key|private[_-]?key|credential|"
+                         r"authori[sz]ation|^auth$|cookie)", re.IGNORECASE)
 _URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+# Text that carries a secret whatever its key: a URL whose query holds one, or an HTTP credential
+# (a bearer token; basic credentials, base64 of user:password, checked in _is_credential).
+_SECRET_TEXT = re.compile(
+    r"^[A-Za-z][A-Za-z0-9+.-]*://\S*[?&](pass(word|wd)?|pwd|secret|client_secret|token|access_token|api[_-]?key|"
+    r"apikey|sig|signature)=[^&#\s]",
+    re.IGNORECASE)
+_HTTP_CREDENTIAL = re.compile(r"^\s*(?P<scheme>Bearer|Basic)\s+(?P<value>[A-Za-z0-9._~+/=-]{8,})\s*$", re.IGNORECASE)
+# The same in free text (a description): a URL with a password or a secret in its query.
+_URL_SECRET_IN_TEXT = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://([^/@\s:]*:[^/@\s]+@|\S*[?&](pass(word|wd)?|pwd|secret|token|api[_-]?key|apikey)=)",
+    re.IGNORECASE)
 _TOP_KEYS = ("oml_version", "name", "steps", "description")
 _STEP_KEYS = ("id", "component", "mode", "config", "needs", "description")
 
@@ -97,7 +113,7 @@ def _check_config(value: Any, path: str, problems: list[Problem]) -> None:
                         Problem(path=where, message='must be "@name": connections are resolved at run time, never written in the pipeline')
                     )
                 continue
-            if _SECRET_KEY.search(key) and isinstance(item, str | int | float) and not (isinstance(item, str) and _CONNECTION.match(item)):
+            if _SECRET_KEY.search(key) and _holds_literal(item):
                 problems.append(
                     Problem(path=where, message='a literal secret is not allowed in a pipeline: use connection: "@name"')
                 )
@@ -108,6 +124,43 @@ def _check_config(value: Any, path: str, problems: list[Problem]) -> None:
             _check_config(item, f"{path}[{i}]", problems)
     elif isinstance(value, str) and _URL_WITH_PASSWORD.match(value):
         problems.append(Problem(path=path, message='a URL with a password is not allowed in a pipeline: use connection: "@name"'))
+    elif isinstance(value, str) and (_SECRET_TEXT.match(value) or _is_credential(value)):
+        problems.append(Problem(path=path, message='a credential is not allowed in a pipeline: use connection: "@name"'))
+
+
+def _is_credential(text: str) -> bool:
+    """An HTTP ``Authorization`` value: ``Bearer <token>``, or ``Basic`` and base64 of user:password
+    (so that words such as "Basic customers" are not taken for one)."""
+    found = _HTTP_CREDENTIAL.match(text)
+    if found is None:
+        return False
+    if found["scheme"].casefold() == "bearer":
+        return True
+    try:
+        return b":" in base64.b64decode(found["value"], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+
+
+def _holds_literal(value: Any) -> bool:
+    """Whether a secret-named key's value holds a literal (a scalar, or one inside a list or a
+    map: ``password: [x]`` is as much a secret as ``password: x``); an ``@name`` is no literal."""
+    if isinstance(value, str):
+        return not _CONNECTION.match(value)
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_literal(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_literal(v) for v in value)
+    return False
+
+
+def _check_description(value: Any, path: str, problems: list[Problem]) -> None:
+    if not isinstance(value, str):
+        problems.append(Problem(path=path, message="must be a string"))
+    elif _URL_SECRET_IN_TEXT.search(value):
+        problems.append(Problem(path=path, message='a URL with a secret in it is not allowed in a pipeline: use connection: "@name"'))
 
 
 def _check_step(i: int, step: Any, components: Collection[str] | None, problems: list[Problem]) -> None:
@@ -143,8 +196,8 @@ def _check_step(i: int, step: Any, components: Collection[str] | None, problems:
         problems.append(Problem(path=f"{where}.config", message=f"must be a map, got {type(config).__name__}"))
     else:
         _check_config(config, f"{where}.config", problems)
-    if "description" in step and not isinstance(step["description"], str):
-        problems.append(Problem(path=f"{where}.description", message="must be a string"))
+    if "description" in step:
+        _check_description(step["description"], f"{where}.description", problems)
 
 
 def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[Problem]:
@@ -175,8 +228,8 @@ def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[P
         problems.append(Problem(path="name", message="required key is missing"))
     elif not isinstance(name, str) or not _KEBAB.match(name):
         problems.append(Problem(path="name", message="must be kebab-case (e.g. mysql-to-csv-export)"))
-    if "description" in data and not isinstance(data["description"], str):
-        problems.append(Problem(path="description", message="must be a string"))
+    if "description" in data:
+        _check_description(data["description"], "description", problems)
     steps = data.get("steps")
     if steps is None:
         problems.append(Problem(path="steps", message="required key is missing"))

@@ -53,13 +53,14 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
     """
     problems: list[Problem] = []
     steps: list[ExecutionStep] = []
-    metas = {}
+    # Every step's component first: ``needs`` may name a step listed later, and its outputs are
+    # wired all the same (else the order of the list changed the plan and hid the data flow).
+    metas = {step.id: catalog[step.component] for step in pipeline.steps if step.component in catalog}
     for i, step in enumerate(pipeline.steps):
         meta = catalog.get(step.component)
         if meta is None:
             problems.append(Problem(path=f"steps[{i}].component", message=f"no capability {step.component!r} is loaded"))
             continue
-        metas[step.id] = meta
         modes = meta.flow.get("modes")
         if isinstance(modes, list) and step.mode not in modes:
             problems.append(Problem(path=f"steps[{i}].mode", message=f"{meta.id} works in mode {', '.join(modes)}, not {step.mode}"))

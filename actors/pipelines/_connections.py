@@ -46,24 +46,36 @@ __all__ = [
 
 ENV_PREFIX = "ONTOFLOW_CONNECTION_"
 _NAME = re.compile(r"^@([A-Za-z0-9_-]+)$")
-# Keys whose value is a secret, and a URL carrying a password (scheme://user:password@host).
-_SECRET_KEYS = frozenset({"password", "passwd", "pwd", "pass", "secret", "token", "api_key", "apikey", "key",
-                          "private_key", "client_secret", "access_key", "secret_key", "auth", "credentials"})
+# Keys whose value is a secret: these names exactly, or a name with one of these in it
+# (db_password, MYSQL_PWD, aws_secret_access_key, refresh_token, client-secret).
+_SECRET_KEYS = frozenset({"pass", "key", "auth", "access_key"})
+_SECRET_IN_KEY = re.compile(r"pass(word|wd)|pwd|secret|token|api[_-]?key|private[_-]?key|credential|authori[sz]ation",
+                            re.IGNORECASE)
+# Text that is or holds a secret: a URL with a password (scheme://user:password@host) or with a
+# secret in its query, a DSN's password=..., an Authorization header's value.
 _URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+_SECRET_TEXT = re.compile(
+    r"^[A-Za-z][A-Za-z0-9+.-]*://\S*[?&](pass(word|wd)?|pwd|secret|client_secret|token|access_token|api[_-]?key|"
+    r"apikey|sig|signature)=[^&#\s]|(^|\s)pass(word|wd)?\s*=\s*\S|^\s*Bearer\s+\S",
+    re.IGNORECASE)
 _IN_USE: ContextVar[Mapping[str, Any]] = ContextVar("ontoflow_connections", default={})
 
 
 def holds_secret(value: Any) -> bool:
     """Whether a connection value (or a map of them) holds a secret: a non-empty value under a
-    key such as ``password`` or ``token``, or a URL with a password in it."""
+    key such as ``password``, ``db_password`` or ``refresh_token``, or a text holding one (a URL
+    with a password or a secret in its query, a DSN's ``password=``, a bearer token)."""
     if isinstance(value, str):
-        return bool(_URL_PASSWORD.match(value))
+        return bool(_URL_PASSWORD.match(value) or _SECRET_TEXT.search(value))
     if isinstance(value, Mapping):
-        return any((isinstance(k, str) and k.casefold() in _SECRET_KEYS and v not in (None, "")) or holds_secret(v)
-                   for k, v in value.items())
+        return any((_secret_key(k) and v not in (None, "")) or holds_secret(v) for k, v in value.items())
     if isinstance(value, list):
         return any(holds_secret(v) for v in value)
     return False
+
+
+def _secret_key(key: Any) -> bool:
+    return isinstance(key, str) and (key.casefold() in _SECRET_KEYS or bool(_SECRET_IN_KEY.search(key)))
 
 
 def current_connections() -> Mapping[str, Any]:

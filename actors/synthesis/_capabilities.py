@@ -15,19 +15,22 @@ rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio
 import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability, PermanentError, Result
 from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline
+from ontoflow.actors.synthesis._guard import component_catalog, component_ids, guard_pipeline
 from ontoflow.actors.synthesis._synthesizers import DeterministicSynthesizer, LlmSynthesizer, Synthesizer
 from ontoflow.actors.synthesis._discovery import DiscoverySummary, discover_sqlite
 from ontoflow.actors.synthesis.errors import SynthesisError
 from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
 from ontoflow.protocols.errors import Problem
-from ontoflow.protocols.oml import check_oml
 
 __all__ = [
     "CHAT_CAPABILITIES",
@@ -68,6 +71,8 @@ def _meta(cap_id: str, description: str, inputs: list[str], outputs: list[str], 
     properties: dict[str, Any] = {k: {"type": ["object", "array", "string"]} for k in inputs}
     if cap_id in ("pipelines.synthesize", "pipelines.regenerate"):
         properties.update(_OPTIONAL)
+    if cap_id == "pipelines.guard":  # what was asked, when known: the guard checks the pipeline does it
+        properties[REQUEST] = {"type": "object"}
     return CapabilityMetadata(
         id=cap_id,
         description=description,
@@ -78,6 +83,29 @@ def _meta(cap_id: str, description: str, inputs: list[str], outputs: list[str], 
         idempotent=True,
         timeout_ms=60_000,
     )
+
+
+#: The guard's paths a log line or the person's message names (the rest are counted): a pipeline
+#: of 500 bad steps has thousands, and seed 003's hand-over message is a concise one.
+_SHOWN_PATHS = 20
+_SAID_PATHS = 5
+#: A path is made of the pipeline's own keys: a model's 100,000-character key is no path to show whole.
+_PATH_CHARS = 80
+
+
+def _path(path: Any) -> str:
+    text = str(path or "(document)")
+    return text if len(text) <= _PATH_CHARS else text[:_PATH_CHARS] + "..."
+
+
+def _logged(paths: list[Any]) -> list[str]:
+    return [_path(p) for p in paths[:_SHOWN_PATHS]]
+
+
+def _some_paths(paths: list[str]) -> str:
+    """The first paths (each cut short), and how many more there are."""
+    shown = ", ".join(_path(p) for p in paths[:_SAID_PATHS])
+    return shown + (f" and {len(paths) - _SAID_PATHS} more" if len(paths) > _SAID_PATHS else "")
 
 
 def _request(inputs: dict[str, Any]) -> SynthesisRequest:
@@ -112,16 +140,28 @@ def _database_of(source: str) -> str:
     return str(value).removeprefix("sqlite:///").removeprefix("sqlite://")
 
 
+def _destination_problem(destination: str) -> str | None:
+    """Why the files cannot go into ``destination`` (the folder itself, or the nearest of its
+    parents that exists, is a file), read on this worker as the writers will; None when they can."""
+    path = Path(destination or ".").expanduser()
+    try:
+        for folder in (path, *path.parents):
+            if folder.exists():
+                return None if folder.is_dir() else f"cannot write into the folder {destination}: {folder} is a file, not a folder"
+    except (OSError, ValueError):  # a NUL, a name too long: no folder either
+        return f"cannot write into the folder {destination}: it is not a usable folder name"
+    return None
+
+
 def _synthesizer(kind: str) -> Synthesizer:
     """The synthesiser a step asks for: the deterministic one, or the model configured by the
     worker's environment (``ONTOFLOW_LLM_URL``, ``ONTOFLOW_LLM_MODEL``, the key's variable)."""
     if kind != "llm":
         return DeterministicSynthesizer()
-    from ontoflow.actors.capabilities import CAPABILITIES
     from ontoflow.actors.llm import LlmClient, llm_config_from_env
 
-    components = [c.metadata.id for c in CAPABILITIES if c.metadata.flow.get("modes")]
-    return LlmSynthesizer(LlmClient(llm_config_from_env()), components)
+    catalog = component_catalog()
+    return LlmSynthesizer(LlmClient(llm_config_from_env()), {cid: catalog[cid] for cid in component_ids(catalog)})
 
 
 class CaptureIntent(Capability):
@@ -134,6 +174,7 @@ class CaptureIntent(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs)
         if not request.source.strip():
+            log.info("intent_incomplete", missing=["source"])
             return Result(event="incomplete", outputs={})
         log.info("intent_captured", source_kind="connection" if request.source.startswith("@") else "path",
                  tables=None if request.tables is None else len(request.tables), format=request.format)
@@ -150,10 +191,15 @@ class DiscoverSource(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs)
         try:
-            summary = discover_sqlite(_database_of(request.source), source=request.source)
+            # In a thread: SQLite waits (seconds) on another program's lock, and the worker's
+            # loop (its heartbeats, its other steps) must go on meanwhile.
+            summary = await anyio.to_thread.run_sync(
+                functools.partial(discover_sqlite, _database_of(request.source), source=request.source))
         except (SynthesisError, _Unconfigured) as exc:
             # An output, not an error text: the base scrubs errors of every input value, and
             # the person must read which source is missing (their own words, never a secret).
+            log.info("discovery_failed", source_kind="connection" if request.source.startswith("@") else "path",
+                     reason="unconfigured" if isinstance(exc, _Unconfigured) else "not_found")
             return Result(event="not_found", outputs={MESSAGE: str(exc)})
         log.info("discovery_done", tables=len(summary.tables), rows=sum(t.rows for t in summary.tables))
         return Result(outputs={DISCOVERY: msgspec.to_builtins(summary)})
@@ -170,6 +216,9 @@ class SynthesizePipeline(Capability):
         request = _request(inputs)
         discovery = msgspec.convert(inputs[DISCOVERY], DiscoverySummary)
         log.info("oml_synthesis_start", synthesizer=inputs[SYNTHESIZER], tables=len(discovery.tables))
+        blocked = _destination_problem(request.destination)
+        if blocked is not None:  # no writer could create its files there: say so now, not when it runs
+            return Result(event="cannot_synthesize", outputs={MESSAGE: blocked})
         try:
             answer = await _synthesizer(inputs[SYNTHESIZER]).generate(request, discovery)
         except SynthesisError as exc:  # a table discovery did not find, a format no writer has
@@ -182,17 +231,19 @@ class SynthesizePipeline(Capability):
 
 
 class GuardPipeline(Capability):
-    """VALIDATE_OML: the schema guard; ``pass`` or ``fail`` with every error's path."""
+    """VALIDATE_OML: the schema guard, what compile would refuse, and whether the pipeline does
+    what was asked (``_guard``); ``pass`` or ``fail`` with every error's path."""
 
     metadata: ClassVar[CapabilityMetadata] = _meta(
-        "pipelines.guard", "Check a pipeline against the OML v0.1.0 contract.", [DOCUMENT], [GUARD_ERRORS],
-        ["pass", "fail"])
+        "pipelines.guard", "Check a pipeline against the OML v0.1.0 contract and the request.", [DOCUMENT],
+        [GUARD_ERRORS], ["pass", "fail"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        problems = check_oml(inputs[DOCUMENT])
+        request = _request(inputs) if REQUEST in inputs else None
+        problems = guard_pipeline(inputs[DOCUMENT], request)
         errors = [{"path": p.path, "message": p.message} for p in problems]
         if problems:
-            log.info("schema_guard_fail", errors=len(problems), paths=[p.path for p in problems])
+            log.info("schema_guard_fail", errors=len(problems), paths=_logged([p.path for p in problems]))
             return Result(event="fail", outputs={GUARD_ERRORS: errors})
         log.info("schema_guard_pass")
         return Result(event="pass", outputs={GUARD_ERRORS: []})
@@ -208,7 +259,7 @@ class RegeneratePipeline(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         errors = [e for e in inputs[GUARD_ERRORS] if isinstance(e, dict)]
-        log.info("regeneration_attempt", errors=len(errors), paths=[e.get("path") for e in errors])
+        log.info("regeneration_attempt", errors=len(errors), paths=_logged([e.get("path") for e in errors]))
         problems = [Problem(path=str(e.get("path", "")), message=str(e.get("message", ""))) for e in errors]
         try:
             answer = await _synthesizer(inputs[SYNTHESIZER]).regenerate(
@@ -217,6 +268,8 @@ class RegeneratePipeline(Capability):
             return Result(event="cannot_synthesize", outputs={MESSAGE: str(exc)})
         if answer.empty:
             return Result(event="empty", outputs={MESSAGE: EMPTY_FALLBACK})
+        steps = answer.document.get("steps") if isinstance(answer.document, dict) else None
+        log.info("oml_synthesis_complete", steps=len(steps) if isinstance(steps, list) else None, regenerated=True)
         return Result(outputs={DOCUMENT: answer.document})
 
 
@@ -228,16 +281,16 @@ class CompilePipeline(Capability):
         ["success"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        from ontoflow.actors.capabilities import CAPABILITIES
         from ontoflow.actors.pipelines import compile_pipeline
         from ontoflow.protocols.errors import ManifestError
         from ontoflow.protocols.oml import pipeline_from_data
 
         document = inputs[DOCUMENT]
         log.info("compile_start", steps=len(document.get("steps", [])))
-        catalog = {cls.metadata.id: cls.metadata for cls in CAPABILITIES}
+        catalog = component_catalog()
         try:
-            plan = compile_pipeline(pipeline_from_data(document, components=catalog, source="synthesised pipeline"),
+            plan = compile_pipeline(pipeline_from_data(document, components=component_ids(catalog),
+                                                       source="synthesised pipeline"),
                                     catalog)
         except ManifestError as exc:
             raise PermanentError(str(exc)) from None
@@ -255,7 +308,8 @@ class HandOver(Capability):
         [MESSAGE], ["needs_human"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        paths = ", ".join(str(e.get("path") or "(document)") for e in inputs[GUARD_ERRORS] if isinstance(e, dict))
+        paths = _some_paths([e.get("path") for e in inputs[GUARD_ERRORS] if isinstance(e, dict)])
+        log.info("hitl_handover", errors=len(inputs[GUARD_ERRORS]))
         message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
                    "Answer with a hint for the pipeline writer (the tables, the format), 'builtin' to let the "
                    "built-in synthesiser write it, or 'cancel'.")
@@ -270,6 +324,7 @@ class AskForDetails(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         message = "Which SQLite database should I export from? Give its path (./shop.db) or a connection (@name)."
+        log.info("details_requested", missing=["source"])
         return Result(event="needs_details", outputs={MESSAGE: message})
 
 

@@ -18,14 +18,17 @@ import msgspec
 from ontoflow.actors.synthesis._discovery import DiscoverySummary, TableSummary, quote_identifier
 from ontoflow.actors.synthesis.errors import SynthesisError, UnknownTableError, UnsupportedFormatError
 from ontoflow.protocols.oml import OML_VERSION
+from ontoflow.protocols.plan import MAX_PLAN_STEPS
 
-__all__ = ["WRITERS", "SynthesisRequest", "render_pipeline", "synthesize"]
+__all__ = ["WRITERS", "SynthesisRequest", "check_request", "render_pipeline", "synthesize"]
 
 #: Output format -> the component that writes it, and the file suffix.
 WRITERS: dict[str, tuple[str, str]] = {"csv": ("csv.writer", ".csv"), "jsonl": ("jsonl.writer", ".jsonl")}
 
 _NOT_KEBAB = re.compile(r"[^a-z0-9]+")
-_UNSAFE_FILE = re.compile(r"[/\\\x00]")
+# A separator, or a control character (a table name is the database's to choose: a newline or
+# an ESC in a file name breaks scripts and drives the terminal of whoever lists the folder).
+_UNSAFE_FILE = re.compile(r"[/\\\x00-\x1f\x7f]")
 
 
 class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,8 +73,16 @@ def _file_name(table: str, suffix: str, taken: set[str]) -> str:
     return _unique(stem, taken) + suffix
 
 
+def _unreadable(discovery: DiscoverySummary, names: list[str]) -> SynthesisError:
+    listed = ", ".join(map(repr, names))
+    return SynthesisError(f"{discovery.source}: the table{'s' if len(names) > 1 else ''} {listed} cannot be read here "
+                          "(a virtual table of a SQLite module this worker lacks): name the tables to export")
+
+
 def _chosen(request: SynthesisRequest, discovery: DiscoverySummary) -> list[TableSummary]:
     if request.tables is None:
+        if discovery.unreadable:  # "all tables" cannot be met: say so rather than leave them out
+            raise _unreadable(discovery, discovery.unreadable)
         if not discovery.tables:
             raise SynthesisError(f"{discovery.source} holds no table to export")
         return list(discovery.tables)
@@ -84,25 +95,49 @@ def _chosen(request: SynthesisRequest, discovery: DiscoverySummary) -> list[Tabl
             missing.append(name)
         elif table not in chosen:
             chosen.append(table)
+    skipped = [name for name in missing if name.casefold() in {u.casefold() for u in discovery.unreadable}]
+    if skipped:
+        raise _unreadable(discovery, skipped)
     if missing:
         known = ", ".join(t.name for t in discovery.tables) or "none"
         raise UnknownTableError(f"{discovery.source} has no table {', '.join(map(repr, missing))} (its tables: {known})")
     return chosen
 
 
-def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[str, Any]:
-    """The pipeline document for ``request`` over what ``discovery`` found.
+def check_request(request: SynthesisRequest, discovery: DiscoverySummary) -> list[TableSummary]:
+    """The tables ``request`` exports, once it is sure a pipeline can meet it: every synthesiser
+    asks this first (a model is not asked for what no pipeline can do).
 
     Raises:
         UnsupportedFormatError: when no writer handles ``request.format``.
         UnknownTableError: when a requested table is not in ``discovery``.
-        SynthesisError: when there is nothing to export.
+        SynthesisError: when there is nothing to export, or more tables than one pipeline holds.
     """
-    fmt = request.format.casefold()
-    if fmt not in WRITERS:
+    if request.format.casefold() not in WRITERS:
         raise UnsupportedFormatError(f"no writer for the format {request.format!r}: use one of {', '.join(WRITERS)}")
-    writer, suffix = WRITERS[fmt]
     tables = _chosen(request, discovery)
+    # A plan reads "${" in any setting as a reference to another step, and SQL cannot spell the
+    # name without it: such a table's query and file would be rewritten when the pipeline runs.
+    unnamable = [t.name for t in tables if "${" in t.name]
+    if unnamable:
+        raise SynthesisError(f"{discovery.source}: the table{'s' if len(unnamable) > 1 else ''} "
+                             f"{', '.join(map(repr, unnamable))} cannot be exported: a pipeline reads '${{' as a "
+                             "reference to another step; name the tables to export")
+    if 2 * len(tables) > MAX_PLAN_STEPS:  # an extractor and a writer per table: past it, no pipeline is valid
+        raise SynthesisError(f"{discovery.source} has {len(tables)} tables; one pipeline exports at most "
+                             f"{MAX_PLAN_STEPS // 2}: name the tables to export")
+    return tables
+
+
+def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[str, Any]:
+    """The pipeline document for ``request`` over what ``discovery`` found.
+
+    Raises:
+        SynthesisError: as :func:`check_request`.
+    """
+    tables = check_request(request, discovery)
+    fmt = request.format.casefold()
+    writer, suffix = WRITERS[fmt]
     where: dict[str, str] = (
         {"connection": request.source} if request.source.startswith("@") else {"database": request.source}
     )

@@ -11,7 +11,8 @@ silent failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -19,10 +20,12 @@ import structlog
 
 from ontoflow.actors.llm import LlmClient
 from ontoflow.actors.synthesis._contract import contract_block, regeneration_prompt
-from ontoflow.actors.synthesis._deterministic import SynthesisRequest, render_pipeline, synthesize
+from ontoflow.actors.synthesis._deterministic import SynthesisRequest, check_request, render_pipeline, synthesize
 from ontoflow.actors.synthesis._discovery import DiscoverySummary
 from ontoflow.protocols.documents import decode_document
+from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.oml import LEGACY_KEYS
 
 __all__ = ["DeterministicSynthesizer", "LlmSynthesizer", "SynthesisAnswer", "Synthesizer"]
 
@@ -43,6 +46,27 @@ GENERATE_PIPELINE: dict[str, Any] = {
     },
 }
 _CHOICE = {"type": "function", "function": {"name": "generate_pipeline"}}
+# A Markdown code fence around the YAML (models write one even inside a tool call's argument),
+# perhaps after a sentence: its body is the answer.
+_FENCE = re.compile(r"^[ \t]*```[\w.+-]*[ \t]*\n(?P<body>.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def _decoded(text: str) -> Any:
+    """``text`` as YAML, or ``text`` itself when it is none (the guard reports it at the root)."""
+    try:  # through decode_document: a model's answer is untrusted (deep nesting crashed PyYAML's C loader)
+        return decode_document(text.encode(), "yaml", source="the model's answer")
+    except ManifestError:
+        return text
+
+
+def _looks_like_a_pipeline(document: Any) -> bool:
+    return isinstance(document, dict) and any(k in document for k in ("oml_version", "steps", *LEGACY_KEYS))
+
+
+def _unfenced(text: str) -> str:
+    """The body of the first fenced block of ``text``, or ``text`` when it has none."""
+    found = _FENCE.search(text)
+    return found["body"] if found else text
 
 
 class SynthesisAnswer(msgspec.Struct, frozen=True):
@@ -90,12 +114,13 @@ class LlmSynthesizer:
 
     Args:
         client: the endpoint.
-        components: the component ids the contract block lists.
+        components: the components the contract block lists: their ids, or id -> metadata
+            (then with each one's modes and config keys).
     """
 
-    def __init__(self, client: LlmClient, components: Iterable[str]) -> None:
+    def __init__(self, client: LlmClient, components: Iterable[str] | Mapping[str, CapabilityMetadata]) -> None:
         self._client = client
-        self._components = sorted(set(components))
+        self._components = dict(components) if isinstance(components, Mapping) else sorted(set(components))
 
     def _system(self) -> dict[str, str]:
         return {"role": "system", "content": (
@@ -119,30 +144,35 @@ class LlmSynthesizer:
                     arguments = msgspec.json.decode(call.arguments)
                 except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
                     arguments = None
-                if isinstance(arguments, dict) and isinstance(arguments.get("pipeline_yaml"), str):
-                    text = arguments["pipeline_yaml"]
-                else:
-                    text = call.arguments  # the guard will say it is not a pipeline
+                given = arguments.get("pipeline_yaml") if isinstance(arguments, dict) else None
+                if isinstance(given, dict) and given:  # the pipeline as a map, not as a text: the guard judges it
+                    return SynthesisAnswer(given)
+                text = given if isinstance(given, str) else call.arguments  # else: the guard says it is no pipeline
                 break
         else:
+            if answer.tool_calls:  # scoping holds (nothing runs a tool but generate_pipeline): said, not as "empty"
+                log.warning("llm_tool_out_of_scope", tool_calls=len(answer.tool_calls), offered=["generate_pipeline"])
             text = answer.content  # a model that ignored the tool and wrote text
         if not text.strip():
             log.warning("empty_llm_response", tool_calls=len(answer.tool_calls), finish_reason=answer.finish_reason)
             return SynthesisAnswer(empty=True)
-        try:  # through decode_document: a model's answer is untrusted (deep nesting crashed PyYAML's C loader)
-            document = decode_document(text.encode(), "yaml", source="the model's answer")
-        except ManifestError:
-            document = text  # not YAML at all: the guard reports it at the document's root
+        document = _decoded(text)
+        if not _looks_like_a_pipeline(document):  # perhaps fenced; the whole text first, as a fence
+            inner = _unfenced(text)  # may sit inside a valid pipeline (a description's block)
+            if inner is not text and _looks_like_a_pipeline(fenced := _decoded(inner)):
+                document = fenced
         return SynthesisAnswer(document)
 
     async def generate(self, request: SynthesisRequest, discovery: DiscoverySummary) -> SynthesisAnswer:
-        """See :class:`Synthesizer`."""
+        """See :class:`Synthesizer` (a request no pipeline can meet raises before the model is asked)."""
+        check_request(request, discovery)
         return await self._ask([self._system(), self._request(request, discovery)])
 
     async def regenerate(
         self, request: SynthesisRequest, discovery: DiscoverySummary, previous: Any, problems: Sequence[Problem]
     ) -> SynthesisAnswer:
         """See :class:`Synthesizer`: the previous pipeline, then one targeted prompt."""
+        check_request(request, discovery)
         shown = render_pipeline(previous) if isinstance(previous, dict) else str(previous)
         return await self._ask([
             self._system(), self._request(request, discovery),

@@ -15,7 +15,9 @@ and Planner actors, ``runtime.cli._embedded_turn``) understands it and answers. 
 one, its memory is the session journal ``ontoflow ask --session`` keeps, so a conversation
 goes on where an ``ask`` (or an earlier ``chat``) of that session left off. A line the front
 half refuses (too long, for one) is answered with why, and the conversation goes on; so is a
-line the model endpoint (``--intent-adapter llm``) could not classify.
+line the model endpoint (``--intent-adapter llm``) could not classify. An answer is shown as
+``safe_text`` shows a message: its control characters escaped (a table name may hold
+``\x1b[2J``), a line past ``MAX_LINE`` cut.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from ontoflow.runtime.cli._client import check_address, curve_client, open_clien
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_option
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options, safe_text
 from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
@@ -83,7 +85,9 @@ async def converse(turn: Turn) -> None:
             print("ontoflow: that line is not valid UTF-8 text; say it again", file=sys.stderr, flush=True)
             continue
         answer = await turn(line)
-        print(answer_text(answer) or answer.status, flush=True)
+        # An answer echoes what nobody here wrote (a database's table names, a daemon's words):
+        # its control characters are shown escaped, never sent to the terminal raw.
+        print(safe_text(answer_text(answer) or answer.status), flush=True)
         prompt = "answer> " if answer.status == "clarification" else "you> "
 
 

@@ -152,3 +152,37 @@ def test_two_invalid_pipelines_reach_a_person_after_one_regeneration(tmp_path: P
     fails = [e for e in logs if e["event"] == "schema_guard_fail"]
     assert len(fails) == 2 and "tasks" in fails[0]["paths"] and "version" in fails[0]["paths"]
     assert not any("Ada" in msgspec.json.encode(e, enc_hook=str).decode() for e in logs)
+
+
+@pytest.mark.parametrize("destination", ["notafolder", "notafolder/deeper"])
+def test_a_destination_that_is_a_file_ends_with_what_is_wrong_not_a_pipeline_that_fails(
+        tmp_path: Path, destination: str) -> None:
+    shop = _shop(tmp_path / "shop.db")
+    (tmp_path / "notafolder").write_text("a file, not a folder")
+    result = run_manifest(CHAT_FSM, CHAT_CAPABILITIES, inputs={
+        REQUEST: {"source": str(shop), "destination": str(tmp_path / destination)}})
+    assert [e.block for e in result.trace][-2:] == ["synthesize", "report_problem"]
+    assert result.context["pipelines.message"].endswith(f"{tmp_path / 'notafolder'} is a file, not a folder")
+    assert "pipelines.yaml" not in result.context
+
+
+@pytest.mark.parametrize("request_", [{"source": 5}, {"source": "./shop.db", "tables": "users"}, {"tables": ["x"]}])
+def test_a_malformed_request_ends_in_an_answer_that_names_what_is_wrong(request_: dict) -> None:
+    result = run_manifest(CHAT_FSM, CHAT_CAPABILITIES, inputs={REQUEST: request_})
+    assert result.status == "completed", result.error  # the machine answers; it does not fail
+    assert [e.block for e in result.trace] == ["capture_intent", "report_problem"]
+    assert "pipelines.request" in result.context["pipelines.message"]
+
+
+def test_every_block_that_can_fail_unexpectedly_has_a_way_to_an_answer() -> None:
+    graph = _graph()
+    for block in ("capture_intent", "discover", "synthesize", "regenerate"):
+        assert graph[block]["SIGNAL:FAIL_DEFAULT"] == "report_problem", block
+
+
+def test_the_shipped_machine_passes_the_contract_checker() -> None:
+    from ontoflow.actors.checker import check_document
+
+    report = check_document(decode_document(CHAT_FSM.read_bytes(), "yaml"),
+                            {c.metadata.id: c.metadata for c in CHAT_CAPABILITIES}, name=str(CHAT_FSM))
+    assert report.ok, [f for f in report.findings if f.severity == "error"]

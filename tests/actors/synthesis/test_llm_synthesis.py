@@ -127,3 +127,31 @@ async def test_a_model_that_writes_text_instead_of_calling_the_tool_is_still_gua
         llm_env(model.url)
         result = await _run(db)
     assert result.status == "completed" and _blocks(result)[-1] == "compile"
+
+
+async def test_the_contract_names_each_components_mode_and_config_keys(tmp_path, llm_env) -> None:
+    # The guard holds a pipeline to each component's modes and config keys: the contract says them,
+    # so a model need not guess (the seed's own example writes format: csv to a writer).
+    db = _shop(tmp_path / "shop.db")
+    async with open_fake_openai([answer(content=_valid(db))]) as model:
+        llm_env(model.url)
+        await _run(db)
+    system = model.requests[0]["messages"][0]["content"]
+    assert "  - csv.writer (mode: write; config keys: path, delimiter, header)\n" in system
+    assert "  - sqlite.extractor (mode: read; config keys: query, database, connection, batch_rows, work_dir)\n" in system
+    assert "dataset" not in system  # it flows through needs, never written
+
+
+@pytest.mark.parametrize(("request_", "said"), [
+    ({"format": "parquet"}, "no writer for the format 'parquet'"),
+    ({"tables": ["invoices"]}, "has no table 'invoices' (its tables: users)"),
+])
+async def test_a_request_no_pipeline_can_meet_is_answered_before_the_model_is_asked(tmp_path, llm_env, request_,
+                                                                                     said) -> None:
+    db = _shop(tmp_path / "shop.db")
+    async with open_fake_openai([answer(content=_valid(db))]) as model:  # a model that would answer csv, users
+        llm_env(model.url)
+        result = await arun_manifest(CHAT_FSM, CHAT_CAPABILITIES, inputs={
+            REQUEST: {"source": str(db), **request_}, "pipelines.synthesizer": "llm"})
+    assert _blocks(result)[-2:] == ["synthesize", "report_problem"] and model.requests == []
+    assert said in result.context["pipelines.message"] and "pipelines.yaml" not in result.context

@@ -1,0 +1,153 @@
+"""VALIDATE_OML: everything a pipeline must pass before COMPILE, each problem with its path.
+
+Three checks, in order, the first that finds problems answers:
+
+1. the OML v0.1.0 schema guard (``protocols.oml.check_oml``), told which components exist
+   (the built-in capabilities that declare ``flow.modes``, the list the contract block gives a
+   model): a component that is not one (``mysql.extractor``, or a capability that is no
+   component) is a guard error, not a compile failure later;
+2. what COMPILE would refuse (a ``${step.key}`` reference in a config, which the plan would
+   resolve; a mode the component does not work in, a config key it does not take): found here
+   so that the one guided regeneration can fix it, never after it;
+3. whether the pipeline does what was asked (a model's answer is untrusted, and discovery puts
+   the database's own table and column names in its prompt): every step that reads a source
+   reads the requested one, writers write the requested format, and no ``path`` or ``work_dir``
+   leaves the requested destination or the working folder (an absolute path elsewhere, ``..``,
+   ``~``) or overwrites the source, and no config sets what flows from a needed step (a
+   ``dataset`` reference written by hand names any spool file on the host). Paths are read as
+   the components will open them, on this worker: relative to its working folder, symbolic
+   links followed.
+
+Messages name paths and what was asked, never a value the pipeline holds.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ontoflow.actors.synthesis._deterministic import WRITERS, SynthesisRequest
+from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.oml import check_oml, pipeline_from_data
+
+__all__ = ["component_catalog", "component_ids", "guard_pipeline"]
+
+#: Config keys that name a place the step writes to.
+_PLACES = ("path", "work_dir")
+
+
+def component_catalog() -> dict[str, CapabilityMetadata]:
+    """Capability id -> metadata of the built-in capabilities (what a pipeline runs on)."""
+    from ontoflow.actors.capabilities import CAPABILITIES
+
+    return {cls.metadata.id: cls.metadata for cls in CAPABILITIES}
+
+
+def component_ids(catalog: dict[str, CapabilityMetadata]) -> list[str]:
+    """The capabilities that are pipeline components (they declare ``flow.modes``), sorted."""
+    return sorted(cid for cid, meta in catalog.items() if meta.flow.get("modes"))
+
+
+def guard_pipeline(document: Any, request: SynthesisRequest | None = None) -> list[Problem]:
+    """Every problem of ``document`` as the pipeline for ``request`` (empty when it may compile).
+
+    Args:
+        document: the decoded pipeline (whatever a synthesiser wrote).
+        request: what was asked; ``None`` skips the third check (see the module docstring).
+
+    Returns:
+        The problems of the first check that found any, each with its path.
+    """
+    catalog = component_catalog()
+    problems = check_oml(document, components=component_ids(catalog))
+    if problems:
+        return problems
+    # Before compiling: the plan would take them for references (and name them by plan paths).
+    problems = [Problem(path=at, message="a ${...} reference is no setting: data flows through needs")
+                for i, step in enumerate(document["steps"]) for at in _references(step["config"], f"steps[{i}].config")]
+    if problems:
+        return problems
+    from ontoflow.actors.pipelines import compile_pipeline
+
+    try:
+        compile_pipeline(pipeline_from_data(document, source="synthesised pipeline"), catalog)
+    except ManifestError as exc:
+        return list(exc.problems)
+    return [] if request is None else _conformance(document["steps"], request, catalog)
+
+
+def _place(path: str) -> str | None:
+    """Where ``path`` points from this worker, as the components would open it (``~`` expanded,
+    relative to the working folder, symbolic links followed); None for no usable path (a NUL)."""
+    try:
+        return os.path.realpath(os.path.expanduser(path))
+    except (ValueError, OSError):
+        return None
+
+
+def _inside(path: str | None, folder: str | None) -> bool:
+    if path is None or folder is None:
+        return False
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog: dict[str, CapabilityMetadata]) -> list[Problem]:
+    problems: list[Problem] = []
+    source = request.source
+    by_path = not source.startswith("@")
+    here, destination = _place("."), _place(request.destination or ".")
+    writer = WRITERS.get(request.format.casefold(), (None, ""))[0]
+    wired = {out for meta in catalog.values() if meta.flow.get("modes") for out in meta.outputs}
+    for i, step in enumerate(steps):
+        where, config = f"steps[{i}]", step["config"]
+        for key in config:  # a dataset reference set by hand could read any spool file on this host
+            if key in wired or any(out.endswith("." + key) for out in wired):
+                problems.append(Problem(path=f"{where}.config.{key}",
+                                        message="comes from the step this one needs: remove it and list that step in needs"))
+        modes = catalog[step["component"]].flow.get("modes") or []
+        if "write" in modes and writer is not None and step["component"] != writer:
+            problems.append(Problem(path=f"{where}.component", message=f"the request asks for {request.format}: use {writer}"))
+        if "database" in config or "connection" in config or step["component"] == "sqlite.extractor":
+            problems += _reads_the_source(where, config, source, by_path)
+        for key in _PLACES:
+            value = config.get(key)
+            if not isinstance(value, str):
+                continue
+            place = _place(value)
+            if place is None:
+                problems.append(Problem(path=f"{where}.config.{key}", message="is not a usable file path"))
+            elif not (_inside(place, destination) or (_inside(place, here) and not value.lstrip().startswith("~"))):
+                problems.append(Problem(path=f"{where}.config.{key}",
+                                        message=f"must stay inside the destination {request.destination} or the working folder"))
+            elif by_path and place == _place(source):
+                problems.append(Problem(path=f"{where}.config.{key}", message="must not overwrite the source database"))
+    return problems
+
+
+def _references(value: Any, path: str) -> list[str]:
+    """The paths of the texts in ``value`` that the plan engine would take for ``${step.key}``
+    references (the compiled plan resolves them: a setting would become another step's output)."""
+    if isinstance(value, str):
+        return [path] if "${" in value else []
+    if isinstance(value, dict):
+        return [at for key, item in value.items() for at in _references(item, f"{path}.{key}")]
+    if isinstance(value, list):
+        return [at for i, item in enumerate(value) for at in _references(item, f"{path}[{i}]")]
+    return []
+
+
+def _reads_the_source(where: str, config: dict[str, Any], source: str, by_path: bool) -> list[Problem]:
+    """A reading step must read the requested source, named as the request named it."""
+    if by_path:
+        if "connection" in config:
+            return [Problem(path=f"{where}.config.connection", message=f"read the requested source as database: {source}")]
+        database = config.get("database")
+        if not isinstance(database, str) or _place(database) is None or _place(database) != _place(source):
+            return [Problem(path=f"{where}.config.database", message=f"must be the requested source {source}")]
+        return []
+    if "database" in config:
+        return [Problem(path=f"{where}.config.database", message=f'read the requested source as connection: "{source}"')]
+    if config.get("connection") != source:
+        return [Problem(path=f"{where}.config.connection", message=f'must be the requested source "{source}"')]
+    return []
