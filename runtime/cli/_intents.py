@@ -80,7 +80,7 @@ from ontoflow.runtime.cli._asking import Refused, embedded_hint, settle, suspend
 from ontoflow.runtime.cli._client import check_address, curve_client, open_client, reply_code, request, unexpected
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options, safe_text
 from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
@@ -234,7 +234,7 @@ def _print_answer(answer: DomainOutput, *, as_json: bool, extra: dict[str, Any])
         return
     text = answer_text(answer)  # the same words the daemon's HTTP entry answers
     if text:
-        print(text)
+        print(safe_text(text))  # a domain's words may carry a value from anywhere: no raw ESC
 
 
 def _exit_code(answer: DomainOutput) -> int:

@@ -31,3 +31,17 @@ def test_a_table_name_with_terminal_escapes_is_shown_escaped(tmp_path: Path) -> 
     shown = proc.stdout.decode()
     assert "has no table 'invoices'" in shown and "Ran it: completed." in shown
     assert "evil\\x1b[2J\\x1b]0;pwned\\x07" in shown  # escaped, still readable
+
+
+def test_ask_shows_a_table_name_with_terminal_escapes_escaped(tmp_path: Path) -> None:
+    # The same answer through `ontoflow ask` (its own printer): it went out raw (synth12).
+    db = sqlite3.connect(tmp_path / "shop.db")
+    db.execute(f'CREATE TABLE "{EVIL}" (x INTEGER)')
+    db.commit()
+    db.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONTOFLOW_")}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    proc = subprocess.run([sys.executable, "-m", "ontoflow", "ask", "export the invoices table of ./shop.db to csv",
+                           "--domains", str(PIPELINES)], cwd=tmp_path, capture_output=True, timeout=120, env=env)
+    assert b"\x1b" not in proc.stdout and b"\x07" not in proc.stdout, proc.stdout[-400:]
+    assert "evil\\x1b[2J\\x1b]0;pwned\\x07" in proc.stdout.decode()
