@@ -114,23 +114,27 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
 #: The longest word of an ``Observation`` (its capability, kind and id): each is a word in log
 #: lines and the id is kept (per trigger) to recognise repeats, so a peer's megabyte id would
 #: be a megabyte line and a megabyte key.
-MAX_OBSERVATION_WORD_CHARS = 256
+MAX_OBSERVATION_WORD_CHARS = 1024
+
+#: What a word of an Observation may not hold: control characters (a newline or an ESC would
+#: forge or drive a log line). Format characters (a ZWNJ in a Persian file name) are words.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def observation_problem(observation: Observation, capability: str) -> str | None:
     """Why ``observation``, perceived by the capability ``capability``, may not be sent or
     accepted, or None.
 
-    ``capability``, ``kind`` and ``id`` are 1 to :data:`MAX_OBSERVATION_WORD_CHARS` printable
-    characters, and a capability reports only its own perceptions (``observation.capability``
-    is its id). The worker checks what a capability returns before sending it, and the
+    ``capability``, ``kind`` and ``id`` are 1 to :data:`MAX_OBSERVATION_WORD_CHARS` characters
+    without a control character (a watcher's id holds a file name of up to 255), and a
+    capability reports only its own perceptions (``observation.capability`` is its id). The worker checks what a capability returns before sending it, and the
     orchestrator checks what arrives (a peer need not be our worker). The text never quotes a
     value.
     """
     for field in ("capability", "kind", "id"):
         word = getattr(observation, field)
-        if not 0 < len(word) <= MAX_OBSERVATION_WORD_CHARS or not word.isprintable():
-            return (f"{field} must be 1 to {MAX_OBSERVATION_WORD_CHARS} printable characters "
+        if not 0 < len(word) <= MAX_OBSERVATION_WORD_CHARS or _CONTROL.search(word) is not None:
+            return (f"{field} must be 1 to {MAX_OBSERVATION_WORD_CHARS} characters, none a control character "
                     f"(got {len(word)} characters)")
     if observation.capability != capability:
         return "an observation must name the capability that perceived it"

@@ -40,6 +40,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_PARAMS_DEPTH",
     "MAX_PLAN_DEPENDENCIES",
+    "REFERENCE_PATTERN",
     "MAX_PLAN_STEPS",
     "Reference",
     "check_plan",
@@ -55,7 +56,7 @@ COMBINE_MODES = ("last", "report", "merge")
 _STEP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # as a manifest's ids: a 100,000-character id was taken
 #: A reference (its body in group 1), an escaped ``$${`` or a ``${`` that opens no reference
 #: (group 2).
-_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}|(\$\{)")
+REFERENCE_PATTERN = re.compile(r"\$\$\{|\$\{([^{}]*)\}|(\$\{)")
 _UNCLOSED = "a '${' that opens no reference: a reference is ${<step>.<field>}; write $${ for a literal '${'"
 _FIELD_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
 
@@ -166,7 +167,7 @@ def find_references(value: Any, path: str) -> Iterator[tuple[str, Reference | st
     """
     if isinstance(value, str):
         if "${" in value:
-            for m in _REFERENCE.finditer(value):
+            for m in REFERENCE_PATTERN.finditer(value):
                 if m.group(1) is not None:
                     yield path, _parse_reference(m.group(1))
                 elif m.group(2) is not None:

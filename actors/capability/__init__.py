@@ -12,6 +12,7 @@ from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._checks import check_capability_classes
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._loader import load_capabilities
+from ontoflow.actors.capability._defaults import result_bytes_for
 from ontoflow.actors.capability._observe import observe
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._scrub import scrub
@@ -29,6 +30,7 @@ __all__ = [
     "load_capabilities",
     "must_propagate",
     "observe",
+    "result_bytes_for",
     "scrub",
     "shut_down",
 ]

@@ -32,6 +32,7 @@ from ontoflow.actors.capability._reasons import (
 )
 from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
+from ontoflow.actors.capability._defaults import OnFirstUse, result_bytes_for
 from ontoflow.actors.capability._outputs import interpret
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import Validator, compile_schema, describe_violation
@@ -68,31 +69,6 @@ def _encoded_size(value: Any) -> int:
         return -1
 
 
-class _OnFirstUse:
-    """A default of a capability's instance state that ``__init__`` sets, made on first use
-    and kept in the instance, for a subclass whose ``__init__`` forgot ``super().__init__()``
-    (every step of it failed as the base's internal error).
-
-    A non-data descriptor: what ``__init__`` set in the instance wins, so a well-made
-    capability never calls it. (A ``__getattr__`` and plain class attributes did this before,
-    and cost ``invoke`` about 6% more instructions: a shared ``Random`` as a class attribute
-    alone cost 4,500 per step.)
-    """
-
-    def __init__(self, make: Callable[[type[Capability]], Any]) -> None:
-        self._make = make
-        self._name = ""
-
-    def __set_name__(self, owner: type[Capability], name: str) -> None:
-        self._name = name
-
-    def __get__(self, instance: Capability | None, owner: type[Capability]) -> Any:
-        if instance is None:
-            return self
-        value = instance.__dict__[self._name] = self._make(owner)
-        return value
-
-
 class Capability(abc.ABC):
     """Base of every capability: perceive the world and act on it, robustly (seeds 000, 001).
 
@@ -117,14 +93,14 @@ class Capability(abc.ABC):
     #: ``invalid_result`` failure. A message's limit less room for the rest of the Outcome: a
     #: bigger answer was dropped with the worker's connection and the step hung to its deadline.
     #: A host with a lower ``max_message_bytes`` sets it lower.
-    max_result_bytes: int = DEFAULT_MAX_MESSAGE_BYTES - 64 * 1024
+    max_result_bytes: int = result_bytes_for(DEFAULT_MAX_MESSAGE_BYTES)
     # What __init__ sets, for a subclass whose own __init__ forgot super().__init__(): every
     # step of it failed as the base's internal error (an AttributeError on _spec).
     config: Mapping[str, Any] = MappingProxyType({})
     _secrets: tuple[str, ...] = ()
     _sleep = staticmethod(anyio.sleep)
-    _random = _OnFirstUse(lambda owner: _random.Random())
-    _spec = _OnFirstUse(lambda owner: owner._class_spec())
+    _random = OnFirstUse(lambda owner: _random.Random())
+    _spec = OnFirstUse(lambda owner: owner._class_spec())
 
     def __init__(
         self,

@@ -318,10 +318,13 @@ class RunTable:
         state = run.state
         log.error("engine_failed", run_id=state.run_id, fact=type(fact).__name__, error=type(exc).__name__,
                   where=where(exc))
+        error = f"internal error: the engine failed on {type(fact).__name__} ({type(exc).__name__}); the daemon's log says where"
+        # What every engine's state holds of its end (the RunEngine contract), so that a read of
+        # the run (show, list) says failed, as its result does.
+        state.status, state.error = "failed", error
         if state.ended_ms is None:
             state.ended_ms = fact.now_ms
-        return RunEnded(state.run_id, "failed", f"internal error: the engine failed on {type(fact).__name__} "
-                                                f"({type(exc).__name__}); the daemon's log says where")
+        return RunEnded(state.run_id, "failed", error)
 
     def end(self, run: Run, ended: RunEnded) -> RunResult:
         """Record that ``run`` ended as ``ended`` says; publish and return its result."""

@@ -49,8 +49,11 @@ _NAME = re.compile(r"^@([A-Za-z0-9_-]+)$")
 # Keys whose value is a secret: these names exactly, or a name with one of these in it
 # (db_password, MYSQL_PWD, aws_secret_access_key, refresh_token, client-secret).
 _SECRET_KEYS = frozenset({"pass", "key", "auth", "access_key"})
-_SECRET_IN_KEY = re.compile(r"pass(word|wd)|pwd|secret|token|api[_-]?key|private[_-]?key|credential|authori[sz]ation",
-                            re.IGNORECASE)
+# ``token`` as a word of the key only: ``refresh_token`` is a secret, ``max_tokens`` a number.
+_SECRET_IN_KEY = re.compile(r"pass(word|wd)|pwd|secret|(^|[_.-])token($|[_.-])|api[_-]?key|private[_-]?key|credential|"
+                            r"authori[sz]ation", re.IGNORECASE)
+# A key naming where a secret is (``password_env: SHOP_PW``, ``key_file: ...``), not the secret.
+_SECRET_REFERENCE = re.compile(r"[_.-](env|file|path|var)$", re.IGNORECASE)
 # Text that is or holds a secret: a URL with a password (scheme://user:password@host) or with a
 # secret in its query, a DSN's password=..., an Authorization header's value.
 _URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
@@ -68,14 +71,16 @@ def holds_secret(value: Any) -> bool:
     if isinstance(value, str):
         return bool(_URL_PASSWORD.match(value) or _SECRET_TEXT.search(value))
     if isinstance(value, Mapping):
-        return any((_secret_key(k) and v not in (None, "")) or holds_secret(v) for k, v in value.items())
+        return any((_secret_key(k) and v not in (None, "") and not isinstance(v, bool)) or holds_secret(v)
+                   for k, v in value.items())
     if isinstance(value, list):
         return any(holds_secret(v) for v in value)
     return False
 
 
 def _secret_key(key: Any) -> bool:
-    return isinstance(key, str) and (key.casefold() in _SECRET_KEYS or bool(_SECRET_IN_KEY.search(key)))
+    return isinstance(key, str) and (key.casefold() in _SECRET_KEYS or bool(_SECRET_IN_KEY.search(key))) \
+        and not _SECRET_REFERENCE.search(key)
 
 
 def current_connections() -> Mapping[str, Any]:

@@ -37,7 +37,7 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability, observe, shut_down
+from ontoflow.actors.capability import Capability, observe, result_bytes_for, shut_down
 from ontoflow.actors.worker._initialize import initialize
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
@@ -55,6 +55,9 @@ log = structlog.get_logger()
 
 #: Seconds running steps may take to finish after SIGTERM (``grace_s``).
 DEFAULT_GRACE_S = 5.0
+
+#: The least time each capability's ``shutdown()`` gets (more with a longer ``grace_s``).
+SHUTDOWN_MIN_S = 5.0
 
 #: How long the last answers and the goodbye may take to leave once the socket closes.
 GOODBYE_LINGER_MS = 2000
@@ -123,6 +126,9 @@ class WorkerHost(BatchActor):
         self._protocol = protocol
         self.curve = curve
         self.max_message_bytes = max_message_bytes
+        for cap in capabilities:
+            if type(cap).max_result_bytes == Capability.max_result_bytes:  # a class's own bound stays
+                cap.max_result_bytes = result_bytes_for(max_message_bytes)  # this host's, not the default
         self._backoff = ReconnectBackoff(reconnect_initial_s, reconnect_max_s)
         #: Waits and repeated jobs on this host's Ticks (a bridged service's /health).
         self.timers = HostTimers(self.now)
@@ -182,7 +188,8 @@ class WorkerHost(BatchActor):
             self._session = None
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
-                    await shut_down(cap, timeout_s=self.grace_s)  # a broken shutdown must not hide the others
+                    # A broken one must not hide the others; not the steps' grace (``--grace-s 0``).
+                    await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S))
                 if self._draining and self._drain_on_signals and self.context is None:
                     # The goodbye may still sit in libzmq's queue: terminating the process's
                     # context waits for it to leave (at most the linger), then the process may exit.

@@ -257,7 +257,8 @@ def compile_plan(
             for role in _followup_roles(meta):
                 if not any(role in m.roles for m in catalog.values()):
                     problems.append(Problem(path=f"steps[{i}].capability", message=f"{meta.id} asks for a follow-up of role {role!r}, which no capability fills"))
-    _check_report_names(plan, catalog, problems)
+    if plan.combine_mode == "report":  # only a report is a map by name: last and merge name no step
+        _check_report_names(plan, catalog, problems)
     if problems:  # each once: a param repeating one bad reference 200,000 times printed 25 MB
         raise ManifestError(list(dict.fromkeys(problems)))
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
-from ontoflow.protocols.plan import Reference, find_references
+from ontoflow.protocols.plan import REFERENCE_PATTERN, Reference, find_references
 
 __all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "declares_field", "is_whole_reference", "lookup",
            "substitute"]
@@ -32,9 +32,8 @@ __all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "decla
 #: of them would have built a 9 GB string in the orchestrator. A quarter of that limit.
 MAX_RESOLVED_BYTES = 16 * 2**20
 
-# As protocols.plan's: ``$${`` is a literal ``${``; a ``${`` opening no reference (group 2) is
+# REFERENCE_PATTERN: ``$${`` is a literal ``${``; a ``${`` opening no reference (group 2) is
 # refused by check_plan, and left as it is here.
-_REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}|(\$\{)")
 _MISSING: Any = object()
 _DOMAIN_OUTPUT_FIELDS = frozenset(DomainOutput.__struct_fields__)
 _encode_json = msgspec.json.Encoder().encode
@@ -87,7 +86,7 @@ def is_whole_reference(value: Any) -> bool:
     """Whether ``value`` is a string that is exactly one reference (it becomes any type)."""
     if not isinstance(value, str) or "${" not in value:
         return False
-    whole = _REFERENCE.fullmatch(value)
+    whole = REFERENCE_PATTERN.fullmatch(value)
     return whole is not None and whole.group(1) is not None
 
 
@@ -195,10 +194,10 @@ class _Substitution:
         if isinstance(value, str):
             if "${" not in value:
                 return value
-            whole = _REFERENCE.fullmatch(value)
+            whole = REFERENCE_PATTERN.fullmatch(value)
             if whole is not None and whole.group(1) is not None:
                 return self._whole(whole.group(1))
-            return _REFERENCE.sub(self._text, value)
+            return REFERENCE_PATTERN.sub(self._text, value)
         if isinstance(value, dict):
             return {k: self.walk(v) for k, v in value.items()}
         if isinstance(value, list):

@@ -85,3 +85,25 @@ def test_a_segment_the_orchestrator_could_not_decode_fails_the_step_at_once() ->
     doc = {"start": "m", "nodes": {"m": {"entry_block": "g", "blocks": {"g": {"worker": "demo.segment"}}}}}
     (step,) = run_manifest(doc, [BadSegment]).trace  # before: a timeout, after the step's whole budget
     assert (step.event, step.reason) == ("failure", "invalid_result")
+
+
+def test_a_worker_host_bounds_answers_by_its_own_message_limit() -> None:
+    # review12: the bound was the default limit whatever the host's --max-message-bytes: a
+    # raised limit refused answers it could carry, a lowered one sent answers it dropped.
+    from ontoflow.actors.capability import result_bytes_for
+    from ontoflow.actors.worker import WorkerHost
+
+    class OwnBound(Capability):
+        metadata = scripted([None])[0].metadata
+        max_result_bytes = 1234
+
+        async def execute(self, inputs, context):
+            return None
+
+    raised, lowered = scripted([None])[0], scripted([None])[0]
+    own = OwnBound()
+    WorkerHost([raised, own], address="inproc://unused", max_message_bytes=256 << 20)
+    WorkerHost([lowered], address="inproc://unused", max_message_bytes=1 << 20)
+    assert raised.max_result_bytes == result_bytes_for(256 << 20) > Capability.max_result_bytes
+    assert lowered.max_result_bytes == result_bytes_for(1 << 20) < 1 << 20
+    assert own.max_result_bytes == 1234  # a class's own bound stays

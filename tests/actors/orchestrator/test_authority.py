@@ -77,3 +77,13 @@ def test_an_observation_with_a_huge_or_unprintable_word_is_refused_before_anythi
         assert not auth.observation_ok(None, obs)  # even from no worker: the words come first
     assert dict(auth.refused) == {"observation_malformed": 4}
     assert "xxxxxxxx" not in capsys.readouterr().out
+
+
+def test_a_watchers_id_for_a_long_or_persian_file_name_is_a_word() -> None:
+    # review12: a 230-character file name, or one with a ZWNJ, made the watcher's id fail
+    # the first bound (256 printable characters): the trigger never fired.
+    auth = Authority(None)
+    watcher = _worker()
+    for name in ("n" * 255, "نامه\u200cها.txt"):
+        assert auth.observation_ok(watcher, Observation(capability="t.watch", kind="k", id=f"{name}:1700000000000000000:42"))
+    assert dict(auth.refused) == {}

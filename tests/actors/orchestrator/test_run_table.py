@@ -141,6 +141,7 @@ def test_an_engine_that_raises_fails_its_run_instead_of_leaving_it_running(capsy
                              "the daemon's log says where")
     result = table.end(run, command)
     assert result.status == "failed" and result.ended_ms == 5 and table.live("r1") is None
+    assert (run.state.status, run.state.error) == ("failed", command.error)  # a read of it agrees (review12)
     assert "secret-value" not in capsys.readouterr().out
     import pytest
 

@@ -52,3 +52,14 @@ def test_a_file_without_a_secret_is_read_at_any_mode(tmp_path: Path, value: Any)
     file.write_bytes(msgspec.json.encode({"shop": value}))
     file.chmod(0o644)
     assert load_connections(file) == {"shop": value}
+
+
+def test_keys_that_only_look_like_secrets_are_not_secrets() -> None:
+    # review12: `token` anywhere in a key refused `max_tokens: 1024`; a key naming where the
+    # secret is (`password_env`) is no secret either; a flag is never one.
+    from ontoflow.actors.pipelines import holds_secret
+
+    assert not holds_secret({"llm": {"max_tokens": 1024, "tokenizer": "bpe"}})
+    assert not holds_secret({"shop": {"password_env": "SHOP_PW", "key_file": "/etc/k", "use_token": True}})
+    assert holds_secret({"shop": {"refresh_token": "r-1"}}) and holds_secret({"shop": {"password": 12345}})
+    assert holds_secret({"shop": {"access-token": "a"}}) and holds_secret({"shop": {"db_password": "p"}})

@@ -42,3 +42,12 @@ def test_a_role_listed_twice_is_one_follow_up_dispatched_once() -> None:
     # Before: a second Dispatch of the same step id and attempt followed the first's outcome.
     assert dispatched(cmds) == [] and cmds[-1] == RunEnded("r1", "completed", None)
     assert list(d.state.context["ontoflow.plan.report"]) == ["q", "q+notifier"]
+
+
+@pytest.mark.parametrize("mode", ["last", "merge"])
+def test_a_shared_output_key_is_fine_where_no_report_is_made(mode: str) -> None:
+    # review12: the name check refused seed 004's `output_key: primary` on two steps of a
+    # `last` or `merge` plan, which name no step.
+    steps = [{"id": "a", "capability": "t.work", "output_key": "primary"},
+             {"id": "b", "capability": "t.work", "output_key": "primary", "depends_on": ["a"]}]
+    compile_data({"combine_mode": mode, "steps": steps}, [WORK, QUOTE, NOTIFY])
