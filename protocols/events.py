@@ -22,6 +22,7 @@ __all__ = [
     "SUCCESS",
     "TIMEOUT",
     "UNAVAILABLE",
+    "UNDECLARED_EVENT",
     "full_event_name",
     "is_success",
 ]
@@ -44,6 +45,11 @@ CLARIFICATION = "clarification"
 RESERVED_EVENTS: frozenset[str] = frozenset(
     {FAILURE, INVALID, TIMEOUT, UNAVAILABLE, CANCELLED, PREREQUISITE_FAILED, CLARIFICATION}
 )
+
+#: The reason of a ``failure`` a step ends with when it answered an event its capability does
+#: not declare: given by the capability base for a Python capability, and by both engines for
+#: any worker (one speaking the wire protocol itself could answer any text).
+UNDECLARED_EVENT = "undeclared_event"
 
 ENGINE_SIGNAL_PREFIX = "SIGNAL:"
 #: The fallback transition taken when no transition matches the event exactly.

@@ -44,6 +44,8 @@ __all__ = [
     "OML_VERSION",
     "Pipeline",
     "PipelineStep",
+    "URL_QUERY_SECRET",
+    "URL_WITH_PASSWORD",
     "check_oml",
     "pipeline_from_data",
 ]
@@ -63,10 +65,12 @@ _KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONNECTION = re.compile(r"^@[A-Za-z0-9_-]+$")
 _SECRET_KEY = re.compile(r"(pass(word|wd)?|pwd|secret|token|api[_-]?key|private[_-]?key|credential|"
                          r"authori[sz]ation|^auth$|cookie)", re.IGNORECASE)
-_URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
-# Text that carries a secret whatever its key: a URL whose query holds one, or an HTTP credential
-# (a bearer token; basic credentials, base64 of user:password, checked in _is_credential).
-_SECRET_TEXT = re.compile(
+#: A URL with a password (``scheme://user:password@host``): a secret whatever its key (a
+#: connections file is checked with it too, ``actors.pipelines``).
+URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+#: A URL whose query holds a secret (an HTTP credential, a bearer token or basic credentials,
+#: is checked in ``_is_credential``).
+URL_QUERY_SECRET = re.compile(
     r"^[A-Za-z][A-Za-z0-9+.-]*://\S*[?&](pass(word|wd)?|pwd|secret|client_secret|token|access_token|api[_-]?key|"
     r"apikey|sig|signature)=[^&#\s]",
     re.IGNORECASE)
@@ -122,9 +126,9 @@ def _check_config(value: Any, path: str, problems: list[Problem]) -> None:
     elif isinstance(value, list):
         for i, item in enumerate(value):
             _check_config(item, f"{path}[{i}]", problems)
-    elif isinstance(value, str) and _URL_WITH_PASSWORD.match(value):
+    elif isinstance(value, str) and URL_WITH_PASSWORD.match(value):
         problems.append(Problem(path=path, message='a URL with a password is not allowed in a pipeline: use connection: "@name"'))
-    elif isinstance(value, str) and (_SECRET_TEXT.match(value) or _is_credential(value)):
+    elif isinstance(value, str) and (URL_QUERY_SECRET.match(value) or _is_credential(value)):
         problems.append(Problem(path=path, message='a credential is not allowed in a pipeline: use connection: "@name"'))
 
 

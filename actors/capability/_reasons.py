@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ontoflow.protocols.events import UNDECLARED_EVENT
+
 __all__ = [
     "REASON_ERROR",
     "REASON_INTERNAL",
@@ -17,7 +19,7 @@ __all__ = [
 REASON_INVALID_INPUT = "invalid_input"
 REASON_ERROR = "error"
 REASON_TIMEOUT = "timeout"
-REASON_UNDECLARED_EVENT = "undeclared_event"
+REASON_UNDECLARED_EVENT = UNDECLARED_EVENT  # the engines give it too
 REASON_INVALID_RESULT = "invalid_result"
 REASON_INTERNAL = "internal"
 

@@ -28,6 +28,7 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.protocols.oml import URL_QUERY_SECRET, URL_WITH_PASSWORD
 from ontoflow.protocols.plan import ExecutionPlan
 
 from ontoflow.actors.pipelines.errors import ConnectionResolutionError
@@ -54,13 +55,9 @@ _SECRET_IN_KEY = re.compile(r"pass(word|wd)|pwd|secret|(^|[_.-])token($|[_.-])|a
                             r"authori[sz]ation", re.IGNORECASE)
 # A key naming where a secret is (``password_env: SHOP_PW``, ``key_file: ...``), not the secret.
 _SECRET_REFERENCE = re.compile(r"[_.-](env|file|path|var)$", re.IGNORECASE)
-# Text that is or holds a secret: a URL with a password (scheme://user:password@host) or with a
-# secret in its query, a DSN's password=..., an Authorization header's value.
-_URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
-_SECRET_TEXT = re.compile(
-    r"^[A-Za-z][A-Za-z0-9+.-]*://\S*[?&](pass(word|wd)?|pwd|secret|client_secret|token|access_token|api[_-]?key|"
-    r"apikey|sig|signature)=[^&#\s]|(^|\s)pass(word|wd)?\s*=\s*\S|^\s*Bearer\s+\S",
-    re.IGNORECASE)
+# Text that is or holds a secret: a URL with a password or with a secret in its query (as a
+# pipeline's, protocols.oml), a DSN's password=..., an Authorization header's value.
+_DSN_OR_BEARER = re.compile(r"(^|\s)pass(word|wd)?\s*=\s*\S|^\s*Bearer\s+\S", re.IGNORECASE)
 _IN_USE: ContextVar[Mapping[str, Any]] = ContextVar("ontoflow_connections", default={})
 
 
@@ -69,7 +66,7 @@ def holds_secret(value: Any) -> bool:
     key such as ``password``, ``db_password`` or ``refresh_token``, or a text holding one (a URL
     with a password or a secret in its query, a DSN's ``password=``, a bearer token)."""
     if isinstance(value, str):
-        return bool(_URL_PASSWORD.match(value) or _SECRET_TEXT.search(value))
+        return bool(URL_WITH_PASSWORD.match(value) or URL_QUERY_SECRET.match(value) or _DSN_OR_BEARER.search(value))
     if isinstance(value, Mapping):
         return any((_secret_key(k) and v not in (None, "") and not isinstance(v, bool)) or holds_secret(v)
                    for k, v in value.items())

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ontoflow.protocols.events import CANCELLED, FAILURE, TIMEOUT, UNAVAILABLE
+from ontoflow.protocols.events import CANCELLED, FAILURE, TIMEOUT, UNAVAILABLE, UNDECLARED_EVENT
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch
@@ -66,10 +66,6 @@ __all__ = [
 ]
 
 _replace = msgspec.structs.replace
-
-#: The reason of a step whose worker answered an event its capability does not declare (the
-#: capability base's own reason for the same thing).
-UNDECLARED_EVENT = "undeclared_event"
 
 #: The attempt on which a lost step is lost for good, idempotent or not: it then ends
 #: ``failure``. Without it a step that kills every worker it lands on (a poison pill) went to
