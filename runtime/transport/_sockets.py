@@ -26,11 +26,15 @@ __all__ = ["FRAME_MARGIN", "DealerMailbox", "DealerSocket", "RouterSocket", "Too
 
 #: Bytes kept free under a peer's message size limit: libzmq compares ``ZMQ_MAXMSGSIZE`` with
 #: a frame as it arrives, which CURVE wraps in a MESSAGE command (its name, nonce, MAC and
-#: flags: 33 bytes more than the body).
+#: flags): a CURVE peer takes a body of at most its limit less 33 bytes (measured, libzmq 4.3).
 FRAME_MARGIN = 64
 
 #: The most a ``Batch`` body adds to the bodies it carries (its array headers and tag: 12).
 _BATCH_OVERHEAD = 16
+
+#: A limit at least this big takes every batch ``pack`` makes: only one body, and only one
+#: message alone in it, may be over it (the usual flush checks one length).
+_ROOMY = BATCH_BYTES + FRAME_MARGIN + _BATCH_OVERHEAD
 
 
 class TooLarge(msgspec.Struct, frozen=True):
@@ -170,13 +174,16 @@ class RouterSocket(_Endpoint):
                 per_peer[identity] = [message]
             else:
                 queued.append(message)
+        withheld: list[tuple[bytes, list[Any]]] = []
         for identity, messages in per_peer.items():
             # Once per peer and flush; a plain identity (no limit known) takes the old path.
             limit = getattr(identity, "max_message_bytes", 0)
-            if limit:
-                messages, bodies = self._fitted(identity, messages, limit)
-            else:
+            if not limit:
                 bodies = pack(messages)
+            elif limit < _ROOMY or len(bodies := pack(messages)) > 1 or len(bodies[0]) > limit - FRAME_MARGIN:
+                messages, bodies, too_large = self._fitted(identity, messages, limit)  # cut under the limit
+                if too_large:
+                    withheld.append((identity, too_large))
             for n, body in enumerate(bodies):
                 # ROUTER_MANDATORY makes an unknown identity fail on the first frame.
                 if not self._send_frames(identity, (identity, HEADER, body), messages[0]):
@@ -184,16 +191,23 @@ class RouterSocket(_Endpoint):
                         self.on_undelivered(identity, messages)
                     break
         self._after_send()
+        if withheld and self.on_undelivered is not None:
+            # Once the rest is sent: what the callback sends in turn then follows it.
+            for identity, too_large in withheld:
+                self.on_undelivered(identity, too_large)
 
-    def _fitted(self, identity: bytes, messages: list[WireMessage], limit: int) -> tuple[list[WireMessage], list[bytes]]:
-        """``(messages sent, bodies)`` for a peer accepting at most ``limit`` bytes a message:
-        batches cut under it; a message over it alone is withheld and reported. Each message
-        is measured only when a body came out too big (the usual flush packs once)."""
+    def _fitted(
+        self, identity: bytes, messages: list[WireMessage], limit: int
+    ) -> tuple[list[WireMessage], list[bytes], list[Any]]:
+        """``(messages to send, their bodies, withheld)`` for a peer accepting at most ``limit``
+        bytes a message: batches cut under it; a message over it alone is withheld (a
+        :class:`TooLarge`, counted as ``too_large``). Each message is measured only when a body
+        came out too big (otherwise it is packed once)."""
         fit = limit - FRAME_MARGIN
         cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
         bodies = pack(messages, cap)
         if max(map(len, bodies)) <= fit:
-            return messages, bodies
+            return messages, bodies, []
         # Only a message bigger than the cap travels alone in a body: find which.
         kept: list[WireMessage] = []
         withheld: list[Any] = []
@@ -204,9 +218,7 @@ class RouterSocket(_Endpoint):
             else:
                 withheld.append(TooLarge(message, size, fit))
                 self._send_drops.not_sent(identity, type(message).__name__, "too_large")
-        if self.on_undelivered is not None:
-            self.on_undelivered(identity, withheld)
-        return kept, pack(kept, cap) if kept else []
+        return kept, pack(kept, cap) if kept else [], withheld
 
     def _send_one(self, identity: bytes, message: WireMessage) -> bool:
         return self._send_frames(identity, (identity, HEADER, encode(message)), message)

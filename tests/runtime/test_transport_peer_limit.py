@@ -107,3 +107,47 @@ def test_an_older_worker_ready_decodes_with_an_unknown_limit() -> None:
     assert "max_message_bytes" in (ready_problem(tiny, PROTOCOL_VERSION) or "")
     ok = Ready(protocol=PROTOCOL_VERSION, worker_id="w1", max_message_bytes=MIN_MAX_MESSAGE_BYTES)
     assert ready_problem(ok, PROTOCOL_VERSION) is None
+
+
+def _invoke_of_size(size: int) -> Invoke:
+    """An Invoke exactly ``size`` bytes encoded."""
+    blob = size - len(encode(_invoke(1, 0)))
+    while len(encode(_invoke(1, blob))) > size:  # the string's header grows with its length
+        blob -= 1
+    invoke = _invoke(1, blob)
+    assert len(encode(invoke)) == size
+    return invoke
+
+
+async def test_over_curve_a_message_at_the_limit_less_the_margin_arrives(tmp_path: Path) -> None:
+    # libzmq checks the limit against the frame as it arrives, which CURVE makes 33 bytes
+    # bigger than the body: a body of exactly the limit would drop the connection.
+    import zmq.asyncio
+
+    from ontoflow.runtime.curve import CurveClient, CurveServer, generate_keys, load_keys, load_public_key, open_authenticator
+
+    keys, allowed = tmp_path / "keys", tmp_path / "allowed"
+    allowed.mkdir()
+    for name in ("d", "w"):
+        generate_keys(keys, name)
+    (allowed / "w.key").write_bytes((keys / "w.key").read_bytes())
+    ctx = zmq.asyncio.Context()  # a ZAP handler serves one context: keep it away from other tests
+    fits, over = _invoke_of_size(LIMIT - FRAME_MARGIN), _invoke_of_size(LIMIT - FRAME_MARGIN + 1)
+    refused: list[Any] = []
+    try:
+        with open_authenticator(ctx, allowed):
+            server = CurveServer(keys=load_keys(keys / "d.key_secret"))
+            client = CurveClient(keys=load_keys(keys / "w.key_secret"), server_public=load_public_key(keys / "d.key"))
+            async with open_router("tcp://127.0.0.1:0", context=ctx, curve=server) as router:
+                router.on_undelivered = lambda identity, messages: refused.extend(messages)
+                async with open_dealer(router.address, context=ctx, curve=client, identity=b"w",
+                                       max_message_bytes=LIMIT) as dealer:
+                    peer = await _introduce(router, dealer)
+                    assert peer.user_id  # the CURVE key is kept
+                    router.send_many([(peer, over), (peer, fits)])
+                    assert await _receive(dealer, 1) == [fits]
+                    router.send_many([(peer, Heartbeat())])  # still connected
+                    assert await _receive(dealer, 1) == [Heartbeat()]
+    finally:
+        ctx.term()
+    assert [type(m) for m in refused] == [TooLarge] and refused[0].message == over
