@@ -14,6 +14,9 @@ to a worker that accepts it; batches are cut under the limit; the worker stays c
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -25,7 +28,10 @@ from ontoflow.actors.orchestrator import Orchestrator
 from ontoflow.actors.orchestrator.engine import compile_workflow
 from ontoflow.actors.worker import WorkerHost
 from ontoflow.protocols import CapabilityMetadata, manifest_from_data
+from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
+from ontoflow.runtime.cli import open_client, request
 from ontoflow.runtime.transport import shared_context
+from tests.integration.durable_helpers import REPO, Daemon
 
 pytestmark = pytest.mark.anyio
 
@@ -161,3 +167,57 @@ async def test_an_invoke_too_large_for_one_worker_goes_to_one_that_accepts_it(tm
     moved = [e for e in logs if e["event"] == "step_redispatched"]
     assert [(e["reason"], e["worker_id"]) for e in moved] == [("invoke_too_large", "big")]
     assert small_host.sessions == 1 and big_host.sessions == 1
+
+
+async def test_real_processes_a_daemon_and_a_worker_with_a_small_limit(tmp_path: Path) -> None:
+    """``ontoflow daemon`` (journaled) and ``ontoflow worker --max-message-bytes 65536``."""
+    address = f"ipc://{tmp_path}/d.sock"
+    log = tmp_path / "d.log"
+    env = dict(os.environ, TOO_LARGE_DIR=str(tmp_path), PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    daemon = Daemon(address, tmp_path / "j.sqlite", log)
+    worker_log = open(tmp_path / "w.log", "wb")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "ontoflow", "worker", "--connect", address, "--no-builtins", "--worker-id", "w1",
+         "--slots", "4", "--max-message-bytes", str(LIMIT), "-c", str(Path(__file__).with_name("too_large_capabilities.py"))],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=worker_log, stdin=subprocess.DEVNULL)
+    hold = {"start": "m", "nodes": {"m": {"entry_block": "k", "blocks": {"k": {"worker": "t.big.hold"}}}}}
+    echo = {"start": "m", "nodes": {"m": {"entry_block": "e", "blocks": {
+        "e": {"worker": "t.big.echo", "transitions": [{"on_signal": "t.big.echo.success", "action": "RETURN"},
+                                                       {"on_signal": "t.big.echo.failure", "action": "JUMP:h"}]},
+        "h": {"worker": "t.big.handle"},
+    }}}}
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            with anyio.fail_after(30):
+                while True:
+                    info = await request(client, Workers())
+                    assert isinstance(info, WorkersInfo)
+                    if info.workers:
+                        break
+                    await anyio.sleep(0.02)  # re-asked: registration is the worker's move
+                held = await request(client, Submit(manifest=hold))
+                assert isinstance(held, SubmitAccepted)
+                while not (tmp_path / "started").exists():
+                    await anyio.sleep(0.01)  # another process's file: no event to wait on
+                big = await request(client, Submit(manifest=echo, inputs={"t.blob": "x" * (2 * LIMIT)}))
+                small = await request(client, Submit(manifest=echo, inputs={"t.blob": "s" * 100}))
+                assert isinstance(big, SubmitAccepted) and isinstance(small, SubmitAccepted)
+            refused = await request(client, Status(run_id=big.run_id, wait=True), timeout_s=30)
+            answered = await request(client, Status(run_id=small.run_id, wait=True), timeout_s=30)
+            (tmp_path / "release").write_text("go")
+            released = await request(client, Status(run_id=held.run_id, wait=True), timeout_s=30)
+    finally:
+        daemon.close()
+        worker.terminate()
+        worker.wait(timeout=10)
+        worker_log.close()
+    assert isinstance(refused, RunStatus) and refused.status == "completed"  # routed: e -> h
+    first = refused.trace[0]
+    assert (first["event"], first["reason"], first["attempt"]) == ("failure", "invoke_too_large", 1)
+    assert isinstance(answered, RunStatus) and answered.status == "completed" and answered.context["t.length"] == 100
+    assert isinstance(released, RunStatus) and released.status == "completed"
+    assert [e["attempt"] for e in released.trace] == [1]  # the held step was never lost
+    text = log.read_text()
+    assert text.count("worker_ready") == 1 and "worker_lost" not in text  # w1 kept its one connection
+    assert "step_invoke_too_large" in text and "xxxxxxxx" not in text
