@@ -13,7 +13,7 @@ handing it back as a ``TooLarge`` (the common flush packs once and compares one 
 that size, with a free slot, gets the step (the same attempt; ``step_redispatched``); without
 one, the step ends as if its worker had answered ``failure``, reason ``invoke_too_large``
 (:func:`invoke_too_large`: the error names the step, the worker and the sizes, never a value),
-routed by the transition table like any failure (``on_signal: failure``). It is not retried:
+routed by the transition table like any failure (``<capability>.failure``). It is not retried:
 the same inputs would be as big again. The worker keeps its connection, its slot is free
 again, and its other steps go on.
 """
