@@ -35,6 +35,7 @@ from ontoflow.protocols.context import Segment, StepContext
 __all__ = [
     "MAX_BATCH_MESSAGES",
     "MAX_HOST_CHARS",
+    "MIN_MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "Batch",
     "Cancel",
@@ -55,6 +56,9 @@ __all__ = [
 #: Bumped on any change a peer of the previous version could not decode or keep (2: ``Batch``;
 #: 3: the session token, which a worker must present or its answers are ignored).
 PROTOCOL_VERSION = 3
+
+#: The smallest message size limit a worker may announce (``Ready.max_message_bytes``).
+MIN_MAX_MESSAGE_BYTES = 1024
 
 #: The longest worker id (a default one is HOST-PID-RANDOM, and a host name may be 253 long).
 MAX_WORKER_ID_CHARS = 256
@@ -82,7 +86,8 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
     """Why the orchestrator refuses ``ready`` (a worker announcing itself), or None.
 
     Its worker id (:func:`worker_id_problem`), its host (a name of at most
-    :data:`MAX_HOST_CHARS` printable characters), its protocol version, its slots, and every
+    :data:`MAX_HOST_CHARS` printable characters), its protocol version, its slots, its message
+    size limit (0, or at least :data:`MIN_MAX_MESSAGE_BYTES`), and every
     capability it announces checked as a worker checks its own at load
     (:func:`~protocols.capability.check_metadata`): a peer that skips that check (any peer,
     without CURVE) cannot register an id such as ``../x y`` or a retry policy no step could
@@ -104,6 +109,9 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
         return f"protocol version {ready.protocol} is not supported; this orchestrator speaks {protocol}"
     if ready.slots < 1:
         return "slots must be >= 1"
+    if ready.max_message_bytes != 0 and ready.max_message_bytes < MIN_MAX_MESSAGE_BYTES:
+        # Under it not even a Welcome and a small step's Invoke would fit: refused plainly.
+        return f"max_message_bytes must be 0 (unknown) or at least {MIN_MAX_MESSAGE_BYTES}"
     for i, meta in enumerate(ready.capabilities):
         for found in check_metadata(meta, where=f"capabilities[{i}]"):
             # Bounded: a problem's text may name a key of the peer's schema, of any length.
@@ -169,6 +177,11 @@ class Ready(Message, tag="ready", frozen=True, kw_only=True):
     #: validates each one on its own, so a bad manifest is refused without refusing the worker
     #: (an older orchestrator ignores this trailing field; no protocol bump is needed).
     domains: list[dict[str, Any]] = []
+    #: The largest message this worker's socket accepts (its ``--max-message-bytes``): a
+    #: bigger one would make libzmq drop the whole connection, so the orchestrator never sends
+    #: one (an Invoke over it ends its step ``failure``, ``invoke_too_large``). 0: unknown (an
+    #: older worker, which does not send this trailing field; no protocol bump is needed).
+    max_message_bytes: int = 0
 
 
 class Welcome(Message, tag="welcome", frozen=True, kw_only=True):

@@ -49,7 +49,7 @@ from ontoflow.protocols.messages import Invoke, Observation
 from ontoflow.runtime.actor import SocketActor, wall_clock_ms
 from ontoflow.runtime.curve import CurveServer
 from ontoflow.runtime.journal import FactRow, Journal, RunRow
-from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
+from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, TooLarge
 
 __all__ = ["AnswerRefused", "Orchestrator", "UnknownRunError", "wall_clock_ms"]
 
@@ -255,7 +255,11 @@ class Orchestrator(SocketActor):
         self.mailbox.receive(identity, message, now)
 
     def undelivered(self, identity: bytes, messages: list[Any]) -> None:
-        """Invokes the ROUTER refused never reached their worker (see ``WorkerPool.undelivered``)."""
+        """Invokes the ROUTER refused never reached their worker (see ``WorkerPool.undelivered``);
+        those it withheld as too big for it (``TooLarge``) go elsewhere or fail (``_too_large.py``)."""
+        withheld = [m for m in messages if type(m) is TooLarge]
+        if withheld:
+            self.pool.oversized.withheld(identity, withheld, self._clock())
         self.pool.undelivered(identity, [m for m in messages if isinstance(m, Invoke)])
 
     def send_client(self, identity: bytes, message: Any) -> None:

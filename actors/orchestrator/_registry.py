@@ -49,6 +49,9 @@ class WorkerInfo(msgspec.Struct, kw_only=True):
     confirmed: bool = False
     #: The ids of the domains its Ready announced (``ontoflow workers`` shows them).
     domains: list[str] = msgspec.field(default_factory=list)
+    #: The largest message it accepts (``Ready.max_message_bytes``; 0: unknown). Its
+    #: ``identity`` carries it too (``runtime.transport.limited``), for the ROUTER.
+    max_message_bytes: int = 0
 
     def token_kind(self, token: str) -> str:
         """What a new Ready of this worker's identity presenting ``token`` is.
@@ -191,6 +194,18 @@ class WorkerRegistry:
             load = busy / info.slots
             if load < best_load:
                 best, best_load = info, load
+        return best
+
+    def pick_accepting(self, capability: str, size: int) -> WorkerInfo | None:
+        """``pick`` among the workers known to accept a message of ``size`` bytes (their
+        ``max_message_bytes`` at least that; not one of unknown limit): for the rare Invoke
+        too big for the worker first picked."""
+        best: WorkerInfo | None = None
+        best_load = 2.0
+        for info in self._by_capability.get(capability, ()):
+            busy = len(info.in_flight)
+            if busy < info.slots and info.max_message_bytes >= size and busy / info.slots < best_load:
+                best, best_load = info, busy / info.slots
         return best
 
     def assign(self, info: WorkerInfo, step: InFlight) -> None:

@@ -7,7 +7,9 @@ clocks on steps (deadlines, schedule-to-start). It turns worker messages and sil
 facts (an Outcome, a lost worker, a step that waited too long, a step past its deadline) and
 hands each to ``deliver`` with its run; it turns the engine's Dispatch and CancelStep commands
 into Invoke and Cancel messages (``_step_payload.py``, which also fails an outcome carrying a
-value over ``max_value_bytes`` as ``output_too_large``), handed to ``send``.
+value over ``max_value_bytes`` as ``output_too_large``), handed to ``send``, under an identity
+carrying the worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`,
+``_too_large.py``: another worker takes it, or its step fails ``invoke_too_large``).
 
 The catalogue (``WorkerRegistry.known``) keeps the metadata of every capability a worker has
 offered; each registration hands what it offers to ``record_capabilities`` (the journal), so a
@@ -37,9 +39,11 @@ from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepCloc
 from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
+from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_dispatch
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepFinished, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome, ready_problem
+from ontoflow.runtime.transport import limited
 
 __all__ = ["WorkerPool"]
 
@@ -101,6 +105,7 @@ class WorkerPool:
         self._clocks = StepClocks(runs=runs, deliver=deliver, schedule_to_start_ms=schedule_to_start_ms)
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
+        self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self._send_invoke)
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
@@ -115,12 +120,8 @@ class WorkerPool:
 
     def statistics(self) -> dict[str, int]:
         """Workers, steps waiting for a worker, steps with a deadline running."""
-        return {
-            "workers": len(self.registry),
-            "steps_waiting": len(self._pending),
-            "steps_in_flight": self._clocks.running,
-            "steps_awaiting_worker": self._liveness.awaited,
-        }
+        return {"workers": len(self.registry), "steps_waiting": len(self._pending),
+                "steps_in_flight": self._clocks.running, "steps_awaiting_worker": self._liveness.awaited}
 
     async def changed(self) -> None:
         """Return at the next worker registration."""
@@ -185,12 +186,13 @@ class WorkerPool:
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
         session = existing.session if existing is not None else secrets.token_hex(16)
-        info = WorkerInfo(identity=identity, worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
+        info = WorkerInfo(identity=limited(identity, ready.max_message_bytes), worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
                           session=session, key=key,
                           presented=existing.presented if existing is not None else ready.session,
                           confirmed=existing.confirmed if existing is not None else False,
-                          domains=[d["domain"] for d in ready.domains if isinstance(d, dict) and isinstance(d.get("domain"), str)])
+                          domains=[d["domain"] for d in ready.domains if isinstance(d, dict) and isinstance(d.get("domain"), str)],
+                          max_message_bytes=ready.max_message_bytes)
         again = existing is not None
         for cap, fields in self.registry.disagreements(identity, ready.capabilities):
             # Steps go to either worker: each runs the contract its own worker declares.
@@ -198,8 +200,8 @@ class WorkerPool:
         orphans, kept = self.registry.register(info, keep=held)
         # Welcome first: a worker drops an Invoke sent before it, and what follows may send one
         # (an awaited attempt it came back without is lost and goes out again, to it).
-        self._send(identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
-                                     session=session))
+        self._send(info.identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
+                                          session=session))
         if again:
             # The same worker without these: their Invokes died in a connection it gave up, or
             # came before its Welcome (which it does not run). None ran: they go out again.
@@ -216,7 +218,7 @@ class WorkerPool:
         # answers would be ignored anyway.
         stale = (held - {(k.run_id, k.step_id, k.attempt) for k in kept}) | {(o.run_id, o.step_id, o.attempt) for o in orphans}
         for run_id, step_id, attempt in stale:
-            self._send(identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
+            self._send(info.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
         self._orphaned(orphans, now, "worker_lost")
         self._changed.set()
         self._changed = anyio.Event()
@@ -386,8 +388,7 @@ class WorkerPool:
             self._clocks.stop(key)
             run = self._runs.live(step.run_id)
             if self._liveness.take_undelivered(key):
-                again = None if run is None else next(
-                    (d for d in run.engine.in_flight(run.state) if (d.step_id, d.attempt) == key[1:]), None)
+                again = in_flight_dispatch(self._runs, key)
                 if again is not None:
                     log.info("step_redispatched", run_id=step.run_id, step_id=step.step_id, attempt=step.attempt,
                              reason="invoke_undelivered")

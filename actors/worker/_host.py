@@ -76,7 +76,8 @@ class WorkerHost(BatchActor):
         context: the zmq context (``inproc://`` needs the orchestrator's one).
         protocol: the protocol version announced (tests use a wrong one on purpose).
         curve: connect with CURVE (key pair and the orchestrator's public key).
-        max_message_bytes: a bigger incoming message makes libzmq drop the connection.
+        max_message_bytes: a bigger incoming message makes libzmq drop the connection; announced
+            in every ``Ready``, so the orchestrator never sends one (``Ready.max_message_bytes``).
         reconnect_initial_s: the first backoff before registering again (doubles per failure).
         reconnect_max_s: the backoff's ceiling.
         heartbeat_ms: the interval assumed until a Welcome announces the real one.
@@ -328,7 +329,7 @@ class WorkerHost(BatchActor):
         return Ready(protocol=self._protocol, worker_id=self.worker_id, host=socket.gethostname(), pid=os.getpid(),
                      capabilities=[type(c).metadata for c in self._capabilities.values()], slots=self.slots,
                      holding=list(self.steps) + self._answers.keys(), session=self.session_token,
-                     domains=list(self.domains))
+                     domains=list(self.domains), max_message_bytes=self.max_message_bytes)
 
     def session_started(self, session: Session) -> None:
         """A session opened its socket: the outbox sends on it, a runner reads it."""

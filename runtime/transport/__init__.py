@@ -25,7 +25,10 @@ ignored for its whole life (nothing it sends is read, nothing reaches it): a wor
 session gave up before the daemon read its Ready registers on a later session (see
 ``tests/runtime/test_transport_identity.py`` and ``actors.worker._timers``). A CURVE ROUTER hands out each peer as a
 ``Peer`` (``bytes`` carrying ``user_id``, the public key its connection authenticated with),
-so the orchestrator can look up that key's role.
+so the orchestrator can look up that key's role. The orchestrator sends to a registered worker
+under an identity carrying the largest message it accepts (``limited``): the ROUTER cuts that
+worker's batches under it and withholds a message bigger on its own (``TooLarge``), which
+libzmq would answer by dropping the whole connection.
 
 Malformed frames: any frame set that does not decode is counted by reason (``dropped()``) and
 skipped; the first few per interval are logged one by one (``frame_dropped``), the rest of a
@@ -35,16 +38,20 @@ client API (``protocols.client``): frames with the client header decode to clien
 
 from ontoflow.runtime.transport._endpoint import DEFAULT_MAX_MESSAGE_BYTES, DropStatistics, Peer
 from ontoflow.runtime.transport._open import is_loopback, open_dealer, open_router, shared_context
-from ontoflow.runtime.transport._sockets import DealerMailbox, DealerSocket, RouterSocket
+from ontoflow.runtime.transport._peer import limited
+from ontoflow.runtime.transport._sockets import FRAME_MARGIN, DealerMailbox, DealerSocket, RouterSocket, TooLarge
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "FRAME_MARGIN",
     "DealerMailbox",
     "DealerSocket",
     "DropStatistics",
     "Peer",
     "RouterSocket",
+    "TooLarge",
     "is_loopback",
+    "limited",
     "open_dealer",
     "open_router",
     "shared_context",

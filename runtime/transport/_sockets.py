@@ -8,6 +8,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 import anyio
+import msgspec
 import zmq
 from anyio.lowlevel import checkpoint
 
@@ -17,11 +18,33 @@ from ontoflow.protocols.client import (
 from ontoflow.protocols.client_requests import replies_to_bodies, requests_from_frames, requests_to_bodies
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
-from ontoflow.runtime.codec import HEADER, encode, from_frames, pack
+from ontoflow.runtime.codec import BATCH_BYTES, HEADER, encode, from_frames, pack
 from ontoflow.runtime.transport._endpoint import _Endpoint
 from ontoflow.runtime.transport._peer import recv_frames_user
 
-__all__ = ["DealerMailbox", "DealerSocket", "RouterSocket"]
+__all__ = ["FRAME_MARGIN", "DealerMailbox", "DealerSocket", "RouterSocket", "TooLarge"]
+
+#: Bytes kept free under a peer's message size limit: libzmq compares ``ZMQ_MAXMSGSIZE`` with
+#: a frame as it arrives, which CURVE wraps in a MESSAGE command (its name, nonce, MAC and
+#: flags): a CURVE peer takes a body of at most its limit less 33 bytes (measured, libzmq 4.3).
+FRAME_MARGIN = 64
+
+#: The most a ``Batch`` body adds to the bodies it carries (its array headers and tag: 12).
+_BATCH_OVERHEAD = 16
+
+#: A limit at least this big takes every batch ``pack`` makes: only one body, and only one
+#: message alone in it, may be over it (the usual flush checks one length).
+_ROOMY = BATCH_BYTES + FRAME_MARGIN + _BATCH_OVERHEAD
+
+
+class TooLarge(msgspec.Struct, frozen=True):
+    """A message a ROUTER withheld because its peer would not accept it: ``size`` bytes
+    encoded, over the ``limit`` its identity carries (``Peer.max_message_bytes`` less
+    :data:`FRAME_MARGIN`). Handed to ``RouterSocket.on_undelivered`` in place of the message."""
+
+    message: WireMessage
+    size: int
+    limit: int
 
 
 class RouterSocket(_Endpoint):
@@ -31,7 +54,12 @@ class RouterSocket(_Endpoint):
         address: the bound address, with the real port when bound to port 0 or ``*``.
         on_undelivered: called as ``on_undelivered(identity, messages)`` with wire messages
             the ROUTER refused outright (no connection under that identity now, or its queue
-            full): they surely never reached the peer. ``None``: only counted.
+            full): they surely never reached the peer. A message bigger than an identity
+            carrying a size limit accepts (``Peer.max_message_bytes``) is never sent either:
+            it comes as a :class:`TooLarge` holding it. ``None``: only counted.
+
+    A peer's size limit also bounds its batches: ``send_many`` cuts them under it, so messages
+    that each fit all arrive, however many share a flush.
     """
 
     __slots__ = ("on_undelivered",)
@@ -98,6 +126,9 @@ class RouterSocket(_Endpoint):
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
         """
+        if getattr(identity, "max_message_bytes", 0):  # a registered worker's: measured as send_many does
+            self.send_many([(identity, message)])
+            return
         if not self._send_one(identity, message) and self.on_undelivered is not None:
             self.on_undelivered(identity, [message])
         self._after_send()
@@ -131,7 +162,10 @@ class RouterSocket(_Endpoint):
         in as few ZeroMQ messages as ``runtime.codec.pack`` makes (a ``Batch`` per peer).
 
         A peer that is unknown or whose queue is full loses what was for it, logged as
-        ``send_dropped`` (as ``send``); the other peers get theirs.
+        ``send_dropped`` (as ``send``); the other peers get theirs. For an identity carrying a
+        size limit, the bodies are cut under it, and a message bigger than it on its own is
+        withheld (``send_dropped`` reason ``too_large``; ``on_undelivered`` gets a
+        :class:`TooLarge`).
         """
         per_peer: dict[bytes, list[WireMessage]] = {}
         for identity, message in items:
@@ -140,14 +174,51 @@ class RouterSocket(_Endpoint):
                 per_peer[identity] = [message]
             else:
                 queued.append(message)
+        withheld: list[tuple[bytes, list[Any]]] = []
         for identity, messages in per_peer.items():
-            for n, body in enumerate(pack(messages)):
+            # Once per peer and flush; a plain identity (no limit known) takes the old path.
+            limit = getattr(identity, "max_message_bytes", 0)
+            if not limit:
+                bodies = pack(messages)
+            elif limit < _ROOMY or len(bodies := pack(messages)) > 1 or len(bodies[0]) > limit - FRAME_MARGIN:
+                messages, bodies, too_large = self._fitted(identity, messages, limit)  # cut under the limit
+                if too_large:
+                    withheld.append((identity, too_large))
+            for n, body in enumerate(bodies):
                 # ROUTER_MANDATORY makes an unknown identity fail on the first frame.
                 if not self._send_frames(identity, (identity, HEADER, body), messages[0]):
                     if n == 0 and self.on_undelivered is not None:  # none of them left: all known undelivered
                         self.on_undelivered(identity, messages)
                     break
         self._after_send()
+        if withheld and self.on_undelivered is not None:
+            # Once the rest is sent: what the callback sends in turn then follows it.
+            for identity, too_large in withheld:
+                self.on_undelivered(identity, too_large)
+
+    def _fitted(
+        self, identity: bytes, messages: list[WireMessage], limit: int
+    ) -> tuple[list[WireMessage], list[bytes], list[Any]]:
+        """``(messages to send, their bodies, withheld)`` for a peer accepting at most ``limit``
+        bytes a message: batches cut under it; a message over it alone is withheld (a
+        :class:`TooLarge`, counted as ``too_large``). Each message is measured only when a body
+        came out too big (otherwise it is packed once)."""
+        fit = limit - FRAME_MARGIN
+        cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
+        bodies = pack(messages, cap)
+        if max(map(len, bodies)) <= fit:
+            return messages, bodies, []
+        # Only a message bigger than the cap travels alone in a body: find which.
+        kept: list[WireMessage] = []
+        withheld: list[Any] = []
+        for message in messages:
+            size = len(encode(message))
+            if size <= fit:
+                kept.append(message)
+            else:
+                withheld.append(TooLarge(message, size, fit))
+                self._send_drops.not_sent(identity, type(message).__name__, "too_large")
+        return kept, pack(kept, cap) if kept else [], withheld
 
     def _send_one(self, identity: bytes, message: WireMessage) -> bool:
         return self._send_frames(identity, (identity, HEADER, encode(message)), message)
