@@ -61,8 +61,9 @@ def _contract(model: Model, findings: list[Finding]) -> tuple[list[Finding], Exp
         # explored. What was not reached is unknown, not unreachable (those findings, and
         # no-exit's, would be false); what was found on the explored paths holds.
         findings.append(Finding(kind="analysis-limit", severity=ERROR, path="nodes", message=(
-            f"the analysis stopped after {_explore.MAX_STATES:,} control states (CALLs with inherited "
-            "context multiply a node's states by its caller chains), so this workflow cannot be proved; "
+            f"the analysis stopped after {exploration.budget:,} control states ({_explore.STATE_FLOOR:,} and one "
+            "a block; CALLs with inherited context multiply a node's states by its caller chains), so this "
+            "workflow cannot be proved; "
             "fewer inheriting CALL sites, or context_inheritance: false on shared nodes, keep it small")))
     seen: set[Any] = set()
     paths = _Paths(exploration)
