@@ -74,3 +74,27 @@ def test_capped_problems_count_the_rest_and_cut_long_lines() -> None:
     assert len(out) == 51 and str(out[-1]) == "... and 70 more problem(s)"
     assert len(out[0].message) < 1_100 and "4,000 more characters" in out[0].message
     assert capped_problems(problems[1:3]) == problems[1:3]
+
+
+def _ways_into_one_loop(ways: int, loop: int) -> dict:
+    """A chain of ``ways`` blocks, each failing into another block of one loop of ``loop`` blocks."""
+    blocks = {f"c{i}": block("t.plain", ("success", f"JUMP:c{i + 1}" if i + 1 < ways else "RETURN"),
+                             ("failure", f"JUMP:r{i % loop}"), ("SIGNAL:FAIL_DEFAULT", "RETURN")) for i in range(ways)}
+    blocks |= {f"r{j}": block("t.plain", ("SIGNAL:FAIL_DEFAULT", f"JUMP:r{(j + 1) % loop}"),
+                              ("success", f"JUMP:r{(j + 1) % loop}")) for j in range(loop)}
+    return {"start": "main", "nodes": {"main": node("c0", blocks)}}
+
+
+def test_a_loop_entered_many_ways_is_walked_within_a_budget_and_named_briefly(monkeypatch) -> None:
+    # Each way into the loop walked the whole loop and named each of its blocks: 2,500 ways into
+    # a loop of 2,500 blocks was a 22 s check of 2,500 findings of 2,500 names each.
+    import ontoflow.actors.checker._workflow as workflow
+
+    monkeypatch.setattr(workflow, "SEARCH_BUDGET", 3_000)
+    report = check(_ways_into_one_loop(300, 300), PLAIN)
+    traps = kinds(report)["no-exit"]
+    assert len(traps) == 300 and not report.ok  # every way in is still a finding
+    named = [f for f in traps if "leads back among" in f.message]
+    assert len(named) == 10  # 300 states walked each, 3,000 in all
+    assert all(f.message.count(", ") == 19 and f.message.endswith("and 280 more") for f in named)
+    assert all("its loop not named" in f.message for f in traps if f not in named)
