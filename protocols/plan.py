@@ -294,6 +294,7 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         problems.append(Problem(path="max_concurrency", message="must be >= 1"))
     problems.extend(filter(None, [text_problem("name", plan.name, MAX_NAME_CHARS)]))
     seen: dict[str, int] = {}
+    deep: set[int] = set()
     for i, step in enumerate(plan.steps):
         if not _STEP_ID.fullmatch(step.id):
             problems.append(Problem(path=f"steps[{i}].id", message="must be 1-128 letters, digits, '_' or '-'"))
@@ -304,8 +305,9 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
             problems.append(Problem(path=f"steps[{i}].capability", message="must name a capability id"))
         problems.extend(filter(None, [text_problem(f"steps[{i}].output_key", step.output_key, MAX_NAME_CHARS),
                                       text_problem(f"steps[{i}].description", step.description, MAX_DESCRIPTION_CHARS)]))
-        if _deeper_than(step.params, MAX_PARAMS_DEPTH):
+        if _deeper_than(step.params, MAX_PARAMS_DEPTH):  # not walked for references (they recurse)
             problems.append(Problem(path=f"steps[{i}].params", message=f"nested deeper than {MAX_PARAMS_DEPTH} levels"))
+            deep.add(i)
     for i, step in enumerate(plan.steps):
         for j, dep in enumerate(step.depends_on):
             where = f"steps[{i}].depends_on[{j}]"
@@ -327,7 +329,7 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
     for i, step in enumerate(plan.steps):
         # Ancestry is known for a step's first occurrence, where no cycle was cut on the way.
         known = seen.get(step.id) == i and step.id not in looped and not ancestors[step.id] & looped
-        for where, ref in find_references(step.params, f"steps[{i}].params"):
+        for where, ref in () if i in deep else find_references(step.params, f"steps[{i}].params"):
             if isinstance(ref, str):
                 problems.append(Problem(path=where, message=ref))
             elif ref.step not in seen:

@@ -222,6 +222,7 @@ def compile_plan(
     # The plan's own problems do not hide its capabilities' (a dangling depends_on hid every
     # unknown capability until it was fixed); where both find the same place, the first says it.
     own = len(problems)
+    deep = {p.path for p in problems if p.message.startswith("nested deeper than")}  # not walked: it recurses
     plans: dict[str, CapabilityPlan] = {}
 
     def cap_plan(cap_id: str) -> CapabilityPlan:
@@ -248,7 +249,7 @@ def compile_plan(
                 problems.append(
                     Problem(path=f"steps[{i}].params.{key}", message=f"{meta.id} takes no input {key!r} (it takes: {', '.join(sorted(accepted)) or 'none'})")
                 )
-        for where, ref in find_references(step.params, f"steps[{i}].params"):
+        for where, ref in () if f"steps[{i}].params" in deep else find_references(step.params, f"steps[{i}].params"):
             named = ids.get(ref.step) if not isinstance(ref, str) else None  # a step that does not exist: check_plan's
             target = catalog.get(named.capability) if named is not None else None
             if target is not None and target.outputs and not declares_field(frozenset(target.outputs), ref):  # type: ignore[union-attr]

@@ -62,3 +62,20 @@ def test_the_plans_own_problems_do_not_hide_its_capabilities() -> None:
         "steps[0].depends_on[0]: step 'zz' does not exist",
         "steps[0].capability: no capability 't.nowhere' is loaded",
         "steps[1].params.t.unknown: t.work takes no input 't.unknown' (it takes: none)"]
+
+
+def test_params_nested_too_deep_are_not_walked_while_the_rest_is_checked() -> None:
+    # The walk for references recurses: it ran only on a plan without problems, so checking
+    # the rest of a plan must leave params nested too deep alone (a RecursionError otherwise).
+    deep: dict = {}
+    for _ in range(3_000):
+        deep = {"k": deep}
+    plan = ExecutionPlan(execution_mode="dag", steps=[
+        ExecutionStep(id="a", capability="t.work", params={"p": deep}), ExecutionStep(id="b", capability="t.nowhere")])
+    with pytest.raises(ManifestError) as caught:
+        compile_plan(plan, {"t.work": CapabilityMetadata(id="t.work")})
+    assert [str(p) for p in caught.value.problems] == [
+        "steps[0].params: nested deeper than 100 levels", "steps[0].params.p: t.work takes no input 'p' (it takes: none)",
+        "steps[1].capability: no capability 't.nowhere' is loaded"]
+    found = _problems({"execution_mode": "dag", "steps": [_step("a", params={"p": deep}), _step("b", depends_on=["zz"])]})
+    assert found == ["steps[0].params: nested deeper than 100 levels", "steps[1].depends_on[0]: step 'zz' does not exist"]
