@@ -37,8 +37,8 @@ def sound_dependencies(plan: Any, first: dict[str, int]) -> dict[str, list[str]]
 
 def break_cycles(deps: dict[str, list[str]]) -> list[list[str]]:
     """Every cycle of ``deps`` (at most :data:`MAX_CYCLES`), as ``graphlib`` names one; an edge
-    of each is removed from ``deps`` in place, so that it is acyclic afterwards unless more
-    cycles than that were found (then the last one's nodes lose their dependencies)."""
+    of each is removed from ``deps`` in place, so that it is acyclic afterwards (past
+    :data:`MAX_CYCLES` every dependency is removed: then no step's ancestry is known)."""
     cycles: list[list[str]] = []
     while True:
         try:
@@ -48,7 +48,7 @@ def break_cycles(deps: dict[str, list[str]]) -> list[list[str]]:
             cycle = list(exc.args[1])
         cycles.append(cycle)
         if len(cycles) >= MAX_CYCLES:
-            for node in cycle:
+            for node in deps:
                 deps[node] = []
             return cycles
         # graphlib lists a cycle as [a, b, ..., a], each node a dependency of the one before it

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ontoflow.protocols._plan_graph import beside, break_cycles, sound_dependencies, stand_in
+from ontoflow.protocols._plan_graph import MAX_CYCLES, beside, break_cycles, sound_dependencies, stand_in
 from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
 
 __all__ = [
@@ -325,7 +325,7 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
             Problem(path=f"steps[{seen[cycle[0]]}].depends_on", message="steps form a cycle: " + " -> ".join(reversed(cycle)))
         )
     ancestors = _ancestors(deps)
-    looped = {node for cycle in cycles for node in cycle}
+    looped = set(deps) if len(cycles) >= MAX_CYCLES else {node for cycle in cycles for node in cycle}
     for i, step in enumerate(plan.steps):
         # Ancestry is known for a step's first occurrence, where no cycle was cut on the way.
         known = seen.get(step.id) == i and step.id not in looped and not ancestors[step.id] & looped

@@ -79,3 +79,11 @@ def test_params_nested_too_deep_are_not_walked_while_the_rest_is_checked() -> No
         "steps[1].capability: no capability 't.nowhere' is loaded"]
     found = _problems({"execution_mode": "dag", "steps": [_step("a", params={"p": deep}), _step("b", depends_on=["zz"])]})
     assert found == ["steps[0].params: nested deeper than 100 levels", "steps[1].depends_on[0]: step 'zz' does not exist"]
+
+
+def test_past_fifty_cycles_the_rest_are_not_named_and_the_check_ends() -> None:
+    steps = []
+    for i in range(60):
+        steps += [_step(f"a{i}", depends_on=[f"b{i}"]), _step(f"b{i}", depends_on=[f"a{i}"], params={"p": f"${{a{i}.x}}"})]
+    found = _problems({"execution_mode": "dag", "steps": steps})
+    assert len(found) == 50 and all("steps form a cycle" in p for p in found)  # no reference judged: ancestry unknown
