@@ -98,3 +98,21 @@ def test_a_loop_entered_many_ways_is_walked_within_a_budget_and_named_briefly(mo
     assert len(named) == 10  # 300 states walked each, 3,000 in all
     assert all(f.message.count(", ") == 19 and f.message.endswith("and 280 more") for f in named)
     assert all("its loop not named" in f.message for f in traps if f not in named)
+
+
+def test_counterexamples_are_written_within_a_budget_and_once_per_state(monkeypatch) -> None:
+    # 4,000 CALLs of one node whose capability declares six events no block routes made 24,000
+    # findings of 50 steps each, every one walked anew (1.2 million lines).
+    import ontoflow.actors.checker._workflow as workflow
+
+    monkeypatch.setattr(workflow, "STEPS_BUDGET", 2_000)
+    chatty = meta("t.plain", events=[f"e{i}" for i in range(5)] + ["success", "failure"])
+    doc = {"start": "main", "nodes": {
+        "main": node("c0", {f"c{i}": block("t.plain", ("success", "CALL:h")) for i in range(300)}),
+        "h": node("h0", {"h0": block("t.plain", ("success", "RETURN"))})}}
+    report = check(doc, chatty)
+    unrouted = kinds(report)["unrouted-event"]
+    assert len(unrouted) == 301 * 6  # every finding stands
+    cut = [f for f in unrouted if "counterexample not written" in f.counterexample[0]]
+    assert cut and len(cut) < len(unrouted)
+    assert sum(len(f.counterexample) for f in unrouted if f not in cut) < 6 * (2_000 + 50 + 2 * 301)
