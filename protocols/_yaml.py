@@ -1,6 +1,11 @@
 """YAML documents read safely: nesting measured before PyYAML builds anything, keys given
 twice refused, and aliases bounded once decoded (``protocols.documents.decode_document``
-calls these for a ``.yaml``/``.yml`` document; the errors it turns into a ``ManifestError``)."""
+calls these for a ``.yaml``/``.yml`` document; the errors it turns into a ``ManifestError``).
+
+A key given twice is found by the loader, on the keys it constructs, not on their text: ``a``
+and ``"a"`` are one key, as are ``1`` and ``0x1``, ``~`` and ``null``, or an alias and the
+scalar it names; ``1`` and ``"1"`` are two (an integer and a string). The text was compared
+before: ``1`` beside ``"1"`` was refused, ``null`` beside ``~`` kept the last silently."""
 
 from __future__ import annotations
 
@@ -30,8 +35,54 @@ def decode_yaml(data: bytes) -> Any:
         RecursionError: nested deeper than ``_YAML_MAX_DEPTH``.
         msgspec.DecodeError: not YAML, or a map names a key twice.
     """
+    import yaml
+
     _check_yaml_events(data)
-    return msgspec.yaml.decode(data)
+    try:  # what msgspec.yaml.decode does, with the loader that refuses a key given twice
+        return yaml.load(data, Loader=_loader())  # noqa: S506 - a SafeLoader, see _loader
+    except yaml.YAMLError as exc:
+        raise msgspec.DecodeError(str(exc)) from exc
+
+
+_LOADER: Any = None
+
+
+def _loader() -> Any:
+    """PyYAML's safe loader (the C one, as msgspec's) whose maps refuse a key given twice."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                if isinstance(node, yaml.MappingNode):
+                    _unique_keys(self, node)
+                return super().construct_mapping(node, deep=deep)
+
+        _LOADER = UniqueKeyLoader
+    return _LOADER
+
+
+def _unique_keys(loader: Any, node: Any) -> None:
+    """Raise PyYAML's ConstructorError (with its place) at the second of two equal keys of the
+    map ``node`` itself; keys merged in with ``<<`` may be given again (that overrides them)."""
+    import yaml
+
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.get(key)
+        except TypeError:
+            continue  # an unhashable key: the loader refuses it itself
+        if first is not None:
+            shown = repr(key) if len(repr(key)) <= 80 else f"{repr(key)[:80]}..."
+            # An alias's node is the one it names, marked where that is: the map's place then.
+            mark = key_node.start_mark if key_node.start_mark.line + 1 >= first else node.start_mark
+            raise yaml.constructor.ConstructorError(None, None, f"found duplicate key {shown} (first at line {first})", mark)
+        seen[key] = key_node.start_mark.line + 1
 
 
 #: The most values a YAML document may hold once its aliases are expanded. A reference is
@@ -75,44 +126,18 @@ def check_yaml_aliases(document: Any, source: str) -> None:
 def _check_yaml_events(data: bytes) -> None:
     """Raise RecursionError when ``data`` nests collections deeper than ``_YAML_MAX_DEPTH``
     (counted on the parser's events, which do not recurse), msgspec.DecodeError when it does
-    not parse or a map names a key twice (it was silently the last one: refused, as in TOML).
-    """
+    not parse."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    # One entry per open collection: None for a sequence, [keys seen -> line, next is a key]
-    # for a map. A node that ends inside a map turns its key into a value or back.
-    open_: list[list[Any] | None] = []
+    depth = 0
     try:
         for event in yaml.parse(data, Loader=loader):
-            top = open_[-1] if open_ else None
-            if isinstance(event, yaml.ScalarEvent):
-                if top is not None and top[1] and event.value != "<<":  # merge keys may repeat
-                    _note_key(top[0], event)
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                if len(open_) >= _YAML_MAX_DEPTH:
+                depth += 1
+                if depth > _YAML_MAX_DEPTH:
                     raise RecursionError("nested too deep")
-                open_.append([{}, True] if isinstance(event, yaml.MappingStartEvent) else None)
-                continue
-            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                open_.pop()
-                top = open_[-1] if open_ else None
-            elif not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
-                continue  # stream and document events are no node
-            if top is not None:
-                top[1] = not top[1]
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
     except yaml.YAMLError as exc:  # as msgspec.yaml.decode reports it (the cause keeps the mark)
         raise msgspec.DecodeError(str(exc)) from exc
-
-
-def _note_key(seen: dict[str, int], event: Any) -> None:
-    """Record a map's key; raise PyYAML's ConstructorError (with its place) when seen before."""
-    import yaml
-
-    first = seen.get(event.value)
-    if first is None:
-        seen[event.value] = event.start_mark.line + 1
-        return
-    shown = event.value if len(event.value) <= 80 else f"{event.value[:80]}..."
-    raise yaml.constructor.ConstructorError(
-        None, None, f"found duplicate key {shown!r} (first at line {first})", event.start_mark)

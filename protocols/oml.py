@@ -36,7 +36,7 @@ from typing import Any, Literal
 import msgspec
 
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.plan import plan_size_problem
+from ontoflow.protocols.plan import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, plan_size_problem, text_problem
 
 __all__ = [
     "LEGACY_KEYS",
@@ -76,9 +76,34 @@ URL_QUERY_SECRET = re.compile(
     re.IGNORECASE)
 _HTTP_CREDENTIAL = re.compile(r"^\s*(?P<scheme>Bearer|Basic)\s+(?P<value>[A-Za-z0-9._~+/=-]{8,})\s*$", re.IGNORECASE)
 # The same in free text (a description): a URL with a password or a secret in its query.
-_URL_SECRET_IN_TEXT = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.-]*://([^/@\s:]*:[^/@\s]+@|\S*[?&](pass(word|wd)?|pwd|secret|token|api[_-]?key|apikey)=)",
-    re.IGNORECASE)
+# Searched from each "://", not by one pattern: ``[A-Za-z][A-Za-z0-9+.-]*://`` tried at every
+# letter of a word scans the whole word each time, so a description of 16,384 letters took
+# 1.3 s of a daemon's loop, and a pipeline's own description (unbounded) hours.
+_USERINFO = re.compile(r"[^/@\s:]*:[^/@\s]+@")
+_QUERY_SECRET_IN_TEXT = re.compile(r"[?&](pass(word|wd)?|pwd|secret|token|api[_-]?key|apikey)=", re.IGNORECASE)
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+_SPACE = re.compile(r"\s")
+
+
+def _url_secret_in_text(text: str) -> bool:
+    """Whether ``text`` holds ``scheme://user:password@`` or ``scheme://...?secret=``, in time
+    linear in its length (each stretch of it is scanned a bounded number of times)."""
+    searched = -1  # the queries of the URLs before this index were searched
+    at = text.find("://")
+    while at != -1:
+        start = at
+        while start > 0 and text[start - 1] in _SCHEME_CHARS:  # back to the last "://" at most
+            start -= 1
+        if any(ch.isascii() and ch.isalpha() for ch in text[start:at]):  # a scheme starts with a letter
+            if _USERINFO.match(text, at + 3):
+                return True
+            if at + 3 > searched:  # a later URL of the same word has the same rest of the word
+                space = _SPACE.search(text, at + 3)
+                searched = space.start() if space else len(text)
+                if _QUERY_SECRET_IN_TEXT.search(text, at + 3, searched):
+                    return True
+        at = text.find("://", at + 3)
+    return False
 _TOP_KEYS = ("oml_version", "name", "steps", "description")
 _STEP_KEYS = ("id", "component", "mode", "config", "needs", "description")
 
@@ -161,9 +186,14 @@ def _holds_literal(value: Any) -> bool:
 
 
 def _check_description(value: Any, path: str, problems: list[Problem]) -> None:
+    # A step's description is its plan step's: bounded here by the plan's own rule, so that the
+    # guard (`pipeline check`) says it with every other problem, as `pipeline run` refuses it.
+    too_long = text_problem(path, value, MAX_DESCRIPTION_CHARS) if isinstance(value, str) and path != "description" else None
     if not isinstance(value, str):
         problems.append(Problem(path=path, message="must be a string"))
-    elif _URL_SECRET_IN_TEXT.search(value):
+    elif too_long is not None:
+        problems.append(too_long)
+    elif _url_secret_in_text(value):
         problems.append(Problem(path=path, message='a URL with a secret in it is not allowed in a pipeline: use connection: "@name"'))
 
 
@@ -178,8 +208,8 @@ def _check_step(i: int, step: Any, components: Collection[str] | None, problems:
     sid = step.get("id")
     if sid is None:
         problems.append(Problem(path=f"{where}.id", message="required key is missing"))
-    elif not isinstance(sid, str) or not _KEBAB.match(sid):
-        problems.append(Problem(path=f"{where}.id", message="must be kebab-case (e.g. extract-users)"))
+    elif not isinstance(sid, str) or not _KEBAB.match(sid) or len(sid) > 128:  # a plan step's id: 1-128 characters
+        problems.append(Problem(path=f"{where}.id", message="must be kebab-case of at most 128 characters (e.g. extract-users)"))
     component = step.get("component")
     if component is None:
         problems.append(Problem(path=f"{where}.component", message="required key is missing"))
@@ -232,6 +262,8 @@ def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[P
         problems.append(Problem(path="name", message="required key is missing"))
     elif not isinstance(name, str) or not _KEBAB.match(name):
         problems.append(Problem(path="name", message="must be kebab-case (e.g. mysql-to-csv-export)"))
+    elif (long_name := text_problem("name", name, MAX_NAME_CHARS)) is not None:
+        problems.append(long_name)
     if "description" in data:
         _check_description(data["description"], "description", problems)
     steps = data.get("steps")

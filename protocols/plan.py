@@ -22,13 +22,13 @@ taken as the key and the rest walks into its value. Step ids may be integers in 
 
 from __future__ import annotations
 
-import graphlib
 import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
 import msgspec
 
+from ontoflow.protocols._plan_graph import MAX_CYCLES, beside, break_cycles, sound_dependencies, stand_in
 from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "plan_dependencies",
     "plan_from_data",
     "plan_size_problem",
+    "text_problem",
 ]
 
 EXECUTION_MODES = ("sequential", "parallel", "dag")
@@ -241,6 +242,12 @@ MAX_PARAMS_DEPTH = 100
 MAX_NAME_CHARS, MAX_DESCRIPTION_CHARS = 256, 16_384
 
 
+def text_problem(path: str, text: str, limit: int) -> Problem | None:
+    """The problem of a text longer than ``limit`` characters (the one rule of a plan's texts
+    and of the pipeline's they are compiled from: ``protocols.oml.check_oml`` applies it too)."""
+    return Problem(path=path, message=f"{len(text):,} characters; at most {limit:,}") if len(text) > limit else None
+
+
 def _deeper_than(value: Any, limit: int) -> bool:
     """Whether ``value`` nests maps and lists deeper than ``limit`` levels (walked without recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -285,9 +292,9 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         return [size]
     if plan.max_concurrency < 1:
         problems.append(Problem(path="max_concurrency", message="must be >= 1"))
-    if len(plan.name) > MAX_NAME_CHARS:
-        problems.append(Problem(path="name", message=f"{len(plan.name):,} characters; at most {MAX_NAME_CHARS}"))
+    problems.extend(filter(None, [text_problem("name", plan.name, MAX_NAME_CHARS)]))
     seen: dict[str, int] = {}
+    deep: set[int] = set()
     for i, step in enumerate(plan.steps):
         if not _STEP_ID.fullmatch(step.id):
             problems.append(Problem(path=f"steps[{i}].id", message="must be 1-128 letters, digits, '_' or '-'"))
@@ -296,13 +303,11 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         seen.setdefault(step.id, i)
         if not step.capability:
             problems.append(Problem(path=f"steps[{i}].capability", message="must name a capability id"))
-        if len(step.output_key) > MAX_NAME_CHARS:
-            problems.append(Problem(path=f"steps[{i}].output_key", message=f"{len(step.output_key):,} characters; at most {MAX_NAME_CHARS}"))
-        if len(step.description) > MAX_DESCRIPTION_CHARS:
-            problems.append(Problem(path=f"steps[{i}].description",
-                                    message=f"{len(step.description):,} characters; at most {MAX_DESCRIPTION_CHARS:,}"))
-        if _deeper_than(step.params, MAX_PARAMS_DEPTH):
+        problems.extend(filter(None, [text_problem(f"steps[{i}].output_key", step.output_key, MAX_NAME_CHARS),
+                                      text_problem(f"steps[{i}].description", step.description, MAX_DESCRIPTION_CHARS)]))
+        if _deeper_than(step.params, MAX_PARAMS_DEPTH):  # not walked for references (they recurse)
             problems.append(Problem(path=f"steps[{i}].params", message=f"nested deeper than {MAX_PARAMS_DEPTH} levels"))
+            deep.add(i)
     for i, step in enumerate(plan.steps):
         for j, dep in enumerate(step.depends_on):
             where = f"steps[{i}].depends_on[{j}]"
@@ -312,25 +317,24 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
                 problems.append(Problem(path=where, message="a step cannot depend on itself"))
             elif dep not in seen:
                 problems.append(Problem(path=where, message=f"step {dep!r} does not exist"))
-    if problems:
-        return problems
-    deps = plan_dependencies(plan)
-    try:
-        graphlib.TopologicalSorter(deps).prepare()
-    except graphlib.CycleError as exc:
-        cycle = list(exc.args[1])
+    # Every problem at once (see protocols._plan_graph): the graph as far as it is sound.
+    deps = sound_dependencies(plan, seen)
+    cycles = break_cycles(deps)
+    for cycle in cycles:
         problems.append(
             Problem(path=f"steps[{seen[cycle[0]]}].depends_on", message="steps form a cycle: " + " -> ".join(reversed(cycle)))
         )
-        return problems
     ancestors = _ancestors(deps)
+    looped = set(deps) if len(cycles) >= MAX_CYCLES else {node for cycle in cycles for node in cycle}
     for i, step in enumerate(plan.steps):
-        for where, ref in find_references(step.params, f"steps[{i}].params"):
+        # Ancestry is known for a step's first occurrence, where no cycle was cut on the way.
+        known = seen.get(step.id) == i and step.id not in looped and not ancestors[step.id] & looped
+        for where, ref in () if i in deep else find_references(step.params, f"steps[{i}].params"):
             if isinstance(ref, str):
                 problems.append(Problem(path=where, message=ref))
             elif ref.step not in seen:
                 problems.append(Problem(path=where, message=f"reference {ref.text} names step {ref.step!r}, which does not exist"))
-            elif ref.step not in ancestors[step.id]:
+            elif known and ref.step not in ancestors[step.id]:
                 problems.append(
                     Problem(
                         path=where,
@@ -381,14 +385,13 @@ def plan_from_data(data: Any, *, source: str = "") -> ExecutionPlan:
             except msgspec.ValidationError as exc:
                 p = validation_problem(exc)
                 problems.append(Problem(path=f"steps[{i}]" + (f".{p.path}" if p.path else ""), message=p.message))
+                steps.append(msgspec.convert(stand_in(raw, i), ExecutionStep))  # the others are checked too
     try:
         plan = msgspec.convert({**data, "steps": []} if isinstance(raw_steps, list) else data, ExecutionPlan)
     except msgspec.ValidationError as exc:
-        problems.insert(0, validation_problem(exc))
-    if problems:
-        raise ManifestError(problems, source=source)
+        raise ManifestError([validation_problem(exc), *problems], source=source) from None
     plan = msgspec.structs.replace(plan, steps=steps)
-    problems = check_plan(plan)
+    problems += beside(check_plan(plan), problems)
     if problems:
         raise ManifestError(problems, source=source)
     return plan

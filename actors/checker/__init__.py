@@ -5,9 +5,9 @@ capabilities' metadata: no capability runs. See :func:`check_document`.
 """
 
 from ontoflow.actors.checker._check import Analysis, analyse_document, check_document, read_document, refuse_if_invalid
-from ontoflow.actors.checker._explore import MAX_STATES, Edge, Exploration
+from ontoflow.actors.checker._explore import MAX_STATES, STATE_FLOOR, Edge, Exploration, state_budget
 from ontoflow.actors.checker._paths import format_step, return_targets
-from ontoflow.actors.checker._report import ERROR, KINDS, WARNING, Finding, Report, render_text
+from ontoflow.actors.checker._report import ERROR, KINDS, SHOWN, WARNING, Finding, Report, capped_problems, render_text
 from ontoflow.actors.checker.errors import CheckerError
 
 __all__ = [
@@ -20,12 +20,16 @@ __all__ = [
     "KINDS",
     "MAX_STATES",
     "Report",
+    "SHOWN",
+    "STATE_FLOOR",
     "WARNING",
     "analyse_document",
+    "capped_problems",
     "check_document",
     "format_step",
     "read_document",
     "refuse_if_invalid",
     "render_text",
     "return_targets",
+    "state_budget",
 ]

@@ -33,12 +33,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ontoflow.protocols.events import FAILURE, INVALID, PREREQUISITE_FAILED, TIMEOUT, UNAVAILABLE, is_success
-from ontoflow.protocols.manifest import Call, Jump
+from ontoflow.protocols.manifest import MAX_BLOCKS, Call, Jump
 
 from ontoflow.actors.checker._model import BlockModel, Model, Route
 from ontoflow.actors.orchestrator.engine import LAST_FAILURE_KEY
 
-__all__ = ["CallsTooDeep", "Ctrl", "Ctx", "Edge", "Exploration", "MAX_CALL_DEPTH", "explore", "inherited", "missing_keys"]
+__all__ = [
+    "CallsTooDeep", "Ctrl", "Ctx", "Edge", "Exploration", "MAX_CALL_DEPTH", "MAX_STATES", "STATE_FLOOR", "explore",
+    "inherited", "missing_keys", "state_budget",
+]
 
 #: ``(node, caller chain, root)``.
 Ctx = tuple[str, tuple[str, ...], bool]
@@ -49,11 +52,23 @@ _ALWAYS = (FAILURE, TIMEOUT, UNAVAILABLE)
 _EMPTY: frozenset[str] = frozenset()
 _FAILURE_KEYS = frozenset({LAST_FAILURE_KEY})
 
-#: The most states one analysis explores before it gives up, refusing the document as
-#: unproved (an ``analysis-limit`` error). A state costs ~90 us and ~4 KB (bench.check_bench);
-#: a daemon checks a submit in its loop, so the bound is seconds, not the 17 s and 860 MB
-#: 200,000 states took: five states for each of the most blocks a manifest may have.
-MAX_STATES = 25_000
+#: The states every analysis may explore, whatever the document's size: what CALLs with
+#: inherited context add (a shared node analysed once per caller chain) to a small document.
+STATE_FLOOR = 2_000
+
+#: The most states one analysis explores (see :func:`state_budget`): a document gets
+#: :data:`STATE_FLOOR` plus one a block, so the work a document buys grows with its size, not
+#: with how its CALLs multiply (a state costs ~70 us). A daemon checks a submit in its loop: 25,000
+#: states for any document let a hostile one of 80 blocks hold every other client and worker
+#: for 2 s a submit; now it gets ~2,100 states (0.15 s), and no document costs the loop more
+#: than the largest plain manifest does (5,000 blocks, one state each, ~0.4 s with its compile).
+MAX_STATES = STATE_FLOOR + MAX_BLOCKS
+
+
+def state_budget(blocks: int) -> int:
+    """The states an analysis of a manifest of ``blocks`` blocks explores before it stops."""
+    return min(MAX_STATES, STATE_FLOOR + blocks)
+
 
 #: The longest caller chain a context may have. Each inheriting CALL copies its caller's
 #: chain and memory, so a chain of thousands of nested CALLs cost time quadratic in its
@@ -99,6 +114,8 @@ class Exploration:
             the context's entry; a call from a last block that returns is an exit too.
         completing_calls: call sites in the root context whose callee's RETURN finds no block
             to return to (the CALL is in a last block), with the RETURN that does it.
+        truncated: True when the exploration stopped at ``budget`` states (unproved).
+        budget: the most states it could explore (:func:`state_budget`).
     """
 
     model: Model
@@ -110,6 +127,7 @@ class Exploration:
     exits: dict[Ctx, dict[tuple[Ctrl, Edge], tuple[frozenset[str], frozenset[str]]]] = field(default_factory=dict)
     completing_calls: list[tuple[Ctrl, Edge, Ctrl, Edge]] = field(default_factory=list)
     truncated: bool = False
+    budget: int = 0
 
 
 def ctx_of(ctrl: Ctrl) -> Ctx:
@@ -125,13 +143,24 @@ def inherited(model: Model, node: str, chain: tuple[str, ...]) -> dict[str, tupl
     cached = model.memory.get((node, chain))
     if cached is not None:
         return cached
-    nodes = model.manifest.nodes
     merged: dict[str, tuple[Any, str]] = {}
     for node_id in (*chain, node):  # farthest first, so nearer nodes overwrite
-        for key, value in nodes[node_id].static_memory.items():
-            merged[key] = (value, f"nodes.{node_id}.static_memory.{key}")
+        merged.update(_own_memory(model, node_id))
     model.memory[(node, chain)] = merged
     return merged
+
+
+def _own_memory(model: Model, node: str) -> dict[str, tuple[Any, str]]:
+    """A node's static memory, only the keys a capability reads (``Model.watched``): a node's
+    memory is merged once per caller chain, and 1,000 keys no step reads made each merge cost
+    a thousand times what it needs to."""
+    key = ("own", node)
+    found = model.memory.get(key)
+    if found is None:
+        watched = model.watched
+        found = model.memory[key] = {k: (v, f"nodes.{node}.static_memory.{k}")
+                                     for k, v in model.manifest.nodes[node].static_memory.items() if k in watched}
+    return found
 
 
 def callee_chain(model: Model, caller: Ctx, callee: str) -> tuple[str, ...]:
@@ -235,7 +264,7 @@ class _Solver:
 
     def __init__(self, model: Model, start: Ctrl, initial: frozenset[str]) -> None:
         self.model = model
-        self.ex = Exploration(model, start, initial)
+        self.ex = Exploration(model, start, initial, budget=state_budget(len(model.blocks)))
         self.entry: dict[Ctx, tuple[frozenset[str], frozenset[str]]] = {ctx_of(start): (initial, _EMPTY)}
         self.members: dict[Ctx, list[Ctrl]] = {}
         self.queue: deque[Ctrl] = deque()
@@ -260,7 +289,7 @@ class _Solver:
         values = self.ex.values
         old = values.get(ctrl)
         if old is None:
-            if len(values) >= MAX_STATES:
+            if len(values) >= self.ex.budget:
                 self.ex.truncated = True
                 return
             values[ctrl] = (gen, wins)
@@ -360,7 +389,10 @@ class _Solver:
 def explore(model: Model) -> Exploration:
     """Explore every state reachable from the manifest's start, to the fixpoint."""
     manifest = model.manifest
-    initial = frozenset(manifest.inputs)
+    # Only the keys some capability reads: every state carries the set of keys that hold
+    # there, so 20,000 declared inputs no step reads made a check of 2,000 states 17 s and
+    # gigabytes (each state a copy of them); what is not read can be neither missing nor wrong.
+    initial = frozenset(k for k in manifest.inputs if k in model.watched)
     start_node = manifest.nodes.get(manifest.start)
     if start_node is None or (manifest.start, start_node.entry_block) not in model.blocks:
         return Exploration(model, None, initial)

@@ -83,6 +83,9 @@ class Model:
     blocks: dict[tuple[str, str], BlockModel]
     caps: dict[str, CapModel]
     called: frozenset[str]
+    #: The keys any capability of the document reads (required, or given a schema): the only
+    #: keys the analysis follows (see ``_explore.explore``).
+    watched: frozenset[str] = frozenset()
     #: (node, stack) -> inherited memory, filled by the exploration (a cache, not a fact).
     memory: dict[Any, Any] = field(default_factory=dict)
 
@@ -179,5 +182,6 @@ def build_model(manifest: WorkflowManifest, catalog: Mapping[str, CapabilityMeta
                 next_block=order[index + 1] if index + 1 < len(order) else None,
                 params=block.params,
             )
-    return Model(manifest=manifest, blocks=blocks, caps=caps, called=frozenset(called))
+    watched = frozenset(k for c in caps.values() for k in (*c.required, *c.properties))
+    return Model(manifest=manifest, blocks=blocks, caps=caps, called=frozenset(called), watched=watched)
 

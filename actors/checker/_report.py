@@ -14,7 +14,7 @@ import msgspec
 
 from ontoflow.protocols.errors import Problem
 
-__all__ = ["ERROR", "KINDS", "WARNING", "Finding", "Report", "render_text"]
+__all__ = ["ERROR", "KINDS", "SHOWN", "WARNING", "Finding", "Report", "capped_problems", "render_text"]
 
 ERROR = "error"
 WARNING = "warning"
@@ -116,17 +116,63 @@ def _safe(text: str) -> str:
     return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
 
 
-def render_text(report: Report) -> str:
+#: The findings (or loader problems) a refusal sent to a client or written to a log shows: a
+#: document of 5,000 blocks each missing a key made a refusal of thousands of findings (megabytes,
+#: each counterexample many lines) that every resubmission sent and logged again.
+SHOWN = 50
+
+#: The most characters a capped report's findings take (50 findings with 50-step
+#: counterexamples are thousands of lines): past it, the rest are counted, not shown.
+_TEXT_CHARS = 32_000
+
+#: The longest line a capped report shows (a finding naming every caller of a node, or every
+#: block of a loop, is as long as the document is wide).
+_LINE_CHARS = 1_000
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= _LINE_CHARS else f"{line[:_LINE_CHARS]}... ({len(line) - _LINE_CHARS:,} more characters)"
+
+
+def render_text(report: Report, *, limit: int | None = None) -> str:
     """The report as the ``check`` command prints it: one block per finding, then a summary;
-    control and bidirectional-override characters escaped (``\\x1b``, ``\\u202e``)."""
+    control and bidirectional-override characters escaped (``\\x1b``, ``\\u202e``).
+
+    Args:
+        report: the report (errors first, as ``Report.sort`` leaves it).
+        limit: show at most this many findings (and 32,000 characters of them), then
+            ``... and K more finding(s)``, each line cut at 1,000 characters (a refusal a
+            daemon answers and logs); None shows all.
+    """
     lines: list[str] = []  # each line escaped on its own: only the lines made here end in a newline
-    for f in report.findings:
+    shown = report.findings if limit is None else report.findings[:limit]
+    cut = (lambda line: line) if limit is None else _cut
+    size, count = 0, 0
+    for f in shown:
+        if limit is not None and size > _TEXT_CHARS:
+            break
+        count += 1
+        first = len(lines)
         where = f.path or "(document)"
-        lines.append(_safe(f"{f.severity}: {where}: [{f.kind}] {f.message}"))
+        lines.append(cut(_safe(f"{f.severity}: {where}: [{f.kind}] {f.message}")))
         if f.counterexample:
             lines.append("  counterexample:")
-            lines.extend(_safe(f"    {step}") for step in f.counterexample)
+            lines.extend(cut(_safe(f"    {step}")) for step in f.counterexample)
+        size += sum(len(line) + 1 for line in lines[first:])
+    if count < len(report.findings):
+        lines.append(f"... and {len(report.findings) - count:,} more finding(s)")
     n_err, n_warn = len(report.errors), len(report.warnings)
     verdict = "refused" if n_err else "ok"
     lines.append(_safe(f"{report.document}: {report.kind}, {n_err} error(s), {n_warn} warning(s): {verdict}"))
     return "\n".join(lines)
+
+
+def capped_problems(problems: list[Problem], limit: int = SHOWN) -> list[Problem]:
+    """The first ``limit`` of ``problems``, each message cut as a capped report's lines are, then
+    one problem saying how many more there are (for a refusal a client is sent and a log keeps)."""
+    if len(problems) <= limit and all(len(str(p)) <= _LINE_CHARS for p in problems):
+        return problems
+    out = [Problem(path=_cut(p.path), message=_cut(p.message)) for p in problems[:limit]]
+    if len(problems) > limit:
+        out.append(Problem(path="", message=f"... and {len(problems) - limit:,} more problem(s)"))
+    return out

@@ -61,8 +61,9 @@ def _contract(model: Model, findings: list[Finding]) -> tuple[list[Finding], Exp
         # explored. What was not reached is unknown, not unreachable (those findings, and
         # no-exit's, would be false); what was found on the explored paths holds.
         findings.append(Finding(kind="analysis-limit", severity=ERROR, path="nodes", message=(
-            f"the analysis stopped after {_explore.MAX_STATES:,} control states (CALLs with inherited "
-            "context multiply a node's states by its caller chains), so this workflow cannot be proved; "
+            f"the analysis stopped after {exploration.budget:,} control states ({_explore.STATE_FLOOR:,} and one "
+            "a block; CALLs with inherited context multiply a node's states by its caller chains), so this "
+            "workflow cannot be proved; "
             "fewer inheriting CALL sites, or context_inheritance: false on shared nodes, keep it small")))
     seen: set[Any] = set()
     paths = _Paths(exploration)
@@ -88,6 +89,15 @@ _NOT_SEARCHED = ("... (counterexample not searched: so many keys are missing tha
                  "went to the findings before; fix those first)")
 
 
+#: How many steps the counterexamples of one check may hold in all (each up to 50). 4,000 CALLs
+#: of one node, each block with six unrouted events, made 24,000 findings of 50 steps each
+#: (1.2 million lines, 2 s); past the budget a finding stands, its counterexample says so.
+STEPS_BUDGET = 100_000
+
+#: The counterexample of a finding past :data:`STEPS_BUDGET`.
+_NOT_WRITTEN = "... (counterexample not written: the findings before it used the budget for them; fix those first)"
+
+
 class _Paths:
     """Counterexample finders, one per key asked about, built on first use (a document with no
     finding to illustrate, the common submit, searches no path at all)."""
@@ -97,6 +107,8 @@ class _Paths:
         self._any: PathFinder | None = None
         self._by_key: dict[str, PathFinder] = {}
         self._spent = 0
+        self._to: dict[Ctrl, list[str]] = {}
+        self._steps = 0  # steps written into counterexamples so far (see STEPS_BUDGET)
 
     @property
     def any(self) -> PathFinder:
@@ -106,7 +118,10 @@ class _Paths:
         return self._any
 
     def to(self, ctrl: Ctrl) -> list[str]:
-        return self.any.path(ctrl)
+        found = self._to.get(ctrl)  # a block with six unrouted events: one run to it, not six
+        if found is None:
+            found = self._to[ctrl] = self._budgeted(lambda: self.any.path(ctrl))
+        return found
 
     def avoiding(self, ctrl: Ctrl, key: str) -> list[str]:
         finder = self._by_key.get(key)
@@ -116,7 +131,14 @@ class _Paths:
                 return [_NOT_SEARCHED]
             self._spent += states
             finder = self._by_key[key] = PathFinder(self.ex, key)
-        return finder.path(ctrl) if finder.reached(ctrl) else self.any.path(ctrl)
+        return self._budgeted(lambda: finder.path(ctrl)) if finder.reached(ctrl) else self.to(ctrl)
+
+    def _budgeted(self, walk: Any) -> list[str]:
+        if self._steps >= STEPS_BUDGET:
+            return [_NOT_WRITTEN]
+        steps = walk()
+        self._steps += len(steps)
+        return steps
 
 
 def _blocks_of(states: Any) -> set[tuple[str, str]]:
@@ -280,11 +302,17 @@ def _callers_of(model: Model, node: str) -> list[str]:
     return found
 
 
+#: The blocks a no-exit finding names (the loop may be the whole document).
+_TRAP_NAMES = 20
+
+
 def _no_exit(ex: Exploration, paths: _Paths) -> list[Finding]:
     good = reaches_end(ex)
     stuck = [c for c in ex.values if c not in good]
     out: list[Finding] = []
     reported: set[tuple[str, str]] = set()
+    spent = 0  # states walked to name the loops: each way in walked its whole loop, 2,500 ways
+    # into one loop of 2,500 blocks was a 22 s check (and 2,500 messages naming 2,500 blocks)
     for ctrl in stuck:
         link = paths.any.parent.get(ctrl)
         if link is not None and link[1] not in good:
@@ -292,17 +320,22 @@ def _no_exit(ex: Exploration, paths: _Paths) -> list[Finding]:
         if (ctrl[0], ctrl[1]) in reported:
             continue
         reported.add((ctrl[0], ctrl[1]))
-        trap: set[Ctrl] = {ctrl}
-        todo = [ctrl]
-        while todo:
-            for edge in ex.edges.get(todo.pop(), ()):
-                if edge.target is not None and edge.target not in trap:
-                    trap.add(edge.target)
-                    todo.append(edge.target)
-        names = sorted(f"{n}.{b}" for n, b in _blocks_of(trap))
+        where = "no path from here ends the run (its loop not named: the search budget went to the findings before)"
+        if spent < SEARCH_BUDGET:
+            trap: set[Ctrl] = {ctrl}
+            todo = [ctrl]
+            while todo:
+                for edge in ex.edges.get(todo.pop(), ()):
+                    if edge.target is not None and edge.target not in trap:
+                        trap.add(edge.target)
+                        todo.append(edge.target)
+            spent += len(trap)
+            names = sorted(f"{n}.{b}" for n, b in _blocks_of(trap))
+            more = f" and {len(names) - _TRAP_NAMES:,} more" if len(names) > _TRAP_NAMES else ""
+            where = f"every event of every step leads back among {', '.join(names[:_TRAP_NAMES])}{more}"
         out.append(Finding(
             kind="no-exit", severity=ERROR, path=f"nodes.{ctrl[0]}.blocks.{ctrl[1]}",
-            message=f"a run that gets here can never end: every event of every step leads back among {', '.join(names)}",
+            message=f"a run that gets here can never end: {where}",
             counterexample=paths.to(ctrl) + [f"{ctrl[0]}.{ctrl[1]}: from here no path ends the run"],
         ))
     return out

@@ -15,8 +15,22 @@ and the input keys: a client submitting the same document again, the common case
 lookup. Everything kept is dropped when the catalogue changes.
 
 A submit whose document the contract check refuses is answered ``invalid_manifest`` with the
-same report the command prints, before any run exists. The keys of the submit's inputs count
-as provided on every path, as a manifest's declared ``inputs`` do.
+report the command prints, before any run exists; a refusal shows its first 50 findings (or
+loader problems) and counts the rest (``... and K more``), in the reply and in the
+``document_refused`` log line. The keys of the submit's inputs count as provided on every
+path, as a manifest's declared ``inputs`` do.
+
+**What a submit may cost the loop.** The check runs in the daemon's loop, as the compile does:
+while it runs, no other client is answered and no worker's outcome is applied. A production
+engine bounds the work one request can buy by the size of what it carries, deterministically,
+and never does the same refused work twice; it does not hand an unbounded check to a thread
+(the GIL shares one core with the loop) nor measure it by the clock (a verdict that depends on
+the machine's load is not a verdict). So: the checker explores at most 2,000 states plus one a
+block (``actors.checker.state_budget``, the same for ``ontoflow check``, ``run`` and a submit,
+so they never disagree), following only the keys some capability reads; a document past it is
+refused ``analysis-limit``. Everything kept here is keyed by the document's digest, not its
+bytes (256 documents of 64 MiB were 16 GiB of keys), and a document that does not compile or
+is refused is remembered as such: resubmitting it costs a hash.
 
 A submit with an idempotency key (:class:`IdempotencyBook`) gets the same run when it is the
 same submit, a clear conflict when it is another (as Step Functions answers a reused execution
@@ -29,22 +43,27 @@ deadline), so a key keeps its promise across restarts.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
+import structlog
 
-from ontoflow.actors.checker import check_document, render_text
+from ontoflow.actors.checker import SHOWN, capped_problems, check_document, render_text
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._source import compile_document, decode_source, encode_source
 from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_submitted_document, document_kind, submit_fingerprint
+from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.inputs import CatalogInputCheck
 from ontoflow.runtime.journal import Journal
 
 __all__ = ["Admitted", "ContractGate", "IdempotencyBook", "SubmittedDocuments"]
+
+log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
@@ -67,6 +86,17 @@ class Admitted(msgspec.Struct, frozen=True):
     refusal: str | None
 
 
+def digest(body: bytes) -> bytes:
+    """What a document is kept by: a digest of its bytes (the bytes themselves may be 64 MiB)."""
+    return hashlib.blake2b(body, digest_size=20).digest()
+
+
+def capped(exc: ManifestError) -> ManifestError:
+    """``exc`` with at most :data:`~actors.checker.SHOWN` problems shown and the rest counted."""
+    problems = capped_problems(exc.problems)
+    return exc if problems is exc.problems else ManifestError(problems, source=exc.source)
+
+
 class ContractGate:
     """Checks submitted documents against a catalogue (see the module docstring).
 
@@ -83,21 +113,28 @@ class ContractGate:
         self._verdicts.clear()
 
     def refusal(self, body: bytes, given: Iterable[str], catalog: Mapping[str, CapabilityMetadata]) -> str | None:
-        """The report to refuse the document encoded in ``body`` with, or None when it passes.
+        """The report to refuse the document encoded in ``body`` with (its first findings, the
+        rest counted), or None when it passes.
 
         Raises:
             ontoflow.protocols.ManifestError: when ``body`` is not a document.
         """
         keys = tuple(sorted(given))
-        found = self._verdicts.get((body, keys), False)
+        key = (digest(body), keys)
+        found = self._verdicts.get(key, False)
         if found is not False:
+            self._verdicts.move_to_end(key)
             return found
         document: Any = decode_submitted_document(body)
         if keys and isinstance(document, dict) and "nodes" in document:
             document = {**document, "inputs": {**{k: {} for k in keys}, **dict(document.get("inputs") or {})}}
         report = check_document(document, catalog, name="submitted document")
-        verdict = None if report.ok else render_text(report)
-        self._verdicts[(body, keys)] = verdict
+        verdict = None
+        if not report.ok:
+            verdict = render_text(report, limit=SHOWN)
+            log.info("document_refused", kind=report.kind, digest=key[0].hex(), errors=len(report.errors),
+                     findings=len(report.findings), states=report.states, report=verdict)
+        self._verdicts[key] = verdict
         while len(self._verdicts) > self._capacity:
             self._verdicts.popitem(last=False)
         return verdict
@@ -118,9 +155,10 @@ class SubmittedDocuments:
         self._version = -1
         self._contracts = ContractGate()
         self._inputs = CatalogInputCheck(self._known)
-        # By (document bytes, hash, worktree): compiled workflows and pinned sources.
-        self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]]] = {}
-        # By (document bytes, hash, worktree, input keys): what a submit of them is admitted as.
+        # By (document digest, hash, worktree): compiled workflows and pinned sources, or the
+        # error compiling it raised (a document that does not compile is not compiled again).
+        self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]] | Exception] = {}
+        # By (document digest, hash, worktree, input keys): what a submit of them is admitted as.
         self._admitted: dict[tuple[bytes, str, str, tuple[str, ...]], Admitted] = {}
 
     def _refresh(self) -> None:
@@ -170,7 +208,7 @@ class SubmittedDocuments:
         if self._registry.version != self._version:  # ``_refresh`` and ``_body`` in line: once per submit
             self._refresh()
         body = bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
-        key = (body, manifest_hash, worktree, tuple(inputs))
+        key = (digest(body), manifest_hash, worktree, tuple(inputs))
         admitted = self._admitted.get(key)
         if admitted is None:
             workflow, source = self._compile(body, document, manifest_hash, worktree)
@@ -183,17 +221,24 @@ class SubmittedDocuments:
         return admitted
 
     def _compile(self, body: bytes, document: Any, manifest_hash: str, worktree: str) -> tuple[Any, tuple[str, bytes]]:
-        key = (body, manifest_hash, worktree)
+        key = (digest(body), manifest_hash, worktree)
         found = self._compiled.get(key)
         if found is None:
-            if isinstance(document, msgspec.Raw):  # decoded only the first time these bytes arrive
-                document = decode_submitted_document(body)  # total: bad UTF-8 is invalid_manifest
-            kind = document_kind(document)
-            workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash, worktree=worktree,
-                                        connections=self._connections, source=f"submitted {kind}")
             if len(self._compiled) >= _KEPT:
                 self._compiled.clear()
-            found = self._compiled[key] = (workflow, encode_source(document, workflow, kind=kind))
+            try:
+                if isinstance(document, msgspec.Raw):  # decoded only the first time these bytes arrive
+                    document = decode_submitted_document(body)  # total: bad UTF-8 is invalid_manifest
+                kind = document_kind(document)
+                workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
+                                            worktree=worktree, connections=self._connections, source=f"submitted {kind}")
+            except ManifestError as exc:
+                found = self._compiled[key] = capped(exc)
+                log.info("document_refused", digest=key[0].hex(), problems=len(exc.problems), report=str(found))
+            else:
+                found = self._compiled[key] = (workflow, encode_source(document, workflow, kind=kind))
+        if isinstance(found, Exception):
+            raise found.with_traceback(None)  # raised again and again: no traceback piles up on it
         return found
 
 

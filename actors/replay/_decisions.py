@@ -33,7 +33,9 @@ from ontoflow.runtime.journal import FactRow
 __all__ = [
     "UNRESOLVED",
     "Dispatched",
+    "advance",
     "block_of",
+    "engine_failure",
     "context_digest",
     "decisions",
     "fact_about",
@@ -96,6 +98,34 @@ def read_rows(rows: list[FactRow]) -> list[Fact | Dispatched]:
         elif row.kind == "dispatched":
             items.append(Dispatched(*_record_decoder.decode(row.body)))
     return items
+
+
+#: How the error of a run whose engine raised begins (see :func:`engine_failure`).
+_ENGINE_FAILED = "internal error: the engine failed on "
+
+
+def engine_failure(fact: Fact, exc: BaseException) -> str:
+    """The error of a run whose engine raised ``exc`` on ``fact``, word for word as the daemon's
+    shell records it (``RunTable``): neither the exception's text nor a value."""
+    return f"{_ENGINE_FAILED}{type(fact).__name__} ({type(exc).__name__}); the daemon's log says where"
+
+
+def advance(engine: RunEngine, state: Any, fact: Fact) -> list[Any]:
+    """Apply ``fact`` as the daemon's shell does: an engine that raises fails its run there (its
+    state ``failed`` with :func:`engine_failure`'s error, ended at the fact) and the run's
+    remaining facts change nothing, so a replay ends as the live run did instead of stopping
+    at the exception (``could not be replayed``, where the daemon answered ``failed``).
+    """
+    if state.status == "failed" and (state.error or "").startswith(_ENGINE_FAILED):
+        return []  # an ended run: the shell applies nothing more to it
+    try:
+        return engine.advance(state, fact)
+    except Exception as exc:  # noqa: BLE001 - an engine's bug is the run's end, as live
+        error = engine_failure(fact, exc)
+        state.status, state.error = "failed", error
+        if state.ended_ms is None:
+            state.ended_ms = fact.now_ms
+        return [RunEnded(state.run_id, "failed", error)]
 
 
 def fact_about(fact: Fact) -> tuple[str, str | None, int | None, str | None]:

@@ -23,6 +23,7 @@ from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunEngine, R
 from ontoflow.actors.replay._decisions import (
     UNRESOLVED,
     Dispatched,
+    advance,
     block_of,
     context_digest,
     decisions,
@@ -85,8 +86,8 @@ def diverge_run(row: RunRow, rows: list[FactRow], source: bytes, new: RunEngine,
             break
         seen_then, seen_now = len(then.trace), len(now.trace)
         block = block_of(old, then, fact_about(item)[1])
-        decided_then = decisions(old.advance(then, item), then.trace[seen_then:], workflow)
-        decided_now = decisions(new.advance(now, item), now.trace[seen_now:], workflow)
+        decided_then = decisions(advance(old, then, item), then.trace[seen_then:], workflow)
+        decided_now = decisions(advance(new, now, item), now.trace[seen_now:], workflow)
         then.notes.clear()
         now.notes.clear()
         if decided_then != decided_now:

@@ -9,7 +9,9 @@ What the journal holds of a run's decisions, and how each is checked:
 - every worker's outcome (``step_finished``) must follow the ``dispatched`` record of its
   attempt: the shell records an Invoke before it leaves and takes an outcome only from the
   worker it went to, so an outcome of an attempt never sent was answered by no worker;
-- the run's row: its status and its end time must be the ones the engine reaches again;
+- the run's row: its status and its end time must be the ones the engine reaches again (an
+  engine that raises on a fact fails the run there, as the daemon's shell does: a replay of
+  such a run ends ``failed`` with the error the daemon answered, not ``could not be replayed``);
 - the end itself (status, error, times, the final context and the trace, encoded with a
   deterministic msgpack encoder) must come out byte for byte the same from a second,
   independent replay (a compile of its own): a nondeterministic engine is caught here.
@@ -27,6 +29,7 @@ from ontoflow.actors.orchestrator.engine import Dispatch, RunEnded, RunEngine, S
 from ontoflow.actors.replay._decisions import (
     UNRESOLVED,
     Dispatched,
+    advance,
     block_of,
     context_digest,
     fact_about,
@@ -104,7 +107,7 @@ class _Replay:
                 if mismatch is not None:
                     return mismatch
             last = item
-            for command in self.engine.advance(self.state, item):
+            for command in advance(self.engine, self.state, item):
                 if isinstance(command, Dispatch):
                     self.decided[(command.step_id, command.attempt)] = command.capability
                 elif isinstance(command, RunEnded):

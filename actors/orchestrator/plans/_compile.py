@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.capability import ArrayParam, CapabilityMetadata, Composition
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.plan import ExecutionPlan, check_plan, find_references, plan_dependencies
+from ontoflow.protocols.plan import ExecutionPlan, check_plan, find_references, plan_dependencies, plan_size_problem
 
 from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch
 from ontoflow.actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
@@ -217,8 +217,12 @@ def compile_plan(
     """
     catalog = dict(catalog)
     problems = check_plan(plan)
-    if problems:
-        raise ManifestError(problems)
+    if plan_size_problem(len(plan.steps), sum(len(s.depends_on) for s in plan.steps)) is not None:
+        raise ManifestError(problems)  # nothing more is checked: it costs too much
+    # The plan's own problems do not hide its capabilities' (a dangling depends_on hid every
+    # unknown capability until it was fixed); where both find the same place, the first says it.
+    own = len(problems)
+    deep = {p.path for p in problems if p.message.startswith("nested deeper than")}  # not walked: it recurses
     plans: dict[str, CapabilityPlan] = {}
 
     def cap_plan(cap_id: str) -> CapabilityPlan:
@@ -245,8 +249,9 @@ def compile_plan(
                 problems.append(
                     Problem(path=f"steps[{i}].params.{key}", message=f"{meta.id} takes no input {key!r} (it takes: {', '.join(sorted(accepted)) or 'none'})")
                 )
-        for where, ref in find_references(step.params, f"steps[{i}].params"):
-            target = catalog.get(ids[ref.step].capability) if not isinstance(ref, str) else None
+        for where, ref in () if f"steps[{i}].params" in deep else find_references(step.params, f"steps[{i}].params"):
+            named = ids.get(ref.step) if not isinstance(ref, str) else None  # a step that does not exist: check_plan's
+            target = catalog.get(named.capability) if named is not None else None
             if target is not None and target.outputs and not declares_field(frozenset(target.outputs), ref):  # type: ignore[union-attr]
                 problems.append(
                     Problem(path=where, message=f"reference {ref.text} names a field {target.id} does not declare "  # type: ignore[union-attr]
@@ -260,7 +265,8 @@ def compile_plan(
     if plan.combine_mode == "report":  # only a report is a map by name: last and merge name no step
         _check_report_names(plan, catalog, problems)
     if problems:  # each once: a param repeating one bad reference 200,000 times printed 25 MB
-        raise ManifestError(list(dict.fromkeys(problems)))
+        said = {p.path for p in problems[:own]}
+        raise ManifestError(list(dict.fromkeys(problems[:own] + [p for p in problems[own:] if p.path not in said])))
 
     deps = plan_dependencies(plan)
     depth = _depths(deps)
