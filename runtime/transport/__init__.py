@@ -43,10 +43,10 @@ from ontoflow.runtime.transport._sockets import FRAME_MARGIN, DealerMailbox, Dea
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
-    "FRAME_MARGIN",
     "DealerMailbox",
     "DealerSocket",
     "DropStatistics",
+    "FRAME_MARGIN",
     "Peer",
     "RouterSocket",
     "TooLarge",
