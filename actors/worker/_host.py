@@ -38,7 +38,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability, observe, result_bytes_for, shut_down
-from ontoflow.actors.worker._initialize import initialize
+from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, initialize
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
@@ -59,8 +59,7 @@ DEFAULT_GRACE_S = 5.0
 #: The least time each capability's ``shutdown()`` gets (more with a longer ``grace_s``).
 SHUTDOWN_MIN_S = 5.0
 
-#: How long the last answers and the goodbye may take to leave once the socket closes.
-GOODBYE_LINGER_MS = 2000
+GOODBYE_LINGER_MS = 2000  #: how long the last answers and the goodbye may take to leave once the socket closes
 
 WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
 
@@ -85,6 +84,7 @@ class WorkerHost(BatchActor):
             (a worker process; not for a host embedded in another program's process).
         grace_s: how long running steps may take to finish when draining on a signal.
         spin_us: how long to poll the socket after sending answers before parking (0: never).
+        init_timeout_s: the most each ``initialize()`` may take (``run`` raises past it; inf: none).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -116,6 +116,7 @@ class WorkerHost(BatchActor):
         drain_on_signals: bool = False,
         grace_s: float = DEFAULT_GRACE_S,
         spin_us: int = WORKER_SPIN_US,
+        init_timeout_s: float = DEFAULT_INIT_TIMEOUT_S,
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = {type(c).metadata.id: c for c in capabilities}
@@ -144,6 +145,7 @@ class WorkerHost(BatchActor):
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
         self.grace_s = grace_s
+        self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
         self._children: anyio.abc.TaskGroup | None = None  # where perceptions run
         self._perceive_due: dict[str, int] = {}  # capability id -> next perception (ms); absent while one runs
@@ -160,16 +162,15 @@ class WorkerHost(BatchActor):
         """Initialise the capabilities, then register and serve until cancelled or refused.
 
         Raises:
-            WorkerRefusedError, CapabilityInitError: ``Disconnect``; an ``initialize()`` raised.
+            WorkerRefusedError, CapabilityInitError: ``Disconnect``; an ``initialize()`` failed.
         """
         started: list[Capability] = []
         try:
             for cap in self._capabilities.values():
-                await initialize(cap)
+                await initialize(cap, timeout_s=self.init_timeout_s)
                 started.append(cap)
             log.info("worker_started", worker_id=self.worker_id, address=self.address, capabilities=sorted(self._capabilities))
-            with anyio.CancelScope() as scope:
-                self._scope = scope
+            with anyio.CancelScope() as self._scope:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self.steps.run)
                     tg.start_soon(self.run_timer)

@@ -1,30 +1,64 @@
-"""Starting a capability in a worker host: its ``initialize()``, whose error a worker prints."""
+"""Starting a capability in a worker host: its ``initialize()``, bounded, whose error a worker
+prints.
+
+An ``initialize()`` that never returned (a connection to a host that does not answer, awaited
+without a timeout) kept its worker from ever registering, and said nothing: the worker sat
+there, and ``run_manifest`` with it. It has ``timeout_s`` now (``ontoflow worker
+--init-timeout-s``); past it, the worker stops with an error naming the capability and the
+bound, as a Temporal worker or a Ray actor that cannot start fails loudly. One that blocks the
+event loop past the bound and then returns has taken too long too.
+"""
 
 from __future__ import annotations
+
+import anyio
 
 from ontoflow.actors.capability import Capability, must_propagate, scrub
 from ontoflow.actors.errors import CapabilityInitError
 
-__all__ = ["initialize"]
+__all__ = ["DEFAULT_INIT_TIMEOUT_S", "initialize"]
+
+#: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
+DEFAULT_INIT_TIMEOUT_S = 60.0
 
 
-async def initialize(cap: Capability) -> None:
-    """Run ``cap.initialize()``; what it raises becomes a :class:`CapabilityInitError` naming
-    the capability, its text scrubbed (a connection URL's password, a token): a worker process
-    prints it on stderr, where a traceback would show the text whole.
+async def initialize(cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT_S) -> None:
+    """Run ``cap.initialize()`` for at most ``timeout_s``; what it raises becomes a
+    :class:`CapabilityInitError` naming the capability, its text scrubbed (a connection URL's
+    password, a token): a worker process prints it on stderr, where a traceback would show the
+    text whole.
+
+    Args:
+        cap: the capability to start.
+        timeout_s: the bound (``math.inf``: none).
 
     Raises:
         CapabilityInitError: when ``initialize()`` raises, exits or is interrupted (only a
-            cancellation of the caller propagates as itself); the original is its ``__cause__``.
+            cancellation of the caller propagates as itself), the original as its
+            ``__cause__``; or when it has not returned within ``timeout_s`` (it is cancelled)
+            or returns after it (it blocked the event loop).
     """
+    capability = type(cap).metadata.id
+    deadline = anyio.current_time() + timeout_s
+    scope = anyio.CancelScope(deadline=deadline)
     try:
-        await cap.initialize()
+        with scope:
+            await cap.initialize()
     except BaseException as exc:  # a sys.exit too: it ended the worker (or run_manifest's caller) with its code
         if must_propagate(exc):
             raise
+        if scope.cancel_called:  # raised in reaction to our bound (a wrapped cancellation)
+            raise _too_long(capability, timeout_s) from exc
         try:
             text = str(exc)
         except Exception:  # noqa: BLE001 - an unprintable error still names its type
             text = "<unprintable message>"
-        raise CapabilityInitError(f"capability {type(cap).metadata.id!r} could not initialise: "
+        raise CapabilityInitError(f"capability {capability!r} could not initialise: "
                                   f"{type(exc).__name__}: {scrub(text, secrets=cap.secrets)}") from exc
+    if scope.cancel_called or anyio.current_time() >= deadline:
+        raise _too_long(capability, timeout_s)
+
+
+def _too_long(capability: str, timeout_s: float) -> CapabilityInitError:
+    return CapabilityInitError(f"capability {capability!r} did not initialise within {timeout_s:g} s "
+                               "(the worker's init timeout: ontoflow worker --init-timeout-s)")
