@@ -274,13 +274,12 @@ class Capability(abc.ABC):
                 if must_propagate(exc):
                     raise
                 error = exc
-            # Ended past its deadline, not stopped by it: it blocked the event loop meanwhile.
-            late = scope is not None and not scope.cancel_called and anyio.current_time() >= attempt_deadline
+            # Past the deadline: stopped by it (what it raised or returned then, having swallowed
+            # the cancellation), or not stopped, having blocked the event loop meanwhile.
+            late = scope is not None and (scope.cancel_called or anyio.current_time() >= attempt_deadline)
             if error is None and raw is not _NOT_RETURNED and not late:
                 return self._success(request, started, raw, retries, verbose)
-            # Nothing returned and nothing raised: our scope expired; an error raised in reaction
-            # to our expiry, or anything late, is a timeout too.
-            timed_out = error is None or late or (scope is not None and scope.cancel_called)
+            timed_out = error is None or late  # nothing returned and nothing raised: our scope expired
             error_class = ErrorClass.TRANSIENT if timed_out else classify_error(error)
             log.warning(
                 "capability_attempt_failed",

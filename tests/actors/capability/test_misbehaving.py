@@ -199,3 +199,23 @@ async def test_a_step_that_blocks_within_its_timeout_is_still_a_success() -> Non
 
     outcome = await Brief().invoke(_invoke("t.brief", {}))
     assert (outcome.event, outcome.outputs) == ("success", {"t.out": 1}), outcome
+
+
+class SwallowsTheCancellation(Capability):
+    """Catches the cancellation of its timeout and answers success anyway."""
+
+    metadata = CapabilityMetadata(id="t.swallows", outputs=["t.out"], timeout_ms=TIMEOUT_MS,
+                                  retry=RetryPolicy(max_retries=0))
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Any:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            pass
+        return {"t.out": "after the deadline"}
+
+
+async def test_a_step_that_swallows_its_timeout_and_answers_is_a_timeout() -> None:
+    # Before: "success", with outputs produced after the deadline.
+    outcome = await SwallowsTheCancellation().invoke(_invoke("t.swallows", {}))
+    assert (outcome.event, outcome.reason, outcome.outputs) == ("timeout", "timeout", {}), outcome
