@@ -37,8 +37,8 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability, observe, result_bytes_for, shut_down
-from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, initialize
+from ontoflow.actors.capability import Capability, observe, shut_down
+from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
@@ -90,8 +90,10 @@ class WorkerHost(BatchActor):
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
             opened; ``registered``: an event set by every Welcome (then replaced).
 
-    Raises (from ``run``):
-        WorkerRefusedError: when the orchestrator answers ``Disconnect`` (the reason is in it).
+    Raises:
+        CapabilityDefinitionError: two capabilities with one id, or one whose class is not sound
+            (``capability.check_hosted``); from ``run``: WorkerRefusedError, when the
+            orchestrator answers ``Disconnect`` (the reason is in it).
     """
 
     #: Domain manifests (plain maps) announced with the capabilities in every ``Ready``; set
@@ -119,7 +121,7 @@ class WorkerHost(BatchActor):
         init_timeout_s: float = DEFAULT_INIT_TIMEOUT_S,
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
-        self._capabilities = {type(c).metadata.id: c for c in capabilities}
+        self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
         self.address = address
         self.slots = slots
         self.worker_id = worker_id or default_worker_id()
@@ -127,9 +129,6 @@ class WorkerHost(BatchActor):
         self._protocol = protocol
         self.curve = curve
         self.max_message_bytes = max_message_bytes
-        for cap in capabilities:
-            if type(cap).max_result_bytes == Capability.max_result_bytes:  # a class's own bound stays
-                cap.max_result_bytes = result_bytes_for(max_message_bytes)  # this host's, not the default
         self._backoff = ReconnectBackoff(reconnect_initial_s, reconnect_max_s)
         #: Waits and repeated jobs on this host's Ticks (a bridged service's /health).
         self.timers = HostTimers(self.now)

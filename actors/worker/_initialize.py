@@ -1,5 +1,5 @@
-"""Starting a capability in a worker host: its ``initialize()``, bounded, whose error a worker
-prints.
+"""Starting capabilities in a worker host: checking what it is handed (``hosted``), and each
+one's ``initialize()``, bounded, whose error a worker prints.
 
 An ``initialize()`` that never returned (a connection to a host that does not answer, awaited
 without a timeout) kept its worker from ever registering, and said nothing: the worker sat
@@ -11,15 +11,47 @@ event loop past the bound and then returns has taken too long too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import anyio
 
-from ontoflow.actors.capability import Capability, must_propagate, scrub
-from ontoflow.actors.errors import CapabilityInitError
+from ontoflow.actors.capability import Capability, check_hosted, must_propagate, result_bytes_for, scrub
+from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
 
-__all__ = ["DEFAULT_INIT_TIMEOUT_S", "initialize"]
+__all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
 
 #: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
 DEFAULT_INIT_TIMEOUT_S = 60.0
+
+
+def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[str, Capability]:
+    """The capabilities a host serves, by id, each bounded to answers a message of the host
+    can carry (``max_result_bytes``: a class's own lower bound stays).
+
+    A capability handed in code (an embedding program, not ``ontoflow worker`` nor
+    ``run_manifest``, which check their classes) was hosted unchecked: two with one id and
+    the first was never started nor stopped, ``perceive_interval_ms="5"`` ended ``run`` in a
+    TypeError, a class bound above the message limit had its answer dropped with the
+    connection and its step waited out its deadline.
+
+    Raises:
+        CapabilityDefinitionError: an instance whose class fails ``check_hosted``, or two
+            with one id (named).
+    """
+    by_id: dict[str, Capability] = {}
+    bound = result_bytes_for(max_message_bytes)
+    for cap in capabilities:
+        if not isinstance(cap, Capability):
+            given = f"the class {cap.__qualname__}" if isinstance(cap, type) else type(cap).__name__
+            raise CapabilityDefinitionError(f"a worker host takes Capability instances, not {given}")
+        capability = check_hosted(type(cap)).id
+        if capability in by_id:
+            raise CapabilityDefinitionError(f"two capabilities with one id: {capability!r}")
+        by_id[capability] = cap
+        # The default rises or falls with this host's limit; a class's own bound only falls.
+        if type(cap).max_result_bytes == Capability.max_result_bytes or cap.max_result_bytes > bound:
+            cap.max_result_bytes = bound
+    return by_id
 
 
 async def initialize(cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT_S) -> None:

@@ -138,3 +138,30 @@ def test_ontoflow_worker_exits_1_when_an_initialize_hangs(tmp_path: Path, bound:
     assert ("ontoflow: capability 'demo.hangs_at_start' did not initialise within 0.2 s "
             "(the worker's init timeout: ontoflow worker --init-timeout-s)") in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+# -- what a host is handed in code is checked ----------------------------------------------------
+
+
+def test_two_capabilities_with_one_id_are_refused() -> None:
+    # Before: the last one won, the first was never initialised nor shut down, and nothing said so.
+    from ontoflow.actors.errors import CapabilityDefinitionError
+
+    class Twin(Fine):
+        pass
+
+    with pytest.raises(CapabilityDefinitionError, match=r"^two capabilities with one id: 't\.fine'$"):
+        WorkerHost([Fine(), Twin()], address="ipc:///x")
+
+
+def test_metadata_of_the_wrong_type_is_refused_when_the_host_is_made() -> None:
+    # Before: run() ended in a bare TypeError comparing "5" with 0, after initialising the others.
+    from ontoflow.actors.errors import CapabilityDefinitionError
+
+    class StringInterval(Fine):
+        metadata = CapabilityMetadata(id="t.interval", perceive_interval_ms="5")  # type: ignore[arg-type]
+
+    with pytest.raises(CapabilityDefinitionError, match=r"'t\.interval' has invalid metadata: .*perceive_interval_ms"):
+        WorkerHost([StringInterval()], address="ipc:///x")
+    with pytest.raises(CapabilityDefinitionError, match="^a worker host takes Capability instances, not the class Fine$"):
+        WorkerHost([Fine], address="ipc:///x")  # type: ignore[list-item]
