@@ -166,7 +166,7 @@ class WorkerHost(BatchActor):
         started: list[Capability] = []
         try:
             for cap in self._capabilities.values():
-                await initialize(cap, timeout_s=self.init_timeout_s)
+                await initialize(cap, timeout_s=self.init_timeout_s, own_process=self._drain_on_signals)
                 started.append(cap)
             log.info("worker_started", worker_id=self.worker_id, address=self.address, capabilities=sorted(self._capabilities))
             with anyio.CancelScope() as self._scope:

@@ -6,22 +6,40 @@ without a timeout) kept its worker from ever registering, and said nothing: the 
 there, and ``run_manifest`` with it. It has ``timeout_s`` now (``ontoflow worker
 --init-timeout-s``); past it, the worker stops with an error naming the capability and the
 bound, as a Temporal worker or a Ray actor that cannot start fails loudly. One that blocks the
-event loop past the bound and then returns has taken too long too.
+event loop past the bound and then returns has taken too long too. One that blocks it for good
+(a blocking client with no timeout) cannot be cancelled: a watchdog thread logs it
+(``capability_initialize_blocked``), and in a worker process of its own prints the error and
+ends the process with exit code 1, as nothing else can happen in it any more.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+import threading
 from collections.abc import Sequence
 
 import anyio
+import structlog
 
 from ontoflow.actors.capability import Capability, check_hosted, must_propagate, result_bytes_for, scrub
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
 
-__all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
+__all__ = ["BLOCKED_GRACE_S", "DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
+
+log = structlog.get_logger()
 
 #: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
 DEFAULT_INIT_TIMEOUT_S = 60.0
+
+#: How long after the bound the watchdog waits before it calls the event loop blocked (a loop
+#: that is only busy has by then cancelled the ``initialize()``, which has then ended).
+BLOCKED_GRACE_S = 1.0
+
+#: The exit code of a worker process whose ``initialize()`` blocks its loop for good (the CLI's
+#: "failed", which an ``initialize()`` that fails otherwise exits with).
+_EXIT_FAILED = 1
 
 
 def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[str, Capability]:
@@ -54,7 +72,9 @@ def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[s
     return by_id
 
 
-async def initialize(cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT_S) -> None:
+async def initialize(
+    cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT_S, own_process: bool = False
+) -> None:
     """Run ``cap.initialize()`` for at most ``timeout_s``; what it raises becomes a
     :class:`CapabilityInitError` naming the capability, its text scrubbed (a connection URL's
     password, a token): a worker process prints it on stderr, where a traceback would show the
@@ -63,6 +83,8 @@ async def initialize(cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT
     Args:
         cap: the capability to start.
         timeout_s: the bound (``math.inf``: none).
+        own_process: the host is the process (``ontoflow worker``): one whose loop an
+            ``initialize()`` blocks for good is ended, exit code 1, with the error on stderr.
 
     Raises:
         CapabilityInitError: when ``initialize()`` raises, exits or is interrupted (only a
@@ -73,6 +95,10 @@ async def initialize(cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT
     capability = type(cap).metadata.id
     deadline = anyio.current_time() + timeout_s
     scope = anyio.CancelScope(deadline=deadline)
+    returned = threading.Event()
+    if timeout_s < math.inf:
+        threading.Thread(target=_watch, args=(returned, capability, timeout_s, own_process), daemon=True,
+                         name=f"ontoflow-init-watchdog-{capability}").start()
     try:
         with scope:
             await cap.initialize()
@@ -87,8 +113,23 @@ async def initialize(cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT
             text = "<unprintable message>"
         raise CapabilityInitError(f"capability {capability!r} could not initialise: "
                                   f"{type(exc).__name__}: {scrub(text, secrets=cap.secrets)}") from exc
+    finally:
+        returned.set()
     if scope.cancel_called or anyio.current_time() >= deadline:
         raise _too_long(capability, timeout_s)
+
+
+def _watch(returned: threading.Event, capability: str, timeout_s: float, own_process: bool) -> None:
+    """The watchdog of one ``initialize()``: it speaks only if the loop is blocked past the bound."""
+    if returned.wait(timeout_s + BLOCKED_GRACE_S):
+        return
+    error = f"{_too_long(capability, timeout_s)}: it blocks the event loop"
+    log.error("capability_initialize_blocked", capability=capability, timeout_s=timeout_s)
+    if own_process and not returned.is_set():
+        if sys.stderr is not None:
+            sys.stderr.write(f"ontoflow: {error}\n")
+            sys.stderr.flush()
+        os._exit(_EXIT_FAILED)  # the loop will never run again: no cleanup can
 
 
 def _too_long(capability: str, timeout_s: float) -> CapabilityInitError:

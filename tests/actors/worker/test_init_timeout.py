@@ -118,9 +118,41 @@ class Hangs(Capability):
 '''
 
 
-@pytest.mark.parametrize("bound", [None, "0.2", "0", "nan"], ids=["default", "given", "zero", "nan"])
+_BLOCKING_CAPS = _CAPS.replace("await anyio.sleep_forever()", "__import__('time').sleep(3600)  # a blocking client")
+
+
+async def test_an_initialize_blocking_the_loop_for_good_is_told_by_the_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from ontoflow.actors.worker import _initialize
+
+    told = threading.Event()
+    said: list[tuple[str, dict[str, Any]]] = []
+
+    class Log:
+        def error(self, event: str, **fields: Any) -> None:
+            said.append((event, fields))
+            told.set()
+
+    monkeypatch.setattr(_initialize, "log", Log())
+
+    class BlocksUntilTold(NeverReturns):
+        metadata = CapabilityMetadata(id="t.blocks_until_told")
+
+        async def initialize(self) -> None:
+            told.wait(30)  # blocks the loop: only the watchdog thread can still speak
+
+    host = WorkerHost([BlocksUntilTold()], address="ipc:///nonexistent/never-connected", init_timeout_s=BOUND_S)
+    with pytest.raises(CapabilityInitError, match="did not initialise within"):
+        await host.run()  # an embedded host: told, not ended (its process is not its own)
+    assert said == [("capability_initialize_blocked", {"capability": "t.blocks_until_told", "timeout_s": BOUND_S})]
+
+
+@pytest.mark.parametrize("bound", [None, "0.2", "0", "nan", "blocking"], ids=["default", "given", "zero", "nan", "blocking"])
 def test_ontoflow_worker_exits_1_when_an_initialize_hangs(tmp_path: Path, bound: str | None) -> None:
-    (tmp_path / "caps.py").write_text(_CAPS)
+    (tmp_path / "caps.py").write_text(_BLOCKING_CAPS if bound == "blocking" else _CAPS)
+    blocking = bound == "blocking"
+    bound = "0.2" if blocking else bound
     argv = [sys.executable, "-m", "ontoflow", "worker", "--connect", f"ipc://{tmp_path}/none.sock",
             "-c", "caps.py", "--no-builtins"]
     if bound is None:  # the default bound (60 s) is too long to wait for: only the option's help is checked
@@ -136,7 +168,8 @@ def test_ontoflow_worker_exits_1_when_an_initialize_hangs(tmp_path: Path, bound:
     # Before: the process sat there for ever, never registering, saying nothing.
     assert ran.returncode == 1, ran.stderr[-2000:]
     assert ("ontoflow: capability 'demo.hangs_at_start' did not initialise within 0.2 s "
-            "(the worker's init timeout: ontoflow worker --init-timeout-s)") in ran.stderr
+            "(the worker's init timeout: ontoflow worker --init-timeout-s)" + (": it blocks the event loop" if blocking else "")
+            ) in ran.stderr
     assert "Traceback" not in ran.stderr
 
 
