@@ -219,3 +219,20 @@ async def test_a_step_that_swallows_its_timeout_and_answers_is_a_timeout() -> No
     # Before: "success", with outputs produced after the deadline.
     outcome = await SwallowsTheCancellation().invoke(_invoke("t.swallows", {}))
     assert (outcome.event, outcome.reason, outcome.outputs) == ("timeout", "timeout", {}), outcome
+
+
+class RoutesByItsOwnEvents(Capability):
+    """Declares no ``success``, and forgets to return one of its events."""
+
+    metadata = CapabilityMetadata(id="t.routes", events=["found", "missing"])
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> Any:
+        return None
+
+
+async def test_none_from_a_capability_without_success_is_an_undeclared_event_as_a_dict_is() -> None:
+    # Before: None answered "success" unchecked, and only the orchestrator refused it, with
+    # another message; {} was refused here.
+    outcome = await RoutesByItsOwnEvents().invoke(_invoke("t.routes", {}))
+    assert (outcome.event, outcome.reason) == ("failure", "undeclared_event"), outcome
+    assert outcome.error == "capability returned None: undeclared event 'success'"
