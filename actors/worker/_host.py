@@ -189,7 +189,7 @@ class WorkerHost(BatchActor):
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
                     # A broken one must not hide the others; not the steps' grace (``--grace-s 0``).
-                    await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S))
+                    await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S), own_process=self._drain_on_signals)
                 if self._draining and self._drain_on_signals and self.context is None:
                     # The goodbye may still sit in libzmq's queue: terminating the process's
                     # context waits for it to leave (at most the linger), then the process may exit.

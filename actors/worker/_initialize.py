@@ -14,21 +14,15 @@ ends the process with exit code 1, as nothing else can happen in it any more.
 
 from __future__ import annotations
 
-import math
-import os
-import sys
-import threading
 from collections.abc import Sequence
 
 import anyio
-import structlog
 
 from ontoflow.actors.capability import Capability, check_hosted, must_propagate, result_bytes_for, scrub
+from ontoflow.actors.capability._watchdog import watch_blocking
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
 
 __all__ = ["BLOCKED_GRACE_S", "DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
-
-log = structlog.get_logger()
 
 #: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
 DEFAULT_INIT_TIMEOUT_S = 60.0
@@ -36,10 +30,6 @@ DEFAULT_INIT_TIMEOUT_S = 60.0
 #: How long after the bound the watchdog waits before it calls the event loop blocked (a loop
 #: that is only busy has by then cancelled the ``initialize()``, which has then ended).
 BLOCKED_GRACE_S = 1.0
-
-#: The exit code of a worker process whose ``initialize()`` blocks its loop for good (the CLI's
-#: "failed", which an ``initialize()`` that fails otherwise exits with).
-_EXIT_FAILED = 1
 
 
 def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[str, Capability]:
@@ -95,12 +85,10 @@ async def initialize(
     capability = type(cap).metadata.id
     deadline = anyio.current_time() + timeout_s
     scope = anyio.CancelScope(deadline=deadline)
-    returned = threading.Event()
-    if timeout_s < math.inf:
-        threading.Thread(target=_watch, args=(returned, capability, timeout_s, own_process), daemon=True,
-                         name=f"ontoflow-init-watchdog-{capability}").start()
+    blocked = f"{_too_long(capability, timeout_s)}: it blocks the event loop"
     try:
-        with scope:
+        with watch_blocking(timeout_s + BLOCKED_GRACE_S, "capability_initialize_blocked", blocked,
+                            own_process=own_process, capability=capability, timeout_s=timeout_s), scope:
             await cap.initialize()
     except BaseException as exc:  # a sys.exit too: it ended the worker (or run_manifest's caller) with its code
         if must_propagate(exc):
@@ -113,23 +101,8 @@ async def initialize(
             text = "<unprintable message>"
         raise CapabilityInitError(f"capability {capability!r} could not initialise: "
                                   f"{type(exc).__name__}: {scrub(text, secrets=cap.secrets)}") from exc
-    finally:
-        returned.set()
     if scope.cancel_called or anyio.current_time() >= deadline:
         raise _too_long(capability, timeout_s)
-
-
-def _watch(returned: threading.Event, capability: str, timeout_s: float, own_process: bool) -> None:
-    """The watchdog of one ``initialize()``: it speaks only if the loop is blocked past the bound."""
-    if returned.wait(timeout_s + BLOCKED_GRACE_S):
-        return
-    error = f"{_too_long(capability, timeout_s)}: it blocks the event loop"
-    log.error("capability_initialize_blocked", capability=capability, timeout_s=timeout_s)
-    if own_process and not returned.is_set():
-        if sys.stderr is not None:
-            sys.stderr.write(f"ontoflow: {error}\n")
-            sys.stderr.flush()
-        os._exit(_EXIT_FAILED)  # the loop will never run again: no cleanup can
 
 
 def _too_long(capability: str, timeout_s: float) -> CapabilityInitError:

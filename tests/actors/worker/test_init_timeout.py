@@ -124,7 +124,7 @@ _BLOCKING_CAPS = _CAPS.replace("await anyio.sleep_forever()", "__import__('time'
 async def test_an_initialize_blocking_the_loop_for_good_is_told_by_the_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from ontoflow.actors.worker import _initialize
+    from ontoflow.actors.capability import _watchdog
 
     told = threading.Event()
     said: list[tuple[str, dict[str, Any]]] = []
@@ -134,7 +134,7 @@ async def test_an_initialize_blocking_the_loop_for_good_is_told_by_the_watchdog(
             said.append((event, fields))
             told.set()
 
-    monkeypatch.setattr(_initialize, "log", Log())
+    monkeypatch.setattr(_watchdog, "log", Log())
 
     class BlocksUntilTold(NeverReturns):
         metadata = CapabilityMetadata(id="t.blocks_until_told")
