@@ -122,6 +122,8 @@ class Mutates(Capability):
                 value.append("from attempt")
             elif isinstance(value, (dict, set)):
                 value.clear()
+            elif isinstance(value, Box):
+                value.items.append("from attempt")
         inputs["t.name"] = "changed"
         if len(self.seen) < 3:
             raise TransientError("again")
@@ -137,7 +139,19 @@ class MutatesBounded(Mutates):
     )
 
 
+class Box:
+    """A value msgpack cannot carry (only ever handed in code), holding a list."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Box) and other.items == self.items
+
+
 def _copy(value: Any) -> Any:
+    if isinstance(value, Box):
+        return Box(list(value.items))
     if isinstance(value, list):
         return list(value)
     if isinstance(value, dict):
@@ -174,11 +188,11 @@ async def test_every_attempt_sees_the_inputs_as_sent(cls: type[Mutates]) -> None
 
 
 async def test_undeclared_and_unencodable_inputs_are_kept_for_retries_too() -> None:
-    # An undeclared key (no schema type vouches for it) and a value msgpack cannot carry (a
-    # set, only ever handed in code): a deep copy is kept instead.
+    # An undeclared key (no schema type vouches for it) and a value msgpack cannot carry (only
+    # ever handed in code): a deep copy is kept instead.
     cap = Mutates()
-    sent = {"t.other": [1], "t.set": {1, 2}}
-    outcome = await cap.invoke(_invoke("t.mutates", {"t.other": [1], "t.set": {1, 2}}))
+    sent = {"t.other": [1], "t.box": Box([1])}
+    outcome = await cap.invoke(_invoke("t.mutates", {"t.other": [1], "t.box": Box([1])}))
     assert outcome.event == "success", outcome
     assert [{k: v for k, v in seen.items() if k != "t.name"} for seen in cap.seen] == [sent, sent, sent]
 
