@@ -238,8 +238,9 @@ class StepScheduler:
         if key not in self._cancel_requested:  # else cancelled while queued: never started
             running[key] = task
             self._busy += 1
-            coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
             try:
+                # In the try: an ``invoke`` overridden as a plain function may raise when called.
+                coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
                 # The step's first slice runs right here (``_inline``): most steps end in it.
                 try:
                     pending = coro.send(None)

@@ -160,3 +160,40 @@ async def test_a_step_cancelling_its_own_task_fails_alone_and_the_runners_serve_
     assert by_step["after"] == ("success", None) and by_step["last"] == ("success", None)
     assert by_step["returns"] == ("success", None)  # it answered; the cancellation it left is dropped
     assert len(scheduler) == 0 and scheduler.busy == 0
+
+
+class PlainInvoke(Capability):
+    """An ``invoke`` written over the base's as a plain function: it raises when called, or
+    returns something that is not a coroutine."""
+
+    metadata = CapabilityMetadata(id="test.plain_invoke", timeout_ms=None)
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Any:
+        return None
+
+    def invoke(self, request: Invoke, *, verbose: bool | None = None) -> Any:  # type: ignore[misc, override]
+        if request.inputs.get("raise"):
+            raise RuntimeError("customer 4711")
+        return Outcome(run_id=request.run_id, step_id=request.step_id, attempt=request.attempt, event="success")
+
+
+async def test_an_invoke_overridden_as_a_plain_function_fails_its_step_alone() -> None:
+    # Before: the RuntimeError, raised before the runner's try, ended the scheduler's task
+    # group and with it the host (a worker process died with a traceback quoting the text).
+    collector = Collector()
+    scheduler = StepScheduler({"test.plain_invoke": PlainInvoke(), "test.fine": Fine()}, slots=1,
+                              answer=collector.answer)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(scheduler.run)
+        scheduler.enqueue(_invoke("raises", "test.plain_invoke", **{"raise": True}))
+        scheduler.enqueue(_invoke("raises-too", "test.plain_invoke", **{"raise": True}))
+        scheduler.enqueue(_invoke("returns", "test.plain_invoke"))
+        scheduler.enqueue(_invoke("after", "test.fine"))
+        with anyio.fail_after(10):
+            outcomes = await collector.wait_for(4)
+        tg.cancel_scope.cancel()
+    by_step = {o.step_id: (o.event, o.reason, o.error) for o in outcomes}
+    assert by_step["raises"] == ("failure", "internal", "unknown: RuntimeError: the capability's invoke raised")
+    assert by_step["returns"] == ("failure", "internal", "unknown: AttributeError: the capability's invoke raised")
+    assert by_step["after"] == ("success", None, None)
+    assert len(scheduler) == 0 and scheduler.busy == 0
