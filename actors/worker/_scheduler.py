@@ -272,10 +272,10 @@ class StepScheduler:
                     # Take back exactly the cancellation this scheduler asked for (whether the
                     # step saw it or finished first), so the runner is not left "cancelling".
                     task.uncancel()
-            if task.cancelling() and not _host_stops():
-                await _take_back(task)  # the step cancelled its own task: that must not end the runner
         self._cancel_requested.discard(key)
-        running.pop(key, None)
+        running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
+        if task.cancelling() and not _host_stops():
+            await _take_back(task)  # the step cancelled its own task: that must not end the runner
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                               event=CANCELLED, reason="cancelled")
