@@ -38,9 +38,10 @@ class CapabilityDefinitionError(ActorsError):
 
 
 class CapabilityInitError(ActorsError):
-    """Raised by a worker host when a capability's ``initialize()`` raises; the message names the
-    capability and the error's type and text scrubbed of credentials (a connection URL's
-    password, a token), so a worker can print it; the original is its ``__cause__``."""
+    """Raised by a worker host when a capability's ``initialize()`` raises, or has not returned
+    within the host's ``init_timeout_s``; the message names the capability and the error's type
+    and text scrubbed of credentials (a connection URL's password, a token), or the bound, so a
+    worker can print it; the original, if any, is its ``__cause__``."""
 
 
 class WorkerRefusedError(ActorsError):

@@ -9,7 +9,7 @@ and ``.py`` files.
 
 from ontoflow.actors.capability._base import Capability
 from ontoflow.actors.capability._cancel import must_propagate
-from ontoflow.actors.capability._checks import check_capability_classes
+from ontoflow.actors.capability._checks import check_capability_classes, check_hosted
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._loader import load_capabilities
 from ontoflow.actors.capability._defaults import result_bytes_for
@@ -26,6 +26,7 @@ __all__ = [
     "Result",
     "TransientError",
     "check_capability_classes",
+    "check_hosted",
     "classify_error",
     "load_capabilities",
     "must_propagate",

@@ -16,7 +16,7 @@ import random as _random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple, final
+from typing import Any, ClassVar, final
 
 import anyio
 import fastjsonschema
@@ -33,14 +33,16 @@ from ontoflow.actors.capability._reasons import (
 from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._classify import ErrorClass, classify_error
 from ontoflow.actors.capability._defaults import OnFirstUse, result_bytes_for
+from ontoflow.actors.capability._inputs import SentInputs, keep_sent
 from ontoflow.actors.capability._outputs import interpret
 from ontoflow.actors.capability._result import Result
-from ontoflow.actors.capability._schema import Validator, compile_schema, describe_violation
+from ontoflow.actors.capability._schema import describe_violation
+from ontoflow.actors.capability._spec import ClassSpec
 from ontoflow.actors.capability._scrub import error_text, handed_values, scrub
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
-from ontoflow.protocols.events import CLARIFICATION, FAILURE, INVALID, TIMEOUT
+from ontoflow.protocols.events import FAILURE, INVALID, TIMEOUT
 from ontoflow.protocols.messages import Invoke, Observation, Outcome
 from ontoflow.runtime.retry import backoff_ms
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
@@ -52,14 +54,6 @@ log = structlog.get_logger()
 # Reused: a fresh Encoder per call is the slow path msgspec warns about.
 _ENCODER = msgspec.msgpack.Encoder()
 _NOT_RETURNED = object()
-
-class _ClassSpec(NamedTuple):
-    """What the base precomputes once per capability class."""
-
-    metadata: CapabilityMetadata
-    validator: Validator
-    events: frozenset[str]
-    outputs: frozenset[str]
 
 
 def _encoded_size(value: Any) -> int:
@@ -130,7 +124,7 @@ class Capability(abc.ABC):
             )
 
     @classmethod
-    def _class_spec(cls) -> _ClassSpec:
+    def _class_spec(cls) -> ClassSpec:
         """The compiled validator and declared sets of this class, built on first use.
 
         Raises:
@@ -144,12 +138,7 @@ class Capability(abc.ABC):
         # never reuses its parent's validator.
         if cached is not None and cached.metadata is meta:
             return cached
-        spec = _ClassSpec(
-            metadata=meta,
-            validator=compile_schema(meta.id, meta.input_schema),
-            events=frozenset(meta.events) | {FAILURE, CLARIFICATION},  # a question: any capability may ask
-            outputs=frozenset(meta.outputs),
-        )
+        spec = ClassSpec(meta)
         cls._ontoflow_class_spec = spec
         return spec
 
@@ -166,7 +155,8 @@ class Capability(abc.ABC):
         """The business logic of one attempt; the base handles everything else.
 
         Args:
-            inputs: validated inputs (schema defaults filled in), a fresh copy per attempt.
+            inputs: validated inputs (schema defaults filled in), a fresh copy per attempt:
+                what an attempt changes in them, nested values too, the next one does not see.
             context: the step's five context layers (seed 002).
 
         Returns:
@@ -237,20 +227,25 @@ class Capability(abc.ABC):
                 message = scrub(describe_violation(exc, spec.metadata.input_schema), secrets=self._secrets)
                 return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message,
                                     verbose=verbose)
+            plain = spec.plain  # kept before the first attempt, which may change a list in place
+            sent = keep_sent(inputs) if plain is not None and not plain.issuperset(inputs) else None
             if spec.metadata.timeout_ms is None and request.deadline_ms is None:  # no limit: most steps
                 try:  # the first attempt runs here, without the attempts loop's coroutine; a failure goes on there
                     raw = await self.execute(dict(inputs), request.context)
                 except BaseException as exc:  # an exit too, but a cancellation must propagate
                     if must_propagate(exc):
                         raise
-                    return await self._attempts(request, started, inputs, verbose, failed=exc)
+                    return await self._attempts(request, started, inputs, sent, verbose, failed=exc)
                 return self._success(request, started, raw, 0, verbose)
-            return await self._attempts(request, started, inputs, verbose)
+            return await self._attempts(request, started, inputs, sent, verbose)
         except Exception as exc:  # the last line of the zero-exception guarantee
             return self._internal_failure(request, started, exc)
 
-    async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], verbose: bool,
-                        failed: BaseException | None = None) -> Outcome:  # failed: what invoke's first attempt raised
+    async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], sent: SentInputs | None,
+                        verbose: bool, failed: BaseException | None = None) -> Outcome:
+        """A step's attempts under their limits (``failed``: what ``invoke``'s unlimited first
+        attempt raised). One ending past its deadline (it blocked the loop, so its scope could
+        not stop it) is a timeout as well: never a ``success`` past the deadline."""
         meta = self._spec.metadata
         policy = meta.retry
         timeout_s = meta.timeout_ms / 1000 if meta.timeout_ms is not None else math.inf
@@ -267,22 +262,24 @@ class Capability(abc.ABC):
             try:
                 if failed is not None:  # the first attempt, run by ``invoke`` without a limit
                     error, failed = failed, None
-                elif attempt_deadline == math.inf:
-                    # No limit: a cancel scope would only cost time on the hot path.
-                    raw = await self.execute(dict(inputs), request.context)
                 else:
-                    scope = anyio.CancelScope(deadline=attempt_deadline)
-                    with scope:
-                        raw = await self.execute(dict(inputs), request.context)
+                    given = sent.fresh() if retries and sent is not None else dict(inputs)
+                    if attempt_deadline == math.inf:  # no limit: a cancel scope would only cost time
+                        raw = await self.execute(given, request.context)
+                    else:
+                        scope = anyio.CancelScope(deadline=attempt_deadline)
+                        with scope:
+                            raw = await self.execute(given, request.context)
             except BaseException as exc:  # an exit too, but a cancellation must propagate
                 if must_propagate(exc):
                     raise
                 error = exc
-            if error is None and raw is not _NOT_RETURNED:
+            # Past the deadline: stopped by it (what it raised or returned then, having swallowed
+            # the cancellation), or not stopped, having blocked the event loop meanwhile.
+            late = scope is not None and (scope.cancel_called or anyio.current_time() >= attempt_deadline)
+            if error is None and raw is not _NOT_RETURNED and not late:
                 return self._success(request, started, raw, retries, verbose)
-            # Nothing returned and nothing raised means our scope expired; an error raised in
-            # reaction to our expiry is a timeout too.
-            timed_out = error is None or (scope is not None and scope.cancel_called)
+            timed_out = error is None or late  # nothing returned and nothing raised: our scope expired
             error_class = ErrorClass.TRANSIENT if timed_out else classify_error(error)
             log.warning(
                 "capability_attempt_failed",

@@ -14,7 +14,7 @@ from ontoflow.actors.capability._schema import compile_schema
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
 
-__all__ = ["check_capability_class", "check_capability_classes"]
+__all__ = ["check_capability_class", "check_capability_classes", "check_hosted"]
 
 _ENCODER = msgspec.msgpack.Encoder()
 
@@ -33,11 +33,7 @@ def check_capability_class(cls: type[Capability]) -> CapabilityMetadata:
     Raises:
         CapabilityDefinitionError: naming the class (and the id, once there is one).
     """
-    meta = getattr(cls, "metadata", None)
-    if not isinstance(meta, CapabilityMetadata):
-        raise CapabilityDefinitionError(f"{cls.__qualname__} has no CapabilityMetadata 'metadata'")
-    if inspect.isabstract(cls):
-        raise CapabilityDefinitionError(f"capability {meta.id!r} does not implement execute")
+    meta = check_hosted(cls)
     try:
         # A worker makes every capability with ``cls()``: one that needs arguments crashed
         # each worker process with a traceback, and `ontoflow run` after four restarts.
@@ -47,6 +43,21 @@ def check_capability_class(cls: type[Capability]) -> CapabilityMetadata:
                                         f"arguments, as a worker makes it: {exc}") from None
     except ValueError:  # no signature to read (a C-level __init__): the worker will tell
         pass
+    return meta
+
+
+def check_hosted(cls: type[Capability]) -> CapabilityMetadata:
+    """Check the class of a capability instance handed to a worker host (made already: its
+    constructor is not checked): every rule of :func:`check_capability_class` but that one.
+
+    Raises:
+        CapabilityDefinitionError: naming the class (and the id, once there is one).
+    """
+    meta = getattr(cls, "metadata", None)
+    if not isinstance(meta, CapabilityMetadata):
+        raise CapabilityDefinitionError(f"{cls.__qualname__} has no CapabilityMetadata 'metadata'")
+    if inspect.isabstract(cls):
+        raise CapabilityDefinitionError(f"capability {meta.id!r} does not implement execute")
     try:
         problems = check_metadata(meta)
     except Exception:  # a field of the wrong type broke the checks (id=5: not subscriptable)

@@ -5,13 +5,16 @@ a list of dicts instead of Observations, an Observation whose data cannot be enc
 ``sys.exit`` in a library each ended the worker process (the host iterated, stamped and
 encoded what came back, in its own task group). Seed 001's zero-exception guarantee covers
 perception too: what cannot be sent is dropped, counted in a warning that names the capability
-and the type, never the data.
+and the type, never the data. A poll is bounded by the capability's ``timeout_ms``: one that
+never returned stopped that capability's perceptions for good, without a word.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
+import anyio
 import msgspec
 import structlog
 
@@ -32,7 +35,9 @@ async def observe(cap: Capability) -> list[Observation]:
     """Run ``cap.perceive()`` once and return the Observations that can be sent.
 
     Never raises but a cancellation of the calling task: what ``perceive`` raises (an exit
-    too) is logged as ``perceive_failed`` with its type; ``None`` is nothing perceived; anything
+    too) is logged as ``perceive_failed`` with its type; a poll still running after the
+    capability's ``timeout_ms`` is cancelled and logged as ``perceive_timed_out`` (the host
+    polls again at the next interval); ``None`` is nothing perceived; anything
     not a list or tuple, an item not an ``Observation``, one that cannot be encoded (or decoded
     as the orchestrator will, a field of the wrong type), that names another capability or
     has a kind or an id the orchestrator refuses (``protocols.messages.observation_problem``),
@@ -44,13 +49,21 @@ async def observe(cap: Capability) -> list[Observation]:
     Returns:
         The Observations to send, in the order ``perceive`` gave them.
     """
-    capability = type(cap).metadata.id
+    meta = type(cap).metadata
+    capability = meta.id
+    scope = anyio.CancelScope(deadline=math.inf if meta.timeout_ms is None else
+                              anyio.current_time() + meta.timeout_ms / 1000)
     try:
-        got = await cap.perceive()
+        with scope:
+            got = await cap.perceive()
     except BaseException as exc:  # an exit too, but a cancellation must propagate
         if must_propagate(exc):
             raise
-        log.warning("perceive_failed", capability=capability, error=type(exc).__name__)
+        if not scope.cancel_called:
+            log.warning("perceive_failed", capability=capability, error=type(exc).__name__)
+            return []
+    if scope.cancel_called:  # stopped by the bound (what it raised or returned then is dropped)
+        log.warning("perceive_timed_out", capability=capability, timeout_ms=meta.timeout_ms)
         return []
     if got is None:
         return []

@@ -46,6 +46,8 @@ def interpret(
             outputs that cannot be encoded, outputs and segments over ``max_bytes``.
     """
     if raw is None:
+        if SUCCESS not in events:  # a capability that routes by its own events: None is no answer
+            raise BadResult(REASON_UNDECLARED_EVENT, f"capability returned None: undeclared event {SUCCESS!r}")
         return SUCCESS, {}, []
     if isinstance(raw, dict):
         event, outputs, segments = SUCCESS, raw, []

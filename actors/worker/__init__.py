@@ -3,6 +3,7 @@ serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
 from ontoflow.actors.worker._host import WORKER_SPIN_US, WorkerHost
+from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S
 from ontoflow.actors.worker._http_bridge import (
     DEFAULT_HEALTH_INTERVAL_S,
     DEFAULT_HTTP_TIMEOUT_S,
@@ -18,6 +19,7 @@ from ontoflow.actors.worker.errors import DomainServiceAnswerError, DomainServic
 __all__ = [
     "DEFAULT_HEALTH_INTERVAL_S",
     "DEFAULT_HTTP_TIMEOUT_S",
+    "DEFAULT_INIT_TIMEOUT_S",
     "DomainAnnouncement",
     "DomainServiceAnswerError",
     "DomainServiceError",

@@ -37,8 +37,8 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability, observe, result_bytes_for, shut_down
-from ontoflow.actors.worker._initialize import initialize
+from ontoflow.actors.capability import Capability, observe, shut_down
+from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
 from ontoflow.actors.worker._scheduler import StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
@@ -59,8 +59,7 @@ DEFAULT_GRACE_S = 5.0
 #: The least time each capability's ``shutdown()`` gets (more with a longer ``grace_s``).
 SHUTDOWN_MIN_S = 5.0
 
-#: How long the last answers and the goodbye may take to leave once the socket closes.
-GOODBYE_LINGER_MS = 2000
+GOODBYE_LINGER_MS = 2000  #: how long the last answers and the goodbye may take to leave once the socket closes
 
 WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
 
@@ -86,13 +85,16 @@ class WorkerHost(BatchActor):
             (a worker process; not for a host embedded in another program's process).
         grace_s: how long running steps may take to finish when draining on a signal.
         spin_us: how long to poll the socket after sending answers before parking (0: never).
+        init_timeout_s: the most each ``initialize()`` may take (``run`` raises past it; inf: none).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
             opened; ``registered``: an event set by every Welcome (then replaced).
 
-    Raises (from ``run``):
-        WorkerRefusedError: when the orchestrator answers ``Disconnect`` (the reason is in it).
+    Raises:
+        CapabilityDefinitionError: two capabilities with one id, or one whose class is not sound
+            (``capability.check_hosted``); from ``run``: WorkerRefusedError, when the
+            orchestrator answers ``Disconnect`` (the reason is in it).
     """
 
     #: Domain manifests (plain maps) announced with the capabilities in every ``Ready``; set
@@ -117,9 +119,10 @@ class WorkerHost(BatchActor):
         drain_on_signals: bool = False,
         grace_s: float = DEFAULT_GRACE_S,
         spin_us: int = WORKER_SPIN_US,
+        init_timeout_s: float = DEFAULT_INIT_TIMEOUT_S,
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
-        self._capabilities = {type(c).metadata.id: c for c in capabilities}
+        self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
         self.address = address
         self.slots = slots
         self.worker_id = worker_id or default_worker_id()
@@ -127,9 +130,6 @@ class WorkerHost(BatchActor):
         self._protocol = protocol
         self.curve = curve
         self.max_message_bytes = max_message_bytes
-        for cap in capabilities:
-            if type(cap).max_result_bytes == Capability.max_result_bytes:  # a class's own bound stays
-                cap.max_result_bytes = result_bytes_for(max_message_bytes)  # this host's, not the default
         self._backoff = ReconnectBackoff(reconnect_initial_s, reconnect_max_s)
         #: Waits and repeated jobs on this host's Ticks (a bridged service's /health).
         self.timers = HostTimers(self.now)
@@ -145,6 +145,7 @@ class WorkerHost(BatchActor):
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
         self.grace_s = grace_s
+        self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
         self._children: anyio.abc.TaskGroup | None = None  # where perceptions run
         self._perceive_due: dict[str, int] = {}  # capability id -> next perception (ms); absent while one runs
@@ -161,16 +162,15 @@ class WorkerHost(BatchActor):
         """Initialise the capabilities, then register and serve until cancelled or refused.
 
         Raises:
-            WorkerRefusedError, CapabilityInitError: ``Disconnect``; an ``initialize()`` raised.
+            WorkerRefusedError, CapabilityInitError: ``Disconnect``; an ``initialize()`` failed.
         """
         started: list[Capability] = []
         try:
             for cap in self._capabilities.values():
-                await initialize(cap)
+                await initialize(cap, timeout_s=self.init_timeout_s, own_process=self._drain_on_signals)
                 started.append(cap)
             log.info("worker_started", worker_id=self.worker_id, address=self.address, capabilities=sorted(self._capabilities))
-            with anyio.CancelScope() as scope:
-                self._scope = scope
+            with anyio.CancelScope() as self._scope:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self.steps.run)
                     tg.start_soon(self.run_timer)
@@ -190,7 +190,7 @@ class WorkerHost(BatchActor):
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
                     # A broken one must not hide the others; not the steps' grace (``--grace-s 0``).
-                    await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S))
+                    await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S), own_process=self._drain_on_signals)
                 if self._draining and self._drain_on_signals and self.context is None:
                     # The goodbye may still sit in libzmq's queue: terminating the process's
                     # context waits for it to leave (at most the linger), then the process may exit.

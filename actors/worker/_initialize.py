@@ -1,30 +1,110 @@
-"""Starting a capability in a worker host: its ``initialize()``, whose error a worker prints."""
+"""Starting capabilities in a worker host: checking what it is handed (``hosted``), and each
+one's ``initialize()``, bounded, whose error a worker prints.
+
+An ``initialize()`` that never returned (a connection to a host that does not answer, awaited
+without a timeout) kept its worker from ever registering, and said nothing: the worker sat
+there, and ``run_manifest`` with it. It has ``timeout_s`` now (``ontoflow worker
+--init-timeout-s``); past it, the worker stops with an error naming the capability and the
+bound, as a Temporal worker or a Ray actor that cannot start fails loudly. One that blocks the
+event loop past the bound and then returns has taken too long too. One that blocks it for good
+(a blocking client with no timeout) cannot be cancelled: a watchdog thread logs it
+(``capability_initialize_blocked``), and in a worker process of its own prints the error and
+ends the process with exit code 1, as nothing else can happen in it any more.
+"""
 
 from __future__ import annotations
 
-from ontoflow.actors.capability import Capability, must_propagate, scrub
-from ontoflow.actors.errors import CapabilityInitError
+from collections.abc import Sequence
 
-__all__ = ["initialize"]
+import anyio
+
+from ontoflow.actors.capability import Capability, check_hosted, must_propagate, result_bytes_for, scrub
+from ontoflow.actors.capability._watchdog import watch_blocking
+from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
+
+__all__ = ["BLOCKED_GRACE_S", "DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
+
+#: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
+DEFAULT_INIT_TIMEOUT_S = 60.0
+
+#: How long after the bound the watchdog waits before it calls the event loop blocked (a loop
+#: that is only busy has by then cancelled the ``initialize()``, which has then ended).
+BLOCKED_GRACE_S = 1.0
 
 
-async def initialize(cap: Capability) -> None:
-    """Run ``cap.initialize()``; what it raises becomes a :class:`CapabilityInitError` naming
-    the capability, its text scrubbed (a connection URL's password, a token): a worker process
-    prints it on stderr, where a traceback would show the text whole.
+def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[str, Capability]:
+    """The capabilities a host serves, by id, each bounded to answers a message of the host
+    can carry (``max_result_bytes``: a class's own lower bound stays).
+
+    A capability handed in code (an embedding program, not ``ontoflow worker`` nor
+    ``run_manifest``, which check their classes) was hosted unchecked: two with one id and
+    the first was never started nor stopped, ``perceive_interval_ms="5"`` ended ``run`` in a
+    TypeError, a class bound above the message limit had its answer dropped with the
+    connection and its step waited out its deadline.
+
+    Raises:
+        CapabilityDefinitionError: an instance whose class fails ``check_hosted``, or two
+            with one id (named).
+    """
+    by_id: dict[str, Capability] = {}
+    bound = result_bytes_for(max_message_bytes)
+    for cap in capabilities:
+        if not isinstance(cap, Capability):
+            given = f"the class {cap.__qualname__}" if isinstance(cap, type) else type(cap).__name__
+            raise CapabilityDefinitionError(f"a worker host takes Capability instances, not {given}")
+        capability = check_hosted(type(cap)).id
+        if capability in by_id:
+            raise CapabilityDefinitionError(f"two capabilities with one id: {capability!r}")
+        by_id[capability] = cap
+        # The default rises or falls with this host's limit; a class's own bound only falls.
+        if type(cap).max_result_bytes == Capability.max_result_bytes or cap.max_result_bytes > bound:
+            cap.max_result_bytes = bound
+    return by_id
+
+
+async def initialize(
+    cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT_S, own_process: bool = False
+) -> None:
+    """Run ``cap.initialize()`` for at most ``timeout_s``; what it raises becomes a
+    :class:`CapabilityInitError` naming the capability, its text scrubbed (a connection URL's
+    password, a token): a worker process prints it on stderr, where a traceback would show the
+    text whole.
+
+    Args:
+        cap: the capability to start.
+        timeout_s: the bound (``math.inf``: none).
+        own_process: the host is the process (``ontoflow worker``): one whose loop an
+            ``initialize()`` blocks for good is ended, exit code 1, with the error on stderr.
 
     Raises:
         CapabilityInitError: when ``initialize()`` raises, exits or is interrupted (only a
-            cancellation of the caller propagates as itself); the original is its ``__cause__``.
+            cancellation of the caller propagates as itself), the original as its
+            ``__cause__``; or when it has not returned within ``timeout_s`` (it is cancelled)
+            or returns after it (it blocked the event loop).
     """
+    capability = type(cap).metadata.id
+    deadline = anyio.current_time() + timeout_s
+    scope = anyio.CancelScope(deadline=deadline)
+    blocked = f"{_too_long(capability, timeout_s)}: it blocks the event loop"
     try:
-        await cap.initialize()
+        with watch_blocking(timeout_s + BLOCKED_GRACE_S, "capability_initialize_blocked", blocked,
+                            own_process=own_process, capability=capability, timeout_s=timeout_s), scope:
+            await cap.initialize()
     except BaseException as exc:  # a sys.exit too: it ended the worker (or run_manifest's caller) with its code
         if must_propagate(exc):
             raise
+        if scope.cancel_called:  # raised in reaction to our bound (a wrapped cancellation)
+            raise _too_long(capability, timeout_s) from exc
         try:
             text = str(exc)
         except Exception:  # noqa: BLE001 - an unprintable error still names its type
             text = "<unprintable message>"
-        raise CapabilityInitError(f"capability {type(cap).metadata.id!r} could not initialise: "
+        raise CapabilityInitError(f"capability {capability!r} could not initialise: "
                                   f"{type(exc).__name__}: {scrub(text, secrets=cap.secrets)}") from exc
+    if scope.cancel_called or anyio.current_time() >= deadline:
+        raise _too_long(capability, timeout_s)
+
+
+def _too_long(capability: str, timeout_s: float) -> CapabilityInitError:
+    return CapabilityInitError(f"capability {capability!r} did not initialise within {timeout_s:g} s "
+                               "(the worker's init timeout: ontoflow worker --init-timeout-s)")

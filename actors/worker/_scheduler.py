@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -237,8 +238,9 @@ class StepScheduler:
         if key not in self._cancel_requested:  # else cancelled while queued: never started
             running[key] = task
             self._busy += 1
-            coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
             try:
+                # In the try: an ``invoke`` overridden as a plain function may raise when called.
+                coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
                 # The step's first slice runs right here (``_inline``): most steps end in it.
                 try:
                     pending = coro.send(None)
@@ -253,9 +255,9 @@ class StepScheduler:
                         self._wake_runner()
                     outcome = await resume(coro, pending)
             except asyncio.CancelledError:
-                if key not in self._cancel_requested and task.cancelling():
+                if key not in self._cancel_requested and task.cancelling() and _host_stops():
                     raise  # the host itself is being cancelled
-                if key not in self._cancel_requested:  # raised by the step, not asked for
+                if key not in self._cancel_requested:  # raised by the step, or its own task.cancel()
                     outcome = _escaped(invoke, "CancelledError")
             except GeneratorExit:
                 raise  # this runner is being closed (``resume`` told it from a step raising one)
@@ -271,7 +273,9 @@ class StepScheduler:
                     # step saw it or finished first), so the runner is not left "cancelling".
                     task.uncancel()
         self._cancel_requested.discard(key)
-        running.pop(key, None)
+        running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
+        if task.cancelling() and not _host_stops():
+            await _take_back(task)  # the step cancelled its own task: that must not end the runner
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                               event=CANCELLED, reason="cancelled")
@@ -290,6 +294,28 @@ class StepScheduler:
                 self._flush()
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
+
+
+def _host_stops() -> bool:
+    """Whether a cancel scope around the running runner was cancelled: the host is stopping
+    (anyio tells it as a deadline already past)."""
+    return anyio.current_effective_deadline() == -math.inf
+
+
+async def _take_back(task: asyncio.Task[Any]) -> None:
+    """Undo cancellations a step asked of its own runner (``asyncio.current_task().cancel()``):
+    before, the CancelledError left the runner (the step was never answered, its slot never
+    freed), or, when the step returned first, ended the runner at its next wait; with every
+    runner gone so, the worker read nothing more. The pending one is consumed here, once."""
+    while task.cancelling():
+        task.uncancel()
+    try:
+        await asyncio.sleep(0)  # a cancellation still due is delivered at this wait, and dropped
+    except asyncio.CancelledError:
+        if _host_stops():
+            raise
+        while task.cancelling():
+            task.uncancel()
 
 
 def _escaped(invoke: Invoke, exc_type: str) -> Outcome:

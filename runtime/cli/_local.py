@@ -32,6 +32,7 @@ from ontoflow.actors.intent import DomainLoadError
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections, using_connections
 from ontoflow.actors.worker import (
     DEFAULT_HEALTH_INTERVAL_S,
+    DEFAULT_INIT_TIMEOUT_S,
     DEFAULT_HTTP_TIMEOUT_S,
     WORKER_SPIN_US,
     DomainServiceError,
@@ -118,6 +119,9 @@ def register(subparsers: Any) -> None:
                              f"(lower latency for up to US of CPU per answer; 0: sleep at once; default {WORKER_SPIN_US})")
     worker.add_argument("--grace-s", type=float, default=5.0, metavar="SECONDS",
                         help="on SIGTERM, how long running steps may take to finish (default 5)")
+    worker.add_argument("--init-timeout-s", type=float, default=DEFAULT_INIT_TIMEOUT_S, metavar="SECONDS",
+                        help="how long each capability's initialize() may take before the worker stops with an "
+                             f"error naming it (exit 1; 'inf': no bound; default {DEFAULT_INIT_TIMEOUT_S:g})")
     worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
     worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
     worker.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N", help="refuse bigger messages")
@@ -281,6 +285,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     # Not "<= 0": NaN passes that, then raised out of the bridge (a traceback) or at SIGTERM.
     if not (0 < args.http_timeout_s < math.inf and 0 < args.http_health_interval_s < math.inf):
         return fail("--http-timeout-s and --http-health-interval-s must be > 0 and finite")
+    if not 0 < args.init_timeout_s <= math.inf:  # not "<= 0": NaN passes that
+        return fail("--init-timeout-s must be a number > 0 (or inf)")
     if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf):
         return fail("--grace-s must be a finite number >= 0 and --reconnect-max a finite number >= 1")
     domains = list(served.domains)
@@ -331,6 +337,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             drain_on_signals=True,  # SIGTERM: finish running steps, answer, shutdown(), Disconnect, exit 0
             grace_s=args.grace_s,
             spin_us=args.spin_us,
+            init_timeout_s=args.init_timeout_s,
         )
         host.domains = domains
         for check in checks:  # a bridged service's /health, on the host's Ticks

@@ -94,7 +94,7 @@ def test_a_worker_host_bounds_answers_by_its_own_message_limit() -> None:
     from ontoflow.actors.worker import WorkerHost
 
     class OwnBound(Capability):
-        metadata = scripted([None])[0].metadata
+        metadata = msgspec.structs.replace(scripted([None])[0].metadata, id="test.own_bound")  # one id, one capability
         max_result_bytes = 1234
 
         async def execute(self, inputs, context):
@@ -107,3 +107,10 @@ def test_a_worker_host_bounds_answers_by_its_own_message_limit() -> None:
     assert raised.max_result_bytes == result_bytes_for(256 << 20) > Capability.max_result_bytes
     assert lowered.max_result_bytes == result_bytes_for(1 << 20) < 1 << 20
     assert own.max_result_bytes == 1234  # a class's own bound stays
+
+    class AboveTheLimit(OwnBound):
+        max_result_bytes = 1 << 40  # more than any message carries: its answer was dropped, the step hung
+
+    above = AboveTheLimit()
+    WorkerHost([above], address="inproc://unused", max_message_bytes=1 << 20)
+    assert above.max_result_bytes == result_bytes_for(1 << 20)

@@ -4,6 +4,7 @@ despite ``@final``), and a real worker process survives ``sys.exit`` in ``execut
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -121,3 +122,78 @@ def test_sys_exit_in_execute_fails_the_step_not_the_worker_process(tmp_path: Pat
     assert (step["event"], step["reason"]) == ("failure", "error"), step
     assert step["error"] == "permanent: SystemExit: 4"
     assert "process_crashed" not in ran.stderr
+
+
+class CancelsItsOwnTask(Capability):
+    """Calls ``cancel()`` on its own task (a hand-made "abort"): awaiting after it, or not."""
+
+    metadata = CapabilityMetadata(
+        id="test.self_cancel", timeout_ms=None,
+        input_schema={"type": "object", "properties": {"test.await": {"type": "boolean", "default": True}}},
+    )
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Any:
+        asyncio.current_task().cancel()  # type: ignore[union-attr]
+        if inputs["test.await"]:
+            await anyio.sleep(0)
+        return None
+
+
+async def test_a_step_cancelling_its_own_task_fails_alone_and_the_runners_serve_on() -> None:
+    # Before: the CancelledError left the runner (read as the host being stopped), the step was
+    # never answered and its slot never freed; with both runners gone no step ran again.
+    collector = Collector()
+    caps = {"test.self_cancel": CancelsItsOwnTask(), "test.fine": Fine(), "test.closes": Closes()}
+    scheduler = StepScheduler(caps, slots=1, answer=collector.answer)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(scheduler.run)
+        scheduler.enqueue(_invoke("awaits", "test.self_cancel"))
+        scheduler.enqueue(_invoke("returns", "test.self_cancel", **{"test.await": False}))
+        scheduler.enqueue(_invoke("after", "test.fine"))
+        scheduler.enqueue(_invoke("after-wait", "test.closes", **{"test.wait": True}))  # the runner waits again
+        scheduler.enqueue(_invoke("last", "test.fine"))
+        with anyio.fail_after(10):
+            outcomes = await collector.wait_for(5)
+        tg.cancel_scope.cancel()
+    by_step = {o.step_id: (o.event, o.reason) for o in outcomes}
+    assert by_step["awaits"] == ("failure", "internal")
+    assert by_step["after"] == ("success", None) and by_step["last"] == ("success", None)
+    assert by_step["returns"] == ("success", None)  # it answered; the cancellation it left is dropped
+    assert len(scheduler) == 0 and scheduler.busy == 0
+
+
+class PlainInvoke(Capability):
+    """An ``invoke`` written over the base's as a plain function: it raises when called, or
+    returns something that is not a coroutine."""
+
+    metadata = CapabilityMetadata(id="test.plain_invoke", timeout_ms=None)
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Any:
+        return None
+
+    def invoke(self, request: Invoke, *, verbose: bool | None = None) -> Any:  # type: ignore[misc, override]
+        if request.inputs.get("raise"):
+            raise RuntimeError("customer 4711")
+        return Outcome(run_id=request.run_id, step_id=request.step_id, attempt=request.attempt, event="success")
+
+
+async def test_an_invoke_overridden_as_a_plain_function_fails_its_step_alone() -> None:
+    # Before: the RuntimeError, raised before the runner's try, ended the scheduler's task
+    # group and with it the host (a worker process died with a traceback quoting the text).
+    collector = Collector()
+    scheduler = StepScheduler({"test.plain_invoke": PlainInvoke(), "test.fine": Fine()}, slots=1,
+                              answer=collector.answer)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(scheduler.run)
+        scheduler.enqueue(_invoke("raises", "test.plain_invoke", **{"raise": True}))
+        scheduler.enqueue(_invoke("raises-too", "test.plain_invoke", **{"raise": True}))
+        scheduler.enqueue(_invoke("returns", "test.plain_invoke"))
+        scheduler.enqueue(_invoke("after", "test.fine"))
+        with anyio.fail_after(10):
+            outcomes = await collector.wait_for(4)
+        tg.cancel_scope.cancel()
+    by_step = {o.step_id: (o.event, o.reason, o.error) for o in outcomes}
+    assert by_step["raises"] == ("failure", "internal", "unknown: RuntimeError: the capability's invoke raised")
+    assert by_step["returns"] == ("failure", "internal", "unknown: AttributeError: the capability's invoke raised")
+    assert by_step["after"] == ("success", None, None)
+    assert len(scheduler) == 0 and scheduler.busy == 0
