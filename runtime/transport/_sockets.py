@@ -47,6 +47,28 @@ class TooLarge(msgspec.Struct, frozen=True):
     limit: int
 
 
+def fitted(messages: list[Any], limit: int) -> tuple[list[Any], list[bytes], list[TooLarge]]:
+    """``(messages to send, their bodies, withheld)`` for a peer accepting at most ``limit``
+    bytes a message: batches cut under it; a message over it alone is withheld (a
+    :class:`TooLarge`). Each message is measured only when a body came out too big (otherwise
+    it is packed once)."""
+    fit = limit - FRAME_MARGIN
+    cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
+    bodies = pack(messages, cap)
+    if max(map(len, bodies)) <= fit:
+        return messages, bodies, []
+    # Only a message bigger than the cap travels alone in a body: find which.
+    kept: list[Any] = []
+    withheld: list[TooLarge] = []
+    for message in messages:
+        size = len(encode(message))
+        if size <= fit:
+            kept.append(message)
+        else:
+            withheld.append(TooLarge(message, size, fit))
+    return kept, pack(kept, cap) if kept else [], withheld
+
+
 class RouterSocket(_Endpoint):
     """An orchestrator's bound ROUTER. Obtain one with ``open_router``.
 
@@ -199,26 +221,11 @@ class RouterSocket(_Endpoint):
     def _fitted(
         self, identity: bytes, messages: list[WireMessage], limit: int
     ) -> tuple[list[WireMessage], list[bytes], list[Any]]:
-        """``(messages to send, their bodies, withheld)`` for a peer accepting at most ``limit``
-        bytes a message: batches cut under it; a message over it alone is withheld (a
-        :class:`TooLarge`, counted as ``too_large``). Each message is measured only when a body
-        came out too big (otherwise it is packed once)."""
-        fit = limit - FRAME_MARGIN
-        cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
-        bodies = pack(messages, cap)
-        if max(map(len, bodies)) <= fit:
-            return messages, bodies, []
-        # Only a message bigger than the cap travels alone in a body: find which.
-        kept: list[WireMessage] = []
-        withheld: list[Any] = []
-        for message in messages:
-            size = len(encode(message))
-            if size <= fit:
-                kept.append(message)
-            else:
-                withheld.append(TooLarge(message, size, fit))
-                self._send_drops.not_sent(identity, type(message).__name__, "too_large")
-        return kept, pack(kept, cap) if kept else [], withheld
+        """``fitted``, each message withheld counted as ``too_large``."""
+        kept, bodies, withheld = fitted(messages, limit)
+        for item in withheld:
+            self._send_drops.not_sent(identity, type(item.message).__name__, "too_large")
+        return kept, bodies, withheld
 
     def _send_one(self, identity: bytes, message: WireMessage) -> bool:
         return self._send_frames(identity, (identity, HEADER, encode(message)), message)
@@ -230,14 +237,19 @@ class DealerSocket(_Endpoint):
 
     Attributes:
         address: the address connected to.
+        peer_max_message_bytes: the largest message the peer accepts (0: unknown; a worker
+            sets its daemon's, ``Welcome.max_message_bytes``): ``send_many`` cuts batches under
+            it and withholds a message bigger on its own (``send_dropped`` reason
+            ``too_large``), which libzmq would answer by dropping the whole connection.
     """
 
-    __slots__ = ("_backlog", "_client")
+    __slots__ = ("_backlog", "_client", "peer_max_message_bytes")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop, *, client: bool = False) -> None:
         super().__init__(sock, address, loop)
         self._client = client
         self._backlog: list[Any] = []  # a client's replies received and not handed out yet
+        self.peer_max_message_bytes = 0
 
     def recv_batch(self, max_batch: int = 512) -> Coroutine[Any, Any, list[WireMessage]]:
         """Wait for at least one valid message, then return every message already queued (a
@@ -294,6 +306,9 @@ class DealerSocket(_Endpoint):
         """
         if self._client:
             header, body = client_to_frames(message)
+        elif self.peer_max_message_bytes:  # measured as send_many does
+            self.send_many([message])
+            return
         else:
             header, body = HEADER, encode(message)
         self._send_frames(None, (header, body), message)
@@ -301,15 +316,26 @@ class DealerSocket(_Endpoint):
 
     def send_many(self, messages: list[Any]) -> None:
         """Send ``messages`` in order, in as few ZeroMQ messages as ``runtime.codec.pack``
-        makes (a client's: ``protocols.client_requests``, one ``Requests`` body per turn);
-        behaves as ``send`` otherwise.
+        makes (a client's: ``protocols.client_requests``, one ``Requests`` body per turn), cut
+        under ``peer_max_message_bytes`` when it is known; behaves as ``send`` otherwise.
 
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
         """
         if not messages:
             return
-        header, bodies = (CLIENT_HEADER, requests_to_bodies(messages)) if self._client else (HEADER, pack(messages))
+        limit = self.peer_max_message_bytes
+        if self._client:
+            header, bodies = CLIENT_HEADER, requests_to_bodies(messages)
+        elif not limit:
+            header, bodies = HEADER, pack(messages)
+        elif limit < _ROOMY or len(bodies := pack(messages)) > 1 or len(bodies[0]) > limit - FRAME_MARGIN:
+            header = HEADER  # cut under the peer's limit, as a ROUTER does for a limited identity
+            messages, bodies, withheld = fitted(messages, limit)
+            for item in withheld:
+                self._send_drops.not_sent(None, type(item.message).__name__, "too_large")
+        else:
+            header = HEADER
         for body in bodies:
             if not self._send_frames(None, (header, body), messages[0]):
                 break
