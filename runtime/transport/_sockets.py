@@ -4,6 +4,7 @@ a connected DEALER as an actor's mailbox (:class:`DealerMailbox`; a ROUTER is on
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
@@ -19,7 +20,7 @@ from ontoflow.protocols.client_requests import replies_to_bodies, requests_from_
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
 from ontoflow.runtime.codec import BATCH_BYTES, HEADER, encode, from_frames, pack
-from ontoflow.runtime.transport._endpoint import _Endpoint
+from ontoflow.runtime.transport._endpoint import DropCounter, _Endpoint
 from ontoflow.runtime.transport._peer import recv_frames_user
 
 __all__ = ["FRAME_MARGIN", "DealerMailbox", "DealerSocket", "RouterSocket", "TooLarge"]
@@ -47,11 +48,13 @@ class TooLarge(msgspec.Struct, frozen=True):
     limit: int
 
 
-def fitted(messages: list[Any], limit: int) -> tuple[list[Any], list[bytes], list[TooLarge]]:
-    """``(messages to send, their bodies, withheld)`` for a peer accepting at most ``limit``
+def fitted(
+    messages: list[Any], limit: int, drops: DropCounter, peer: bytes | None
+) -> tuple[list[Any], list[bytes], list[TooLarge]]:
+    """``(messages to send, their bodies, withheld)`` for a ``peer`` accepting at most ``limit``
     bytes a message: batches cut under it; a message over it alone is withheld (a
-    :class:`TooLarge`). Each message is measured only when a body came out too big (otherwise
-    it is packed once)."""
+    :class:`TooLarge`, counted in ``drops`` as ``too_large``). Each message is measured only
+    when a body came out too big (otherwise it is packed once)."""
     fit = limit - FRAME_MARGIN
     cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
     bodies = pack(messages, cap)
@@ -66,6 +69,7 @@ def fitted(messages: list[Any], limit: int) -> tuple[list[Any], list[bytes], lis
             kept.append(message)
         else:
             withheld.append(TooLarge(message, size, fit))
+            drops.not_sent(peer, type(message).__name__, "too_large")
     return kept, pack(kept, cap) if kept else [], withheld
 
 
@@ -203,7 +207,7 @@ class RouterSocket(_Endpoint):
             if not limit:
                 bodies = pack(messages)
             elif limit < _ROOMY or len(bodies := pack(messages)) > 1 or len(bodies[0]) > limit - FRAME_MARGIN:
-                messages, bodies, too_large = self._fitted(identity, messages, limit)  # cut under the limit
+                messages, bodies, too_large = fitted(messages, limit, self._send_drops, identity)  # cut under it
                 if too_large:
                     withheld.append((identity, too_large))
             for n, body in enumerate(bodies):
@@ -217,15 +221,6 @@ class RouterSocket(_Endpoint):
             # Once the rest is sent: what the callback sends in turn then follows it.
             for identity, too_large in withheld:
                 self.on_undelivered(identity, too_large)
-
-    def _fitted(
-        self, identity: bytes, messages: list[WireMessage], limit: int
-    ) -> tuple[list[WireMessage], list[bytes], list[Any]]:
-        """``fitted``, each message withheld counted as ``too_large``."""
-        kept, bodies, withheld = fitted(messages, limit)
-        for item in withheld:
-            self._send_drops.not_sent(identity, type(item.message).__name__, "too_large")
-        return kept, bodies, withheld
 
     def _send_one(self, identity: bytes, message: WireMessage) -> bool:
         return self._send_frames(identity, (identity, HEADER, encode(message)), message)
@@ -243,13 +238,26 @@ class DealerSocket(_Endpoint):
             ``too_large``), which libzmq would answer by dropping the whole connection.
     """
 
-    __slots__ = ("_backlog", "_client", "peer_max_message_bytes")
+    __slots__ = ("_backlog", "_cap", "_client", "_fit", "_peer_limit")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop, *, client: bool = False) -> None:
         super().__init__(sock, address, loop)
         self._client = client
         self._backlog: list[Any] = []  # a client's replies received and not handed out yet
         self.peer_max_message_bytes = 0
+
+    @property
+    def peer_max_message_bytes(self) -> int:
+        """The largest message the peer accepts (0: unknown); see the class docstring."""
+        return self._peer_limit
+
+    @peer_max_message_bytes.setter
+    def peer_max_message_bytes(self, limit: int) -> None:
+        self._peer_limit = max(limit, 0)
+        # Worked out once, not per flush: the byte cap of a batch body, and the most one body may
+        # take (a flush of one body at most that compares one length; ``sys.maxsize``: no limit).
+        self._fit = self._peer_limit - FRAME_MARGIN if self._peer_limit else sys.maxsize
+        self._cap = max(min(BATCH_BYTES, self._fit - _BATCH_OVERHEAD), 1)
 
     def recv_batch(self, max_batch: int = 512) -> Coroutine[Any, Any, list[WireMessage]]:
         """Wait for at least one valid message, then return every message already queued (a
@@ -306,7 +314,7 @@ class DealerSocket(_Endpoint):
         """
         if self._client:
             header, body = client_to_frames(message)
-        elif self.peer_max_message_bytes:  # measured as send_many does
+        elif self._peer_limit:  # measured as send_many does
             self.send_many([message])
             return
         else:
@@ -324,22 +332,25 @@ class DealerSocket(_Endpoint):
         """
         if not messages:
             return
-        limit = self.peer_max_message_bytes
         if self._client:
             header, bodies = CLIENT_HEADER, requests_to_bodies(messages)
-        elif not limit:
-            header, bodies = HEADER, pack(messages)
-        elif limit < _ROOMY or len(bodies := pack(messages)) > 1 or len(bodies[0]) > limit - FRAME_MARGIN:
-            header = HEADER  # cut under the peer's limit, as a ROUTER does for a limited identity
-            messages, bodies, withheld = fitted(messages, limit)
-            for item in withheld:
-                self._send_drops.not_sent(None, type(item.message).__name__, "too_large")
         else:
-            header = HEADER
+            header, bodies = HEADER, pack(messages, self._cap)
+            if len(bodies) > 1 or len(bodies[0]) > self._fit:
+                messages, bodies = self._fitted(messages, bodies)
         for body in bodies:
             if not self._send_frames(None, (header, body), messages[0]):
                 break
         self._after_send()
+
+    def _fitted(self, messages: list[Any], bodies: list[bytes]) -> tuple[list[Any], list[bytes]]:
+        """The messages and bodies to send of a flush packed into several bodies, or one over
+        the peer's limit: unchanged when each fits; else a message over the limit alone is
+        withheld (``fitted``; counted as ``too_large``)."""
+        if max(map(len, bodies)) <= self._fit:
+            return messages, bodies
+        kept, bodies, _ = fitted(messages, self._peer_limit, self._send_drops, None)
+        return kept, bodies
 
 
 class DealerMailbox:
