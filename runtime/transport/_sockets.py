@@ -19,8 +19,8 @@ from ontoflow.protocols.client import (
 from ontoflow.protocols.client_requests import replies_to_bodies, requests_from_frames, requests_to_bodies
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
-from ontoflow.runtime.codec import BATCH_BYTES, HEADER, encode, from_frames, pack
-from ontoflow.runtime.transport._endpoint import DropCounter, _Endpoint
+from ontoflow.runtime.codec import BATCH_BYTES, HEADER, decode, encode, from_frames, pack
+from ontoflow.runtime.transport._endpoint import _Endpoint
 from ontoflow.runtime.transport._peer import recv_frames_user
 
 __all__ = ["FRAME_MARGIN", "DealerMailbox", "DealerSocket", "RouterSocket", "TooLarge"]
@@ -46,31 +46,6 @@ class TooLarge(msgspec.Struct, frozen=True):
     message: WireMessage
     size: int
     limit: int
-
-
-def fitted(
-    messages: list[Any], limit: int, drops: DropCounter, peer: bytes | None
-) -> tuple[list[Any], list[bytes], list[TooLarge]]:
-    """``(messages to send, their bodies, withheld)`` for a ``peer`` accepting at most ``limit``
-    bytes a message: batches cut under it; a message over it alone is withheld (a
-    :class:`TooLarge`, counted in ``drops`` as ``too_large``). Each message is measured only
-    when a body came out too big (otherwise it is packed once)."""
-    fit = limit - FRAME_MARGIN
-    cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
-    bodies = pack(messages, cap)
-    if max(map(len, bodies)) <= fit:
-        return messages, bodies, []
-    # Only a message bigger than the cap travels alone in a body: find which.
-    kept: list[Any] = []
-    withheld: list[TooLarge] = []
-    for message in messages:
-        size = len(encode(message))
-        if size <= fit:
-            kept.append(message)
-        else:
-            withheld.append(TooLarge(message, size, fit))
-            drops.not_sent(peer, type(message).__name__, "too_large")
-    return kept, pack(kept, cap) if kept else [], withheld
 
 
 class RouterSocket(_Endpoint):
@@ -207,7 +182,7 @@ class RouterSocket(_Endpoint):
             if not limit:
                 bodies = pack(messages)
             elif limit < _ROOMY or len(bodies := pack(messages)) > 1 or len(bodies[0]) > limit - FRAME_MARGIN:
-                messages, bodies, too_large = fitted(messages, limit, self._send_drops, identity)  # cut under it
+                messages, bodies, too_large = self._fitted(identity, messages, limit)  # cut under the limit
                 if too_large:
                     withheld.append((identity, too_large))
             for n, body in enumerate(bodies):
@@ -221,6 +196,30 @@ class RouterSocket(_Endpoint):
             # Once the rest is sent: what the callback sends in turn then follows it.
             for identity, too_large in withheld:
                 self.on_undelivered(identity, too_large)
+
+    def _fitted(
+        self, identity: bytes, messages: list[WireMessage], limit: int
+    ) -> tuple[list[WireMessage], list[bytes], list[Any]]:
+        """``(messages to send, their bodies, withheld)`` for a peer accepting at most ``limit``
+        bytes a message: batches cut under it; a message over it alone is withheld (a
+        :class:`TooLarge`, counted as ``too_large``). Each message is measured only when a body
+        came out too big (otherwise it is packed once)."""
+        fit = limit - FRAME_MARGIN
+        cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
+        bodies = pack(messages, cap)
+        if max(map(len, bodies)) <= fit:
+            return messages, bodies, []
+        # Only a message bigger than the cap travels alone in a body: find which.
+        kept: list[WireMessage] = []
+        withheld: list[Any] = []
+        for message in messages:
+            size = len(encode(message))
+            if size <= fit:
+                kept.append(message)
+            else:
+                withheld.append(TooLarge(message, size, fit))
+                self._send_drops.not_sent(identity, type(message).__name__, "too_large")
+        return kept, pack(kept, cap) if kept else [], withheld
 
     def _send_one(self, identity: bytes, message: WireMessage) -> bool:
         return self._send_frames(identity, (identity, HEADER, encode(message)), message)
@@ -254,8 +253,8 @@ class DealerSocket(_Endpoint):
     @peer_max_message_bytes.setter
     def peer_max_message_bytes(self, limit: int) -> None:
         self._peer_limit = max(limit, 0)
-        # Worked out once, not per flush: the byte cap of a batch body, and the most one body may
-        # take (a flush of one body at most that compares one length; ``sys.maxsize``: no limit).
+        # Worked out once, not per flush: the most a body may take, and the byte cap of a batch
+        # under it (a batch then never exceeds it: only a message alone in its body can).
         self._fit = self._peer_limit - FRAME_MARGIN if self._peer_limit else sys.maxsize
         self._cap = max(min(BATCH_BYTES, self._fit - _BATCH_OVERHEAD), 1)
 
@@ -325,32 +324,30 @@ class DealerSocket(_Endpoint):
     def send_many(self, messages: list[Any]) -> None:
         """Send ``messages`` in order, in as few ZeroMQ messages as ``runtime.codec.pack``
         makes (a client's: ``protocols.client_requests``, one ``Requests`` body per turn), cut
-        under ``peer_max_message_bytes`` when it is known; behaves as ``send`` otherwise.
+        under ``peer_max_message_bytes`` when it is known, a message bigger on its own withheld;
+        behaves as ``send`` otherwise.
 
         Raises:
             anyio.ClosedResourceError: when the socket is closed.
         """
         if not messages:
             return
-        if self._client:
-            header, bodies = CLIENT_HEADER, requests_to_bodies(messages)
-        else:
-            header, bodies = HEADER, pack(messages, self._cap)
-            if len(bodies) > 1 or len(bodies[0]) > self._fit:
-                messages, bodies = self._fitted(messages, bodies)
+        header, bodies = (CLIENT_HEADER, requests_to_bodies(messages)) if self._client else (HEADER, pack(messages, self._cap))
+        fit = self._fit
         for body in bodies:
-            if not self._send_frames(None, (header, body), messages[0]):
+            if len(body) > fit:  # a message alone in its body (a batch is cut under the cap): withheld
+                self._send_drops.not_sent(None, _op_of(body), "too_large")
+            elif not self._send_frames(None, (header, body), messages[0]):
                 break
         self._after_send()
 
-    def _fitted(self, messages: list[Any], bodies: list[bytes]) -> tuple[list[Any], list[bytes]]:
-        """The messages and bodies to send of a flush packed into several bodies, or one over
-        the peer's limit: unchanged when each fits; else a message over the limit alone is
-        withheld (``fitted``; counted as ``too_large``)."""
-        if max(map(len, bodies)) <= self._fit:
-            return messages, bodies
-        kept, bodies, _ = fitted(messages, self._peer_limit, self._send_drops, None)
-        return kept, bodies
+
+def _op_of(body: bytes) -> str:
+    """The kind of the one message ``body`` holds, to name it in a log line (a rare path)."""
+    try:
+        return type(decode(body)[0]).__name__
+    except ProtocolError:
+        return "message"
 
 
 class DealerMailbox:
