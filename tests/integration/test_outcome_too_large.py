@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 import structlog
 
@@ -95,8 +96,18 @@ def _cluster(tmp_path: Path, slots: int = 8) -> tuple[Orchestrator, WorkerHost]:
 def test_a_welcome_carries_the_daemon_limit_and_an_older_one_reads_as_unknown() -> None:
     welcome = Welcome(worker_id="w", heartbeat_ms=100, liveness=3, session="t", max_message_bytes=LIMIT)
     assert decode(encode(welcome)) == [welcome]
-    older = Welcome(worker_id="w", heartbeat_ms=100, liveness=3, session="t")  # as an older daemon encodes it
-    assert decode(encode(older))[0].max_message_bytes == 0
+    older = msgspec.msgpack.encode(["welcome", "w", 100, 3, "t"])  # as an older daemon encodes it
+    assert msgspec.msgpack.decode(older, type=Welcome).max_message_bytes == 0
+
+    class OlderWelcome(msgspec.Struct, tag="welcome", tag_field="op", array_like=True, frozen=True, kw_only=True):
+        worker_id: str
+        heartbeat_ms: int
+        liveness: int
+        session: str = ""
+
+    # An older worker reads the new Welcome and ignores the trailing field.
+    assert msgspec.msgpack.decode(encode(welcome), type=OlderWelcome) == OlderWelcome(
+        worker_id="w", heartbeat_ms=100, liveness=3, session="t")
 
 
 async def test_an_answer_over_the_daemon_limit_fails_its_step_and_no_other(tmp_path: Path) -> None:
