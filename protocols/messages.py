@@ -185,7 +185,7 @@ class Ready(Message, tag="ready", frozen=True, kw_only=True):
 
 
 class Welcome(Message, tag="welcome", frozen=True, kw_only=True):
-    """The orchestrator accepts a worker and announces the heartbeat it expects."""
+    """The orchestrator accepts a worker and announces the heartbeat it expects and its message size limit."""
 
     worker_id: str
     heartbeat_ms: int
@@ -194,6 +194,11 @@ class Welcome(Message, tag="welcome", frozen=True, kw_only=True):
     #: Heartbeat and Observation it sends, and in its next Ready: messages without it are
     #: not from the session the daemon registered, and are ignored.
     session: str = ""
+    #: The largest message the daemon's socket accepts (its ``--max-message-bytes``): a
+    #: bigger one would make libzmq drop this worker's whole connection, so the worker bounds
+    #: its answers and cuts its batches under it. 0: unknown (an older daemon, which does not
+    #: send this trailing field; an older worker ignores it; no protocol bump is needed).
+    max_message_bytes: int = 0
 
 
 class Invoke(Message, tag="invoke", frozen=True, kw_only=True):

@@ -76,7 +76,7 @@ class WorkerPool:
         on_ready: called as ``fn(info, ready, now)`` after each registration (the domains a
             worker announces are read there, ``_domains.DomainBook.announced``).
     """
-
+    max_message_bytes = 0  #: the largest message this daemon accepts, sent in every Welcome (0: unknown; the orchestrator sets it)
     def __init__(
         self,
         *,
@@ -201,7 +201,7 @@ class WorkerPool:
         # Welcome first: a worker drops an Invoke sent before it, and what follows may send one
         # (an awaited attempt it came back without is lost and goes out again, to it).
         self._send(info.identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
-                                          session=session))
+                                          session=session, max_message_bytes=self.max_message_bytes))
         if again:
             # The same worker without these: their Invokes died in a connection it gave up, or
             # came before its Welcome (which it does not run). None ran: they go out again.

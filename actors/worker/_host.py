@@ -265,8 +265,8 @@ class WorkerHost(BatchActor):
                     session.on_tick(tick_now)
                     if self._session is session:
                         self._prune(session.last_heard_ms)
-            case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness, session=token):
-                self._on_welcome(heartbeat_ms, liveness, token, now)
+            case Welcome(heartbeat_ms=heartbeat_ms, liveness=liveness, session=token, max_message_bytes=limit):
+                self._on_welcome(heartbeat_ms, liveness, token, now, limit)
             case Disconnect(reason=reason):
                 session = self._current
                 if session is not None:
@@ -296,7 +296,7 @@ class WorkerHost(BatchActor):
             log.warning("invoke_duplicate", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
         return None
 
-    def _on_welcome(self, heartbeat_ms: int, liveness: int, token: str, now: int) -> None:
+    def _on_welcome(self, heartbeat_ms: int, liveness: int, token: str, now: int, limit: int) -> None:
         session = self._current
         if session is None:
             return
@@ -307,7 +307,7 @@ class WorkerHost(BatchActor):
         self.liveness = liveness
         self.tick_ms = tick_ms_for(heartbeat_ms)
         self._answers.set_token(token)  # proves this host is the one registered
-        if session.on_welcome(now):
+        if session.on_welcome(now, limit, self._capabilities.values()):  # nothing bigger than the daemon takes
             log.info("worker_registered", worker_id=self.worker_id, session=session.number, heartbeat_ms=heartbeat_ms, liveness=liveness)
             self._welcomed(session)
 

@@ -33,12 +33,14 @@ import socket
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 import structlog
 
+from ontoflow.actors.capability import Capability, result_bytes_for
 from ontoflow.actors.errors import WorkerRefusedError
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Outcome
 from ontoflow.runtime.codec import encode
@@ -47,7 +49,7 @@ from ontoflow.runtime.transport import DealerMailbox, open_dealer
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["MAX_TICK_MS", "AnswerBook", "Session", "default_worker_id", "monotonic_ms", "tick_ms_for"]
+__all__ = ["MAX_TICK_MS", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
 
 log = structlog.get_logger()
 
@@ -163,13 +165,21 @@ class Session:
             self.last_heard_ms = self._host.now()
         return batch
 
-    def on_welcome(self, now: int) -> bool:
-        """A Welcome arrived: heartbeat at once (the interval may have changed).
+    def on_welcome(self, now: int, daemon_limit: int = 0, capabilities: Iterable[Capability] = ()) -> bool:
+        """A Welcome arrived: heartbeat at once (the interval may have changed), and send the
+        daemon nothing bigger than it accepts (``daemon_limit``, its
+        ``Welcome.max_message_bytes``; 0: unknown): batches are cut under it on this session's
+        socket, and the answers of ``capabilities`` are bounded by it (:func:`bound_answers`).
+        A bigger message would make libzmq drop the whole connection, and every step in flight.
 
         Returns:
             Whether it is this session's first (the registration itself).
         """
         host = self._host
+        daemon_limit = max(daemon_limit, 0)
+        if self.mailbox is not None:
+            self.mailbox.dealer.peer_max_message_bytes = daemon_limit
+        bound_answers(capabilities, host.max_message_bytes, daemon_limit)
         host.send(b"", Heartbeat(session=host.session_token))
         self._next_beat_ms = now + host.heartbeat_s * 1000
         first = not self.welcomed
@@ -210,6 +220,21 @@ class Session:
         host.outbox.flush()
         mailbox.dealer.linger_on_close(linger_ms)
         self._over.set()
+
+
+def bound_answers(capabilities: Iterable[Capability], own: int, daemon: int) -> None:
+    """Bound each capability's answer (``max_result_bytes``) by the smaller of this host's
+    message size limit ``own`` and its daemon's, ``daemon`` (0: unknown, ``own`` alone): an
+    answer the daemon would refuse then ends its step ``failure`` as one over this host's own
+    limit does, instead of costing the connection. A class's own bound stays, lowered to the
+    daemon's when that is smaller."""
+    bound = result_bytes_for(min(own, daemon) if daemon > 0 else own)
+    for cap in capabilities:
+        declared = type(cap).max_result_bytes
+        if declared == Capability.max_result_bytes:  # the default: this host's bound, as at start
+            cap.max_result_bytes = bound
+        else:
+            cap.max_result_bytes = min(declared, bound) if daemon > 0 else declared
 
 
 _outcome_decoder = msgspec.msgpack.Decoder(Outcome)

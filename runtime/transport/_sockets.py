@@ -4,6 +4,7 @@ a connected DEALER as an actor's mailbox (:class:`DealerMailbox`; a ROUTER is on
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
@@ -18,7 +19,7 @@ from ontoflow.protocols.client import (
 from ontoflow.protocols.client_requests import replies_to_bodies, requests_from_frames, requests_to_bodies
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
-from ontoflow.runtime.codec import BATCH_BYTES, HEADER, encode, from_frames, pack
+from ontoflow.runtime.codec import BATCH_BYTES, HEADER, decode, encode, from_frames, pack
 from ontoflow.runtime.transport._endpoint import _Endpoint
 from ontoflow.runtime.transport._peer import recv_frames_user
 
@@ -230,14 +231,32 @@ class DealerSocket(_Endpoint):
 
     Attributes:
         address: the address connected to.
+        peer_max_message_bytes: the largest message the peer accepts (0: unknown; a worker
+            sets its daemon's, ``Welcome.max_message_bytes``): ``send_many`` cuts batches under
+            it and withholds a message bigger on its own (``send_dropped`` reason
+            ``too_large``), which libzmq would answer by dropping the whole connection.
     """
 
-    __slots__ = ("_backlog", "_client")
+    __slots__ = ("_backlog", "_cap", "_client", "_fit", "_peer_limit")
 
     def __init__(self, sock: zmq.Socket, address: str, loop: asyncio.AbstractEventLoop, *, client: bool = False) -> None:
         super().__init__(sock, address, loop)
         self._client = client
         self._backlog: list[Any] = []  # a client's replies received and not handed out yet
+        self.peer_max_message_bytes = 0
+
+    @property
+    def peer_max_message_bytes(self) -> int:
+        """The largest message the peer accepts (0: unknown); see the class docstring."""
+        return self._peer_limit
+
+    @peer_max_message_bytes.setter
+    def peer_max_message_bytes(self, limit: int) -> None:
+        self._peer_limit = max(limit, 0)
+        # Worked out once, not per flush: the most a body may take, and the byte cap of a batch
+        # under it (a batch then never exceeds it: only a message alone in its body can).
+        self._fit = self._peer_limit - FRAME_MARGIN if self._peer_limit else sys.maxsize
+        self._cap = max(min(BATCH_BYTES, self._fit - _BATCH_OVERHEAD), 1)
 
     def recv_batch(self, max_batch: int = 512) -> Coroutine[Any, Any, list[WireMessage]]:
         """Wait for at least one valid message, then return every message already queued (a
@@ -294,6 +313,9 @@ class DealerSocket(_Endpoint):
         """
         if self._client:
             header, body = client_to_frames(message)
+        elif self._peer_limit:  # measured as send_many does
+            self.send_many([message])
+            return
         else:
             header, body = HEADER, encode(message)
         self._send_frames(None, (header, body), message)
@@ -301,7 +323,8 @@ class DealerSocket(_Endpoint):
 
     def send_many(self, messages: list[Any]) -> None:
         """Send ``messages`` in order, in as few ZeroMQ messages as ``runtime.codec.pack``
-        makes (a client's: ``protocols.client_requests``, one ``Requests`` body per turn);
+        makes (a client's: ``protocols.client_requests``, one ``Requests`` body per turn), cut
+        under ``peer_max_message_bytes`` when it is known, a message bigger on its own withheld;
         behaves as ``send`` otherwise.
 
         Raises:
@@ -309,11 +332,22 @@ class DealerSocket(_Endpoint):
         """
         if not messages:
             return
-        header, bodies = (CLIENT_HEADER, requests_to_bodies(messages)) if self._client else (HEADER, pack(messages))
+        header, bodies = (CLIENT_HEADER, requests_to_bodies(messages)) if self._client else (HEADER, pack(messages, self._cap))
+        fit = self._fit
         for body in bodies:
-            if not self._send_frames(None, (header, body), messages[0]):
+            if len(body) > fit:  # a message alone in its body (a batch is cut under the cap): withheld
+                self._send_drops.not_sent(None, _op_of(body), "too_large")
+            elif not self._send_frames(None, (header, body), messages[0]):
                 break
         self._after_send()
+
+
+def _op_of(body: bytes) -> str:
+    """The kind of the one message ``body`` holds, to name it in a log line (a rare path)."""
+    try:
+        return type(decode(body)[0]).__name__
+    except ProtocolError:
+        return "message"
 
 
 class DealerMailbox:
