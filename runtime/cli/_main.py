@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from ontoflow.runtime.cli import _completion
 from ontoflow.runtime.cli._client import LOOP
-from ontoflow.runtime.cli._config import edge_defaults, find_config, load_config, section_defaults
+from ontoflow.runtime.cli._config import ask_defaults, edge_defaults, find_config, load_config, section_defaults
 from ontoflow.runtime.cli._shared import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
@@ -108,6 +108,8 @@ def _apply_config(parser: _Parser, argv: Sequence[str]) -> None:
             verb.set_defaults(**section_defaults(config, section))
         if verb.get_default("edge_adapters") is not None:  # a verb with --intent-adapter reads [edge]
             verb.set_defaults(**edge_defaults(config))
+        if verb.get_default("ask_timeout") is not None:  # ask and chat: [client] ask-timeout
+            verb.set_defaults(**ask_defaults(config))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
