@@ -49,6 +49,7 @@ from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, op
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_option
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options, safe_text
+from ontoflow.runtime.cli._signals import STOP, run_stoppable
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
@@ -166,7 +167,7 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
         return fail(str(exc))
     journal = open_session_journal() if args.session else None
 
-    async def go() -> None:
+    async def go() -> int:
         async with embedded_edge(catalogue, classes, specs, adapters=adapters, transport=args.transport,
                                  log_level=args.log_level, connections=connections,
                                  connections_file=absolute_path(args.connections), session_journal=journal) as cluster:
@@ -177,6 +178,7 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
                 return await _within(args.ask_timeout, edge.ask(session, text, channel="chat", run=args.run))
 
             await converse(turn)
+            return EXIT_OK
 
-    run_async(go)
-    return EXIT_OK
+    ended = run_stoppable(go)  # SIGTERM too stops the local cluster (its worker processes)
+    return STOP.exit_code() if ended is None else ended

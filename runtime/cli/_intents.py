@@ -99,6 +99,7 @@ from ontoflow.runtime.cli._client import ANSWER_S, check_address, curve_client, 
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, fail, first_error, logging_options, safe_text
+from ontoflow.runtime.cli._signals import STOP, run_stoppable
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
@@ -315,12 +316,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     budget = Budget(args.ask_timeout)
     try:
-        reply, steps = anyio.run(go, backend="asyncio")
+        ended = run_stoppable(go)  # SIGTERM too stops the local cluster (its worker processes)
     except (Refused, TimedOut, KernelError, BaseExceptionGroup) as exc:
         error = first_error(exc, (Refused, TimedOut, KernelError))
         if isinstance(error, TimedOut):  # embedded, the run ended with the command
             return fail(f"{error} (nothing goes on: an embedded run ends with the command)", EXIT_TIMEOUT)
         return fail(str(error), EXIT_INVALID if isinstance(error, Refused) else EXIT_FAILED)
+    if ended is None:
+        return fail("interrupted (an embedded run ends with the command)", STOP.exit_code(), kind="interrupted")
+    reply, steps = ended
     if isinstance(reply, Error):  # the edge's actors crashed while they held the sentence
         return fail(f"{reply.code}: {reply.message}", EXIT_FAILED)
     if isinstance(reply, Busy):

@@ -30,6 +30,7 @@ from ontoflow.runtime.cli._shared import (
     json_errors,
     set_json_errors,
 )
+from ontoflow.runtime.cli._signals import EXIT_TERMINATED, Terminated
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.logging import configure_logging
 from ontoflow.runtime.loop import entry_options
@@ -133,13 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             return _unwritten(exc)
         return code
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stopped:  # a Terminated (SIGTERM, ``_signals``) too: 143
+        return EXIT_TERMINATED if isinstance(stopped, Terminated) else EXIT_INTERRUPTED
     except BrokenPipeError:
         return _stdout_closed()
     except BaseExceptionGroup as group:  # a task group wraps what its tasks raised
         if group.split(BrokenPipeError)[0] is not None:
             return _stdout_closed()
+        if group.split(Terminated)[0] is not None:
+            return EXIT_TERMINATED
         if group.split(KeyboardInterrupt)[0] is not None:
             return EXIT_INTERRUPTED
         raise
