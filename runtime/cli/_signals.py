@@ -78,16 +78,18 @@ class StopSignals:
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
-        previous = {sig: signal.getsignal(sig) for sig in self._SIGNALS}
-        for sig, handler in previous.items():
-            if handler is not signal.SIG_IGN:  # ignored at start (a background job): stays so
-                signal.signal(sig, self._handle)
+        # A signal ignored at start (SIGINT in a script's background job) stays ignored; one
+        # whose handler is not Python's (None: set by C code) is left alone, as it could not be
+        # put back.
+        previous = {sig: handler for sig in self._SIGNALS
+                    if (handler := signal.getsignal(sig)) is not signal.SIG_IGN and handler is not None}
+        for sig in previous:
+            signal.signal(sig, self._handle)
         try:
             yield self
         finally:
             for sig, handler in previous.items():
-                if handler is not signal.SIG_IGN and handler is not None:
-                    signal.signal(sig, handler)
+                signal.signal(sig, handler)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self._settled:
