@@ -80,11 +80,12 @@ async def _stopped(cluster: LocalCluster, run_id: str) -> RunResult:
 
 
 def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: bool,
-              after: Callable[[], None] | None = None) -> int:
+              after: Callable[[], None] | None = None, loop: Callable[..., Any] = run_async) -> int:
     """Run ``go`` (a local cluster and :func:`run_with_progress` in it) with the stop signals
     handled; print the run's result; return the verb's exit code (0 completed, 1 failed, 130
     or 143 stopped by a signal). ``after`` runs once the cluster is down, whatever happened
-    (a work folder removed)."""
+    (a work folder removed); ``loop`` runs the event loop (``runtime.loop.run``: uvloop when
+    installed)."""
 
     async def started() -> tuple[RunResult, bool] | None:
         with STOP.stopping():  # while the cluster starts; the run has a scope of its own
@@ -94,7 +95,7 @@ def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: b
     with STOP.installed():
         try:
             try:
-                ended = run_async(started)
+                ended = loop(started)
             except (KernelError, BaseExceptionGroup) as exc:
                 return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
             finally:

@@ -56,6 +56,7 @@ the adapter, not a conversation.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import uuid
@@ -78,7 +79,7 @@ from ontoflow.actors.intent import (
     read_domain,
 )
 from ontoflow.actors.orchestrator import answer_text
-from ontoflow.protocols.client import Ask, AskReply, Busy, Error
+from ontoflow.protocols.client import Ask, AskReply, Busy, Error, client_to_frames
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, check_entry
@@ -190,6 +191,7 @@ def _ask_remote(args: argparse.Namespace) -> int:
     # Without --session nothing is remembered: a session of its own, as the embedded ask.
     session = args.session or f"cli-{uuid.uuid4().hex[:16]}"
     message = Ask(session_id=session, text=args.text, channel="cli", run=args.run)
+    client_to_frames(message)  # what no message can carry (bytes not UTF-8) is a usage error before any wait
 
     given, interactive = list(args.answer), sys.stdin.isatty() and not args.json
 
@@ -316,7 +318,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     budget = Budget(args.ask_timeout)
     try:
-        ended = run_stoppable(go)  # SIGTERM too stops the local cluster (its worker processes)
+        ended = run_stoppable(go, loop=functools.partial(anyio.run, backend="asyncio"))  # SIGTERM too stops the cluster
     except (Refused, TimedOut, KernelError, BaseExceptionGroup) as exc:
         error = first_error(exc, (Refused, TimedOut, KernelError))
         if isinstance(error, TimedOut):  # embedded, the run ended with the command

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
@@ -141,10 +141,10 @@ def _noted() -> None:
 STOP = StopSignals()
 
 
-def run_stoppable(func: Callable[[], Awaitable[T]]) -> T | None:
-    """Run ``func`` on the CLI's event loop with the stop signals handled: a signal cancels it
-    (the local cluster it opened shuts down, its worker processes stopped); None then, and
-    ``STOP.exit_code()`` is the verb's exit code."""
+def run_stoppable(func: Callable[[], Awaitable[T]], *, loop: Callable[..., Any] = run_async) -> T | None:
+    """Run ``func`` on an event loop (``loop``: ``runtime.loop.run`` by default) with the stop
+    signals handled: a signal cancels it (the local cluster it opened shuts down, its worker
+    processes stopped); None then, and ``STOP.exit_code()`` is the verb's exit code."""
 
     async def go() -> T | None:
         with STOP.stopping():
@@ -153,6 +153,6 @@ def run_stoppable(func: Callable[[], Awaitable[T]]) -> T | None:
 
     with STOP.installed():
         try:
-            return run_async(go)
+            return loop(go)
         finally:
             STOP.settle()
