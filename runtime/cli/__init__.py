@@ -6,14 +6,17 @@ flags added as the parser is built in ``_options``); the configuration file in `
 
     _local.py       run, worker
     _plans.py       plan run, pipeline check|compile|run
+    _in_process.py  a run on a local cluster (run, plan run, pipeline run): progress, stop
+    _signals.py     SIGINT and SIGTERM of the verbs that run in this process
     _daemon.py      daemon
     _runs.py        submit, status, cancel, watch
     _queries.py     runs, show, workers
     _keys.py        keys generate
     _completion.py  completion bash|zsh
     errors.py       NoAnswerError
-    _client.py      the client socket (open_client, request), the connection flags, waiting
-                    on a run across daemon restarts
+    _client.py      the client socket (open_client, request, reach), the connection flags,
+                    waiting on a run across daemon restarts
+    _asking.py      ask and chat: a run's questions answered in the terminal, the time budget
 """
 
 from ontoflow.runtime.cli._client import curve_client, open_client, request

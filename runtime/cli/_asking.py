@@ -13,20 +13,34 @@ command ends, or the run is lost with it:
   again with ``--answer``, in ``ontoflow chat``, or through a daemon, where a run waits for
   ``ontoflow answer``.
 
+An ask has a budget (``--timeout``, :class:`Budget`): the sentence's whole way to its answer
+(the model endpoint, the run, a restarted run's next question), the person's time at the
+terminal not counted. A model endpoint that answers slowly, or a run that never ends, ends the
+command past it (:class:`TimedOut`) instead of holding it for ever.
+
 A composition root (it may import ``actors``).
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
 
 from ontoflow.protocols.client import AskReply
+from ontoflow.runtime.cli._client import check_timeout
 
-__all__ = ["Refused", "embedded_hint", "read_line", "settle", "suspended"]
+__all__ = ["ASK_TIMEOUT_S", "Budget", "Refused", "TimedOut", "check_ask_timeout", "embedded_hint", "read_line", "settle",
+           "suspended", "timeout_option"]
+
+#: ``ask --timeout``'s default (and a ``chat`` line's): room for a model endpoint's retries (each
+#: exchange has its own budget, retried up to three times) and a run, yet an end.
+ASK_TIMEOUT_S = 600.0
 
 #: What a person reads when an embedded run asks and nobody can answer here.
 _HINT = ("(the run waits for an answer, and an embedded run ends with this command: ask again with "
@@ -49,6 +63,71 @@ def read_line(prompt: str) -> str | None:
         sys.stdout.flush()
     line = sys.stdin.readline()
     return line.rstrip("\n") if line else None
+
+
+def timeout_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--timeout SECONDS`` of ``ask`` and ``chat`` (``[client] ask-timeout`` in the file)."""
+    parser.add_argument("--timeout", dest="ask_timeout", type=float, default=ASK_TIMEOUT_S, metavar="SECONDS",
+                        help=help_text)
+
+
+def check_ask_timeout(args: argparse.Namespace) -> None:
+    """Refuse an ``ask``/``chat`` ``--timeout`` that bounds nothing (``_client.check_timeout``).
+
+    Raises:
+        ConfigError: naming the flag and the config key.
+    """
+    check_timeout(args.ask_timeout, "--timeout (or [client] ask-timeout)")
+
+
+class TimedOut(Exception):
+    """Raised when an ask's budget (``--timeout``) passed before its answer."""
+
+
+class Budget:
+    """The time one ask (or one ``chat`` line) may take, the person's time at the terminal
+    not counted (a question read inline pauses it).
+
+    Args:
+        seconds: the budget (positive, finite).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._scope: anyio.CancelScope | None = None
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Run the body within the budget (in an event loop).
+
+        Raises:
+            TimedOut: the budget passed; the body was cancelled.
+        """
+        with anyio.CancelScope(deadline=anyio.current_time() + self.seconds) as scope:
+            self._scope = scope
+            try:
+                yield
+            finally:
+                self._scope = None
+        if scope.cancelled_caught:
+            raise TimedOut(f"--timeout {self.seconds:g} s passed before the answer came")
+
+    def paused(self, read: Callable[[str], Awaitable[str | None]] | None = None) -> Callable[[str], Awaitable[str | None]]:
+        """``read`` (default: a line of stdin) with the budget's clock stopped while it reads."""
+        reader = read if read is not None else _read_async
+
+        async def read_paused(prompt: str) -> str | None:
+            scope = self._scope
+            if scope is None:
+                return await reader(prompt)
+            left = scope.deadline - anyio.current_time()
+            scope.deadline = math.inf
+            try:
+                return await reader(prompt)
+            finally:
+                scope.deadline = anyio.current_time() + left
+
+        return read_paused
 
 
 class Refused(Exception):

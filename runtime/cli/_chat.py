@@ -18,6 +18,12 @@ half refuses (too long, for one) is answered with why, and the conversation goes
 line the model endpoint (``--intent-adapter llm``) could not classify. An answer is shown as
 ``safe_text`` shows a message: its control characters escaped (a table name may hold
 ``\x1b[2J``), a line past ``MAX_LINE`` cut.
+
+Each line's answer has ``--timeout`` seconds (``ask``'s budget, ``_asking.Budget``): past it,
+the line is answered so, and the conversation goes on. With ``--connect``, every line first
+makes sure the daemon answers (``_client.reach``, within ``min(10 s, --timeout)``) and goes on
+a connection of its own (a late answer to a line given up on reaches no later line); a daemon
+that does not answer ends the conversation with exit 1, naming the address.
 """
 
 from __future__ import annotations
@@ -37,12 +43,14 @@ from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.cli._adapter_option import adapter_option, ignored_with_connect
-from ontoflow.runtime.cli._asking import read_line
-from ontoflow.runtime.cli._client import check_address, curve_client, open_client, request
+from ontoflow.runtime.cli._asking import Budget, TimedOut, check_ask_timeout, read_line, timeout_option
+from ontoflow.runtime.cli._client import ANSWER_S, check_address, curve_client, open_client, reach, request
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_option
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options, safe_text
+from ontoflow.runtime.cli._signals import STOP, run_stoppable
+from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
@@ -62,6 +70,8 @@ def register(subparsers: Any) -> None:
     run_option(chat)
     connections_option(chat)
     connect_options(chat)
+    timeout_option(chat, "seconds each line's answer may take (past it the line is answered so, and the conversation "
+                         "goes on; default 600, or [client] ask-timeout)")
     adapter_option(chat)
     logging_options(chat)
     chat.set_defaults(handler=_cmd_chat, log_level="error")
@@ -96,6 +106,10 @@ def _cmd_chat(args: argparse.Namespace) -> int:
         return fail(f"--session: {SESSION_ID_RULE}")
     session = args.session or f"chat-{uuid.uuid4().hex[:16]}"
     try:
+        check_ask_timeout(args)
+    except ConfigError as exc:
+        return fail(str(exc))
+    try:
         if args.connect is not None:
             ignored_with_connect(args)
             return _chat_remote(args, session)
@@ -111,17 +125,26 @@ def _chat_remote(args: argparse.Namespace, session: str) -> int:
     except ConfigError as exc:
         return fail(str(exc))
 
-    async def go() -> None:
-        async with open_client(args.connect, curve=curve) as client:
+    async def turn(text: str) -> DomainOutput:
+        async with open_client(args.connect, curve=curve) as client:  # a line's own: see the module docstring
+            await reach(client, min(ANSWER_S, args.ask_timeout))
+            return await _within(args.ask_timeout, request(
+                client, Ask(session_id=session, text=text, channel="chat", run=args.run), timeout_s=None))
 
-            async def turn(text: str) -> DomainOutput:
-                return _said(await request(client, Ask(session_id=session, text=text, channel="chat", run=args.run),
-                                           timeout_s=None))
-
-            await converse(turn)
-
-    run_async(go)
+    try:
+        run_async(converse, turn)
+    except NoAnswerError as exc:
+        return fail(str(exc), EXIT_FAILED, kind="no_answer")
     return EXIT_OK
+
+
+async def _within(seconds: float, answer: Awaitable[Any]) -> DomainOutput:
+    """The edge's answer to one line, or past ``seconds`` a failure saying so."""
+    try:
+        with Budget(seconds).running():
+            return _said(await answer)
+    except TimedOut as exc:
+        return DomainOutput(status="failure", explanation=f"{exc}; say it again, or something else")
 
 
 def _said(reply: Any) -> DomainOutput:
@@ -144,7 +167,7 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
         return fail(str(exc))
     journal = open_session_journal() if args.session else None
 
-    async def go() -> None:
+    async def go() -> int:
         async with embedded_edge(catalogue, classes, specs, adapters=adapters, transport=args.transport,
                                  log_level=args.log_level, connections=connections,
                                  connections_file=absolute_path(args.connections), session_journal=journal) as cluster:
@@ -152,9 +175,10 @@ def _chat_embedded(args: argparse.Namespace, session: str) -> int:
             assert edge is not None  # composed with domains
 
             async def turn(text: str) -> DomainOutput:
-                return _said(await edge.ask(session, text, channel="chat", run=args.run))
+                return await _within(args.ask_timeout, edge.ask(session, text, channel="chat", run=args.run))
 
             await converse(turn)
+            return EXIT_OK
 
-    run_async(go)
-    return EXIT_OK
+    ended = run_stoppable(go)  # SIGTERM too stops the local cluster (its worker processes)
+    return STOP.exit_code() if ended is None else ended

@@ -31,7 +31,18 @@ from typing import Any
 
 import anyio
 
-from ontoflow.protocols.client import Busy, ClientMessage, Error, RunProgress, RunStatus, Status, Submit, SubmitAccepted, Watch
+from ontoflow.protocols.client import (
+    Busy,
+    ClientMessage,
+    Error,
+    ListRuns,
+    RunProgress,
+    RunStatus,
+    Status,
+    Submit,
+    SubmitAccepted,
+    Watch,
+)
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_NOT_FOUND, common_options, fail, note
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
 from ontoflow.runtime.cli.errors import NoAnswerError
@@ -39,6 +50,7 @@ from ontoflow.runtime.errors import ConfigError, TransportError
 from ontoflow.runtime.transport import DealerSocket, open_dealer
 
 __all__ = [
+    "ANSWER_S",
     "LOOP",
     "REASK_S",
     "WaitTimedOut",
@@ -52,6 +64,7 @@ __all__ = [
     "follow",
     "look_up_hint",
     "open_client",
+    "reach",
     "reply_code",
     "request",
     "run_async",
@@ -64,6 +77,10 @@ __all__ = [
 #: ``main`` (``runtime.loop.entry_options``: the collector tuned, uvloop when installed): the
 #: process's set-up, not a run's. Without ``main`` (a caller of these functions), plain asyncio.
 LOOP: dict[str, Any] = {"backend": "asyncio"}
+
+#: Seconds a daemon has to answer a request that is not a wait (``--timeout``'s default there),
+#: and the first request of a wait (it is there at all).
+ANSWER_S = 10.0
 
 #: Seconds between two re-asks of a waiting client (a restarted daemon is noticed this late).
 REASK_S = 2.0
@@ -96,6 +113,18 @@ async def request(client: DealerSocket, message: ClientMessage, *, timeout_s: fl
     with anyio.move_on_after(timeout_s):
         return (await client.recv_batch(1))[0]
     raise NoAnswerError(f"no answer from {client.address} within {timeout_s:g} s (is the daemon up, is our key authorised?)")
+
+
+async def reach(client: DealerSocket, timeout_s: float) -> None:
+    """Make sure a daemon answers at ``client``'s address before a request it answers only
+    when a run ends (``Ask``): a cheap request (the newest run, one at most) must be answered
+    within ``timeout_s``. Without it, ``ask --connect`` and ``chat --connect`` at an address
+    where nothing listens waited for ever (a ZeroMQ connect never fails).
+
+    Raises:
+        NoAnswerError: naming the address and ``timeout_s``.
+    """
+    await request(client, ListRuns(limit=1), timeout_s=timeout_s)
 
 
 def run_async(func: Callable[..., Any], *args: Any) -> Any:
@@ -158,15 +187,15 @@ def _tcp_ok(address: str) -> bool:
     return port == "*" or (port.isascii() and port.isdigit() and int(port) <= 65535)
 
 
-def check_timeout(timeout: float | None) -> None:
+def check_timeout(timeout: float | None, flag: str = "--timeout") -> None:
     """Refuse a ``--timeout`` that is not a positive finite number (``nan`` or ``inf`` would
     wait for ever when the daemon does not answer).
 
     Raises:
-        ConfigError: naming the flag and the value.
+        ConfigError: naming the flag (``flag``: where it may have come from) and the value.
     """
     if timeout is not None and not 0 < timeout < math.inf:  # a comparison so that nan is refused too
-        raise ConfigError(f"--timeout must be a positive finite number of seconds, got {timeout:g}")
+        raise ConfigError(f"{flag} must be a positive finite number of seconds, got {timeout:g}")
 
 
 def client_curve(args: argparse.Namespace) -> CurveClient | None:

@@ -7,7 +7,8 @@ Three sections, each optional, with the keys of the flags they stand for (``curv
 
     [daemon]   the ``daemon`` verb
     [worker]   the ``worker`` verb
-    [client]   submit, status, cancel, answer, runs, show, watch, workers
+    [client]   submit, status, cancel, answer, runs, show, watch, workers; its
+               ``ask-timeout`` alone is read by ``ask`` and ``chat`` (their ``--timeout``)
 
 and ``[edge]``, read by ``daemon``, ``ask`` and ``chat``: ``adapter = "matcher" | "llm"`` (the
 intent adapter of every domain, ``--intent-adapter``) and ``[edge.adapters]`` with one
@@ -41,6 +42,7 @@ __all__ = [
     "DaemonSection",
     "EdgeSection",
     "WorkerSection",
+    "ask_defaults",
     "edge_defaults",
     "find_config",
     "load_config",
@@ -129,6 +131,8 @@ class ClientSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     curve_secret: str | None = None
     curve_server_key: str | None = None
     timeout: float | None = None
+    #: ``ask``'s and ``chat``'s ``--timeout`` (an ask's whole budget; a chat line's).
+    ask_timeout: float | None = None
 
 
 class EdgeSection(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -234,6 +238,14 @@ def edge_defaults(config: Config) -> dict[str, Any]:
     return {"edge_adapters": choice}
 
 
+def ask_defaults(config: Config) -> dict[str, Any]:
+    """The argparse defaults ``[client]`` gives ``ask`` and ``chat``: its ``ask-timeout``
+    alone (their ``--connect`` is the choice of a daemon over the embedded default, never
+    taken from the file or ``ONTOFLOW_CONNECT``)."""
+    seconds = config.client.ask_timeout
+    return {} if seconds is None else {"ask_timeout": seconds}
+
+
 def _where(message: str) -> str:
     """msgspec's ``Object contains unknown field `x` - at `$.daemon``` as ``daemon.x: unknown key``."""
     text, sep, where = message.rpartition(" - at `")
@@ -264,7 +276,8 @@ def section_defaults(config: Config, section: str, environ: dict[str, str] | Non
     """The argparse defaults a section gives its verbs: the file's values, then (for the
     client) the environment's over them. Only what is set; argparse keeps the rest."""
     part = getattr(config, section)
-    values = {name: getattr(part, name) for name in part.__struct_fields__ if getattr(part, name) is not None}
+    values = {name: getattr(part, name) for name in part.__struct_fields__
+              if getattr(part, name) is not None and name != "ask_timeout"}  # ask's and chat's: ask_defaults
     if section == "client":
         env = os.environ if environ is None else environ
         for variable, name in CLIENT_ENV.items():

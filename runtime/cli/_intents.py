@@ -14,7 +14,15 @@ so a sentence takes one path with or without a daemon. Exit codes: 0 answered, 1
 the domain or the model endpoint failed, 2 invalid (an unknown adapter, ``llm`` without
 ``ONTOFLOW_LLM_URL``, empty or oversized text, a bad session id, a domain that does not load,
 an intent the catalogue refuses: nothing ran, nothing was remembered),
-4 a clarification (a question back, with its candidates: nothing was guessed), 130 interrupted.
+4 a clarification (a question back, with its candidates: nothing was guessed), 6 ``--timeout``
+passed before the answer, 130 interrupted.
+
+``--timeout SECONDS`` (default ``_asking.ASK_TIMEOUT_S``, or ``ask-timeout`` in the config file's
+``[client]``) bounds the sentence's whole way to its answer, the person's time at the terminal
+not counted (``_asking.Budget``): a model endpoint that answers slowly or a run that does not
+end stops the command with exit 6. With ``--connect``, the daemon must answer a first request
+within ``min(10 s, --timeout)`` (``_client.reach``), else exit 1 naming the address, as every
+client verb: an address where nothing listens was waited on for ever.
 
 A run that asks a question while it runs (which Nordea: Stockholm or Helsinki?) is suspended.
 Embedded, it lives only as long as the command (``runtime.cli._asking``): on a terminal the
@@ -48,6 +56,7 @@ the adapter, not a conversation.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import uuid
@@ -70,17 +79,29 @@ from ontoflow.actors.intent import (
     read_domain,
 )
 from ontoflow.actors.orchestrator import answer_text
-from ontoflow.protocols.client import Ask, AskReply, Busy, Error
+from ontoflow.protocols.client import Ask, AskReply, Busy, Error, client_to_frames
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, check_entry
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, ignored_with_connect
-from ontoflow.runtime.cli._asking import Refused, embedded_hint, settle, suspended
-from ontoflow.runtime.cli._client import check_address, curve_client, open_client, reply_code, request, unexpected
+from ontoflow.runtime.cli._asking import (
+    ASK_TIMEOUT_S,
+    Budget,
+    Refused,
+    TimedOut,
+    check_ask_timeout,
+    embedded_hint,
+    settle,
+    suspended,
+    timeout_option,
+)
+from ontoflow.runtime.cli._client import ANSWER_S, check_address, curve_client, open_client, reach, reply_code, request, unexpected
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, fail, first_error, logging_options, safe_text
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, fail, first_error, logging_options, safe_text
+from ontoflow.runtime.cli._signals import STOP, run_stoppable
+from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
@@ -106,6 +127,8 @@ def register(subparsers: Any) -> None:
     connections_option(ask)
     _domain_options(ask)
     connect_options(ask)
+    timeout_option(ask, "seconds the whole ask may take: understanding, the run, its questions (the time you take "
+                        f"to answer one not counted); exit 6 past it (default {ASK_TIMEOUT_S:g}, or [client] ask-timeout)")
     adapter_option(ask)
     logging_options(ask)
     # A conversation: the answer itself says what failed, so the run's warnings stay quiet.
@@ -164,9 +187,11 @@ def _ask_remote(args: argparse.Namespace) -> int:
         curve = curve_client(args.curve_secret, args.curve_server_key)
     except ConfigError as exc:
         return fail(str(exc))
+    budget = Budget(args.ask_timeout)
     # Without --session nothing is remembered: a session of its own, as the embedded ask.
     session = args.session or f"cli-{uuid.uuid4().hex[:16]}"
     message = Ask(session_id=session, text=args.text, channel="cli", run=args.run)
+    client_to_frames(message)  # what no message can carry (bytes not UTF-8) is a usage error before any wait
 
     given, interactive = list(args.answer), sys.stdin.isatty() and not args.json
 
@@ -176,14 +201,21 @@ def _ask_remote(args: argparse.Namespace) -> int:
             async def ask(text: str) -> Any:  # the answer comes when the run ends
                 return await request(client, Ask(session_id=session, text=text, channel="cli"), timeout_s=None)
 
-            reply = await request(client, message, timeout_s=None)
-            # A run suspended on a question: the session's next sentence answers it.
-            return await settle(ask, reply, given, interactive=interactive, show=_show_question)
+            await reach(client, min(ANSWER_S, args.ask_timeout))  # before the budget: its own error, exit 1
+            with budget.running():
+                reply = await request(client, message, timeout_s=None)
+                # A run suspended on a question: the session's next sentence answers it.
+                return await settle(ask, reply, given, interactive=interactive, show=_show_question,
+                                    read=budget.paused())
 
     try:
         reply = run_async(go)
     except TransportError as exc:
         return fail(str(exc), EXIT_FAILED, kind="transport")
+    except NoAnswerError as exc:
+        return fail(str(exc), EXIT_FAILED, kind="no_answer")
+    except TimedOut as exc:
+        return fail(f"{exc} (the daemon may still run what it understood: `ontoflow runs` lists it)", EXIT_TIMEOUT)
     code = reply_code(reply)
     if code is not None:
         return code
@@ -246,6 +278,10 @@ def _show_question(reply: AskReply) -> None:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
+    try:
+        check_ask_timeout(args)
+    except ConfigError as exc:
+        return fail(str(exc))
     if args.connect is not None:
         ignored_with_connect(args)
         return _ask_remote(args)
@@ -275,15 +311,22 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             async def ask(text: str) -> Any:
                 return await edge.ask(session, text, channel="cli", run=args.run)
 
-            reply = await settle(ask, await ask(args.text), given, interactive=interactive, show=_show_question,
-                                 strict=True)
+            with budget.running():
+                reply = await settle(ask, await ask(args.text), given, interactive=interactive, show=_show_question,
+                                     strict=True, read=budget.paused())
             return reply, run_steps(cluster, getattr(reply, "run_id", None))
 
+    budget = Budget(args.ask_timeout)
     try:
-        reply, steps = anyio.run(go, backend="asyncio")
-    except (Refused, KernelError, BaseExceptionGroup) as exc:
-        error = first_error(exc, (Refused, KernelError))
+        ended = run_stoppable(go, loop=functools.partial(anyio.run, backend="asyncio"))  # SIGTERM too stops the cluster
+    except (Refused, TimedOut, KernelError, BaseExceptionGroup) as exc:
+        error = first_error(exc, (Refused, TimedOut, KernelError))
+        if isinstance(error, TimedOut):  # embedded, the run ended with the command
+            return fail(f"{error} (nothing goes on: an embedded run ends with the command)", EXIT_TIMEOUT)
         return fail(str(error), EXIT_INVALID if isinstance(error, Refused) else EXIT_FAILED)
+    if ended is None:
+        return fail("interrupted (an embedded run ends with the command)", STOP.exit_code(), kind="interrupted")
+    reply, steps = ended
     if isinstance(reply, Error):  # the edge's actors crashed while they held the sentence
         return fail(f"{reply.code}: {reply.message}", EXIT_FAILED)
     if isinstance(reply, Busy):

@@ -18,11 +18,9 @@ import functools
 import hashlib
 import math
 import os
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
-
-import anyio
 
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.errors import CapabilityInitError, WorkerRefusedError
@@ -45,22 +43,20 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
 from ontoflow.runtime.cli._client import check_address, curve_client
+from ontoflow.runtime.cli._in_process import run_with_progress, stoppable
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_OK,
-    ProgressLine,
     capability_specs,
     common_options,
-    describe,
     fail,
     first_error,
     gather_inputs,
     input_options,
-    print_result,
 )
 from ontoflow.runtime.documents import read_document_bytes
-from ontoflow.runtime.embedded import TRANSPORTS, LocalCluster, open_local_cluster
-from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
+from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
+from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, TransportError
 from ontoflow.runtime.inputs import check_inputs
 from ontoflow.runtime.loop import run as run_async
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
@@ -183,35 +179,6 @@ def load_manifest(
     return manifest, hashlib.sha256(data).hexdigest()
 
 
-async def run_with_progress(cluster: LocalCluster, compiled: Any, inputs: dict[str, Any]) -> RunResult:
-    """Run ``compiled`` on ``cluster`` to its end; on a terminal, show its progress on stderr.
-
-    The same as ``cluster.run``, with the run's state read every 0.1 s while it runs: the
-    steps it has done (its trace) and the ones in flight (the engine's ``in_flight``).
-    """
-    with ProgressLine() as line:
-        if not line.enabled:
-            return await cluster.run(compiled, inputs)
-        orchestrator = cluster.orchestrator
-        run_id = orchestrator.submit(compiled, inputs)
-        try:
-            async with anyio.create_task_group() as tg:
-
-                async def watch() -> None:
-                    while True:
-                        await anyio.sleep(0.1)  # a display refresh, not a synchronisation
-                        state = orchestrator.run_state(run_id)
-                        running = [(d.step_id, d.capability) for d in compiled.in_flight(state)]
-                        line.show(describe(len(state.trace), running))
-
-                tg.start_soon(watch)
-                result = await orchestrator.result(run_id)
-                tg.cancel_scope.cancel()
-            return result
-        finally:
-            orchestrator.forget(run_id)
-
-
 def _worktree(manifest: str) -> str:
     """A run's worktree: the manifest's folder. Relative paths a manifest names (its model, its
     artifacts) mean the same wherever ``ontoflow run`` is started from."""
@@ -251,7 +218,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if refused is not None:
         return refused
 
-    async def go() -> RunResult:
+    async def go() -> tuple[RunResult, bool]:
         with using_connections(connections):  # for inproc workers; worker processes read the file
             async with open_local_cluster(
                 classes, specs, transport=args.transport, workers=args.workers, slots=args.slots,
@@ -260,12 +227,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 workflow = cluster.compile(manifest, manifest_hash=digest, worktree=_worktree(args.manifest))
                 return await run_with_progress(cluster, workflow, inputs)
 
-    try:
-        result = run_async(go)
-    except (KernelError, BaseExceptionGroup) as exc:
-        return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
-    print_result(result, as_json=args.json)
-    return EXIT_OK if result.status == "completed" else EXIT_FAILED
+    return stoppable(go, as_json=args.json)
 
 
 def absolute_path(path: str | None) -> str | None:

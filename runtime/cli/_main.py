@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from ontoflow.runtime.cli import _completion
 from ontoflow.runtime.cli._client import LOOP
-from ontoflow.runtime.cli._config import edge_defaults, find_config, load_config, section_defaults
+from ontoflow.runtime.cli._config import ask_defaults, edge_defaults, find_config, load_config, section_defaults
 from ontoflow.runtime.cli._shared import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
@@ -30,6 +30,7 @@ from ontoflow.runtime.cli._shared import (
     json_errors,
     set_json_errors,
 )
+from ontoflow.runtime.cli._signals import EXIT_TERMINATED, Terminated
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.logging import configure_logging
 from ontoflow.runtime.loop import entry_options
@@ -108,6 +109,8 @@ def _apply_config(parser: _Parser, argv: Sequence[str]) -> None:
             verb.set_defaults(**section_defaults(config, section))
         if verb.get_default("edge_adapters") is not None:  # a verb with --intent-adapter reads [edge]
             verb.set_defaults(**edge_defaults(config))
+        if verb.get_default("ask_timeout") is not None:  # ask and chat: [client] ask-timeout
+            verb.set_defaults(**ask_defaults(config))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,13 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             return _unwritten(exc)
         return code
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stopped:  # a Terminated (SIGTERM, ``_signals``) too: 143
+        return EXIT_TERMINATED if isinstance(stopped, Terminated) else EXIT_INTERRUPTED
     except BrokenPipeError:
         return _stdout_closed()
     except BaseExceptionGroup as group:  # a task group wraps what its tasks raised
         if group.split(BrokenPipeError)[0] is not None:
             return _stdout_closed()
+        if group.split(Terminated)[0] is not None:
+            return EXIT_TERMINATED
         if group.split(KeyboardInterrupt)[0] is not None:
             return EXIT_INTERRUPTED
         raise

@@ -36,6 +36,7 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.documents import decode_document, document_kind
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.runtime.cli._client import (
+    ANSWER_S,
     WaitTimedOut,
     client_curve,
     client_options,
@@ -106,10 +107,6 @@ def register(subparsers: Any) -> None:
     wa.add_argument("--json", action="store_true", help="one JSON object per line")
     _wait_options(wa)
     wa.set_defaults(handler=_cmd_watch)
-
-
-#: Seconds the daemon has to answer a request that is not a wait (``--timeout``'s default there).
-ANSWER_S = 10.0
 
 
 
