@@ -41,6 +41,7 @@ async def run_with_progress(cluster: LocalCluster, compiled: Any, inputs: dict[s
     """
     orchestrator = cluster.orchestrator
     run_id = orchestrator.submit(compiled, inputs)
+    result: RunResult | None = None
     try:
         with ProgressLine() as line, STOP.stopping():
             async with anyio.create_task_group() as tg:
@@ -56,27 +57,31 @@ async def run_with_progress(cluster: LocalCluster, compiled: Any, inputs: dict[s
                     tg.start_soon(watch)
                 result = await orchestrator.result(run_id)
                 tg.cancel_scope.cancel()
+        if result is not None:  # ended by itself: a signal after that (the watcher stopping) changes nothing
             return result, False
-        # Only a stop signal cancels that scope: the run goes on until we cancel it.
-        return await _stopped(cluster, run_id), True
+        # Only a stop signal cancels that scope: the run goes on until we cancel it (a run that
+        # ended by itself before the signal was acted on stands as it ended).
+        return await _stopped(cluster, run_id)
     finally:
         orchestrator.forget(run_id)
 
 
-async def _stopped(cluster: LocalCluster, run_id: str) -> RunResult:
+async def _stopped(cluster: LocalCluster, run_id: str) -> tuple[RunResult, bool]:
     """Cancel ``run_id`` (a stop signal came) and return its result: ``cancelled``, with every
     step that ended and the one cancelled; when its running steps do not take their Cancel
-    within ``STOP_GRACE_S``, what its trace holds by then."""
+    within ``STOP_GRACE_S``, what its trace holds by then. The flag says whether the signal
+    stopped it: False when the run had already ended by itself (its result stands)."""
     orchestrator = cluster.orchestrator
     reason = f"interrupted by {signal.Signals(STOP.signum or signal.SIGINT).name}"
+    ended_by_itself = orchestrator.status(run_id) is not None
     with anyio.move_on_after(STOP_GRACE_S):
-        if orchestrator.status(run_id) is None:
+        if not ended_by_itself:
             orchestrator.cancel(run_id, reason)
-        return await orchestrator.result(run_id)
+        return await orchestrator.result(run_id), not ended_by_itself
     state = orchestrator.run_state(run_id)
     return RunResult(run_id=run_id, status="cancelled", error=f"run cancelled: {reason}",
                      context=dict(getattr(state, "context", None) or {}), trace=list(state.trace),
-                     started_ms=getattr(state, "started_ms", 0) or 0, ended_ms=0)
+                     started_ms=getattr(state, "started_ms", 0) or 0, ended_ms=0), True
 
 
 def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: bool,
