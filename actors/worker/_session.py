@@ -226,15 +226,16 @@ def bound_answers(capabilities: Iterable[Capability], own: int, daemon: int) -> 
     """Bound each capability's answer (``max_result_bytes``) by the smaller of this host's
     message size limit ``own`` and its daemon's, ``daemon`` (0: unknown, ``own`` alone): an
     answer the daemon would refuse then ends its step ``failure`` as one over this host's own
-    limit does, instead of costing the connection. A class's own bound stays, lowered to the
-    daemon's when that is smaller."""
+    limit does, instead of costing the connection. A class's own bound stays when it is
+    lower, as ``hosted`` left it (a bound set on an instance in code is not remembered: the
+    class's or the limits' applies again)."""
     bound = result_bytes_for(min(own, daemon) if daemon > 0 else own)
     for cap in capabilities:
         declared = type(cap).max_result_bytes
         if declared == Capability.max_result_bytes:  # the default: this host's bound, as at start
             cap.max_result_bytes = bound
-        else:
-            cap.max_result_bytes = min(declared, bound) if daemon > 0 else declared
+        else:  # a class's own bound only falls, never above what a message carries (as in ``hosted``)
+            cap.max_result_bytes = min(declared, bound)
 
 
 _outcome_decoder = msgspec.msgpack.Decoder(Outcome)

@@ -6,6 +6,7 @@ end-to-end path is ``tests/integration/test_outcome_too_large.py``."""
 from __future__ import annotations
 
 from ontoflow.actors.capability import Capability, result_bytes_for
+from ontoflow.actors.worker._initialize import hosted
 from ontoflow.actors.worker._session import bound_answers
 from ontoflow.protocols import CapabilityMetadata
 
@@ -41,4 +42,13 @@ def test_an_older_daemon_leaves_the_bounds_the_host_set() -> None:
     caps = [Plain(), Small(), Roomy()]
     bound_answers(caps, OWN, 65536)
     bound_answers(caps, OWN, 0)  # a later session's daemon announces no limit
-    assert [c.max_result_bytes for c in caps] == [result_bytes_for(OWN), 1000, 10 * OWN]
+    # Roomy's class bound is above what a message of the host carries: lowered, as hosting does.
+    assert [c.max_result_bytes for c in caps] == [result_bytes_for(OWN), 1000, result_bytes_for(OWN)]
+
+
+def test_a_welcome_without_a_limit_does_not_undo_what_hosting_lowered() -> None:
+    caps = [Plain(), Small(), Roomy()]
+    hosted(caps, OWN)
+    before = [c.max_result_bytes for c in caps]
+    bound_answers(caps, OWN, 0)  # an older daemon's Welcome
+    assert [c.max_result_bytes for c in caps] == before == [result_bytes_for(OWN), 1000, result_bytes_for(OWN)]
