@@ -181,10 +181,13 @@ class RouterSocket(_Endpoint):
             limit = getattr(identity, "max_message_bytes", 0)
             if not limit:
                 bodies = pack(messages)
-            elif limit < _ROOMY or len(bodies := pack(messages)) > 1 or len(bodies[0]) > limit - FRAME_MARGIN:
-                messages, bodies, too_large = self._fitted(identity, messages, limit)  # cut under the limit
-                if too_large:
-                    withheld.append((identity, too_large))
+            else:
+                # A roomy limit takes every batch ``pack`` makes (only a lone message may be over it).
+                bodies = pack(messages) if limit >= _ROOMY else None
+                if bodies is None or max(map(len, bodies)) > limit - FRAME_MARGIN:
+                    messages, bodies, too_large = self._fitted(identity, messages, limit, bodies)
+                    if too_large:
+                        withheld.append((identity, too_large))
             for n, body in enumerate(bodies):
                 # ROUTER_MANDATORY makes an unknown identity fail on the first frame.
                 if not self._send_frames(identity, (identity, HEADER, body), messages[0]):
@@ -198,15 +201,16 @@ class RouterSocket(_Endpoint):
                 self.on_undelivered(identity, too_large)
 
     def _fitted(
-        self, identity: bytes, messages: list[WireMessage], limit: int
+        self, identity: bytes, messages: list[WireMessage], limit: int, bodies: list[bytes] | None = None
     ) -> tuple[list[WireMessage], list[bytes], list[Any]]:
         """``(messages to send, their bodies, withheld)`` for a peer accepting at most ``limit``
         bytes a message: batches cut under it; a message over it alone is withheld (a
         :class:`TooLarge`, counted as ``too_large``). Each message is measured only when a body
-        came out too big (otherwise it is packed once)."""
+        came out too big; ``bodies``: ``messages`` packed under this limit's cap, if at hand."""
         fit = limit - FRAME_MARGIN
         cap = max(min(BATCH_BYTES, fit - _BATCH_OVERHEAD), 1)
-        bodies = pack(messages, cap)
+        if bodies is None:
+            bodies = pack(messages, cap)
         if max(map(len, bodies)) <= fit:
             return messages, bodies, []
         # Only a message bigger than the cap travels alone in a body: find which.

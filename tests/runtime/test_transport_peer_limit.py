@@ -151,3 +151,28 @@ async def test_over_curve_a_message_at_the_limit_less_the_margin_arrives(tmp_pat
     finally:
         ctx.term()
     assert [type(m) for m in refused] == [TooLarge] and refused[0].message == over
+
+
+async def test_a_roomy_limit_packs_a_flush_of_several_bodies_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default limit (64 MiB) takes every batch pack makes: a flush that needs several bodies
+    # (more than 256 KiB for one worker, a burst) is packed once, as for an identity without a limit.
+    import ontoflow.runtime.transport._sockets as sockets
+
+    calls: list[int] = []
+    real_pack = sockets.pack
+
+    def counted(messages: Any, *args: Any) -> list[bytes]:
+        calls.append(len(messages))
+        return real_pack(messages, *args)
+
+    monkeypatch.setattr(sockets, "pack", counted)
+    address = _address(tmp_path)
+    async with open_router(address) as router, open_dealer(address, identity=b"w") as dealer:
+        dealer.send(Heartbeat())
+        with anyio.fail_after(5):
+            [(identity, _)] = await router.recv_batch()
+        peer = limited(identity, 64 << 20)
+        invokes = [_invoke(n, 1000) for n in range(600)]  # ~600 KB: three bodies
+        router.send_many([(peer, invoke) for invoke in invokes])
+        assert await _receive(dealer, 600) == invokes
+    assert calls == [600]
