@@ -17,9 +17,11 @@ from ontoflow.actors.capability._observe import observe
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._scrub import scrub
 from ontoflow.actors.capability._shutdown import shut_down
+from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, watch_blocking
 from ontoflow.actors.errors import PermanentError, TransientError
 
 __all__ = [
+    "BLOCKED_GRACE_S",
     "Capability",
     "ErrorClass",
     "PermanentError",
@@ -34,4 +36,5 @@ __all__ = [
     "result_bytes_for",
     "scrub",
     "shut_down",
+    "watch_blocking",
 ]

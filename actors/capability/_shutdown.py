@@ -9,18 +9,15 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability._cancel import must_propagate
-from ontoflow.actors.capability._watchdog import watch_blocking
+from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, watch_blocking
 
 if TYPE_CHECKING:
     from ontoflow.actors.capability._base import Capability
 
-__all__ = ["BLOCKED_GRACE_S", "shut_down"]
+__all__ = ["shut_down"]
 
 log = structlog.get_logger()
 
-#: How long after its bound a ``shutdown()`` that has not returned is called blocking the loop
-#: (a loop only busy has by then cancelled it, and the call has ended).
-BLOCKED_GRACE_S = 1.0
 
 
 async def shut_down(cap: Capability, *, timeout_s: float, own_process: bool = False) -> bool:

@@ -20,12 +20,16 @@ from typing import Any
 
 import structlog
 
-__all__ = ["EXIT_BLOCKED", "watch_blocking"]
+__all__ = ["BLOCKED_GRACE_S", "EXIT_BLOCKED", "watch_blocking"]
 
 log = structlog.get_logger()
 
 #: The exit code of a worker process a hook blocks for good (the CLI's "failed").
 EXIT_BLOCKED = 1
+
+#: How long after a hook's bound the watchdog waits before it calls the event loop blocked (a
+#: loop that is only busy has by then cancelled the hook, which has then ended).
+BLOCKED_GRACE_S = 1.0
 
 
 @contextmanager

@@ -23,7 +23,9 @@ import anyio
 import structlog
 
 from ontoflow.actors.orchestrator._results import RunResult
-from ontoflow.actors.orchestrator.engine import Command, Fact, RunEnded, RunEngine, Suspended, Suspension, check_answer
+from ontoflow.actors.orchestrator.engine import (
+    Command, Fact, RunEnded, RunEngine, Suspended, Suspension, check_answer, engine_failure,
+)
 from ontoflow.protocols.client import Question
 from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.actor import where
@@ -318,7 +320,7 @@ class RunTable:
         state = run.state
         log.error("engine_failed", run_id=state.run_id, fact=type(fact).__name__, error=type(exc).__name__,
                   where=where(exc))
-        error = f"internal error: the engine failed on {type(fact).__name__} ({type(exc).__name__}); the daemon's log says where"
+        error = engine_failure(fact, exc)
         # What every engine's state holds of its end (the RunEngine contract), so that a read of
         # the run (show, list) says failed, as its result does.
         state.status, state.error = "failed", error

@@ -49,7 +49,7 @@ def invoke_too_large(invoke: Invoke, size: int, limit: int, worker_id: str, sess
     return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=FAILURE,
                    reason=INVOKE_TOO_LARGE, session=session,
                    error=(f"the Invoke of step '{invoke.step_id}' is {size} bytes encoded, over the {limit} bytes "
-                          f"worker '{worker_id}' accepts (its inputs and context are too big to send)"))
+                          f"that can be sent to worker '{worker_id}' (its inputs and context are too big to send)"))
 
 
 def in_flight_dispatch(runs: RunTable, key: StepKey) -> Dispatch | None:

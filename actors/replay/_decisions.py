@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.actors.orchestrator.engine import (
+    ENGINE_FAILED,
     CancelStep,
     Dispatch,
     Fact,
@@ -27,6 +28,7 @@ from ontoflow.actors.orchestrator.engine import (
     RunSubmitted,
     StepFinished,
     Suspended,
+    engine_failure,
 )
 from ontoflow.runtime.journal import FactRow
 
@@ -100,23 +102,13 @@ def read_rows(rows: list[FactRow]) -> list[Fact | Dispatched]:
     return items
 
 
-#: How the error of a run whose engine raised begins (see :func:`engine_failure`).
-_ENGINE_FAILED = "internal error: the engine failed on "
-
-
-def engine_failure(fact: Fact, exc: BaseException) -> str:
-    """The error of a run whose engine raised ``exc`` on ``fact``, word for word as the daemon's
-    shell records it (``RunTable``): neither the exception's text nor a value."""
-    return f"{_ENGINE_FAILED}{type(fact).__name__} ({type(exc).__name__}); the daemon's log says where"
-
-
 def advance(engine: RunEngine, state: Any, fact: Fact) -> list[Any]:
     """Apply ``fact`` as the daemon's shell does: an engine that raises fails its run there (its
     state ``failed`` with :func:`engine_failure`'s error, ended at the fact) and the run's
     remaining facts change nothing, so a replay ends as the live run did instead of stopping
     at the exception (``could not be replayed``, where the daemon answered ``failed``).
     """
-    if state.status == "failed" and (state.error or "").startswith(_ENGINE_FAILED):
+    if state.status == "failed" and (state.error or "").startswith(ENGINE_FAILED):
         return []  # an ended run: the shell applies nothing more to it
     try:
         return engine.advance(state, fact)

@@ -18,18 +18,16 @@ from collections.abc import Sequence
 
 import anyio
 
-from ontoflow.actors.capability import Capability, check_hosted, must_propagate, result_bytes_for, scrub
-from ontoflow.actors.capability._watchdog import watch_blocking
+from ontoflow.actors.capability import (
+    BLOCKED_GRACE_S, Capability, check_hosted, must_propagate, result_bytes_for, scrub, watch_blocking,
+)
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
 
-__all__ = ["BLOCKED_GRACE_S", "DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
+__all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
 
 #: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
 DEFAULT_INIT_TIMEOUT_S = 60.0
 
-#: How long after the bound the watchdog waits before it calls the event loop blocked (a loop
-#: that is only busy has by then cancelled the ``initialize()``, which has then ended).
-BLOCKED_GRACE_S = 1.0
 
 
 def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[str, Capability]:

@@ -11,7 +11,7 @@ in ``_step_end`` too (``admit``); a step's trace entry is built once, by ``trace
 
 from ontoflow.actors.orchestrator.engine._advance import advance
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded, Suspended
-from ontoflow.actors.orchestrator.engine._contract import RunEngine, RunView
+from ontoflow.actors.orchestrator.engine._contract import ENGINE_FAILED, RunEngine, RunView, engine_failure
 from ontoflow.actors.orchestrator.engine._compile import (
     BlockPlan,
     CapabilityPlan,
@@ -55,6 +55,7 @@ from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, Suspension,
 
 __all__ = [
     "ANSWER_KEY",
+    "ENGINE_FAILED",
     "FACTS",
     "LAST_FAILURE_KEY",
     "MAX_LOST_ATTEMPTS",
@@ -94,6 +95,7 @@ __all__ = [
     "compile_workflow",
     "describe",
     "engine_end",
+    "engine_failure",
     "new_run",
     "note_stale",
     "outcome_end",

@@ -14,7 +14,7 @@ from ontoflow.protocols.types import RunStatusName
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
 from ontoflow.actors.orchestrator.engine._facts import Fact
 
-__all__ = ["RunEngine", "RunView"]
+__all__ = ["ENGINE_FAILED", "RunEngine", "RunView", "engine_failure"]
 
 
 class RunView(Protocol):
@@ -71,3 +71,14 @@ class RunEngine(Protocol):
     def suspensions(self, state: Any) -> list[Any]:
         """The questions (``engine._suspend.Suspension``) the run waits on, in step order."""
         ...
+
+
+#: How the error of a run whose engine raised begins (see :func:`engine_failure`).
+ENGINE_FAILED = "internal error: the engine failed on "
+
+
+def engine_failure(fact: Fact, exc: BaseException) -> str:
+    """The error of a run whose engine raised ``exc`` on ``fact``: what the shell records
+    (``RunTable``) and replay reproduces, word for word. Neither the exception's text nor a
+    value: the daemon's log says where."""
+    return f"{ENGINE_FAILED}{type(fact).__name__} ({type(exc).__name__}); the daemon's log says where"
