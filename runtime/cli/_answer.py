@@ -21,8 +21,9 @@ import json
 from typing import Any
 
 from ontoflow.actors.intent import choose
-from ontoflow.protocols.client import Answer, ClientMessage, RunStatus, Status
+from ontoflow.protocols.client import Answer, RunStatus, Status
 from ontoflow.runtime.cli._client import client_options, converse, reply_code, unexpected
+from ontoflow.runtime.cli._runs import wait_for_run
 from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_result, write_json
 
 __all__ = ["print_questions", "register"]
@@ -68,14 +69,19 @@ def _cmd_answer(args: argparse.Namespace) -> int:
         choice, code = _named(args, choice)
         if code is not None:
             return code
-    messages: list[ClientMessage] = [Answer(run_id=args.run_id, token=args.token, choice=choice)]
-    if args.wait:
-        messages.append(Status(run_id=args.run_id, wait=True))
-    replies = converse(args, *messages, wait_last=args.wait)
+    replies = converse(args, Answer(run_id=args.run_id, token=args.token, choice=choice))
     if isinstance(replies, int):
         return replies
-    reply = replies[-1]
+    reply: Any = replies[-1]
     code = reply_code(reply)
+    if code is None and args.wait:
+        # The wait of ``status --wait``: it asks again across a daemon's restart (one held
+        # request was lost with the daemon, and the verb waited for ever). --timeout stays the
+        # bound of each answer, not of the run.
+        reply = wait_for_run(argparse.Namespace(**{**vars(args), "timeout": None}), args.run_id)
+        if isinstance(reply, int):
+            return reply
+        code = reply_code(reply)
     if code is not None:
         return code
     if not isinstance(reply, RunStatus):

@@ -70,7 +70,7 @@ from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError, TransportError
 
-__all__ = ["register"]
+__all__ = ["register", "wait_for_run"]
 
 
 def register(subparsers: Any) -> None:
@@ -286,6 +286,12 @@ async def _follow_drawn(client: Any, run_id: str, deadline: float, answer_s: flo
                                  answer_timeout_s=answer_s, answered=answered, on_running=draw)
             tg.cancel_scope.cancel()
     return reply
+
+
+def wait_for_run(args: argparse.Namespace, run_id: str) -> ClientMessage | int:
+    """Wait for ``run_id``'s end (or its next question) as ``status --wait`` does, asking again
+    across a daemon's restart; returns the last reply, or the exit code already reported."""
+    return _wait(args, run_id=run_id)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:

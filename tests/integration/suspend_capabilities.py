@@ -14,6 +14,8 @@ import os
 import sys
 from typing import Any, ClassVar
 
+import anyio
+
 from ontoflow.actors.capability import Capability, Result
 from ontoflow.protocols import CapabilityMetadata, StepContext
 from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY
@@ -69,6 +71,9 @@ class After(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
         _audit(self.metadata.id, context, inputs)
+        pause = float(os.environ.get("SUSPEND_AFTER_S", "0"))  # a test's window to restart the daemon
+        if pause:
+            await anyio.sleep(pause)
         return {"t.after": f"price of {inputs.get('t.symbol')}"}
 
 

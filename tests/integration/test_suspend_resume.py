@@ -133,3 +133,40 @@ async def test_a_question_nobody_answers_expires_the_run(tmp_path: Path) -> None
     assert journal_runs(journal)[asked.run_id][0] == "expired"
     replayed = await ontoflow(tmp_path, "replay", "--all", "--journal", str(journal))
     assert replayed.code == 0 and "1 matched" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+async def test_answer_wait_survives_a_kill_9_and_restart_of_the_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `answer --wait` held one Status(wait) request: a daemon killed while the resumed run went
+    # on took that request with it, and the verb waited for ever. It now waits as `status --wait`
+    # does, asking again once the daemon is back.
+    monkeypatch.setenv("SUSPEND_AFTER_S", "2")  # the step after the answer: a window to kill the daemon in
+    address = f"ipc://{tmp_path}/d.sock"
+    journal, audit = tmp_path / "j.sqlite", tmp_path / "starts.jsonl"
+    worker = _Worker(address, audit)
+    daemon = Daemon(address, journal, tmp_path / "d1.log")
+    cli = None
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            await wait_for_capability(client, "t.ask.pick")
+            run_id = (await _suspended(client)).run_id
+        cli = subprocess.Popen([sys.executable, "-m", "ontoflow", "answer", run_id, "NDA-SE.ST", "--wait", "--json",
+                                "--connect", address], cwd=REPO, env=env(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with anyio.fail_after(60):  # the resumed run reaches its last step (it then sleeps 2 s)
+            while not any(r["capability"] == "t.ask.after" for r in _starts(audit)):
+                await anyio.sleep(0.02)  # polling a file another process appends to
+        daemon.kill()
+        daemon = Daemon(address, journal, tmp_path / "d2.log")
+        await daemon.ready()
+        out, err = await anyio.to_thread.run_sync(lambda: cli.communicate(timeout=60))
+        assert cli.returncode == 0, err
+        done = json.loads(out)
+        assert done["run_id"] == run_id and done["status"] == "completed"
+        assert done["context"]["t.after"] == "price of NDA-SE.ST"
+    finally:
+        if cli is not None and cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+        daemon.close()
+        worker.close()
