@@ -29,7 +29,7 @@ import structlog
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.orchestrator import EdgeService, Orchestrator, RunResult, compose_orchestrator
 from ontoflow.actors.orchestrator.engine import CompiledWorkflow, compile_workflow
-from ontoflow.actors.worker import WorkerHost
+from ontoflow.actors.worker import WorkerHost, instantiate
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import Question
 from ontoflow.protocols.manifest import WorkflowManifest
@@ -240,7 +240,7 @@ async def open_local_cluster(
             if transport == "inproc":
                 for i in range(workers):
                     host = WorkerHost(
-                        [cls() for cls in capability_classes], address=orchestrator.address,
+                        instantiate(capability_classes), address=orchestrator.address,
                         slots=slots, worker_id=f"local-{i}", context=context,
                     )
                     await tg.start(host.run)

@@ -3,7 +3,7 @@ serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
 from ontoflow.actors.worker._host import WORKER_SPIN_US, WorkerHost
-from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S
+from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, instantiate
 from ontoflow.actors.worker._http_bridge import (
     DEFAULT_HEALTH_INTERVAL_S,
     DEFAULT_HTTP_TIMEOUT_S,
@@ -33,6 +33,7 @@ __all__ = [
     "WorkerHost",
     "announced",
     "bridge_http_domain",
+    "instantiate",
     "public_url",
     "read_domain_folders",
 ]

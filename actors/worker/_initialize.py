@@ -23,11 +23,38 @@ from ontoflow.actors.capability import (
 )
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
 
-__all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize"]
+__all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize", "instantiate"]
 
 #: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
 DEFAULT_INIT_TIMEOUT_S = 60.0
 
+
+def instantiate(classes: Sequence[type[Capability]]) -> list[Capability]:
+    """One instance of each of ``classes``. A constructor that raises becomes a
+    :class:`CapabilityInitError` naming the capability, its text scrubbed: a worker prints it,
+    where a traceback quoted the text whole (a connection URL with its password).
+
+    Raises:
+        CapabilityInitError: when a constructor raises or exits, the original as its ``__cause__``.
+    """
+    made = []
+    for cls in classes:
+        try:
+            made.append(cls())
+        except BaseException as exc:  # a sys.exit too; a cancellation cannot happen here (no await)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise CapabilityInitError(f"capability {cls.metadata.id!r} could not be made: {_error_text(exc)}") from exc
+    return made
+
+
+def _error_text(exc: BaseException, secrets: Sequence[str] = ()) -> str:
+    """``Type: text`` of ``exc``, its text scrubbed (never the exception's values whole)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an unprintable error still names its type
+        text = "<unprintable message>"
+    return f"{type(exc).__name__}: {scrub(text, secrets=secrets)}"
 
 
 def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[str, Capability]:
@@ -93,12 +120,8 @@ async def initialize(
             raise
         if scope.cancel_called:  # raised in reaction to our bound (a wrapped cancellation)
             raise _too_long(capability, timeout_s) from exc
-        try:
-            text = str(exc)
-        except Exception:  # noqa: BLE001 - an unprintable error still names its type
-            text = "<unprintable message>"
         raise CapabilityInitError(f"capability {capability!r} could not initialise: "
-                                  f"{type(exc).__name__}: {scrub(text, secrets=cap.secrets)}") from exc
+                                  f"{_error_text(exc, list(cap.secrets))}") from exc
     if scope.cancel_called or anyio.current_time() >= deadline:
         raise _too_long(capability, timeout_s)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, ProgressLine, describe, fail, first_error, print_result
 from ontoflow.runtime.cli._signals import STOP
@@ -101,8 +102,8 @@ def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: b
         try:
             try:
                 ended = loop(started)
-            except (KernelError, BaseExceptionGroup) as exc:
-                return fail(str(first_error(exc, KernelError)), EXIT_FAILED)
+            except (KernelError, CapabilityInitError, BaseExceptionGroup) as exc:  # their text is scrubbed; a traceback's is not
+                return fail(str(first_error(exc, (KernelError, CapabilityInitError))), EXIT_FAILED)
             finally:
                 if after is not None:
                     after()

@@ -36,6 +36,7 @@ from ontoflow.actors.worker import (
     DomainServiceError,
     WorkerHost,
     bridge_http_domain,
+    instantiate,
     read_domain_folders,
 )
 from ontoflow.protocols.documents import check_kind
@@ -285,10 +286,14 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if args.nice:
         os.nice(args.nice)
+    try:
+        capabilities = instantiate(classes)
+    except CapabilityInitError as exc:  # its text is scrubbed; the traceback would not be
+        return fail(str(exc), EXIT_FAILED)
 
     async def go() -> None:
         host = WorkerHost(
-            [cls() for cls in classes],
+            capabilities,
             address=args.connect,
             slots=args.slots,
             worker_id=args.worker_id,
