@@ -9,8 +9,10 @@ The request's ``metadata`` may name the session (``session_id``) and ask for a r
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
 decode (the message names the field, never the value), 401 without the right token, 404 for
-an unknown route, 413 for a body over the limit, 500 when the runtime behind failed (logged
-with its type and location, answered without its text).
+an unknown route, 413 for a body over the limit, 415 for a body not declared
+``application/json``, 403 for a tokenless request whose Host is not loopback (``_guard``: a web
+page in the person's browser must not run sentences), 500 when the runtime behind failed
+(logged with its type and location, answered without its text).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from ontoflow.protocols.chat_completions import (
 from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.http._conversations import ConversationBook
+from ontoflow.runtime.http._guard import is_json, names_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
 
 __all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "create_app"]
@@ -100,6 +103,17 @@ def create_app(
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
 
+    def refusal(request: Request) -> Response | None:
+        """The error a ``/v1`` request gets before anything is read: no token, or (tokenless)
+        a Host that is not loopback (``_guard``)."""
+        if not authorised(request):
+            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        if expected is None and not names_loopback(request.headers.get("host")):
+            return _error(403, "this entry has no token and answers loopback clients only: the Host header names "
+                               "another host (a web page's DNS rebinding, or a proxy: give the entry a token)",
+                          "invalid_request_error", code="host_not_allowed")
+        return None
+
     def authorised(request: Request) -> bool:
         if expected is None:
             return True
@@ -111,13 +125,16 @@ def create_app(
         return Response(b'{"status":"ok"}', media_type=_JSON)
 
     async def models(request: Request) -> Response:
-        if not authorised(request):
-            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        if (refused := refusal(request)) is not None:
+            return refused
         return Response(_encode(ChatModelList(data=[ChatModel(id=model, created=int(clock()))])), media_type=_JSON)
 
     async def completions(request: Request) -> Response:
-        if not authorised(request):
-            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        if (refused := refusal(request)) is not None:
+            return refused
+        if not is_json(request.headers.get("content-type")):  # a web page's "simple" POST (_guard)
+            return _error(415, "the request body must be JSON, sent with Content-Type: application/json",
+                          "invalid_request_error")
         size = request.headers.get("content-length")
         if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
