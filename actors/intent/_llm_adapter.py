@@ -12,6 +12,10 @@ checked by the same pure rules as the matcher's (gate, entity validator, resolve
 can be wrong but cannot smuggle an undeclared entity through; and a model's mistake is met with
 its retry and then a question, never a refusal that blames the person's sentence.
 
+An answer that is JSON inside one Markdown code fence (```json ... ```: models write one even
+when told not to, and an endpoint that ignores the JSON Schema lets them) is read as its JSON;
+the fence is all that is taken off, the JSON is decoded as strictly as a bare one.
+
 Endpoint failures (down, slow, 429, 5xx) raise the client's typed errors: run as the
 capability ``intent.llm_classify`` (``_llm_capability``), the capability base retries the
 transient ones with backoff and jitter.
@@ -19,6 +23,7 @@ transient ones with backoff and jitter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -50,6 +55,15 @@ _answer_decoder = msgspec.json.Decoder(_Answer)
 
 #: How much of a bad answer its guided retry shows the model again.
 _ECHOED_CHARS = 4000
+
+#: A whole answer that is one fenced block (```json ... ```): its body is the answer.
+_FENCED = re.compile(r"\A\s*```[\w.+-]*[ \t]*\n(?P<body>.*?)\n[ \t]*```\s*\Z", re.DOTALL)
+
+
+def _unfenced(content: str) -> str:
+    """``content`` without the one code fence around all of it (``content`` when none)."""
+    found = _FENCED.match(content) if content.lstrip().startswith("```") else None
+    return found["body"] if found else content
 
 
 def catalogue_view(catalogue: Catalogue) -> dict[str, Any]:
@@ -143,7 +157,7 @@ class LlmAdapter(IntentAdapter):
                     log.warning("empty_llm_response", attempt=attempt, finish_reason=answer.finish_reason,
                                 tool_calls=len(answer.tool_calls))
                     raise msgspec.DecodeError("empty")
-                decoded = _answer_decoder.decode(answer.content.encode())
+                decoded = _answer_decoder.decode(_unfenced(answer.content).encode())
             except msgspec.ValidationError as exc:
                 kind, problem = "schema", f"the answer does not match the schema: {exc}"
             except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
