@@ -9,7 +9,8 @@ The request's ``metadata`` may name the session (``session_id``) and ask for a r
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
 decode (the message names the field, never the value), 401 without the right token, 404 for
-an unknown route, 413 for a body over the limit, 415 for a body not declared
+an unknown route, 413 for a body over the limit, 429/503/500 for a turn the runtime did not
+take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``), 415 for a body not declared
 ``application/json``, 403 for a tokenless request whose Host is not loopback (``_guard``: a web
 page in the person's browser must not run sentences), 500 when the runtime behind failed
 (logged with its type and location, answered without its text).
@@ -174,6 +175,8 @@ def create_app(
         except Exception as exc:  # a bug behind the entry: logged by type, never echoed
             log.error("http_answer_failed", error=type(exc).__name__, session_chars=len(session))
             return _error(500, "the runtime failed to answer (see its log)", "server_error")
+        if reply.refused is not None:  # not taken: an error a client retries, no turn of the conversation
+            return _refusal(reply)
         if not named:
             book.remember([*chat.messages, ChatMessage(role="assistant", content=reply.text)], session)
         log.info("http_turn_answered", status=reply.status, run_id=reply.run_id, stream=chat.stream,
@@ -209,6 +212,21 @@ def create_app(
         ],
         exception_handlers={404: not_found, 405: not_allowed},
     )
+
+
+def _refusal(reply: Reply) -> Response:
+    """A turn the runtime did not take, as the error an OpenAI client retries (``Reply.refused``)."""
+    log.info("http_turn_refused", code=reply.refused)
+    if reply.refused == "busy":
+        status, kind, code = 429, "requests", "rate_limit_exceeded"
+    elif reply.refused == "internal":
+        status, kind, code = 500, "server_error", None
+    else:
+        status, kind, code = 503, "server_error", reply.refused
+    response = _error(status, reply.text, kind, code=code)
+    if reply.retry_after_s is not None:
+        response.headers["retry-after"] = str(max(1, round(reply.retry_after_s)))
+    return response
 
 
 def _flag(value: Any) -> bool:
