@@ -48,7 +48,7 @@ from ontoflow.protocols.chat_completions import (
     message_text,
 )
 from ontoflow.protocols.errors import decode_failure
-from ontoflow.protocols.intent import SESSION_ID, SESSION_ID_RULE
+from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._guard import is_json, names_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
@@ -62,8 +62,9 @@ MAX_BODY_BYTES = 4 << 20
 
 #: What a 404 or a 405 lists.
 _ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
-#: The longest user message handed to the runtime (100 KB of text is refused with 400).
-MAX_TEXT_CHARS = 32_768
+#: The longest user message handed to the runtime: the edge's own limit on a sentence, so a
+#: longer one is a 400 naming the field (it was a 200 whose answer was the refusal).
+MAX_TEXT_CHARS = MAX_INPUT_CHARS
 
 _request_decoder = msgspec.json.Decoder(ChatCompletionRequest)
 _encode = msgspec.json.encode

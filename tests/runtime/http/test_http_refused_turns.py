@@ -61,3 +61,14 @@ async def test_a_daemon_that_cannot_answer_now_is_a_5xx_naming_why(entry, refuse
             error = got.json()["error"]
             assert error["message"] == refusing.reply.text and error["type"] == "server_error"
     assert told == []
+
+
+async def test_a_sentence_longer_than_the_edge_takes_is_a_400_naming_the_field(entry) -> None:
+    # The entry took 32,768 characters; the edge refuses past 2,000, and that refusal came
+    # back as a 200 whose assistant message was "intent rejected: input_text: ...".
+    address, refusing, told = entry
+    async with httpx.AsyncClient() as http:
+        got = await http.post(f"{address}/v1/chat/completions", json={
+            "model": "m", "messages": [{"role": "user", "content": "preço da Vale " * 200}]})
+    assert got.status_code == 400 and got.json()["error"]["param"] == "messages[-1].content"
+    assert "2800 characters, over the limit of 2000" in got.json()["error"]["message"] and refusing.asked == 0
