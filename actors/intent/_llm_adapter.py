@@ -60,6 +60,8 @@ _answer_decoder = msgspec.json.Decoder(_Answer)
 
 #: How much of a bad answer its guided retry shows the model again.
 _ECHOED_CHARS = 4000
+#: How many of an answer's problems its guided retry names, and how much of each.
+_TOLD_PROBLEMS, _PROBLEM_CHARS = 8, 300
 
 #: A whole answer that is one fenced block (```json ... ```): its body is the answer.
 _FENCED = re.compile(r"\A\s*```[\w.+-]*[ \t]*\n(?P<body>.*?)\n[ \t]*```\s*\Z", re.DOTALL)
@@ -207,7 +209,15 @@ class LlmAdapter(IntentAdapter):
             return ""  # a view from elsewhere (a worker's input) it cannot read: the resolver judges
         problems = [str(p) for p in check_entities(goal, decoded.entities, said)]
         problems += _unsaid_switches(goal, decoded.entities, said)
-        return "; ".join(problems)
+        return _told(problems)
+
+
+def _told(problems: list[str]) -> str:
+    """The first problems, each cut short, and how many more: the guided retry is a prompt, and
+    an answer of 100,000 invented entities (1 MB) made one of 9 MB."""
+    shown = [p if len(p) <= _PROBLEM_CHARS else p[:_PROBLEM_CHARS] + "..." for p in problems[:_TOLD_PROBLEMS]]
+    more = len(problems) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more like these" if more > 0 else "")
 
 
 def _words(text: str) -> str:
