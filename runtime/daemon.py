@@ -212,6 +212,8 @@ def http_answerer(edge: EdgeService):
                          refused="busy", retry_after_s=reply.retry_after_ms / 1000)
         if not isinstance(reply, AskReply):  # Error: shutting down, the edge failed (503, 500)
             return Reply(text=reply.message, status="failure", refused=reply.code)
+        if reply.metadata.get("code") == "adapter_failed":  # the model endpoint is down: nothing was taken (503)
+            return Reply(text=reply.explanation, status="failure", refused="adapter_failed")
         out = DomainOutput(status=reply.status, result=reply.result, explanation=reply.explanation,  # type: ignore[arg-type]
                            confidence=reply.confidence, metadata=reply.metadata)
         # Names only (domain, goal), never the entities' values: they are the user's words.
