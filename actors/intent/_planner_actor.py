@@ -33,6 +33,7 @@ from ontoflow.actors.intent._memory import MemoryLimits
 from ontoflow.actors.intent._pipeline import Understanding, begin, conclude
 from ontoflow.actors.intent._gate import confidence_gate
 from ontoflow.actors.intent.errors import IntentRejected
+from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.edge import (
     Classified,
     Classify,
@@ -42,7 +43,6 @@ from ontoflow.protocols.edge import (
     SessionAnswered,
     SessionAsked,
 )
-from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.intent import EntryRequest, IntentOutput, SessionMemory, Turn
 from ontoflow.runtime.actor import BatchActor, wall_clock_ms
 
