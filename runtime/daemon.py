@@ -53,7 +53,7 @@ from ontoflow.actors.orchestrator import (
 )
 from ontoflow.actors.intent import AdapterChoiceError, DomainLoadError, adapter_factories
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections
-from ontoflow.protocols.client import AskReply
+from ontoflow.protocols.client import AskReply, Busy
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
@@ -207,9 +207,13 @@ def http_answerer(edge: EdgeService):
 
     async def answer(session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:
         reply = await edge.ask(session_id, text, channel=channel, run=run)
-        if not isinstance(reply, AskReply):  # Busy or Error: the daemon refuses runs now
-            message = getattr(reply, "message", None) or f"busy: {reply.runs_in_flight} runs in flight; retry later"
-            return Reply(text=message, status="failure")
+        if isinstance(reply, Busy):  # the daemon refuses runs now: a 429 a client retries
+            return Reply(text=f"busy: {reply.runs_in_flight} runs in flight; retry later", status="failure",
+                         refused="busy", retry_after_s=reply.retry_after_ms / 1000)
+        if not isinstance(reply, AskReply):  # Error: shutting down, the edge failed (503, 500)
+            return Reply(text=reply.message, status="failure", refused=reply.code)
+        if reply.metadata.get("code") == "adapter_failed":  # the model endpoint is down: nothing was taken (503)
+            return Reply(text=reply.explanation, status="failure", refused="adapter_failed")
         out = DomainOutput(status=reply.status, result=reply.result, explanation=reply.explanation,  # type: ignore[arg-type]
                            confidence=reply.confidence, metadata=reply.metadata)
         # Names only (domain, goal), never the entities' values: they are the user's words.

@@ -14,7 +14,7 @@ from ontoflow.actors.intent._adapter_choice import ADAPTERS, RoutedAdapter, adap
 from ontoflow.actors.intent._answer import REPORT_KEY, answer_of
 from ontoflow.actors.intent._capability_adapter import LlmCapabilityAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
-from ontoflow.actors.intent._choice import choose
+from ontoflow.actors.intent._choice import choose, says_cancel
 from ontoflow.actors.intent._edge_wire import ENTRY, EdgeWire, WireSink
 from ontoflow.actors.intent._eval import EvalCase, EvalReport, GoalFigures, evaluate
 from ontoflow.actors.intent._gate import MAX_CANDIDATES, confidence_gate
@@ -90,5 +90,6 @@ __all__ = [
     "recall",
     "remember",
     "resolve_goal",
+    "says_cancel",
     "understand",
 ]

@@ -10,6 +10,11 @@ not on a worker: the edge needs the answer before any run exists, and the answer
 with the run it starts (``actors.orchestrator._edge``), so recovery and replay never call the
 model again.
 
+Each attempt's time limit is the adapter's own worst case under the endpoint's settings (two
+exchanges, the answer and its guided retry, each with its ``Retry-After`` waits), at least the
+capability's declared 60 s: a fixed 60 s cut a model given ``ONTOFLOW_LLM_TIMEOUT_S=120`` (a
+slow local one) at 60 s, asked it again four times and never let it answer.
+
 A malformed answer gets :class:`LlmAdapter`'s one guided retry, then an empty intent, which the
 confidence gate turns into a clarification. An endpoint that still fails after the retries
 raises :class:`IntentAdapterFailed`, whose message names the failure (``the model endpoint
@@ -18,6 +23,8 @@ answered 500``) and never the sentence, the answer or the key.
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -36,6 +43,30 @@ from ontoflow.protocols.messages import Invoke
 __all__ = ["LlmCapabilityAdapter"]
 
 log = structlog.get_logger()
+
+
+#: What an attempt's limit adds to its exchanges' worst case (the capability's own work).
+_MARGIN_MS = 5_000
+
+
+def attempt_budget_ms(llm: LlmConfig) -> int:
+    """The longest one ``intent.llm_classify`` attempt may take with the endpoint ``llm``: two
+    calls (the answer, the guided retry), each up to ``retry_after_waits`` waits and one more
+    exchange than waits; never less than the capability's declared ``timeout_ms``."""
+    waits = llm.retry_after_waits
+    one_call_s = (waits + 1) * llm.timeout_s + waits * llm.max_retry_after_s
+    declared = LlmClassify.metadata.timeout_ms or 0
+    return max(declared, math.ceil(2 * one_call_s * 1000) + _MARGIN_MS)
+
+
+@lru_cache(maxsize=8)
+def _classify_within(timeout_ms: int) -> type[LlmClassify]:
+    """``LlmClassify`` with an attempt limit of ``timeout_ms`` (one class per limit: the base
+    reads the limit from the class's metadata)."""
+    if timeout_ms == LlmClassify.metadata.timeout_ms:
+        return LlmClassify
+    metadata = msgspec.structs.replace(LlmClassify.metadata, timeout_ms=timeout_ms)
+    return type("LlmClassify", (LlmClassify,), {"metadata": metadata, "__module__": LlmClassify.__module__})
 
 
 class LlmCapabilityAdapter(IntentAdapter):
@@ -58,7 +89,7 @@ class LlmCapabilityAdapter(IntentAdapter):
             key = None
         # The key is scrubbed from every error text the base produces (belt and braces: the
         # client never puts it in one).
-        self._capability = LlmClassify(llm=llm, secrets=[key] if key else [], **base)
+        self._capability = _classify_within(attempt_budget_ms(llm))(llm=llm, secrets=[key] if key else [], **base)
         self._view = catalogue_view(catalogue)
         self._asked = 0
 

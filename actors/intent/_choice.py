@@ -9,7 +9,10 @@ that names no candidate, or several, is left to the run to refuse.
 
 A candidate that is a map is answered by its first value, whichever of its values the reply
 named (by convention the first is its key: ``{"symbol": "NDA-FI.HE", "name": ...,
-"market": "FI"}`` answers ``"NDA-FI.HE"``, also to "FI"). Pure: no I/O, no state.
+"market": "FI"}`` answers ``"NDA-FI.HE"``, also to "FI"). A reply that only says to let the
+question go ("cancel", "cancela", "never mind", "esquece") is told by :func:`says_cancel`, so
+a person asked a question with candidates is never held in it (the edge cancels that run).
+Pure: no I/O, no state.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 from ontoflow.actors.intent._text import STOPWORDS, tokens
 from ontoflow.protocols.intent import fold
 
-__all__ = ["choose"]
+__all__ = ["choose", "says_cancel"]
 
 #: Position words, folded, in Portuguese and English (1-based; -1 is the last).
 _ORDINALS: dict[str, int] = {
@@ -37,6 +40,14 @@ _ORDINALS: dict[str, int] = {
 _FILLER = frozenset({"opcao", "option", "numero", "number", "no", "nr", "one", "choice", "escolha", "quero", "prefiro",
                      "pick", "choose", "take", "i'll", "ill"})
 
+
+#: Replies that let a question go, folded (Portuguese and English), as words or two-word phrases.
+_CANCEL = frozenset({"cancel", "cancela", "cancelar", "cancele", "cancelo", "abort", "aborta", "abortar", "stop", "pare",
+                     "parar", "nevermind", "never mind", "esquece", "esqueca", "forget it", "deixa pra la"})
+
+#: Words that come with a cancel and say nothing else ("cancel it please", "pode cancelar").
+_CANCEL_FILLER = frozenset({"ok", "okay", "entao", "so", "then", "thanks", "obrigado", "obrigada", "run", "question",
+                            "pergunta", "tudo", "everything", "sim", "yes"})
 
 #: A number with a sign, or a decimal one: a reply that reads as a position only without it.
 _SIGNED_NUMBER = re.compile(r"[-+\u2212]\s*\d+(?:[.,]\d+)?|\d+[.,]\d+")
@@ -104,3 +115,12 @@ def choose(reply: str, candidates: Sequence[Any]) -> Any | None:
         if meant <= held:
             holding.append(candidate)
     return _answer(holding[0]) if len(holding) == 1 else None
+
+
+def says_cancel(reply: str) -> bool:
+    """Whether ``reply`` only says to let a question go ("cancel", "Cancela!", "never mind",
+    "pode cancelar"), in Portuguese or English; a reply that says anything more is not one."""
+    words = [w for w, _, _ in tokens(fold(reply))]
+    meant = " ".join(w for w in words if w not in STOPWORDS and w not in _CANCEL_FILLER)
+    whole = " ".join(words)
+    return bool(meant) and (meant in _CANCEL or whole in _CANCEL)

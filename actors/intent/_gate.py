@@ -2,7 +2,11 @@
 
 The threshold is the domain manifest's ``confidence_threshold`` (0.94 by default); the
 ``general`` domain is exempt. The clarification lists the closest goals (the adapter's pick
-and its alternatives, or every goal when nothing matched), each with its description.
+and its alternatives, or every goal when nothing matched), each with its description. A goal
+the catalogue does not hold (an adapter's invention, or a domain gone since a session was
+gated) is nothing recognised, whatever its confidence: a question, never a crash (its
+threshold was formatted from a domain that was not there, a TypeError that restarted the
+Planner actor and failed every sentence it held).
 """
 
 from __future__ import annotations
@@ -28,18 +32,19 @@ def _candidate(catalogue: Catalogue, domain: str, goal: str, confidence: float) 
 def confidence_gate(intent: IntentOutput, catalogue: Catalogue) -> DomainOutput | None:
     """None when ``intent`` may go on; else a clarification listing the closest goals."""
     manifest = catalogue.domains.get(intent.primary_domain)
-    if intent.primary_domain == GATE_EXEMPT_DOMAIN and intent.goal:
+    known = bool(intent.goal) and catalogue.find(intent.primary_domain, intent.goal) is not None
+    if intent.primary_domain == GATE_EXEMPT_DOMAIN and known:
         return None
-    if manifest is not None and intent.goal and intent.confidence >= manifest.confidence_threshold:
+    if manifest is not None and known and intent.confidence >= manifest.confidence_threshold:
         return None
-    picks = [(intent.primary_domain, intent.goal, intent.confidence)] if intent.goal else []
+    picks = [(intent.primary_domain, intent.goal, intent.confidence)] if known else []
     picks += [(a.domain, a.goal, a.confidence) for a in intent.alternatives]
     candidates = [c for c in (_candidate(catalogue, *p) for p in picks) if c is not None]
     if not candidates:
         candidates = [{"domain": m.domain, "goal": g.id, "description": g.description, "confidence": 0.0} for m, g in catalogue.goals()]
     candidates = candidates[:MAX_CANDIDATES]
     threshold = manifest.confidence_threshold if manifest is not None else None
-    if intent.goal:
+    if known and threshold is not None:
         why = f"I am not sure enough what you mean (confidence {intent.confidence:.2f}, needed {threshold:.2f})."
     else:
         why = "I did not recognise what you want."
@@ -48,5 +53,5 @@ def confidence_gate(intent: IntentOutput, catalogue: Catalogue) -> DomainOutput 
         result={"candidates": candidates},
         explanation=why + " Did you mean one of these?",
         confidence=intent.confidence,
-        metadata={"resolution": "low_confidence" if intent.goal else "no_match", "threshold": threshold},
+        metadata={"resolution": "low_confidence" if known else "no_match", "threshold": threshold},
     )

@@ -10,7 +10,15 @@ field and a type, never the answer's text); a second bad answer becomes an empty
 (confidence 0), which the confidence gate turns into a clarification. Whatever decodes is still
 checked by the same pure rules as the matcher's (gate, entity validator, resolver), so a model
 can be wrong but cannot smuggle an undeclared entity through; and a model's mistake is met with
-its retry and then a question, never a refusal that blames the person's sentence.
+its retry and then a question, never a refusal that blames the person's sentence. A boolean
+entity whose value the goal gives words for (``run: true``: "and run it"; ``notify: true``:
+"me avise") is taken only when the sentence says one of them: a switch with side effects (run
+the pipeline it wrote, send a notification) is the person's to throw, never the model's guess
+(the matcher reads it from the same words; a channel's own flag, ``--run``, is not the model's).
+
+An answer that is JSON inside one Markdown code fence (```json ... ```: models write one even
+when told not to, and an endpoint that ignores the JSON Schema lets them) is read as its JSON;
+the fence is all that is taken off, the JSON is decoded as strictly as a bare one.
 
 Endpoint failures (down, slow, 429, 5xx) raise the client's typed errors: run as the
 capability ``intent.llm_classify`` (``_llm_capability``), the capability base retries the
@@ -19,6 +27,7 @@ transient ones with backoff and jitter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -27,10 +36,11 @@ import structlog
 
 from ontoflow.actors.intent._adapter import IntentAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
+from ontoflow.actors.intent._text import tokens
 from ontoflow.actors.llm import LlmClient
 from ontoflow.protocols.domain import EntitySpec, GoalSpec
 from ontoflow.protocols.entities import check_entities
-from ontoflow.protocols.intent import IntentOutput, Turn
+from ontoflow.protocols.intent import IntentOutput, Turn, fold
 
 __all__ = ["LlmAdapter", "catalogue_view", "intent_schema", "intent_prompt"]
 
@@ -50,6 +60,17 @@ _answer_decoder = msgspec.json.Decoder(_Answer)
 
 #: How much of a bad answer its guided retry shows the model again.
 _ECHOED_CHARS = 4000
+#: How many of an answer's problems its guided retry names, and how much of each.
+_TOLD_PROBLEMS, _PROBLEM_CHARS = 8, 300
+
+#: A whole answer that is one fenced block (```json ... ```): its body is the answer.
+_FENCED = re.compile(r"\A\s*```[\w.+-]*[ \t]*\n(?P<body>.*?)\n[ \t]*```\s*\Z", re.DOTALL)
+
+
+def _unfenced(content: str) -> str:
+    """``content`` without the one code fence around all of it (``content`` when none)."""
+    found = _FENCED.match(content) if content.lstrip().startswith("```") else None
+    return found["body"] if found else content
 
 
 def catalogue_view(catalogue: Catalogue) -> dict[str, Any]:
@@ -67,6 +88,8 @@ def catalogue_view(catalogue: Catalogue) -> dict[str, Any]:
                 shown["description"] = spec.description
             if spec.many:
                 shown["many"] = True
+            if spec.type == "boolean" and spec.synonyms:  # the words that throw a switch (_unsaid_switches)
+                shown["synonyms"] = {value: list(words) for value, words in spec.synonyms.items()}
             entities[name] = shown
         view.setdefault(manifest.domain, {})[goal.id] = {"description": goal.description, "entities": entities}
     return view
@@ -95,7 +118,8 @@ def intent_prompt(view: Mapping[str, Any]) -> str:
         "Rules: answer only JSON matching the schema; entities named *_text carry the user's own words, "
         "copied from the sentence; enum entities carry exactly one of their declared values; never add an "
         "entity the goal does not declare; never infer a technical id (a ticker, a table name) the user "
-        "did not say; confidence is how sure you are (0 to 1); when no goal fits, answer goal \"\" and "
+        "did not say; a boolean entity listing synonyms takes a value only when the sentence says one of its words; "
+        "confidence is how sure you are (0 to 1); when no goal fits, answer goal \"\" and "
         "confidence 0.\nCatalogue (domain -> goal -> entities):\n"
         + msgspec.json.encode(view).decode()
     )
@@ -143,7 +167,7 @@ class LlmAdapter(IntentAdapter):
                     log.warning("empty_llm_response", attempt=attempt, finish_reason=answer.finish_reason,
                                 tool_calls=len(answer.tool_calls))
                     raise msgspec.DecodeError("empty")
-                decoded = _answer_decoder.decode(answer.content.encode())
+                decoded = _answer_decoder.decode(_unfenced(answer.content).encode())
             except msgspec.ValidationError as exc:
                 kind, problem = "schema", f"the answer does not match the schema: {exc}"
             except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
@@ -183,4 +207,38 @@ class LlmAdapter(IntentAdapter):
                 name: msgspec.convert(spec, EntitySpec) for name, spec in goals[decoded.goal]["entities"].items()})
         except (msgspec.ValidationError, TypeError, KeyError, AttributeError):
             return ""  # a view from elsewhere (a worker's input) it cannot read: the resolver judges
-        return "; ".join(str(p) for p in check_entities(goal, decoded.entities, said))
+        problems = [str(p) for p in check_entities(goal, decoded.entities, said)]
+        problems += _unsaid_switches(goal, decoded.entities, said)
+        return _told(problems)
+
+
+def _told(problems: list[str]) -> str:
+    """The first problems, each cut short, and how many more: the guided retry is a prompt, and
+    an answer of 100,000 invented entities (1 MB) made one of 9 MB."""
+    shown = [p if len(p) <= _PROBLEM_CHARS else p[:_PROBLEM_CHARS] + "..." for p in problems[:_TOLD_PROBLEMS]]
+    more = len(problems) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more like these" if more > 0 else "")
+
+
+def _words(text: str) -> str:
+    """``text``'s words, folded, one space apart (punctuation gone)."""
+    return " ".join(word for word, _, _ in tokens(fold(text)))
+
+
+def _unsaid_switches(goal: GoalSpec, entities: Mapping[str, Any], said: str) -> list[str]:
+    """The boolean entities set to a value the goal gives words for, none of which was said
+    (named with the words, never the sentence)."""
+    words = f" {_words(said)} "
+    found = []
+    for name, value in entities.items():
+        spec = goal.entities_schema.get(name)
+        if spec is None or spec.type != "boolean" or not isinstance(value, bool):
+            continue
+        phrases = spec.synonyms.get("true" if value else "false")
+        if not phrases:
+            continue
+        wanted = [_words(p) for p in phrases]
+        if not any(f" {w} " in words for w in wanted if w):
+            found.append(f"entities.{name}: {str(value).lower()} only when the sentence says so ({', '.join(phrases)}); "
+                         "leave it out otherwise")
+    return found

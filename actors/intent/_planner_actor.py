@@ -11,7 +11,10 @@ It owns the session book (the edge's sessions, kept in the orchestrator's journa
 turn a plan leans on is recorded before the Entry submits that plan, so both are in the
 submission's commit). A session it asked "which goal did you mean?" (the gate) reads its
 next sentence as the choice first: "2", "a segunda", "the second one" or a goal's name
-(``choose``) picks that goal, which then goes on as if the adapter had named it.
+(``choose``) picks that goal, which then goes on as if the adapter had named it. A session
+asked for a missing entity ("which company?") or which goal it meant reads "cancel" (any
+reply ``says_cancel`` knows) as letting that question go, never as its answer (it was looked
+up as a ticker named "cancel"): the question is forgotten and the reply says so.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from typing import Any, Protocol
 import structlog
 
 from ontoflow.actors.intent._catalogue import Catalogue
-from ontoflow.actors.intent._choice import choose
+from ontoflow.actors.intent._choice import choose, says_cancel
 from ontoflow.actors.intent._edge_wire import EdgeWire
 from ontoflow.actors.intent._intent_actor import INTENT
 from ontoflow.actors.intent._memory import MemoryLimits
 from ontoflow.actors.intent._pipeline import Understanding, begin, conclude
 from ontoflow.actors.intent._gate import confidence_gate
 from ontoflow.actors.intent.errors import IntentRejected
+from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.edge import (
     Classified,
     Classify,
@@ -48,6 +52,10 @@ log = structlog.get_logger()
 
 #: The Planner actor's name on the edge's wire.
 PLANNER = b"planner"
+
+#: The answer to "cancel" when a question asked before anything ran is let go.
+_LET_GO = DomainOutput(status="success", explanation="Cancelled: the question is let go; nothing ran.",
+                       metadata={"code": "cancelled"})
 
 #: What the gate's candidates resolve to when a person picks one (the question's "resolution").
 _GATED = frozenset({"low_confidence", "no_match"})
@@ -148,6 +156,15 @@ class PlannerActor(BatchActor):
             return
         pending = _Pending(entry, request, previous, memory, catalogue)
         gated = self.sessions.gated(sid)
+        asking = previous is not None and bool(previous.pending)  # "which company?" was asked
+        if (asking or gated is not None) and says_cancel(request.input_text):
+            if gated is not None:
+                self.sessions.gate(sid, None)
+            if asking and turns:
+                self.sessions.remember(sid, turns[:-1])  # the turn that asked (the last: ``recall``)
+            log.info("intent_question_cancelled", asked_for="entity" if asking else "goal")
+            self.send(entry, PlanAnswer(ask_id=message.ask_id, clarification=_LET_GO))
+            return
         if gated is not None:  # the gate asked "which goal?": this sentence may pick one
             self.sessions.gate(sid, None)
             chosen = self._chosen_goal(request.input_text, gated, catalogue)

@@ -45,6 +45,7 @@ from ontoflow.actors.intent import (
     PlannerActor,
     answer_of,
     choose,
+    says_cancel,
 )
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook
@@ -306,11 +307,22 @@ class EdgeService:
             if exc.code != "invalid_answer":
                 self._forget_question(request.session_id)
                 return None
-            again = question_output(run_id, questions, f"{exc} ")
+            if says_cancel(text):  # "cancel": the person lets the question go (else held in it until it expires)
+                return self._let_go(request.session_id, run_id)
+            again = question_output(run_id, questions, f"{exc}; answer one of them, or say cancel. ")
             return _reply(again, run_id, {})
         self._forget_question(request.session_id)
         log.info("ask_answered", run_id=run_id, by_position_or_name=chosen is not None and chosen != text)
         return await self._finish(request.session_id, run_id, answer_steps, {})
+
+    def _let_go(self, sid: str, run_id: str) -> AskReply:
+        """Cancel the run whose question the session lets go (it is there: it just refused an answer)."""
+        self._orch.cancel(run_id, "the person cancelled its question")
+        self._forget_question(sid)
+        log.info("ask_question_cancelled", run_id=run_id)
+        said = DomainOutput(status="success", explanation="Cancelled: the question is let go, and its run ended.",
+                            metadata={"code": "cancelled", "run_id": run_id})
+        return _reply(said, run_id, {})
 
     def _forget_question(self, sid: str) -> None:
         self._send([(PLANNER, SessionAnswered(session_id=sid))])

@@ -9,8 +9,11 @@ The request's ``metadata`` may name the session (``session_id``) and ask for a r
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
 decode (the message names the field, never the value), 401 without the right token, 404 for
-an unknown route, 413 for a body over the limit, 500 when the runtime behind failed (logged
-with its type and location, answered without its text).
+an unknown route, 413 for a body over the limit, 429/503/500 for a turn the runtime did not
+take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``), 415 for a body not declared
+``application/json``, 403 for a tokenless request whose Host is not loopback (``_guard``: a web
+page in the person's browser must not run sentences), 500 when the runtime behind failed
+(logged with its type and location, answered without its text).
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ from ontoflow.protocols.chat_completions import (
     message_text,
 )
 from ontoflow.protocols.errors import decode_failure
-from ontoflow.protocols.intent import SESSION_ID, SESSION_ID_RULE
+from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.http._conversations import ConversationBook
+from ontoflow.runtime.http._guard import is_json, names_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
 
 __all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "create_app"]
@@ -58,8 +62,9 @@ MAX_BODY_BYTES = 4 << 20
 
 #: What a 404 or a 405 lists.
 _ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
-#: The longest user message handed to the runtime (100 KB of text is refused with 400).
-MAX_TEXT_CHARS = 32_768
+#: The longest user message handed to the runtime: the edge's own limit on a sentence, so a
+#: longer one is a 400 naming the field (it was a 200 whose answer was the refusal).
+MAX_TEXT_CHARS = MAX_INPUT_CHARS
 
 _request_decoder = msgspec.json.Decoder(ChatCompletionRequest)
 _encode = msgspec.json.encode
@@ -100,6 +105,17 @@ def create_app(
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
 
+    def refusal(request: Request) -> Response | None:
+        """The error a ``/v1`` request gets before anything is read: no token, or (tokenless)
+        a Host that is not loopback (``_guard``)."""
+        if not authorised(request):
+            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        if expected is None and not names_loopback(request.headers.get("host")):
+            return _error(403, "this entry has no token and answers loopback clients only: the Host header names "
+                               "another host (a web page's DNS rebinding, or a proxy: give the entry a token)",
+                          "invalid_request_error", code="host_not_allowed")
+        return None
+
     def authorised(request: Request) -> bool:
         if expected is None:
             return True
@@ -111,13 +127,16 @@ def create_app(
         return Response(b'{"status":"ok"}', media_type=_JSON)
 
     async def models(request: Request) -> Response:
-        if not authorised(request):
-            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        if (refused := refusal(request)) is not None:
+            return refused
         return Response(_encode(ChatModelList(data=[ChatModel(id=model, created=int(clock()))])), media_type=_JSON)
 
     async def completions(request: Request) -> Response:
-        if not authorised(request):
-            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
+        if (refused := refusal(request)) is not None:
+            return refused
+        if not is_json(request.headers.get("content-type")):  # a web page's "simple" POST (_guard)
+            return _error(415, "the request body must be JSON, sent with Content-Type: application/json",
+                          "invalid_request_error")
         size = request.headers.get("content-length")
         if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
@@ -157,6 +176,8 @@ def create_app(
         except Exception as exc:  # a bug behind the entry: logged by type, never echoed
             log.error("http_answer_failed", error=type(exc).__name__, session_chars=len(session))
             return _error(500, "the runtime failed to answer (see its log)", "server_error")
+        if reply.refused is not None:  # not taken: an error a client retries, no turn of the conversation
+            return _refusal(reply)
         if not named:
             book.remember([*chat.messages, ChatMessage(role="assistant", content=reply.text)], session)
         log.info("http_turn_answered", status=reply.status, run_id=reply.run_id, stream=chat.stream,
@@ -192,6 +213,21 @@ def create_app(
         ],
         exception_handlers={404: not_found, 405: not_allowed},
     )
+
+
+def _refusal(reply: Reply) -> Response:
+    """A turn the runtime did not take, as the error an OpenAI client retries (``Reply.refused``)."""
+    log.info("http_turn_refused", code=reply.refused)
+    if reply.refused == "busy":
+        status, kind, code = 429, "requests", "rate_limit_exceeded"
+    elif reply.refused == "internal":
+        status, kind, code = 500, "server_error", None
+    else:
+        status, kind, code = 503, "server_error", reply.refused
+    response = _error(status, reply.text, kind, code=code)
+    if reply.retry_after_s is not None:
+        response.headers["retry-after"] = str(max(1, round(reply.retry_after_s)))
+    return response
 
 
 def _flag(value: Any) -> bool:

@@ -7,9 +7,14 @@ and after each answer the history including that answer is recorded under the sa
 The next turn of the same conversation then hashes to it, whichever client sent it, so a
 clarification asked in one turn is answered in the next. The book is bounded (least recently
 used first out); a conversation it forgot starts a new session, it is never confused with
-another one. The daemon keeps the book in its journal: it hands the book what it kept
-(``known``) and is told of each conversation recorded (``on_remember``), so a conversation goes
-on after a restart.
+another one. Nor is one it cannot tell apart: two conversations that opened with the same
+words and got the same answer (two people asking "qual o preço?", or one asking in two
+windows) hash the same, and the next turn of either would have gone on in the other's session
+(answering the question the other's run asked: confirming, or cancelling, someone else's
+run). Such a history is kept as :data:`AMBIGUOUS`, and the next turn of each starts a session
+of its own. The daemon keeps the book in its journal: it hands the book what it kept
+(``known``) and is told of each conversation recorded (``on_remember``, ambiguity too), so a
+conversation goes on after a restart.
 """
 
 from __future__ import annotations
@@ -20,10 +25,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
+import structlog
 
 from ontoflow.protocols.chat_completions import ChatMessage, message_text
 
-__all__ = ["ConversationBook", "conversation_key"]
+__all__ = ["AMBIGUOUS", "ConversationBook", "conversation_key"]
+
+log = structlog.get_logger()
+
+#: The session recorded for a history two conversations share (never a session id: those are
+#: 1-64 characters).
+AMBIGUOUS = ""
 
 _encoder = msgspec.msgpack.Encoder(order="deterministic")
 
@@ -64,12 +76,19 @@ class ConversationBook:
         found = self._sessions.get(key)
         if found is not None:
             self._sessions.move_to_end(key)
-            return found
+            if found != AMBIGUOUS:
+                return found
         return f"http-{secrets.token_hex(8)}"
 
     def remember(self, history: Sequence[ChatMessage], session_id: str) -> None:
-        """Record that the conversation ``history`` (answer included) is ``session_id``."""
+        """Record that the conversation ``history`` (answer included) is ``session_id``, or
+        :data:`AMBIGUOUS` when another session's conversation hashes the same."""
         key = conversation_key(history)
+        known = self._sessions.get(key)
+        if known is not None and known != session_id:
+            if known != AMBIGUOUS:
+                log.info("http_conversation_ambiguous", turns=len(history))
+            session_id = AMBIGUOUS
         self._keep(key, session_id)
         if self._on_remember is not None:
             self._on_remember(key, session_id)

@@ -23,12 +23,20 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
             answers; the conversation resumes where it stopped).
         run_id: the run the turn started or resumed, if any.
         metadata: small facts for clients that read them (never parameter values).
+        refused: set when the runtime did not take the turn at all (``text`` says why): the
+            entry answers an error status rather than an answer, so a client retries as it
+            would against OpenAI, and the conversation keeps no such turn: ``busy`` (429, at
+            its run limit), ``internal`` (500), any other code (503: ``shutting_down``,
+            ``unavailable``, ``no_domains``, ``adapter_failed``: the model endpoint failed).
+        retry_after_s: when a refused turn may be asked again (the ``Retry-After`` header).
     """
 
     text: str
     status: Literal["success", "failure", "clarification"] = "success"
     run_id: str | None = None
     metadata: dict[str, Any] = {}
+    refused: str | None = None
+    retry_after_s: float | None = None
 
 
 class Answerer(Protocol):

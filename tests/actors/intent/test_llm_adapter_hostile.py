@@ -5,6 +5,7 @@ decode, like any other: one guided retry, then a clarification."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from structlog.testing import capture_logs
 
@@ -58,3 +59,17 @@ async def test_control_and_unicode_sentences_reach_the_model_as_they_are(catalog
     assert model.requests[0]["messages"][-1] == {"role": "user", "content": sentence}
     assert intent.original_query == sentence and intent.goal == ""
     assert not [e for e in logs if "Vale" in str(e) or "ççç" in str(e)]
+
+
+async def test_an_answer_of_countless_invented_entities_makes_a_short_guided_retry(catalogue) -> None:
+    # 100,000 undeclared entities (1 MB) made a 9 MB retry prompt: each named with the goal's
+    # declared ones, and the key the model chose (as long as it liked) quoted whole.
+    entities = {f"k{i}": 1 for i in range(100_000)} | {"x" * 50_000: 1}
+    content = ('{"primary_domain": "finance", "goal": "GET_QUOTE", "confidence": 0.9, "entities": '
+               + msgspec.json.encode(entities).decode() + "}")
+    async with open_fake_openai([answer(content=content)]) as model:
+        adapter = LlmAdapter(LlmClient(LlmConfig(base_url=model.url, model="fake", api_key_env=None)), catalogue)
+        intent = await adapter.classify("qual o preço da Vale?")
+    assert intent.goal == "" and len(model.requests) == 2
+    retry = model.requests[1]["messages"][-1]["content"]
+    assert len(retry) < 4000 and "declares no such entity" in retry and "and 99993 more like these" in retry

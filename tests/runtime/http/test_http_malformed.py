@@ -57,7 +57,7 @@ async def test_a_body_that_never_finishes_arriving_gets_a_408() -> None:
         host, port = address.removeprefix("http://").rsplit(":", 1)
         with anyio.fail_after(5):
             async with await anyio.connect_tcp(host, int(port)) as stream:
-                await stream.send(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                await stream.send(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                                   b"Content-Length: 100\r\n\r\n{")
                 reply = await stream.receive()
         assert reply.startswith(b"HTTP/1.1 408"), reply[:80]

@@ -1,0 +1,57 @@
+"""Who may ask the HTTP entry from where: the checks against a web page in a person's browser.
+
+Without a token the entry serves loopback only (``serve_http_entry`` refuses anything else),
+and loopback is where a browser is too: any web page the person opens may make it send a
+request to ``http://127.0.0.1:8080``. Two checks keep such a page from running sentences:
+
+* **the body must be declared JSON** (``Content-Type: application/json``): a page may send a
+  cross-origin POST without asking first only as ``text/plain``, a form or no type at all (a
+  "simple" request), and its side effect (a run; the pipelines domain writes files) happens
+  even though the page cannot read the answer. A JSON type makes the browser ask first (a CORS
+  preflight), which the entry never grants. Checked with or without a token: every SDK sends it.
+* **without a token, the Host header must name loopback** (``localhost``, ``127.0.0.1``,
+  ``[::1]``, with any port): a page whose own name resolves to 127.0.0.1 (DNS rebinding) is
+  same-origin with the entry and could read the answers too; its requests still carry its own
+  name as their Host. A proxy that forwards another host name to a tokenless entry is refused
+  the same way (it puts the entry on the network): give the entry a token.
+
+Neither check echoes the header's value (an error names what was wrong, never the value).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+__all__ = ["is_json", "names_loopback"]
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a ``Content-Type`` header declares JSON (``application/json``, any parameters)."""
+    if not content_type:
+        return False
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json"
+
+
+def names_loopback(host: str | None) -> bool:
+    """Whether a ``Host`` header names this machine by a loopback name or address (a missing
+    one too: a browser always sends it, HTTP/1.0 clients may not)."""
+    if host is None:
+        return True
+    value = host.strip().lower()
+    if value.startswith("["):  # [::1]:8080
+        end = value.find("]")
+        if end < 0:
+            return False
+        name = value[1:end]
+    elif value.count(":") == 1:  # 127.0.0.1:8080, localhost:8080
+        name = value.partition(":")[0]
+    else:
+        name = value
+    name = name.rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):  # RFC 6761: always loopback
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
