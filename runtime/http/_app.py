@@ -11,8 +11,9 @@ Every error answers the API's own error body (``{"error": {"message", "type", "p
 decode (the message names the field, never the value), 401 without the right token, 404 for
 an unknown route, 413 for a body over the limit, 429/503/500 for a turn the runtime did not
 take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``), 415 for a body not declared
-``application/json``, 403 for a tokenless request whose Host is not loopback (``_guard``: a web
-page in the person's browser must not run sentences), 500 when the runtime behind failed
+``application/json`` sent by a browser (with an ``Origin``), 403 for a tokenless request whose
+Host or Origin is not loopback (``_guard``: a web page in the person's browser must not run
+sentences), 500 when the runtime behind failed
 (logged with its type and location, answered without its text).
 """
 
@@ -50,7 +51,7 @@ from ontoflow.protocols.chat_completions import (
 from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.http._conversations import ConversationBook
-from ontoflow.runtime.http._guard import is_json, names_loopback
+from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
 
 __all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "create_app"]
@@ -114,6 +115,11 @@ def create_app(
             return _error(403, "this entry has no token and answers loopback clients only: the Host header names "
                                "another host (a web page's DNS rebinding, or a proxy: give the entry a token)",
                           "invalid_request_error", code="host_not_allowed")
+        origin = request.headers.get("origin")
+        if expected is None and origin is not None and not origin_is_loopback(origin):
+            return _error(403, "this entry has no token and answers no web page but its own machine's: the "
+                               "Origin header names another site (give the entry a token)",
+                          "invalid_request_error", code="origin_not_allowed")
         return None
 
     def authorised(request: Request) -> bool:
@@ -134,7 +140,8 @@ def create_app(
     async def completions(request: Request) -> Response:
         if (refused := refusal(request)) is not None:
             return refused
-        if not is_json(request.headers.get("content-type")):  # a web page's "simple" POST (_guard)
+        # Only a browser sends Origin: a page's "simple" POST (_guard). curl -d and scripts do not.
+        if "origin" in request.headers and not is_json(request.headers.get("content-type")):
             return _error(415, "the request body must be JSON, sent with Content-Type: application/json",
                           "invalid_request_error")
         size = request.headers.get("content-length")

@@ -2,27 +2,31 @@
 
 Without a token the entry serves loopback only (``serve_http_entry`` refuses anything else),
 and loopback is where a browser is too: any web page the person opens may make it send a
-request to ``http://127.0.0.1:8080``. Two checks keep such a page from running sentences:
+request to ``http://127.0.0.1:8080``. Three checks keep such a page from running sentences:
 
-* **the body must be declared JSON** (``Content-Type: application/json``): a page may send a
-  cross-origin POST without asking first only as ``text/plain``, a form or no type at all (a
-  "simple" request), and its side effect (a run; the pipelines domain writes files) happens
-  even though the page cannot read the answer. A JSON type makes the browser ask first (a CORS
-  preflight), which the entry never grants. Checked with or without a token: every SDK sends it.
+* **a browser's body must be declared JSON** (``Content-Type: application/json``): a page may
+  send a cross-origin POST without asking first only as ``text/plain``, a form or no type at
+  all (a "simple" request), and its side effect (a run; the pipelines domain writes files)
+  happens even though the page cannot read the answer. A JSON type makes the browser ask first
+  (a CORS preflight), which the entry never grants. Only a request carrying ``Origin`` (which
+  every browser adds to a POST) is held to it: ``curl -d`` and scripts send no Origin and
+  often no JSON type either.
+* **without a token, an ``Origin`` must name loopback** (``http://localhost:3000``): a page
+  from any other site (or ``null``: a file, a sandboxed frame) is refused whatever it sends.
 * **without a token, the Host header must name loopback** (``localhost``, ``127.0.0.1``,
   ``[::1]``, with any port): a page whose own name resolves to 127.0.0.1 (DNS rebinding) is
   same-origin with the entry and could read the answers too; its requests still carry its own
   name as their Host. A proxy that forwards another host name to a tokenless entry is refused
   the same way (it puts the entry on the network): give the entry a token.
 
-Neither check echoes the header's value (an error names what was wrong, never the value).
+No check echoes the header's value (an error names what was wrong, never the value).
 """
 
 from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["is_json", "names_loopback"]
+__all__ = ["is_json", "names_loopback", "origin_is_loopback"]
 
 
 def is_json(content_type: str | None) -> bool:
@@ -55,3 +59,12 @@ def names_loopback(host: str | None) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def origin_is_loopback(origin: str) -> bool:
+    """Whether an ``Origin`` header (``scheme://host[:port]``) names a loopback host; ``null``
+    (a file, a sandboxed frame) and anything unparsable do not."""
+    scheme, sep, rest = origin.strip().partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest or "/" in rest:
+        return False
+    return names_loopback(rest)

@@ -1,8 +1,9 @@
 """The HTTP entry against a web page in the person's browser: on loopback it needs no token,
 so a page could make the browser send it a sentence (with ``metadata.run``: the pipelines
 domain writes files). A cross-origin POST a page may send without a CORS preflight is not
-JSON-typed, and a page reached through DNS rebinding names itself in Host: both are refused
-before anything runs, and the entry goes on serving real clients."""
+JSON-typed, a page of another site names itself in Origin, and a page reached through DNS
+rebinding names itself in Host: all are refused before anything runs, and the entry goes on
+serving real clients (a script's POST, which has no Origin, needs no JSON type)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ async def entry() -> AsyncIterator[tuple[str, Turns]]:
                                           "multipart/form-data; boundary=x"])
 async def test_a_post_a_page_may_send_without_a_preflight_runs_nothing(entry, content_type) -> None:
     address, turns = entry
-    headers = {"origin": "https://evil.example"}
+    headers = {"origin": "http://localhost:3000"}  # even a page of this machine's
     if content_type is not None:
         headers["content-type"] = content_type
     async with httpx.AsyncClient() as http:
@@ -82,3 +83,29 @@ async def test_with_a_token_any_host_may_ask_as_behind_a_proxy() -> None:
                                    headers={"content-type": "application/json", "host": "chat.example.org",
                                             "authorization": "Bearer t0ken"})
             assert fine.status_code == 200 and turns.said
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1.evil.example:80",
+                                    "file://", "http://localhost/path"])
+async def test_without_a_token_a_page_of_another_site_is_refused_unechoed(entry, origin) -> None:
+    address, turns = entry
+    async with httpx.AsyncClient() as http:
+        refused = await http.post(f"{address}/v1/chat/completions", content=BODY,
+                                  headers={"content-type": "application/json", "origin": origin})
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "origin_not_allowed"
+        assert "evil" not in refused.text
+        assert turns.said == []
+        for loopback in ("http://localhost:3000", "https://127.0.0.1", "http://[::1]:8080"):
+            fine = await http.post(f"{address}/v1/chat/completions", content=BODY,
+                                   headers={"content-type": "application/json", "origin": loopback})
+            assert fine.status_code == 200, loopback
+
+
+@pytest.mark.parametrize("content_type", [None, "application/x-www-form-urlencoded", "text/plain"])
+async def test_a_script_without_an_origin_needs_no_json_type(entry, content_type) -> None:
+    # curl -d sends a form type; a script may send none: neither is a browser.
+    address, turns = entry
+    headers = {} if content_type is None else {"content-type": content_type}
+    async with httpx.AsyncClient() as http:
+        fine = await http.post(f"{address}/v1/chat/completions", content=BODY, headers=headers)
+    assert fine.status_code == 200 and turns.said == ["export all tables and run it"]
