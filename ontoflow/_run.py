@@ -111,8 +111,11 @@ async def arun_manifest(
             against ``capabilities`` (every problem, with its path), or ``start`` is given
             for a document that is not a workflow.
         ontoflow.actors.orchestrator.AnswerRefused: when an answer is none of the candidates.
-        Exception: what a capability raised as the cluster started (a CapabilityDefinitionError
-            for a schema that does not compile, what its ``initialize()`` raised), itself.
+        ontoflow.actors.errors.CapabilityInitError: a capability's constructor or
+            ``initialize()`` raised, exited or timed out: the message names the capability and
+            the error's type and text, scrubbed (a connection URL's password), as ``ontoflow
+            run`` prints it; the original is not chained (a traceback would print its text).
+        Exception: what else a capability raised as the cluster started, itself.
     """
     hosted = _checked_arguments(document, capabilities, inputs, start, answers, slots)
     _quiet_unless_configured()
@@ -136,8 +139,10 @@ async def arun_manifest(
         sole = _sole_error(group)
         if sole is None:
             raise
-        if isinstance(sole, CapabilityInitError) and isinstance(sole.__cause__, Exception):
-            sole = sole.__cause__  # in-process, the caller's own error is theirs to see whole
+        if isinstance(sole, CapabilityInitError):
+            # Its own text only: a traceback prints a __cause__ whole (a test's failure output,
+            # a CI log), a connection URL's password with it; the text here is scrubbed.
+            raise CapabilityInitError(str(sole)) from None
         raise sole from None
     assert refused is not None
     raise refused
