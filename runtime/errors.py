@@ -5,6 +5,7 @@ The hierarchy::
     KernelError
     ├── ActorDeadError               an actor is stopped; a tell/ask cannot be delivered
     ├── ChildProcessCrashed          a supervised OS process exited non-zero or by a signal
+    │   └── ChildCannotStart         ... having said it cannot start: not restarted
     ├── RestartIntensityExceeded     a supervisor's children crashed too often; it gives up
     ├── TransportError               a socket could not be bound, connected or configured
     ├── ConfigError                  a command-line or config value is invalid
@@ -26,6 +27,7 @@ __all__ = [
     "AnswerEncodingError",
     "AnswerTooLargeError",
     "CapabilityLoadError",
+    "ChildCannotStart",
     "ChildProcessCrashed",
     "ConfigError",
     "KernelError",
@@ -59,6 +61,25 @@ class ChildProcessCrashed(KernelError):
     def __reduce__(self) -> tuple[type[ChildProcessCrashed], tuple[str, int]]:
         # Custom __init__ arguments need this to survive pickling (e.g. across processes).
         return (type(self), (self.name, self.returncode))
+
+
+class ChildCannotStart(ChildProcessCrashed):
+    """Raised when a supervised OS process exits non-zero having written why it cannot start
+    (``runtime.actor.report_cannot_start``: a capability's constructor raised): a restart
+    would fail the same way, so its supervisor does not restart it but stops and raises this.
+    The message is the child's own (a worker scrubs it; it names the capability).
+
+    Attributes:
+        reason: what the child wrote, as written.
+    """
+
+    def __init__(self, name: str, returncode: int, reason: str) -> None:
+        super().__init__(name, returncode)
+        self.args = (reason,)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[ChildCannotStart], tuple[str, int, str]]:  # type: ignore[override]
+        return (type(self), (self.name, self.returncode, self.reason))
 
 
 class RestartIntensityExceeded(KernelError):

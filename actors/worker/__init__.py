@@ -14,7 +14,12 @@ from ontoflow.actors.worker._http_bridge import (
     public_url,
 )
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
-from ontoflow.actors.worker.errors import DomainServiceAnswerError, DomainServiceError, DomainServiceUnavailable
+from ontoflow.actors.worker.errors import (
+    DomainServiceAnswerError,
+    DomainServiceError,
+    DomainServiceUnavailable,
+    PermanentInitError,
+)
 
 __all__ = [
     "DEFAULT_HEALTH_INTERVAL_S",
@@ -26,6 +31,7 @@ __all__ = [
     "DomainServiceUnavailable",
     "HostTimers",
     "HttpDomainCapability",
+    "PermanentInitError",
     "REFUSED",
     "ReconnectBackoff",
     "ServiceHealth",

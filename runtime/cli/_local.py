@@ -34,6 +34,7 @@ from ontoflow.actors.worker import (
     DEFAULT_HTTP_TIMEOUT_S,
     WORKER_SPIN_US,
     DomainServiceError,
+    PermanentInitError,
     WorkerHost,
     bridge_http_domain,
     instantiate,
@@ -43,6 +44,7 @@ from ontoflow.protocols.documents import check_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
+from ontoflow.runtime.actor import report_cannot_start
 from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._in_process import run_with_progress, stoppable
 from ontoflow.runtime.cli._shared import (
@@ -289,7 +291,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     try:
         capabilities = instantiate(classes)
     except CapabilityInitError as exc:  # its text is scrubbed; the traceback would not be
-        return fail(str(exc), EXIT_FAILED)
+        return _cannot_start(exc)
 
     async def go() -> None:
         host = WorkerHost(
@@ -319,6 +321,14 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     except (CapabilityInitError, WorkerRefusedError, BaseExceptionGroup) as exc:
         error = first_error(exc, (CapabilityInitError, WorkerRefusedError))
         if isinstance(error, CapabilityInitError):  # its text is scrubbed; the traceback would not be
-            return fail(str(error), EXIT_FAILED)
+            return _cannot_start(error)
         return fail(f"refused by the orchestrator: {error}", EXIT_FAILED)
     return EXIT_OK
+
+
+def _cannot_start(error: CapabilityInitError) -> int:
+    """Exit 1 with ``error``; one that starting again cannot help is handed to a supervising
+    parent (``ontoflow run``), which prints it once and restarts nothing."""
+    if isinstance(error, PermanentInitError) and report_cannot_start(str(error)):
+        return EXIT_FAILED
+    return fail(str(error), EXIT_FAILED)
