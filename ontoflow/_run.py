@@ -16,12 +16,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability, check_capability_classes
 from ontoflow.actors.errors import CapabilityInitError
+from ontoflow.actors.worker import run_guarded
 from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
@@ -223,6 +223,10 @@ def run_manifest(
     Raises:
         RuntimeError: when called from inside a running event loop (await
             :func:`arun_manifest` there).
+
+    A ``SystemExit`` raised by a task a capability started itself (not by a step, which fails
+    the step) is logged, ``capability_task_exited``, and the run goes on: it does not end the
+    caller's process.
         ontoflow.protocols.ManifestError: as :func:`arun_manifest`.
     """
     try:
@@ -236,4 +240,6 @@ def run_manifest(
     async def go() -> RunResult:
         return await arun_manifest(document, capabilities, inputs=inputs, start=start, answers=answers, slots=slots)
 
-    return anyio.run(go, backend="asyncio")
+    # A capability's own task that exits (sys.exit in a task spawned by initialize()) ended the
+    # caller's process with the loop: it is logged and the run goes on.
+    return run_guarded(go)

@@ -2,6 +2,7 @@
 serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
+from ontoflow.actors.worker._guarded_loop import run_guarded
 from ontoflow.actors.worker._host import WORKER_SPIN_US, WorkerHost
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, instantiate
 from ontoflow.actors.worker._http_bridge import (
@@ -42,4 +43,5 @@ __all__ = [
     "instantiate",
     "public_url",
     "read_domain_folders",
+    "run_guarded",
 ]

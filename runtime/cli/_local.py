@@ -39,6 +39,7 @@ from ontoflow.actors.worker import (
     bridge_http_domain,
     instantiate,
     read_domain_folders,
+    run_guarded,
 )
 from ontoflow.protocols.documents import check_kind
 from ontoflow.protocols.errors import ManifestError, Problem
@@ -62,6 +63,7 @@ from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, TransportError
 from ontoflow.runtime.inputs import check_inputs
 from ontoflow.runtime.loop import run as run_async
+from ontoflow.runtime.loop import tune_gc, uses_uvloop
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = [
@@ -230,7 +232,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 workflow = cluster.compile(manifest, manifest_hash=digest, worktree=_worktree(args.manifest))
                 return await run_with_progress(cluster, workflow, inputs)
 
-    return stoppable(go, as_json=args.json)
+    tune_gc()
+    # run_guarded: with --transport inproc a capability's own task that exits must not end the run.
+    return stoppable(go, as_json=args.json, loop=functools.partial(run_guarded, use_uvloop=uses_uvloop()))
 
 
 def absolute_path(path: str | None) -> str | None:
@@ -315,7 +319,9 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             await host.run()
 
     try:
-        run_async(go)
+        # Not run_async: a capability's own task that exits must not end the worker (run_guarded).
+        tune_gc()
+        run_guarded(go, use_uvloop=uses_uvloop())
     except TransportError as exc:
         return fail(str(exc), EXIT_FAILED)
     except (CapabilityInitError, WorkerRefusedError, BaseExceptionGroup) as exc:
