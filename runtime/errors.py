@@ -15,6 +15,9 @@ The hierarchy::
     ├── StartupError                 local workers did not register in time
     └── CapabilityLoadError          a capability module or file could not be loaded
 
+Beside them, ``Interrupted`` (a ``KeyboardInterrupt``): a person's stop signal raised where the
+code stood, which the capability base lets through.
+
 anyio's own resource errors (``ClosedResourceError``, ``BrokenResourceError``,
 ``WouldBlock``, ``EndOfStream``) are reused as they are.
 """
@@ -30,11 +33,19 @@ __all__ = [
     "ChildCannotStart",
     "ChildProcessCrashed",
     "ConfigError",
+    "Interrupted",
     "KernelError",
     "RestartIntensityExceeded",
     "StartupError",
     "TransportError",
 ]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised by a stop signal's handler where the code stood: a second Ctrl-C while code blocks
+    the event loop (the first one's cancellation could not run). Unlike a ``KeyboardInterrupt``
+    raised by a capability's own code, which fails its step, it is let through by the
+    capability base and the worker host, so a person pressing Ctrl-C twice gets out."""
 
 
 class KernelError(Exception):

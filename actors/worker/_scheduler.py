@@ -36,6 +36,7 @@ from ontoflow.actors.worker._inline import not_closed, resume
 from ontoflow.protocols.events import CANCELLED, FAILURE
 from ontoflow.protocols.messages import Invoke, Outcome
 from ontoflow.runtime.batching import SEND_CHUNK
+from ontoflow.runtime.errors import Interrupted
 
 __all__ = ["StepKey", "StepScheduler"]
 
@@ -259,8 +260,10 @@ class StepScheduler:
                     raise  # the host itself is being cancelled
                 if key not in self._cancel_requested:  # raised by the step, or its own task.cancel()
                     outcome = _escaped(invoke, "CancelledError")
-            except GeneratorExit:
-                raise  # this runner is being closed (``resume`` told it from a step raising one)
+            except (GeneratorExit, Interrupted):
+                # This runner is being closed (``resume`` told it from a step raising one), or a
+                # person's second Ctrl-C came while the step blocked the loop: they get out.
+                raise
             except BaseException as exc:  # noqa: BLE001 - the capability broke invoke's guarantee
                 # An ``invoke`` overridden despite ``@final``, an exit it let through: the step
                 # fails, the host and every other step in it go on.
