@@ -4,6 +4,7 @@ serves (domain folders, HTTP domain services through a bridge)."""
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
 from ontoflow.actors.worker._guarded_loop import run_guarded
 from ontoflow.actors.worker._host import WORKER_SPIN_US, WorkerHost
+from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, instantiate
 from ontoflow.actors.worker._http_bridge import (
     DEFAULT_HEALTH_INTERVAL_S,
@@ -23,6 +24,7 @@ from ontoflow.actors.worker.errors import (
 )
 
 __all__ = [
+    "DEFAULT_CANCEL_GRACE_S",
     "DEFAULT_HEALTH_INTERVAL_S",
     "DEFAULT_HTTP_TIMEOUT_S",
     "DEFAULT_INIT_TIMEOUT_S",

@@ -29,6 +29,7 @@ from ontoflow.actors.orchestrator.engine import compile_workflow
 from ontoflow.actors.intent import DomainLoadError
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections, using_connections
 from ontoflow.actors.worker import (
+    DEFAULT_CANCEL_GRACE_S,
     DEFAULT_HEALTH_INTERVAL_S,
     DEFAULT_INIT_TIMEOUT_S,
     DEFAULT_HTTP_TIMEOUT_S,
@@ -120,6 +121,10 @@ def register(subparsers: Any) -> None:
                              f"(lower latency for up to US of CPU per answer; 0: sleep at once; default {WORKER_SPIN_US})")
     worker.add_argument("--grace-s", type=float, default=5.0, metavar="SECONDS",
                         help="on SIGTERM, how long running steps may take to finish (default 5)")
+    worker.add_argument("--cancel-grace-s", type=float, default=DEFAULT_CANCEL_GRACE_S, metavar="SECONDS",
+                        help="how long a running step may take to stop after its Cancel; past it the step is answered "
+                             "cancelled (cancel_ignored), its slot given back, and it is logged and counted stuck "
+                             f"(default {DEFAULT_CANCEL_GRACE_S:g})")
     worker.add_argument("--init-timeout-s", type=float, default=DEFAULT_INIT_TIMEOUT_S, metavar="SECONDS",
                         help="how long each capability's initialize() may take before the worker stops with an "
                              f"error naming it (exit 1; 'inf': no bound; default {DEFAULT_INIT_TIMEOUT_S:g})")
@@ -256,8 +261,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         return fail("--http-timeout-s and --http-health-interval-s must be > 0 and finite")
     if not 0 < args.init_timeout_s <= math.inf:  # not "<= 0": NaN passes that
         return fail("--init-timeout-s must be a number > 0 (or inf)")
-    if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf):
-        return fail("--grace-s must be a finite number >= 0 and --reconnect-max a finite number >= 1")
+    if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf and 0 <= args.cancel_grace_s < math.inf):
+        return fail("--grace-s and --cancel-grace-s must be finite numbers >= 0 and --reconnect-max a finite number >= 1")
     domains = list(served.domains)
     checks = list(served.checks)
     classes += [c for c in served.capabilities if c not in classes]
@@ -311,6 +316,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             grace_s=args.grace_s,
             spin_us=args.spin_us,
             init_timeout_s=args.init_timeout_s,
+            cancel_grace_s=args.cancel_grace_s,
         )
         host.domains = domains
         for check in checks:  # a bridged service's /health, on the host's Ticks
