@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 
@@ -66,8 +67,9 @@ def process_child(
 ) -> ChildSpec:
     """Return a child spec that runs ``argv`` as an OS process (e.g. a local worker host).
 
-    Each start spawns the process with stdin and stdout on ``/dev/null`` (stdout belongs to
-    the command's own answer) and stderr inherited (so its JSON log lines reach ours). A zero
+    Each start spawns the process with stdin on ``/dev/null``, its stdout on our stderr
+    (stdout belongs to the command's own answer; a capability's ``print`` was lost on
+    ``/dev/null``) and stderr inherited (so its JSON log lines reach ours). A zero
     exit is a normal return; a non-zero exit or death by a signal is a crash. When the child
     is cancelled (the supervisor stops), the process gets SIGTERM, then SIGKILL after
     ``stop_grace_s`` seconds; it is always reaped.
@@ -116,7 +118,7 @@ async def _run_reporting(
     name: str, argv: list[str], env: dict[str, str], stop_grace_s: float, report: str
 ) -> None:
     process = await anyio.open_process(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=None, env=env
+        argv, stdin=subprocess.DEVNULL, stdout=_our_stderr(), stderr=None, env=env
     )
     log.info("process_started", child=name, pid=process.pid)
     try:
@@ -138,6 +140,14 @@ async def _run_reporting(
         log.warning("process_crashed", child=name, pid=process.pid, returncode=returncode)
         raise ChildProcessCrashed(name, returncode)
     log.info("process_exited", child=name, pid=process.pid)
+
+
+def _our_stderr() -> int:
+    """This process's stderr as a file descriptor (``/dev/null`` when it has none)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # none, or a stand-in without a descriptor (a test's capture)
+        return subprocess.DEVNULL
 
 
 def _reason(report: str) -> str:
