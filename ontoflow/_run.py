@@ -21,8 +21,8 @@ import structlog
 
 from ontoflow.actors.capability import Capability, check_capability_classes
 from ontoflow.actors.errors import CapabilityInitError
-from ontoflow.actors.worker import run_guarded
 from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
+from ontoflow.actors.worker import run_guarded
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.embedded import Asked, LocalCluster, open_local_cluster
