@@ -12,7 +12,8 @@ The public face for capability authors. Everything a capability and its tests ne
 
 and :func:`run_manifest` runs a workflow manifest (or a plan, or a pipeline) in this process,
 with the capabilities given, and returns its :class:`RunResult` — what a test of a capability
-or a manifest calls. The runtime's own packages are ``ontoflow.protocols`` (what is said),
+or a manifest calls; a capability that cannot start (its constructor or ``initialize()``
+raised) raises :class:`CapabilityInitError`, naming it, its text scrubbed. The runtime's own packages are ``ontoflow.protocols`` (what is said),
 ``ontoflow.runtime`` (what runs it) and ``ontoflow.actors`` (who says it).
 """
 
@@ -23,6 +24,7 @@ from importlib.metadata import version as _version
 
 from ontoflow._run import arun_manifest, run_manifest
 from ontoflow.actors.capability import Capability, PermanentError, Result, TransientError
+from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.protocols import CapabilityMetadata, Observation, Segment, StepContext
 
@@ -33,6 +35,7 @@ except _PackageNotFoundError:  # run from a source tree that was never installed
 
 __all__ = [
     "Capability",
+    "CapabilityInitError",
     "CapabilityMetadata",
     "Observation",
     "PermanentError",

@@ -16,13 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability, check_capability_classes
 from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_document, document_kind
+from ontoflow.actors.worker import run_guarded
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.embedded import Asked, LocalCluster, open_local_cluster
@@ -111,8 +111,11 @@ async def arun_manifest(
             against ``capabilities`` (every problem, with its path), or ``start`` is given
             for a document that is not a workflow.
         ontoflow.actors.orchestrator.AnswerRefused: when an answer is none of the candidates.
-        Exception: what a capability raised as the cluster started (a CapabilityDefinitionError
-            for a schema that does not compile, what its ``initialize()`` raised), itself.
+        ontoflow.actors.errors.CapabilityInitError: a capability's constructor or
+            ``initialize()`` raised, exited or timed out: the message names the capability and
+            the error's type and text, scrubbed (a connection URL's password), as ``ontoflow
+            run`` prints it; the original is not chained (a traceback would print its text).
+        Exception: what else a capability raised as the cluster started, itself.
     """
     hosted = _checked_arguments(document, capabilities, inputs, start, answers, slots)
     _quiet_unless_configured()
@@ -136,8 +139,10 @@ async def arun_manifest(
         sole = _sole_error(group)
         if sole is None:
             raise
-        if isinstance(sole, CapabilityInitError) and isinstance(sole.__cause__, Exception):
-            sole = sole.__cause__  # in-process, the caller's own error is theirs to see whole
+        if isinstance(sole, CapabilityInitError):
+            # Its own text only: a traceback prints a __cause__ whole (a test's failure output,
+            # a CI log), a connection URL's password with it; the text here is scrubbed.
+            raise CapabilityInitError(str(sole)) from None
         raise sole from None
     assert refused is not None
     raise refused
@@ -218,6 +223,10 @@ def run_manifest(
     Raises:
         RuntimeError: when called from inside a running event loop (await
             :func:`arun_manifest` there).
+
+    A ``SystemExit`` raised by a task a capability started itself (not by a step, which fails
+    the step) is logged, ``capability_task_exited``, and the run goes on: it does not end the
+    caller's process.
         ontoflow.protocols.ManifestError: as :func:`arun_manifest`.
     """
     try:
@@ -231,4 +240,6 @@ def run_manifest(
     async def go() -> RunResult:
         return await arun_manifest(document, capabilities, inputs=inputs, start=start, answers=answers, slots=slots)
 
-    return anyio.run(go, backend="asyncio")
+    # A capability's own task that exits (sys.exit in a task spawned by initialize()) ended the
+    # caller's process with the loop: it is logged and the run goes on.
+    return run_guarded(go)

@@ -5,6 +5,7 @@ The hierarchy::
     KernelError
     ├── ActorDeadError               an actor is stopped; a tell/ask cannot be delivered
     ├── ChildProcessCrashed          a supervised OS process exited non-zero or by a signal
+    │   └── ChildCannotStart         ... having said it cannot start: not restarted
     ├── RestartIntensityExceeded     a supervisor's children crashed too often; it gives up
     ├── TransportError               a socket could not be bound, connected or configured
     ├── ConfigError                  a command-line or config value is invalid
@@ -13,6 +14,9 @@ The hierarchy::
     │   └── AnswerEncodingError      its content-encoding is not read, or it is not what it says
     ├── StartupError                 local workers did not register in time
     └── CapabilityLoadError          a capability module or file could not be loaded
+
+Beside them, ``Interrupted`` (a ``KeyboardInterrupt``): a person's stop signal raised where the
+code stood, which the capability base lets through.
 
 anyio's own resource errors (``ClosedResourceError``, ``BrokenResourceError``,
 ``WouldBlock``, ``EndOfStream``) are reused as they are.
@@ -26,13 +30,22 @@ __all__ = [
     "AnswerEncodingError",
     "AnswerTooLargeError",
     "CapabilityLoadError",
+    "ChildCannotStart",
     "ChildProcessCrashed",
     "ConfigError",
+    "Interrupted",
     "KernelError",
     "RestartIntensityExceeded",
     "StartupError",
     "TransportError",
 ]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised by a stop signal's handler where the code stood: a second Ctrl-C while code blocks
+    the event loop (the first one's cancellation could not run). Unlike a ``KeyboardInterrupt``
+    raised by a capability's own code, which fails its step, it is let through by the
+    capability base and the worker host, so a person pressing Ctrl-C twice gets out."""
 
 
 class KernelError(Exception):
@@ -59,6 +72,25 @@ class ChildProcessCrashed(KernelError):
     def __reduce__(self) -> tuple[type[ChildProcessCrashed], tuple[str, int]]:
         # Custom __init__ arguments need this to survive pickling (e.g. across processes).
         return (type(self), (self.name, self.returncode))
+
+
+class ChildCannotStart(ChildProcessCrashed):
+    """Raised when a supervised OS process exits non-zero having written why it cannot start
+    (``runtime.actor.report_cannot_start``: a capability's constructor raised): a restart
+    would fail the same way, so its supervisor does not restart it but stops and raises this.
+    The message is the child's own (a worker scrubs it; it names the capability).
+
+    Attributes:
+        reason: what the child wrote, as written.
+    """
+
+    def __init__(self, name: str, returncode: int, reason: str) -> None:
+        super().__init__(name, returncode)
+        self.args = (reason,)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[ChildCannotStart], tuple[str, int, str]]:  # type: ignore[override]
+        return (type(self), (self.name, self.returncode, self.reason))
 
 
 class RestartIntensityExceeded(KernelError):

@@ -5,7 +5,9 @@ zero-exception guarantee) except a cancellation, which must reach whoever cancel
 from the orchestrator, a host that stops, an outer deadline. ``SystemExit`` (a library calling
 ``sys.exit``), ``KeyboardInterrupt`` raised by code, a ``CancelledError`` no one asked for (a
 future cancelled elsewhere and awaited here) are the capability's own failures: let through,
-they ended the whole worker process and every step in it.
+they ended the whole worker process and every step in it. A person's stop signal raised where
+the code stood (``runtime.errors.Interrupted``: a second Ctrl-C while a step blocks the event
+loop) is not the capability's: it propagates, so the person gets out.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import asyncio
 
 import anyio
 
+from ontoflow.runtime.errors import Interrupted
+
 __all__ = ["must_propagate"]
 
 
@@ -21,7 +25,8 @@ def must_propagate(exc: BaseException) -> bool:
     """Whether ``exc``, raised out of a capability's code, must propagate rather than become
     a failed step.
 
-    True for ``GeneratorExit`` (the coroutine is being closed: it may not go on) and for a
+    True for ``GeneratorExit`` (the coroutine is being closed: it may not go on), for
+    ``Interrupted`` (a person's stop signal, raised where the code stood) and for a
     cancellation of the running task: on asyncio a ``CancelledError`` while the task has a
     cancellation pending (``Task.cancelling()``, what ``Task.cancel`` and anyio's cancel
     scopes count); on another backend every cancellation, as there is no such count to read.
@@ -32,7 +37,7 @@ def must_propagate(exc: BaseException) -> bool:
     Returns:
         True to re-raise, False to report it as the step's failure.
     """
-    if isinstance(exc, GeneratorExit):
+    if isinstance(exc, (GeneratorExit, Interrupted)):
         return True
     if not isinstance(exc, anyio.get_cancelled_exc_class()):
         return False

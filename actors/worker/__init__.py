@@ -2,7 +2,9 @@
 serves (domain folders, HTTP domain services through a bridge)."""
 
 from ontoflow.actors.worker._announce import DomainAnnouncement, announced, read_domain_folders
+from ontoflow.actors.worker._guarded_loop import run_guarded
 from ontoflow.actors.worker._host import WORKER_SPIN_US, WorkerHost
+from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, instantiate
 from ontoflow.actors.worker._http_bridge import (
     DEFAULT_HEALTH_INTERVAL_S,
@@ -14,9 +16,15 @@ from ontoflow.actors.worker._http_bridge import (
     public_url,
 )
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
-from ontoflow.actors.worker.errors import DomainServiceAnswerError, DomainServiceError, DomainServiceUnavailable
+from ontoflow.actors.worker.errors import (
+    DomainServiceAnswerError,
+    DomainServiceError,
+    DomainServiceUnavailable,
+    PermanentInitError,
+)
 
 __all__ = [
+    "DEFAULT_CANCEL_GRACE_S",
     "DEFAULT_HEALTH_INTERVAL_S",
     "DEFAULT_HTTP_TIMEOUT_S",
     "DEFAULT_INIT_TIMEOUT_S",
@@ -26,6 +34,7 @@ __all__ = [
     "DomainServiceUnavailable",
     "HostTimers",
     "HttpDomainCapability",
+    "PermanentInitError",
     "REFUSED",
     "ReconnectBackoff",
     "ServiceHealth",
@@ -36,4 +45,5 @@ __all__ = [
     "instantiate",
     "public_url",
     "read_domain_folders",
+    "run_guarded",
 ]

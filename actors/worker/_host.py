@@ -6,8 +6,8 @@ its mailbox is the current session's DEALER, drained in batches by the step runn
 :class:`~actors.worker._scheduler.StepScheduler` (one at a time, through ``pump``); each
 message is dispatched with ``match`` in :meth:`WorkerHost.receive`; time arrives as
 :class:`~runtime.actor.Tick` messages (heartbeats and the orchestrator's silence are decided
-on them, ``Session.on_tick``; a Tick also starts the perceptions due). Answers leave in
-batches: with the outbox's flush when the queue runs dry (or every ``SEND_CHUNK`` steps).
+on them, ``Session.on_tick``; a Tick also starts the perceptions due and answers the steps
+that ignored their Cancel past its grace). Answers leave in batches (``SEND_CHUNK``).
 
 Sessions (the Paranoid Pirate worker of the ZeroMQ guide): the connection to the orchestrator
 is a session (``_session.py``) on a fresh DEALER; the runners outlive it. When the orchestrator
@@ -39,7 +39,7 @@ import structlog
 
 from ontoflow.actors.capability import Capability, observe, shut_down
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
-from ontoflow.actors.worker._scheduler import StepScheduler
+from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
@@ -53,8 +53,7 @@ __all__ = ["WorkerHost"]
 
 log = structlog.get_logger()
 
-#: Seconds running steps may take to finish after SIGTERM (``grace_s``).
-DEFAULT_GRACE_S = 5.0
+DEFAULT_GRACE_S = 5.0  #: seconds running steps may take to finish after SIGTERM (``grace_s``)
 
 #: The least time each capability's ``shutdown()`` gets (more with a longer ``grace_s``).
 SHUTDOWN_MIN_S = 5.0
@@ -86,6 +85,7 @@ class WorkerHost(BatchActor):
         grace_s: how long running steps may take to finish when draining on a signal.
         spin_us: how long to poll the socket after sending answers before parking (0: never).
         init_timeout_s: the most each ``initialize()`` may take (``run`` raises past it; inf: none).
+        cancel_grace_s: how long a step may take to stop after its Cancel (``abandon_overdue``).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -93,12 +93,10 @@ class WorkerHost(BatchActor):
 
     Raises:
         CapabilityDefinitionError: two capabilities with one id, or one whose class is not sound
-            (``capability.check_hosted``); from ``run``: WorkerRefusedError, when the
-            orchestrator answers ``Disconnect`` (the reason is in it).
+            (``capability.check_hosted``); from ``run``: WorkerRefusedError (``Disconnect``).
     """
 
-    #: Domain manifests (plain maps) announced with the capabilities in every ``Ready``; set
-    #: before ``run`` (``actors.worker.read_domain_folders``, ``bridge_http_domain``).
+    #: Domain manifests announced in every ``Ready``; set before ``run`` (``read_domain_folders``...).
     domains: Sequence[dict[str, Any]] = ()
 
     def __init__(
@@ -120,6 +118,7 @@ class WorkerHost(BatchActor):
         grace_s: float = DEFAULT_GRACE_S,
         spin_us: int = WORKER_SPIN_US,
         init_timeout_s: float = DEFAULT_INIT_TIMEOUT_S,
+        cancel_grace_s: float = DEFAULT_CANCEL_GRACE_S,
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
@@ -136,7 +135,7 @@ class WorkerHost(BatchActor):
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
         self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, flush=self.outbox.flush,
-                                   hold=self.outbox.holding)
+                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)))
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._answers = AnswerBook()
         self._session: Session | None = None  # the welcomed session, if any
@@ -229,8 +228,8 @@ class WorkerHost(BatchActor):
         return left
 
     def statistics(self) -> dict[str, int]:
-        """Counts for observability: sessions opened, steps running, answers held back."""
-        return {"sessions": self.sessions, "running": len(self.steps), **self._answers.statistics()}
+        """Counts: sessions opened, steps running, steps ``stuck`` (ignored their Cancel), answers held."""
+        return {"sessions": self.sessions, "running": len(self.steps), "stuck": self.steps.stuck, **self._answers.statistics()}
 
     async def _connection_loop(self) -> None:
         while True:
@@ -253,11 +252,12 @@ class WorkerHost(BatchActor):
                 if refusal is not None:
                     self.answer(refusal)
             case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
-                self.steps.cancel((run_id, step_id, attempt))
+                self.steps.cancel((run_id, step_id, attempt), now)
             case Heartbeat():
                 pass
             case Tick(now_ms=tick_now):
                 self.timers.on_tick(tick_now)
+                self.steps.abandon_overdue(tick_now)
                 if self._perceive_due:
                     self._perceive(tick_now)
                 session = self._current
@@ -363,10 +363,10 @@ class WorkerHost(BatchActor):
         self.registered = anyio.Event()
 
     def _prune(self, last_heard_ms: int) -> None:
-        """Forget answers sent more than a liveness window plus one interval before the
-        orchestrator was last heard from (on ``monotonic_ms``), while a session is welcomed: it
-        kept talking that long after them, so it had them (counted from "now", an orchestrator
-        that lags, or died, could lose one). Between sessions nothing is forgotten."""
+        """Forget answers sent more than a liveness window plus one interval before the orchestrator
+        was last heard from (``monotonic_ms``), while a session is welcomed: it kept talking that long
+        after them, so it had them (counted from "now", one that lags, or died, could lose one).
+        Between sessions nothing is forgotten."""
         self._answers.prune(last_heard_ms / 1000 - self.heartbeat_s * (self.liveness + 1))
 
     # -- answers -------------------------------------------------------------------------------

@@ -19,9 +19,11 @@ from collections.abc import Sequence
 import anyio
 
 from ontoflow.actors.capability import (
-    BLOCKED_GRACE_S, Capability, check_hosted, must_propagate, result_bytes_for, scrub, watch_blocking,
+    BLOCKED_GRACE_S, Capability, ErrorClass, check_hosted, classify_error, must_propagate, result_bytes_for, scrub,
+    watch_blocking,
 )
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
+from ontoflow.actors.worker.errors import PermanentInitError
 
 __all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize", "instantiate"]
 
@@ -35,7 +37,8 @@ def instantiate(classes: Sequence[type[Capability]]) -> list[Capability]:
     where a traceback quoted the text whole (a connection URL with its password).
 
     Raises:
-        CapabilityInitError: when a constructor raises or exits, the original as its ``__cause__``.
+        PermanentInitError: when a constructor raises or exits, the original as its
+            ``__cause__`` (a constructor is plain code: made again, it raises again).
     """
     made = []
     for cls in classes:
@@ -44,7 +47,7 @@ def instantiate(classes: Sequence[type[Capability]]) -> list[Capability]:
         except BaseException as exc:  # a sys.exit too; a cancellation cannot happen here (no await)
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            raise CapabilityInitError(f"capability {cls.metadata.id!r} could not be made: {_error_text(exc)}") from exc
+            raise PermanentInitError(f"capability {cls.metadata.id!r} could not be made: {_error_text(exc)}") from exc
     return made
 
 
@@ -105,7 +108,8 @@ async def initialize(
         CapabilityInitError: when ``initialize()`` raises, exits or is interrupted (only a
             cancellation of the caller propagates as itself), the original as its
             ``__cause__``; or when it has not returned within ``timeout_s`` (it is cancelled)
-            or returns after it (it blocked the event loop).
+            or returns after it (it blocked the event loop). A ``PermanentInitError`` when
+            what it raised is not transient (``classify_error``): starting again cannot help.
     """
     capability = type(cap).metadata.id
     deadline = anyio.current_time() + timeout_s
@@ -120,8 +124,8 @@ async def initialize(
             raise
         if scope.cancel_called:  # raised in reaction to our bound (a wrapped cancellation)
             raise _too_long(capability, timeout_s) from exc
-        raise CapabilityInitError(f"capability {capability!r} could not initialise: "
-                                  f"{_error_text(exc, list(cap.secrets))}") from exc
+        kind = CapabilityInitError if classify_error(exc) is ErrorClass.TRANSIENT else PermanentInitError
+        raise kind(f"capability {capability!r} could not initialise: {_error_text(exc, list(cap.secrets))}") from exc
     if scope.cancel_called or anyio.current_time() >= deadline:
         raise _too_long(capability, timeout_s)
 

@@ -16,6 +16,14 @@ whole no-op step) that take turns at two jobs:
 ``cancel`` stops exactly its step: a queued one never starts, a running one gets its runner
 task cancelled (``Task.cancel``, taken back with ``uncancel`` once the step is over; an anyio
 cancel scope per step would cost a third of a no-op step) and is answered ``cancelled``.
+
+A step that ignores its Cancel (catches the cancellation and goes on) held its slot for good,
+unanswered: the orchestrator kept the slot taken too, and the worker served with one slot less,
+silently. ``abandon_overdue`` (on the host's Ticks) answers a step still running
+``cancel_grace_ms`` after its Cancel (``cancelled``, reason ``cancel_ignored``), gives its slot
+back with a new runner in place of the one it holds, logs ``step_cancel_ignored`` and counts
+it in ``stuck`` until it ends (its late answer is dropped), as a Temporal workflow moves on
+from an activity that ignores its cancellation while the activity runs on.
 """
 
 from __future__ import annotations
@@ -36,13 +44,19 @@ from ontoflow.actors.worker._inline import not_closed, resume
 from ontoflow.protocols.events import CANCELLED, FAILURE
 from ontoflow.protocols.messages import Invoke, Outcome
 from ontoflow.runtime.batching import SEND_CHUNK
+from ontoflow.runtime.errors import Interrupted
 
-__all__ = ["StepKey", "StepScheduler"]
+__all__ = ["DEFAULT_CANCEL_GRACE_MS", "DEFAULT_CANCEL_GRACE_S", "StepKey", "StepScheduler"]
 
 log = structlog.get_logger()
 
 #: An attempt: (run id, step id, attempt number).
 StepKey = tuple[str, str, int]
+
+#: How long a running step may take to stop after its Cancel before it is answered and its
+#: slot given back (``ontoflow worker --cancel-grace-s``).
+DEFAULT_CANCEL_GRACE_MS = 10_000
+DEFAULT_CANCEL_GRACE_S = DEFAULT_CANCEL_GRACE_MS / 1000
 
 
 class StepScheduler:
@@ -58,6 +72,8 @@ class StepScheduler:
         hold: entered around the ``answer`` that ``flush`` follows at once (the host's
             ``Outbox.holding``: that answer needs no flush of its own at the end of the
             event-loop turn, which would cost the loop one more trip per step).
+        cancel_grace_ms: how long a running step may take to stop after its Cancel
+            (``abandon_overdue``).
     """
 
     def __init__(
@@ -68,6 +84,7 @@ class StepScheduler:
         answer: Callable[[Outcome], None],
         flush: Callable[[], None] = lambda: None,
         hold: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
+        cancel_grace_ms: int = DEFAULT_CANCEL_GRACE_MS,
     ) -> None:
         if slots < 1:
             raise ValueError(f"slots must be >= 1, got {slots}")
@@ -90,6 +107,10 @@ class StepScheduler:
         self._back_to_back = 0  # steps answered without waiting since the last flush
         #: Whether INFO log lines are on, passed to every step (None: each step asks the logger).
         self.verbose: bool | None = None
+        self.cancel_grace_ms = cancel_grace_ms
+        self._cancel_due: dict[StepKey, int] = {}  # running steps cancelled -> when their grace ends
+        self._abandoned: set[StepKey] = set()  # answered after ignoring their Cancel, still running
+        self._group: anyio.abc.TaskGroup | None = None  # the runners' (a replacement joins it)
 
     # -- what the host calls ------------------------------------------------------------------
 
@@ -144,14 +165,45 @@ class StepScheduler:
             self._wake_runner()
         return True
 
-    def cancel(self, key: StepKey) -> None:
-        """Cancel a running or queued attempt (an unknown one is already over: nothing to do)."""
+    def cancel(self, key: StepKey, now_ms: int | None = None) -> None:
+        """Cancel a running or queued attempt (an unknown one is already over: nothing to do);
+        a running one has until ``now_ms`` plus the grace to stop (``abandon_overdue``)."""
         if key not in self._running or key in self._cancel_requested:
             return
         self._cancel_requested.add(key)
         runner = self._running[key]
         if runner is not None:
             runner.cancel()  # the step is the only thing this runner awaits right now
+            if now_ms is not None:
+                self._cancel_due[key] = now_ms + self.cancel_grace_ms
+
+    @property
+    def stuck(self) -> int:
+        """Steps answered after ignoring their Cancel past the grace, still running."""
+        return len(self._abandoned)
+
+    def abandon_overdue(self, now_ms: int) -> None:
+        """Answer every step still running past its Cancel's grace, give its slot back (a new
+        runner takes the place of the one it holds) and log it (see the module docstring)."""
+        if not self._cancel_due:  # the usual Tick
+            return
+        for key, due in list(self._cancel_due.items()):
+            if now_ms < due:
+                continue
+            del self._cancel_due[key]
+            if self._running.get(key) is None or self._group is None:
+                continue  # ended meanwhile
+            del self._running[key]  # off the books: a Ready no longer lists it
+            self._abandoned.add(key)
+            self._busy -= 1
+            self._group.start_soon(self.runner)
+            log.error("step_cancel_ignored", run_id=key[0], step_id=key[1], attempt=key[2],
+                      grace_s=self.cancel_grace_ms / 1000, stuck=len(self._abandoned))
+            self._answer(Outcome(run_id=key[0], step_id=key[1], attempt=key[2], event=CANCELLED, reason="cancel_ignored",
+                                 error=f"the step did not stop within {self.cancel_grace_ms / 1000:g} s of its Cancel: "
+                                       "answered without it, it still runs on its worker"))
+            if self._quiet is not None and not self._busy:
+                self._quiet.set()
 
     def close(self) -> None:
         """Start no step any more (a draining host): the queued ones stay unanswered."""
@@ -171,9 +223,9 @@ class StepScheduler:
 
     async def run(self) -> None:
         """Run the ``slots + 1`` runners until cancelled."""
-        async with anyio.create_task_group() as tg:
+        async with anyio.create_task_group() as self._group:
             for _ in range(self.slots + 1):  # one more: someone can always read the mailbox
-                tg.start_soon(self.runner)
+                self._group.start_soon(self.runner)
 
     # -- the runners ---------------------------------------------------------------------------
 
@@ -206,7 +258,8 @@ class StepScheduler:
         assert task is not None
         while True:
             if queue and self._busy < self.slots and not self._closed:
-                await self._run_next(queue.popleft(), task)
+                if await self._run_next(queue.popleft(), task):
+                    return  # it ran a step answered without it: another runner took its place
                 continue
             reader = self._reader
             if reader is not None and not self._receiving:
@@ -226,13 +279,14 @@ class StepScheduler:
                 elif wake in self._idle:  # cancelled while parked (the host stops): no longer idle
                     self._idle.remove(wake)
 
-    async def _run_next(self, invoke: Invoke, task: asyncio.Task[Any]) -> None:
+    async def _run_next(self, invoke: Invoke, task: asyncio.Task[Any]) -> bool:
         """Run one queued step in ``task`` (the calling runner), unless it was cancelled while
-        queued, and answer it."""
+        queued, and answer it; True when it had been answered without it (``abandon_overdue``):
+        the runner then ends, replaced."""
         key = (invoke.run_id, invoke.step_id, invoke.attempt)
         running = self._running
         if key not in running:
-            return
+            return False
         outcome: Outcome | None = None
         waited = False
         if key not in self._cancel_requested:  # else cancelled while queued: never started
@@ -259,20 +313,28 @@ class StepScheduler:
                     raise  # the host itself is being cancelled
                 if key not in self._cancel_requested:  # raised by the step, or its own task.cancel()
                     outcome = _escaped(invoke, "CancelledError")
-            except GeneratorExit:
-                raise  # this runner is being closed (``resume`` told it from a step raising one)
+            except (GeneratorExit, Interrupted):
+                # This runner is being closed (``resume`` told it from a step raising one), or a
+                # person's second Ctrl-C came while the step blocked the loop: they get out.
+                raise
             except BaseException as exc:  # noqa: BLE001 - the capability broke invoke's guarantee
                 # An ``invoke`` overridden despite ``@final``, an exit it let through: the step
                 # fails, the host and every other step in it go on.
                 raised = exc.__cause__ if isinstance(exc.__cause__, GeneratorExit) else exc  # see not_closed
                 outcome = _escaped(invoke, type(raised).__name__)
             finally:
-                self._busy -= 1
+                abandoned = bool(self._abandoned) and key in self._abandoned  # its slot was given back already
+                if not abandoned:
+                    self._busy -= 1
                 if key in self._cancel_requested:
                     # Take back exactly the cancellation this scheduler asked for (whether the
                     # step saw it or finished first), so the runner is not left "cancelling".
                     task.uncancel()
+            if abandoned:
+                return self._ended_abandoned(key)
         self._cancel_requested.discard(key)
+        if self._cancel_due:
+            self._cancel_due.pop(key, None)
         running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
         if task.cancelling() and not _host_stops():
             await _take_back(task)  # the step cancelled its own task: that must not end the runner
@@ -294,6 +356,14 @@ class StepScheduler:
                 self._flush()
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
+        return False
+
+    def _ended_abandoned(self, key: StepKey) -> bool:
+        """A step answered without it (``abandon_overdue``) ended at last: its outcome is dropped."""
+        self._abandoned.discard(key)
+        self._cancel_requested.discard(key)
+        log.warning("stuck_step_ended", run_id=key[0], step_id=key[1], attempt=key[2], stuck=len(self._abandoned))
+        return True
 
 
 def _host_stops() -> bool:

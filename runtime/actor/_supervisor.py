@@ -14,7 +14,7 @@ import structlog
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.lowlevel import checkpoint
 
-from ontoflow.runtime.errors import RestartIntensityExceeded
+from ontoflow.runtime.errors import ChildCannotStart, RestartIntensityExceeded
 
 __all__ = ["ChildSpec", "RestartPolicy", "Supervisor", "SupervisorStatistics"]
 
@@ -91,7 +91,9 @@ class Supervisor:
 
     When more than ``max_restarts`` restarts happen within ``within_s`` seconds, the
     supervisor logs ``restart_intensity_exceeded``, cancels every child and raises
-    ``RestartIntensityExceeded`` out of ``run``, so that its own parent can decide.
+    ``RestartIntensityExceeded`` out of ``run``, so that its own parent can decide. A child
+    that ends in ``ChildCannotStart`` (it said a restart would fail the same way) is not
+    restarted whatever its policy: the supervisor stops the same way and raises that error.
 
     Args:
         children: the child specs, started in this order and stopped in reverse order.
@@ -125,7 +127,7 @@ class Supervisor:
         self._name = name
         self._children: dict[str, _Child] = {}
         self._restart_times: deque[float] = deque()
-        self._failure: RestartIntensityExceeded | None = None
+        self._failure: RestartIntensityExceeded | ChildCannotStart | None = None
         self._stop_requested: anyio.Event | None = None
         self._finished: anyio.Event | None = None
 
@@ -143,6 +145,7 @@ class Supervisor:
 
         Raises:
             RestartIntensityExceeded: when the children crashed too often.
+            runtime.errors.ChildCannotStart: when a child said it cannot start.
             RuntimeError: when it is already running.
         """
         if self._finished is not None and not self._finished.is_set():
@@ -202,6 +205,12 @@ class Supervisor:
                     child.running = True
                     try:
                         await spec.start()
+                    except ChildCannotStart as exc:
+                        # A restart runs the same code and fails the same way: the parent decides.
+                        log.info("child_cannot_start", supervisor=self._name, child=spec.name)
+                        self._failure = exc
+                        tg.cancel_scope.cancel()
+                        return
                     except Exception as exc:
                         crashed = True
                         # The type only: an exception's text may carry parameter values.

@@ -10,7 +10,9 @@ nothing (its result and exit code stand).
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -101,7 +103,10 @@ def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: b
     with STOP.installed():
         try:
             try:
-                ended = loop(started)
+                # A capability in this process (--transport inproc) that prints must not mix its
+                # lines into the answer (a --json object): stdout is the answer's, after the run.
+                with contextlib.redirect_stdout(sys.stderr):
+                    ended = loop(started)
             except (KernelError, CapabilityInitError, BaseExceptionGroup) as exc:  # their text is scrubbed; a traceback's is not
                 return fail(str(first_error(exc, (KernelError, CapabilityInitError))), EXIT_FAILED)
             finally:

@@ -29,20 +29,24 @@ from ontoflow.actors.orchestrator.engine import compile_workflow
 from ontoflow.actors.intent import DomainLoadError
 from ontoflow.actors.pipelines import ConnectionResolutionError, load_connections, using_connections
 from ontoflow.actors.worker import (
+    DEFAULT_CANCEL_GRACE_S,
     DEFAULT_HEALTH_INTERVAL_S,
     DEFAULT_INIT_TIMEOUT_S,
     DEFAULT_HTTP_TIMEOUT_S,
     WORKER_SPIN_US,
     DomainServiceError,
+    PermanentInitError,
     WorkerHost,
     bridge_http_domain,
     instantiate,
     read_domain_folders,
+    run_guarded,
 )
 from ontoflow.protocols.documents import check_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
+from ontoflow.runtime.actor import report_cannot_start
 from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._in_process import run_with_progress, stoppable
 from ontoflow.runtime.cli._shared import (
@@ -60,6 +64,7 @@ from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, TransportError
 from ontoflow.runtime.inputs import check_inputs
 from ontoflow.runtime.loop import run as run_async
+from ontoflow.runtime.loop import tune_gc, uses_uvloop
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = [
@@ -116,6 +121,10 @@ def register(subparsers: Any) -> None:
                              f"(lower latency for up to US of CPU per answer; 0: sleep at once; default {WORKER_SPIN_US})")
     worker.add_argument("--grace-s", type=float, default=5.0, metavar="SECONDS",
                         help="on SIGTERM, how long running steps may take to finish (default 5)")
+    worker.add_argument("--cancel-grace-s", type=float, default=DEFAULT_CANCEL_GRACE_S, metavar="SECONDS",
+                        help="how long a running step may take to stop after its Cancel; past it the step is answered "
+                             "cancelled (cancel_ignored), its slot given back, and it is logged and counted stuck "
+                             f"(default {DEFAULT_CANCEL_GRACE_S:g})")
     worker.add_argument("--init-timeout-s", type=float, default=DEFAULT_INIT_TIMEOUT_S, metavar="SECONDS",
                         help="how long each capability's initialize() may take before the worker stops with an "
                              f"error naming it (exit 1; 'inf': no bound; default {DEFAULT_INIT_TIMEOUT_S:g})")
@@ -228,7 +237,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 workflow = cluster.compile(manifest, manifest_hash=digest, worktree=_worktree(args.manifest))
                 return await run_with_progress(cluster, workflow, inputs)
 
-    return stoppable(go, as_json=args.json)
+    tune_gc()
+    # run_guarded: with --transport inproc a capability's own task that exits must not end the run.
+    return stoppable(go, as_json=args.json, loop=functools.partial(run_guarded, use_uvloop=uses_uvloop()))
 
 
 def absolute_path(path: str | None) -> str | None:
@@ -250,8 +261,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         return fail("--http-timeout-s and --http-health-interval-s must be > 0 and finite")
     if not 0 < args.init_timeout_s <= math.inf:  # not "<= 0": NaN passes that
         return fail("--init-timeout-s must be a number > 0 (or inf)")
-    if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf):
-        return fail("--grace-s must be a finite number >= 0 and --reconnect-max a finite number >= 1")
+    if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf and 0 <= args.cancel_grace_s < math.inf):
+        return fail("--grace-s and --cancel-grace-s must be finite numbers >= 0 and --reconnect-max a finite number >= 1")
     domains = list(served.domains)
     checks = list(served.checks)
     classes += [c for c in served.capabilities if c not in classes]
@@ -289,7 +300,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     try:
         capabilities = instantiate(classes)
     except CapabilityInitError as exc:  # its text is scrubbed; the traceback would not be
-        return fail(str(exc), EXIT_FAILED)
+        return _cannot_start(exc)
 
     async def go() -> None:
         host = WorkerHost(
@@ -305,6 +316,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             grace_s=args.grace_s,
             spin_us=args.spin_us,
             init_timeout_s=args.init_timeout_s,
+            cancel_grace_s=args.cancel_grace_s,
         )
         host.domains = domains
         for check in checks:  # a bridged service's /health, on the host's Ticks
@@ -313,12 +325,22 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             await host.run()
 
     try:
-        run_async(go)
+        # Not run_async: a capability's own task that exits must not end the worker (run_guarded).
+        tune_gc()
+        run_guarded(go, use_uvloop=uses_uvloop())
     except TransportError as exc:
         return fail(str(exc), EXIT_FAILED)
     except (CapabilityInitError, WorkerRefusedError, BaseExceptionGroup) as exc:
         error = first_error(exc, (CapabilityInitError, WorkerRefusedError))
         if isinstance(error, CapabilityInitError):  # its text is scrubbed; the traceback would not be
-            return fail(str(error), EXIT_FAILED)
+            return _cannot_start(error)
         return fail(f"refused by the orchestrator: {error}", EXIT_FAILED)
     return EXIT_OK
+
+
+def _cannot_start(error: CapabilityInitError) -> int:
+    """Exit 1 with ``error``; one that starting again cannot help is handed to a supervising
+    parent (``ontoflow run``), which prints it once and restarts nothing."""
+    if isinstance(error, PermanentInitError) and report_cannot_start(str(error)):
+        return EXIT_FAILED
+    return fail(str(error), EXIT_FAILED)

@@ -13,6 +13,12 @@ A signal that comes once the command has its answer changes nothing: a run that 
 it (the signal came during the shutdown after the run, or while the answer was printed) is
 printed as it ended, with its exit code (0 when it completed). A second signal while the
 cluster shuts down does not cut the shutdown short (it is bounded: a worker process has 5 s).
+But a second signal that comes before the event loop ran once since the first (code blocks
+the loop: a capability's ``execute`` in this process, ``--transport inproc``, calling a blocking
+client) is raised where the code stands, as :class:`runtime.errors.Interrupted` (a
+``KeyboardInterrupt`` the capability base lets through), and the verb ends at once, 130 or
+143: before, the first signal's cancellation could never run and no number of Ctrl-C got the
+person out.
 
 :data:`STOP` is installed by those verbs around their event loop (a signal ignored when the
 process started, as SIGINT in a background job of a script, stays ignored). Inside the loop a
@@ -36,6 +42,7 @@ from typing import Any, TypeVar
 import anyio
 
 from ontoflow.runtime.cli._shared import EXIT_INTERRUPTED
+from ontoflow.runtime.errors import Interrupted
 from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["EXIT_TERMINATED", "STOP", "StopSignals", "Terminated", "exit_code_of", "run_stoppable"]
@@ -46,9 +53,10 @@ T = TypeVar("T")
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
-class Terminated(KeyboardInterrupt):
-    """Raised when SIGTERM stops a verb outside an event loop (a ``KeyboardInterrupt``, so
-    that every place that ends on Ctrl-C ends on it too; its exit code is 143)."""
+class Terminated(Interrupted):
+    """Raised when SIGTERM stops a verb outside an event loop, or a second one comes while the
+    loop is blocked (a ``KeyboardInterrupt``, so that every place that ends on Ctrl-C ends on
+    it too; its exit code is 143)."""
 
 
 def exit_code_of(signum: int | None) -> int:
@@ -69,12 +77,13 @@ class StopSignals:
         self.signum: int | None = None
         self._wake: Callable[[], None] | None = None  # set while a loop may be stopped
         self._settled = False
+        self._unheard = False  # a signal's wake is scheduled and the loop has not run it yet
 
     @contextmanager
     def installed(self) -> Iterator[StopSignals]:
         """Handle the stop signals in the block (main thread only; else a no-op); the handlers
         found are put back after."""
-        self.signum, self._wake, self._settled = None, None, False
+        self.signum, self._wake, self._settled, self._unheard = None, None, False, False
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
@@ -96,10 +105,12 @@ class StopSignals:
             return
         if self.signum is None:
             self.signum = signum
+        elif self._unheard:  # the loop has not run since the last signal: code blocks it
+            raise Terminated if signum == signal.SIGTERM else Interrupted
         if self._wake is not None:
             self._wake()
             return
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        raise Terminated if signum == signal.SIGTERM else Interrupted
 
     def settle(self) -> None:
         """The verb has its answer: a stop signal from now on is ignored."""
@@ -122,15 +133,28 @@ class StopSignals:
         scope = anyio.CancelScope()
         loop = asyncio.get_running_loop()
         # The handler runs between two bytecodes of this thread: it only schedules the cancel
-        # (what asyncio.Runner's own SIGINT handler does).
-        self._wake = lambda: loop.call_soon_threadsafe(scope.cancel)
+        # (what asyncio.Runner's own SIGINT handler does), and notes it until the loop runs it.
+        self._wake = lambda: self._schedule(loop, scope.cancel)
         if self.signum is not None:
             scope.cancel()
         try:
             with scope:
                 yield scope
         finally:
-            self._wake = _noted
+            self._wake = lambda: self._schedule(loop, _noted)
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop, then: Callable[[], None]) -> None:
+        """Have the loop run ``then``; until it has, a second signal is raised where it comes."""
+
+        def heard() -> None:
+            self._unheard = False
+            then()
+
+        try:
+            loop.call_soon_threadsafe(heard)
+        except RuntimeError:  # the loop is closed: nothing can block it any more
+            return
+        self._unheard = True
 
 
 def _noted() -> None:
