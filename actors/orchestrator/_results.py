@@ -11,7 +11,9 @@ from ontoflow.protocols.types import RunStatusName
 __all__ = ["RunResult"]
 
 
-class RunResult(msgspec.Struct, kw_only=True):
+# ``gc=False``: pure data that never refers back to what holds it, so no reference cycle can pass
+# through it and the collector need not track it (less to allocate, free and traverse per step).
+class RunResult(msgspec.Struct, kw_only=True, gc=False):
     """The end of a run: its status, final context and trace (one entry per step).
 
     ``trace`` holds the engine's TraceEntry records (block, capability, event, action taken,

@@ -98,6 +98,18 @@ def check_payload(values: Mapping[str, Any], limit: int, what: str) -> str | Non
     The message names the key and the sizes, never the value. A value nested deeper than
     :data:`MAX_VALUE_DEPTH` is refused too (:func:`too_deep`), its message naming the key.
     """
+    # The usual submit: a few scalars, each within the bound ``oversized`` would grant it
+    # unencoded, and nothing to nest. One pass over them then, instead of both walks.
+    for value in values.values():
+        kind = type(value)
+        if kind is str:
+            if len(value) * 4 + 5 > limit:
+                break
+        elif not (kind is bool or value is None or kind is float or (kind is int and -(1 << 63) <= value < 1 << 64)) \
+                or limit < 9:
+            break
+    else:
+        return None
     deep = too_deep(values)
     if deep is not None:
         return f"{what} '{deep}' is nested deeper than {MAX_VALUE_DEPTH} levels"

@@ -116,7 +116,7 @@ class Outbox:
     """
 
     __slots__ = ("_depth", "_error", "_gate", "_hold", "_held_waiters", "_items", "_monotonic", "_on_failure",
-                 "_retry_at", "_retry_s", "_scheduled", "_sink", "_waiters", "available", "chunk", "failures",
+                 "_replies", "_retry_at", "_retry_s", "_scheduled", "_sink", "_waiters", "available", "chunk", "failures",
                  "on_available", "sends")
 
     def __init__(self, *, gate: CommitGate | None = None, on_failure: Callable[[Exception], None] | None = None,
@@ -124,7 +124,10 @@ class Outbox:
         self._gate = gate
         self._on_failure = on_failure
         self._sink: Sink | None = None
-        self._items: list[tuple[bytes, Any, bool]] = []
+        # Wire messages and client replies apart, each as the sink takes them: a flush hands
+        # both lists over as they are, with no pass to split them (they go to two sends).
+        self._items: list[tuple[bytes, Any]] = []
+        self._replies: list[tuple[bytes, Any]] = []
         self._depth = 0
         self._scheduled = False
         self._waiters: _Waiters | None = None
@@ -145,7 +148,7 @@ class Outbox:
         self._sink = sink
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._items) + len(self._replies)
 
     @property
     def error(self) -> Exception | None:
@@ -160,7 +163,7 @@ class Outbox:
     def put(self, identity: bytes, message: Any) -> None:
         """Queue a wire message for ``identity``."""
         items = self._items
-        items.append((identity, message, False))
+        items.append((identity, message))
         if not self._depth:
             self._soon()
         elif self._gate is None and len(items) >= self.chunk:
@@ -170,7 +173,7 @@ class Outbox:
 
     def put_client(self, identity: bytes, message: Any) -> None:
         """Queue a client API reply for ``identity``; it leaves after its batch's commit."""
-        self._items.append((identity, message, True))
+        self._replies.append((identity, message))
         if not self._depth:
             self._soon()
 
@@ -199,7 +202,7 @@ class Outbox:
                 except Exception as exc:
                     self._failed(exc)
                     raise
-            if self._items:
+            if self._items or self._replies:
                 self._soon()
 
     async def committed(self) -> None:
@@ -221,7 +224,7 @@ class Outbox:
         unavailable; while it is, a flush before the retry delay does nothing, and one past
         it tries the commit again (the delay doubles up to ``RETRY_MAX_S``).
         """
-        if self._gate is None and not self._items and self._waiters is None:
+        if self._gate is None and not self._items and not self._replies and self._waiters is None:
             return  # nothing to commit, send or wake (a worker host's batch of Invokes)
         if self._error is not None and self._monotonic() < self._retry_at:
             if self._waiters is not None:
@@ -246,15 +249,19 @@ class Outbox:
         held, self._held_waiters = self._held_waiters, []
         for one in held:
             one.done.set()
-        if self._items:
-            out, self._items = self._items, []
+        items, replies = self._items, self._replies
+        if items or replies:
+            if items:
+                self._items = []
+            if replies:
+                self._replies = []
             sink = self._sink
             if sink is not None:
                 self.sends += 1
-                sink.send_many([(identity, message) for identity, message, client in out if not client])
+                if items:
+                    sink.send_many(items)
                 # A client pipelining requests (hundreds of Submit(wait=True)) gets what one
                 # batch decided for it in one message, not one per reply.
-                replies = [(identity, message) for identity, message, client in out if client]
                 if replies:
                     sink.send_clients(replies)
         if recovered and self.on_available is not None:

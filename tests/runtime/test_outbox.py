@@ -165,3 +165,36 @@ async def test_callers_of_one_loop_turn_share_one_commit_and_wait_through_its_fa
         clock.now += 1.0
         outbox.flush()
     assert sorted(done) == [0, 1, 2] and gate.commits == 2
+
+
+def test_a_flush_hands_each_sink_call_only_what_it_sends() -> None:
+    """Wire messages and client replies are kept apart as they are put: a flush hands each list
+    over as it is, and a batch of replies alone makes no (empty) wire send."""
+    calls: list[tuple[str, list[tuple[bytes, Any]]]] = []
+
+    class _Calls:
+        def send_many(self, items: list[tuple[bytes, Any]]) -> None:
+            calls.append(("many", list(items)))
+
+        def send_client(self, identity: bytes, message: Any) -> None:
+            calls.append(("client", [(identity, message)]))
+
+        def send_clients(self, items: list[tuple[bytes, Any]]) -> None:
+            calls.append(("clients", list(items)))
+
+    outbox = Outbox(gate=_Gate([]))
+    outbox.attach(_Calls())
+    with outbox.holding():
+        outbox.put_client(b"c", "first")
+        outbox.put_client(b"d", "second")
+    outbox.flush()
+    assert calls == [("clients", [(b"c", "first"), (b"d", "second")])]
+    calls.clear()
+    with outbox.holding():
+        outbox.put(b"a", 1)
+        outbox.put_client(b"c", "reply")
+        outbox.put(b"b", 2)
+        assert len(outbox) == 3
+    outbox.flush()
+    assert calls == [("many", [(b"a", 1), (b"b", 2)]), ("clients", [(b"c", "reply")])]
+    assert len(outbox) == 0

@@ -34,6 +34,7 @@ from ontoflow.actors.orchestrator.engine._advance import advance as _advance
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
 from ontoflow.actors.orchestrator.engine._memory import MemoryCache
 from ontoflow.actors.orchestrator.engine._state import RunState
+from ontoflow.actors.orchestrator.engine._steps import fixed_inputs
 
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine._facts import Fact
@@ -109,6 +110,10 @@ class BlockPlan:
         artifacts: the primary artifact's paths.
         budget_ms: the step budget of the block's own step.
         contract: the block/worker contract layer (the same for every step of the block).
+        inputs: the own step's input keys in the capability's order, each with what the
+            document fixes for it (its block param, else the node's static memory) or a marker
+            that the run's context is asked (read by the usual step, of a node not called:
+            ``engine._steps.fixed_inputs``).
     """
 
     node: str
@@ -124,6 +129,7 @@ class BlockPlan:
     artifacts: list[str]
     budget_ms: int | None
     contract: BlockContract
+    inputs: tuple[tuple[str, Any], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +373,7 @@ def _node_plan(node_id: str, node: Any, plans: Mapping[str, CapabilityPlan]) -> 
             artifacts=block.artifacts,
             budget_ms=block.timeout_ms if block.timeout_ms is not None else cap.budget_ms,
             contract=BlockContract(node_id, block_id, block.worker, block.instructions),
+            inputs=fixed_inputs(cap, block.params, node.static_memory),
         )
     return NodePlan(
         id=node_id,

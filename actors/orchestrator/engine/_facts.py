@@ -28,7 +28,9 @@ __all__ = [
 ]
 
 
-class _Fact(msgspec.Struct, frozen=True, array_like=True, tag_field="fact"):
+# ``gc=False``: pure data that never refers back to what holds it, so no reference cycle can pass
+# through it and the collector need not track it (less to allocate, free and traverse per step).
+class _Fact(msgspec.Struct, frozen=True, array_like=True, tag_field="fact", gc=False):
     """Base of every fact."""
 
 

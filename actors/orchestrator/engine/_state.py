@@ -21,7 +21,10 @@ from ontoflow.actors.orchestrator.engine._suspend import Suspension
 __all__ = ["Frame", "PendingStep", "RunState"]
 
 
-class Frame(msgspec.Struct, frozen=True, array_like=True):
+# ``gc=False``: pure data that never refers back to what holds it, so no reference cycle can pass
+# through it and the collector need not track it (less to allocate, free and traverse per step);
+# so are the classes below.
+class Frame(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """A return address pushed by ``CALL``.
 
     ``block`` is ``None`` when the calling block was the last of its node: returning there
@@ -32,7 +35,7 @@ class Frame(msgspec.Struct, frozen=True, array_like=True):
     block: str | None
 
 
-class PendingStep(msgspec.Struct):
+class PendingStep(msgspec.Struct, gc=False):
     """The step in flight: at most one per run (made positionally, per step, by ``_steps``).
 
     ``dispatch`` is the last command sent for it, so that a shell recovering from a snapshot can
@@ -49,7 +52,7 @@ class PendingStep(msgspec.Struct):
     dispatch: Dispatch
 
 
-class RunState(msgspec.Struct, kw_only=True):
+class RunState(msgspec.Struct, kw_only=True, gc=False):
     """One run's mutable state; :func:`advance` changes it in place, the caller owns it.
 
     Attributes:

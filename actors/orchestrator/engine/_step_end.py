@@ -76,7 +76,10 @@ _replace = msgspec.structs.replace
 MAX_LOST_ATTEMPTS = 3
 
 
-class StepEnd(msgspec.Struct, frozen=True, kw_only=True):
+# ``gc=False``: pure data that never refers back to what holds it, so no reference cycle can pass
+# through it and the collector need not track it (less to allocate, free and traverse per step);
+# so are the classes below.
+class StepEnd(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """How one step attempt ended: what an engine records in the trace and routes on.
 
     Attributes:
@@ -108,7 +111,7 @@ class StepEnd(msgspec.Struct, frozen=True, kw_only=True):
     dropped: list[str] = []
 
 
-class TraceEntry(msgspec.Struct, frozen=True, kw_only=True):
+class TraceEntry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The record of one finished step.
 
     Attributes:

@@ -37,6 +37,7 @@ __all__ = [
     "drive",
     "end_run",
     "finish_block_step",
+    "fixed_inputs",
     "inherited_memory",
     "resolve_inputs",
 ]
@@ -133,9 +134,25 @@ def _dispatch(
         return None
     own = prerequisite_of is None
     node = workflow.nodes[block.node]
-    # The usual node inherits nothing from a caller: its own memory, without a call.
-    inherited = node.static_memory if not state.stack else inherited_memory(workflow, node, state.stack)
-    inputs, missing = resolve_inputs(cap, block.params if own else _NO_PARAMS, inherited, state.context, workflow.defaults)
+    if own and not state.stack:
+        # The usual step: a node not called sees its own memory, and what the block's params
+        # and that memory fix was looked up at compile (``fixed_inputs``): the context is asked
+        # for the rest, and a key it lacks takes the whole walk (defaults, schema default).
+        inherited = node.static_memory
+        inputs: dict[str, Any] = {}
+        missing = None
+        context = state.context
+        for key, value in block.inputs:
+            if value is _MISSING:
+                value = context.get(key, _MISSING)
+                if value is _MISSING:
+                    inputs, missing = resolve_inputs(cap, block.params, inherited, context, workflow.defaults)
+                    break
+            inputs[key] = value
+    else:
+        inherited = node.static_memory if not state.stack else inherited_memory(workflow, node, state.stack)
+        inputs, missing = resolve_inputs(cap, block.params if own else _NO_PARAMS, inherited, state.context,
+                                         workflow.defaults)
     if missing is not None:
         error = (
             f"required input '{missing}' resolved to nothing "
@@ -291,6 +308,15 @@ def inherited_memory(workflow: CompiledWorkflow, node: NodePlan, stack: Sequence
                 merged.update(nodes[node_id].static_memory)
         memories.put(chain, merged)
     return merged
+
+
+def fixed_inputs(
+    capability: CapabilityPlan, params: Mapping[str, Any], memory: Mapping[str, Any]
+) -> tuple[tuple[str, Any], ...]:
+    """Each input key of ``capability`` in order, with what a block's ``params`` or its node's
+    static ``memory`` fix for it (the first two layers of :func:`resolve_inputs`), else a marker
+    that the run's context is asked: once per block, at compile, for the steps of a node not called."""
+    return tuple((key, params.get(key, memory.get(key, _MISSING))) for key in capability.input_keys)
 
 
 def resolve_inputs(

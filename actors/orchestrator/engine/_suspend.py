@@ -44,7 +44,9 @@ ANSWER_KEY = "ontoflow.answer"
 _DEFAULT_QUESTION = "an answer is needed to go on"
 
 
-class Suspension(msgspec.Struct, frozen=True, kw_only=True):
+# ``gc=False``: pure data that never refers back to what holds it, so no reference cycle can pass
+# through it and the collector need not track it (less to allocate, free and traverse per step).
+class Suspension(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A question a run waits on.
 
     Attributes:
