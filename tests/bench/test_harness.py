@@ -112,8 +112,6 @@ def test_stats() -> None:
         summary([])
 
 
-@pytest.mark.soak  # 24 s of make test for a harness smoke: make soak runs it; tests/netns covers the hosts
-@pytest.mark.timeout(120)
 def _run_as_a_group(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` in its own process group; past ``timeout_s`` the whole group is killed, so
     the daemon, workers and echo processes the bench starts are not left orphaned."""
@@ -128,6 +126,8 @@ def _run_as_a_group(argv: list[str], timeout_s: float) -> subprocess.CompletedPr
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
+@pytest.mark.soak  # 24 s of make test for a harness smoke: make soak runs it; tests/netns covers the hosts
+@pytest.mark.timeout(120)
 def test_multihost_bench_quick_run_prints_every_record() -> None:
     # The daemon, its workers and a client as real processes, a few runs each (no timing asserted).
     ran = _run_as_a_group([sys.executable, "-m", "bench.multihost_bench", "--quick"], timeout_s=110)
