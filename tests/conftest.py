@@ -18,6 +18,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_settings_of_the_caller(tmp_path_factory: pytest.TempPathFactory):
+    """The suite reads no setting of whoever runs it, in this process or in the commands it
+    starts: no ``ONTOFLOW_*`` variable (``ONTOFLOW_FIGURES``, the suite's own, is kept), and
+    empty configuration and state folders instead of the user's (a ``ONTOFLOW_CONNECT`` or a
+    ``~/.config/ontoflow/config.toml`` changed what a test's ``ontoflow`` did, and session memory
+    under ``~/.local/state`` was shared by every run of the suite)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [n for n in os.environ if n.startswith("ONTOFLOW_") and n != "ONTOFLOW_FIGURES"]:
+            patch.delenv(name)
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _reset_structlog():
     """Each test starts with structlog's defaults, so capture_logs() sees every event."""

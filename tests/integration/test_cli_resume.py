@@ -93,11 +93,13 @@ async def test_timeout_gives_up_with_its_own_exit_code_and_says_how_to_follow_th
     try:
         await daemon.ready()
         await _wait_for_worker(address)
-        cli = _cli("submit", str(doc), "--wait", "--timeout", "1", "--connect", address, "--input", "t.value=1")
+        # --timeout bounds the submit's acknowledgement too: 3 s (the step takes 30) leaves a loaded
+        # daemon time to accept, so the timeout passes while the run goes on, as this test means.
+        cli = _cli("submit", str(doc), "--wait", "--timeout", "3", "--connect", address, "--input", "t.value=1")
         out, err = await anyio.to_thread.run_sync(lambda: cli.communicate(timeout=60))
         assert cli.returncode == EXIT_TIMEOUT == 6, err
         run_id = err.split("run ", 1)[1].split()[0]
-        assert f"--timeout 1 s passed before run {run_id} ended" in err
+        assert f"--timeout 3 s passed before run {run_id} ended" in err
         assert f"ontoflow status {run_id} --wait" in err and out == ""
         status = _cli("status", run_id, "--wait", "--timeout", "0.5", "--connect", address)
         _, err = await anyio.to_thread.run_sync(lambda: status.communicate(timeout=60))

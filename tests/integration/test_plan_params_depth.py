@@ -33,9 +33,9 @@ async def test_a_submitted_plan_with_params_700_levels_deep_is_refused_and_leave
             await tg.start(serve_daemon, config)
             async with open_client(config.bind) as client:
                 # Before: accepted, then a RecursionError deep in the daemon ("the daemon failed to answer").
-                deep = await request(client, Submit(manifest=_plan(700)), timeout_s=5)
+                deep = await request(client, Submit(manifest=_plan(700)), timeout_s=10)
                 listed = await request(client, ListRuns())
-                after = await request(client, Submit(manifest=_plan(3)), timeout_s=5)
+                after = await request(client, Submit(manifest=_plan(3)), timeout_s=10)
             tg.cancel_scope.cancel()
     assert isinstance(deep, Error) and deep.code == "invalid_manifest", deep
     assert "steps[0].params" in deep.message and f"{MAX_PARAMS_DEPTH} levels" in deep.message

@@ -72,7 +72,7 @@ async def _trickle(stream) -> None:
         await anyio.sleep(0.2)
 
 
-async def _step(port: int, timeout_s: float = 3, max_answer_bytes: int = MAX_DOCUMENT_BYTES):
+async def _step(port: int, timeout_s: float = 10, max_answer_bytes: int = MAX_DOCUMENT_BYTES):
     bridged = await bridge_http_domain(f"http://127.0.0.1:{port}", timeout_s=timeout_s,
                                        max_answer_bytes=max_answer_bytes)
     [cls] = bridged.capabilities
@@ -105,7 +105,7 @@ async def test_a_manifest_past_the_bound_refuses_the_bridge() -> None:
         tg.start_soon(_serve, listener, _endless, _endless)
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
         with anyio.fail_after(20), pytest.raises(DomainServiceError, match=r"GET .*/manifest: the answer is larger than 1048576"):
-            await bridge_http_domain(f"http://127.0.0.1:{port}", timeout_s=3, max_answer_bytes=1 << 20)
+            await bridge_http_domain(f"http://127.0.0.1:{port}", timeout_s=10, max_answer_bytes=1 << 20)
         tg.cancel_scope.cancel()
 
 
