@@ -105,6 +105,7 @@ class Session:
         self._next_beat_ms = 0
         self._over = anyio.Event()
         self._refused: str | None = None  # the reason of a Disconnect
+        self._silent_since: int | None = None  # last_heard_ms when a tick last found silence
 
     async def run(self) -> bool:
         """Connect, register and serve until the orchestrator goes silent (or refuses, or the
@@ -188,13 +189,19 @@ class Session:
 
     def on_tick(self, now: int) -> None:
         """Heartbeat when one is due; end the session once the orchestrator has been silent
-        for ``liveness`` intervals."""
+        for ``liveness`` intervals, at two ticks in a row with nothing heard between them."""
         if self._over.is_set():
             return
         host = self._host
         interval_ms = host.heartbeat_s * 1000
         silent_ms = now - self.last_heard_ms
         if silent_ms > interval_ms * host.liveness * (1 if self.welcomed else self._patience):
+            # A second look, as the orchestrator's pool takes (``_pool_clocks``): after the loop
+            # stalled (a step's import on a loaded machine), the first tick can run before the
+            # socket's queued heartbeats are read, and the session ended with its steps lost.
+            if self._silent_since != self.last_heard_ms:
+                self._silent_since = self.last_heard_ms
+                return
             log.warning("orchestrator_silent", worker_id=host.worker_id, session=self.number,
                         silent_ms=round(silent_ms), welcomed=self.welcomed)
             self._over.set()
@@ -202,6 +209,11 @@ class Session:
         if self.welcomed and now >= self._next_beat_ms:
             self._next_beat_ms = now + interval_ms
             host.send(b"", Heartbeat(session=host.session_token))
+
+    @property
+    def over(self) -> bool:
+        """Whether the session has ended (silence, a refusal or a goodbye)."""
+        return self._over.is_set()
 
     def refused(self, reason: str) -> None:
         """The orchestrator said ``Disconnect``: the session ends and ``run`` raises."""
