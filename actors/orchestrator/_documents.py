@@ -56,7 +56,9 @@ from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._source import compile_document, decode_source, encode_source
 from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.documents import decode_submitted_document, document_kind, submit_fingerprint
+from ontoflow.protocols.documents import (
+    decode_submitted_document, document_kind, refuse_duplicate_keys, submit_fingerprint
+)
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.inputs import CatalogInputCheck
 from ontoflow.runtime.journal import Journal
@@ -229,6 +231,7 @@ class SubmittedDocuments:
             try:
                 if isinstance(document, msgspec.Raw):  # decoded only the first time these bytes arrive
                     document = decode_submitted_document(body)  # total: bad UTF-8 is invalid_manifest
+                    refuse_duplicate_keys(body, document)  # as the YAML and JSON readers do
                 kind = document_kind(document)
                 workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
                                             worktree=worktree, connections=self._connections, source=f"submitted {kind}")
