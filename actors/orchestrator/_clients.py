@@ -23,7 +23,9 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._documents import IdempotencyBook, SubmittedDocuments
+from ontoflow.actors.orchestrator._admission import Deferred, DocumentChecks
+from ontoflow.actors.orchestrator._documents import Admitted, SubmittedDocuments
+from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
@@ -100,9 +102,16 @@ class ClientService:
         #: Answers an ``Ask`` (``handler(identity, ask)``, replying itself, later); set by
         #: ``compose_orchestrator`` when the daemon has domains, else an Ask gets ``no_domains``.
         self.ask_handler: Callable[[bytes, Ask], None] | None = None
+        #: Checks new documents off the loop once its ``run`` is started (the daemon does).
+        self.checks = DocumentChecks(self._handle, self._documents.keep, orchestrator.send_client, orchestrator.outbox)
 
     def handle(self, identity: bytes, message: Any) -> None:
-        """Answer one client message (called by the orchestrator's receive loop)."""
+        """Answer one client message (called by the orchestrator's receive loop); in order
+        behind the client's request whose document is being checked, if any (``_admission``)."""
+        if not self.checks.queue(identity, message):
+            self._handle(identity, message)
+
+    def _handle(self, identity: bytes, message: Any) -> None:
         try:
             reply = self._answer(identity, message)
         except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
@@ -112,7 +121,9 @@ class ClientService:
         except Exception as exc:  # a bug here must not reach the client as a trace
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")
-        if reply is not None:
+        if type(reply) is Deferred:
+            self.checks.start(identity, message, reply)
+        elif reply is not None:
             self._orch.send_client(identity, reply)
 
     def _answer(self, identity: bytes, message: Any) -> Any:
@@ -270,7 +281,10 @@ class ClientService:
         if too_big is not None:
             return Error(code="payload_too_large", message=too_big)
         try:
-            admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree)
+            admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree,
+                                             defer=self.checks.running)
+            if type(admitted) is not Admitted:  # a new document: compiled and checked off the loop first
+                return self.checks.refusal() or Deferred(admitted)
             if admitted.refusal is not None:
                 return Error(code="invalid_manifest",
                              message=f"the document does not pass the contract check:\n{admitted.refusal}")

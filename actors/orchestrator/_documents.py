@@ -20,55 +20,46 @@ loader problems) and counts the rest (``... and K more``), in the reply and in t
 ``document_refused`` log line. The keys of the submit's inputs count as provided on every
 path, as a manifest's declared ``inputs`` do.
 
-**What a submit may cost the loop.** The check runs in the daemon's loop, as the compile does:
-while it runs, no other client is answered and no worker's outcome is applied. A production
-engine bounds the work one request can buy by the size of what it carries, deterministically,
-and never does the same refused work twice; it does not hand an unbounded check to a thread
-(the GIL shares one core with the loop) nor measure it by the clock (a verdict that depends on
-the machine's load is not a verdict). So: the checker explores at most 2,000 states plus one a
-block (``actors.checker.state_budget``, the same for ``ontoflow check``, ``run`` and a submit,
-so they never disagree), following only the keys some capability reads; a document past it is
-refused ``analysis-limit``. Everything kept here is keyed by the document's digest, not its
-bytes (256 documents of 64 MiB were 16 GiB of keys), and a document that does not compile or
-is refused is remembered as such: resubmitting it costs a hash.
-
-A submit with an idempotency key (:class:`IdempotencyBook`) gets the same run when it is the
-same submit, a clear conflict when it is another (as Step Functions answers a reused execution
-name), never the old run silently. A submit's fingerprint
-(``protocols.documents.submit_fingerprint``: the document, the inputs, the client's manifest
-hash and the deadline) is kept with its key while the daemon runs; after a restart it is
-rebuilt from the journal (the pinned document, the ``RunSubmitted`` fact's inputs and the run's
-deadline), so a key keeps its promise across restarts.
+**What a submit may cost the loop.** A production engine bounds the work one request can buy
+by the size of what it carries, deterministically, and never does the same refused work twice;
+it does not measure it by the clock (a verdict that depends on the machine's load is not a
+verdict). So: the checker explores at most 2,000 states plus one a block
+(``actors.checker.state_budget``, the same for ``ontoflow check``, ``run`` and a submit, so they
+never disagree), following only the keys some capability reads; a document past it is refused
+``analysis-limit``. Everything kept here is keyed by the document's digest, not its bytes (256
+documents of 64 MiB were 16 GiB of keys), and a document that does not compile or is refused is
+remembered as such: resubmitting it costs a hash. Bounded is not cheap: a document of 5,000
+blocks (the most a manifest has) still takes about a second to compile and check, so the daemon
+does that work off its loop (``admit(defer=True)``, ``_admission``); the compile and the check
+are pure functions of the document and a copy of the catalogue for that reason.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
 import structlog
 
+from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.actors.checker import SHOWN, capped_problems, check_document, render_text
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
-from ontoflow.actors.orchestrator._source import compile_document, decode_source, encode_source
-from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
+from ontoflow.actors.orchestrator._source import compile_document, encode_source
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import (
-    decode_submitted_document, document_kind, refuse_duplicate_keys, submit_fingerprint
+    decode_submitted_document, document_kind, refuse_duplicate_keys
 )
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.inputs import CatalogInputCheck
-from ontoflow.runtime.journal import Journal
 
-__all__ = ["Admitted", "ContractGate", "IdempotencyBook", "SubmittedDocuments"]
+__all__ = ["Admitted", "ContractGate", "Prepared", "SubmittedDocuments"]
 
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
-_fact_decoder = msgspec.msgpack.Decoder(Fact)
 
 #: Documents (and admissions) kept; past it the cache starts afresh (clients submit few kinds).
 _KEPT = 256
@@ -114,6 +105,10 @@ class ContractGate:
         """Forget every verdict (the catalogue changed)."""
         self._verdicts.clear()
 
+    def known(self, key: tuple[bytes, tuple[str, ...]]) -> bool:
+        """Whether the verdict on ``(document digest, sorted input keys)`` is kept."""
+        return key in self._verdicts
+
     def refusal(self, body: bytes, given: Iterable[str], catalog: Mapping[str, CapabilityMetadata]) -> str | None:
         """The report to refuse the document encoded in ``body`` with (its first findings, the
         rest counted), or None when it passes.
@@ -127,19 +122,54 @@ class ContractGate:
         if found is not False:
             self._verdicts.move_to_end(key)
             return found
+        verdict, refused = self.verdict(body, keys, catalog)
+        self.remember(key, verdict, refused)
+        return verdict
+
+    @staticmethod
+    def verdict(body: bytes, keys: tuple[str, ...], catalog: Mapping[str, CapabilityMetadata]
+                ) -> tuple[str | None, dict[str, Any] | None]:
+        """The contract check of the document in ``body`` with the inputs ``keys`` given: its
+        refusal report (None: it passes) and what the refusal's log line says. Pure (no state,
+        no log): the daemon runs it off its loop.
+
+        Raises:
+            ontoflow.protocols.ManifestError: when ``body`` is not a document.
+        """
         document: Any = decode_submitted_document(body)
         if keys and isinstance(document, dict) and "nodes" in document:
             document = {**document, "inputs": {**{k: {} for k in keys}, **dict(document.get("inputs") or {})}}
         report = check_document(document, catalog, name="submitted document")
-        verdict = None
-        if not report.ok:
-            verdict = render_text(report, limit=SHOWN)
-            log.info("document_refused", kind=report.kind, digest=key[0].hex(), errors=len(report.errors),
-                     findings=len(report.findings), states=report.states, report=verdict)
+        if report.ok:
+            return None, None
+        verdict = render_text(report, limit=SHOWN)
+        return verdict, {"kind": report.kind, "errors": len(report.errors), "findings": len(report.findings),
+                         "states": report.states}
+
+    def remember(self, key: tuple[bytes, tuple[str, ...]], verdict: str | None, refused: dict[str, Any] | None) -> None:
+        """Keep the verdict on ``key`` (``verdict``'s answer; a refusal is logged, once)."""
+        if refused is not None:
+            log.info("document_refused", digest=key[0].hex(), **refused, report=verdict)
         self._verdicts[key] = verdict
         while len(self._verdicts) > self._capacity:
             self._verdicts.popitem(last=False)
-        return verdict
+
+
+class Prepared(msgspec.Struct, frozen=True):
+    """What the work :meth:`SubmittedDocuments.admit` deferred found, for :meth:`SubmittedDocuments.keep`.
+
+    Attributes:
+        version: the registry's version the catalogue was taken at.
+        compiled_key: what the compile is kept by; ``compiled``: its result or its error.
+        verdict_key: what the contract verdict is kept by; ``verdict``: the verdict and its
+            refusal's log fields, or None when it was known already (or the compile failed).
+    """
+
+    version: int
+    compiled_key: tuple[bytes, str, str]
+    compiled: Any
+    verdict_key: tuple[bytes, tuple[str, ...]]
+    verdict: tuple[str | None, dict[str, Any] | None] | None
 
 
 class SubmittedDocuments:
@@ -197,10 +227,14 @@ class SubmittedDocuments:
 
     def admit(
         self, document: dict[str, Any] | msgspec.Raw, inputs: Mapping[str, Any], manifest_hash: str = "",
-        worktree: str = "",
-    ) -> Admitted:
+        worktree: str = "", *, defer: bool = False,
+    ) -> Admitted | Callable[[], Prepared]:
         """What a submit of ``document`` with ``inputs`` starts: compiled, pinned, contract
         checked (a refusal is returned, not raised), and the inputs checked.
+
+        ``defer``: when the compile or the contract check is not kept yet (up to a second for a
+        document of 5,000 blocks), return that work instead, as a pure function to run off the
+        loop (on a copy of the catalogue); hand its ``Prepared`` to :meth:`keep`, then admit again.
 
         Raises:
             ManifestError: as ``compile``, or when the document is not one.
@@ -210,9 +244,14 @@ class SubmittedDocuments:
         if self._registry.version != self._version:  # ``_refresh`` and ``_body`` in line: once per submit
             self._refresh()
         body = bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
-        key = (digest(body), manifest_hash, worktree, tuple(inputs))
+        found = digest(body)
+        key = (found, manifest_hash, worktree, tuple(inputs))
         admitted = self._admitted.get(key)
         if admitted is None:
+            if defer:
+                work = self._pending(body, found, document, inputs, manifest_hash, worktree)
+                if work is not None:
+                    return work
             workflow, source = self._compile(body, document, manifest_hash, worktree)
             refusal = self._contracts.refusal(body, inputs, self._known)
             if len(self._admitted) >= _KEPT:
@@ -222,80 +261,75 @@ class SubmittedDocuments:
             self._inputs.check(inputs)
         return admitted
 
+    def _pending(self, body: bytes, found: bytes, document: Any, inputs: Mapping[str, Any], manifest_hash: str,
+                 worktree: str) -> Callable[[], Prepared] | None:
+        compiled_key = (found, manifest_hash, worktree)
+        compiled = self._compiled.get(compiled_key)
+        verdict_key = (found, tuple(sorted(inputs)))
+        known = self._contracts.known(verdict_key)
+        if isinstance(compiled, Exception) or (compiled is not None and known):
+            return None  # refused already, or only lookups left
+        catalog, version, connections = dict(self._known), self._version, self._connections
+
+        def work() -> Prepared:
+            result = compiled if compiled is not None else \
+                _compiled(body, document, catalog, connections, manifest_hash, worktree)
+            verdict = None if known or isinstance(result, Exception) else \
+                ContractGate.verdict(body, verdict_key[1], catalog)
+            return Prepared(version, compiled_key, result, verdict_key, verdict)
+
+        return work
+
+    def keep(self, prepared: Prepared) -> bool:
+        """Keep what ``admit(defer=True)``'s work found; False (nothing kept) when the catalogue changed
+        since (``admit`` then does the work itself, against the new one)."""
+        if self._registry.version != self._version:
+            self._refresh()
+        if prepared.version != self._version:
+            return False
+        self._store(prepared.compiled_key, prepared.compiled)
+        if prepared.verdict is not None and not self._contracts.known(prepared.verdict_key):
+            self._contracts.remember(prepared.verdict_key, *prepared.verdict)
+        return True
+
     def _compile(self, body: bytes, document: Any, manifest_hash: str, worktree: str) -> tuple[Any, tuple[str, bytes]]:
         key = (digest(body), manifest_hash, worktree)
         found = self._compiled.get(key)
         if found is None:
-            if len(self._compiled) >= _KEPT:
-                self._compiled.clear()
-            try:
-                if isinstance(document, msgspec.Raw):  # decoded only the first time these bytes arrive
-                    document = decode_submitted_document(body)  # total: bad UTF-8 is invalid_manifest
-                    refuse_duplicate_keys(body, document)  # as the YAML and JSON readers do
-                kind = document_kind(document)
-                workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
-                                            worktree=worktree, connections=self._connections, source=f"submitted {kind}")
-            except ManifestError as exc:
-                found = self._compiled[key] = capped(exc)
-                log.info("document_refused", digest=key[0].hex(), problems=len(exc.problems), report=str(found))
-            else:
-                found = self._compiled[key] = (workflow, encode_source(document, workflow, kind=kind))
+            found = self._store(key, _compiled(body, document, self._known, self._connections, manifest_hash, worktree))
         if isinstance(found, Exception):
             raise found.with_traceback(None)  # raised again and again: no traceback piles up on it
         return found
+
+    def _store(self, key: tuple[bytes, str, str], found: Any) -> Any:
+        if len(self._compiled) >= _KEPT:
+            self._compiled.clear()
+        if isinstance(found, Exception):
+            log.info("document_refused", digest=key[0].hex(), problems=len(getattr(found, "problems", ())),
+                     report=str(found))
+        self._compiled[key] = found
+        return found
+
+
+def _compiled(body: bytes, document: Any, catalog: Mapping[str, CapabilityMetadata], connections: Mapping[str, Any],
+              manifest_hash: str, worktree: str) -> tuple[Any, tuple[str, bytes]] | Exception:
+    """The document compiled and pinned, or the error that refuses it (a ``ManifestError``
+    capped, or a ``ConnectionResolutionError``: the daemon's connections do not change while it
+    runs, so neither does the answer). Pure: safe off the loop."""
+    try:
+        if isinstance(document, msgspec.Raw):  # decoded only the first time these bytes arrive
+            document = decode_submitted_document(body)  # total: bad UTF-8 is invalid_manifest
+            refuse_duplicate_keys(body, document)  # as the YAML and JSON readers do
+        kind = document_kind(document)
+        workflow = compile_document(document, catalog, kind=kind, manifest_hash=manifest_hash, worktree=worktree,
+                                    connections=connections, source=f"submitted {kind}")
+    except ManifestError as exc:
+        return capped(exc)
+    except ConnectionResolutionError as exc:
+        return exc
+    return workflow, encode_source(document, workflow, kind=kind)
 
 
 def _body(document: dict[str, Any] | msgspec.Raw) -> bytes:
     """The document's bytes: as they arrived, or encoded deterministically."""
     return bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
-
-
-class IdempotencyBook:
-    """Fingerprints of the submits made with an idempotency key.
-
-    Args:
-        journal: where fingerprints of runs from before this process are rebuilt from.
-        capacity: how many are kept in memory (the oldest are rebuilt from the journal).
-    """
-
-    def __init__(self, journal: Journal | None, capacity: int = 100_000) -> None:
-        self._journal = journal
-        self._capacity = capacity
-        self._prints: OrderedDict[str, str] = OrderedDict()
-
-    @staticmethod
-    def fingerprint(manifest: Any, inputs: dict[str, Any], manifest_hash: str, deadline_ms: int | None) -> str:
-        """The fingerprint of a submit (its document decoded, so the journal's copy matches).
-
-        Raises:
-            ontoflow.protocols.ManifestError: when the document does not decode.
-        """
-        document = decode_submitted_document(bytes(manifest)) if isinstance(manifest, msgspec.Raw) else manifest
-        return submit_fingerprint(document, inputs, manifest_hash=manifest_hash, deadline_ms=deadline_ms)
-
-    def record(self, key: str, fingerprint: str) -> None:
-        """Remember the fingerprint of the run submitted with ``key``."""
-        self._prints[key] = fingerprint
-        self._prints.move_to_end(key)
-        while len(self._prints) > self._capacity:
-            self._prints.popitem(last=False)
-
-    def recorded(self, key: str, run_id: str) -> str | None:
-        """The fingerprint of the run ``key`` names; None when it cannot be known (a journal
-        without the run: the submit is then taken as the same one, as before fingerprints)."""
-        found = self._prints.get(key)
-        if found is not None or self._journal is None:
-            return found
-        row = self._journal.run(run_id)
-        body = None if row is None else self._journal.source(row.source_hash)
-        if row is None or body is None:
-            return None
-        first = next((f for f in self._journal.facts(run_id) if f.kind == "fact"), None)
-        fact = None if first is None else _fact_decoder.decode(first.body)
-        if not isinstance(fact, RunSubmitted):
-            return None
-        source = decode_source(body)
-        deadline = None if row.deadline_at_ms is None else row.deadline_at_ms - row.submitted_ms
-        rebuilt = submit_fingerprint(source.manifest, fact.inputs, manifest_hash=source.manifest_hash, deadline_ms=deadline)
-        self.record(key, rebuilt)
-        return rebuilt
