@@ -129,9 +129,11 @@ class ClientService:
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
         run_id = getattr(message, "run_id", None)
-        if run_id is not None and not isinstance(message, Submit) and \
-                not orch.authority.may_touch(identity, self._owner_of(run_id), message):
-            return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
+        if run_id is not None and not isinstance(message, Submit):
+            if len(run_id) > MAX_RUN_ID_CHARS:  # no run has such an id: not looked up, not echoed whole
+                return _no_run(run_id)
+            if not orch.authority.may_touch(identity, self._owner_of(run_id), message):
+                return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         match message:
             # A daemon's Submit arrives as a SubmitRequest: named first, it matches on its exact
             # type (a Struct subclass matched against its base goes through ``__instancecheck__``).
@@ -324,19 +326,9 @@ class ClientService:
     def workers(self) -> list[WorkerRecord]:
         """The live workers as clients see them."""
         now = self._orch.now()
-        return [
-            WorkerRecord(
-                worker_id=w.worker_id,
-                host=w.host,
-                pid=w.pid,
-                capabilities=sorted(w.capabilities),
-                slots=w.slots,
-                in_flight=len(w.in_flight),
-                last_seen_ms_ago=max(now - w.last_seen_ms, 0),
-                domains=w.domains,
-            )
-            for w in self._orch.registry
-        ]
+        return [WorkerRecord(worker_id=w.worker_id, host=w.host, pid=w.pid, capabilities=sorted(w.capabilities),
+                             slots=w.slots, in_flight=len(w.in_flight), last_seen_ms_ago=max(now - w.last_seen_ms, 0),
+                             domains=w.domains) for w in self._orch.registry]
 
     def _questions(self, run_id: str) -> list[Any]:
         runs = self._orch.runs

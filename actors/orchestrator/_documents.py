@@ -52,14 +52,17 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import (
     decode_submitted_document, document_kind, refuse_duplicate_keys
 )
-from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.runtime.inputs import CatalogInputCheck
 
-__all__ = ["Admitted", "ContractGate", "Prepared", "SubmittedDocuments"]
+__all__ = ["MAX_NAME_CHARS", "Admitted", "ContractGate", "Prepared", "SubmittedDocuments"]
 
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
+
+#: The longest name a submitted document may give its workflow or plan.
+MAX_NAME_CHARS = 256
 
 #: Documents (and admissions) kept; past it the cache starts afresh (clients submit few kinds).
 _KEPT = 256
@@ -327,6 +330,10 @@ def _compiled(body: bytes, document: Any, catalog: Mapping[str, CapabilityMetada
         return capped(exc)
     except ConnectionResolutionError as exc:
         return exc
+    name = workflow.name or ""
+    if len(name) > MAX_NAME_CHARS:  # a name is logged with each run (``run_submitted``), and listed
+        return ManifestError(Problem(path="name", message=f"is {len(name):,} characters; the most is {MAX_NAME_CHARS}"),
+                             source=f"submitted {kind}")
     return workflow, encode_source(document, workflow, kind=kind)
 
 

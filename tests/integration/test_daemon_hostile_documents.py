@@ -93,3 +93,49 @@ async def test_a_document_giving_a_key_twice_is_refused_naming_its_path(tmp_path
     assert again == first
     log = (tmp_path / "d.log").read_text()
     assert "SECRET" not in first.message and "SECRET" not in log
+
+
+async def test_giant_names_are_refused_by_their_length_never_echoed_nor_logged(tmp_path: Path) -> None:
+    # Before: an Answer's 1 MB run id came back whole in unknown_run; a 1 MB input key, a 1 MB
+    # workflow name and 100,000 input keys were accepted (each a log line of a megabyte,
+    # run_submitted; 100,000 keys held the loop 2.4 s); a 1 MB worktree or manifest hash was
+    # journaled and sent with every step.
+    from tests.integration.durable_capabilities import manifest
+    from tests.integration.durable_helpers import Worker
+
+    daemon, client = await _daemon(tmp_path)
+    worker = Worker(f"ipc://{tmp_path}/d.sock", tmp_path / "w.audit")
+    big = "Z" * 1_000_000
+    document = manifest(steps=2)
+
+    def submit(**fields: object) -> Error:
+        return client.ask({"op": "submit", "manifest": fields.pop("manifest", document), "inputs": {"t.value": 1},
+                           **fields})[0]
+
+    try:
+        with anyio.fail_after(60):  # a hang guard only
+            while not (await anyio.to_thread.run_sync(client.ask, {"op": "workers"}))[0].workers:
+                await anyio.sleep(0.05)  # polling the daemon's own answer, not waiting for time to pass
+            answer = (await anyio.to_thread.run_sync(client.ask, {"op": "answer", "run_id": big, "choice": "x"}))[0]
+            key = await anyio.to_thread.run_sync(lambda: client.ask(
+                {"op": "submit", "manifest": document, "inputs": {"t.value": 1, big: 1}})[0])
+            keys = await anyio.to_thread.run_sync(lambda: client.ask(
+                {"op": "submit", "manifest": document, "inputs": {f"k{i}": i for i in range(4_097)}})[0])
+            worktree = await anyio.to_thread.run_sync(lambda: submit(worktree=big))
+            digest = await anyio.to_thread.run_sync(lambda: submit(manifest_hash=big))
+            name = await anyio.to_thread.run_sync(lambda: submit(manifest={**document, "name": big}))
+            served = (await anyio.to_thread.run_sync(client.ask, {"op": "workers"}))[0]
+    finally:
+        client.close()
+        worker.close()
+        daemon.close()
+    assert type(answer) is Error and answer.code == "unknown_run" and len(answer.message) < 100, answer
+    assert (key.code, key.message) == ("invalid_request", "invalid request 0 of the batch: Expected `str` of length <= 256"
+                                                          " - at `key` in `$.inputs`")
+    assert keys.code == "invalid_request" and "Expected `object` of length <= 4096 - at `$.inputs`" in keys.message
+    assert worktree.code == "invalid_request" and "at `$.worktree`" in worktree.message
+    assert digest.code == "invalid_request" and "at `$.manifest_hash`" in digest.message
+    assert (name.code, name.message) == ("invalid_manifest", "invalid manifest submitted workflow: name: is 1,000,000 "
+                                                             "characters; the most is 256")
+    assert served.workers  # still serving
+    assert "Z" * 100 not in (tmp_path / "d.log").read_text()
