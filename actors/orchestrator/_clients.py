@@ -24,8 +24,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._admission import Deferred, DocumentChecks
-from ontoflow.actors.orchestrator._documents import Admitted, SubmittedDocuments
-from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
+from ontoflow.actors.orchestrator._documents import Admitted, IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
@@ -104,11 +103,14 @@ class ClientService:
         self.ask_handler: Callable[[bytes, Ask], None] | None = None
         #: Checks new documents off the loop once its ``run`` is started (the daemon does).
         self.checks = DocumentChecks(self._handle, self._documents.keep, orchestrator.send_client, orchestrator.outbox)
+        self._behind = self.checks.waiting  # clients whose requests wait behind a document being checked
 
     def handle(self, identity: bytes, message: Any) -> None:
         """Answer one client message (called by the orchestrator's receive loop); in order
         behind the client's request whose document is being checked, if any (``_admission``)."""
-        if not self.checks.queue(identity, message):
+        if identity in self._behind:
+            self.checks.queue(identity, message)
+        else:
             self._handle(identity, message)
 
     def _handle(self, identity: bytes, message: Any) -> None:
@@ -284,7 +286,7 @@ class ClientService:
             return Error(code="payload_too_large", message=too_big)
         try:
             admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree,
-                                             defer=self.checks.running)
+                                             defer=self.checks.defer)
             if type(admitted) is not Admitted:  # a new document: compiled and checked off the loop first
                 return self.checks.refusal() or Deferred(admitted)
             if admitted.refusal is not None:

@@ -32,6 +32,14 @@ remembered as such: resubmitting it costs a hash. Bounded is not cheap: a docume
 blocks (the most a manifest has) still takes about a second to compile and check, so the daemon
 does that work off its loop (``admit(defer=True)``, ``_admission``); the compile and the check
 are pure functions of the document and a copy of the catalogue for that reason.
+
+A submit with an idempotency key (:class:`IdempotencyBook`) gets the same run when it is the
+same submit, a clear conflict when it is another (as Step Functions answers a reused execution
+name), never the old run silently. A submit's fingerprint
+(``protocols.documents.submit_fingerprint``: the document, the inputs, the client's manifest
+hash and the deadline) is kept with its key while the daemon runs; after a restart it is
+rebuilt from the journal (the pinned document, the ``RunSubmitted`` fact's inputs and the run's
+deadline), so a key keeps its promise across restarts.
 """
 
 from __future__ import annotations
@@ -44,25 +52,22 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.pipelines import ConnectionResolutionError
-from ontoflow.actors.checker import SHOWN, capped_problems, check_document, render_text
+from ontoflow.actors.checker import SHOWN, check_document, render_text
+from ontoflow.actors.orchestrator._admission import Prepared, compiled_document
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
-from ontoflow.actors.orchestrator._source import compile_document, encode_source
+from ontoflow.actors.orchestrator._source import decode_source
+from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.documents import (
-    decode_submitted_document, document_kind, refuse_duplicate_keys
-)
-from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.documents import decode_submitted_document, submit_fingerprint
 from ontoflow.runtime.inputs import CatalogInputCheck
+from ontoflow.runtime.journal import Journal
 
-__all__ = ["MAX_NAME_CHARS", "Admitted", "ContractGate", "Prepared", "SubmittedDocuments"]
+__all__ = ["Admitted", "ContractGate", "IdempotencyBook", "SubmittedDocuments"]
 
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
-
-#: The longest name a submitted document may give its workflow or plan.
-MAX_NAME_CHARS = 256
+_fact_decoder = msgspec.msgpack.Decoder(Fact)
 
 #: Documents (and admissions) kept; past it the cache starts afresh (clients submit few kinds).
 _KEPT = 256
@@ -85,12 +90,6 @@ class Admitted(msgspec.Struct, frozen=True):
 def digest(body: bytes) -> bytes:
     """What a document is kept by: a digest of its bytes (the bytes themselves may be 64 MiB)."""
     return hashlib.blake2b(body, digest_size=20).digest()
-
-
-def capped(exc: ManifestError) -> ManifestError:
-    """``exc`` with at most :data:`~actors.checker.SHOWN` problems shown and the rest counted."""
-    problems = capped_problems(exc.problems)
-    return exc if problems is exc.problems else ManifestError(problems, source=exc.source)
 
 
 class ContractGate:
@@ -156,23 +155,6 @@ class ContractGate:
         self._verdicts[key] = verdict
         while len(self._verdicts) > self._capacity:
             self._verdicts.popitem(last=False)
-
-
-class Prepared(msgspec.Struct, frozen=True):
-    """What the work :meth:`SubmittedDocuments.admit` deferred found, for :meth:`SubmittedDocuments.keep`.
-
-    Attributes:
-        version: the registry's version the catalogue was taken at.
-        compiled_key: what the compile is kept by; ``compiled``: its result or its error.
-        verdict_key: what the contract verdict is kept by; ``verdict``: the verdict and its
-            refusal's log fields, or None when it was known already (or the compile failed).
-    """
-
-    version: int
-    compiled_key: tuple[bytes, str, str]
-    compiled: Any
-    verdict_key: tuple[bytes, tuple[str, ...]]
-    verdict: tuple[str | None, dict[str, Any] | None] | None
 
 
 class SubmittedDocuments:
@@ -276,7 +258,7 @@ class SubmittedDocuments:
 
         def work() -> Prepared:
             result = compiled if compiled is not None else \
-                _compiled(body, document, catalog, connections, manifest_hash, worktree)
+                compiled_document(body, document, catalog, connections, manifest_hash, worktree)
             verdict = None if known or isinstance(result, Exception) else \
                 ContractGate.verdict(body, verdict_key[1], catalog)
             return Prepared(version, compiled_key, result, verdict_key, verdict)
@@ -299,7 +281,7 @@ class SubmittedDocuments:
         key = (digest(body), manifest_hash, worktree)
         found = self._compiled.get(key)
         if found is None:
-            found = self._store(key, _compiled(body, document, self._known, self._connections, manifest_hash, worktree))
+            found = self._store(key, compiled_document(body, document, self._known, self._connections, manifest_hash, worktree))
         if isinstance(found, Exception):
             raise found.with_traceback(None)  # raised again and again: no traceback piles up on it
         return found
@@ -314,29 +296,57 @@ class SubmittedDocuments:
         return found
 
 
-def _compiled(body: bytes, document: Any, catalog: Mapping[str, CapabilityMetadata], connections: Mapping[str, Any],
-              manifest_hash: str, worktree: str) -> tuple[Any, tuple[str, bytes]] | Exception:
-    """The document compiled and pinned, or the error that refuses it (a ``ManifestError``
-    capped, or a ``ConnectionResolutionError``: the daemon's connections do not change while it
-    runs, so neither does the answer). Pure: safe off the loop."""
-    try:
-        if isinstance(document, msgspec.Raw):  # decoded only the first time these bytes arrive
-            document = decode_submitted_document(body)  # total: bad UTF-8 is invalid_manifest
-            refuse_duplicate_keys(body, document)  # as the YAML and JSON readers do
-        kind = document_kind(document)
-        workflow = compile_document(document, catalog, kind=kind, manifest_hash=manifest_hash, worktree=worktree,
-                                    connections=connections, source=f"submitted {kind}")
-    except ManifestError as exc:
-        return capped(exc)
-    except ConnectionResolutionError as exc:
-        return exc
-    name = workflow.name or ""
-    if len(name) > MAX_NAME_CHARS:  # a name is logged with each run (``run_submitted``), and listed
-        return ManifestError(Problem(path="name", message=f"is {len(name):,} characters; the most is {MAX_NAME_CHARS}"),
-                             source=f"submitted {kind}")
-    return workflow, encode_source(document, workflow, kind=kind)
-
-
 def _body(document: dict[str, Any] | msgspec.Raw) -> bytes:
     """The document's bytes: as they arrived, or encoded deterministically."""
     return bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
+
+
+class IdempotencyBook:
+    """Fingerprints of the submits made with an idempotency key.
+
+    Args:
+        journal: where fingerprints of runs from before this process are rebuilt from.
+        capacity: how many are kept in memory (the oldest are rebuilt from the journal).
+    """
+
+    def __init__(self, journal: Journal | None, capacity: int = 100_000) -> None:
+        self._journal = journal
+        self._capacity = capacity
+        self._prints: OrderedDict[str, str] = OrderedDict()
+
+    @staticmethod
+    def fingerprint(manifest: Any, inputs: dict[str, Any], manifest_hash: str, deadline_ms: int | None) -> str:
+        """The fingerprint of a submit (its document decoded, so the journal's copy matches).
+
+        Raises:
+            ontoflow.protocols.ManifestError: when the document does not decode.
+        """
+        document = decode_submitted_document(bytes(manifest)) if isinstance(manifest, msgspec.Raw) else manifest
+        return submit_fingerprint(document, inputs, manifest_hash=manifest_hash, deadline_ms=deadline_ms)
+
+    def record(self, key: str, fingerprint: str) -> None:
+        """Remember the fingerprint of the run submitted with ``key``."""
+        self._prints[key] = fingerprint
+        self._prints.move_to_end(key)
+        while len(self._prints) > self._capacity:
+            self._prints.popitem(last=False)
+
+    def recorded(self, key: str, run_id: str) -> str | None:
+        """The fingerprint of the run ``key`` names; None when it cannot be known (a journal
+        without the run: the submit is then taken as the same one, as before fingerprints)."""
+        found = self._prints.get(key)
+        if found is not None or self._journal is None:
+            return found
+        row = self._journal.run(run_id)
+        body = None if row is None else self._journal.source(row.source_hash)
+        if row is None or body is None:
+            return None
+        first = next((f for f in self._journal.facts(run_id) if f.kind == "fact"), None)
+        fact = None if first is None else _fact_decoder.decode(first.body)
+        if not isinstance(fact, RunSubmitted):
+            return None
+        source = decode_source(body)
+        deadline = None if row.deadline_at_ms is None else row.deadline_at_ms - row.submitted_ms
+        rebuilt = submit_fingerprint(source.manifest, fact.inputs, manifest_hash=source.manifest_hash, deadline_ms=deadline)
+        self.record(key, rebuilt)
+        return rebuilt
