@@ -58,7 +58,9 @@ from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._source import decode_source
 from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.client_limits import input_key_problem
 from ontoflow.protocols.documents import decode_submitted_document, submit_fingerprint
+from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.inputs import CatalogInputCheck
 from ontoflow.runtime.journal import Journal
 
@@ -224,7 +226,8 @@ class SubmittedDocuments:
         Raises:
             ManifestError: as ``compile``, or when the document is not one.
             actors.pipelines.ConnectionResolutionError: as ``compile``.
-            runtime.errors.ConfigError: naming an input that breaks a declared schema.
+            runtime.errors.ConfigError: naming an input that breaks a declared schema, or an input
+                key too long (``protocols.client_limits.input_key_problem``).
         """
         if self._registry.version != self._version:  # ``_refresh`` and ``_body`` in line: once per submit
             self._refresh()
@@ -233,6 +236,9 @@ class SubmittedDocuments:
         key = (found, manifest_hash, worktree, tuple(inputs))
         admitted = self._admitted.get(key)
         if admitted is None:
+            too_long = input_key_problem(key[3])  # once per set of keys: a kept admission had them checked
+            if too_long is not None:
+                raise ConfigError(too_long)
             if defer:
                 work = self._pending(body, found, document, inputs, manifest_hash, worktree)
                 if work is not None:

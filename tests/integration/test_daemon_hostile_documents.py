@@ -130,8 +130,7 @@ async def test_giant_names_are_refused_by_their_length_never_echoed_nor_logged(t
         worker.close()
         daemon.close()
     assert type(answer) is Error and answer.code == "unknown_run" and len(answer.message) < 100, answer
-    assert (key.code, key.message) == ("invalid_request", "invalid request 0 of the batch: Expected `str` of length <= 256"
-                                                          " - at `key` in `$.inputs`")
+    assert (key.code, key.message) == ("invalid_inputs", "inputs: key 1 is 1,000,000 characters; the most is 256")
     assert keys.code == "invalid_request" and "Expected `object` of length <= 4096 - at `$.inputs`" in keys.message
     assert worktree.code == "invalid_request" and "at `$.worktree`" in worktree.message
     assert digest.code == "invalid_request" and "at `$.manifest_hash`" in digest.message
