@@ -57,6 +57,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.client_limits import Inputs, ManifestHash, Worktree
 from ontoflow.protocols.error_codes import ERROR_CODES, ErrorCode
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.records import Question, RunSummary, TraceRecord, WorkerRecord
@@ -65,8 +66,8 @@ from ontoflow.protocols.types import RunStatusName, StatusReply
 __all__ = [
     "CLIENT_HEADER", "ERROR_CODES", "Answer", "Ask", "AskReply", "Busy", "CancelRun", "Catalog", "CatalogInfo",
     "ClientMessage", "ClientRequest", "DaemonRequest", "Error", "ErrorCode", "ListRuns", "MAX_DEADLINE_MS",
-    "MAX_IDEMPOTENCY_KEY_CHARS", "MAX_RUN_ID_CHARS", "Question", "Replies",
-    "RunList", "RunProgress", "RunStatus", "RunSummary", "RunTrace", "Show", "Status", "Submit",
+    "MAX_IDEMPOTENCY_KEY_CHARS", "MAX_RUN_ID_CHARS", "Question", "Replies", "RunList", "RunProgress", "RunStatus",
+    "RunSummary", "RunTrace", "Show", "Status", "Submit",
     "SubmitAccepted", "SubmitRequest", "TraceRecord", "Watch", "WorkerRecord", "Workers", "WorkersInfo",
     "client_from_frames", "client_to_frames", "replies_from_frames", "replies_to_frames",
     "request_from_frames", "run_id_problem"
@@ -115,10 +116,10 @@ class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
     """
 
     manifest: dict[str, Any]
-    inputs: dict[str, Any] = {}
+    inputs: Inputs = {}  # bounded in keys and their length (``protocols.client_limits``), as the two below
     deadline_ms: int | None = None
     run_id: str | None = None
-    manifest_hash: str = ""
+    manifest_hash: ManifestHash = ""
     #: A repeated submit with the same key returns the first one's run (``existing=True``).
     idempotency_key: str | None = None
     #: Also answer the run's ``RunStatus`` when it ends (after ``SubmitAccepted``), as a
@@ -126,7 +127,7 @@ class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
     wait: bool = False
     #: The manifest's folder on the submitting host: relative paths the manifest names (a
     #: model file, artifacts) resolve against it on workers that share that filesystem.
-    worktree: str = ""
+    worktree: Worktree = ""
 
 
 class SubmitRequest(Submit, tag="submit", frozen=True, kw_only=True):

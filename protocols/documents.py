@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.protocols._msgpack_keys import duplicate_key
 from ontoflow.protocols._yaml import EMPTY_YAML, check_yaml_aliases, decode_yaml
 from ontoflow.protocols.errors import ManifestError, Problem
 
@@ -33,6 +34,7 @@ __all__ = [
     "document_kind",
     "idempotency_conflict",
     "oversized_int_path",
+    "refuse_duplicate_keys",
     "submit_fingerprint",
 ]
 
@@ -275,6 +277,26 @@ def decode_submitted_document(body: bytes | memoryview) -> dict[str, Any]:
     except Exception:  # DecodeError, ValidationError, MemoryError: not a readable map
         message = "expected an object with string keys"
     raise ManifestError(Problem(path="manifest", message=message), source="submitted document")
+
+
+def refuse_duplicate_keys(body: bytes, document: Any) -> None:
+    """Refuse a submitted document one of whose maps gives a key twice (msgpack keeps the last
+    silently; a YAML or JSON file with it is refused), naming the map's path and the key, never
+    a value. Ask once per document (its cost: ``protocols._msgpack_keys``).
+
+    Args:
+        body: the encoded document, as :func:`decode_submitted_document` decoded it.
+        document: what it decoded to.
+
+    Raises:
+        ManifestError: at ``manifest.<path of the map>``: ``duplicate key 'k'``.
+    """
+    found = duplicate_key(body, document)
+    if found is not None:
+        path, key = found
+        where = f"manifest.{path}" if path and not path.startswith("[") else f"manifest{path}"
+        raise ManifestError(Problem(path=where, message=f"duplicate key {key!r}: a map gives it twice (only one may be meant)"),
+                            source="submitted document")
 
 
 def submit_fingerprint(document: bytes | Mapping[str, Any], inputs: Mapping[str, Any], *,

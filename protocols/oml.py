@@ -40,6 +40,7 @@ from ontoflow.protocols.plan import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, plan_
 
 __all__ = [
     "LEGACY_KEYS",
+    "MAX_CONNECTION_NAME_CHARS",
     "OML_MODES",
     "OML_VERSION",
     "Pipeline",
@@ -47,6 +48,7 @@ __all__ = [
     "URL_QUERY_SECRET",
     "URL_WITH_PASSWORD",
     "check_oml",
+    "connection_name_too_long",
     "pipeline_from_data",
 ]
 
@@ -62,6 +64,11 @@ LEGACY_KEYS: dict[str, str] = {
 }
 
 _KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+#: The longest connection name (``@name`` without its ``@``): a name is a key of a connections
+#: file or the tail of an environment variable's name, not a document; a longer one is refused
+#: naming its length, never echoed whole (a client could make it megabytes).
+MAX_CONNECTION_NAME_CHARS = 64
+# Any length: a too-long name is still a name, refused as such (``connection_name_problem``).
 _CONNECTION = re.compile(r"^@[A-Za-z0-9_-]+$")
 _SECRET_KEY = re.compile(r"(pass(word|wd)?|pwd|secret|token|api[_-]?key|private[_-]?key|credential|"
                          r"authori[sz]ation|^auth$|cookie)", re.IGNORECASE)
@@ -141,6 +148,8 @@ def _check_config(value: Any, path: str, problems: list[Problem]) -> None:
                     problems.append(
                         Problem(path=where, message='must be "@name": connections are resolved at run time, never written in the pipeline')
                     )
+                elif len(item) - 1 > MAX_CONNECTION_NAME_CHARS:
+                    problems.append(Problem(path=where, message=connection_name_too_long(len(item) - 1)))
                 continue
             if _SECRET_KEY.search(key) and _holds_literal(item):
                 problems.append(
@@ -169,6 +178,11 @@ def _is_credential(text: str) -> bool:
         return b":" in base64.b64decode(found["value"], validate=True)
     except (binascii.Error, ValueError):
         return False
+
+
+def connection_name_too_long(length: int) -> str:
+    """The refusal of a connection name of ``length`` characters (the name itself is not shown)."""
+    return f"a connection name is at most {MAX_CONNECTION_NAME_CHARS} characters (this one has {length:,})"
 
 
 def _holds_literal(value: Any) -> bool:

@@ -323,6 +323,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         receiver = anyio.open_signal_receiver(*stop_signals()) if config.handle_signals else None
         with receiver if receiver is not None else nullcontext() as signals:
             async with anyio.create_task_group() as tg:
+                await tg.start(clients.checks.run)  # new documents are compiled and checked off the loop
                 await tg.start(orchestrator.run)
                 if catalogue:  # after recovery: what the daemon is told wins over what it journaled
                     orchestrator.pool.know(catalogue, wall_clock_ms())

@@ -23,7 +23,8 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._documents import IdempotencyBook, SubmittedDocuments
+from ontoflow.actors.orchestrator._admission import Deferred, DocumentChecks
+from ontoflow.actors.orchestrator._documents import Admitted, IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
@@ -100,9 +101,19 @@ class ClientService:
         #: Answers an ``Ask`` (``handler(identity, ask)``, replying itself, later); set by
         #: ``compose_orchestrator`` when the daemon has domains, else an Ask gets ``no_domains``.
         self.ask_handler: Callable[[bytes, Ask], None] | None = None
+        #: Checks new documents off the loop once its ``run`` is started (the daemon does).
+        self.checks = DocumentChecks(self._handle, self._documents.keep, orchestrator.send_client, orchestrator.outbox)
+        self._behind = self.checks.waiting  # clients whose requests wait behind a document being checked
 
     def handle(self, identity: bytes, message: Any) -> None:
-        """Answer one client message (called by the orchestrator's receive loop)."""
+        """Answer one client message (called by the orchestrator's receive loop); in order
+        behind the client's request whose document is being checked, if any (``_admission``)."""
+        if identity in self._behind:
+            self.checks.queue(identity, message)
+        else:
+            self._handle(identity, message)
+
+    def _handle(self, identity: bytes, message: Any) -> None:
         try:
             reply = self._answer(identity, message)
         except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
@@ -112,15 +123,19 @@ class ClientService:
         except Exception as exc:  # a bug here must not reach the client as a trace
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")
-        if reply is not None:
+        if type(reply) is Deferred:
+            self.checks.start(identity, message, reply)
+        elif reply is not None:
             self._orch.send_client(identity, reply)
 
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
         run_id = getattr(message, "run_id", None)
-        if run_id is not None and not isinstance(message, Submit) and \
-                not orch.authority.may_touch(identity, self._owner_of(run_id), message):
-            return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
+        if run_id is not None and not isinstance(message, Submit):
+            if len(run_id) > MAX_RUN_ID_CHARS:  # no run has such an id: not looked up, not echoed whole
+                return _no_run(run_id)
+            if not orch.authority.may_touch(identity, self._owner_of(run_id), message):
+                return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         match message:
             # A daemon's Submit arrives as a SubmitRequest: named first, it matches on its exact
             # type (a Struct subclass matched against its base goes through ``__instancecheck__``).
@@ -270,7 +285,10 @@ class ClientService:
         if too_big is not None:
             return Error(code="payload_too_large", message=too_big)
         try:
-            admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree)
+            admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree,
+                                             defer=self.checks.defer)
+            if type(admitted) is not Admitted:  # a new document: compiled and checked off the loop first
+                return self.checks.refusal() or Deferred(admitted)
             if admitted.refusal is not None:
                 return Error(code="invalid_manifest",
                              message=f"the document does not pass the contract check:\n{admitted.refusal}")
@@ -310,19 +328,9 @@ class ClientService:
     def workers(self) -> list[WorkerRecord]:
         """The live workers as clients see them."""
         now = self._orch.now()
-        return [
-            WorkerRecord(
-                worker_id=w.worker_id,
-                host=w.host,
-                pid=w.pid,
-                capabilities=sorted(w.capabilities),
-                slots=w.slots,
-                in_flight=len(w.in_flight),
-                last_seen_ms_ago=max(now - w.last_seen_ms, 0),
-                domains=w.domains,
-            )
-            for w in self._orch.registry
-        ]
+        return [WorkerRecord(worker_id=w.worker_id, host=w.host, pid=w.pid, capabilities=sorted(w.capabilities),
+                             slots=w.slots, in_flight=len(w.in_flight), last_seen_ms_ago=max(now - w.last_seen_ms, 0),
+                             domains=w.domains) for w in self._orch.registry]
 
     def _questions(self, run_id: str) -> list[Any]:
         runs = self._orch.runs

@@ -20,17 +20,18 @@ loader problems) and counts the rest (``... and K more``), in the reply and in t
 ``document_refused`` log line. The keys of the submit's inputs count as provided on every
 path, as a manifest's declared ``inputs`` do.
 
-**What a submit may cost the loop.** The check runs in the daemon's loop, as the compile does:
-while it runs, no other client is answered and no worker's outcome is applied. A production
-engine bounds the work one request can buy by the size of what it carries, deterministically,
-and never does the same refused work twice; it does not hand an unbounded check to a thread
-(the GIL shares one core with the loop) nor measure it by the clock (a verdict that depends on
-the machine's load is not a verdict). So: the checker explores at most 2,000 states plus one a
-block (``actors.checker.state_budget``, the same for ``ontoflow check``, ``run`` and a submit,
-so they never disagree), following only the keys some capability reads; a document past it is
-refused ``analysis-limit``. Everything kept here is keyed by the document's digest, not its
-bytes (256 documents of 64 MiB were 16 GiB of keys), and a document that does not compile or
-is refused is remembered as such: resubmitting it costs a hash.
+**What a submit may cost the loop.** A production engine bounds the work one request can buy
+by the size of what it carries, deterministically, and never does the same refused work twice;
+it does not measure it by the clock (a verdict that depends on the machine's load is not a
+verdict). So: the checker explores at most 2,000 states plus one a block
+(``actors.checker.state_budget``, the same for ``ontoflow check``, ``run`` and a submit, so they
+never disagree), following only the keys some capability reads; a document past it is refused
+``analysis-limit``. Everything kept here is keyed by the document's digest, not its bytes (256
+documents of 64 MiB were 16 GiB of keys), and a document that does not compile or is refused is
+remembered as such: resubmitting it costs a hash. Bounded is not cheap: a document of 5,000
+blocks (the most a manifest has) still takes about a second to compile and check, so the daemon
+does that work off its loop (``admit(defer=True)``, ``_admission``); the compile and the check
+are pure functions of the document and a copy of the catalogue for that reason.
 
 A submit with an idempotency key (:class:`IdempotencyBook`) gets the same run when it is the
 same submit, a clear conflict when it is another (as Step Functions answers a reused execution
@@ -45,19 +46,21 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
 import structlog
 
-from ontoflow.actors.checker import SHOWN, capped_problems, check_document, render_text
+from ontoflow.actors.checker import SHOWN, check_document, render_text
+from ontoflow.actors.orchestrator._admission import Prepared, compiled_document
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
-from ontoflow.actors.orchestrator._source import compile_document, decode_source, encode_source
+from ontoflow.actors.orchestrator._source import decode_source
 from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.documents import decode_submitted_document, document_kind, submit_fingerprint
-from ontoflow.protocols.errors import ManifestError
+from ontoflow.protocols.client_limits import input_key_problem
+from ontoflow.protocols.documents import decode_submitted_document, submit_fingerprint
+from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.inputs import CatalogInputCheck
 from ontoflow.runtime.journal import Journal
 
@@ -91,12 +94,6 @@ def digest(body: bytes) -> bytes:
     return hashlib.blake2b(body, digest_size=20).digest()
 
 
-def capped(exc: ManifestError) -> ManifestError:
-    """``exc`` with at most :data:`~actors.checker.SHOWN` problems shown and the rest counted."""
-    problems = capped_problems(exc.problems)
-    return exc if problems is exc.problems else ManifestError(problems, source=exc.source)
-
-
 class ContractGate:
     """Checks submitted documents against a catalogue (see the module docstring).
 
@@ -112,6 +109,10 @@ class ContractGate:
         """Forget every verdict (the catalogue changed)."""
         self._verdicts.clear()
 
+    def known(self, key: tuple[bytes, tuple[str, ...]]) -> bool:
+        """Whether the verdict on ``(document digest, sorted input keys)`` is kept."""
+        return key in self._verdicts
+
     def refusal(self, body: bytes, given: Iterable[str], catalog: Mapping[str, CapabilityMetadata]) -> str | None:
         """The report to refuse the document encoded in ``body`` with (its first findings, the
         rest counted), or None when it passes.
@@ -125,19 +126,37 @@ class ContractGate:
         if found is not False:
             self._verdicts.move_to_end(key)
             return found
+        verdict, refused = self.verdict(body, keys, catalog)
+        self.remember(key, verdict, refused)
+        return verdict
+
+    @staticmethod
+    def verdict(body: bytes, keys: tuple[str, ...], catalog: Mapping[str, CapabilityMetadata]
+                ) -> tuple[str | None, dict[str, Any] | None]:
+        """The contract check of the document in ``body`` with the inputs ``keys`` given: its
+        refusal report (None: it passes) and what the refusal's log line says. Pure (no state,
+        no log): the daemon runs it off its loop.
+
+        Raises:
+            ontoflow.protocols.ManifestError: when ``body`` is not a document.
+        """
         document: Any = decode_submitted_document(body)
         if keys and isinstance(document, dict) and "nodes" in document:
             document = {**document, "inputs": {**{k: {} for k in keys}, **dict(document.get("inputs") or {})}}
         report = check_document(document, catalog, name="submitted document")
-        verdict = None
-        if not report.ok:
-            verdict = render_text(report, limit=SHOWN)
-            log.info("document_refused", kind=report.kind, digest=key[0].hex(), errors=len(report.errors),
-                     findings=len(report.findings), states=report.states, report=verdict)
+        if report.ok:
+            return None, None
+        verdict = render_text(report, limit=SHOWN)
+        return verdict, {"kind": report.kind, "errors": len(report.errors), "findings": len(report.findings),
+                         "states": report.states}
+
+    def remember(self, key: tuple[bytes, tuple[str, ...]], verdict: str | None, refused: dict[str, Any] | None) -> None:
+        """Keep the verdict on ``key`` (``verdict``'s answer; a refusal is logged, once)."""
+        if refused is not None:
+            log.info("document_refused", digest=key[0].hex(), **refused, report=verdict)
         self._verdicts[key] = verdict
         while len(self._verdicts) > self._capacity:
             self._verdicts.popitem(last=False)
-        return verdict
 
 
 class SubmittedDocuments:
@@ -195,22 +214,35 @@ class SubmittedDocuments:
 
     def admit(
         self, document: dict[str, Any] | msgspec.Raw, inputs: Mapping[str, Any], manifest_hash: str = "",
-        worktree: str = "",
-    ) -> Admitted:
+        worktree: str = "", *, defer: bool = False,
+    ) -> Admitted | Callable[[], Prepared]:
         """What a submit of ``document`` with ``inputs`` starts: compiled, pinned, contract
         checked (a refusal is returned, not raised), and the inputs checked.
+
+        ``defer``: when the compile or the contract check is not kept yet (up to a second for a
+        document of 5,000 blocks), return that work instead, as a pure function to run off the
+        loop (on a copy of the catalogue); hand its ``Prepared`` to :meth:`keep`, then admit again.
 
         Raises:
             ManifestError: as ``compile``, or when the document is not one.
             actors.pipelines.ConnectionResolutionError: as ``compile``.
-            runtime.errors.ConfigError: naming an input that breaks a declared schema.
+            runtime.errors.ConfigError: naming an input that breaks a declared schema, or an input
+                key too long (``protocols.client_limits.input_key_problem``).
         """
         if self._registry.version != self._version:  # ``_refresh`` and ``_body`` in line: once per submit
             self._refresh()
         body = bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
-        key = (digest(body), manifest_hash, worktree, tuple(inputs))
+        found = digest(body)
+        key = (found, manifest_hash, worktree, tuple(inputs))
         admitted = self._admitted.get(key)
         if admitted is None:
+            too_long = input_key_problem(key[3])  # once per set of keys: a kept admission had them checked
+            if too_long is not None:
+                raise ConfigError(too_long)
+            if defer:
+                work = self._pending(body, found, document, inputs, manifest_hash, worktree)
+                if work is not None:
+                    return work
             workflow, source = self._compile(body, document, manifest_hash, worktree)
             refusal = self._contracts.refusal(body, inputs, self._known)
             if len(self._admitted) >= _KEPT:
@@ -220,25 +252,53 @@ class SubmittedDocuments:
             self._inputs.check(inputs)
         return admitted
 
+    def _pending(self, body: bytes, found: bytes, document: Any, inputs: Mapping[str, Any], manifest_hash: str,
+                 worktree: str) -> Callable[[], Prepared] | None:
+        compiled_key = (found, manifest_hash, worktree)
+        compiled = self._compiled.get(compiled_key)
+        verdict_key = (found, tuple(sorted(inputs)))
+        known = self._contracts.known(verdict_key)
+        if isinstance(compiled, Exception) or (compiled is not None and known):
+            return None  # refused already, or only lookups left
+        catalog, version, connections = dict(self._known), self._version, self._connections
+
+        def work() -> Prepared:
+            result = compiled if compiled is not None else \
+                compiled_document(body, document, catalog, connections, manifest_hash, worktree)
+            verdict = None if known or isinstance(result, Exception) else \
+                ContractGate.verdict(body, verdict_key[1], catalog)
+            return Prepared(version, compiled_key, result, verdict_key, verdict)
+
+        return work
+
+    def keep(self, prepared: Prepared) -> bool:
+        """Keep what ``admit(defer=True)``'s work found; False (nothing kept) when the catalogue changed
+        since (``admit`` then does the work itself, against the new one)."""
+        if self._registry.version != self._version:
+            self._refresh()
+        if prepared.version != self._version:
+            return False
+        self._store(prepared.compiled_key, prepared.compiled)
+        if prepared.verdict is not None and not self._contracts.known(prepared.verdict_key):
+            self._contracts.remember(prepared.verdict_key, *prepared.verdict)
+        return True
+
     def _compile(self, body: bytes, document: Any, manifest_hash: str, worktree: str) -> tuple[Any, tuple[str, bytes]]:
         key = (digest(body), manifest_hash, worktree)
         found = self._compiled.get(key)
         if found is None:
-            if len(self._compiled) >= _KEPT:
-                self._compiled.clear()
-            try:
-                if isinstance(document, msgspec.Raw):  # decoded only the first time these bytes arrive
-                    document = decode_submitted_document(body)  # total: bad UTF-8 is invalid_manifest
-                kind = document_kind(document)
-                workflow = compile_document(document, self._known, kind=kind, manifest_hash=manifest_hash,
-                                            worktree=worktree, connections=self._connections, source=f"submitted {kind}")
-            except ManifestError as exc:
-                found = self._compiled[key] = capped(exc)
-                log.info("document_refused", digest=key[0].hex(), problems=len(exc.problems), report=str(found))
-            else:
-                found = self._compiled[key] = (workflow, encode_source(document, workflow, kind=kind))
+            found = self._store(key, compiled_document(body, document, self._known, self._connections, manifest_hash, worktree))
         if isinstance(found, Exception):
             raise found.with_traceback(None)  # raised again and again: no traceback piles up on it
+        return found
+
+    def _store(self, key: tuple[bytes, str, str], found: Any) -> Any:
+        if len(self._compiled) >= _KEPT:
+            self._compiled.clear()
+        if isinstance(found, Exception):
+            log.info("document_refused", digest=key[0].hex(), problems=len(getattr(found, "problems", ())),
+                     report=str(found))
+        self._compiled[key] = found
         return found
 
 

@@ -28,7 +28,7 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.protocols.oml import URL_QUERY_SECRET, URL_WITH_PASSWORD
+from ontoflow.protocols.oml import MAX_CONNECTION_NAME_CHARS, URL_QUERY_SECRET, URL_WITH_PASSWORD, connection_name_too_long
 from ontoflow.protocols.plan import ExecutionPlan
 
 from ontoflow.actors.pipelines.errors import ConnectionResolutionError
@@ -151,6 +151,11 @@ def connection_names(plan: ExecutionPlan) -> list[str]:
     return sorted(set(found))
 
 
+def _shown_key(key: str) -> str:
+    """A parameter's name as an error shows it: a key of any length ends in ``.connection``."""
+    return key if len(key) <= 128 else f"...{key[-64:]}"
+
+
 def lookup_connection(name: str, connections: Mapping[str, Any] | None = None, *,
                       environ: Mapping[str, str] | None = None) -> Any:
     """The value of the connection ``name`` (without its ``@``): from
@@ -159,8 +164,11 @@ def lookup_connection(name: str, connections: Mapping[str, Any] | None = None, *
     Keep the value in memory; never write, log or print it.
 
     Raises:
-        ConnectionResolutionError: naming the connection and where it could be defined.
+        ConnectionResolutionError: naming the connection and where it could be defined; a name
+            longer than ``MAX_CONNECTION_NAME_CHARS`` by its length only (never echoed whole).
     """
+    if len(name) > MAX_CONNECTION_NAME_CHARS:
+        raise ConnectionResolutionError(connection_name_too_long(len(name)))
     environ = os.environ if environ is None else environ
     env = environ.get(ENV_PREFIX + name.upper().replace("-", "_"))
     if env is not None:
@@ -186,15 +194,19 @@ def resolve_connections(
     Keep the result in memory for the run; never write or print it.
 
     Raises:
-        ConnectionResolutionError: naming the first connection that is defined nowhere.
+        ConnectionResolutionError: naming the first connection that is defined nowhere, or one
+            whose name is too long (by its step and parameter, and its length).
     """
     environ = os.environ if environ is None else environ
     steps = []
-    for step in plan.steps:
+    for index, step in enumerate(plan.steps):
         params = dict(step.params)
         for key, value in step.params.items():
             if key == "connection" or key.endswith(".connection"):
                 if isinstance(value, str) and _NAME.match(value):
+                    if len(value) - 1 > MAX_CONNECTION_NAME_CHARS:  # the step's id is bounded by its rule
+                        raise ConnectionResolutionError(
+                            f"steps[{index}].params.{_shown_key(key)}: {connection_name_too_long(len(value) - 1)}")
                     params[key] = lookup_connection(value[1:], connections, environ=environ)
         steps.append(msgspec.structs.replace(step, params=params))
     return msgspec.structs.replace(plan, steps=steps)

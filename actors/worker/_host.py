@@ -38,6 +38,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability, observe, shut_down
+from ontoflow.actors.worker._announce import say_not_welcomed
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
@@ -59,7 +60,6 @@ DEFAULT_GRACE_S = 5.0  #: seconds running steps may take to finish after SIGTERM
 SHUTDOWN_MIN_S = 5.0
 
 GOODBYE_LINGER_MS = 2000  #: how long the last answers and the goodbye may take to leave once the socket closes
-
 WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
 
 
@@ -239,6 +239,7 @@ class WorkerHost(BatchActor):
             if self._draining:
                 return  # said goodbye: no new session
             delay_ms = self._backoff.next_ms(welcomed)
+            say_not_welcomed(self._backoff.unwelcomed, self.ready_message, self.address, self.worker_id)
             log.warning("orchestrator_unreachable", worker_id=self.worker_id, address=self.address, retry_in_s=round(delay_ms / 1000, 3))
             await self.timers.sleep(delay_ms)  # ends on a Tick: time is a fact here too
 

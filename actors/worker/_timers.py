@@ -138,6 +138,11 @@ class ReconnectBackoff:
         """
         return 1 << min(self._unwelcomed, MAX_PATIENCE.bit_length() - 1)
 
+    @property
+    def unwelcomed(self) -> int:
+        """Sessions in a row that ended without a Welcome (counted by ``next_ms``)."""
+        return self._unwelcomed
+
     def next_ms(self, welcomed: bool) -> float:
         """The wait after a session that ended, in milliseconds.
 
