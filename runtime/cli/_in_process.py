@@ -23,7 +23,7 @@ from ontoflow.actors.orchestrator import RunResult
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, ProgressLine, describe, fail, first_error, print_result
 from ontoflow.runtime.cli._signals import STOP
 from ontoflow.runtime.embedded import LocalCluster
-from ontoflow.runtime.errors import KernelError
+from ontoflow.runtime.errors import ChildCannotStart, KernelError
 from ontoflow.runtime.loop import run as run_async
 
 __all__ = ["STOP_GRACE_S", "run_with_progress", "stoppable"]
@@ -108,7 +108,7 @@ def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: b
                 with contextlib.redirect_stdout(sys.stderr):
                     ended = loop(started)
             except (KernelError, CapabilityInitError, BaseExceptionGroup) as exc:  # their text is scrubbed; a traceback's is not
-                return fail(str(first_error(exc, (KernelError, CapabilityInitError))), EXIT_FAILED)
+                return fail(_said(first_error(exc, (KernelError, CapabilityInitError))), EXIT_FAILED)
             finally:
                 if after is not None:
                     after()
@@ -123,3 +123,11 @@ def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: b
             return EXIT_OK if result.status == "completed" else EXIT_FAILED
         finally:
             STOP.settle()
+
+
+def _said(exc: BaseException) -> str:
+    """What a failure to run prints: its own (scrubbed) text; for a worker that cannot start,
+    which worker, and why it was not restarted as a crashed one is."""
+    if isinstance(exc, ChildCannotStart):
+        return f"{exc.reason} ({exc.name} is not restarted: restarts would fail the same way)"
+    return str(exc)
