@@ -126,14 +126,14 @@ def _same(schema: Any, data: Any) -> None:
     assert _outcome(fast, data) == _outcome(full, data)
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_object_schema_fast_path_answers_as_the_full_validator(data: st.DataObject) -> None:
     schema = data.draw(object_schemas())
     _same(schema, data.draw(object_data(schema)))
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scalar_schemas(), VALUES)
 def test_scalar_schema_fast_path_answers_as_the_full_validator(schema: dict[str, Any], value: Any) -> None:
     _same(schema, value)
