@@ -9,7 +9,9 @@ import msgspec
 __all__ = ["BlockContract", "Segment", "StepContext", "SystemMetadata"]
 
 
-class Segment(msgspec.Struct, frozen=True, array_like=True):
+# gc=False on the context's Structs: frozen, holding strings, each other and plain data (the
+# run's values), never in a cycle (tests/protocols/test_untracked.py).
+class Segment(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """One ordered piece of the execution payload (seed 002's ContextSegment).
 
     Attributes:
@@ -25,7 +27,7 @@ class Segment(msgspec.Struct, frozen=True, array_like=True):
     block: str = ""
 
 
-class BlockContract(msgspec.Struct, frozen=True, array_like=True):
+class BlockContract(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Layer 2: the block's local instructions and the capability it runs."""
 
     node: str = ""
@@ -34,7 +36,7 @@ class BlockContract(msgspec.Struct, frozen=True, array_like=True):
     instructions: str = ""
 
 
-class SystemMetadata(msgspec.Struct, frozen=True, array_like=True):
+class SystemMetadata(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Layer 5: immutable facts about where the step runs."""
 
     run_id: str = ""
@@ -45,7 +47,7 @@ class SystemMetadata(msgspec.Struct, frozen=True, array_like=True):
     worktree: str = ""
 
 
-class StepContext(msgspec.Struct, frozen=True, array_like=True):
+class StepContext(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """All five layers, in the priority order of seed 002.
 
     Attributes:

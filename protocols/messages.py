@@ -153,7 +153,10 @@ def observation_problem(observation: Observation, capability: str) -> str | None
 _MAX_REASON_CHARS = 200
 
 
-class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True):
+# gc=False (inherited by every message): frozen, and what a message holds is decoded data or
+# values built before it (a capability's outputs, checked encodable): none can refer back to
+# it, so it is never in a cycle and the collector need not track it (tests/protocols/test_untracked.py).
+class Message(msgspec.Struct, tag_field="op", array_like=True, frozen=True, gc=False):
     """Base of every wire message."""
 
 

@@ -19,6 +19,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.errors import ConfigError
+from ontoflow.runtime.flat_schema import compile_validator
 
 __all__ = [
     "CatalogInputCheck",
@@ -167,7 +168,7 @@ class InputValidators:
             self._reused += 1
             return found
         try:
-            found = fastjsonschema.compile(schema, handlers=_NO_REMOTE, use_default=True)
+            found = compile_validator(schema, _NO_REMOTE)  # a flat schema's fast path in front
         except Exception:  # JsonSchemaDefinitionException, a broken regex (re.error)...: no check, not an internal error
             found = None
         self._compiled += 1

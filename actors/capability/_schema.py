@@ -9,6 +9,7 @@ import fastjsonschema
 
 from ontoflow.actors.capability._metaschema import metaschema_problem
 from ontoflow.actors.errors import CapabilityDefinitionError
+from ontoflow.runtime.flat_schema import compile_validator
 from ontoflow.runtime.inputs import violation_parts
 
 __all__ = ["Validator", "compile_schema", "describe_violation"]
@@ -30,7 +31,8 @@ _NO_REMOTE = {scheme: _refuse_remote for scheme in ("http", "https", "ftp", "fil
 
 
 def compile_schema(capability_id: str, schema: dict[str, Any], what: str = "input_schema") -> Validator:
-    """Compile ``schema`` once, with ``default`` values filling missing keys.
+    """Compile ``schema`` once, with ``default`` values filling missing keys (and, for a flat
+    schema, ``runtime.flat_schema``'s fast path in front, which answers exactly as it does).
 
     A schema without ``$schema`` (or naming draft-07) is first checked against draft-07's
     meta-schema, so a keyword with a value no validator can mean (``minLength: -1``,
@@ -56,7 +58,7 @@ def compile_schema(capability_id: str, schema: dict[str, Any], what: str = "inpu
         raise CapabilityDefinitionError(f"capability {capability_id!r}: {what} does not compile: "
                                         f"it is not a valid JSON Schema: {problem}")
     try:
-        return fastjsonschema.compile(schema, handlers=_NO_REMOTE, use_default=True)
+        return compile_validator(schema, _NO_REMOTE)
     except Exception as exc:  # JsonSchemaDefinitionException, re.error, TypeError, ...
         raise CapabilityDefinitionError(
             f"capability {capability_id!r}: {what} does not compile: {type(exc).__name__}: {exc}"
