@@ -104,10 +104,9 @@ def run_id_problem(run_id: str) -> str | None:
             f"or a digit (got {len(run_id)} characters)")
 
 
-# gc=False (inherited by every client message): frozen, holding decoded data or values built
-# before it, never in a cycle (tests/protocols/test_untracked.py).
 class _ClientMessage(msgspec.Struct, tag_field="op", frozen=True, gc=False):
-    """Base of every client message (maps, not arrays: these are rare and must evolve)."""
+    """Base of every client message (maps, not arrays: these are rare and must evolve).
+    ``gc=False``, inherited: frozen decoded data, never in a cycle (``test_untracked``)."""
 
 
 class Submit(_ClientMessage, tag="submit", frozen=True, kw_only=True):
