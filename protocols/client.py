@@ -39,8 +39,7 @@ of a daemon's time): two or more as one :class:`Replies` body, read by :func:`re
 A client with one request at a time (every verb but ``--watch``) still gets one reply per set.
 A client pipelining requests may send those of one turn in one set too (``client_requests``).
 
-Error codes: each ``Error`` reply's ``code`` is one of ``protocols.error_codes.ERROR_CODES``
-(re-exported here), documented there with what a client does about it.
+Error codes: each ``Error`` reply's ``code`` is one of ``ERROR_CODES`` (``error_codes``).
 
 Durability (a daemon started with ``--journal``): ``SubmitAccepted`` is sent only once the
 submission is committed to the journal, so an acknowledged run survives any crash of the
