@@ -87,7 +87,13 @@ BACKGROUND_BEFORE = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", 
 #: Work done once per document (or per catalogue), not once per run: compiling a document, the
 #: contract check (the static checker), the inputs' checker built for a new catalogue. Calls
 #: made by these (and the calls of them) are counted apart, as "once per document".
-ONCE = frozenset({"SubmittedDocuments._compile", "ContractGate.refusal", "CatalogInputCheck.__init__"})
+ONCE = frozenset({
+    "SubmittedDocuments._compile", "ContractGate.refusal", "CatalogInputCheck.__init__",
+    # A new document is compiled and checked off the daemon's loop (``_admission.py``): the work
+    # handed to the thread, and what keeps its result in the loop.
+    "SubmittedDocuments._pending", "SubmittedDocuments._pending.<locals>.work", "SubmittedDocuments.keep",
+    "DocumentChecks.start",
+})
 _SKIP = BACKGROUND | BACKGROUND_BEFORE
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
