@@ -172,6 +172,9 @@ class SubmittedDocuments:
         self._connections = connections
         self._known: dict[str, CapabilityMetadata] = {}
         self._version = -1
+        # Moves only when the metadata changed (not at each worker that comes or goes, as the
+        # registry's version does): what a check off the loop found is kept unless it did.
+        self._generation = 0
         self._contracts = ContractGate()
         self._inputs = CatalogInputCheck(self._known)
         # By (document digest, hash, worktree): compiled workflows and pinned sources, or the
@@ -191,6 +194,7 @@ class SubmittedDocuments:
                 self._admitted.clear()
                 self._contracts.clear()
                 self._inputs = CatalogInputCheck(self._known)
+                self._generation += 1
 
     def catalog(self) -> dict[str, CapabilityMetadata]:
         """Every capability a submitted document is compiled against (a copy)."""
@@ -260,7 +264,7 @@ class SubmittedDocuments:
         known = self._contracts.known(verdict_key)
         if isinstance(compiled, Exception) or (compiled is not None and known):
             return None  # refused already, or only lookups left
-        catalog, version, connections = dict(self._known), self._version, self._connections
+        catalog, version, connections = dict(self._known), self._generation, self._connections
 
         def work() -> Prepared:
             result = compiled if compiled is not None else \
@@ -276,7 +280,7 @@ class SubmittedDocuments:
         since (``admit`` then does the work itself, against the new one)."""
         if self._registry.version != self._version:
             self._refresh()
-        if prepared.version != self._version:
+        if prepared.version != self._generation:
             return False
         self._store(prepared.compiled_key, prepared.compiled)
         if prepared.verdict is not None and not self._contracts.known(prepared.verdict_key):

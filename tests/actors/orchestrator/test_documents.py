@@ -7,7 +7,7 @@ import msgspec
 import pytest
 
 from ontoflow.actors.orchestrator._documents import SubmittedDocuments
-from ontoflow.actors.orchestrator._registry import WorkerRegistry
+from ontoflow.actors.orchestrator._registry import WorkerInfo, WorkerRegistry
 from ontoflow.protocols import CapabilityMetadata, ManifestError
 from ontoflow.runtime.errors import ConfigError
 
@@ -56,3 +56,29 @@ def test_an_unknown_capability_is_a_manifest_error_and_a_new_one_is_then_known()
     registry.know([CapabilityMetadata(id="test.later")])
     assert documents.admit(other, {}).refusal is None
     assert sorted(documents.catalog()) == ["test.later", "test.sized"]
+
+
+def _worker(meta: CapabilityMetadata) -> WorkerInfo:
+    return WorkerInfo(identity=b"w", worker_id="w", host="h", pid=1, capabilities={meta.id: meta}, slots=1,
+                      last_seen_ms=0)
+
+
+def test_a_check_off_the_loop_is_kept_when_a_worker_came_with_the_same_metadata() -> None:
+    # Before: any worker that came or went during the check (the registry's version) threw its
+    # result away, and the submit's answer compiled and checked the document in the loop.
+    documents, registry = _documents()
+    work = documents.admit(DOC, {"t.size": 1}, defer=True)
+    assert callable(work)
+    registry.register(_worker(SIZE))
+    assert documents.keep(work())
+    admitted = documents.admit(DOC, {"t.size": 1}, defer=True)
+    assert not callable(admitted) and admitted.refusal is None
+
+
+def test_a_check_off_the_loop_is_dropped_when_the_metadata_changed_meanwhile() -> None:
+    documents, registry = _documents()
+    work = documents.admit(DOC, {"t.size": 1}, defer=True)
+    assert callable(work)
+    registry.register(_worker(CapabilityMetadata(id="test.sized", timeout_ms=2_000, idempotent=True,
+                                                 input_schema=SIZE.input_schema)))
+    assert not documents.keep(work())
