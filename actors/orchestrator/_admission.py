@@ -13,8 +13,9 @@ document (the only one that does this work) has it done in a thread (``anyio.to_
 - A client's requests are answered in the order it sent them: while its document is checked,
   its next requests wait behind it, then are answered as before (a client that pipelines its
   submits, as ``bench.daemon_cpu`` does, has hundreds waiting). At most :data:`MAX_QUEUED` of
-  them, holding at most :data:`MAX_QUEUED_BYTES` of documents: past either, a request is
-  answered ``too_many_waiting`` at once (what waits is held in memory). A submit is answered by the same code as before, once the work
+  them, holding at most :data:`MAX_QUEUED_BYTES` (as encoded): past either, a request is
+  refused ``too_many_waiting`` in its turn (what waits is held in memory; a reply out of turn
+  would be read as another request's). A submit is answered by the same code as before, once the work
   is kept: the idempotency key, the run limit and the journal's availability are read then,
   not before, so an idempotent re-send or a conflict reads as it did.
 - At most :data:`MAX_CHECKING` clients wait for a check at once (each holds its document, up
@@ -55,21 +56,28 @@ __all__ = ["MAX_CHECKING", "MAX_NAME_CHARS", "MAX_QUEUED", "MAX_QUEUED_BYTES", "
 
 log = structlog.get_logger()
 
+_ENCODER = msgspec.msgpack.Encoder()
+
 #: Clients whose document may be checked or wait for a check at once.
 MAX_CHECKING = 16
 #: Requests a client may send while its document is checked (answered after it, in order).
 MAX_QUEUED = 10_000
-#: The bytes of the documents those requests may carry together (the default message limit).
+#: The bytes those requests may take together, as encoded (the default message limit).
 MAX_QUEUED_BYTES = 64 * 2**20
 #: The longest name a submitted document may give its workflow or plan.
 MAX_NAME_CHARS = 256
+
+#: A request that came past the bounds, refused in its turn.
+_TOO_MANY = Error(code="too_many_waiting", message=f"over {MAX_QUEUED:,} requests or {MAX_QUEUED_BYTES:,} bytes wait "
+                  "behind this client's document being checked; wait for its answer")
 
 
 class Prepared(msgspec.Struct, frozen=True):
     """What the work :meth:`SubmittedDocuments.admit` deferred found, for :meth:`SubmittedDocuments.keep`.
 
     Attributes:
-        version: the registry's version the catalogue was taken at.
+        version: the catalogue's generation the work was done against (it moves only when
+            the metadata changed, not when a worker comes or goes).
         compiled_key: what the compile is kept by; ``compiled``: its result or its error.
         verdict_key: what the contract verdict is kept by; ``verdict``: the verdict and its
             refusal's log fields, or None when it was known already (or the compile failed).
@@ -156,13 +164,14 @@ class DocumentChecks:
                 self._tg, self.defer = None, False
 
     def queue(self, identity: bytes, message: Any) -> None:
-        """Keep ``message`` behind the request of ``identity`` being checked (in ``waiting``)."""
+        """Keep ``message`` behind the request of ``identity`` being checked (in ``waiting``);
+        past the bounds, keep its refusal instead, answered in its turn."""
         waiting = self.waiting[identity]
-        document = getattr(message, "manifest", None)
-        size = self._bytes.get(identity, 0) + (len(document) if isinstance(document, msgspec.Raw) else 0)
+        # Measured as encoded (a submit's inputs too, not its document alone): only requests
+        # that wait pay it.
+        size = self._bytes.get(identity, 0) + len(_ENCODER.encode(message))
         if len(waiting) >= MAX_QUEUED or size > MAX_QUEUED_BYTES:
-            self._send(identity, Error(code="too_many_waiting", message=f"{len(waiting):,} requests ({size:,} bytes of "
-                                       "documents) wait behind this client's document being checked; wait for its answer"))
+            waiting.append(_TOO_MANY)  # one shared reply: a flood past the bounds costs a slot each
         else:
             waiting.append(message)
             self._bytes[identity] = size
@@ -185,13 +194,17 @@ class DocumentChecks:
     async def _check(self, identity: bytes, message: Any, work: Callable[[], Prepared]) -> None:
         try:
             prepared = await anyio.to_thread.run_sync(work, limiter=self._limiter, abandon_on_cancel=True)
+            self._keep(prepared)
         except Exception as exc:  # a bug: the answer in the loop below does the work and says what
             log.error("document_check_failed", error=type(exc).__name__, where=where(exc))
-        else:
-            self._keep(prepared)
-        with self._outbox.holding():
-            self._answer_in_order(identity, message)
-        self._outbox.flush()
+        try:
+            with self._outbox.holding():
+                self._answer_in_order(identity, message)
+            self._outbox.flush()
+        except Exception as exc:  # a bug: it must not end the task group, and the daemon with it
+            self.waiting.pop(identity, None)
+            self._bytes.pop(identity, None)
+            log.error("document_answer_failed", error=type(exc).__name__, where=where(exc))
 
     def _answer_in_order(self, identity: bytes, message: Any) -> None:
         waiting = self.waiting.pop(identity, deque())
@@ -204,5 +217,10 @@ class DocumentChecks:
         while waiting:
             if identity in self.waiting:  # one of them is checked in turn: the rest wait behind it
                 self.waiting[identity].extend(waiting)
+                self._bytes[identity] = sum(len(_ENCODER.encode(m)) for m in waiting if m is not _TOO_MANY)
                 return
-            self._answer(identity, waiting.popleft())
+            message = waiting.popleft()
+            if message is _TOO_MANY:
+                self._send(identity, _TOO_MANY)
+            else:
+                self._answer(identity, message)
