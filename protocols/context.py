@@ -9,8 +9,8 @@ import msgspec
 __all__ = ["BlockContract", "Segment", "StepContext", "SystemMetadata"]
 
 
-# gc=False on the context's Structs: frozen, holding strings, each other and plain data (the
-# run's values), never in a cycle (tests/protocols/test_untracked.py).
+# gc=False on the context's parts (not on ``StepContext``, see there): frozen, holding strings
+# only, never in a cycle (tests/protocols/test_untracked.py).
 class Segment(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """One ordered piece of the execution payload (seed 002's ContextSegment).
 
@@ -47,8 +47,12 @@ class SystemMetadata(msgspec.Struct, frozen=True, array_like=True, gc=False):
     worktree: str = ""
 
 
-class StepContext(msgspec.Struct, frozen=True, array_like=True, gc=False):
+class StepContext(msgspec.Struct, frozen=True, array_like=True):
     """All five layers, in the priority order of seed 002.
+
+    Tracked by the cyclic collector, unlike the messages: its dicts and list are handed to a
+    capability's code, which may put in them what refers back to it (an exception caught in
+    ``execute``, whose traceback holds the frame that holds the context).
 
     Attributes:
         payload: layer 1, the execution payload assembled by ``payload_merge_strategy``.
