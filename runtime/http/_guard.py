@@ -56,9 +56,11 @@ def names_loopback(host: str | None) -> bool:
     if name == "localhost" or name.endswith(".localhost"):  # RFC 6761: always loopback
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)  # [::ffff:127.0.0.1]: Python 3.11 calls it not loopback
+    return (mapped or address).is_loopback
 
 
 def origin_is_loopback(origin: str) -> bool:

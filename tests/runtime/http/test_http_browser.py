@@ -70,7 +70,8 @@ async def test_without_a_token_a_host_that_is_not_loopback_is_refused_unechoed(e
         models = await http.get(f"{address}/v1/models", headers={"host": host})
         assert models.status_code == 403
         assert turns.said == []
-        for loopback in ("localhost:1234", "LOCALHOST", "127.0.0.1", "127.8.9.10:5", "[::1]:8080", "app.localhost"):
+        for loopback in ("localhost:1234", "LOCALHOST", "127.0.0.1", "127.8.9.10:5", "[::1]:8080", "app.localhost",
+                         "[::ffff:127.0.0.1]:8080"):
             fine = await http.post(f"{address}/v1/chat/completions", content=BODY,
                                    headers={"content-type": "application/json", "host": loopback})
             assert fine.status_code == 200, loopback
