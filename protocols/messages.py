@@ -66,6 +66,20 @@ MAX_WORKER_ID_CHARS = 256
 #: The longest ``Ready.host`` (a DNS name is at most 253 characters).
 MAX_HOST_CHARS = 255
 
+#: The most step attempts a Ready may say it holds (twice ``ontoflow worker``'s largest
+#: ``--slots``: a worker registering again holds at most the steps it runs and those it answered
+#: while cut off). Each one it holds that is no longer awaited is sent a Cancel, so a peer's
+#: million would be a million Cancels and a loop held for seconds.
+MAX_HELD_ATTEMPTS = 20_000
+
+#: The longest run id or step id of an attempt a Ready holds (run ids are at most 128
+#: characters, node and block ids at most 128 each): the ids go back in the Cancels.
+MAX_HELD_ID_CHARS = 1_024
+
+#: The most capabilities and domain manifests one Ready may announce: each is checked, kept
+#: in the catalogue and listed in the ``worker_ready`` log line.
+MAX_READY_CAPABILITIES, MAX_READY_DOMAINS = 1_024, 256
+
 _WORKER_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@-]{{0,{MAX_WORKER_ID_CHARS - 1}}}")
 
 
@@ -87,9 +101,11 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
 
     Its worker id (:func:`worker_id_problem`), its host (a name of at most
     :data:`MAX_HOST_CHARS` printable characters), its protocol version, its slots, its message
-    size limit (0, or at least :data:`MIN_MAX_MESSAGE_BYTES`), and every
-    capability it announces checked as a worker checks its own at load
-    (:func:`~protocols.capability.check_metadata`): a peer that skips that check (any peer,
+    size limit (0, or at least :data:`MIN_MAX_MESSAGE_BYTES`), how many attempts it holds
+    (:data:`MAX_HELD_ATTEMPTS`, each id at most :data:`MAX_HELD_ID_CHARS` characters), how
+    many capabilities and domains it announces (:data:`MAX_READY_CAPABILITIES`,
+    :data:`MAX_READY_DOMAINS`), and every capability it announces checked as a worker checks
+    its own at load (:func:`~protocols.capability.check_metadata`): a peer that skips that check (any peer,
     without CURVE) cannot register an id such as ``../x y`` or a retry policy no step could
     follow. The text names the capability by its place in the Ready, never quoting a value.
 
@@ -112,10 +128,26 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
     if ready.max_message_bytes != 0 and ready.max_message_bytes < MIN_MAX_MESSAGE_BYTES:
         # Under it not even a Welcome and a small step's Invoke would fit: refused plainly.
         return f"max_message_bytes must be 0 (unknown) or at least {MIN_MAX_MESSAGE_BYTES}"
+    problem = _counts_problem(ready)
+    if problem is not None:
+        return problem
     for i, meta in enumerate(ready.capabilities):
         for found in check_metadata(meta, where=f"capabilities[{i}]"):
             # Bounded: a problem's text may name a key of the peer's schema, of any length.
             return f"{found.path}: {found.message}"[:_MAX_REASON_CHARS]
+    return None
+
+
+def _counts_problem(ready: Ready) -> str | None:
+    """Why the lists of ``ready`` are too long, or a held attempt's ids, or None."""
+    for field, count, limit in (("holding", len(ready.holding), MAX_HELD_ATTEMPTS),
+                                ("capabilities", len(ready.capabilities), MAX_READY_CAPABILITIES),
+                                ("domains", len(ready.domains), MAX_READY_DOMAINS)):
+        if count > limit:
+            return f"{field} must have at most {limit} entries (got {count})"
+    for i, (run_id, step_id, _) in enumerate(ready.holding):
+        if not (0 < len(run_id) <= MAX_HELD_ID_CHARS and 0 < len(step_id) <= MAX_HELD_ID_CHARS):
+            return f"holding[{i}]: a run id and a step id must be 1 to {MAX_HELD_ID_CHARS} characters"
     return None
 
 

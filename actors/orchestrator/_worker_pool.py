@@ -155,8 +155,7 @@ class WorkerPool:
             self._send(identity, Disconnect(reason=reason))
             return
         key = key_of(identity)
-        held = {tuple(k) for k in ready.holding}
-        existing = self.registry.get(identity)
+        held, existing = {tuple(k) for k in ready.holding}, self.registry.get(identity)
         if existing is not None and key != existing.key:
             # Another CURVE key under a registered identity takes nothing over.
             self.refused["takeover"] += 1
@@ -211,8 +210,9 @@ class WorkerPool:
         kept += self._reclaim(info, held, now)
         for hook in self.on_ready:
             hook(info, ready, now)
-        log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots,
-                 capabilities=sorted(info.capabilities), again=again, kept=len(kept), orphaned=len(orphans))
+        log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots, again=again,
+                 capabilities=sorted(info.capabilities)[:32], capability_count=len(info.capabilities),  # up to 1,024
+                 kept=len(kept), orphaned=len(orphans))
         # Attempts the worker holds that are no longer awaited from it (re-dispatched, ended,
         # lost in this re-registration, or from before a daemon restart): stop them; their
         # answers would be ignored anyway.
