@@ -67,6 +67,10 @@ _ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
 #: longer one is a 400 naming the field (it was a 200 whose answer was the refusal).
 MAX_TEXT_CHARS = MAX_INPUT_CHARS
 
+#: Refusals the runtime already retried (the model endpoint, with the adapter's own retries):
+#: still 503, but the client is told not to retry on top (``x-should-retry: false``).
+_RETRIED_BEHIND = frozenset({"adapter_failed"})
+
 _request_decoder = msgspec.json.Decoder(ChatCompletionRequest)
 _encode = msgspec.json.encode
 _JSON = "application/json"
@@ -234,6 +238,10 @@ def _refusal(reply: Reply) -> Response:
     response = _error(status, reply.text, kind, code=code)
     if reply.retry_after_s is not None:
         response.headers["retry-after"] = str(max(1, round(reply.retry_after_s)))
+    if reply.refused in _RETRIED_BEHIND:
+        # The openai SDK obeys it (``_should_retry``): its own two retries each cost the
+        # adapter's whole round of retries again, for a failure that is not transient by then.
+        response.headers["x-should-retry"] = "false"
     return response
 
 

@@ -72,3 +72,20 @@ async def test_a_sentence_longer_than_the_edge_takes_is_a_400_naming_the_field(e
             "model": "m", "messages": [{"role": "user", "content": "preço da Vale " * 200}]})
     assert got.status_code == 400 and got.json()["error"]["param"] == "messages[-1].content"
     assert "2800 characters, over the limit of 2000" in got.json()["error"]["message"] and refusing.asked == 0
+
+
+async def test_a_model_endpoint_that_failed_after_the_adapters_retries_is_not_retried_by_the_sdk(entry) -> None:
+    # The adapter retried the model already: the SDK's own two retries asked the model three
+    # times as often, for a turn that failed the same way each time.
+    address, refusing, told = entry
+    refusing.reply = Reply(text="the language model could not classify the sentence: the endpoint answered 500",
+                           status="failure", refused="adapter_failed")
+    async with openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=2, timeout=20) as client:
+        for stream in (False, True):
+            with pytest.raises(openai.InternalServerError) as caught:
+                await client.chat.completions.create(model="m", stream=stream,
+                                                     messages=[{"role": "user", "content": "qual o preço da Vale?"}])
+            assert caught.value.status_code == 503 and caught.value.body["code"] == "adapter_failed"
+            assert caught.value.response.headers["x-should-retry"] == "false"
+    assert refusing.asked == 2  # one request per call: no retry
+    assert told == []
