@@ -3,7 +3,8 @@
 Routes: ``POST /v1/chat/completions`` (plain, or streamed as server-sent events when the
 request says ``stream``), ``GET /v1/models`` and ``GET /health``. With a token configured,
 every ``/v1`` route needs ``Authorization: Bearer <token>`` (compared in constant time).
-The request's ``metadata`` may name the session (``session_id``) and ask for a run
+The request's ``metadata`` may name the session (``session_id``; else the conversation's
+history finds it, apart for each ``user``: ``ConversationBook``) and ask for a run
 (``run: "true"``: the CLI's ``--run``, e.g. the pipelines domain runs the pipeline it wrote).
 
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
@@ -178,10 +179,11 @@ def create_app(
             return _error(400, f"messages[-1].content: {len(text)} characters, over the limit of {MAX_TEXT_CHARS}",
                           "invalid_request_error", param="messages[-1].content")
         history = chat.messages[:-1]
-        named = chat.user or (chat.metadata or {}).get("session_id")
+        # ``user`` is who asks, not which conversation: it scopes the history (``ConversationBook``).
+        named = (chat.metadata or {}).get("session_id")
         if named and not SESSION_ID.match(named):  # else the refusal came back as a 200's message
-            return _error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="user" if chat.user else "metadata.session_id")
-        session = named or book.session_for(history)
+            return _error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="metadata.session_id")
+        session = named or book.session_for(history, chat.user)
         try:
             reply = await answer(session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))
         except Exception as exc:  # a bug behind the entry: logged by type, never echoed
@@ -190,7 +192,7 @@ def create_app(
         if reply.refused is not None:  # not taken: an error a client retries, no turn of the conversation
             return _refusal(reply)
         if not named:
-            book.remember([*chat.messages, ChatMessage(role="assistant", content=reply.text)], session)
+            book.remember([*chat.messages, ChatMessage(role="assistant", content=reply.text)], session, chat.user)
         log.info("http_turn_answered", status=reply.status, run_id=reply.run_id, stream=chat.stream,
                  text_chars=len(text))
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
