@@ -46,7 +46,9 @@ class Answerer(Protocol):
     (``run``: the request's ``metadata.run`` flag, run what the turn makes).
 
     It must not raise for bad input (that is a ``failure`` or a ``clarification`` Reply); an
-    exception is a bug, answered 500 without its text.
+    exception is a bug, answered 500 without its text. The call is cancelled when the HTTP
+    client goes away before the answer: it withdraws the turn (the daemon's edge cancels the
+    run it started and asks the model nothing more for it).
     """
 
     async def __call__(self, session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:
