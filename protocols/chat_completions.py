@@ -54,8 +54,9 @@ class ChatCompletionRequest(msgspec.Struct, frozen=True):
             deterministic runtime, and echoes the name in its answer (so a longer one is refused).
         messages: the whole conversation, oldest first (clients re-send it every turn).
         stream: answer as server-sent events (``chat.completion.chunk``).
-        user: an end-user id; when given it names the session (conversation memory).
-        metadata: free strings; ``session_id`` in it names the session too, ``run: "true"``
+        user: an end-user id (who asks, not which conversation): it keeps one person's
+            conversations apart from another's, never joins them into one session.
+        metadata: free strings; ``session_id`` in it names the session, ``run: "true"``
             asks for a run (``ask --run``).
         n: how many choices; ontoflow answers one, so only 1 is taken (OpenAI's own API
             answers 400 to a value it cannot serve rather than fewer choices).

@@ -9,6 +9,7 @@ the matcher or a model) exchange these Structs over the kernel's in-memory mailb
     Entry --PlanAsk--> Planner --Classify--> Intent
     Entry <--PlanAnswer-- Planner <--Classified-- Intent
     Entry --SessionAsked / SessionAnswered--> Planner (--Noted--> Entry)
+    Entry --AskWithdrawn--> Planner --AskWithdrawn--> Intent
 
 Every request carries the ``ask_id`` its answer names, so one actor serves many sessions at
 once and answers in any order.
@@ -25,6 +26,7 @@ from ontoflow.protocols.intent import EntryRequest, IntentOutput, Turn
 from ontoflow.protocols.plan import ExecutionPlan
 
 __all__ = [
+    "AskWithdrawn",
     "Classified",
     "Classify",
     "EdgeMessage",
@@ -45,6 +47,14 @@ class PlanAsk(EdgeMessage, frozen=True, kw_only=True):
 
     ask_id: int
     request: EntryRequest
+
+
+class AskWithdrawn(EdgeMessage, frozen=True, kw_only=True):
+    """Entry -> Planner -> Intent: the ask ``ask_id``'s caller went away before its answer (an
+    HTTP client closed its connection): forget it, and stop its adapter's call (a model is
+    asked nothing more for it). Sent after the ``PlanAsk`` on the same wire, so it arrives after."""
+
+    ask_id: int
 
 
 class Classify(EdgeMessage, frozen=True, kw_only=True):

@@ -15,7 +15,9 @@ the others wait their turn in order (a burst of sentences was a burst of as many
 requests to the model, which a rate-limited endpoint answers with 429s). An adapter's expected failures (the sentence
 refused, the endpoint down, slow, 429/5xx, an answer that does not decode twice) are answered
 as a :class:`Classified` error; anything else is a bug and crashes the actor, which its
-supervisor restarts (the asks it held are failed by the Entry).
+supervisor restarts (the asks it held are failed by the Entry). A sentence whose caller went
+away (:class:`AskWithdrawn`: an HTTP client closed its connection) has its adapter's call
+cancelled, retries included: the model is asked nothing more for it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._edge_wire import EdgeWire
 from ontoflow.actors.intent._matcher import Matcher
 from ontoflow.actors.intent.errors import IntentAdapterFailed, IntentError
-from ontoflow.protocols.edge import Classified, Classify
+from ontoflow.protocols.edge import AskWithdrawn, Classified, Classify
 from ontoflow.runtime.actor import BatchActor, wall_clock_ms
 
 __all__ = ["ANY_DOMAIN", "INTENT", "AdapterFactory", "IntentActor"]
@@ -84,6 +86,7 @@ class IntentActor(BatchActor):
         # domain -> (the catalogue it was built for, its adapter)
         self._domain_adapters: dict[str, tuple[Catalogue, IntentAdapter]] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._calls: dict[int, anyio.CancelScope] = {}  # ask id -> its adapter's call, to withdraw it
         self.builds = 0
 
     def classifying(self) -> tuple[int, int]:
@@ -108,6 +111,7 @@ class IntentActor(BatchActor):
         if self._fixed is None:
             self._adapter = None  # a (re)start builds fresh adapters
         self._domain_adapters.clear()
+        self._calls.clear()
         async with anyio.create_task_group() as tg:
             self._tg = tg
             try:
@@ -143,9 +147,25 @@ class IntentActor(BatchActor):
                         return
                     adapter, catalogue = own, None  # type: ignore[assignment]
                 if self._tg is not None:
-                    self._tg.start_soon(self._classify, identity, message, adapter, catalogue)
+                    # Made here, not in the task: a withdrawal in this same batch finds it.
+                    scope = self._calls[message.ask_id] = anyio.CancelScope()
+                    self._tg.start_soon(self._call, scope, identity, message, adapter, catalogue)
+            case AskWithdrawn():
+                scope = self._calls.pop(message.ask_id, None)
+                if scope is not None:
+                    scope.cancel()
+                    log.debug("intent_call_withdrawn")
             case _:
                 log.warning("edge_message_unexpected", actor="intent", op=type(message).__name__)
+
+    async def _call(self, scope: anyio.CancelScope, identity: bytes, message: Classify, adapter: IntentAdapter,
+                    catalogue: Catalogue | None) -> None:
+        """``_classify`` within ``scope`` (cancelled when the ask is withdrawn: nothing is answered)."""
+        try:
+            with scope:
+                await self._classify(identity, message, adapter, catalogue)
+        finally:
+            self._calls.pop(message.ask_id, None)
 
     async def _classify(self, identity: bytes, message: Classify, adapter: IntentAdapter,
                         catalogue: Catalogue | None) -> None:

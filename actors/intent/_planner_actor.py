@@ -6,6 +6,8 @@ pure rest of the front half (``conclude``: the confidence gate, memory injection
 resolver, the planner), remembers the turn and answers the Entry with a plan to submit or a
 question (:class:`PlanAnswer`). Many sessions are in flight at once: each ask waits here,
 by its id, for its adapter's answer; the Entry takes one session's sentences one at a time.
+An ask whose caller went away (:class:`AskWithdrawn`) is forgotten, and the Intent actor told
+to stop its adapter's call.
 
 It owns the session book (the edge's sessions, kept in the orchestrator's journal batch: the
 turn a plan leans on is recorded before the Entry submits that plan, so both are in the
@@ -35,6 +37,7 @@ from ontoflow.actors.intent._gate import confidence_gate
 from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.edge import (
+    AskWithdrawn,
     Classified,
     Classify,
     Noted,
@@ -134,6 +137,9 @@ class PlannerActor(BatchActor):
                 self.send(identity, Noted(ask_id=message.ask_id))
             case SessionAnswered():
                 self.sessions.forget_question(message.session_id)
+            case AskWithdrawn():
+                if self._pending.pop(message.ask_id, None) is not None:  # its adapter works on it still
+                    self.send(INTENT, message)
             case _:
                 log.warning("edge_message_unexpected", actor="planner", op=type(message).__name__)
 

@@ -20,6 +20,10 @@ Session memory (earlier turns, the question a session was asked, the gate's choi
 is a :class:`SessionBook` the planner owns, bounded by ``MemoryLimits`` and kept in the journal
 when the daemon has one, so follow-ups and answers work across a restart. A reply may name a
 candidate loosely (``actors.intent.choose``). One session's turns are taken one at a time.
+
+A turn whose caller goes away (the HTTP entry cancels :meth:`EdgeService.ask` when its client
+closes the connection) is withdrawn: the adapter's call for it is cancelled (``AskWithdrawn``:
+no further model call), and the run it waits on is cancelled as ``ontoflow cancel`` does.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ from ontoflow.actors.intent import (
 )
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._domains import DomainBook
-from ontoflow.actors.orchestrator._edge_answers import answer_text, client_session, question_output
+from ontoflow.actors.orchestrator._edge_answers import answer_text, client_session, question_output, reply_of
+from ontoflow.actors.orchestrator._edge_runs import RunWaits
 from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError
 from ontoflow.actors.orchestrator._run_table import AnswerRefused
@@ -58,7 +63,7 @@ from ontoflow.actors.orchestrator._sessions import SessionBook
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error
 from ontoflow.protocols.domain import DomainOutput
-from ontoflow.protocols.edge import PlanAsk, SessionAnswered, SessionAsked
+from ontoflow.protocols.edge import AskWithdrawn, PlanAsk, SessionAnswered, SessionAsked
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, check_entry
 from ontoflow.runtime.actor import ChildSpec, Supervisor, where
@@ -133,9 +138,7 @@ class EdgeService:
         self._down = False
         self._ask_ids = itertools.count(1)
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}  # ask id -> (its event, its answer)
-        # run -> the event a waiting turn wakes on when it suspends or ends.
-        self._suspended: dict[str, anyio.Event] = {}
-        self._run_waiters = 0  # turns waiting on a run: the run-end observer is in while any is
+        self._runs = RunWaits(orchestrator)  # the turns waiting on their runs
 
     @property
     def sessions(self) -> SessionBook:
@@ -148,18 +151,8 @@ class EdgeService:
 
     def run_suspended(self, run: Any) -> None:
         """A run now asks a question (``RunTable.on_suspended``): the turn waiting on it answers
-        the question at once instead of waiting for the run's end."""
-        event = self._suspended.get(run.run_id)
-        if event is not None:
-            event.set()
-
-    def run_ended(self, result: Any) -> None:
-        """A run ended (``Orchestrator.on_run_ended``, observed only while a turn waits on a
-        run: the runs the edge did not start are none of its business): the turn waiting on
-        it answers."""
-        event = self._suspended.get(result.run_id)
-        if event is not None:
-            event.set()
+        the question at once instead of waiting for the run's end (``RunWaits``)."""
+        self._runs.run_suspended(run)
 
     async def run(self, *, task_status: anyio.abc.TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
         """Supervise the edge's actors and host the tasks answering ``Ask`` requests until cancelled."""
@@ -215,7 +208,12 @@ class EdgeService:
         event, slot = anyio.Event(), []
         self._waiting[ask_id] = (event, slot)
         self._send([(PLANNER, msgspec.structs.replace(message, ask_id=ask_id))])
-        await event.wait()
+        try:
+            await event.wait()
+        except anyio.get_cancelled_exc_class():  # the caller went away: its adapter's call too
+            if self._waiting.pop(ask_id, None) is not None and isinstance(message, PlanAsk):
+                self._send([(PLANNER, AskWithdrawn(ask_id=ask_id))])
+            raise
         return slot[0]
 
     def handle(self, identity: bytes, message: Ask) -> None:
@@ -242,6 +240,8 @@ class EdgeService:
         """Understand ``text`` in ``session_id``, run its plan and answer (``run``: the channel's
         run flag, ``actors.intent.RUN_FLAG``; ``client``: the asking CURVE key, whose sessions
         are its own, and whose the run is, ``client_session``).
+
+        Cancelling the call withdraws the turn (the module docstring).
 
         Returns:
             An ``AskReply`` (a refused sentence is a ``failure`` saying why, with
@@ -310,7 +310,7 @@ class EdgeService:
             if says_cancel(text):  # "cancel": the person lets the question go (else held in it until it expires)
                 return self._let_go(request.session_id, run_id)
             again = question_output(run_id, questions, f"{exc}; answer one of them, or say cancel. ")
-            return _reply(again, run_id, {})
+            return reply_of(again, run_id, {})
         self._forget_question(request.session_id)
         log.info("ask_answered", run_id=run_id, by_position_or_name=chosen is not None and chosen != text)
         return await self._finish(request.session_id, run_id, answer_steps, {})
@@ -322,40 +322,21 @@ class EdgeService:
         log.info("ask_question_cancelled", run_id=run_id)
         said = DomainOutput(status="success", explanation="Cancelled: the question is let go, and its run ended.",
                             metadata={"code": "cancelled", "run_id": run_id})
-        return _reply(said, run_id, {})
+        return reply_of(said, run_id, {})
 
     def _forget_question(self, sid: str) -> None:
         self._send([(PLANNER, SessionAnswered(session_id=sid))])
 
     async def _finish(self, sid: str, run_id: str, answer_steps: Any, intent: dict[str, Any]) -> AskReply | Error:
         """Wait for the run's end, or for it to suspend on a question (answered at once, and
-        remembered so the session's next sentence answers it)."""
-        done = self._orch.status(run_id)
-        # It may have suspended while its submit awaited the commit: no event would come then.
-        if done is None and not self._asks_now(run_id):  # one event for either end of the run
-            if not self._run_waiters:  # observe run ends only while a turn waits on one
-                self._orch.on_run_ended.append(self.run_ended)
-            self._run_waiters += 1  # counted, not read off _suspended: two turns may wait on one run
-            event = self._suspended.setdefault(run_id, anyio.Event())
-            try:
-                await event.wait()
-            finally:
-                self._suspended.pop(run_id, None)
-                self._run_waiters -= 1
-                if not self._run_waiters:
-                    self._orch.on_run_ended.remove(self.run_ended)
-            done = self._orch.status(run_id)
-        if done is None:  # it asks a question
-            # Recorded (in the journal's batch) before the question reaches the person.
+        remembered so the session's next sentence answers it); cancelled meanwhile (the caller
+        went away), the run is cancelled (``RunWaits``)."""
+        done = await self._runs.settled(run_id)
+        if done is not None:
+            return reply_of(answer_of(done.status, done.error, done.context, answer_steps), run_id, intent)
+        with self._runs.withdrawing(run_id):  # recorded (in the journal's batch) before the person reads it
             await self._request(SessionAsked(ask_id=0, session_id=sid, run_id=run_id, answer_steps=list(answer_steps)))
-            return _reply(question_output(run_id, self._orch.questions(run_id)), run_id, intent)
-        return _reply(answer_of(done.status, done.error, done.context, answer_steps), run_id, intent)
-
-    def _asks_now(self, run_id: str) -> bool:
-        try:
-            return bool(self._orch.questions(run_id))
-        except UnknownRunError:  # forgotten: it ended, and its status says how
-            return False
+        return reply_of(question_output(run_id, self._orch.questions(run_id)), run_id, intent)
 
     async def _ask(self, request: EntryRequest, client: str) -> AskReply | Error | Busy:
         answer = await self._request(PlanAsk(ask_id=0, request=request))
@@ -373,7 +354,7 @@ class EdgeService:
         intent = msgspec.to_builtins(answer.intent) if answer.intent is not None else {}
         if answer.plan is None:
             clarification = answer.clarification or DomainOutput(status="failure", explanation="nothing to run")
-            return _reply(clarification, None, intent)
+            return reply_of(clarification, None, intent)
         clients = self._clients
         if not clients.accepting:
             return Error(code="shutting_down", message="the daemon is shutting down; ask its successor")
@@ -384,15 +365,12 @@ class EdgeService:
         except (ManifestError, ConfigError, ConnectionResolutionError) as exc:
             # Most often: no worker has announced the domain's handlers yet.
             log.warning("ask_plan_refused", domain=intent.get("primary_domain"), goal=intent.get("goal"))
-            return _reply(DomainOutput(status="failure", explanation=f"the plan for this question cannot run here: {exc}",
+            return reply_of(DomainOutput(status="failure", explanation=f"the plan for this question cannot run here: {exc}",
                                        metadata={"code": "unavailable"}), None, intent)
         owner = client if client and self._orch.authority.roles is not None else None  # as a client's Submit
-        run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source, owner=owner)
+        with anyio.CancelScope(shield=True):  # a caller gone meanwhile must learn the run id to cancel it
+            run_id = await self._orch.asubmit(workflow, {INTENT_KEY: intent}, source=source, owner=owner)
         if owner is not None:
             clients.note_owner(run_id, owner)
         return await self._finish(request.session_id, run_id, tuple(answer.answer_steps), intent)
 
-
-def _reply(answer: DomainOutput, run_id: str | None, intent: dict[str, Any]) -> AskReply:
-    return AskReply(status=answer.status, explanation=answer.explanation, result=answer.result,
-                    confidence=answer.confidence, metadata=answer.metadata, run_id=run_id, intent=intent)

@@ -10,9 +10,10 @@ from typing import Any
 
 import msgspec
 
+from ontoflow.protocols.client import AskReply
 from ontoflow.protocols.domain import DomainOutput
 
-__all__ = ["answer_text", "client_session", "question_output"]
+__all__ = ["answer_text", "client_session", "question_output", "reply_of"]
 
 
 def answer_text(answer: DomainOutput) -> str:
@@ -60,3 +61,9 @@ def client_session(client: str, session_id: str) -> str:
             return session_id
         client = "-"  # no CURVE key is "-": apart from every key's sessions
     return "k" + hashlib.sha256(f"{client}\n{session_id}".encode()).hexdigest()[:40]
+
+
+def reply_of(answer: DomainOutput, run_id: str | None, intent: dict[str, Any]) -> AskReply:
+    """The ``AskReply`` carrying ``answer`` (its run, if any, and what the adapter understood)."""
+    return AskReply(status=answer.status, explanation=answer.explanation, result=answer.result,
+                    confidence=answer.confidence, metadata=answer.metadata, run_id=run_id, intent=intent)

@@ -3,14 +3,19 @@
 Routes: ``POST /v1/chat/completions`` (plain, or streamed as server-sent events when the
 request says ``stream``), ``GET /v1/models`` and ``GET /health``. With a token configured,
 every ``/v1`` route needs ``Authorization: Bearer <token>`` (compared in constant time).
-The request's ``metadata`` may name the session (``session_id``) and ask for a run
+The request's ``metadata`` may name the session (``session_id``; else the conversation's
+history finds it, apart for each ``user``: ``ConversationBook``) and ask for a run
 (``run: "true"``: the CLI's ``--run``, e.g. the pipelines domain runs the pipeline it wrote).
+
+A streamed answer's first chunk leaves at once and ``: keep-alive`` lines follow while the
+turn works (``_turn``); a client that goes away before the answer cancels its turn.
 
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
 decode (the message names the field, never the value), 401 without the right token, 404 for
 an unknown route, 413 for a body over the limit, 429/503/500 for a turn the runtime did not
-take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``), 415 for a body not declared
+take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``; once a stream
+has begun, an error event instead), 415 for a body not declared
 ``application/json`` sent by a browser (with an ``Origin``), 403 for a tokenless request whose
 Host or Origin is not loopback (``_guard``: a web page in the person's browser must not run
 sentences), 500 when the runtime behind failed
@@ -22,7 +27,8 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import anyio
@@ -30,7 +36,7 @@ import msgspec
 import structlog
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ontoflow.protocols.chat_completions import (
@@ -53,6 +59,7 @@ from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RU
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
+from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
 
 __all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "create_app"]
 
@@ -66,6 +73,10 @@ _ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
 #: The longest user message handed to the runtime: the edge's own limit on a sentence, so a
 #: longer one is a 400 naming the field (it was a 200 whose answer was the refusal).
 MAX_TEXT_CHARS = MAX_INPUT_CHARS
+
+#: Refusals the runtime already retried (the model endpoint, with the adapter's own retries):
+#: still 503, but the client is told not to retry on top (``x-should-retry: false``).
+_RETRIED_BEHIND = frozenset({"adapter_failed"})
 
 _request_decoder = msgspec.json.Decoder(ChatCompletionRequest)
 _encode = msgspec.json.encode
@@ -89,6 +100,7 @@ def create_app(
     conversations: ConversationBook | None = None,
     clock: Callable[[], float] = time.time,
     body_timeout_s: float = 30.0,
+    keepalive_s: float = 15.0,
 ) -> Starlette:
     """The ASGI app answering chat requests with ``answer``.
 
@@ -102,6 +114,12 @@ def create_app(
         body_timeout_s: how long a request's body may take to arrive: a client that sends its
             headers and then trickles (or stops) would otherwise hold its handler for ever
             (Hypercorn's own read timeout is off: it would cut a long answer too).
+        keepalive_s: how often a streamed answer sends ``: keep-alive`` while its turn works
+            (``_turn``: a proxy's idle timeout, nginx's 60 s, would cut a long run).
+
+    A client that closes its connection before the answer cancels the ``answer`` call (the
+    turn is withdrawn behind: its run cancelled, no further model call), logged once as
+    ``http_turn_cancelled``.
     """
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
@@ -174,26 +192,48 @@ def create_app(
             return _error(400, f"messages[-1].content: {len(text)} characters, over the limit of {MAX_TEXT_CHARS}",
                           "invalid_request_error", param="messages[-1].content")
         history = chat.messages[:-1]
-        named = chat.user or (chat.metadata or {}).get("session_id")
+        # ``user`` is who asks, not which conversation: it scopes the history (``ConversationBook``).
+        named = (chat.metadata or {}).get("session_id")
         if named and not SESSION_ID.match(named):  # else the refusal came back as a 200's message
-            return _error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="user" if chat.user else "metadata.session_id")
-        session = named or book.session_for(history)
+            return _error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="metadata.session_id")
+        session = named or book.session_for(history, chat.user)
+        call = partial(answer, session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))
+        completion_id, created = f"chatcmpl-{secrets.token_hex(12)}", int(clock())
+
+        def taken(reply: Reply) -> None:
+            """The answered turn is one of the conversation."""
+            if not named:
+                book.remember([*chat.messages, ChatMessage(role="assistant", content=reply.text)], session, chat.user)
+            log.info("http_turn_answered", status=reply.status, run_id=reply.run_id, stream=chat.stream,
+                     text_chars=len(text))
+
+        def gone() -> None:  # one line: the turn behind was withdrawn (its run cancelled, no more model calls)
+            log.info("http_turn_cancelled", reason="client_disconnected", stream=chat.stream, text_chars=len(text))
+
+        if chat.stream:
+            def events(outcome: Reply | Exception) -> list[bytes]:
+                if isinstance(outcome, Exception):
+                    _failed(outcome, session)
+                    return [_error_event("the runtime failed to answer (see its log)", "server_error")]
+                if outcome.refused is not None:  # after the 200 went: an error event (OpenAI's mid-stream shape)
+                    log.info("http_turn_refused", code=outcome.refused, stream=True)
+                    code = "rate_limit_exceeded" if outcome.refused == "busy" else outcome.refused
+                    return [_error_event(outcome.text, "requests" if outcome.refused == "busy" else "server_error", code)]
+                taken(outcome)
+                return _chunks(completion_id, created, chat.model, outcome)
+
+            first = _event(completion_id, created, chat.model, "ontoflow", ChatDelta(role="assistant", content=""))
+            return TurnStream(call, first=first, events=events, on_gone=gone, keepalive_s=keepalive_s)
         try:
-            reply = await answer(session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))
+            reply = await until_gone(request.receive, call, gone)
+        except ClientGone:
+            return _error(499, "the client closed the connection before the answer", "invalid_request_error")
         except Exception as exc:  # a bug behind the entry: logged by type, never echoed
-            log.error("http_answer_failed", error=type(exc).__name__, session_chars=len(session))
+            _failed(exc, session)
             return _error(500, "the runtime failed to answer (see its log)", "server_error")
         if reply.refused is not None:  # not taken: an error a client retries, no turn of the conversation
             return _refusal(reply)
-        if not named:
-            book.remember([*chat.messages, ChatMessage(role="assistant", content=reply.text)], session)
-        log.info("http_turn_answered", status=reply.status, run_id=reply.run_id, stream=chat.stream,
-                 text_chars=len(text))
-        completion_id = f"chatcmpl-{secrets.token_hex(12)}"
-        created = int(clock())
-        if chat.stream:
-            return StreamingResponse(_chunks(completion_id, created, chat.model, reply), media_type="text/event-stream",
-                                     headers={"cache-control": "no-cache"})
+        taken(reply)
         prompt = sum(_words(message_text(m)) for m in chat.messages)
         done = ChatCompletion(
             id=completion_id, created=created, model=chat.model,
@@ -234,6 +274,10 @@ def _refusal(reply: Reply) -> Response:
     response = _error(status, reply.text, kind, code=code)
     if reply.retry_after_s is not None:
         response.headers["retry-after"] = str(max(1, round(reply.retry_after_s)))
+    if reply.refused in _RETRIED_BEHIND:
+        # The openai SDK obeys it (``_should_retry``): its own two retries each cost the
+        # adapter's whole round of retries again, for a failure that is not transient by then.
+        response.headers["x-should-retry"] = "false"
     return response
 
 
@@ -257,15 +301,25 @@ def _pieces(text: str) -> list[str]:
     return lines or [text]
 
 
-async def _chunks(completion_id: str, created: int, model: str, reply: Reply) -> AsyncIterator[bytes]:
-    def event(delta: ChatDelta, finish: str | None = None) -> bytes:
-        chunk = ChatCompletionChunk(id=completion_id, created=created, model=model,
-                                    choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
-                                    system_fingerprint=f"ontoflow-{reply.status}")
-        return b"data: " + _encode(chunk) + b"\n\n"
+def _failed(exc: Exception, session: str) -> None:
+    log.error("http_answer_failed", error=type(exc).__name__, session_chars=len(session))
 
-    yield event(ChatDelta(role="assistant", content=""))
-    for piece in _pieces(reply.text):
-        yield event(ChatDelta(content=piece))
-    yield event(ChatDelta(), "stop")
-    yield b"data: [DONE]\n\n"
+
+def _event(completion_id: str, created: int, model: str, fingerprint: str, delta: ChatDelta,
+           finish: str | None = None) -> bytes:
+    chunk = ChatCompletionChunk(id=completion_id, created=created, model=model,
+                                choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
+                                system_fingerprint=fingerprint)
+    return b"data: " + _encode(chunk) + b"\n\n"
+
+
+def _error_event(message: str, kind: str, code: str | None = None) -> bytes:
+    """An error after a stream began, as OpenAI sends one (the openai SDK raises it as ``APIError``)."""
+    return b"data: " + _encode(ChatError(ChatErrorBody(message=message, type=kind, param=None, code=code))) + b"\n\n"
+
+
+def _chunks(completion_id: str, created: int, model: str, reply: Reply) -> list[bytes]:
+    """The answer's chunks after the first (the role's), its end and ``[DONE]``."""
+    fingerprint = f"ontoflow-{reply.status}"
+    pieces = [_event(completion_id, created, model, fingerprint, ChatDelta(content=p)) for p in _pieces(reply.text)]
+    return [*pieces, _event(completion_id, created, model, fingerprint, ChatDelta(), "stop"), b"data: [DONE]\n\n"]

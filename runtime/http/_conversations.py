@@ -1,8 +1,8 @@
 """Which session a chat request belongs to, for clients that send no session id.
 
 Chat-completions clients re-send the whole conversation every turn and name no session. A
-request names its session by ``user`` or ``metadata.session_id`` when the client sets them;
-otherwise the conversation *is* the key: the history before the last user message is hashed,
+request names its session by ``metadata.session_id`` when the client sets it; otherwise the
+conversation *is* the key: the history before the last user message is hashed,
 and after each answer the history including that answer is recorded under the same session.
 The next turn of the same conversation then hashes to it, whichever client sent it, so a
 clarification asked in one turn is answered in the next. The book is bounded (least recently
@@ -15,6 +15,13 @@ run). Such a history is kept as :data:`AMBIGUOUS`, and the next turn of each sta
 of its own. The daemon keeps the book in its journal: it hands the book what it kept
 (``known``) and is told of each conversation recorded (``on_remember``, ambiguity too), so a
 conversation goes on after a restart.
+
+OpenAI's ``user`` is who is asking (an end-user id, for abuse tracking), not which
+conversation: a client sends the same one in every conversation of one person, so as a session
+id it joined them all into one (a question asked in one window answered by a sentence typed in
+another). It *scopes* the history instead (``scope``): one person's conversations are still
+told apart by their histories, and two people's conversations that open alike are never
+confused, nor ambiguous.
 """
 
 from __future__ import annotations
@@ -40,10 +47,11 @@ AMBIGUOUS = ""
 _encoder = msgspec.msgpack.Encoder(order="deterministic")
 
 
-def conversation_key(messages: Sequence[ChatMessage]) -> str:
-    """A digest of ``messages`` by role and text (the same conversation hashes the same)."""
+def conversation_key(messages: Sequence[ChatMessage], scope: str | None = None) -> str:
+    """A digest of ``messages`` by role and text (the same conversation hashes the same), apart
+    for each ``scope`` (the request's ``user``; without one, the digest kept since before scopes)."""
     pairs = [(m.role, message_text(m)) for m in messages if m.role in ("user", "assistant")]
-    return hashlib.sha256(_encoder.encode(pairs)).hexdigest()
+    return hashlib.sha256(_encoder.encode(pairs if scope is None else [scope, pairs])).hexdigest()
 
 
 class ConversationBook:
@@ -69,10 +77,10 @@ class ConversationBook:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def session_for(self, history: Sequence[ChatMessage]) -> str:
-        """The session of a conversation whose earlier turns are ``history`` (a new one when
-        the book does not know it)."""
-        key = conversation_key(history)
+    def session_for(self, history: Sequence[ChatMessage], scope: str | None = None) -> str:
+        """The session of a conversation whose earlier turns are ``history``, asked by
+        ``scope`` (the request's ``user``), or a new one when the book does not know it."""
+        key = conversation_key(history, scope)
         found = self._sessions.get(key)
         if found is not None:
             self._sessions.move_to_end(key)
@@ -80,10 +88,10 @@ class ConversationBook:
                 return found
         return f"http-{secrets.token_hex(8)}"
 
-    def remember(self, history: Sequence[ChatMessage], session_id: str) -> None:
-        """Record that the conversation ``history`` (answer included) is ``session_id``, or
-        :data:`AMBIGUOUS` when another session's conversation hashes the same."""
-        key = conversation_key(history)
+    def remember(self, history: Sequence[ChatMessage], session_id: str, scope: str | None = None) -> None:
+        """Record that the conversation ``history`` (answer included) of ``scope`` is
+        ``session_id``, or :data:`AMBIGUOUS` when another session's conversation hashes the same."""
+        key = conversation_key(history, scope)
         known = self._sessions.get(key)
         if known is not None and known != session_id:
             if known != AMBIGUOUS:

@@ -27,7 +27,9 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
             entry answers an error status rather than an answer, so a client retries as it
             would against OpenAI, and the conversation keeps no such turn: ``busy`` (429, at
             its run limit), ``internal`` (500), any other code (503: ``shutting_down``,
-            ``unavailable``, ``no_domains``, ``adapter_failed``: the model endpoint failed).
+            ``unavailable``, ``no_domains``, ``adapter_failed``: the model endpoint failed, after
+            the adapter's own retries, so the answer also says ``x-should-retry: false``, which
+            the openai SDK obeys).
         retry_after_s: when a refused turn may be asked again (the ``Retry-After`` header).
     """
 
@@ -44,7 +46,9 @@ class Answerer(Protocol):
     (``run``: the request's ``metadata.run`` flag, run what the turn makes).
 
     It must not raise for bad input (that is a ``failure`` or a ``clarification`` Reply); an
-    exception is a bug, answered 500 without its text.
+    exception is a bug, answered 500 without its text. The call is cancelled when the HTTP
+    client goes away before the answer: it withdraws the turn (the daemon's edge cancels the
+    run it started and asks the model nothing more for it).
     """
 
     async def __call__(self, session_id: str, text: str, *, channel: str, run: bool = False) -> Reply:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -38,12 +38,15 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
         token: the bearer token clients must send; required on a non-loopback address.
         model: the model id ``/v1/models`` lists.
         body_timeout_s: how long a request's body may take to arrive (then 408).
+        keepalive_s: how often a streamed answer sends ``: keep-alive`` until the answer (under
+            a proxy's idle timeout: nginx's is 60 s).
     """
 
     bind: str = "127.0.0.1:8080"
     token: str | None = None
     model: str = "ontoflow"
     body_timeout_s: float = 30.0
+    keepalive_s: Annotated[float, msgspec.Meta(gt=0)] = 15.0
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
@@ -117,7 +120,7 @@ async def serve_http_entry(
         hyper.graceful_timeout = 1.0
         stopped = anyio.Event()
         app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations,
-                              body_timeout_s=config.body_timeout_s)
+                              body_timeout_s=config.body_timeout_s, keepalive_s=config.keepalive_s)
 
         async def run_server() -> None:
             # Shielded: a cancelled caller sets ``stopped`` and Hypercorn closes its connections

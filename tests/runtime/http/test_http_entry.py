@@ -92,11 +92,11 @@ async def test_the_next_turn_of_a_conversation_finds_its_session(entry) -> None:
         await client.chat.completions.create(model="m", messages=second)
         await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "price of Nordea"}, {
             "role": "assistant", "content": "something else"}, {"role": "user", "content": "the Swedish one"}])
-        await client.chat.completions.create(model="m", messages=first, user="ada")
+        await client.chat.completions.create(model="m", messages=first, metadata={"session_id": "ada"})
     sessions = [s for s, _, _ in answer.turns]
     assert sessions[0] == sessions[1]  # the same conversation
     assert sessions[2] != sessions[0]  # another history is another conversation
-    assert sessions[3] == "ada"  # a client that names the session is believed
+    assert sessions[3] == "ada"  # a client that names the session (metadata.session_id) is believed
 
 
 async def test_with_a_token_a_request_without_it_is_refused() -> None:

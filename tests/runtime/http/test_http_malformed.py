@@ -67,8 +67,9 @@ async def test_a_body_that_never_finishes_arriving_gets_a_408() -> None:
 
 @pytest.mark.parametrize(
     ("fields", "param"),
-    [({"user": "bad id!"}, "user"), ({"user": "u" * 65}, "user"), ({"metadata": {"session_id": "no spaces"}}, "metadata.session_id")],
-    ids=["user", "user-too-long", "metadata-session"],
+    [({"metadata": {"session_id": "no spaces"}}, "metadata.session_id"),
+     ({"metadata": {"session_id": "s" * 65}}, "metadata.session_id")],
+    ids=["metadata-session", "metadata-session-too-long"],
 )
 async def test_a_session_name_that_is_no_session_id_is_a_400_naming_the_field(address: str, fields: dict, param: str) -> None:
     """It was answered 200, the refusal ("intent rejected: session_id ...") as the assistant's

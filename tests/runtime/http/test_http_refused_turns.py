@@ -54,12 +54,27 @@ async def test_a_daemon_that_cannot_answer_now_is_a_5xx_naming_why(entry, refuse
     address, refusing, told = entry
     refusing.reply = Reply(text="the daemon is shutting down; ask its successor", status="failure", refused=refused)
     async with httpx.AsyncClient() as http:
-        for stream in (False, True):
-            got = await http.post(f"{address}/v1/chat/completions", json={
-                "model": "m", "stream": stream, "messages": [{"role": "user", "content": "qual o preço da Vale?"}]})
-            assert got.status_code == status and got.headers["content-type"] == "application/json"
-            error = got.json()["error"]
-            assert error["message"] == refusing.reply.text and error["type"] == "server_error"
+        got = await http.post(f"{address}/v1/chat/completions", json={
+            "model": "m", "messages": [{"role": "user", "content": "qual o preço da Vale?"}]})
+        assert got.status_code == status and got.headers["content-type"] == "application/json"
+        error = got.json()["error"]
+        assert error["message"] == refusing.reply.text and error["type"] == "server_error"
+    assert told == []
+
+
+async def test_a_streamed_turn_refused_after_its_first_chunk_is_an_error_event_the_sdk_raises(entry) -> None:
+    # A stream's 200 and first chunk leave at once (test_http_stream_keepalive): a refusal that
+    # comes after is OpenAI's mid-stream error, never the refusal as the assistant's words.
+    address, refusing, told = entry
+    refusing.reply = Reply(text="the daemon is shutting down; ask its successor", status="failure", refused="shutting_down")
+    async with openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=0, timeout=20) as client:
+        stream = await client.chat.completions.create(model="m", stream=True,
+                                                      messages=[{"role": "user", "content": "qual o preço da Vale?"}])
+        with pytest.raises(openai.APIError) as caught:
+            async for chunk in stream:
+                assert not chunk.choices[0].delta.content  # the role's chunk only
+    assert caught.value.body == {"message": refusing.reply.text, "type": "server_error", "param": None,
+                                 "code": "shutting_down"}
     assert told == []
 
 
@@ -72,3 +87,18 @@ async def test_a_sentence_longer_than_the_edge_takes_is_a_400_naming_the_field(e
             "model": "m", "messages": [{"role": "user", "content": "preço da Vale " * 200}]})
     assert got.status_code == 400 and got.json()["error"]["param"] == "messages[-1].content"
     assert "2800 characters, over the limit of 2000" in got.json()["error"]["message"] and refusing.asked == 0
+
+
+async def test_a_model_endpoint_that_failed_after_the_adapters_retries_is_not_retried_by_the_sdk(entry) -> None:
+    # The adapter retried the model already: the SDK's own two retries asked the model three
+    # times as often, for a turn that failed the same way each time.
+    address, refusing, told = entry
+    refusing.reply = Reply(text="the language model could not classify the sentence: the endpoint answered 500",
+                           status="failure", refused="adapter_failed")
+    async with openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=2, timeout=20) as client:
+        with pytest.raises(openai.InternalServerError) as caught:
+            await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "qual o preço da Vale?"}])
+    assert caught.value.status_code == 503 and caught.value.body["code"] == "adapter_failed"
+    assert caught.value.response.headers["x-should-retry"] == "false"
+    assert refusing.asked == 1  # no retry
+    assert told == []
