@@ -10,7 +10,7 @@ cancels the run as ``ontoflow cancel`` does, so nothing runs on for an answer no
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,8 +30,13 @@ class RunWaits:
 
     def __init__(self, orchestrator: Orchestrator) -> None:
         self._orch = orchestrator
-        self._events: dict[str, anyio.Event] = {}  # run -> the event its waiting turn wakes on
-        self._waiters = 0  # turns waiting on a run: the run-end observer is in while any is
+        self._events: dict[str, anyio.Event] = {}  # run -> the event its waiting turns wake on
+        self._waiting: dict[str, int] = {}  # run -> how many turns wait on it
+        self._waiters = 0  # turns waiting on any run: the run-end observer is in while any is
+
+    def waiting(self, run_id: str) -> int:
+        """How many turns wait on ``run_id`` now."""
+        return self._waiting.get(run_id, 0)
 
     def run_suspended(self, run: Any) -> None:
         """A run now asks a question (``RunTable.on_suspended``): its turn answers it at once."""
@@ -58,23 +63,32 @@ class RunWaits:
             self._orch.on_run_ended.append(self.run_ended)
         self._waiters += 1  # counted, not read off _events: two turns may wait on one run
         event = self._events.setdefault(run_id, anyio.Event())
+        self._waiting[run_id] = self._waiting.get(run_id, 0) + 1
         try:
-            with self.withdrawing(run_id):
+            with self.withdrawing(run_id, alone=lambda: self._waiting[run_id] == 1):
                 await event.wait()
         finally:
-            self._events.pop(run_id, None)
+            # The event goes with the last turn waiting on it: another one's withdrawal must
+            # not take it from a turn still waiting (no run end could wake that one then).
+            self._waiting[run_id] -= 1
+            if not self._waiting[run_id]:
+                del self._waiting[run_id]
+                self._events.pop(run_id, None)
             self._waiters -= 1
             if not self._waiters:
                 self._orch.on_run_ended.remove(self.run_ended)
         return self._orch.status(run_id)
 
     @contextmanager
-    def withdrawing(self, run_id: str) -> Iterator[None]:
+    def withdrawing(self, run_id: str, alone: Callable[[], bool] = lambda: True) -> Iterator[None]:
         """Within it, a cancellation (the turn's caller went away) cancels the run first, through
-        the path ``ontoflow cancel`` takes (``Orchestrator.cancel``)."""
+        the path ``ontoflow cancel`` takes (``Orchestrator.cancel``), unless ``alone()`` says
+        another turn still waits on the run (its caller still wants the answer)."""
         try:
             yield
         except anyio.get_cancelled_exc_class():
+            if not alone():
+                raise
             try:
                 self._orch.cancel(run_id, "the turn waiting on it was withdrawn (its client went away)")
             except (UnknownRunError, JournalError) as exc:  # forgotten; or the journal is down: it runs on
