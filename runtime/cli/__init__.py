@@ -25,6 +25,7 @@ from ontoflow.runtime.cli._main import COMMAND_GROUPS, build_parser, main
 from ontoflow.runtime.cli._shared import (
     BUILTIN_CAPABILITIES,
     EXIT_BROKEN_PIPE,
+    EXIT_CANNOT_START,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -46,6 +47,7 @@ __all__ = [
     "BUILTIN_CAPABILITIES",
     "COMMAND_GROUPS",
     "EXIT_BROKEN_PIPE",
+    "EXIT_CANNOT_START",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_INVALID",

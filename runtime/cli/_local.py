@@ -50,6 +50,7 @@ from ontoflow.runtime.actor import report_cannot_start
 from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._in_process import run_with_progress, stoppable
 from ontoflow.runtime.cli._shared import (
+    EXIT_CANNOT_START,
     EXIT_FAILED,
     EXIT_OK,
     capability_specs,
@@ -339,8 +340,12 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _cannot_start(error: CapabilityInitError) -> int:
-    """Exit 1 with ``error``; one that starting again cannot help is handed to a supervising
-    parent (``ontoflow run``), which prints it once and restarts nothing."""
-    if isinstance(error, PermanentInitError) and report_cannot_start(str(error)):
-        return EXIT_FAILED
-    return fail(str(error), EXIT_FAILED)
+    """Report ``error``: exit 1 when starting again may help (a transient ``initialize()``
+    error, an init timeout), else ``EXIT_CANNOT_START`` (78), which a supervisor is told not to
+    restart on (systemd's ``RestartPreventExitStatus=78``); a supervising parent (``ontoflow
+    run``) is handed the error instead of it being printed, and prints it once."""
+    if not isinstance(error, PermanentInitError):
+        return fail(str(error), EXIT_FAILED)
+    if report_cannot_start(str(error)):
+        return EXIT_CANNOT_START
+    return fail(str(error), EXIT_CANNOT_START, kind="cannot_start")
