@@ -6,6 +6,9 @@ ssh session that drops sends: its default action killed the daemon on the spot (
 nothing logged), which loses nothing acknowledged but skips the drain every other stop gets.
 A daemon started under ``nohup`` (SIGHUP ignored) keeps ignoring it.
 
+Once drained, the requests still waiting on a new document's check (``actors.orchestrator``'s
+``DocumentChecks``) are answered ``unavailable`` before the socket closes.
+
 A second stop signal during the drain ends the drain at once: the operator who asks twice
 (a second Ctrl-C) does not want to wait the rest of a 30 s grace period.
 The steps still running are then left to the next start, as at the end of the grace period.
@@ -60,4 +63,7 @@ async def drain_on_signal(signals: AsyncIterator[int], orchestrator: Orchestrato
             left = await orchestrator.drain(0)
         tg.cancel_scope.cancel()
     log.info("daemon_drained", steps_still_running=left, runs_in_flight=orchestrator.runs_in_flight)
+    # Before the socket closes: a request waiting on a document's check gets ``unavailable``
+    # now, not silence until its client's own timeout.
+    clients.checks.refuse_waiting()
     orchestrator.stop()

@@ -21,6 +21,10 @@ document (the only one that does this work) has it done in a thread (``anyio.to_
 - At most :data:`MAX_CHECKING` clients wait for a check at once (each holds its document, up
   to the message limit, in memory); past it a submit of a new document is answered
   ``unavailable`` (retryable), a document already kept is admitted as before.
+- When the daemon stops (after its drain), a check still running is abandoned: its request
+  and every one waiting behind it are answered ``unavailable`` (:meth:`DocumentChecks.refuse_waiting`),
+  each in its turn. Before, they were dropped with the check, and their clients waited to their
+  own timeout for a daemon that had gone.
 
 Without :meth:`DocumentChecks.run` started (an embedded cluster, the unit tests) documents are
 checked in the loop, as before. The work itself is pure, so a thread may do it:
@@ -66,6 +70,10 @@ MAX_QUEUED = 10_000
 MAX_QUEUED_BYTES = 64 * 2**20
 #: The longest name a submitted document may give its workflow or plan.
 MAX_NAME_CHARS = 256
+
+#: The answer to a request left waiting on a check when the daemon stops.
+_STOPPED = Error(code="unavailable", message="the daemon stopped before this client's new document was checked; "
+                 "submit again (to its successor)")
 
 #: A request that came past the bounds, refused in its turn.
 _TOO_MANY = Error(code="too_many_waiting", message=f"over {MAX_QUEUED:,} requests or {MAX_QUEUED_BYTES:,} bytes wait "
@@ -183,12 +191,35 @@ class DocumentChecks:
         return Error(code="unavailable", message=f"documents: {MAX_CHECKING} clients' new documents are being checked; "
                                                  "retry later")
 
+    def refuse_waiting(self) -> int:
+        """Answer every request waiting on a check ``unavailable``, in its turn (the one being
+        checked first), and stop deferring: the daemon stops, and its checks with it. A check
+        that ends after this answers nothing more.
+
+        Returns:
+            How many requests were refused.
+        """
+        self.defer = False
+        refused = 0
+        with self._outbox.holding():
+            for identity in list(self.waiting):
+                behind = self.waiting.pop(identity)
+                self._bytes.pop(identity, None)
+                for _ in range(1 + len(behind)):  # the request being checked, then those behind it
+                    self._send(identity, _STOPPED)
+                    refused += 1
+        self._outbox.flush()
+        if refused:
+            log.info("document_checks_abandoned", requests=refused)
+        return refused
+
     def start(self, identity: bytes, message: Any, deferred: Deferred) -> None:
         """Check the document of ``message`` off the loop, then answer it and the requests that
         came behind it."""
         if self._tg is None:  # never: a Deferred is made only while ``defer``
             raise RuntimeError("no document checks are running")
         self.waiting[identity] = deque()
+        log.debug("document_check_deferred", waiting_checks=len(self.waiting))
         self._tg.start_soon(self._check, identity, message, deferred.work)
 
     async def _check(self, identity: bytes, message: Any, work: Callable[[], Prepared]) -> None:
@@ -197,6 +228,8 @@ class DocumentChecks:
             self._keep(prepared)
         except Exception as exc:  # a bug: the answer in the loop below does the work and says what
             log.error("document_check_failed", error=type(exc).__name__, where=where(exc))
+        if identity not in self.waiting:  # refused while it was checked (the daemon stops)
+            return
         try:
             with self._outbox.holding():
                 self._answer_in_order(identity, message)

@@ -9,6 +9,7 @@ flags added as the parser is built in ``_options``); the configuration file in `
     _in_process.py  a run on a local cluster (run, plan run, pipeline run): progress, stop
     _signals.py     SIGINT and SIGTERM of the verbs that run in this process
     _daemon.py      daemon
+    _bounds.py      the range of every number of daemon and worker, flag and config key alike
     _runs.py        submit, status, cancel, watch
     _queries.py     runs, show, workers
     _keys.py        keys generate
@@ -25,6 +26,7 @@ from ontoflow.runtime.cli._main import COMMAND_GROUPS, build_parser, main
 from ontoflow.runtime.cli._shared import (
     BUILTIN_CAPABILITIES,
     EXIT_BROKEN_PIPE,
+    EXIT_CANNOT_START,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -46,6 +48,7 @@ __all__ = [
     "BUILTIN_CAPABILITIES",
     "COMMAND_GROUPS",
     "EXIT_BROKEN_PIPE",
+    "EXIT_CANNOT_START",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_INVALID",

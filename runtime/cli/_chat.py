@@ -46,6 +46,7 @@ from ontoflow.runtime.cli._adapter_option import adapter_option, ignored_with_co
 from ontoflow.runtime.cli._asking import Budget, TimedOut, check_ask_timeout, read_line, timeout_option
 from ontoflow.runtime.cli._client import ANSWER_S, check_address, curve_client, open_client, reach, request
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal
+from ontoflow.runtime.cli._in_process import failure_text
 from ontoflow.runtime.cli._intents import connect_options, domain_output, domain_paths, load_catalogue, run_option
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail, first_error, logging_options, safe_text
@@ -115,7 +116,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
             return _chat_remote(args, session)
         return _chat_embedded(args, session)
     except (KernelError, TransportError, BaseExceptionGroup) as exc:
-        return fail(str(first_error(exc, (KernelError, TransportError))), EXIT_FAILED)
+        return fail(failure_text(first_error(exc, (KernelError, TransportError))), EXIT_FAILED)
 
 
 def _chat_remote(args: argparse.Namespace, session: str) -> int:

@@ -18,8 +18,9 @@ Precedence: flags > environment > file > built-in defaults. The environment hold
 client settings only (a worker has keys of its own): ``ONTOFLOW_CONNECT``,
 ``ONTOFLOW_CURVE_SECRET``, ``ONTOFLOW_CURVE_SERVER_KEY``. A relative path in the file is taken
 from the file's folder, not from where the command runs. A list in the file (``capabilities``,
-``trigger-workflow``) comes first and the flags add to it. A key the section does not know, or
-a value of the wrong type, is an error naming the key and the file.
+``trigger-workflow``) comes first and the flags add to it. A key the section does not know, a
+value of the wrong type, or a number out of its flag's range (``_bounds``) is an error naming the
+key and the file.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.cli._bounds import check_section
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -89,6 +91,7 @@ class DaemonSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     heartbeat_ms: int | None = None
     liveness: int | None = None
     schedule_to_start_ms: int | None = None
+    answer_timeout_ms: int | None = None
     max_message_bytes: int | None = None
     journal: str | None = None
     synchronous: Literal["NORMAL", "FULL"] | None = None
@@ -113,6 +116,10 @@ class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     worker_id: str | None = None
     nice: int | None = None
     spin_us: int | None = None
+    grace_s: float | None = None
+    cancel_grace_s: float | None = None
+    init_timeout_s: float | None = None
+    http_timeout_s: float | None = None
     curve_secret: str | None = None
     curve_server_key: str | None = None
     max_message_bytes: int | None = None
@@ -215,6 +222,9 @@ def load_config(path: Path | None) -> Config:
     except msgspec.ValidationError as exc:
         raise ConfigError(f"config file {path}: {_where(str(exc))}") from None
     _check_edge(config.edge, path)
+    for section in ("daemon", "worker"):  # every number in its range, as its flag is (``_bounds``)
+        part = getattr(config, section)
+        check_section(section, {name: getattr(part, name) for name in part.__struct_fields__}, str(path))
     _resolve_paths(config, path.parent)
     return config
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option
+from ontoflow.runtime.cli._bounds import MIN_MESSAGE_BYTES, bounded
 from ontoflow.runtime.cli._client import check_address
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
@@ -40,19 +41,20 @@ def register(subparsers: Any) -> None:
     d.add_argument("--curve-secret", default=None, metavar="FILE", help="the daemon's NAME.key_secret (CURVE on)")
     d.add_argument("--authorized-keys", default=None, metavar="DIR", help="public keys (*.key) admitted")
     d.add_argument("--insecure", action="store_true", help="allow a non-loopback address without CURVE")
-    d.add_argument("--heartbeat-ms", type=int, default=1000, help="heartbeat interval announced to workers")
-    d.add_argument("--liveness", type=int, default=3, help="missed heartbeats before a worker is dead")
-    d.add_argument("--schedule-to-start-ms", type=int, default=30_000, help="how long a step waits for a worker")
-    d.add_argument("--answer-timeout-ms", type=int, default=24 * 3600 * 1000, metavar="MS",
+    d.add_argument("--heartbeat-ms", type=bounded("daemon", "heartbeat_ms"), default=1000, help="heartbeat interval announced to workers")
+    d.add_argument("--liveness", type=bounded("daemon", "liveness"), default=3, help="missed heartbeats before a worker is dead")
+    d.add_argument("--schedule-to-start-ms", type=bounded("daemon", "schedule_to_start_ms"), default=30_000, help="how long a step waits for a worker")
+    d.add_argument("--answer-timeout-ms", type=bounded("daemon", "answer_timeout_ms"), default=24 * 3600 * 1000, metavar="MS",
                    help="how long a suspended run waits for an answer before it ends expired (default a day)")
-    d.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N")
+    d.add_argument("--max-message-bytes", type=bounded("daemon", "max_message_bytes"), default=DEFAULT_MAX_MESSAGE_BYTES,
+                   metavar="N", help=f"refuse bigger messages (at least {MIN_MESSAGE_BYTES:,})")
     d.add_argument("--journal", default=None, metavar="PATH.sqlite", help="journal runs here; recover them at start")
     d.add_argument("--synchronous", default="NORMAL", choices=["NORMAL", "FULL"], help="FULL: survive a power cut too")
-    d.add_argument("--max-runs", type=int, default=None, metavar="N", help="runs in flight before submits get busy (default 10000)")
-    d.add_argument("--max-value-bytes", type=int, default=1 << 20, metavar="N", help="largest context value")
-    d.add_argument("--grace-s", type=float, default=30.0, help="SIGTERM: how long running steps may finish")
-    d.add_argument("--retention-s", type=float, default=None, help="prune ended runs older than this")
-    d.add_argument("--prune-every-s", type=float, default=3600.0, help="how often ended runs are pruned (default 3600)")
+    d.add_argument("--max-runs", type=bounded("daemon", "max_runs"), default=None, metavar="N", help="runs in flight before submits get busy (default 10000)")
+    d.add_argument("--max-value-bytes", type=bounded("daemon", "max_value_bytes"), default=1 << 20, metavar="N", help="largest context value")
+    d.add_argument("--grace-s", type=bounded("daemon", "grace_s"), default=30.0, help="SIGTERM: how long running steps may finish")
+    d.add_argument("--retention-s", type=bounded("daemon", "retention_s"), default=None, help="prune ended runs older than this")
+    d.add_argument("--prune-every-s", type=bounded("daemon", "prune_every_s"), default=3600.0, help="how often ended runs are pruned (default 3600)")
     d.add_argument("--connections", default=None, metavar="FILE",
                    help="connection name -> value for pipelines' @name connections (else ONTOFLOW_CONNECTION_<NAME>)")
     d.add_argument("--trigger-workflow", action="append", default=[], metavar="MANIFEST",

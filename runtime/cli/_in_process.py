@@ -26,7 +26,7 @@ from ontoflow.runtime.embedded import LocalCluster
 from ontoflow.runtime.errors import ChildCannotStart, KernelError
 from ontoflow.runtime.loop import run as run_async
 
-__all__ = ["STOP_GRACE_S", "run_with_progress", "stoppable"]
+__all__ = ["STOP_GRACE_S", "failure_text", "run_with_progress", "stoppable"]
 
 #: How long a run stopped by a signal gives its running steps to take their Cancel.
 STOP_GRACE_S = 2.0
@@ -108,7 +108,7 @@ def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: b
                 with contextlib.redirect_stdout(sys.stderr):
                     ended = loop(started)
             except (KernelError, CapabilityInitError, BaseExceptionGroup) as exc:  # their text is scrubbed; a traceback's is not
-                return fail(_said(first_error(exc, (KernelError, CapabilityInitError))), EXIT_FAILED)
+                return fail(failure_text(first_error(exc, (KernelError, CapabilityInitError))), EXIT_FAILED)
             finally:
                 if after is not None:
                     after()
@@ -125,9 +125,10 @@ def stoppable(go: Callable[[], Awaitable[tuple[RunResult, bool]]], *, as_json: b
             STOP.settle()
 
 
-def _said(exc: BaseException) -> str:
-    """What a failure to run prints: its own (scrubbed) text; for a worker that cannot start,
-    which worker, and why it was not restarted as a crashed one is."""
+def failure_text(exc: BaseException) -> str:
+    """What a failure to run prints (``run``, ``plan run``, ``pipeline run``, ``ask``, ``chat``):
+    its own (scrubbed) text; for a worker that cannot start, which worker, and why it was not
+    restarted as a crashed one is."""
     if isinstance(exc, ChildCannotStart):
         return f"{exc.reason} ({exc.name} is not restarted: restarts would fail the same way)"
     return str(exc)

@@ -98,6 +98,7 @@ from ontoflow.runtime.cli._asking import (
 )
 from ontoflow.runtime.cli._client import ANSWER_S, check_address, curve_client, open_client, reach, reply_code, request, unexpected
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
+from ontoflow.runtime.cli._in_process import failure_text
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, fail, first_error, logging_options, safe_text
 from ontoflow.runtime.cli._signals import STOP, run_stoppable
@@ -323,7 +324,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         error = first_error(exc, (Refused, TimedOut, KernelError))
         if isinstance(error, TimedOut):  # embedded, the run ended with the command
             return fail(f"{error} (nothing goes on: an embedded run ends with the command)", EXIT_TIMEOUT)
-        return fail(str(error), EXIT_INVALID if isinstance(error, Refused) else EXIT_FAILED)
+        return fail(failure_text(error), EXIT_INVALID if isinstance(error, Refused) else EXIT_FAILED)
     if ended is None:
         return fail("interrupted (an embedded run ends with the command)", STOP.exit_code(), kind="interrupted")
     reply, steps = ended

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
-import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,9 +46,11 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
 from ontoflow.runtime.actor import report_cannot_start
+from ontoflow.runtime.cli._bounds import MAX_SLOTS, MIN_MESSAGE_BYTES, bounded
 from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._in_process import run_with_progress, stoppable
 from ontoflow.runtime.cli._shared import (
+    EXIT_CANNOT_START,
     EXIT_FAILED,
     EXIT_OK,
     capability_specs,
@@ -104,34 +105,35 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--http-domain", action="append", default=[], metavar="URL",
                         help="bridge a domain service with /health, /manifest and /execute: announce its manifest, "
                              "run each step as a POST /execute (repeatable)")
-    worker.add_argument("--http-timeout-s", type=float, default=DEFAULT_HTTP_TIMEOUT_S, metavar="SECONDS",
+    worker.add_argument("--http-timeout-s", type=bounded("worker", "http_timeout_s"), default=DEFAULT_HTTP_TIMEOUT_S, metavar="SECONDS",
                         help=f"the budget of each request to an --http-domain (default {DEFAULT_HTTP_TIMEOUT_S:g})")
-    worker.add_argument("--http-health-interval-s", type=float, default=DEFAULT_HEALTH_INTERVAL_S, metavar="SECONDS",
+    worker.add_argument("--http-health-interval-s", type=bounded("worker", "http_health_interval_s"), default=DEFAULT_HEALTH_INTERVAL_S, metavar="SECONDS",
                         help="how often an --http-domain's /health is asked; while it is unhealthy its steps fail "
                              f"at once with a retryable error (default {DEFAULT_HEALTH_INTERVAL_S:g})")
-    worker.add_argument("--slots", type=int, default=8)
+    worker.add_argument("--slots", type=bounded("worker", "slots"), default=8)
     worker.add_argument("--worker-id", default=None)
     worker.add_argument(
-        "--nice", type=int, default=0, metavar="N",
+        "--nice", type=bounded("worker", "nice"), default=0, metavar="N",
         help="lower this worker's CPU priority by N (0-19): keeps a co-located orchestrator responsive",
     )
     worker.add_argument("--no-builtins", action="store_true")
-    worker.add_argument("--spin-us", type=int, default=WORKER_SPIN_US, metavar="US",
+    worker.add_argument("--spin-us", type=bounded("worker", "spin_us"), default=WORKER_SPIN_US, metavar="US",
                         help="after sending answers, poll for the next Invoke this long before sleeping "
                              f"(lower latency for up to US of CPU per answer; 0: sleep at once; default {WORKER_SPIN_US})")
-    worker.add_argument("--grace-s", type=float, default=5.0, metavar="SECONDS",
+    worker.add_argument("--grace-s", type=bounded("worker", "grace_s"), default=5.0, metavar="SECONDS",
                         help="on SIGTERM, how long running steps may take to finish (default 5)")
-    worker.add_argument("--cancel-grace-s", type=float, default=DEFAULT_CANCEL_GRACE_S, metavar="SECONDS",
+    worker.add_argument("--cancel-grace-s", type=bounded("worker", "cancel_grace_s"), default=DEFAULT_CANCEL_GRACE_S, metavar="SECONDS",
                         help="how long a running step may take to stop after its Cancel; past it the step is answered "
                              "cancelled (cancel_ignored), its slot given back, and it is logged and counted stuck "
                              f"(default {DEFAULT_CANCEL_GRACE_S:g})")
-    worker.add_argument("--init-timeout-s", type=float, default=DEFAULT_INIT_TIMEOUT_S, metavar="SECONDS",
+    worker.add_argument("--init-timeout-s", type=bounded("worker", "init_timeout_s"), default=DEFAULT_INIT_TIMEOUT_S, metavar="SECONDS",
                         help="how long each capability's initialize() may take before the worker stops with an "
                              f"error naming it (exit 1; 'inf': no bound; default {DEFAULT_INIT_TIMEOUT_S:g})")
     worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
     worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
-    worker.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N", help="refuse bigger messages")
-    worker.add_argument("--reconnect-max", type=float, default=32.0, metavar="SECONDS", help="the reconnect backoff's ceiling (from 1 s, doubling)")
+    worker.add_argument("--max-message-bytes", type=bounded("worker", "max_message_bytes"), default=DEFAULT_MAX_MESSAGE_BYTES,
+                        metavar="N", help=f"refuse bigger messages (at least {MIN_MESSAGE_BYTES:,})")
+    worker.add_argument("--reconnect-max", type=bounded("worker", "reconnect_max"), default=32.0, metavar="SECONDS", help="the reconnect backoff's ceiling (from 1 s, doubling)")
     connections_option(worker)
     # Only for testing a daemon's refusal: announce another protocol version.
     worker.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help=argparse.SUPPRESS)
@@ -197,7 +199,7 @@ def _worktree(manifest: str) -> str:
 
 #: The most worker processes ``run`` and ``plan run`` start, and steps a worker runs at once: a
 #: process each (about 30 MB) and a runner task per slot, so a typo of 100000 would take the machine.
-MAX_LOCAL_WORKERS, MAX_SLOTS = 256, 10_000
+MAX_LOCAL_WORKERS = 256
 
 
 def size_problem(workers: int, slots: int) -> str | None:
@@ -256,13 +258,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         served = read_domain_folders(args.domain)
     except (CapabilityLoadError, ConfigError, DomainLoadError) as exc:
         return fail(str(exc))
-    # Not "<= 0": NaN passes that, then raised out of the bridge (a traceback) or at SIGTERM.
-    if not (0 < args.http_timeout_s < math.inf and 0 < args.http_health_interval_s < math.inf):
-        return fail("--http-timeout-s and --http-health-interval-s must be > 0 and finite")
-    if not 0 < args.init_timeout_s <= math.inf:  # not "<= 0": NaN passes that
-        return fail("--init-timeout-s must be a number > 0 (or inf)")
-    if not (0 <= args.grace_s < math.inf and 1 <= args.reconnect_max < math.inf and 0 <= args.cancel_grace_s < math.inf):
-        return fail("--grace-s and --cancel-grace-s must be finite numbers >= 0 and --reconnect-max a finite number >= 1")
+    # Every number (--slots, --grace-s, --max-message-bytes...) is in its range: ``_bounds``, as parsed or read.
     domains = list(served.domains)
     checks = list(served.checks)
     classes += [c for c in served.capabilities if c not in classes]
@@ -280,16 +276,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     if twice:
         return fail(f"two capabilities with one id: {', '.join(twice)} (from --capabilities, --domain and --http-domain)")
 
-    if size_problem(1, args.slots) is not None:
-        return fail(f"--slots must be from 1 to {MAX_SLOTS}")
-    if args.max_message_bytes < 1 or args.reconnect_max < 1:
-        return fail("--max-message-bytes and --reconnect-max must be >= 1")
-    if args.spin_us < 0:
-        return fail(f"--spin-us must be >= 0, got {args.spin_us}")
     if args.worker_id is not None and worker_id_problem(args.worker_id) is not None:  # the daemon would refuse it
         return fail(f"--worker-id: {worker_id_problem(args.worker_id)}")
-    if not 0 <= args.nice <= 19:
-        return fail(f"--nice must be between 0 and 19, got {args.nice}")
     try:
         check_address(args.connect, "--connect")  # a worker does not read ONTOFLOW_CONNECT
         curve = curve_client(args.curve_secret, args.curve_server_key)
@@ -339,8 +327,12 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _cannot_start(error: CapabilityInitError) -> int:
-    """Exit 1 with ``error``; one that starting again cannot help is handed to a supervising
-    parent (``ontoflow run``), which prints it once and restarts nothing."""
-    if isinstance(error, PermanentInitError) and report_cannot_start(str(error)):
-        return EXIT_FAILED
-    return fail(str(error), EXIT_FAILED)
+    """Report ``error``: exit 1 when starting again may help (a transient ``initialize()``
+    error, an init timeout), else ``EXIT_CANNOT_START`` (78), which a supervisor is told not to
+    restart on (systemd's ``RestartPreventExitStatus=78``); a supervising parent (``ontoflow
+    run``) is handed the error instead of it being printed, and prints it once."""
+    if not isinstance(error, PermanentInitError):
+        return fail(str(error), EXIT_FAILED)
+    if report_cannot_start(str(error)):
+        return EXIT_CANNOT_START
+    return fail(str(error), EXIT_CANNOT_START, kind="cannot_start")

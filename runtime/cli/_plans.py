@@ -25,11 +25,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.orchestrator import RunResult
 from ontoflow.actors.orchestrator.plans import compile_plan
+from ontoflow.actors.worker import run_guarded
 from ontoflow.actors.pipelines import ConnectionResolutionError, compile_pipeline, load_connections, render_plan, resolve_connections
 from ontoflow.protocols.documents import check_kind
 from ontoflow.protocols.errors import ManifestError, Problem
@@ -209,7 +208,9 @@ def _run(args: argparse.Namespace, load: Any) -> int:
             compiled = compile_plan(plan, cluster.catalog, defaults=cluster.defaults, plan_hash=digest, worktree=os.getcwd())
             return await run_with_progress(cluster, compiled, inputs)
 
-    # Plain asyncio, as before: on uvloop, one plan run in nine printed its ~1 MB JSON answer cut at
-    # a multiple of 64 KiB, exit 0 (tests/integration/test_cli_plan_limits.py, under load).
+    # run_guarded, as ``ontoflow run``: with --transport inproc a capability's own task that
+    # exits ended the verb with a traceback quoting the exit's text. Plain asyncio, as before:
+    # on uvloop, one plan run in nine printed its ~1 MB JSON answer cut at a multiple of 64 KiB,
+    # exit 0 (tests/integration/test_cli_plan_limits.py, under load).
     return stoppable(go, as_json=args.json, after=lambda: shutil.rmtree(work_dir, ignore_errors=True),
-                     loop=functools.partial(anyio.run, backend="asyncio"))
+                     loop=functools.partial(run_guarded, use_uvloop=False))

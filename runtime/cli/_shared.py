@@ -20,6 +20,9 @@ Exit codes:
     3    the daemon's journal is corrupt or from a newer version (it never resets a journal)
     7    not found: no run of that id (on the daemon, or in the journal ``replay`` and
          ``graph --run`` read); the JSON error's code is ``unknown_run``
+    78   ``worker``: a capability cannot start for good (its constructor raised, or its
+         ``initialize()`` raised an error that is not transient): a restart fails the same way
+         (BSD sysexits' EX_CONFIG; systemd: ``RestartPreventExitStatus=78``)
     130  interrupted (Ctrl-C)
     141  stdout was closed early (``ontoflow runs | head``), as for a process killed by SIGPIPE
 
@@ -63,6 +66,7 @@ __all__ = [
     "BUILTIN_CAPABILITIES",
     "DELAY_S",
     "EXIT_BROKEN_PIPE",
+    "EXIT_CANNOT_START",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_INVALID",
@@ -100,12 +104,15 @@ EXIT_TIMEOUT = 6
 #: No run of that id, whatever the verb (it was 1, 2 for ``replay``, 3 for ``graph``; 1 also
 #: means "the run failed", which a script polling ``status`` must tell from "no such run").
 EXIT_NOT_FOUND = 7
+#: ``worker``: a capability cannot start for good, so a supervisor must not restart it (it
+#: exited 1 as a crash does, and systemd's Restart=on-failure started it again forever).
+EXIT_CANNOT_START = 78
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
 
 # The ``code`` of a JSON error when the verb gives none: named after the exit code.
 _CODES = {EXIT_FAILED: "failed", EXIT_INVALID: "invalid", EXIT_JOURNAL: "journal", EXIT_INTERRUPTED: "interrupted",
           EXIT_CLARIFICATION: "clarification", EXIT_JOURNAL_LOCKED: "journal_locked", EXIT_TIMEOUT: "timeout",
-          EXIT_NOT_FOUND: "unknown_run"}
+          EXIT_NOT_FOUND: "unknown_run", EXIT_CANNOT_START: "cannot_start"}
 
 
 class _ErrorFormat:

@@ -88,12 +88,12 @@ def test_missing_manifest_exits_2(ontoflow) -> None:
 @pytest.mark.parametrize("nice", ["-1", "20"])
 def test_worker_nice_out_of_range_exits_2(ontoflow, nice: str) -> None:
     ran = ontoflow("worker", "--connect", "ipc:///nonexistent/orchestrator.sock", "--nice", nice)
-    assert ran.code == 2 and "--nice must be between 0 and 19" in ran.stderr
+    assert ran.code == 2 and "argument --nice: must be a whole number from 0 to 19" in ran.stderr
 
 
 def test_worker_negative_spin_exits_2(ontoflow) -> None:
     ran = ontoflow("worker", "--connect", "ipc:///nonexistent/orchestrator.sock", "--spin-us", "-1")
-    assert ran.code == 2 and "--spin-us must be >= 0" in ran.stderr
+    assert ran.code == 2 and "argument --spin-us: must be a whole number from 0 to" in ran.stderr
 
 
 @pytest.mark.parametrize("pair", ["obdc.base.lang.code=klingon", "no-equals-sign", "=value"])

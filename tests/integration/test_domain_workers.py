@@ -175,4 +175,4 @@ def test_a_bridge_to_a_service_that_is_down_refuses_to_start(tmp_path: Path, ser
 
 def test_a_health_interval_that_is_not_positive_is_refused(tmp_path: Path) -> None:
     ran = Cluster(tmp_path).cli("worker", "--connect", "tcp://127.0.0.1:9", "--http-health-interval-s", "0")
-    assert ran.code == INVALID and "--http-health-interval-s must be > 0" in ran.stderr
+    assert ran.code == INVALID and "argument --http-health-interval-s: must be a finite number > 0" in ran.stderr
