@@ -70,8 +70,8 @@ CLIENT_ENV = {
 
 # Settings that are file paths: relative ones are taken from the config file's folder.
 _PATHS = frozenset({"curve_secret", "curve_server_key", "authorized_keys", "journal", "connections", "log_file",
-                    "domains_file"})
-_PATH_LISTS = frozenset({"trigger_workflow", "domain"})
+                    "domains_file", "http_token_file"})
+_PATH_LISTS = frozenset({"trigger_workflow", "domain", "domains"})
 
 
 class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
@@ -103,7 +103,10 @@ class DaemonSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     connections: str | None = None
     trigger_workflow: list[str] | None = None
     capabilities: list[str] | None = None
+    domains: list[str] | None = None
     domains_file: str | None = None
+    http_bind: str | None = None
+    http_token_file: str | None = None
 
 
 class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
