@@ -269,7 +269,16 @@ def _where(message: str) -> str:
         if text.startswith(prefix):
             field = text.split("`")[1]
             return f"{key + '.' if key else ''}{field}: {what}"
+    if text.startswith("Expected `"):  # "Expected `int | null`, got `str`": null is "not set", never written
+        expected, _, got = text.removeprefix("Expected `").partition("`, got `")
+        kinds = [_KINDS.get(k.strip(), k.strip()) for k in expected.split("|") if k.strip() != "null"]
+        text = f"expected {' or '.join(kinds)}, got {_KINDS.get(got.rstrip('`'), got.rstrip('`'))}"
     return f"{key}: {text}" if key else text
+
+
+#: msgspec's type names as a TOML file's reader would say them.
+_KINDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+          "array": "an array", "object": "a table"}
 
 
 def _resolve_paths(config: Config, folder: Path) -> None:

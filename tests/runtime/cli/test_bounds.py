@@ -69,7 +69,7 @@ def test_a_string_where_a_number_belongs_names_the_key_and_the_file(tmp_path: Pa
     config.write_text('[daemon]\nheartbeat-ms = "fast"\n')
     assert main(["--config", str(config), "daemon", "--bind", f"ipc://{tmp_path}/d.sock"]) == 2
     err = capsys.readouterr().err
-    assert f"config file {config}: daemon.heartbeat-ms: Expected `int" in err and "Traceback" not in err
+    assert f"config file {config}: daemon.heartbeat-ms: expected an integer, got a string" in err and "Traceback" not in err
 
 
 #: A value out of each setting's range (its kind's nonsense: 0, a negative, NaN, too large).

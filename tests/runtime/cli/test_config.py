@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,17 @@ def test_an_unknown_section_is_an_error(tmp_path: Path) -> None:
 def test_a_wrong_type_names_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"worker\.slots"):
         load_config(_write(tmp_path, '[worker]\nslots = "eight"\n'))
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('[worker]\nslots = "eight"\n', "worker.slots: expected an integer, got a string"),
+    ("[worker]\ngrace-s = true\n", "worker.grace-s: expected a number, got true or false"),
+    ('[daemon]\ncapabilities = "mod"\n', "daemon.capabilities: expected an array, got a string"),
+])
+def test_a_wrong_type_is_said_in_toml_words(tmp_path: Path, text: str, said: str) -> None:
+    # It read msgspec's "Expected `int | null`, got `str`" (null: a key left out, never written).
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        load_config(_write(tmp_path, text))
 
 
 def test_a_syntax_error_names_the_file_the_line_and_the_column(tmp_path: Path) -> None:
