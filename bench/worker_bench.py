@@ -21,6 +21,9 @@ profile is left in ``--out`` for ``callgrind_annotate``::
     python -m bench.worker_bench [--workload plain|inputs] [--steps 60000] [--depth 64] [--repeats 3]
     python -m bench.worker_bench --workload inputs --callgrind [--steps 6000]
 
+``WB_PROFILE`` puts arguments before the worker's ``-m ontoflow`` (``WB_PROFILE="-m cProfile -o
+/tmp/worker.prof"``: which Python calls a step makes, and how many).
+
 Needs psutil (the bench extra); run from the repository's root (``bench.noop`` is loaded).
 """
 
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     sock.linger = 0
     sock.bind(f"ipc://{folder}/orchestrator.sock")
     worker = subprocess.Popen(
-        [*prefix, sys.executable, "-m", "ontoflow", "worker", "--connect", f"ipc://{folder}/orchestrator.sock",
+        [*prefix, sys.executable, *os.environ.get("WB_PROFILE", "").split(), "-m", "ontoflow", "worker", "--connect", f"ipc://{folder}/orchestrator.sock",
          "--slots", str(args.depth), "--worker-id", "bench", "--log-level", "warning", "--no-builtins",
          "--capabilities", WORKLOADS[args.workload][0], *(["--spin-us", "0"] if args.callgrind else [])],
         env=env,
