@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     worker = subprocess.Popen(
         [*prefix, sys.executable, *os.environ.get("WB_PROFILE", "").split(), "-m", "ontoflow", "worker", "--connect", f"ipc://{folder}/orchestrator.sock",
          "--slots", str(args.depth), "--worker-id", "bench", "--log-level", "warning", "--no-builtins",
-         "--capabilities", WORKLOADS[args.workload][0], *(["--spin-us", "0"] if args.callgrind else [])],
+         "--capabilities", WORKLOADS[args.workload][0], *(["--spin-us", "0"] if args.callgrind or os.environ.get("WB_SPIN") == "0" else [])],
         env=env,
     )
     sent = 0

@@ -37,14 +37,15 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability, observe, shut_down
+from ontoflow.actors.capability import Capability, shut_down
 from ontoflow.actors.worker._announce import say_not_welcomed
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
+from ontoflow.actors.worker._perceptions import Perceptions
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
 from ontoflow.runtime.loop import stop_signals
@@ -134,7 +135,7 @@ class WorkerHost(BatchActor):
         self.timers = HostTimers(self.now)
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
-        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, flush=self.outbox.flush,
+        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
                                    hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)))
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._answers = AnswerBook()
@@ -146,8 +147,7 @@ class WorkerHost(BatchActor):
         self.grace_s = grace_s
         self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
-        self._children: anyio.abc.TaskGroup | None = None  # where perceptions run
-        self._perceive_due: dict[str, int] = {}  # capability id -> next perception (ms); absent while one runs
+        self._perceptions = Perceptions(self._capabilities, self.now, self._observed)
 
     @property
     def session_token(self) -> str:
@@ -174,9 +174,7 @@ class WorkerHost(BatchActor):
                     tg.start_soon(self.steps.run)
                     tg.start_soon(self.run_timer)
                     tg.start_soon(self.timers.run_jobs)
-                    self._children = tg
-                    now = self.now()  # perceiving capabilities perceive on the first Tick, then every interval
-                    self._perceive_due = {cid: now for cid, c in self._capabilities.items() if type(c).metadata.perceive_interval_ms > 0}
+                    self._perceptions.start(tg, self.now())
                     if self._drain_on_signals:
                         await self._serve_until_signal(tg, task_status)
                     else:
@@ -184,7 +182,8 @@ class WorkerHost(BatchActor):
                         await self._connection_loop()
                     tg.cancel_scope.cancel()
         finally:
-            self._scope = self._children = None
+            self._scope = None
+            self._perceptions.start(None, 0)
             self._session = None
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
@@ -259,8 +258,7 @@ class WorkerHost(BatchActor):
             case Tick(now_ms=tick_now):
                 self.timers.on_tick(tick_now)
                 self.steps.abandon_overdue(tick_now)
-                if self._perceive_due:
-                    self._perceive(tick_now)
+                self._perceptions.on_tick(tick_now)
                 session = self._current
                 if session is not None:
                     session.on_tick(tick_now)
@@ -381,20 +379,18 @@ class WorkerHost(BatchActor):
             return
         self.outbox.put(b"", self._answers.sent(outcome))
 
-    def _perceive(self, now: int) -> None:
-        """Start the perceptions due (a Tick's decision: time is a fact here too)."""
-        if self._children is None:
+    def answer_many(self, outcomes: list[Outcome]) -> None:
+        """``answer`` for each of ``outcomes`` (the steps a runner answered back to back)."""
+        if self._session is None:
+            for outcome in outcomes:
+                self._answers.keep(outcome)
             return
-        for cap_id, due in list(self._perceive_due.items()):
-            if now >= due:
-                del self._perceive_due[cap_id]  # one perception at a time per capability
-                self._children.start_soon(self._perceive_once, self._capabilities[cap_id])
+        put = self.outbox.put
+        for body in self._answers.sent_many(outcomes):
+            put(b"", body)
 
-    async def _perceive_once(self, cap: Capability) -> None:
-        meta = type(cap).metadata
-        for observation in await observe(cap):  # never raises: perception must never take the host down
-            if self._session is not None:
-                self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
-            else:
-                log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")
-        self._perceive_due[meta.id] = self.now() + meta.perceive_interval_ms
+    def _observed(self, observation: Observation) -> None:
+        if self._session is not None:
+            self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
+        else:
+            log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")

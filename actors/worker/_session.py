@@ -301,6 +301,18 @@ class AnswerBook:
         self._open.append(body)
         return body
 
+    def sent_many(self, outcomes: list[Outcome]) -> list[msgspec.Raw]:
+        """``sent`` for each of ``outcomes``, in one call; returns the encoded answers in order."""
+        tail = self._token_tail if self.token else None
+        bodies = []
+        for outcome in outcomes:
+            encoded = encode(outcome)
+            if tail is not None and not outcome.session:
+                encoded = encoded[:-1] + tail  # as in ``sent``
+            bodies.append(msgspec.Raw(encoded))
+        self._open.extend(bodies)
+        return bodies
+
     def take_all(self) -> tuple[list[msgspec.Raw], list[Outcome]]:
         """Everything held, to send once more in a new session: the answers sent before
         (re-stamped with the current token; they are remembered again by ``resent``) and
