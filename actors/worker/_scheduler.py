@@ -162,11 +162,13 @@ class StepScheduler:
         Returns:
             False when the attempt is already here (queued, running): nothing is queued.
         """
-        key = (invoke.run_id, invoke.step_id, invoke.attempt)
-        if key in self._running:
+        running = self._running
+        known = len(running)
+        # Registered now (None: queued), so a Cancel that arrives before a runner picks the step
+        # up still finds it; one lookup where ``in`` and a store take two (a tuple hashes anew).
+        running.setdefault((invoke.run_id, invoke.step_id, invoke.attempt))
+        if len(running) == known:
             return False
-        # Registered now, so a Cancel that arrives before a runner picks the step up still finds it.
-        self._running[key] = None
         self._queue.append(invoke)
         if wake:
             self._wake_runner()
@@ -305,7 +307,8 @@ class StepScheduler:
             return False
         outcome: Outcome | None = None
         waited = False
-        if key not in self._cancel_requested:  # else cancelled while queued: never started
+        cancels = self._cancel_requested  # usually empty: asked before each lookup (a tuple hashes anew)
+        if not cancels or key not in cancels:  # else cancelled while queued: never started
             running[key] = task
             self._busy += 1
             try:
@@ -344,13 +347,14 @@ class StepScheduler:
                 abandoned = bool(self._abandoned) and key in self._abandoned  # its slot was given back already
                 if not abandoned:
                     self._busy -= 1
-                if key in self._cancel_requested:
+                if cancels and key in cancels:
                     # Take back exactly the cancellation this scheduler asked for (whether the
                     # step saw it or finished first), so the runner is not left "cancelling".
                     task.uncancel()
             if abandoned:
                 return self._ended_abandoned(key)
-        self._cancel_requested.discard(key)
+        if cancels:
+            cancels.discard(key)
         if self._cancel_due:
             self._cancel_due.pop(key, None)
         running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
