@@ -251,6 +251,9 @@ def bound_answers(capabilities: Iterable[Capability], own: int, daemon: int) -> 
 
 
 _outcome_decoder = msgspec.msgpack.Decoder(Outcome)
+# An Outcome's body as ``runtime.codec.encode`` makes it (a plain msgpack encoder), without
+# that function's frame per answer.
+_encode_outcome = msgspec.msgpack.Encoder().encode
 
 StepKey = tuple[str, str, int]
 
@@ -306,7 +309,7 @@ class AnswerBook:
         tail = self._token_tail if self.token else None
         bodies = []
         for outcome in outcomes:
-            encoded = encode(outcome)
+            encoded = _encode_outcome(outcome)
             if tail is not None and not outcome.session:
                 encoded = encoded[:-1] + tail  # as in ``sent``
             bodies.append(msgspec.Raw(encoded))
