@@ -248,9 +248,11 @@ class WorkerHost(BatchActor):
         """Handle one message of the orchestrator, or a Tick of the host's own timer."""
         match message:
             case _ if type(message) is Invoke:  # the hot path, by exact type (a class pattern costs more)
-                refusal = self._accept(message)
-                if refusal is not None:
-                    self.answer(refusal)
+                session = self._current  # queued for the reading runner (it runs it next), unless it cannot run here
+                if self._draining or session is None or not session.welcomed or message.capability not in self._capabilities:
+                    self._refuse(message)
+                elif not self.steps.enqueue(message, wake=False):
+                    log.warning("invoke_duplicate", run_id=message.run_id, step_id=message.step_id, attempt=message.attempt)
             case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
                 self.steps.cancel((run_id, step_id, attempt), now)
             case Heartbeat():
@@ -273,13 +275,13 @@ class WorkerHost(BatchActor):
             case _:
                 log.warning("message_unexpected", op=type(message).__name__)
 
-    def _accept(self, invoke: Invoke) -> Outcome | None:
-        """Queue a step for the reading runner (it runs it next); an answer if it cannot run here."""
+    def _refuse(self, invoke: Invoke) -> None:
+        """A step that cannot run here: answered when its capability is not hosted, else logged."""
         if self._draining:
             # Not started and not answered: the coming Disconnect hands it back to the
             # orchestrator as a lost worker's step.
             log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-            return None
+            return
         session = self._current
         if session is None or not session.welcomed:
             # Sent before the orchestrator read this session's Ready (to the connection this
@@ -287,13 +289,9 @@ class WorkerHost(BatchActor):
             # list it, so the orchestrator sends it again once it has (``WorkerPool.ready``).
             # Running this copy too would run a step twice.
             log.info("invoke_before_welcome", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-            return None
-        if invoke.capability not in self._capabilities:
-            return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
-                           reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}")
-        if not self.steps.enqueue(invoke, wake=False):
-            log.warning("invoke_duplicate", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-        return None
+            return
+        self.answer(Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
+                            reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}"))
 
     def _on_welcome(self, heartbeat_ms: int, liveness: int, token: str, now: int, limit: int) -> None:
         session = self._current
