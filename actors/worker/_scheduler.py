@@ -162,13 +162,12 @@ class StepScheduler:
         Returns:
             False when the attempt is already here (queued, running): nothing is queued.
         """
+        key = (invoke.run_id, invoke.step_id, invoke.attempt)
         running = self._running
-        known = len(running)
-        # Registered now (None: queued), so a Cancel that arrives before a runner picks the step
-        # up still finds it; one lookup where ``in`` and a store take two (a tuple hashes anew).
-        running.setdefault((invoke.run_id, invoke.step_id, invoke.attempt))
-        if len(running) == known:
+        if key in running:
             return False
+        # Registered now (None: queued), so a Cancel that arrives before a runner picks the step up still finds it.
+        running[key] = None
         self._queue.append(invoke)
         if wake:
             self._wake_runner()
