@@ -8,7 +8,9 @@ whole no-op step) that take turns at two jobs:
 * **running steps**: a runner takes the next queued step (at most ``slots`` at once) and runs
   it in its own task up to its first wait (see ``_inline``). A step that never waits (a
   no-op, a lookup, a pure transform) is answered at once, and the runner goes on with the
-  next queued step or back to the mailbox, with no task switch at all; a step that waits makes
+  next queued step or back to the mailbox, with no task switch at all (the answers of the
+  steps it ran back to back go to the host in one call, ``answer_many``, before it waits,
+  reads or parks, and every ``SEND_CHUNK``); a step that waits makes
   its runner wake one idle runner first (to receive, or to take the next step), so waiting
   steps run concurrently. The extra runner guarantees someone can always read the mailbox,
   so a Cancel or a heartbeat is seen even with every slot busy.
@@ -358,6 +360,8 @@ class StepScheduler:
             self._cancel_due.pop(key, None)
         running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
         if task.cancelling() and not host_stops():
+            if self._answered:
+                self._hand_over()  # no answer waits unlisted across a wait (a new Ready lists none of them)
             await take_back(task)  # the step cancelled its own task: that must not end the runner
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
