@@ -98,9 +98,7 @@ class StepScheduler:
         self.slots = slots
         self._answer = answer
         self._answer_many = answer_many if answer_many is not None else each(answer)
-        # Outcomes of steps answered back to back, not handed over yet: they go in one call
-        # when the runner stops taking steps, waits, or has a chunk of them (``_hand_over``).
-        self._answered: list[Outcome] = []
+        self._answered: list[Outcome] = []  # answered back to back, not handed over yet (``_hand_over``)
         self._flush = flush
         self._hold = hold
         # Every attempt accepted and not answered: None while queued, its runner while running.
@@ -370,11 +368,18 @@ class StepScheduler:
             self._answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
         else:
             answered = self._answered
-            answered.append(outcome)
-            if len(answered) >= SEND_CHUNK or not (self._queue and self._busy < self.slots and not self._closed):
-                # The last of the steps run back to back (or a chunk of them): their answers
-                # leave together, now; else the runner goes on with the next queued step.
+            if self._queue and self._busy < self.slots and not self._closed:
+                answered.append(outcome)  # the runner goes on with the next queued step
+                if len(answered) >= SEND_CHUNK:
+                    self._hand_over()
+            elif answered:
+                # The last of the steps run back to back: their answers leave together, now.
+                answered.append(outcome)
                 self._hand_over()
+            else:  # a step run alone (one at a time): no list to make
+                with self._hold():
+                    self._answer(outcome)
+                self._flush()
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
         return False

@@ -294,7 +294,7 @@ class AnswerBook:
         Returns:
             The encoded answer (``runtime.codec.pack`` carries it as it is).
         """
-        encoded = encode(outcome)
+        encoded = _encode_outcome(outcome)
         if self.token and not outcome.session:
             # ``session`` is the last field of an array-like Outcome: its empty string is the
             # body's last byte (0xa0), replaced by the token (a concatenation instead of a
