@@ -42,7 +42,7 @@ from ontoflow.actors.capability._scrub import error_text, handed_values, scrub
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
-from ontoflow.protocols.events import FAILURE, INVALID, TIMEOUT
+from ontoflow.protocols.events import FAILURE, INVALID, SUCCESS, TIMEOUT
 from ontoflow.protocols.messages import Invoke, Observation, Outcome
 from ontoflow.runtime.retry import backoff_ms
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
@@ -219,8 +219,8 @@ class Capability(abc.ABC):
                     input_bytes=_encoded_size(raw_inputs),
                 )
             try:
-                # A copy: the validator writes schema defaults into what it is given.
-                inputs = spec.validator(dict(raw_inputs) if isinstance(raw_inputs, dict) else raw_inputs)
+                # A copy when the validator writes schema defaults into what it is given.
+                inputs = spec.validator(dict(raw_inputs) if spec.defaults and isinstance(raw_inputs, dict) else raw_inputs)
                 if not isinstance(inputs, dict):
                     raise fastjsonschema.JsonSchemaValueException("data must be object", name="data", rule="type")
             except fastjsonschema.JsonSchemaValueException as exc:
@@ -236,6 +236,14 @@ class Capability(abc.ABC):
                     if must_propagate(exc):
                         raise
                     return await self._attempts(request, started, inputs, sent, verbose, failed=exc)
+                # Usual: nothing but a declared event (None: success); built here, as ``_finish``
+                # would, without ``interpret``'s checks, which it passes (the rest goes there).
+                if not verbose and (raw is None and SUCCESS in spec.events or type(raw) is Result
+                                    and type(raw.outputs) is dict and not raw.outputs and type(raw.segments) is list
+                                    and not raw.segments and type(raw.event) is str and raw.event in spec.events):
+                    return Outcome(run_id=request.run_id, step_id=request.step_id, attempt=request.attempt,
+                                   event=SUCCESS if raw is None else raw.event,
+                                   duration_ms=(time.perf_counter() - started) * 1000.0)
                 return self._success(request, started, raw, 0, verbose)
             return await self._attempts(request, started, inputs, sent, verbose)
         except Exception as exc:  # the last line of the zero-exception guarantee

@@ -23,7 +23,7 @@ class ClassSpec:
         CapabilityDefinitionError: when the input schema does not compile (the id is named).
     """
 
-    __slots__ = ("events", "metadata", "outputs", "plain", "validator")
+    __slots__ = ("defaults", "events", "metadata", "outputs", "plain", "validator")
 
     def __init__(self, meta: CapabilityMetadata) -> None:
         self.metadata = meta
@@ -32,3 +32,16 @@ class ClassSpec:
         self.outputs = frozenset(meta.outputs)
         #: The input keys a retry needs no copy of (``_inputs.plain_keys``).
         self.plain = plain_keys(meta.input_schema, retried=meta.retry.max_retries > 0)
+        #: Whether the validator may write schema defaults into what it checks (it is then
+        #: handed a copy of a step's inputs; without a ``default`` anywhere, the inputs as sent).
+        self.defaults = _mentions_default(meta.input_schema)
+
+
+def _mentions_default(schema: object) -> bool:
+    """Whether ``default`` is a key anywhere in ``schema`` (a property named so counts too:
+    erring towards a copy costs a copy, erring the other way would change a caller's dict)."""
+    if isinstance(schema, dict):
+        return "default" in schema or any(_mentions_default(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_mentions_default(v) for v in schema)
+    return False

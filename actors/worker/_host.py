@@ -37,14 +37,15 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability, observe, shut_down
+from ontoflow.actors.capability import Capability, shut_down
 from ontoflow.actors.worker._announce import say_not_welcomed
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
+from ontoflow.actors.worker._perceptions import Perceptions
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
 from ontoflow.runtime.loop import stop_signals
@@ -134,7 +135,7 @@ class WorkerHost(BatchActor):
         self.timers = HostTimers(self.now)
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
-        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, flush=self.outbox.flush,
+        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
                                    hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)))
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._answers = AnswerBook()
@@ -146,8 +147,7 @@ class WorkerHost(BatchActor):
         self.grace_s = grace_s
         self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
-        self._children: anyio.abc.TaskGroup | None = None  # where perceptions run
-        self._perceive_due: dict[str, int] = {}  # capability id -> next perception (ms); absent while one runs
+        self._perceptions = Perceptions(self._capabilities, self.now, self._observed)
 
     @property
     def session_token(self) -> str:
@@ -174,9 +174,7 @@ class WorkerHost(BatchActor):
                     tg.start_soon(self.steps.run)
                     tg.start_soon(self.run_timer)
                     tg.start_soon(self.timers.run_jobs)
-                    self._children = tg
-                    now = self.now()  # perceiving capabilities perceive on the first Tick, then every interval
-                    self._perceive_due = {cid: now for cid, c in self._capabilities.items() if type(c).metadata.perceive_interval_ms > 0}
+                    self._perceptions.start(tg, self.now())
                     if self._drain_on_signals:
                         await self._serve_until_signal(tg, task_status)
                     else:
@@ -184,7 +182,8 @@ class WorkerHost(BatchActor):
                         await self._connection_loop()
                     tg.cancel_scope.cancel()
         finally:
-            self._scope = self._children = None
+            self._scope = None
+            self._perceptions.start(None, 0)
             self._session = None
             with anyio.CancelScope(shield=True):
                 for cap in reversed(started):
@@ -249,9 +248,11 @@ class WorkerHost(BatchActor):
         """Handle one message of the orchestrator, or a Tick of the host's own timer."""
         match message:
             case _ if type(message) is Invoke:  # the hot path, by exact type (a class pattern costs more)
-                refusal = self._accept(message)
-                if refusal is not None:
-                    self.answer(refusal)
+                session = self._current  # queued for the reading runner (it runs it next), unless it cannot run here
+                if self._draining or session is None or not session.welcomed or message.capability not in self._capabilities:
+                    self._refuse(message)
+                elif not self.steps.enqueue(message, wake=False):
+                    log.warning("invoke_duplicate", run_id=message.run_id, step_id=message.step_id, attempt=message.attempt)
             case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
                 self.steps.cancel((run_id, step_id, attempt), now)
             case Heartbeat():
@@ -259,8 +260,7 @@ class WorkerHost(BatchActor):
             case Tick(now_ms=tick_now):
                 self.timers.on_tick(tick_now)
                 self.steps.abandon_overdue(tick_now)
-                if self._perceive_due:
-                    self._perceive(tick_now)
+                self._perceptions.on_tick(tick_now)
                 session = self._current
                 if session is not None:
                     session.on_tick(tick_now)
@@ -275,13 +275,13 @@ class WorkerHost(BatchActor):
             case _:
                 log.warning("message_unexpected", op=type(message).__name__)
 
-    def _accept(self, invoke: Invoke) -> Outcome | None:
-        """Queue a step for the reading runner (it runs it next); an answer if it cannot run here."""
+    def _refuse(self, invoke: Invoke) -> None:
+        """A step that cannot run here: answered when its capability is not hosted, else logged."""
         if self._draining:
             # Not started and not answered: the coming Disconnect hands it back to the
             # orchestrator as a lost worker's step.
             log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-            return None
+            return
         session = self._current
         if session is None or not session.welcomed:
             # Sent before the orchestrator read this session's Ready (to the connection this
@@ -289,13 +289,9 @@ class WorkerHost(BatchActor):
             # list it, so the orchestrator sends it again once it has (``WorkerPool.ready``).
             # Running this copy too would run a step twice.
             log.info("invoke_before_welcome", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-            return None
-        if invoke.capability not in self._capabilities:
-            return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
-                           reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}")
-        if not self.steps.enqueue(invoke, wake=False):
-            log.warning("invoke_duplicate", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-        return None
+            return
+        self.answer(Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
+                            reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}"))
 
     def _on_welcome(self, heartbeat_ms: int, liveness: int, token: str, now: int, limit: int) -> None:
         session = self._current
@@ -381,20 +377,18 @@ class WorkerHost(BatchActor):
             return
         self.outbox.put(b"", self._answers.sent(outcome))
 
-    def _perceive(self, now: int) -> None:
-        """Start the perceptions due (a Tick's decision: time is a fact here too)."""
-        if self._children is None:
+    def answer_many(self, outcomes: list[Outcome]) -> None:
+        """``answer`` for each of ``outcomes`` (the steps a runner answered back to back)."""
+        if self._session is None:
+            for outcome in outcomes:
+                self._answers.keep(outcome)
             return
-        for cap_id, due in list(self._perceive_due.items()):
-            if now >= due:
-                del self._perceive_due[cap_id]  # one perception at a time per capability
-                self._children.start_soon(self._perceive_once, self._capabilities[cap_id])
+        put = self.outbox.put
+        for body in self._answers.sent_many(outcomes):
+            put(b"", body)
 
-    async def _perceive_once(self, cap: Capability) -> None:
-        meta = type(cap).metadata
-        for observation in await observe(cap):  # never raises: perception must never take the host down
-            if self._session is not None:
-                self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
-            else:
-                log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")
-        self._perceive_due[meta.id] = self.now() + meta.perceive_interval_ms
+    def _observed(self, observation: Observation) -> None:
+        if self._session is not None:
+            self.send(b"", msgspec.structs.replace(observation, session=self.session_token))
+        else:
+            log.info("observation_dropped", capability=observation.capability, kind=observation.kind, reason="not connected")

@@ -8,7 +8,9 @@ whole no-op step) that take turns at two jobs:
 * **running steps**: a runner takes the next queued step (at most ``slots`` at once) and runs
   it in its own task up to its first wait (see ``_inline``). A step that never waits (a
   no-op, a lookup, a pure transform) is answered at once, and the runner goes on with the
-  next queued step or back to the mailbox, with no task switch at all; a step that waits makes
+  next queued step or back to the mailbox, with no task switch at all (the answers of the
+  steps it ran back to back go to the host in one call, ``answer_many``, before it waits,
+  reads or parks, and every ``SEND_CHUNK``); a step that waits makes
   its runner wake one idle runner first (to receive, or to take the next step), so waiting
   steps run concurrently. The extra runner guarantees someone can always read the mailbox,
   so a Cancel or a heartbeat is seen even with every slot busy.
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -41,7 +42,8 @@ import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._inline import not_closed, resume
-from ontoflow.protocols.events import CANCELLED, FAILURE
+from ontoflow.actors.worker._step_exits import each, escaped, host_stops, take_back
+from ontoflow.protocols.events import CANCELLED
 from ontoflow.protocols.messages import Invoke, Outcome
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.errors import Interrupted
@@ -66,6 +68,9 @@ class StepScheduler:
         capabilities: the hosted capabilities by id (an Invoke names one of them).
         slots: how many steps may run at once.
         answer: called with every step's Outcome, in the runner that ended the step.
+        answer_many: called instead with the Outcomes of steps run back to back, once per
+            group (one call where ``answer`` would be called per step); by default ``answer``
+            is called for each.
         flush: called when a runner has answered the last of the steps it ran back to back,
             and every ``SEND_CHUNK`` of them (their answers may leave together now: the
             orchestrator starts on the first ones while the runner goes on).
@@ -82,6 +87,7 @@ class StepScheduler:
         *,
         slots: int,
         answer: Callable[[Outcome], None],
+        answer_many: Callable[[list[Outcome]], None] | None = None,
         flush: Callable[[], None] = lambda: None,
         hold: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
         cancel_grace_ms: int = DEFAULT_CANCEL_GRACE_MS,
@@ -91,6 +97,8 @@ class StepScheduler:
         self._capabilities = capabilities
         self.slots = slots
         self._answer = answer
+        self._answer_many = answer_many if answer_many is not None else each(answer)
+        self._answered: list[Outcome] = []  # answered back to back, not handed over yet (``_hand_over``)
         self._flush = flush
         self._hold = hold
         # Every attempt accepted and not answered: None while queued, its runner while running.
@@ -104,7 +112,6 @@ class StepScheduler:
         self._receiving = False  # a runner is in the reader
         self._closed = False  # no step is started any more
         self._quiet: anyio.Event | None = None  # set when the last running step is answered
-        self._back_to_back = 0  # steps answered without waiting since the last flush
         #: Whether INFO log lines are on, passed to every step (None: each step asks the logger).
         self.verbose: bool | None = None
         self.cancel_grace_ms = cancel_grace_ms
@@ -156,10 +163,11 @@ class StepScheduler:
             False when the attempt is already here (queued, running): nothing is queued.
         """
         key = (invoke.run_id, invoke.step_id, invoke.attempt)
-        if key in self._running:
+        running = self._running
+        if key in running:
             return False
-        # Registered now, so a Cancel that arrives before a runner picks the step up still finds it.
-        self._running[key] = None
+        # Registered now (None: queued), so a Cancel that arrives before a runner picks the step up still finds it.
+        running[key] = None
         self._queue.append(invoke)
         if wake:
             self._wake_runner()
@@ -256,11 +264,20 @@ class StepScheduler:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
+        try:
+            await self._serve(queue, loop, task)
+        finally:
+            if self._answered:  # a step raised out of the runner (an exit): what was answered still goes
+                self._hand_over()
+
+    async def _serve(self, queue: deque[Invoke], loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
         while True:
             if queue and self._busy < self.slots and not self._closed:
                 if await self._run_next(queue.popleft(), task):
                     return  # it ran a step answered without it: another runner took its place
                 continue
+            if self._answered:
+                self._hand_over()  # this runner stops taking steps: their answers leave now
             reader = self._reader
             if reader is not None and not self._receiving:
                 self._receiving = True
@@ -289,7 +306,8 @@ class StepScheduler:
             return False
         outcome: Outcome | None = None
         waited = False
-        if key not in self._cancel_requested:  # else cancelled while queued: never started
+        cancels = self._cancel_requested  # usually empty: asked before each lookup (a tuple hashes anew)
+        if not cancels or key not in cancels:  # else cancelled while queued: never started
             running[key] = task
             self._busy += 1
             try:
@@ -304,15 +322,17 @@ class StepScheduler:
                     raise not_closed(exc) from exc
                 else:
                     waited = True
+                    if self._answered:
+                        self._hand_over()  # the steps answered before this one must not wait for it
                     # The step waits: another runner takes the mailbox or the next step meanwhile.
                     if self._has_work_for_another():
                         self._wake_runner()
                     outcome = await resume(coro, pending)
             except asyncio.CancelledError:
-                if key not in self._cancel_requested and task.cancelling() and _host_stops():
+                if key not in self._cancel_requested and task.cancelling() and host_stops():
                     raise  # the host itself is being cancelled
                 if key not in self._cancel_requested:  # raised by the step, or its own task.cancel()
-                    outcome = _escaped(invoke, "CancelledError")
+                    outcome = escaped(invoke, "CancelledError")
             except (GeneratorExit, Interrupted):
                 # This runner is being closed (``resume`` told it from a step raising one), or a
                 # person's second Ctrl-C came while the step blocked the loop: they get out.
@@ -321,36 +341,42 @@ class StepScheduler:
                 # An ``invoke`` overridden despite ``@final``, an exit it let through: the step
                 # fails, the host and every other step in it go on.
                 raised = exc.__cause__ if isinstance(exc.__cause__, GeneratorExit) else exc  # see not_closed
-                outcome = _escaped(invoke, type(raised).__name__)
+                outcome = escaped(invoke, type(raised).__name__)
             finally:
                 abandoned = bool(self._abandoned) and key in self._abandoned  # its slot was given back already
                 if not abandoned:
                     self._busy -= 1
-                if key in self._cancel_requested:
+                if cancels and key in cancels:
                     # Take back exactly the cancellation this scheduler asked for (whether the
                     # step saw it or finished first), so the runner is not left "cancelling".
                     task.uncancel()
             if abandoned:
                 return self._ended_abandoned(key)
-        self._cancel_requested.discard(key)
+        if cancels:
+            cancels.discard(key)
         if self._cancel_due:
             self._cancel_due.pop(key, None)
         running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
-        if task.cancelling() and not _host_stops():
-            await _take_back(task)  # the step cancelled its own task: that must not end the runner
+        if task.cancelling() and not host_stops():
+            if self._answered:
+                self._hand_over()  # no answer waits unlisted across a wait (a new Ready lists none of them)
+            await take_back(task)  # the step cancelled its own task: that must not end the runner
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                               event=CANCELLED, reason="cancelled")
         if waited:
             self._answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
         else:
-            self._back_to_back += 1
-            if self._queue and self._back_to_back < SEND_CHUNK:
-                self._answer(outcome)  # the runner goes on with the next queued step
-            else:
-                # The last of the steps run back to back (or a chunk of them): their answers
-                # leave together, now.
-                self._back_to_back = 0
+            answered = self._answered
+            if self._queue and self._busy < self.slots and not self._closed:
+                answered.append(outcome)  # the runner goes on with the next queued step
+                if len(answered) >= SEND_CHUNK:
+                    self._hand_over()
+            elif answered:
+                # The last of the steps run back to back: their answers leave together, now.
+                answered.append(outcome)
+                self._hand_over()
+            else:  # a step run alone (one at a time): no list to make
                 with self._hold():
                     self._answer(outcome)
                 self._flush()
@@ -358,40 +384,16 @@ class StepScheduler:
             self._quiet.set()  # the last running step of a drain is answered
         return False
 
+    def _hand_over(self) -> None:
+        """Answer the steps answered back to back, in one call, and send them now."""
+        answered, self._answered = self._answered, []
+        with self._hold():
+            self._answer_many(answered)
+        self._flush()
+
     def _ended_abandoned(self, key: StepKey) -> bool:
         """A step answered without it (``abandon_overdue``) ended at last: its outcome is dropped."""
         self._abandoned.discard(key)
         self._cancel_requested.discard(key)
         log.warning("stuck_step_ended", run_id=key[0], step_id=key[1], attempt=key[2], stuck=len(self._abandoned))
         return True
-
-
-def _host_stops() -> bool:
-    """Whether a cancel scope around the running runner was cancelled: the host is stopping
-    (anyio tells it as a deadline already past)."""
-    return anyio.current_effective_deadline() == -math.inf
-
-
-async def _take_back(task: asyncio.Task[Any]) -> None:
-    """Undo cancellations a step asked of its own runner (``asyncio.current_task().cancel()``):
-    before, the CancelledError left the runner (the step was never answered, its slot never
-    freed), or, when the step returned first, ended the runner at its next wait; with every
-    runner gone so, the worker read nothing more. The pending one is consumed here, once."""
-    while task.cancelling():
-        task.uncancel()
-    try:
-        await asyncio.sleep(0)  # a cancellation still due is delivered at this wait, and dropped
-    except asyncio.CancelledError:
-        if _host_stops():
-            raise
-        while task.cancelling():
-            task.uncancel()
-
-
-def _escaped(invoke: Invoke, exc_type: str) -> Outcome:
-    """The failure of a step whose ``invoke`` raised instead of answering (only the type is
-    told: the text may quote what the step was handed)."""
-    log.error("capability_invoke_raised", capability=invoke.capability, run_id=invoke.run_id,
-              step_id=invoke.step_id, exc_type=exc_type)
-    return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=FAILURE,
-                   reason="internal", error=f"unknown: {exc_type}: the capability's invoke raised")

@@ -251,6 +251,9 @@ def bound_answers(capabilities: Iterable[Capability], own: int, daemon: int) -> 
 
 
 _outcome_decoder = msgspec.msgpack.Decoder(Outcome)
+# An Outcome's body as ``runtime.codec.encode`` makes it (a plain msgpack encoder), without
+# that function's frame per answer.
+_encode_outcome = msgspec.msgpack.Encoder().encode
 
 StepKey = tuple[str, str, int]
 
@@ -291,7 +294,7 @@ class AnswerBook:
         Returns:
             The encoded answer (``runtime.codec.pack`` carries it as it is).
         """
-        encoded = encode(outcome)
+        encoded = _encode_outcome(outcome)
         if self.token and not outcome.session:
             # ``session`` is the last field of an array-like Outcome: its empty string is the
             # body's last byte (0xa0), replaced by the token (a concatenation instead of a
@@ -300,6 +303,18 @@ class AnswerBook:
         body = msgspec.Raw(encoded)
         self._open.append(body)
         return body
+
+    def sent_many(self, outcomes: list[Outcome]) -> list[msgspec.Raw]:
+        """``sent`` for each of ``outcomes``, in one call; returns the encoded answers in order."""
+        tail = self._token_tail if self.token else None
+        bodies = []
+        for outcome in outcomes:
+            encoded = _encode_outcome(outcome)
+            if tail is not None and not outcome.session:
+                encoded = encoded[:-1] + tail  # as in ``sent``
+            bodies.append(msgspec.Raw(encoded))
+        self._open.extend(bodies)
+        return bodies
 
     def take_all(self) -> tuple[list[msgspec.Raw], list[Outcome]]:
         """Everything held, to send once more in a new session: the answers sent before
