@@ -18,6 +18,12 @@ Tables::
 Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
 table. A version only adds (a table, a column, an index): what an older ontoflow wrote stays
 readable as it was.
+
+An idempotency or trigger key is unique among the runs that have one: a partial unique index
+(``runs_by_key``, ``runs_by_trigger``) holds only those, so the daemon's usual submit, keyless,
+adds no entry to them (a ``UNIQUE`` column, as journals created before had, indexes every
+NULL too). Both refuse a key taken, and a lookup by key uses either, so a journal of either
+form is the same version: an older one keeps its constraints as they are.
 """
 
 from __future__ import annotations
@@ -48,12 +54,14 @@ CREATE TABLE runs (
     submitted_ms INTEGER NOT NULL,
     ended_ms INTEGER,
     deadline_at_ms INTEGER,
-    idempotency_key TEXT UNIQUE,
-    trigger_key TEXT UNIQUE,
+    idempotency_key TEXT,
+    trigger_key TEXT,
     name TEXT NOT NULL DEFAULT '',
     owner TEXT
 );
 CREATE INDEX runs_by_status ON runs (status, submitted_ms);
+CREATE UNIQUE INDEX runs_by_key ON runs (idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE UNIQUE INDEX runs_by_trigger ON runs (trigger_key) WHERE trigger_key IS NOT NULL;
 CREATE TABLE facts (
     seq INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL,
