@@ -85,3 +85,22 @@ def test_a_journal_of_either_form_recovers_its_unfinished_run(tmp_path: Path, mo
                                              dispatch=lambda d, now: sent.append(d))
         assert Durability(journal).find(idempotency_key="k") == "r1"
     assert report.runs == 1 and report.redispatched == 1 and [d.run_id for d in sent] == ["r1"]
+
+
+@pytest.mark.parametrize("created", ["now", "before"])
+def test_each_runs_facts_come_back_in_append_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, created: str) -> None:
+    # A journal of either form gives each run's rows back in append order, runs interleaved.
+    path = tmp_path / "j.sqlite"
+    _create(path, created, monkeypatch)
+    with open_journal(path) as journal:
+        for commit in range(3):
+            batch = CommitBatch()
+            if commit == 0:
+                batch.runs += [_row("b"), _row("a")]
+            for n in range(40):
+                batch.fact("ab"[n % 2], ("fact", "dispatched")[n % 3 == 0], n, bytes([commit, n]))
+            journal.commit(batch)
+        for n, run_id in enumerate("ab"):
+            assert [tuple(f.body) for f in journal.facts(run_id)] == [(c, i) for c in range(3) for i in range(n, 40, 2)]
+        assert [f.run_id for f in journal.unfinished_facts()] == ["a"] * 60 + ["b"] * 60
+        assert [tuple(f.body) for f in journal.unfinished_facts()][:3] == [(0, 0), (0, 2), (0, 4)]
