@@ -23,7 +23,7 @@ __all__ = ["absent_table", "check_fact_row", "check_run_row", "damage_named", "n
 
 _T = TypeVar("_T")
 _NONE = type(None)
-#: The type(s) of each column of ``_journal._RUN_COLUMNS``, in order.
+#: The type(s) of each column of ``_schema.RUN_COLUMNS``, in order.
 _RUN_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("run_id", (str,)), ("source_hash", (str,)), ("status", (str,)), ("submitted_ms", (int,)),
     ("ended_ms", (int, _NONE)), ("deadline_at_ms", (int, _NONE)), ("idempotency_key", (str, _NONE)),

@@ -1,18 +1,6 @@
 """The journal file: SQLite in WAL mode, one transaction per batch of facts.
 
-Tables::
-
-    meta     (key, value)                    schema_version
-    sources  (hash, body)                    a run's pinned workflow source, stored once per hash
-    runs     (run_id, source_hash, status,   one row per run; status 'running' until it ends
-              submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name,
-              owner)                          owner: the client key that submitted it (roles on)
-    facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order
-    capabilities (id, metadata, seen_ms)     the catalogue: every capability a worker offered
-                                             (or the daemon was told of), its encoded metadata
-    memory   (scope, key, body, until_ms)    what the edge remembers between sentences (a
-                                             session's last turns, a conversation's session),
-                                             opaque bodies, each kept until ``until_ms``
+Its tables are described with their definition (``_schema.py``).
 
 Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
 table; opening an older journal to write adds them (``_schema.migrate``); a read-only open
@@ -23,11 +11,12 @@ daemon's promise); ``FULL`` adds an fsync per commit so it survives a power cut 
 
 A group commit's rows go in with few statements and few values bound (the end of this
 module): multi-row statements, a statement step per chunk instead of one per row, save a fifth
-of a group commit's time; rows are inserted (and numbered) in their order. Binding is the other
-cost: sqlite3 binds ``str``, ``int``, ``float`` and ``bytearray`` directly, but ``None`` and
-``bytes`` through its adapter lookup (a few microseconds a value, more than the rest of the
-binding), so a fact's body goes as a bytearray (stored as the same BLOB) and a run row whose
-optional columns are all NULL leaves them to their default instead of binding five ``None``.
+of a group commit's time; rows are inserted (and numbered) in their order, their values bound
+from one flat list. Binding is the other cost: sqlite3 binds ``str``, ``int``, ``float`` and
+``bytearray`` directly, but ``None`` and ``bytes`` through its adapter lookup, and a ``str`` is
+copied into SQLite (an ``int`` is not). So a fact's body goes as a bytearray (the same BLOB),
+its kind as a small int the statement turns back into the same TEXT, a bare run row leaves its
+NULL columns to their default, and runs' ends are one ``UPDATE ... FROM (VALUES ...)`` per chunk.
 """
 
 from __future__ import annotations
@@ -43,7 +32,18 @@ import structlog
 from ontoflow.runtime.journal._damage import absent_table, check_fact_row, check_run_row, damage_named, named_damage
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
-from ontoflow.runtime.journal._schema import SCHEMA_VERSION
+from ontoflow.runtime.journal._schema import (
+    BARE_RUNS_INSERT,
+    CHUNK_SIZES,
+    CODED_FACTS_INSERT,
+    ENDS_UPDATE,
+    FACTS_INSERT,
+    KIND_CODES,
+    RUN_CHUNK_SIZES,
+    RUN_COLUMNS,
+    RUNS_INSERT,
+    SCHEMA_VERSION,
+)
 from ontoflow.runtime.journal.errors import JournalBatchError, JournalError
 
 __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow"]
@@ -56,34 +56,12 @@ log = structlog.get_logger()
 _BATCH_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError,
                  OverflowError, TypeError, ValueError)
 
-#: The columns of a run row, in ``RunRow``'s field order.
-_RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
-
-#: Fact rows per INSERT statement, largest first: a batch is cut into chunks of these sizes so
-#: that only these few statements exist and stay in sqlite3's statement cache. 4 parameters per
-#: row keep the largest under SQLite's oldest limit of 999.
-_CHUNK_SIZES = (128, 64, 32, 16, 8, 4, 2, 1)
-_FACTS_INSERT = {
-    n: "INSERT INTO facts (run_id, kind, at_ms, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n) for n in _CHUNK_SIZES
-}
-#: The same for run rows: 10 parameters per row, so at most 64 rows per statement.
-_RUN_CHUNK_SIZES = (64, 32, 16, 8, 4, 2, 1)
-_RUNS_INSERT = {
-    n: f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES " + ", ".join(["(?,?,?,?,?,?,?,?,?,?)"] * n) for n in _RUN_CHUNK_SIZES
-}
-#: A bare run row (a daemon's usual submit: no deadline, no idempotency or trigger key, no
-#: owner, not ended) binds 5 values; the columns left out take their NULL default.
-_BARE_COLUMNS = "run_id, source_hash, status, submitted_ms, name"
-_BARE_RUNS_INSERT = {
-    n: f"INSERT INTO runs ({_BARE_COLUMNS}) VALUES " + ", ".join(["(?,?,?,?,?)"] * n) for n in _CHUNK_SIZES
-}
-
 _astuple = msgspec.structs.astuple  # a RunRow's values in column order, in C (``RunRow.as_tuple``)
 _flatten = chain.from_iterable
 
 
 #: The same columns read from a journal of a version without ``owner`` (opened read-only).
-_RUN_COLUMNS_V2 = _RUN_COLUMNS.replace(", owner", ", NULL")
+_RUN_COLUMNS_V2 = RUN_COLUMNS.replace(", owner", ", NULL")
 
 class RunRow(msgspec.Struct, kw_only=True):
     """One run as the journal knows it."""
@@ -161,7 +139,7 @@ class Journal:
         self.path = path
         self.commits = 0
         # A journal written is always migrated to this version; an older one is read as it is.
-        self._columns = _RUN_COLUMNS if version >= 3 else _RUN_COLUMNS_V2
+        self._columns = RUN_COLUMNS if version >= 3 else _RUN_COLUMNS_V2
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -187,7 +165,7 @@ class Journal:
             if batch.facts:
                 insert_facts(conn, batch.facts)
             if batch.ended:
-                conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", batch.ended)
+                update_ends(conn, batch.ended)
             if batch.capabilities:
                 conn.executemany("INSERT OR REPLACE INTO capabilities (id, metadata, seen_ms) VALUES (?, ?, ?)",
                                  [(k, body, seen) for k, (body, seen) in batch.capabilities.items()])
@@ -339,7 +317,6 @@ class Journal:
         return FactRow(*r)
 
 
-
 def _rollback(conn: sqlite3.Connection) -> None:
     """Undo a failed write so the next commit starts clean (a full disk: the caller retries
     the same batch). A rollback that fails too is tried again by the next commit.
@@ -360,14 +337,33 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 
 def insert_facts(conn: sqlite3.Connection, facts: list[tuple[str, str, int, bytes]]) -> None:
-    """Insert fact rows ``(run_id, kind, at_ms, body)`` in their order."""
-    _insert_rows(conn, _FACTS_INSERT, _CHUNK_SIZES,
-                 [(run_id, kind, at_ms, bytearray(body)) for run_id, kind, at_ms, body in facts])
+    """Insert fact rows ``(run_id, kind, at_ms, body)`` in their order (each kind as its code
+    when every row's kind has one)."""
+    values = list(_flatten(facts))
+    if len(values) != 4 * len(facts):  # a row of another width would shift every value after it
+        raise ValueError("a fact row is not (run_id, kind, at_ms, body)")
+    values[3::4] = map(bytearray, values[3::4])
+    codes = list(map(KIND_CODES.get, values[1::4]))
+    if None not in codes:
+        values[1::4] = codes
+    _insert_values(conn, FACTS_INSERT if None in codes else CODED_FACTS_INSERT, CHUNK_SIZES, values, 4)
+
+
+def update_ends(conn: sqlite3.Connection, ended: list[tuple[str, int, str]]) -> None:
+    """Mark runs ended: ``(status, ended_ms, run_id)`` each (a run named twice ends as last named)."""
+    if ENDS_UPDATE is None:
+        conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", ended)
+        return
+    values = list(_flatten(ended))
+    if len(values) != 3 * len(ended):
+        raise ValueError("an end is not (status, ended_ms, run_id)")
+    last = dict(zip(values[2::3], ended))  # UPDATE ... FROM would apply any one of a run's ends
+    _insert_values(conn, ENDS_UPDATE, CHUNK_SIZES, values if len(last) == len(ended) else list(_flatten(last.values())), 3)
 
 
 def insert_runs(conn: sqlite3.Connection, runs: list[RunRow]) -> None:
     """Insert run rows in their order: each stretch of bare rows (every optional column NULL)
-    with the statements of ``_BARE_RUNS_INSERT``, each stretch of the others with all columns."""
+    with the statements of ``BARE_RUNS_INSERT``, each stretch of the others with all columns."""
     start = 0
     while start < len(runs):
         bare = _is_bare(runs[start])
@@ -375,10 +371,10 @@ def insert_runs(conn: sqlite3.Connection, runs: list[RunRow]) -> None:
         while end < len(runs) and _is_bare(runs[end]) == bare:
             end += 1
         if bare:
-            _insert_rows(conn, _BARE_RUNS_INSERT, _CHUNK_SIZES,
-                         [(r.run_id, r.source_hash, r.status, r.submitted_ms, r.name) for r in runs[start:end]])
+            _insert_values(conn, BARE_RUNS_INSERT, CHUNK_SIZES,
+                           list(_flatten([(r.run_id, r.source_hash, r.status, r.submitted_ms, r.name) for r in runs[start:end]])), 5)
         else:
-            _insert_rows(conn, _RUNS_INSERT, _RUN_CHUNK_SIZES, [_astuple(r) for r in runs[start:end]])
+            _insert_values(conn, RUNS_INSERT, RUN_CHUNK_SIZES, list(_flatten(map(_astuple, runs[start:end]))), 10)
         start = end
 
 
@@ -387,14 +383,16 @@ def _is_bare(row: RunRow) -> bool:
             and row.trigger_key is None and row.owner is None)
 
 
-def _insert_rows(conn: sqlite3.Connection, statements: dict[int, str], sizes: tuple[int, ...], rows: list[tuple]) -> None:
-    """Insert ``rows`` in their order with the multi-row ``statements`` (rows per statement ->
-    SQL), largest first: a statement step per chunk instead of one per row saves a fifth of a
-    group commit's time, and only these few statements exist (they stay in sqlite3's cache)."""
-    start, left = 0, len(rows)
+def _insert_values(conn: sqlite3.Connection, statements: dict[int, str], sizes: tuple[int, ...], values: list,
+                   width: int) -> None:
+    """Run the multi-row ``statements`` (rows per statement -> SQL), largest first, over
+    ``values`` (``width`` per row, rows in their order): a statement step per chunk instead of
+    one per row saves a fifth of a group commit's time, and only these few statements exist
+    (they stay in sqlite3's cache)."""
+    start, left = 0, len(values) // width
     for size in sizes:
-        statement = statements[size]
+        statement, step = statements[size], size * width
         while left >= size:
-            conn.execute(statement, list(_flatten(rows[start:start + size])))
-            start += size
+            conn.execute(statement, values[start:start + step])
+            start += step
             left -= size

@@ -1,8 +1,29 @@
-"""The journal's tables, their version, and how an older journal is brought up to it.
+"""The journal's tables, their version, how an older journal is brought up to it, and the
+statements a group commit writes its rows with.
+
+Tables::
+
+    meta     (key, value)                    schema_version
+    sources  (hash, body)                    a run's pinned workflow source, stored once per hash
+    runs     (run_id, source_hash, status,   one row per run; status 'running' until it ends
+              submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name,
+              owner)                          owner: the client key that submitted it (roles on)
+    facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order
+    capabilities (id, metadata, seen_ms)     the catalogue: every capability a worker offered
+                                             (or the daemon was told of), its encoded metadata
+    memory   (scope, key, body, until_ms)    what the edge remembers between sentences (a
+                                             session's last turns, a conversation's session),
+                                             opaque bodies, each kept until ``until_ms``
 
 Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
 table. A version only adds (a table, a column, an index): what an older ontoflow wrote stays
 readable as it was.
+
+An idempotency or trigger key is unique among the runs that have one: a partial unique index
+(``runs_by_key``, ``runs_by_trigger``) holds only those, so the daemon's usual submit, keyless,
+adds no entry to them (a ``UNIQUE`` column, as journals created before had, indexes every
+NULL too). Both refuse a key taken, and a lookup by key uses either, so a journal of either
+form is the same version: an older one keeps its constraints as they are.
 """
 
 from __future__ import annotations
@@ -13,7 +34,10 @@ import structlog
 
 from ontoflow.runtime.journal.errors import JournalError
 
-__all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "migrate"]
+__all__ = [
+    "BARE_RUNS_INSERT", "CHUNK_SIZES", "CODED_FACTS_INSERT", "ENDS_UPDATE", "FACTS_INSERT", "KIND_CODES", "MIGRATIONS",
+    "RUN_CHUNK_SIZES", "RUN_COLUMNS", "RUNS_INSERT", "SCHEMA", "SCHEMA_VERSION", "migrate",
+]
 
 log = structlog.get_logger()
 
@@ -30,12 +54,14 @@ CREATE TABLE runs (
     submitted_ms INTEGER NOT NULL,
     ended_ms INTEGER,
     deadline_at_ms INTEGER,
-    idempotency_key TEXT UNIQUE,
-    trigger_key TEXT UNIQUE,
+    idempotency_key TEXT,
+    trigger_key TEXT,
     name TEXT NOT NULL DEFAULT '',
     owner TEXT
 );
 CREATE INDEX runs_by_status ON runs (status, submitted_ms);
+CREATE UNIQUE INDEX runs_by_key ON runs (idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE UNIQUE INDEX runs_by_trigger ON runs (trigger_key) WHERE trigger_key IS NOT NULL;
 CREATE TABLE facts (
     seq INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL,
@@ -49,6 +75,41 @@ CREATE TABLE memory (scope TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL,
                      PRIMARY KEY (scope, key));
 CREATE INDEX memory_by_age ON memory (scope, until_ms);
 """
+
+# -- the statements a group commit writes with (``_journal.insert_facts`` and its kin) ----------
+
+#: The columns of a run row, in ``RunRow``'s field order.
+RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
+
+#: Fact rows per INSERT statement, largest first: a batch is cut into chunks of these sizes so
+#: that only these few statements exist and stay in sqlite3's statement cache. 4 parameters per
+#: row keep the largest under SQLite's oldest limit of 999.
+CHUNK_SIZES = (128, 64, 32, 16, 8, 4, 2, 1)
+FACTS_INSERT = {
+    n: "INSERT INTO facts (run_id, kind, at_ms, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n) for n in CHUNK_SIZES
+}
+#: The kinds the orchestrator writes, as the int bound in their place (in ``CODED_FACTS_INSERT``'s CASE).
+KIND_CODES = {"fact": 0, "dispatched": 1}
+CODED_FACTS_INSERT = {
+    n: "INSERT INTO facts (run_id, kind, at_ms, body) VALUES "
+    + ", ".join(["(?, CASE ? WHEN 0 THEN 'fact' ELSE 'dispatched' END, ?, ?)"] * n) for n in CHUNK_SIZES
+}
+#: Runs' ends, a chunk per statement (``UPDATE ... FROM``: SQLite 3.33; before, one per row).
+ENDS_UPDATE = {
+    n: "UPDATE runs SET status = v.column1, ended_ms = v.column2 FROM (VALUES "
+    + ", ".join(["(?, ?, ?)"] * n) + ") AS v WHERE runs.run_id = v.column3" for n in CHUNK_SIZES
+} if sqlite3.sqlite_version_info >= (3, 33, 0) else None
+#: The same for run rows: 10 parameters per row, so at most 64 rows per statement.
+RUN_CHUNK_SIZES = (64, 32, 16, 8, 4, 2, 1)
+RUNS_INSERT = {
+    n: f"INSERT INTO runs ({RUN_COLUMNS}) VALUES " + ", ".join(["(?,?,?,?,?,?,?,?,?,?)"] * n) for n in RUN_CHUNK_SIZES
+}
+#: A bare run row (a daemon's usual submit: no deadline, no idempotency or trigger key, no
+#: owner, not ended) binds 5 values; the columns left out take their NULL default.
+_BARE_COLUMNS = "run_id, source_hash, status, submitted_ms, name"
+BARE_RUNS_INSERT = {
+    n: f"INSERT INTO runs ({_BARE_COLUMNS}) VALUES " + ", ".join(["(?,?,?,?,?)"] * n) for n in CHUNK_SIZES
+}
 
 #: What each version adds to the one before it: ``MIGRATIONS[v]`` (statements) turns version
 #: ``v - 1`` into ``v``.

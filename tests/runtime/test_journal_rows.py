@@ -1,0 +1,101 @@
+"""A group commit's rows as the journal writes them: kinds bound as codes, ends in one statement
+per chunk, and rows that do not fit refused whole. What is read back never depends on how it
+was written."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import ontoflow.runtime.journal._journal as journal_module
+from ontoflow.runtime.journal import CommitBatch, JournalBatchError, RunRow, open_journal
+
+
+def _runs(batch: CommitBatch, count: int) -> list[str]:
+    ids = [f"r{n:04d}" for n in range(count)]
+    batch.runs.extend(RunRow(run_id=run_id, source_hash="h1", submitted_ms=n) for n, run_id in enumerate(ids))
+    return ids
+
+
+def _kinds(path: Path) -> list[tuple[str, str, str]]:
+    """Every fact row's run, kind and the kind's SQLite type, in seq order (read as SQL sees it)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT run_id, kind, typeof(kind) FROM facts ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("count", [1, 129])
+@pytest.mark.parametrize("other", [False, True])
+def test_fact_kinds_are_kept_as_text_in_their_order(tmp_path: Path, count: int, other: bool) -> None:
+    # The orchestrator's two kinds go in as small ints the statement turns back into text; a
+    # batch holding any other kind goes in as given. Either way the rows read back the same.
+    batch = CommitBatch()
+    ids = _runs(batch, count)
+    expected = []
+    for n, run_id in enumerate(ids):
+        kind = "note" if other and n == count - 1 else ("fact", "dispatched")[n % 2]
+        batch.fact(run_id, kind, n, bytes([n % 256]))
+        expected.append((run_id, kind, "text"))
+    path = tmp_path / "j.sqlite"
+    with open_journal(path) as journal:
+        journal.commit(batch)
+        assert [(f.kind, f.body) for f in journal.facts(ids[-1])] == [(expected[-1][1], bytes([(count - 1) % 256]))]
+    assert _kinds(path) == expected
+
+
+@pytest.mark.parametrize("from_values", [True, False], ids=["update-from", "sqlite-before-3.33"])
+@pytest.mark.parametrize("count", [1, 129])
+def test_every_run_ended_in_a_batch_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int,
+                                              from_values: bool) -> None:
+    if not from_values:
+        monkeypatch.setattr(journal_module, "ENDS_UPDATE", None)  # as with an SQLite before 3.33
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        batch = CommitBatch()
+        ids = _runs(batch, count + 1)
+        journal.commit(batch)
+        batch = CommitBatch()
+        for n, run_id in enumerate(ids[:count]):
+            batch.end(run_id, ("completed", "failed")[n % 2], 1000 + n)
+        batch.end("never-submitted", "completed", 5)  # changes nothing, as an UPDATE of no row
+        journal.commit(batch)
+        for n, run_id in enumerate(ids[:count]):
+            row = journal.run(run_id)
+            assert (row.status, row.ended_ms) == (("completed", "failed")[n % 2], 1000 + n)
+        assert journal.run(ids[count]).status == "running" and journal.run(ids[count]).ended_ms is None
+        assert journal.run("never-submitted") is None
+
+
+def test_a_run_ended_twice_in_one_batch_ends_as_last_named(tmp_path: Path) -> None:
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        batch = CommitBatch()
+        _runs(batch, 2)
+        journal.commit(batch)
+        batch = CommitBatch()
+        batch.end("r0000", "cancelled", 7)
+        batch.end("r0001", "completed", 8)
+        batch.end("r0000", "failed", 9)
+        journal.commit(batch)
+        assert (journal.run("r0000").status, journal.run("r0000").ended_ms) == ("failed", 9)
+        assert (journal.run("r0001").status, journal.run("r0001").ended_ms) == ("completed", 8)
+
+
+@pytest.mark.parametrize("where", ["fact", "end"])
+def test_a_row_of_the_wrong_width_is_a_batch_error_and_writes_nothing(tmp_path: Path, where: str) -> None:
+    # The values of a batch's rows are bound from one flat list: a row one value short would
+    # shift every later value into the wrong column; it is refused instead, with the batch.
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        batch = CommitBatch()
+        _runs(batch, 1)
+        batch.fact("r0000", "fact", 1, b"ok")
+        if where == "fact":
+            batch.facts.append(("r0000", "fact", b"short"))  # type: ignore[arg-type]
+            batch.fact("r0000", "fact", 3, b"after")
+        else:
+            batch.ended.append(("completed", "r0000"))  # type: ignore[arg-type]
+        with pytest.raises(JournalBatchError):
+            journal.commit(batch)
+        assert journal.run("r0000") is None and journal.facts("r0000") == []
