@@ -66,14 +66,10 @@ MAX_WORKER_ID_CHARS = 256
 #: The longest ``Ready.host`` (a DNS name is at most 253 characters).
 MAX_HOST_CHARS = 255
 
-#: The most step attempts a Ready may say it holds (twice ``ontoflow worker``'s largest
-#: ``--slots``: a worker registering again holds at most the steps it runs and those it answered
-#: while cut off). Each one it holds that is no longer awaited is sent a Cancel, so a peer's
-#: million would be a million Cancels and a loop held for seconds.
-MAX_HELD_ATTEMPTS = 20_000
-
 #: The longest run id or step id of an attempt a Ready holds (run ids are at most 128
-#: characters, node and block ids at most 128 each): the ids go back in the Cancels.
+#: characters, node and block ids at most 128 each): the ids go back in the Cancels. Their
+#: count is not bounded but by the message size: a worker lists every answer it sent in the
+#: last liveness window, and at full speed that is a hundred thousand.
 MAX_HELD_ID_CHARS = 1_024
 
 #: The most capabilities and domain manifests one Ready may announce: each is checked, kept
@@ -101,8 +97,8 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
 
     Its worker id (:func:`worker_id_problem`), its host (a name of at most
     :data:`MAX_HOST_CHARS` printable characters), its protocol version, its slots, its message
-    size limit (0, or at least :data:`MIN_MAX_MESSAGE_BYTES`), how many attempts it holds
-    (:data:`MAX_HELD_ATTEMPTS`, each id at most :data:`MAX_HELD_ID_CHARS` characters), how
+    size limit (0, or at least :data:`MIN_MAX_MESSAGE_BYTES`), the ids of the attempts it
+    holds (at most :data:`MAX_HELD_ID_CHARS` characters), how
     many capabilities and domains it announces (:data:`MAX_READY_CAPABILITIES`,
     :data:`MAX_READY_DOMAINS`), and every capability it announces checked as a worker checks
     its own at load (:func:`~protocols.capability.check_metadata`): a peer that skips that check (any peer,
@@ -140,8 +136,7 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
 
 def _counts_problem(ready: Ready) -> str | None:
     """Why the lists of ``ready`` are too long, or a held attempt's ids, or None."""
-    for field, count, limit in (("holding", len(ready.holding), MAX_HELD_ATTEMPTS),
-                                ("capabilities", len(ready.capabilities), MAX_READY_CAPABILITIES),
+    for field, count, limit in (("capabilities", len(ready.capabilities), MAX_READY_CAPABILITIES),
                                 ("domains", len(ready.domains), MAX_READY_DOMAINS)):
         if count > limit:
             return f"{field} must have at most {limit} entries (got {count})"
