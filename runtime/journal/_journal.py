@@ -339,9 +339,9 @@ def _rollback(conn: sqlite3.Connection) -> None:
 def insert_facts(conn: sqlite3.Connection, facts: list[tuple[str, str, int, bytes]]) -> None:
     """Insert fact rows ``(run_id, kind, at_ms, body)`` in their order (each kind as its code
     when every row's kind has one)."""
-    values = list(_flatten(facts))
-    if len(values) != 4 * len(facts):  # a row of another width would shift every value after it
+    if set(map(len, facts)) - {4}:  # a row of another width would shift every value after it
         raise ValueError("a fact row is not (run_id, kind, at_ms, body)")
+    values = list(_flatten(facts))
     values[3::4] = map(bytearray, values[3::4])
     codes = list(map(KIND_CODES.get, values[1::4]))
     if None not in codes:
@@ -354,9 +354,9 @@ def update_ends(conn: sqlite3.Connection, ended: list[tuple[str, int, str]]) -> 
     if ENDS_UPDATE is None:
         conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", ended)
         return
-    values = list(_flatten(ended))
-    if len(values) != 3 * len(ended):
+    if set(map(len, ended)) - {3}:
         raise ValueError("an end is not (status, ended_ms, run_id)")
+    values = list(_flatten(ended))
     last = dict(zip(values[2::3], ended))  # UPDATE ... FROM would apply any one of a run's ends
     _insert_values(conn, ENDS_UPDATE, CHUNK_SIZES, values if len(last) == len(ended) else list(_flatten(last.values())), 3)
 

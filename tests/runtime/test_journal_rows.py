@@ -83,7 +83,7 @@ def test_a_run_ended_twice_in_one_batch_ends_as_last_named(tmp_path: Path) -> No
         assert (journal.run("r0001").status, journal.run("r0001").ended_ms) == ("completed", 8)
 
 
-@pytest.mark.parametrize("where", ["fact", "end"])
+@pytest.mark.parametrize("where", ["fact", "end", "facts_that_make_up", "ends_that_make_up"])
 def test_a_row_of_the_wrong_width_is_a_batch_error_and_writes_nothing(tmp_path: Path, where: str) -> None:
     # The values of a batch's rows are bound from one flat list: a row one value short would
     # shift every later value into the wrong column; it is refused instead, with the batch.
@@ -94,8 +94,14 @@ def test_a_row_of_the_wrong_width_is_a_batch_error_and_writes_nothing(tmp_path: 
         if where == "fact":
             batch.facts.append(("r0000", "fact", b"short"))  # type: ignore[arg-type]
             batch.fact("r0000", "fact", 3, b"after")
-        else:
+        elif where == "facts_that_make_up":  # one long and one short: the count alone adds up (review15)
+            batch.facts.append(("r0000", "fact", 2, b"long", 7))  # type: ignore[arg-type]
+            batch.facts.append(("r0000", "fact", 3))  # type: ignore[arg-type]
+        elif where == "end":
             batch.ended.append(("completed", "r0000"))  # type: ignore[arg-type]
+        else:
+            batch.ended.append(("completed", 5, "r0000", "x"))  # type: ignore[arg-type]
+            batch.ended.append(("completed", 6))  # type: ignore[arg-type]
         with pytest.raises(JournalBatchError):
             journal.commit(batch)
         assert journal.run("r0000") is None and journal.facts("r0000") == []
