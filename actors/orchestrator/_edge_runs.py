@@ -10,7 +10,7 @@ cancels the run as ``ontoflow cancel`` does, so nothing runs on for an answer no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -32,6 +32,7 @@ class RunWaits:
         self._orch = orchestrator
         self._events: dict[str, anyio.Event] = {}  # run -> the event its waiting turns wake on
         self._waiting: dict[str, int] = {}  # run -> how many turns wait on it
+        self._holding: dict[str, int] = {}  # run -> how many turns would cancel it if withdrawn
         self._waiters = 0  # turns waiting on any run: the run-end observer is in while any is
 
     def waiting(self, run_id: str) -> int:
@@ -65,7 +66,7 @@ class RunWaits:
         event = self._events.setdefault(run_id, anyio.Event())
         self._waiting[run_id] = self._waiting.get(run_id, 0) + 1
         try:
-            with self.withdrawing(run_id, alone=lambda: self._waiting[run_id] == 1):
+            with self.withdrawing(run_id):
                 await event.wait()
         finally:
             # The event goes with the last turn waiting on it: another one's withdrawal must
@@ -80,20 +81,24 @@ class RunWaits:
         return self._orch.status(run_id)
 
     @contextmanager
-    def withdrawing(self, run_id: str, alone: Callable[[], bool] = lambda: True) -> Iterator[None]:
+    def withdrawing(self, run_id: str) -> Iterator[None]:
         """Within it, a cancellation (the turn's caller went away) cancels the run first, through
-        the path ``ontoflow cancel`` takes (``Orchestrator.cancel``), unless ``alone()`` says
-        another turn still waits on the run (its caller still wants the answer)."""
+        the path ``ontoflow cancel`` takes (``Orchestrator.cancel``), unless another turn is
+        still within it for the same run (its caller still wants the answer)."""
+        self._holding[run_id] = self._holding.get(run_id, 0) + 1
         try:
             yield
         except anyio.get_cancelled_exc_class():
-            if not alone():
-                raise
-            try:
-                self._orch.cancel(run_id, "the turn waiting on it was withdrawn (its client went away)")
-            except (UnknownRunError, JournalError) as exc:  # forgotten; or the journal is down: it runs on
-                log.warning("ask_run_not_cancelled", run_id=run_id, error=type(exc).__name__)
+            if self._holding[run_id] == 1:
+                try:
+                    self._orch.cancel(run_id, "the turn waiting on it was withdrawn (its client went away)")
+                except (UnknownRunError, JournalError) as exc:  # forgotten; or the journal is down: it runs on
+                    log.warning("ask_run_not_cancelled", run_id=run_id, error=type(exc).__name__)
             raise
+        finally:
+            self._holding[run_id] -= 1
+            if not self._holding[run_id]:
+                del self._holding[run_id]
 
     def _asks_now(self, run_id: str) -> bool:
         try:

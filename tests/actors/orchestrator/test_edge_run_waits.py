@@ -80,3 +80,35 @@ async def test_the_last_turn_withdrawn_cancels_its_run() -> None:
                 await anyio.lowlevel.checkpoint()
             tg.cancel_scope.cancel()
     assert runs.cancelled == ["r1"] and runs.on_run_ended == []
+
+
+async def test_a_turn_withdrawn_while_another_records_the_runs_question_leaves_the_run_running() -> None:
+    # Both turns woke on the run's question; one is recording it for its session (within
+    # ``withdrawing``, as ``EdgeService._finish``) when the other's client goes (review15).
+    runs = _Runs()
+    waits = RunWaits(runs)  # type: ignore[arg-type]
+    recording, recorded = anyio.Event(), anyio.Event()
+
+    async def records() -> None:
+        with waits.withdrawing("r1"):
+            recording.set()
+            await recorded.wait()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(records)
+            await recording.wait()
+            gone, entered, left = anyio.CancelScope(), anyio.Event(), anyio.Event()
+
+            async def withdrawn() -> None:
+                with gone, waits.withdrawing("r1"):
+                    entered.set()
+                    await anyio.sleep_forever()
+                left.set()
+
+            tg.start_soon(withdrawn)
+            await entered.wait()
+            gone.cancel()
+            await left.wait()
+            recorded.set()
+    assert runs.cancelled == []
