@@ -15,9 +15,10 @@ __all__ = ["AwaitedSteps", "InFlight", "PendingQueue", "WorkerInfo", "WorkerRegi
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
 
-class InFlight(msgspec.Struct):
+class InFlight(msgspec.Struct, gc=False):
     """A step attempt sent to a worker and not yet answered (made positionally for every step
-    sent: msgspec matches keywords one by one)."""
+    sent: msgspec matches keywords one by one). ``gc=False``: strings and ints only, never in a
+    cycle, so the collector need not track one per step."""
 
     run_id: str
     step_id: str

@@ -105,13 +105,16 @@ class RunTable:
         on_run_ended: called with each run's :class:`RunResult` when it ends.
         on_progress: called as ``callback(run_id, trace_entries)`` when steps of a run end.
         in_flight: runs started and not ended.
+        by_id: every run held, by id (read it, never change it).
         log_info: log one line per step and per run end (the actor sets it once per batch).
         on_suspended: called with a run after each fact that leaves it ``suspended``.
         answer_timeout_ms: how long a question waits for an answer; ``None``: forever.
     """
 
     def __init__(self, *, answer_timeout_ms: int | None = DEFAULT_ANSWER_TIMEOUT_MS) -> None:
-        self._runs: dict[str, Run] = {}
+        #: Every run held, by id (read it, never change it): the pool looks one up per Outcome.
+        self.by_id: dict[str, Run] = {}
+        self._runs = self.by_id
         self._deadlines: dict[str, int] = {}
         self._by_key: dict[str, str] = {}
         self._by_trigger: dict[str, str] = {}

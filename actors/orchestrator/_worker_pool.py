@@ -278,8 +278,8 @@ class WorkerPool:
         if self._liveness.undelivered_keys or self._clocks.deadlines:  # no calls while both are empty (usual)
             self._liveness.delivered(key)
             self._clocks.stop(key)
-        run = self._runs.live(outcome.run_id)
-        if run is None:
+        run = self._runs.by_id.get(outcome.run_id)  # ``live`` in line: per Outcome
+        if run is None or run.result is not None:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
         else:
             if outcome.outputs:  # the nesting bound holds without a size limit too

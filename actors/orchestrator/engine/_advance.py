@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ontoflow.protocols.context import Segment
+from ontoflow.protocols.manifest import Jump
 from ontoflow.protocols.events import CLARIFICATION, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
@@ -159,7 +160,10 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     ))
     if failed:
         note_failure(state, block, cap.id, event, outcome.reason, outcome.error)
-    if take_route(workflow, state, block, route, event, outcome.step_id, now_ms, cmds):
+    if route is not None and type(route.action) is Jump:  # ``take_route``'s usual route, in line
+        state.block = route.action.block
+        drive(workflow, state, now_ms, cmds)
+    elif take_route(workflow, state, block, route, event, outcome.step_id, now_ms, cmds):
         drive(workflow, state, now_ms, cmds)
 
 
