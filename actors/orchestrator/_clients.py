@@ -149,7 +149,7 @@ class ClientService:
                     self._owned(identity, reply)
                 self._orch.send_client(identity, reply)
                 run = orch.runs.get(reply.run_id)
-                if run is not None and run.result is None and orch.outbox.available and not orch.runs.questions(run):
+                if run is not None and run.result is None and orch.outbox.available and not run.engine.suspensions(run.state):
                     # ``_status`` of the run just started, in memory (the usual submit-and-wait):
                     # hold the request, as it would (the submitter owns its run)
                     held = self._waiters.hold(identity, reply.run_id, "status", orch.now())
