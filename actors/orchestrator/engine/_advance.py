@@ -40,7 +40,7 @@ from ontoflow.actors.orchestrator.engine._step_end import (
     split_outputs,
 )
 from ontoflow.actors.orchestrator.engine._steps import (
-    close_step, drive, end_run, finish_block_step, note_failure, take_route,
+    close_step, dispatch_step, drive, end_run, finish_block_step, note_failure, take_route,
 )
 from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, check_answer, resumed_dispatch, suspend
 
@@ -162,9 +162,16 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
         note_failure(state, block, cap.id, event, outcome.reason, outcome.error)
     if route is not None and type(route.action) is Jump:  # ``take_route``'s usual route, in line
         state.block = route.action.block
+    elif not take_route(workflow, state, block, route, event, outcome.step_id, now_ms, cmds):
+        return
+    # ``drive``'s first turn in line for a capability that requires nothing (the usual one).
+    following = workflow.nodes[state.node].blocks[state.block]
+    if following.capability.requires:
         drive(workflow, state, now_ms, cmds)
-    elif take_route(workflow, state, block, route, event, outcome.step_id, now_ms, cmds):
-        drive(workflow, state, now_ms, cmds)
+        return
+    done = dispatch_step(workflow, state, following, following.capability, None, now_ms, cmds)
+    if done is not None and finish_block_step(workflow, state, following, done, cmds):
+        drive(workflow, state, now_ms, cmds)  # the step ended at once (a missing input): on, as ``drive`` goes
 
 
 def _keep_segments(state: RunState, pending: PendingStep, segments: list[Segment]) -> None:

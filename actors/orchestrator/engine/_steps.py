@@ -34,6 +34,7 @@ __all__ = [
     "LAST_FAILURE_KEY",
     "assemble_payload",
     "close_step",
+    "dispatch_step",
     "drive",
     "end_run",
     "finish_block_step",
@@ -71,7 +72,7 @@ def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[C
         cap = block.capability
         # Most capabilities require nothing: their step goes out without the prerequisites' walk.
         done = _start_step(workflow, state, block, now_ms, cmds) if cap.requires else \
-            _dispatch(workflow, state, block, cap, None, now_ms, cmds)
+            dispatch_step(workflow, state, block, cap, None, now_ms, cmds)
         if done is None:
             return
         if not finish_block_step(workflow, state, block, done, cmds):
@@ -91,7 +92,7 @@ def _start_step(
             continue
         event = state.failed_prereqs.get(req)
         if event is None:
-            done = _dispatch(workflow, state, block, workflow.capabilities[req], cap.id, now_ms, cmds)
+            done = dispatch_step(workflow, state, block, workflow.capabilities[req], cap.id, now_ms, cmds)
             if done is None:
                 return None
             # The prerequisite could not even be dispatched: it failed, once and for all.
@@ -103,7 +104,7 @@ def _start_step(
         error = f"prerequisite '{req}' of '{cap.id}' ended with '{event}'"
         return at_once_end(step_id=step_id, capability=cap.id, event=PREREQUISITE_FAILED, reason="prerequisite",
                            error=error, started_ms=now_ms, ended_ms=now_ms)
-    return _dispatch(workflow, state, block, cap, None, now_ms, cmds)
+    return dispatch_step(workflow, state, block, cap, None, now_ms, cmds)
 
 
 def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command]) -> str | None:
@@ -117,7 +118,7 @@ def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds
     return f"s{state.step_seq}"
 
 
-def _dispatch(
+def dispatch_step(
     workflow: CompiledWorkflow,
     state: RunState,
     block: BlockPlan,
