@@ -231,11 +231,12 @@ class Welcome(Message, tag="welcome", frozen=True, kw_only=True):
     max_message_bytes: int = 0
 
 
-class Invoke(Message, tag="invoke", frozen=True, kw_only=True):
+class Invoke(Message, tag="invoke", frozen=True):
     """Run one attempt of one step.
 
     ``deadline_ms`` is the time the step may still take from receipt (relative, so clocks of
-    different hosts need not agree); ``None`` for no limit.
+    different hosts need not agree); ``None`` for no limit. Not keyword-only: the daemon makes
+    one per step, positionally (msgspec matches keywords one by one).
     """
 
     run_id: str

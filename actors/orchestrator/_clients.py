@@ -136,26 +136,11 @@ class ClientService:
                 return _no_run(run_id)
             if not orch.authority.may_touch(identity, self._owner_of(run_id), message):
                 return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
+        if type(message) is SubmitRequest:  # a daemon's Submit: by exact type, before the class patterns
+            return self._submit_answer(identity, message)
         match message:
-            # A daemon's Submit arrives as a SubmitRequest: named first, it matches on its exact
-            # type (a Struct subclass matched against its base goes through ``__instancecheck__``).
-            case SubmitRequest() | Submit() if not message.wait:
-                return self._owned(identity, self._submit(message, identity))
             case SubmitRequest() | Submit():
-                reply = self._submit(message, identity)
-                if type(reply) is not SubmitAccepted:
-                    return reply
-                if orch.authority.roles is not None:
-                    self._owned(identity, reply)
-                self._orch.send_client(identity, reply)
-                run = orch.runs.get(reply.run_id)
-                if run is not None and run.result is None and orch.outbox.available and not orch.runs.questions(run):
-                    # ``_status`` of the run just started, in memory (the usual submit-and-wait):
-                    # hold the request, as it would (the submitter owns its run)
-                    held = self._waiters.hold(identity, reply.run_id, "status", orch.now())
-                    if held is True:
-                        return None
-                return self._status(identity, reply.run_id, True)  # the submitter owns its run
+                return self._submit_answer(identity, message)
             case Status(run_id=run_id, wait=wait):
                 return self._status(identity, run_id, wait)
             case Answer() if not orch.available:  # resuming journals a fact: not while it cannot
@@ -234,6 +219,26 @@ class ClientService:
             if held is not False:
                 return Error(code="too_many_waiting", message=held)
         return self._live_status(run_id, found.state, questions)
+
+    def _submit_answer(self, identity: bytes, message: Submit) -> Any:
+        """Start the run ``message`` submits; the reply now, or None while it is held (``wait``)."""
+        orch = self._orch
+        if not message.wait:
+            return self._owned(identity, self._submit(message, identity))
+        reply = self._submit(message, identity)
+        if type(reply) is not SubmitAccepted:
+            return reply
+        if orch.authority.roles is not None:
+            self._owned(identity, reply)
+        orch.send_client(identity, reply)
+        run = orch.runs.get(reply.run_id)
+        if run is not None and run.result is None and orch.outbox.available and not run.engine.suspensions(run.state):
+            # ``_status`` of the run just started, in memory (the usual submit-and-wait):
+            # hold the request, as it would (the submitter owns its run)
+            held = self._waiters.hold(identity, reply.run_id, "status", orch.now())
+            if held is True:
+                return None
+        return self._status(identity, reply.run_id, True)  # the submitter owns its run
 
     def _owned(self, identity: bytes, reply: Any) -> Any:
         """Note who submitted the run ``reply`` accepts (roles enforced only)."""

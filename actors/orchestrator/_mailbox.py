@@ -59,7 +59,7 @@ from ontoflow.actors.orchestrator._parking import ParkingLot
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunExpired
 from ontoflow.protocols.client import CancelRun, ClientMessage, Error
 from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready, observation_problem
-from ontoflow.runtime.actor import Outbox, Tick
+from ontoflow.runtime.actor import Outbox, Tick, where
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import ADMIN, CLIENT, WORKER
 
@@ -115,6 +115,22 @@ class Mailbox:
         self.on_tick: list[Callable[[int], None]] = []
         self.parking = ParkingLot()
         self._heartbeat_at = 0
+
+    def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
+        """``receive`` each message of ``batch`` in order, an exception logged and the next going
+        on (``BatchActor.receive_batch``); an Outcome, when neither roles, parked messages nor an
+        unavailable journal stand in its way, goes to the pool without ``receive``'s call (per step)."""
+        authority, parking, outbox, outcome, receive = self._authority, self.parking, self._outbox, \
+            self._pool.outcome, self.receive
+        for identity, message in batch:
+            try:
+                if type(message) is Outcome and authority.roles is None and not parking.held and outbox.available:
+                    outcome(identity, message, now)
+                else:
+                    receive(identity, message, now)
+            except Exception as exc:  # one bad message must not stop every other run
+                log.error("message_handling_failed", peer=identity.hex(), op=type(message).__name__,
+                          error=type(exc).__name__, where=where(exc))
 
     def receive(self, identity: bytes, message: Any, now: int) -> None:
         """Dispatch one message on its type."""

@@ -146,6 +146,7 @@ class Orchestrator(SocketActor):
         # The kernel calls ``self.receive`` for every message: the mailbox's own, not a method
         # that would only pass it on (one Python frame less per message).
         self.receive = self.mailbox.receive  # type: ignore[method-assign]
+        self.receive_batch = self.mailbox.receive_batch  # type: ignore[method-assign]
         self.commands = RunCommands(runs=self.runs, durability=self.durability, outbox=self.outbox, apply=self.apply,
                                     clock=clock)
 

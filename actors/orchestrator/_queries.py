@@ -65,7 +65,7 @@ def run_status(result: RunResult) -> RunStatus:
         status=result.status,
         error=result.error,
         context=result.context,
-        trace=trace_dicts(result.trace),
+        trace=result.trace,  # ``trace_dicts`` needs no copy here: an ended run's trace never changes
         started_ms=result.started_ms,
         ended_ms=result.ended_ms,
     )

@@ -15,9 +15,10 @@ __all__ = ["AwaitedSteps", "InFlight", "PendingQueue", "WorkerInfo", "WorkerRegi
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
 
-class InFlight(msgspec.Struct):
+class InFlight(msgspec.Struct, gc=False):
     """A step attempt sent to a worker and not yet answered (made positionally for every step
-    sent: msgspec matches keywords one by one)."""
+    sent: msgspec matches keywords one by one). ``gc=False``: strings and ints only, never in a
+    cycle, so the collector need not track one per step."""
 
     run_id: str
     step_id: str
@@ -186,13 +187,10 @@ class WorkerRegistry:
     def pick(self, capability: str) -> WorkerInfo | None:
         """The least-loaded live worker offering ``capability`` with a free slot, or None."""
         best: WorkerInfo | None = None
-        best_load = 2.0
+        best_load = 1.0  # a worker without a free slot is at 1.0 or more: never picked
         for info in self._by_capability.get(capability, ()):
-            busy = len(info.in_flight)  # free_slots inlined: this runs for every step
-            if busy >= info.slots:
-                continue
-            load = busy / info.slots
-            if load < best_load:
+            load = len(info.in_flight) / info.slots  # free_slots inlined: this runs for every step
+            if load < best_load:  # strictly: registration order breaks ties
                 best, best_load = info, load
         return best
 

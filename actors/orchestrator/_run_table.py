@@ -105,13 +105,16 @@ class RunTable:
         on_run_ended: called with each run's :class:`RunResult` when it ends.
         on_progress: called as ``callback(run_id, trace_entries)`` when steps of a run end.
         in_flight: runs started and not ended.
+        by_id: every run held, by id (read it, never change it).
         log_info: log one line per step and per run end (the actor sets it once per batch).
         on_suspended: called with a run after each fact that leaves it ``suspended``.
         answer_timeout_ms: how long a question waits for an answer; ``None``: forever.
     """
 
     def __init__(self, *, answer_timeout_ms: int | None = DEFAULT_ANSWER_TIMEOUT_MS) -> None:
-        self._runs: dict[str, Run] = {}
+        #: Every run held, by id (read it, never change it): the pool looks one up per Outcome.
+        self.by_id: dict[str, Run] = {}
+        self._runs = self.by_id
         self._deadlines: dict[str, int] = {}
         self._by_key: dict[str, str] = {}
         self._by_trigger: dict[str, str] = {}
@@ -364,5 +367,6 @@ def _log_steps(run_id: str, entries: list[Any]) -> None:
 
 def result_of(state: Any, status: RunStatusName, error: str | None) -> RunResult:
     """The :class:`RunResult` of an ended run's state."""
-    return RunResult(run_id=state.run_id, status=status, error=error, context=state.context, trace=list(state.trace),
+    # The trace itself, not a copy: an ended run's state takes no more steps (``admit``).
+    return RunResult(run_id=state.run_id, status=status, error=error, context=state.context, trace=state.trace,
                      started_ms=state.started_ms, ended_ms=state.ended_ms)

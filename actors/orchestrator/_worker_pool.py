@@ -278,8 +278,8 @@ class WorkerPool:
         if self._liveness.undelivered_keys or self._clocks.deadlines:  # no calls while both are empty (usual)
             self._liveness.delivered(key)
             self._clocks.stop(key)
-        run = self._runs.live(outcome.run_id)
-        if run is None:
+        run = self._runs.by_id.get(outcome.run_id)  # ``live`` in line: per Outcome
+        if run is None or run.result is not None:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
         else:
             if outcome.outputs:  # the nesting bound holds without a size limit too
@@ -349,8 +349,8 @@ class WorkerPool:
             self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
 
     def _send_invoke(self, worker: WorkerInfo, d: Dispatch, now: int) -> None:
-        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # usual: in line
-            run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability, inputs=d.inputs, context=d.context)
+        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # usual: in line, positional
+            d.run_id, d.step_id, d.attempt, d.capability, d.inputs, d.context)
         self.registry.assign(worker, InFlight(d.run_id, d.step_id, d.attempt, d.capability, now))
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)

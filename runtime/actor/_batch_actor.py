@@ -252,14 +252,20 @@ class BatchActor:
     def _handle(self, batch: list[tuple[bytes, Any]], now: int) -> None:
         """Hand every message of ``batch`` to ``receive``, holding the outbox meanwhile."""
         self.refresh_log_levels()
-        receive = self.receive
         with self.outbox.holding():
-            for identity, message in batch:
-                try:
-                    receive(identity, message, now)
-                except Exception as exc:  # one bad message must not stop every other run
-                    log.error("message_handling_failed", peer=identity.hex(), op=type(message).__name__,
-                              error=type(exc).__name__, where=where(exc))
+            self.receive_batch(batch, now)
+
+    def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
+        """``receive`` each message of ``batch`` in order; an exception is logged as
+        ``message_handling_failed`` and the next message goes on (a subclass may take some
+        messages itself, per batch, as long as it keeps that)."""
+        receive = self.receive
+        for identity, message in batch:
+            try:
+                receive(identity, message, now)
+            except Exception as exc:  # one bad message must not stop every other run
+                log.error("message_handling_failed", peer=identity.hex(), op=type(message).__name__,
+                          error=type(exc).__name__, where=where(exc))
 
     def _flush_or_fail(self) -> None:
         try:

@@ -6,7 +6,9 @@ Nothing here does I/O, reads a clock or draws a random number, so replaying a jo
 facts rebuilds a run exactly. How a step ends (outputs filtered against the declared ones, the
 failure record, a lost worker, a timeout, no worker) is decided once, in ``_step_end``, for
 this engine and the plan engine alike; which facts a run takes at all (its status gate) once,
-in ``_step_end`` too (``admit``); a step's trace entry is built once, by ``trace_entry`` (there too).
+in ``_step_end`` too (``admit``); a step's trace entry is built once, by ``trace_entry`` (there too),
+but for the usual outcome, which ``_advance`` handles in line (per step; a test holds it to the
+general path).
 """
 
 from ontoflow.actors.orchestrator.engine._advance import advance

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ontoflow.protocols.context import Segment
+from ontoflow.protocols.manifest import Jump
 from ontoflow.protocols.events import CLARIFICATION, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command
@@ -28,6 +29,7 @@ from ontoflow.actors.orchestrator.engine._facts import (
 from ontoflow.actors.orchestrator.engine._state import PendingStep, RunState
 from ontoflow.actors.orchestrator.engine._step_end import (
     StepEnd,
+    TraceEntry,
     admit,
     cancelled_end,
     describe,
@@ -35,12 +37,15 @@ from ontoflow.actors.orchestrator.engine._step_end import (
     note_stale,
     outcome_end,
     redispatch,
+    split_outputs,
 )
-from ontoflow.actors.orchestrator.engine._steps import close_step, drive, end_run, finish_block_step
+from ontoflow.actors.orchestrator.engine._steps import (
+    close_step, dispatch_step, drive, end_run, finish_block_step, note_failure, take_route,
+)
 from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY, check_answer, resumed_dispatch, suspend
 
 if TYPE_CHECKING:  # annotations only: ``_compile`` imports this module's ``advance``
-    from ontoflow.actors.orchestrator.engine._compile import CompiledWorkflow
+    from ontoflow.actors.orchestrator.engine._compile import CapabilityPlan, CompiledWorkflow
 
 __all__ = ["advance"]
 
@@ -64,13 +69,13 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
         TypeError: when ``fact`` is not one of the :data:`Fact` types.
     """
     cmds: list[Command] = []
-    if not admit(state, fact):
-        return cmds
     # The two facts of every run by exact type first: a class pattern costs about 640
     # instructions when it matches (``__instancecheck__`` of a Struct type) and more when it fails.
     kind = type(fact)
-    if kind is StepFinished:
+    if kind is StepFinished and state.status == "running":  # what ``admit`` says of it, with no call
         _on_finished(workflow, state, fact, cmds)
+        return cmds
+    if not admit(state, fact):
         return cmds
     if kind is RunSubmitted:
         _on_submitted(workflow, state, fact, cmds)
@@ -126,6 +131,61 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
         state.notes.append(f"stale {describe(fact)} ignored: it is for run {outcome.run_id}")
         return
     cap = workflow.capabilities[pending.capability]
+    event = outcome.event
+    if event.startswith(cap.prefix):
+        event = event[len(cap.prefix) :]
+    if pending.prerequisite_of is not None or event == CLARIFICATION or (cap.events and event not in cap.events):
+        _answered_otherwise(workflow, state, fact, pending, cap, cmds)
+        return
+    # The usual outcome: a block's own step answered with a declared event other than a question.
+    # What ``outcome_end`` and ``finish_block_step`` do, in line (the same state and commands):
+    # no ``StepEnd`` record and four calls fewer, per step.
+    now_ms = fact.now_ms
+    kept, dropped = split_outputs(outcome.outputs, cap.outputs) if outcome.outputs else (None, [])
+    state.pending = None
+    if kept:
+        state.context.update(kept)
+    if outcome.segments:
+        _keep_segments(state, pending, outcome.segments)
+    failed = event in RESERVED_EVENTS
+    if not failed and cap.id not in state.succeeded:
+        state.succeeded.append(cap.id)
+    block = workflow.nodes[pending.node].blocks[pending.block]
+    route = block.actions.get(event) or block.fail_default
+    state.trace.append(TraceEntry(
+        step_id=outcome.step_id, node=block.node, block=block.block, capability=cap.id, event=event,
+        action=None if route is None else route.text, attempt=outcome.attempt, duration_ms=outcome.duration_ms,
+        retries=outcome.retries, reason=outcome.reason, error=outcome.error, prerequisite_of=None,
+        started_ms=pending.started_ms, ended_ms=now_ms, dropped_outputs=dropped,
+    ))
+    if failed:
+        note_failure(state, block, cap.id, event, outcome.reason, outcome.error)
+    if route is not None and type(route.action) is Jump:  # ``take_route``'s usual route, in line
+        state.block = route.action.block
+    elif not take_route(workflow, state, block, route, event, outcome.step_id, now_ms, cmds):
+        return
+    # ``drive``'s first turn in line for a capability that requires nothing (the usual one).
+    following = workflow.nodes[state.node].blocks[state.block]
+    if following.capability.requires:
+        drive(workflow, state, now_ms, cmds)
+        return
+    done = dispatch_step(workflow, state, following, following.capability, None, now_ms, cmds)
+    if done is not None and finish_block_step(workflow, state, following, done, cmds):
+        drive(workflow, state, now_ms, cmds)  # the step ended at once (a missing input): on, as ``drive`` goes
+
+
+def _keep_segments(state: RunState, pending: PendingStep, segments: list[Segment]) -> None:
+    """Append an answered step's segments to the run's payload, each named after the step."""
+    payload, step_id, where = state.payload, pending.step_id, pending.block
+    for n, segment in enumerate(segments, 1):
+        payload.append(Segment(f"{step_id}.{n}", segment.type, segment.content, where))
+
+
+def _answered_otherwise(workflow: CompiledWorkflow, state: RunState, fact: StepFinished, pending: PendingStep,
+                        cap: CapabilityPlan, cmds: list[Command]) -> None:
+    """The pending step answered, and it is a prerequisite, or asks a question, or its event
+    is not one the capability declares (``outcome_end`` ends it ``failure``)."""
+    outcome = fact.outcome
     end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=pending.started_ms,
                       events=cap.events)
     if end.event == CLARIFICATION:
@@ -135,15 +195,9 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     if end.outputs:
         state.context.update(end.outputs)
     if outcome.segments:
-        payload, step_id, where = state.payload, pending.step_id, pending.block
-        for n, segment in enumerate(outcome.segments, 1):
-            payload.append(Segment(f"{step_id}.{n}", segment.type, segment.content, where))
+        _keep_segments(state, pending, outcome.segments)
     if end.event not in RESERVED_EVENTS and cap.id not in state.succeeded:
         state.succeeded.append(cap.id)
-    if pending.prerequisite_of is None:  # ``_route`` of a block's own step, in line: the usual outcome
-        if finish_block_step(workflow, state, workflow.nodes[pending.node].blocks[pending.block], end, cmds):
-            drive(workflow, state, end.ended_ms, cmds)
-        return
     _route(workflow, state, pending, end, cmds)
 
 

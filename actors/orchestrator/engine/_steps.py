@@ -34,12 +34,15 @@ __all__ = [
     "LAST_FAILURE_KEY",
     "assemble_payload",
     "close_step",
+    "dispatch_step",
     "drive",
     "end_run",
     "finish_block_step",
     "fixed_inputs",
     "inherited_memory",
+    "note_failure",
     "resolve_inputs",
+    "take_route",
 ]
 
 #: The context key that holds the last failed step: block, node, capability, event, reason, error.
@@ -69,7 +72,7 @@ def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[C
         cap = block.capability
         # Most capabilities require nothing: their step goes out without the prerequisites' walk.
         done = _start_step(workflow, state, block, now_ms, cmds) if cap.requires else \
-            _dispatch(workflow, state, block, cap, None, now_ms, cmds)
+            dispatch_step(workflow, state, block, cap, None, now_ms, cmds)
         if done is None:
             return
         if not finish_block_step(workflow, state, block, done, cmds):
@@ -89,7 +92,7 @@ def _start_step(
             continue
         event = state.failed_prereqs.get(req)
         if event is None:
-            done = _dispatch(workflow, state, block, workflow.capabilities[req], cap.id, now_ms, cmds)
+            done = dispatch_step(workflow, state, block, workflow.capabilities[req], cap.id, now_ms, cmds)
             if done is None:
                 return None
             # The prerequisite could not even be dispatched: it failed, once and for all.
@@ -101,7 +104,7 @@ def _start_step(
         error = f"prerequisite '{req}' of '{cap.id}' ended with '{event}'"
         return at_once_end(step_id=step_id, capability=cap.id, event=PREREQUISITE_FAILED, reason="prerequisite",
                            error=error, started_ms=now_ms, ended_ms=now_ms)
-    return _dispatch(workflow, state, block, cap, None, now_ms, cmds)
+    return dispatch_step(workflow, state, block, cap, None, now_ms, cmds)
 
 
 def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command]) -> str | None:
@@ -115,7 +118,7 @@ def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds
     return f"s{state.step_seq}"
 
 
-def _dispatch(
+def dispatch_step(
     workflow: CompiledWorkflow,
     state: RunState,
     block: BlockPlan,
@@ -198,37 +201,38 @@ def _dispatch(
 
 def close_step(state: RunState, block: BlockPlan, end: StepEnd, *, action: str | None = None,
                prerequisite_of: str | None = None) -> None:
-    """Record a finished step in the trace and, for a failure, in ``ontoflow.last_failure``.
-
-    Args:
-        block: the block the step ran for.
-        end: how the step ended.
-        action: the transition's action taken (``None`` for a prerequisite or a run's end).
-        prerequisite_of: the capability the step was a prerequisite of.
-    """
+    """Record a step of ``block`` that ended as ``end`` says in the trace (with ``action``, the
+    transition taken, ``None`` for a prerequisite or a run's end) and, for a failure, in
+    ``ontoflow.last_failure`` (:func:`note_failure`)."""
     state.trace.append(trace_entry(end, node=block.node, block=block.block, action=action,
                                    prerequisite_of=prerequisite_of))
     if end.event in RESERVED_EVENTS and end.event != CLARIFICATION:  # a question is no failure
-        state.context[LAST_FAILURE_KEY] = {
-            "block": block.block,
-            "node": block.node,
-            "capability": end.capability,
-            "event": end.event,
-            "reason": end.reason,
-            "error": end.error,
-        }
+        note_failure(state, block, end.capability, end.event, end.reason, end.error)
+
+
+def note_failure(state: RunState, block: BlockPlan, capability: str, event: str, reason: str | None,
+                 error: str | None) -> None:
+    """Keep the failed step as ``ontoflow.last_failure`` in the run's context."""
+    state.context[LAST_FAILURE_KEY] = {"block": block.block, "node": block.node, "capability": capability,
+                                       "event": event, "reason": reason, "error": error}
 
 
 def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockPlan, end: StepEnd,
                       cmds: list[Command]) -> bool:
-    """Record the block's own step that ended as ``end`` says and route it.
+    """Record the block's own step that ended as ``end`` says and route it (:func:`take_route`)."""
+    route = block.actions.get(end.event) or block.fail_default
+    close_step(state, block, end, action=None if route is None else route.text)
+    return take_route(workflow, state, block, route, end.event, end.step_id, end.ended_ms, cmds)
+
+
+def take_route(workflow: CompiledWorkflow, state: RunState, block: BlockPlan, route: Route | None, event: str,
+               step_id: str, now_ms: int, cmds: list[Command]) -> bool:
+    """Route the block's own step ``step_id``, ended with ``event`` and traced, by ``route``
+    (``block.actions.get(event) or block.fail_default``).
 
     Returns True when the run moved to a new block (the caller then calls :func:`drive`),
     False when the run ended.
     """
-    event, now_ms = end.event, end.ended_ms
-    route = block.actions.get(event) or block.fail_default
-    close_step(state, block, end, action=None if route is None else route.text)
     if route is not None:
         action = route.action
         if type(action) is Jump:  # the usual route, taken in line
@@ -242,19 +246,17 @@ def finish_block_step(workflow: CompiledWorkflow, state: RunState, block: BlockP
         end_run(state, "completed", None, now_ms, cmds)
     else:
         end_run(state, "failed", f"block '{block.block}' of node '{block.node}' has no transitions "
-                f"and its step {end.step_id} ended with '{event}'", now_ms, cmds)
+                f"and its step {step_id} ended with '{event}'", now_ms, cmds)
     return False
 
 
 def _apply(
     workflow: CompiledWorkflow, state: RunState, block: BlockPlan, route: Route, now_ms: int, cmds: list[Command]
 ) -> bool:
-    """Execute a route's action; True when a block is to be begun, False when the run ended
-    (a RETURN on an empty stack completes it, a CALL past ``max_call_depth`` fails it)."""
+    """Execute a route's CALL or RETURN (``take_route`` takes a JUMP); True when a block is to be
+    begun, False when the run ended (a RETURN on an empty stack completes it, a CALL past
+    ``max_call_depth`` fails it)."""
     action = route.action
-    if isinstance(action, Jump):
-        state.block = action.block
-        return True
     if isinstance(action, Call):
         if len(state.stack) >= workflow.max_call_depth:  # a stack overflow: the run fails, nothing pushed
             end_run(state, "failed", f"{route.text} in block '{block.block}' of node '{block.node}' would nest "

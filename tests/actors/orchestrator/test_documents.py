@@ -82,3 +82,14 @@ def test_a_check_off_the_loop_is_dropped_when_the_metadata_changed_meanwhile() -
     registry.register(_worker(CapabilityMetadata(id="test.sized", timeout_ms=2_000, idempotent=True,
                                                  input_schema=SIZE.input_schema)))
     assert not documents.keep(work())
+
+
+def test_documents_submitted_in_turn_are_each_admitted_as_themselves() -> None:
+    # The last document's digest is kept (a client submits one document run after run): another
+    # document in between, then the first again, must each get their own admission.
+    documents, _ = _documents()
+    other = {"start": "n", "nodes": {"n": {"entry_block": "b", "blocks": {"b": {"worker": "test.sized"}}}}}
+    first = documents.admit(msgspec.Raw(msgspec.msgpack.encode(DOC)), {})
+    second = documents.admit(msgspec.Raw(msgspec.msgpack.encode(other)), {})
+    assert second is not first and second.workflow.manifest.start == "n"
+    assert documents.admit(msgspec.Raw(msgspec.msgpack.encode(DOC)), {}) is first
