@@ -31,6 +31,7 @@ import anyio
 import structlog
 
 from ontoflow.runtime.batching import SEND_CHUNK
+from ontoflow.runtime.errors import ActorDeadError
 
 __all__ = ["CommitGate", "Outbox", "Sink"]
 
@@ -266,6 +267,15 @@ class Outbox:
                     sink.send_clients(replies)
         if recovered and self.on_available is not None:
             self.on_available()
+
+    def close(self) -> None:
+        """The actor stopped: every caller still waiting in :meth:`committed` raises the commit's
+        error (no retry will come to wake it; a shielded waiter would hold its task for ever)."""
+        waiting = self._held_waiters + ([self._waiters] if self._waiters is not None else [])
+        self._held_waiters, self._waiters = [], None
+        for waiters in waiting:
+            waiters.error = self._error or ActorDeadError("the actor stopped before its commit")
+            waiters.done.set()
 
     def _failed(self, exc: Exception) -> None:
         """A commit failed: hold everything and try again after the next delay."""

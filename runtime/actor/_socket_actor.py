@@ -118,6 +118,7 @@ class SocketActor(BatchActor):
                     self.outbox.flush()  # what the last batch decided is recorded (and sent) before we go
                     if self.outbox.error is not None:  # nothing of it was sent, so nothing announced is lost
                         log.error("stopped_with_uncommitted_batch", error=type(self.outbox.error).__name__)
+                self.outbox.close()  # who still waits for a commit learns it will not come
                 self.outbox.attach(None)
         if self._failure is not None:
             raise self._failure

@@ -198,3 +198,29 @@ def test_a_flush_hands_each_sink_call_only_what_it_sends() -> None:
     outbox.flush()
     assert calls == [("many", [(b"a", 1), (b"b", 2)]), ("clients", [(b"c", "reply")])]
     assert len(outbox) == 0
+
+
+@pytest.mark.anyio
+async def test_a_closed_outbox_fails_the_callers_still_waiting_for_a_commit_that_will_not_come() -> None:
+    # review15: a daemon stopped while its journal could not commit left a shielded waiter
+    # (the edge's submit, shielded to learn its run id) waiting for a retry no flush would make,
+    # and the daemon never stopped.
+    outbox, _, gate, _ = _outbox(monotonic=_Clock())
+    gate.fail = RuntimeError("disk full")
+    raised: list[str] = []
+
+    async def shielded() -> None:
+        with anyio.CancelScope(shield=True, deadline=anyio.current_time() + 10):  # bounded: without close() it waited for ever
+            try:
+                await outbox.committed()
+            except RuntimeError as exc:
+                raised.append(str(exc))
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(shielded)
+            while not outbox.failures:
+                await anyio.lowlevel.checkpoint()
+            tg.cancel_scope.cancel()  # the actor stops: no tick will flush again
+            outbox.close()
+    assert raised == ["disk full"]
