@@ -27,7 +27,9 @@ def test_a_run_through_the_engine_is_recorded_with_its_calls_between_files() -> 
     recorder.on = True
     _traced(recorder)
     assert ADVANCE in recorder.functions and ADMIT in recorder.functions
-    assert recorder.edges[(ADVANCE, ADMIT)] == 2  # two facts, each through the gate once
+    # The submission through the gate; a running run's StepFinished is admitted by ``advance``
+    # itself (perf15d: what ``admit`` says of it, without the call).
+    assert recorder.edges[(ADVANCE, ADMIT)] == 1
     assert all(not name.startswith("<") for _, name in recorder.functions)  # no comprehensions, no modules
     assert all(file.startswith(("actors/", "protocols/", "runtime/", "ontoflow/")) for file, _ in recorder.functions)
     counts = _counts([{"functions": recorder.functions, "edges": recorder.edges, "calls": recorder.calls}])

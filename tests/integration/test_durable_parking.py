@@ -65,7 +65,10 @@ async def test_what_a_journal_outage_parks_is_bounded_counted_and_loses_nothing_
                 assert isinstance(info, WorkersInfo)
                 # The real worker's answers for the steps in flight arrive and are parked too.
                 await _until(lambda: sum(r["phase"] == "done" for r in audit_lines(audit)) >= RUNS)
-                await _until(lambda: lot.statistics()["parked"] >= lot.max_messages + 1)
+                # The forged messages fill the cap; the real Outcomes are parked past it, but only
+                # those after the batch whose commit failed first: under load all of them may
+                # come in that one batch (held with it, not parked), so none is waited for here.
+                await _until(lambda: lot.statistics()["parked"] >= lot.max_messages)
 
                 stats = lot.statistics()
                 sent = FORGED_OUTCOMES + OBSERVATIONS + READYS
