@@ -59,8 +59,11 @@ class Bound(NamedTuple):
         fits = (value > self.low if self.above else value >= self.low) and (self.high is None or value <= self.high)
         if fits and (self.kind is int or math.isfinite(value)):
             return None
-        return f"must be {self.range()}{f' ({self.why})' if self.why else ''}; got {value:,}" if self.kind is int \
-            else f"must be {self.range()}{f' ({self.why})' if self.why else ''}; got {value:g}"
+        return self.refusal(f"{value:,}" if self.kind is int else f"{value:g}")
+
+    def refusal(self, got: str) -> str:
+        """The refusal of a value written ``got``: the range, why, and what was given."""
+        return f"must be {self.range()}{f' ({self.why})' if self.why else ''}; got {got}"
 
     def range(self) -> str:
         """The range in words: ``a whole number from 0 to 19``, ``a number > 0 and at most ...``."""
@@ -122,8 +125,7 @@ def bounded(verb: str, dest: str) -> Callable[[str], Any]:
         try:
             value = bound.kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {bound.range()}{f' ({bound.why})' if bound.why else ''}; "
-                                             f"got {text!r}") from None
+            raise argparse.ArgumentTypeError(bound.refusal(repr(text))) from None
         problem = bound.problem(value)
         if problem is not None:
             raise argparse.ArgumentTypeError(problem)
