@@ -142,14 +142,8 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     # no ``StepEnd`` record and four calls fewer, per step.
     now_ms = fact.now_ms
     kept, dropped = split_outputs(outcome.outputs, cap.outputs) if outcome.outputs else (None, [])
-    state.pending = None
-    if kept:
-        state.context.update(kept)
-    if outcome.segments:
-        _keep_segments(state, pending, outcome.segments)
+    _take_answer(state, pending, cap.id, event, kept, outcome.segments)
     failed = event in RESERVED_EVENTS
-    if not failed and cap.id not in state.succeeded:
-        state.succeeded.append(cap.id)
     block = workflow.nodes[pending.node].blocks[pending.block]
     route = block.actions.get(event) or block.fail_default
     state.trace.append(TraceEntry(
@@ -174,6 +168,19 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
         drive(workflow, state, now_ms, cmds)  # the step ended at once (a missing input): on, as ``drive`` goes
 
 
+def _take_answer(state: RunState, pending: PendingStep, capability: str, event: str, outputs: dict[str, Any] | None,
+                 segments: list[Segment]) -> None:
+    """The pending step answered with ``event``: it is no longer pending, its kept ``outputs``
+    go into the context, its segments into the payload, and a success is noted."""
+    state.pending = None
+    if outputs:
+        state.context.update(outputs)
+    if segments:
+        _keep_segments(state, pending, segments)
+    if event not in RESERVED_EVENTS and capability not in state.succeeded:
+        state.succeeded.append(capability)
+
+
 def _keep_segments(state: RunState, pending: PendingStep, segments: list[Segment]) -> None:
     """Append an answered step's segments to the run's payload, each named after the step."""
     payload, step_id, where = state.payload, pending.step_id, pending.block
@@ -191,13 +198,7 @@ def _answered_otherwise(workflow: CompiledWorkflow, state: RunState, fact: StepF
     if end.event == CLARIFICATION:
         _suspend(workflow, state, pending, end, outcome.outputs, cmds)
         return
-    state.pending = None
-    if end.outputs:
-        state.context.update(end.outputs)
-    if outcome.segments:
-        _keep_segments(state, pending, outcome.segments)
-    if end.event not in RESERVED_EVENTS and cap.id not in state.succeeded:
-        state.succeeded.append(cap.id)
+    _take_answer(state, pending, cap.id, end.event, end.outputs, outcome.segments)
     _route(workflow, state, pending, end, cmds)
 
 
