@@ -42,7 +42,7 @@ from ontoflow.protocols.client import Error, RunStatus, Submit, SubmitAccepted, 
 from ontoflow.runtime.cli import open_client, request
 from ontoflow.runtime.loop import run as run_async
 
-__all__ = ["WORKLOADS", "measure_detection", "measure_throughput"]
+__all__ = ["WORKLOADS", "measure_detection", "measure_throughput", "round_order"]
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = 3
@@ -135,12 +135,21 @@ WORKLOADS: dict[str, tuple[str, bool]] = {
 }
 
 
+def round_order(workloads: Sequence[str], round_index: int) -> list[str]:
+    """The workloads' order in round ``round_index``: as given in even rounds, reversed in odd
+    ones. A batch that always came second would always meet what the first left behind (the
+    daemon's table of ended runs filled by it, a warmer or colder cache, the machine's drift
+    within a round); counterbalancing the order keeps that out of the difference between them."""
+    return list(workloads) if round_index % 2 == 0 else list(reversed(workloads))
+
+
 def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 20_000, in_flight: int = 256, *, slots: int = 64,
                        repeats: int = 3, workloads: Sequence[str] = ("plain",), floor_count: int = 0) -> list[dict[str, Any]]:
     """Steps/s through the daemon for each worker count and workload: one daemon per count
     whose workers host ``bench.noop`` and ``bench.typed``, a warm-up of a tenth of ``runs``
     per workload, then ``repeats`` rounds of one timed batch of ``runs`` runs per workload, in
-    turn (so the workloads' figures come from the same minutes; median and range).
+    turn (so the workloads' figures come from the same minutes; median and range), their order
+    reversed every other round (``round_order``).
 
     ``plain`` runs carry no inputs (``bench.noop``); ``inputs`` runs (``bench.typed``) carry
     two, which the daemon checks against the declared schemas at each submit and the worker
@@ -188,10 +197,10 @@ def measure_throughput(workers: Sequence[int] = (1, 2, 4), runs: int = 20_000, i
                 run_async(_wait_workers, address, n)
                 for w in workloads:  # warm-up
                     run_async(_drive, address, max(runs // 10, min(runs, 100)), in_flight, WORKLOADS[w][1])
-                for _ in range(repeats):
+                for i in range(repeats):
                     for mode, run in floor_runs.items():
                         floors[mode].append(floor_count / run(floor_count))
-                    for w in workloads:
+                    for w in round_order(workloads, i):
                         samples[w].append(runs * STEPS / run_async(_drive, address, runs, in_flight, WORKLOADS[w][1]))
             finally:
                 for p in procs:

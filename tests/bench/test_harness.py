@@ -186,3 +186,12 @@ def test_worker_bench_reports_the_workers_cpu_per_step() -> None:
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
     assert len(lines) == 2 and all(line.startswith("worker CPU ") and "steps/s" in line for line in lines)
+
+
+def test_round_order_reverses_the_workloads_every_other_round() -> None:
+    """Counterbalanced: each workload comes first in half the rounds (none always second)."""
+    from bench.multihost_bench import round_order
+
+    orders = [round_order(("plain", "inputs"), i) for i in range(4)]
+    assert orders == [["plain", "inputs"], ["inputs", "plain"], ["plain", "inputs"], ["inputs", "plain"]]
+    assert round_order(("plain",), 1) == ["plain"]
