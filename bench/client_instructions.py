@@ -82,9 +82,7 @@ def _part(path: str, part: str, passes: int) -> float:
     seconds of the passes."""
     from ontoflow.protocols.client import CLIENT_HEADER, Error, RunStatus, SubmitAccepted, replies_from_frames
     from ontoflow.protocols.client_requests import replies_to_bodies, requests_to_bodies
-    from ontoflow.runtime.loop import tune_gc
 
-    tune_gc()  # as the client's entry point (``runtime.loop.run``) and the daemon's do
     with open(path, "rb") as f:
         kept = pickle.load(f)
     bodies, ended, submit = kept["bodies"], kept["ended"], kept["submit"]
@@ -172,6 +170,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--passes", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--kept", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    from ontoflow.runtime.loop import tune_gc
+
+    tune_gc()  # the collector as the client's and the daemon's entry points tune it (``runtime.loop.run``)
     if args.capture is not None:
         capture(args.capture, args.workload, args.runs)
     elif args.part is not None:
