@@ -1,22 +1,18 @@
 """The journal file: SQLite in WAL mode, one transaction per batch of facts.
 
-Its tables are described with their definition (``_schema.py``).
-
-Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
-table; opening an older journal to write adds them (``_schema.migrate``); a read-only open
-reads an empty catalogue, runs without an owner and an empty memory.
+Its tables and versions are described with their definition (``_schema.py``): an older journal
+opened to write is migrated; one opened read-only reads an empty catalogue, runs without an
+owner and an empty memory.
 
 ``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
 daemon's promise); ``FULL`` adds an fsync per commit so it survives a power cut too.
 
-A group commit's rows go in with few statements and few values bound (the end of this
-module): multi-row statements, a statement step per chunk instead of one per row, save a fifth
-of a group commit's time; rows are inserted (and numbered) in their order, their values bound
-from one flat list. Binding is the other cost: sqlite3 binds ``str``, ``int``, ``float`` and
-``bytearray`` directly, but ``None`` and ``bytes`` through its adapter lookup, and a ``str`` is
-copied into SQLite (an ``int`` is not). So a fact's body goes as a bytearray (the same BLOB),
-its kind as a small int the statement turns back into the same TEXT, a bare run row leaves its
-NULL columns to their default, and runs' ends are one ``UPDATE ... FROM (VALUES ...)`` per chunk.
+A group commit's rows go in with few statements and few values bound (the end of this module):
+multi-row statements (a statement step per chunk, not per row), values bound from one flat
+list built column by column, in the rows' order. sqlite3 binds ``bytes`` through its adapter
+lookup and copies every ``str`` into SQLite: a fact's body goes as a bytearray (the same BLOB),
+a bare run row leaves its NULL columns to their default, and what a statement's rows share (a
+workflow's source, status and name; an end's status) is bound once (numbered parameters).
 """
 
 from __future__ import annotations
@@ -32,17 +28,18 @@ import structlog
 from ontoflow.runtime.journal._damage import absent_table, check_fact_row, check_run_row, damage_named, named_damage
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
+from ontoflow.runtime.journal._prune import prune
 from ontoflow.runtime.journal._schema import (
     BARE_RUNS_INSERT,
     CHUNK_SIZES,
-    CODED_FACTS_INSERT,
     ENDS_UPDATE,
     FACTS_INSERT,
-    KIND_CODES,
     RUN_CHUNK_SIZES,
     RUN_COLUMNS,
     RUNS_INSERT,
     SCHEMA_VERSION,
+    SHARED_ENDS_UPDATE,
+    SHARED_RUNS_INSERT,
 )
 from ontoflow.runtime.journal.errors import JournalBatchError, JournalError
 
@@ -189,21 +186,7 @@ class Journal:
         Raises:
             JournalError: when SQLite refuses the delete.
         """
-        conn = self._conn
-        try:
-            conn.execute("BEGIN")
-            cur = conn.execute(
-                "DELETE FROM facts WHERE run_id IN (SELECT run_id FROM runs WHERE status != 'running' AND ended_ms < ?)",
-                (ended_before_ms,))
-            cur = conn.execute("DELETE FROM runs WHERE status != 'running' AND ended_ms < ?", (ended_before_ms,))
-            pruned = cur.rowcount
-            conn.execute("DELETE FROM sources WHERE hash NOT IN (SELECT DISTINCT source_hash FROM runs)")
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise JournalError(f"journal {self.path}: prune failed: {exc}") from None
-        return pruned
+        return prune(self._conn, self.path, ended_before_ms)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -337,33 +320,42 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 
 def insert_facts(conn: sqlite3.Connection, facts: list[tuple[str, str, int, bytes]]) -> None:
-    """Insert fact rows ``(run_id, kind, at_ms, body)`` in their order (each kind as its code
-    when every row's kind has one)."""
-    if set(map(len, facts)) - {4}:  # a row of another width would shift every value after it
-        raise ValueError("a fact row is not (run_id, kind, at_ms, body)")
-    values = list(_flatten(facts))
-    values[3::4] = map(bytearray, values[3::4])
-    codes = list(map(KIND_CODES.get, values[1::4]))
-    if None not in codes:
-        values[1::4] = codes
-    _insert_values(conn, FACTS_INSERT if None in codes else CODED_FACTS_INSERT, CHUNK_SIZES, values, 4)
+    """Insert fact rows ``(run_id, kind, at_ms, body)`` in their order.
+
+    Raises:
+        ValueError: for a row not 4 values wide (it would shift every later value):
+            ``zip(strict=True)`` refuses rows of unequal widths, the unpacking any other width.
+    """
+    run_ids, kinds, at_ms, bodies = zip(*facts, strict=True)
+    values: list = [None] * (4 * len(run_ids))
+    values[0::4], values[1::4], values[2::4], values[3::4] = run_ids, kinds, at_ms, map(bytearray, bodies)
+    _insert_values(conn, FACTS_INSERT, CHUNK_SIZES, values, 4)
 
 
 def update_ends(conn: sqlite3.Connection, ended: list[tuple[str, int, str]]) -> None:
-    """Mark runs ended: ``(status, ended_ms, run_id)`` each (a run named twice ends as last named)."""
+    """Mark runs ended: ``(status, ended_ms, run_id)`` each (a run named twice ends as last
+    named); ends sharing their status (the usual ``completed``) bind it once per statement.
+
+    Raises:
+        ValueError: for an end not 3 values wide (as ``insert_facts``).
+    """
     if ENDS_UPDATE is None:
         conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", ended)
         return
-    if set(map(len, ended)) - {3}:
-        raise ValueError("an end is not (status, ended_ms, run_id)")
-    values = list(_flatten(ended))
-    last = dict(zip(values[2::3], ended))  # UPDATE ... FROM would apply any one of a run's ends
-    _insert_values(conn, ENDS_UPDATE, CHUNK_SIZES, values if len(last) == len(ended) else list(_flatten(last.values())), 3)
+    statuses, ended_ms, run_ids = zip(*ended, strict=True)
+    if len(set(run_ids)) != len(run_ids):  # UPDATE ... FROM would apply any one of a run's ends
+        statuses, ended_ms, run_ids = zip(*dict(zip(run_ids, ended)).values())
+    values: list = [None] * (2 * len(run_ids))
+    values[0::2], values[1::2] = ended_ms, run_ids
+    if len(set(statuses)) == 1:
+        _insert_values(conn, SHARED_ENDS_UPDATE, CHUNK_SIZES, values, 2, statuses[:1])
+    else:
+        _insert_values(conn, ENDS_UPDATE, CHUNK_SIZES, list(_flatten(zip(statuses, ended_ms, run_ids))), 3)
 
 
 def insert_runs(conn: sqlite3.Connection, runs: list[RunRow]) -> None:
     """Insert run rows in their order: each stretch of bare rows (every optional column NULL)
-    with the statements of ``BARE_RUNS_INSERT``, each stretch of the others with all columns."""
+    as ``_insert_bare`` does, each stretch of the others with all columns."""
     start = 0
     while start < len(runs):
         bare = _is_bare(runs[start])
@@ -371,11 +363,22 @@ def insert_runs(conn: sqlite3.Connection, runs: list[RunRow]) -> None:
         while end < len(runs) and _is_bare(runs[end]) == bare:
             end += 1
         if bare:
-            _insert_values(conn, BARE_RUNS_INSERT, CHUNK_SIZES,
-                           list(_flatten([(r.run_id, r.source_hash, r.status, r.submitted_ms, r.name) for r in runs[start:end]])), 5)
+            _insert_bare(conn, runs[start:end])
         else:
             _insert_values(conn, RUNS_INSERT, RUN_CHUNK_SIZES, list(_flatten(map(_astuple, runs[start:end]))), 10)
         start = end
+
+
+def _insert_bare(conn: sqlite3.Connection, runs: list[RunRow]) -> None:
+    """Bare run rows: their source, status and name bound once per statement when they share
+    them (one workflow's submits), else every value of every row."""
+    source, status, name = runs[0].source_hash, runs[0].status, runs[0].name
+    if all(r.source_hash == source and r.status == status and r.name == name for r in runs):
+        values = list(_flatten([(r.run_id, r.submitted_ms) for r in runs]))
+        _insert_values(conn, SHARED_RUNS_INSERT, CHUNK_SIZES, values, 2, (source, status, name))
+    else:
+        values = list(_flatten([(r.run_id, r.source_hash, r.status, r.submitted_ms, r.name) for r in runs]))
+        _insert_values(conn, BARE_RUNS_INSERT, CHUNK_SIZES, values, 5)
 
 
 def _is_bare(row: RunRow) -> bool:
@@ -384,15 +387,14 @@ def _is_bare(row: RunRow) -> bool:
 
 
 def _insert_values(conn: sqlite3.Connection, statements: dict[int, str], sizes: tuple[int, ...], values: list,
-                   width: int) -> None:
+                   width: int, shared: tuple = ()) -> None:
     """Run the multi-row ``statements`` (rows per statement -> SQL), largest first, over
-    ``values`` (``width`` per row, rows in their order): a statement step per chunk instead of
-    one per row saves a fifth of a group commit's time, and only these few statements exist
-    (they stay in sqlite3's cache)."""
+    ``values`` (``width`` per row, in their order), each statement binding ``shared`` first:
+    only these few statements exist (they stay in sqlite3's statement cache)."""
     start, left = 0, len(values) // width
     for size in sizes:
         statement, step = statements[size], size * width
         while left >= size:
-            conn.execute(statement, values[start:start + step])
+            conn.execute(statement, (*shared, *values[start:start + step]) if shared else values[start:start + step])
             start += step
             left -= size

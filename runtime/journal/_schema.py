@@ -35,8 +35,8 @@ import structlog
 from ontoflow.runtime.journal.errors import JournalError
 
 __all__ = [
-    "BARE_RUNS_INSERT", "CHUNK_SIZES", "CODED_FACTS_INSERT", "ENDS_UPDATE", "FACTS_INSERT", "KIND_CODES", "MIGRATIONS",
-    "RUN_CHUNK_SIZES", "RUN_COLUMNS", "RUNS_INSERT", "SCHEMA", "SCHEMA_VERSION", "migrate",
+    "BARE_RUNS_INSERT", "CHUNK_SIZES", "ENDS_UPDATE", "FACTS_INSERT", "MIGRATIONS", "PRUNE", "RUN_CHUNK_SIZES", "RUN_COLUMNS",
+    "RUNS_INSERT", "SCHEMA", "SCHEMA_VERSION", "SHARED_ENDS_UPDATE", "SHARED_RUNS_INSERT", "migrate",
 ]
 
 log = structlog.get_logger()
@@ -88,17 +88,17 @@ CHUNK_SIZES = (128, 64, 32, 16, 8, 4, 2, 1)
 FACTS_INSERT = {
     n: "INSERT INTO facts (run_id, kind, at_ms, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n) for n in CHUNK_SIZES
 }
-#: The kinds the orchestrator writes, as the int bound in their place (in ``CODED_FACTS_INSERT``'s CASE).
-KIND_CODES = {"fact": 0, "dispatched": 1}
-CODED_FACTS_INSERT = {
-    n: "INSERT INTO facts (run_id, kind, at_ms, body) VALUES "
-    + ", ".join(["(?, CASE ? WHEN 0 THEN 'fact' ELSE 'dispatched' END, ?, ?)"] * n) for n in CHUNK_SIZES
-}
 #: Runs' ends, a chunk per statement (``UPDATE ... FROM``: SQLite 3.33; before, one per row).
 ENDS_UPDATE = {
     n: "UPDATE runs SET status = v.column1, ended_ms = v.column2 FROM (VALUES "
     + ", ".join(["(?, ?, ?)"] * n) + ") AS v WHERE runs.run_id = v.column3" for n in CHUNK_SIZES
 } if sqlite3.sqlite_version_info >= (3, 33, 0) else None
+#: The same for ends that share their status (``?1``, bound once per statement).
+SHARED_ENDS_UPDATE = {
+    n: "UPDATE runs SET status = ?1, ended_ms = v.column1 FROM (VALUES "
+    + ", ".join(f"(?{2 + 2 * i}, ?{3 + 2 * i})" for i in range(n)) + ") AS v WHERE runs.run_id = v.column2"
+    for n in CHUNK_SIZES
+}
 #: The same for run rows: 10 parameters per row, so at most 64 rows per statement.
 RUN_CHUNK_SIZES = (64, 32, 16, 8, 4, 2, 1)
 RUNS_INSERT = {
@@ -110,6 +110,21 @@ _BARE_COLUMNS = "run_id, source_hash, status, submitted_ms, name"
 BARE_RUNS_INSERT = {
     n: f"INSERT INTO runs ({_BARE_COLUMNS}) VALUES " + ", ".join(["(?,?,?,?,?)"] * n) for n in CHUNK_SIZES
 }
+#: Bare run rows that share their source, status and name (a daemon's submits of one
+#: workflow): those three bound once per statement (``?1``-``?3``), each row binding its run id
+#: and time only. Each row stores the same values as through ``BARE_RUNS_INSERT``.
+SHARED_RUNS_INSERT = {
+    n: f"INSERT INTO runs ({_BARE_COLUMNS}) VALUES "
+    + ", ".join(f"(?{4 + 2 * i}, ?1, ?2, ?{5 + 2 * i}, ?3)" for i in range(n)) for n in CHUNK_SIZES
+}
+
+#: A prune's statements, in order: facts, then runs (its row count is the runs pruned), each
+#: of runs ended before ``?``; then the sources no run pins any more.
+PRUNE = (
+    "DELETE FROM facts WHERE run_id IN (SELECT run_id FROM runs WHERE status != 'running' AND ended_ms < ?)",
+    "DELETE FROM runs WHERE status != 'running' AND ended_ms < ?",
+    "DELETE FROM sources WHERE hash NOT IN (SELECT DISTINCT source_hash FROM runs)",
+)
 
 #: What each version adds to the one before it: ``MIGRATIONS[v]`` (statements) turns version
 #: ``v - 1`` into ``v``.

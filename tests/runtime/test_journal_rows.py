@@ -1,6 +1,6 @@
-"""A group commit's rows as the journal writes them: kinds bound as codes, ends in one statement
-per chunk, and rows that do not fit refused whole. What is read back never depends on how it
-was written."""
+"""A group commit's rows as the journal writes them: what a statement's rows share bound once,
+ends in one statement per chunk, and rows that do not fit refused whole. What is read back
+never depends on how it was written."""
 
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ def _kinds(path: Path) -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize("count", [1, 129])
 @pytest.mark.parametrize("other", [False, True])
 def test_fact_kinds_are_kept_as_text_in_their_order(tmp_path: Path, count: int, other: bool) -> None:
-    # The orchestrator's two kinds go in as small ints the statement turns back into text; a
-    # batch holding any other kind goes in as given. Either way the rows read back the same.
+    # The orchestrator's two kinds and any other go in as text, in the rows' order.
     batch = CommitBatch()
     ids = _runs(batch, count)
     expected = []
@@ -49,8 +48,10 @@ def test_fact_kinds_are_kept_as_text_in_their_order(tmp_path: Path, count: int, 
 
 @pytest.mark.parametrize("from_values", [True, False], ids=["update-from", "sqlite-before-3.33"])
 @pytest.mark.parametrize("count", [1, 129])
+@pytest.mark.parametrize("statuses", [("completed", "failed"), ("completed",)], ids=["mixed", "shared"])
 def test_every_run_ended_in_a_batch_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int,
-                                              from_values: bool) -> None:
+                                              from_values: bool, statuses: tuple[str, ...]) -> None:
+    # Ends of one status bind it once per statement; mixed ones each bind their own.
     if not from_values:
         monkeypatch.setattr(journal_module, "ENDS_UPDATE", None)  # as with an SQLite before 3.33
     with open_journal(tmp_path / "j.sqlite") as journal:
@@ -59,14 +60,47 @@ def test_every_run_ended_in_a_batch_is_ended(tmp_path: Path, monkeypatch: pytest
         journal.commit(batch)
         batch = CommitBatch()
         for n, run_id in enumerate(ids[:count]):
-            batch.end(run_id, ("completed", "failed")[n % 2], 1000 + n)
+            batch.end(run_id, statuses[n % len(statuses)], 1000 + n)
         batch.end("never-submitted", "completed", 5)  # changes nothing, as an UPDATE of no row
         journal.commit(batch)
         for n, run_id in enumerate(ids[:count]):
             row = journal.run(run_id)
-            assert (row.status, row.ended_ms) == (("completed", "failed")[n % 2], 1000 + n)
+            assert (row.status, row.ended_ms) == (statuses[n % len(statuses)], 1000 + n)
         assert journal.run(ids[count]).status == "running" and journal.run(ids[count]).ended_ms is None
         assert journal.run("never-submitted") is None
+
+
+def _run_rows(path: Path) -> list[tuple]:
+    """Every run row with each value's SQLite type, in rowid order (as SQL sees them)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT *, typeof(source_hash), typeof(name), typeof(status), typeof(submitted_ms), "
+                            "typeof(deadline_at_ms) FROM runs ORDER BY rowid").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("count", [1, 129])
+def test_bare_runs_sharing_a_source_or_not_are_written_alike(tmp_path: Path, count: int) -> None:
+    # One workflow's submits bind its source, status and name once per statement; runs of
+    # several workflows (or names) bind every value; runs with a deadline all columns. The rows
+    # are the same, in their order, either way.
+    rows = [RunRow(run_id=f"r{n:04d}", source_hash="h1", submitted_ms=n, name="w") for n in range(count)]
+    mixed = [RunRow(run_id=f"m{n:04d}", source_hash=("h1", "h2")[n % 2], submitted_ms=n, name=("w", "v")[n % 3 == 0])
+             for n in range(count)]
+    full = [RunRow(run_id="d0000", source_hash="h1", submitted_ms=1, name="w", deadline_at_ms=9)]
+    with open_journal(tmp_path / "one.sqlite") as journal:
+        batch = CommitBatch()
+        batch.runs.extend(rows + mixed + full)
+        journal.commit(batch)
+        assert journal.run(f"r{count - 1:04d}") == rows[-1] and journal.run(f"m{count - 1:04d}") == mixed[-1]
+    with open_journal(tmp_path / "each.sqlite") as journal:  # a batch per run: no two rows share a statement
+        for row in rows + mixed + full:
+            batch = CommitBatch()
+            batch.runs.append(row)
+            journal.commit(batch)
+    assert _run_rows(tmp_path / "one.sqlite") == _run_rows(tmp_path / "each.sqlite")
+    assert len(_run_rows(tmp_path / "one.sqlite")) == 2 * count + 1
 
 
 def test_a_run_ended_twice_in_one_batch_ends_as_last_named(tmp_path: Path) -> None:
