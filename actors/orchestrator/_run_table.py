@@ -368,5 +368,5 @@ def _log_steps(run_id: str, entries: list[Any]) -> None:
 def result_of(state: Any, status: RunStatusName, error: str | None) -> RunResult:
     """The :class:`RunResult` of an ended run's state."""
     # The trace itself, not a copy: an ended run's state takes no more steps (``admit``).
-    return RunResult(run_id=state.run_id, status=status, error=error, context=state.context, trace=state.trace,
-                     started_ms=state.started_ms, ended_ms=state.ended_ms)
+    # run_id, status, error, context, trace, started_ms, ended_ms: positional (once per run)
+    return RunResult(state.run_id, status, error, state.context, state.trace, state.started_ms, state.ended_ms)

@@ -146,11 +146,11 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     failed = event in RESERVED_EVENTS
     block = workflow.nodes[pending.node].blocks[pending.block]
     route = block.actions.get(event) or block.fail_default
-    state.trace.append(TraceEntry(
-        step_id=outcome.step_id, node=block.node, block=block.block, capability=cap.id, event=event,
-        action=None if route is None else route.text, attempt=outcome.attempt, duration_ms=outcome.duration_ms,
-        retries=outcome.retries, reason=outcome.reason, error=outcome.error, prerequisite_of=None,
-        started_ms=pending.started_ms, ended_ms=now_ms, dropped_outputs=dropped,
+    state.trace.append(TraceEntry(  # positional, in the order of its fields (per step)
+        outcome.step_id, block.node, block.block, cap.id, event,  # step_id, node, block, capability, event
+        None if route is None else route.text, outcome.attempt, outcome.duration_ms,  # action, attempt, duration_ms
+        outcome.retries, outcome.reason, outcome.error, None,  # retries, reason, error, prerequisite_of
+        pending.started_ms, now_ms, dropped,  # started_ms, ended_ms, dropped_outputs
     ))
     if failed:
         note_failure(state, block, cap.id, event, outcome.reason, outcome.error)
