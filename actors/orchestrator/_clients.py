@@ -376,9 +376,8 @@ class ClientService:
         return self._waiters.statistics()
 
     def progress(self, run_id: str, entries: list[Any]) -> None:
-        """Send the steps that just ended to the run's watchers."""
-        if not self._waiters.watches:  # the usual daemon: nobody watches, no call to find out
-            return
+        """Send the steps that just ended to the run's watchers (composed in the run table only
+        while a Watch is held: ``Waiters.on_watching``)."""
         watchers = self._waiters.held(run_id, "watch")
         if watchers:
             progress = RunProgress(run_id=run_id, steps=trace_dicts(entries), running=self._orch.runs.running(run_id))
