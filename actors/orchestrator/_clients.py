@@ -114,8 +114,9 @@ class ClientService:
             self._handle(identity, message)
 
     def _handle(self, identity: bytes, message: Any) -> None:
-        try:
-            reply = self._answer(identity, message)
+        try:  # a daemon's Submit (per run) without ``_answer``'s call: it checks no run id of a Submit
+            reply = self._submit_answer(identity, message) if type(message) is SubmitRequest else \
+                self._answer(identity, message)
         except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, detail=str(exc))
             reply = Error(code="journal_damaged", message=f"the journal's record of run {getattr(message, 'run_id', '?')} "

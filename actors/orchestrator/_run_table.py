@@ -297,16 +297,17 @@ class RunTable:
             state.notes.clear()
         trace = state.trace
         if run.logged != len(trace):
-            fresh = trace[run.logged :]
-            run.logged = len(trace)
-            if self.log_info:
-                _log_steps(state.run_id, fresh)
-            for callback in self.on_progress:
-                try:
-                    callback(state.run_id, fresh)
-                except Exception as exc:  # a watcher's bug must not break the run
-                    log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__,
-                              where=where(exc))
+            logged, run.logged = run.logged, len(trace)
+            if self.log_info or self.on_progress:  # no slice when nobody reads it (no info log, no watcher)
+                fresh = trace[logged:]
+                if self.log_info:
+                    _log_steps(state.run_id, fresh)
+                for callback in self.on_progress:
+                    try:
+                        callback(state.run_id, fresh)
+                    except Exception as exc:  # a watcher's bug must not break the run
+                        log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__,
+                                  where=where(exc))
         if state.status == "suspended":  # nothing more happens until a person answers
             for callback in self.on_suspended:
                 try:
