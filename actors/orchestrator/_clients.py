@@ -232,7 +232,7 @@ class ClientService:
         if orch.authority.roles is not None:
             self._owned(identity, reply)
         orch.send_client(identity, reply)
-        run = orch.runs.get(reply.run_id)
+        run = orch.runs.by_id.get(reply.run_id)  # ``get`` in line: per run
         if run is not None and run.result is None and orch.outbox.available and not run.engine.suspensions(run.state):
             # ``_status`` of the run just started, in memory (the usual submit-and-wait):
             # hold the request, as it would (the submitter owns its run)
