@@ -69,7 +69,7 @@ class OversizedInvokes:
         runs: the run table.
         answer: applies an Outcome as the worker's (``WorkerPool.outcome``: releases the slot,
             delivers the fact, sends what waited for a slot).
-        resend: sends a Dispatch to a worker (``WorkerPool._send_invoke``).
+        resend: sends a Dispatch to a worker (``WorkerPool.dispatch`` with that worker).
     """
 
     def __init__(self, *, registry: WorkerRegistry, runs: RunTable, answer: Callable[[bytes, Outcome, int], None],
