@@ -41,6 +41,7 @@ def test_a_run_goes_through_its_engine_and_ends_with_its_result_published() -> N
     result = table.end(run, command)
     assert result.status == "completed" and ended == [result] and progress == [("r1", 1)]
     assert table.in_flight == 0 and table.live("r1") is None and table.get("r1") is run
+    assert result == result_of(run.state, "completed", None)  # ``end`` makes it in line: the same fields
 
 
 def test_deadlines_expire_once_and_only_for_live_runs() -> None:
