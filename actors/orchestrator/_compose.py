@@ -143,7 +143,7 @@ def _hooked(hooks: list[Callable[[str, list[Any]], None]], hook: Callable[[str, 
     """Add ``hook`` to ``hooks`` (``on``: the first Watch is held) or remove it (the last one went)."""
     if on:
         hooks.append(hook)
-    else:
+    elif hook in hooks:  # a caller may have taken it out itself: releasing a Watch must not fail
         hooks.remove(hook)
 
 
