@@ -114,8 +114,9 @@ class ClientService:
             self._handle(identity, message)
 
     def _handle(self, identity: bytes, message: Any) -> None:
-        try:
-            reply = self._answer(identity, message)
+        try:  # a daemon's Submit (per run) without ``_answer``'s call: it checks no run id of a Submit
+            reply = self._submit_answer(identity, message) if type(message) is SubmitRequest else \
+                self._answer(identity, message)
         except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, detail=str(exc))
             reply = Error(code="journal_damaged", message=f"the journal's record of run {getattr(message, 'run_id', '?')} "
@@ -231,7 +232,7 @@ class ClientService:
         if orch.authority.roles is not None:
             self._owned(identity, reply)
         orch.send_client(identity, reply)
-        run = orch.runs.get(reply.run_id)
+        run = orch.runs.by_id.get(reply.run_id)  # ``get`` in line: per run
         if run is not None and run.result is None and orch.outbox.available and not run.engine.suspensions(run.state):
             # ``_status`` of the run just started, in memory (the usual submit-and-wait):
             # hold the request, as it would (the submitter owns its run)
@@ -376,9 +377,8 @@ class ClientService:
         return self._waiters.statistics()
 
     def progress(self, run_id: str, entries: list[Any]) -> None:
-        """Send the steps that just ended to the run's watchers."""
-        if not self._waiters.watches:  # the usual daemon: nobody watches, no call to find out
-            return
+        """Send the steps that just ended to the run's watchers (composed in the run table only
+        while a Watch is held: ``Waiters.on_watching``)."""
         watchers = self._waiters.held(run_id, "watch")
         if watchers:
             progress = RunProgress(run_id=run_id, steps=trace_dicts(entries), running=self._orch.runs.running(run_id))

@@ -9,7 +9,8 @@ from memory or the journal), and the trigger service starts runs on observations
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -105,12 +106,15 @@ def compose_orchestrator(
     orchestrator = Orchestrator(**options)
     if not serve_clients:
         return Composition(orchestrator=orchestrator)
+    waiters = waiters if waiters is not None else Waiters()
     clients = ClientService(orchestrator, Queries(orchestrator), keep_finished=keep_finished, max_runs=max_runs,
                             max_value_bytes=max_client_value_bytes, waiters=waiters)
     triggers = TriggerService(orchestrator, clients, trigger_workflows) if trigger_workflows else None
     orchestrator.client_handler = clients.handle
     orchestrator.on_run_ended.append(clients.run_ended)
-    orchestrator.on_progress.append(clients.progress)
+    # The watchers' hook is the run table's only while a Watch is held: most daemons never hold
+    # one, and a call per step to find nobody watching cost about 700 instructions.
+    waiters.on_watching = partial(_hooked, orchestrator.on_progress, clients.progress)
     orchestrator.runs.on_suspended.append(clients.run_suspended)
     orchestrator.on_tick.append(clients.tick)
     if triggers is not None:
@@ -133,6 +137,14 @@ def compose_orchestrator(
         clients.ask_handler = edge.handle
         orchestrator.runs.on_suspended.append(edge.run_suspended)
     return Composition(orchestrator=orchestrator, clients=clients, triggers=triggers, edge=edge, domains=book)
+
+
+def _hooked(hooks: list[Callable[[str, list[Any]], None]], hook: Callable[[str, list[Any]], None], on: bool) -> None:
+    """Add ``hook`` to ``hooks`` (``on``: the first Watch is held) or remove it (the last one went)."""
+    if on:
+        hooks.append(hook)
+    elif hook in hooks:  # a caller may have taken it out itself: releasing a Watch must not fail
+        hooks.remove(hook)
 
 
 def compose_edge(

@@ -118,16 +118,22 @@ class Mailbox:
 
     def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
         """``receive`` each message of ``batch`` in order, an exception logged and the next going
-        on (``BatchActor.receive_batch``); an Outcome, when neither roles, parked messages nor an
-        unavailable journal stand in its way, goes to the pool without ``receive``'s call (per step)."""
+        on (``BatchActor.receive_batch``); an Outcome (per step) or a client's request (per run),
+        when neither roles, parked messages nor an unavailable journal stand in its way, goes to
+        the pool or the client handler without ``receive``'s call."""
         authority, parking, outbox, outcome, receive = self._authority, self.parking, self._outbox, \
             self._pool.outcome, self.receive
         for identity, message in batch:
             try:
-                if type(message) is Outcome and authority.roles is None and not parking.held and outbox.available:
-                    outcome(identity, message, now)
-                else:
-                    receive(identity, message, now)
+                if authority.roles is None and not parking.held and outbox.available:
+                    kind = type(message)
+                    if kind is Outcome:
+                        outcome(identity, message, now)
+                        continue
+                    if kind in _CLIENT_KINDS and self.client_handler is not None:
+                        self.client_handler(identity, message)
+                        continue
+                receive(identity, message, now)
             except Exception as exc:  # one bad message must not stop every other run
                 log.error("message_handling_failed", peer=identity.hex(), op=type(message).__name__,
                           error=type(exc).__name__, where=where(exc))

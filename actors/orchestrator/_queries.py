@@ -25,6 +25,7 @@ and sends the answers.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
@@ -188,8 +189,10 @@ class Waiters:
         lease_ms: how long a request is held before it is answered with the current status.
 
     Attributes:
-        watches: held Watch requests (read it, never set it): most daemons have none, and
-            the client service asks for every step whether a run has watchers.
+        watches: held Watch requests (read it, never set it): most daemons have none.
+        on_watching: called with True when the first Watch is held and with False when the
+            last one is released, so that the client service is asked about the steps of runs
+            only while someone watches (most daemons never: no call per step).
     """
 
     def __init__(self, *, per_client: int = 256, max_clients: int = 4096, lease_ms: int = 60_000) -> None:
@@ -202,6 +205,7 @@ class Waiters:
         self._by_run: dict[str, dict[Hold, None]] = {}
         self._per_client: dict[bytes, int] = {}
         self.watches = 0
+        self.on_watching: Callable[[bool], None] | None = None
 
     def hold(self, identity: bytes, run_id: str, kind: Kind, now: int) -> bool | str:
         """Hold a request of ``identity`` about ``run_id``.
@@ -225,6 +229,8 @@ class Waiters:
         self._per_client[identity] = count + 1
         if kind == "watch":
             self.watches += 1
+            if self.watches == 1 and self.on_watching is not None:
+                self.on_watching(True)
         return True
 
     def held(self, run_id: str, kind: Kind) -> list[bytes]:
@@ -265,6 +271,8 @@ class Waiters:
         del self._since[key]
         if key[2] == "watch":
             self.watches -= 1
+            if not self.watches and self.on_watching is not None:
+                self.on_watching(False)
         identity = key[0]
         left = self._per_client[identity] - 1
         if left:

@@ -297,16 +297,17 @@ class RunTable:
             state.notes.clear()
         trace = state.trace
         if run.logged != len(trace):
-            fresh = trace[run.logged :]
-            run.logged = len(trace)
-            if self.log_info:
-                _log_steps(state.run_id, fresh)
-            for callback in self.on_progress:
-                try:
-                    callback(state.run_id, fresh)
-                except Exception as exc:  # a watcher's bug must not break the run
-                    log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__,
-                              where=where(exc))
+            logged, run.logged = run.logged, len(trace)
+            if self.log_info or self.on_progress:  # no slice when nobody reads it (no info log, no watcher)
+                fresh = trace[logged:]
+                if self.log_info:
+                    _log_steps(state.run_id, fresh)
+                for callback in self.on_progress:
+                    try:
+                        callback(state.run_id, fresh)
+                    except Exception as exc:  # a watcher's bug must not break the run
+                        log.error("progress_callback_failed", run_id=state.run_id, error=type(exc).__name__,
+                                  where=where(exc))
         if state.status == "suspended":  # nothing more happens until a person answers
             for callback in self.on_suspended:
                 try:
@@ -334,7 +335,9 @@ class RunTable:
     def end(self, run: Run, ended: RunEnded) -> RunResult:
         """Record that ``run`` ended as ``ended`` says; publish and return its result."""
         state = run.state
-        result = run.result = result_of(state, ended.status, ended.error)
+        # ``result_of`` in line (once per run): run_id, status, error, context, trace, started_ms, ended_ms
+        result = run.result = RunResult(state.run_id, ended.status, ended.error, state.context, state.trace,
+                                        state.started_ms, state.ended_ms)
         self.in_flight -= 1
         if ended.status == "completed":
             if self.log_info:
@@ -368,5 +371,5 @@ def _log_steps(run_id: str, entries: list[Any]) -> None:
 def result_of(state: Any, status: RunStatusName, error: str | None) -> RunResult:
     """The :class:`RunResult` of an ended run's state."""
     # The trace itself, not a copy: an ended run's state takes no more steps (``admit``).
-    return RunResult(run_id=state.run_id, status=status, error=error, context=state.context, trace=state.trace,
-                     started_ms=state.started_ms, ended_ms=state.ended_ms)
+    # run_id, status, error, context, trace, started_ms, ended_ms: positional (once per run)
+    return RunResult(state.run_id, status, error, state.context, state.trace, state.started_ms, state.ended_ms)

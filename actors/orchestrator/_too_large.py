@@ -69,11 +69,11 @@ class OversizedInvokes:
         runs: the run table.
         answer: applies an Outcome as the worker's (``WorkerPool.outcome``: releases the slot,
             delivers the fact, sends what waited for a slot).
-        resend: sends a Dispatch to a worker (``WorkerPool._send_invoke``).
+        resend: sends a Dispatch to a worker (``WorkerPool.dispatch(d, now, worker)``).
     """
 
     def __init__(self, *, registry: WorkerRegistry, runs: RunTable, answer: Callable[[bytes, Outcome, int], None],
-                 resend: Callable[[WorkerInfo, Dispatch, int], None]) -> None:
+                 resend: Callable[[Dispatch, int, WorkerInfo], None]) -> None:
         self._registry = registry
         self._runs = runs
         self._answer = answer
@@ -95,7 +95,7 @@ class OversizedInvokes:
                 self._registry.release(*key)
                 log.info("step_redispatched", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                          reason=INVOKE_TOO_LARGE, worker_id=other.worker_id, size=item.size)
-                self._resend(other, again, now)
+                self._resend(again, now, other)
                 continue
             log.warning("step_invoke_too_large", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                         worker_id=owner.worker_id, size=item.size, limit=item.limit)

@@ -105,7 +105,7 @@ class WorkerPool:
         self._clocks = StepClocks(runs=runs, deliver=deliver, schedule_to_start_ms=schedule_to_start_ms)
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
-        self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self._send_invoke)
+        self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
         self.draining = False
         self.log_debug = False
@@ -274,7 +274,8 @@ class WorkerPool:
             log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
                      outcome=outcome.event, reason="attempt not in flight on this worker")
             return
-        owner.last_seen_ms = now
+        if owner.last_seen_ms != now:  # a batch's Outcomes share its time: one write per worker (a Struct's cost 4x a read)
+            owner.last_seen_ms = now
         if self._liveness.undelivered_keys or self._clocks.deadlines:  # no calls while both are empty (usual)
             self._liveness.delivered(key)
             self._clocks.stop(key)
@@ -325,30 +326,18 @@ class WorkerPool:
 
     # -- the engine's commands ---------------------------------------------------------------
 
-    def dispatch(self, dispatch: Dispatch, now: int) -> None:
-        """Send ``dispatch`` to the least-loaded live worker offering its capability, or queue it."""
-        if dispatch.deadline_at_ms is not None:  # most steps have none: no call for them
-            self._clocks.start(dispatch)
-        worker = None if self.draining else self.registry.pick(dispatch.capability)
+    def dispatch(self, d: Dispatch, now: int, worker: WorkerInfo | None = None) -> None:
+        """Send the engine's ``d`` to the least-loaded live worker offering its capability, or
+        queue it; with ``worker``, send it to that one (a step that waited, or went elsewhere)."""
         if worker is None:
-            self._pending.push(dispatch.capability, (dispatch.run_id, dispatch.step_id, dispatch.attempt),
-                               Queued(dispatch, now), now)
-            log.info("step_queued", run_id=dispatch.run_id, step_id=dispatch.step_id, capability=dispatch.capability)
-            return
-        self._send_invoke(worker, dispatch, now)
-
-    def cancel_step(self, run_id: str, step_id: str, attempt: int) -> None:
-        """Stop an attempt: unqueue it, or send its worker a Cancel."""
-        key = (run_id, step_id, attempt)
-        self._clocks.stop(key)
-        self._liveness.forget_awaited(key)
-        self._pending.remove(key)
-        owner = self.registry.owner(run_id, step_id, attempt)
-        if owner is not None:
-            # The slot stays taken until the worker answers (cancelled): it is still running.
-            self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
-
-    def _send_invoke(self, worker: WorkerInfo, d: Dispatch, now: int) -> None:
+            if d.deadline_at_ms is not None:  # most steps have none: no call for them
+                self._clocks.start(d)
+            worker = None if self.draining else self.registry.pick(d.capability)
+            if worker is None:
+                self._pending.push(d.capability, (d.run_id, d.step_id, d.attempt), Queued(d, now), now)
+                log.info("step_queued", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
+                return
+        # The send, in ``dispatch`` itself: one call fewer per step.
         invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # usual: in line, positional
             d.run_id, d.step_id, d.attempt, d.capability, d.inputs, d.context)
         self.registry.assign(worker, InFlight(d.run_id, d.step_id, d.attempt, d.capability, now))
@@ -361,6 +350,17 @@ class WorkerPool:
             log.debug("step_dispatched", run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
                       worker_id=worker.worker_id, input_keys=list(d.inputs))
 
+    def cancel_step(self, run_id: str, step_id: str, attempt: int) -> None:
+        """Stop an attempt: unqueue it, or send its worker a Cancel."""
+        key = (run_id, step_id, attempt)
+        self._clocks.stop(key)
+        self._liveness.forget_awaited(key)
+        self._pending.remove(key)
+        owner = self.registry.owner(run_id, step_id, attempt)
+        if owner is not None:
+            # The slot stays taken until the worker answers (cancelled): it is still running.
+            self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
+
     def _drain_pending(self, capability: str, now: int) -> None:
         if self.draining:
             return
@@ -372,7 +372,7 @@ class WorkerPool:
             queued: Any = pending.pop(capability)
             if queued is None:
                 return
-            self._send_invoke(worker, queued.dispatch, now)
+            self.dispatch(queued.dispatch, now, worker)
 
     def undelivered(self, identity: bytes, invokes: list[Invoke]) -> None:
         """The ROUTER refused these Invokes for ``identity`` (its connection was gone, e.g.

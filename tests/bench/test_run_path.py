@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from bench.run_path import _counts, _Recorder
+from ontoflow.actors.orchestrator.engine import RunCancelled
 from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, node
 
 ADVANCE = ("actors/orchestrator/engine/_advance.py", "advance")
@@ -18,6 +19,7 @@ def _traced(recorder: _Recorder) -> None:
     try:
         driver.submit()
         driver.finish()
+        driver.feed(RunCancelled(reason="too late", now_ms=10_000))  # the run ended: ``admit`` turns it away
     finally:
         sys.setprofile(None)
 
@@ -27,8 +29,8 @@ def test_a_run_through_the_engine_is_recorded_with_its_calls_between_files() -> 
     recorder.on = True
     _traced(recorder)
     assert ADVANCE in recorder.functions and ADMIT in recorder.functions
-    # The submission through the gate; a running run's StepFinished is admitted by ``advance``
-    # itself (perf15d: what ``admit`` says of it, without the call).
+    # The late fact through the gate; a running run's RunSubmitted and StepFinished are admitted
+    # by ``advance`` itself (perf15d, perf16d: what ``admit`` says of them, without the call).
     assert recorder.edges[(ADVANCE, ADMIT)] == 1
     assert all(not name.startswith("<") for _, name in recorder.functions)  # no comprehensions, no modules
     assert all(file.startswith(("actors/", "protocols/", "runtime/", "ontoflow/")) for file, _ in recorder.functions)

@@ -72,13 +72,13 @@ def advance(workflow: CompiledWorkflow, state: RunState, fact: Fact) -> list[Com
     # The two facts of every run by exact type first: a class pattern costs about 640
     # instructions when it matches (``__instancecheck__`` of a Struct type) and more when it fails.
     kind = type(fact)
-    if kind is StepFinished and state.status == "running":  # what ``admit`` says of it, with no call
-        _on_finished(workflow, state, fact, cmds)
+    if state.status == "running" and (kind is StepFinished or kind is RunSubmitted):  # ``admit``'s yes, no call
+        if kind is StepFinished:
+            _on_finished(workflow, state, fact, cmds)
+        else:
+            _on_submitted(workflow, state, fact, cmds)
         return cmds
     if not admit(state, fact):
-        return cmds
-    if kind is RunSubmitted:
-        _on_submitted(workflow, state, fact, cmds)
         return cmds
     match fact:
         case StepFinished():
@@ -117,8 +117,16 @@ def _on_submitted(workflow: CompiledWorkflow, state: RunState, fact: RunSubmitte
     state.started_ms = fact.now_ms
     state.context = dict(fact.inputs)
     state.node = workflow.manifest.start
-    state.block = workflow.nodes[state.node].entry_block
-    drive(workflow, state, fact.now_ms, cmds)
+    node = workflow.nodes[state.node]
+    state.block = node.entry_block
+    block = node.blocks[state.block]
+    if block.capability.requires:
+        drive(workflow, state, fact.now_ms, cmds)
+        return
+    # ``drive``'s first turn in line for a capability that requires nothing (the usual one), as below.
+    done = dispatch_step(workflow, state, block, block.capability, None, fact.now_ms, cmds)
+    if done is not None and finish_block_step(workflow, state, block, done, cmds):
+        drive(workflow, state, fact.now_ms, cmds)
 
 
 def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished, cmds: list[Command]) -> None:
@@ -146,11 +154,11 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     failed = event in RESERVED_EVENTS
     block = workflow.nodes[pending.node].blocks[pending.block]
     route = block.actions.get(event) or block.fail_default
-    state.trace.append(TraceEntry(
-        step_id=outcome.step_id, node=block.node, block=block.block, capability=cap.id, event=event,
-        action=None if route is None else route.text, attempt=outcome.attempt, duration_ms=outcome.duration_ms,
-        retries=outcome.retries, reason=outcome.reason, error=outcome.error, prerequisite_of=None,
-        started_ms=pending.started_ms, ended_ms=now_ms, dropped_outputs=dropped,
+    state.trace.append(TraceEntry(  # positional, in the order of its fields (per step)
+        outcome.step_id, block.node, block.block, cap.id, event,  # step_id, node, block, capability, event
+        None if route is None else route.text, outcome.attempt, outcome.duration_ms,  # action, attempt, duration_ms
+        outcome.retries, outcome.reason, outcome.error, None,  # retries, reason, error, prerequisite_of
+        pending.started_ms, now_ms, dropped,  # started_ms, ended_ms, dropped_outputs
     ))
     if failed:
         note_failure(state, block, cap.id, event, outcome.reason, outcome.error)

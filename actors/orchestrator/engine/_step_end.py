@@ -111,8 +111,9 @@ class StepEnd(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     dropped: list[str] = []
 
 
-class TraceEntry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """The record of one finished step.
+class TraceEntry(msgspec.Struct, frozen=True, gc=False):
+    """The record of one finished step (not keyword-only: the engine makes one per step
+    positionally, as msgspec matches keywords one by one).
 
     Attributes:
         step_id: ``s1``, ``s2``...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ontoflow.actors.orchestrator import compose_orchestrator
+from ontoflow.actors.orchestrator._queries import Waiters
 from ontoflow.protocols.errors import ManifestError
 
 TRIGGERED = {
@@ -26,7 +27,7 @@ def test_the_services_are_wired_in_by_the_composition() -> None:
     orch, clients = composed.orchestrator, composed.clients
     assert clients is not None and composed.triggers is not None and clients.max_runs == 7
     assert orch.client_handler == clients.handle
-    assert orch.on_run_ended == [clients.run_ended] and orch.on_progress == [clients.progress]
+    assert orch.on_run_ended == [clients.run_ended] and orch.on_progress == []  # no Watch held yet
     assert orch.on_observation == [composed.triggers.observe]
 
 
@@ -36,3 +37,16 @@ def test_trigger_workflows_need_clients_and_must_declare_triggers() -> None:
     untriggered = {k: v for k, v in TRIGGERED.items() if k != "triggers"}
     with pytest.raises(ManifestError):
         compose_orchestrator(address="inproc://compose-bad", serve_clients=True, trigger_workflows=[untriggered])
+
+
+def test_the_watchers_hook_is_in_the_run_table_only_while_a_watch_is_held() -> None:
+    waiters = Waiters()
+    composed = compose_orchestrator(address="inproc://compose-watch", serve_clients=True, waiters=waiters)
+    orch, clients = composed.orchestrator, composed.clients
+    assert clients is not None and orch.on_progress == []
+    assert waiters.hold(b"c1", "r1", "status", 0) is True and orch.on_progress == []
+    assert waiters.hold(b"c1", "r1", "watch", 0) is True and waiters.hold(b"c2", "r1", "watch", 0) is True
+    assert orch.on_progress == [clients.progress]  # once, however many watch
+    assert waiters.ended("r1") == [b"c1", b"c2"] and orch.on_progress == []
+    assert waiters.hold(b"c1", "r2", "watch", 5) is True and orch.on_progress == [clients.progress]
+    assert waiters.expire(5 + waiters.lease_ms) and orch.on_progress == []

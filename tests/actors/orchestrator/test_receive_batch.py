@@ -13,6 +13,7 @@ from ontoflow.actors.orchestrator._durability import Durability
 from ontoflow.actors.orchestrator._mailbox import Authority, Mailbox
 from ontoflow.actors.orchestrator._run_commands import RunCommands
 from ontoflow.actors.orchestrator.engine import Dispatch, RunEnded
+from ontoflow.protocols.client import Status
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Invoke, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import Outbox
 
@@ -83,3 +84,24 @@ def test_an_outcome_while_the_journal_cannot_be_written_is_parked_not_applied() 
     stray = Outcome(run_id="none", step_id="s1", attempt=1, event="success", session=parts.session)
     parts.mailbox.receive_batch([(b"w1", stray)], 30)  # the next message: the parked one is handled first
     assert parts.runs.get(run_id).result is not None and not len(parts.mailbox.parking)
+
+
+def test_a_client_request_in_a_batch_goes_to_the_handler_as_receive_hands_it() -> None:
+    parts = _Parts()
+    handled: list[tuple[bytes, Any]] = []
+    parts.mailbox.client_handler = lambda identity, message: handled.append((identity, message))
+    status = Status(run_id="r1")
+    parts.mailbox.receive_batch([(b"c1", status)], 10)  # the batch's way, without ``receive``
+    parts.mailbox.receive(b"c1", status, 10)  # ``receive``'s way
+    assert handled == [(b"c1", status), (b"c1", status)]
+    parts.gate.fail = True
+    with pytest.raises(OSError):
+        parts.outbox.commit()
+    parts.mailbox.receive_batch([(b"c2", status)], 11)  # unavailable: ``receive`` serves it (reads answered)
+    assert handled[-1] == (b"c2", status)
+    parts.mailbox.client_handler = None
+    parts.gate.fail = False
+    parts.seconds += 60
+    parts.outbox.flush()
+    parts.mailbox.receive_batch([(b"c3", status)], 12)  # no handler: ``receive`` logs it unserved, no error
+    assert len(handled) == 2 + 1

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from ontoflow.actors.orchestrator import Run, RunTable
+from ontoflow.actors.orchestrator import Run, RunResult, RunTable
+from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import (
     Dispatch,
     RunCancelled,
     RunEnded,
     RunExpired,
+    RunState,
     RunSubmitted,
     StepFinished,
     Suspended,
+    TraceEntry,
 )
 from ontoflow.protocols import Outcome
 
@@ -38,6 +41,7 @@ def test_a_run_goes_through_its_engine_and_ends_with_its_result_published() -> N
     result = table.end(run, command)
     assert result.status == "completed" and ended == [result] and progress == [("r1", 1)]
     assert table.in_flight == 0 and table.live("r1") is None and table.get("r1") is run
+    assert result == result_of(run.state, "completed", None)  # ``end`` makes it in line: the same fields
 
 
 def test_deadlines_expire_once_and_only_for_live_runs() -> None:
@@ -148,3 +152,14 @@ def test_an_engine_that_raises_fails_its_run_instead_of_leaving_it_running(capsy
     other, _ = _started(table, "r2")
     with pytest.raises(TypeError):  # not a fact: the caller's mistake still raises
         table.advance(other, "not a fact")
+
+
+def test_result_of_is_the_result_the_fields_name() -> None:
+    # ``result_of`` builds the RunResult positionally (once per run): each field in its place.
+    state = RunState(run_id="r1", status="completed", context={"k": 1}, started_ms=5, ended_ms=9)
+    state.trace.append(TraceEntry("s1", "main", "a", "x.a", "success", None, 1, 0.5, 0, None, None, None, 5, 9))
+    assert result_of(state, "failed", "it broke") == RunResult(
+        run_id="r1", status="failed", error="it broke", context={"k": 1}, trace=state.trace, started_ms=5, ended_ms=9)
+    assert TraceEntry("s1", "main", "a", "x.a", "success", None, 1, 0.5, 0, None, None, None, 5, 9) == TraceEntry(
+        step_id="s1", node="main", block="a", capability="x.a", event="success", action=None, attempt=1,
+        duration_ms=0.5, retries=0, reason=None, error=None, prerequisite_of=None, started_ms=5, ended_ms=9)
