@@ -19,13 +19,11 @@ whole no-op step) that take turns at two jobs:
 task cancelled (``Task.cancel``, taken back with ``uncancel`` once the step is over; an anyio
 cancel scope per step would cost a third of a no-op step) and is answered ``cancelled``.
 
-A step that ignores its Cancel (catches the cancellation and goes on) held its slot for good,
-unanswered: the orchestrator kept the slot taken too, and the worker served with one slot less,
-silently. ``abandon_overdue`` (on the host's Ticks) answers a step still running
+A step that ignores its Cancel held its slot for good, unanswered (the worker served with one
+slot less, silently): ``abandon_overdue`` (on the host's Ticks) answers a step still running
 ``cancel_grace_ms`` after its Cancel (``cancelled``, reason ``cancel_ignored``), gives its slot
-back with a new runner in place of the one it holds, logs ``step_cancel_ignored`` and counts
-it in ``stuck`` until it ends (its late answer is dropped), as a Temporal workflow moves on
-from an activity that ignores its cancellation while the activity runs on.
+back with a new runner, logs ``step_cancel_ignored`` and counts it in ``stuck`` until it ends
+(its late answer is dropped), as Temporal moves on from an activity ignoring its cancellation.
 """
 
 from __future__ import annotations
@@ -152,26 +150,27 @@ class StepScheduler:
             self._wake_runner()
 
     def enqueue(self, invoke: Invoke, *, wake: bool = True) -> bool:
-        """Queue a step for a runner.
-
-        Args:
-            invoke: the step; its capability must be one of ``capabilities``.
-            wake: wake an idle runner for it; the reader passes False, as the runner that
-                reads goes on to run what it queued.
-
-        Returns:
-            False when the attempt is already here (queued, running): nothing is queued.
-        """
-        key = (invoke.run_id, invoke.step_id, invoke.attempt)
-        running = self._running
-        if key in running:
+        """Queue a step for a runner (``wake``: wake an idle runner for it); False when the
+        attempt is already here (queued, running): nothing is queued. See ``enqueue_many``."""
+        if self.enqueue_many([invoke]):
             return False
-        # Registered now (None: queued), so a Cancel that arrives before a runner picks the step up still finds it.
-        running[key] = None
-        self._queue.append(invoke)
         if wake:
             self._wake_runner()
         return True
+
+    def enqueue_many(self, invokes: list[Invoke]) -> list[Invoke]:
+        """Queue steps in order (their capabilities among ``capabilities``), waking no runner:
+        the reader's, whose runner runs them next. Returns those already here, not queued again."""
+        running, queue, again = self._running, self._queue, []
+        for invoke in invokes:
+            key = (invoke.run_id, invoke.step_id, invoke.attempt)
+            if key in running:
+                again.append(invoke)
+                continue
+            # Registered now (None: queued), so a Cancel that arrives before a runner picks the step up still finds it.
+            running[key] = None
+            queue.append(invoke)
+        return again
 
     def cancel(self, key: StepKey, now_ms: int | None = None) -> None:
         """Cancel a running or queued attempt (an unknown one is already over: nothing to do);
