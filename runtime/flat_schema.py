@@ -59,6 +59,21 @@ _TYPE_TESTS = {
 }
 _BOUND_TESTS = {"minimum": "{} <= v", "maximum": "v <= {}", "exclusiveMinimum": "{} < v", "exclusiveMaximum": "v < {}"}
 _LENGTH_TESTS = {"minLength": "{} <= len(v)", "maxLength": "len(v) <= {}"}
+_LOWER = {"minimum": "<=", "exclusiveMinimum": "<", "minLength": "<="}
+_UPPER = {"maximum": "<=", "exclusiveMaximum": "<", "maxLength": "<="}
+
+
+def _chain(value: str, bounds: dict[str, str]) -> list[str]:
+    """The tests of ``value`` (an expression) against ``bounds`` (keyword -> constant name):
+    one lower and one upper bound as one chain, ``c1 <= v <= c2`` (``value`` computed once,
+    each comparison made as in ``c1 <= v and v <= c2``), the others one by one."""
+    lower = [k for k in bounds if k in _LOWER]
+    upper = [k for k in bounds if k in _UPPER]
+    if len(lower) == 1 and len(upper) == 1:
+        lo, up = lower[0], upper[0]
+        return [f"{bounds[lo]} {_LOWER[lo]} {value} {_UPPER[up]} {bounds[up]}"]
+    tests = {**_BOUND_TESTS, **_LENGTH_TESTS}
+    return [tests[k].format(bounds[k]) for k in bounds]
 
 
 class _Constants:
@@ -98,15 +113,13 @@ def _scalar_test(schema: Any, constants: _Constants) -> str | None:
     for t in dict.fromkeys(types):
         parts = [_TYPE_TESTS[t]]
         if t == "string":
-            for key in lengths:
-                if type(schema[key]) is not int:
-                    return None
-                parts.append(_LENGTH_TESTS[key].format(constants.name(schema[key])))
+            if not all(type(schema[key]) is int for key in lengths):
+                return None
+            parts += _chain("len(v)", {key: constants.name(schema[key]) for key in lengths})
         elif t in ("integer", "number"):
-            for key in bounds:
-                if not _is_finite_number(schema[key]):
-                    return None
-                parts.append(_BOUND_TESTS[key].format(constants.name(schema[key])))
+            if not all(_is_finite_number(schema[key]) for key in bounds):
+                return None
+            parts += _chain("v", {key: constants.name(schema[key]) for key in bounds})
         branches.append(" and ".join(parts))
     test = "(" + " or ".join(f"({b})" for b in branches) + ")" if branches else "True"
     if "enum" in schema:
@@ -149,6 +162,7 @@ def _object_source(schema: dict[str, Any], constants: _Constants, full: str) -> 
         return None
     closed = not closed
     needed = set(required)
+    missing = constants.name(object())
     lines = ["def check(data):", "    if type(data) is not dict:", f"        return {full}(data)"]
     if closed:
         lines.append("    n = 0")
@@ -160,14 +174,20 @@ def _object_source(schema: dict[str, Any], constants: _Constants, full: str) -> 
         if test is None:
             return None
         k = constants.name(key)
-        lines += [f"    if {k} in data:", f"        v = data[{k}]"]
-        if test != "True":
-            lines.append(f"        if not {test}: return {full}(data)")
-        if closed:
-            lines.append("        n += 1")
+        # One lookup (``get`` with a sentinel no value can be) where ``in`` then ``[]`` took two.
+        lines.append(f"    v = data.get({k}, {missing})")
         if key in needed:
-            lines.append(f"    else: return {full}(data)")
-        elif "default" in prop:
+            # Every test but "True" begins with one on the type (or ``v is None``), which the
+            # sentinel fails: a missing key goes to the full validator with no test of its own.
+            lines.append(f"    if v is {missing}: return {full}(data)" if test == "True" else f"    if not {test}: return {full}(data)")
+            if closed:
+                lines.append("    n += 1")
+        else:
+            lines.append(f"    if v is not {missing}:")
+            if test != "True":
+                lines.append(f"        if not {test}: return {full}(data)")
+            lines.append("        n += 1" if closed else "        pass")
+        if key not in needed and "default" in prop:
             if not _default_ok(prop["default"]):
                 return None
             defaults.append((k, constants.name(prop["default"])))

@@ -54,6 +54,7 @@ log = structlog.get_logger()
 # Reused: a fresh Encoder per call is the slow path msgspec warns about.
 _ENCODER = msgspec.msgpack.Encoder()
 _NOT_RETURNED = object()
+_clock = time.perf_counter  # one global read per step, not a global and an attribute
 
 
 def _encoded_size(value: Any) -> int:
@@ -199,7 +200,7 @@ class Capability(abc.ABC):
         Returns:
             The step's Outcome, carrying the request's run_id, step_id and attempt.
         """
-        started = time.perf_counter()
+        started = _clock()
         try:
             # One coroutine for validation and the first attempt's set-up: this is the path
             # of every step, so it avoids a frame per stage.
@@ -229,7 +230,7 @@ class Capability(abc.ABC):
                                     verbose=verbose)
             plain = spec.plain  # kept before the first attempt, which may change a list in place
             sent = keep_sent(inputs) if plain is not None and not plain.issuperset(inputs) else None
-            if spec.metadata.timeout_ms is None and request.deadline_ms is None:  # no limit: most steps
+            if spec.unlimited and request.deadline_ms is None:  # no limit: most steps
                 try:  # the first attempt runs here, without the attempts loop's coroutine; a failure goes on there
                     raw = await self.execute(dict(inputs), request.context)
                 except BaseException as exc:  # an exit too, but a cancellation must propagate
@@ -238,12 +239,12 @@ class Capability(abc.ABC):
                     return await self._attempts(request, started, inputs, sent, verbose, failed=exc)
                 # Usual: nothing but a declared event (None: success); built here, as ``_finish``
                 # would, without ``interpret``'s checks, which it passes (the rest goes there).
-                if not verbose and (raw is None and SUCCESS in spec.events or type(raw) is Result
+                if not verbose and (raw is None and spec.success or type(raw) is Result
                                     and type(raw.outputs) is dict and not raw.outputs and type(raw.segments) is list
                                     and not raw.segments and type(raw.event) is str and raw.event in spec.events):
                     return Outcome(run_id=request.run_id, step_id=request.step_id, attempt=request.attempt,
                                    event=SUCCESS if raw is None else raw.event,
-                                   duration_ms=(time.perf_counter() - started) * 1000.0)
+                                   duration_ms=(_clock() - started) * 1000.0)
                 return self._success(request, started, raw, 0, verbose)
             return await self._attempts(request, started, inputs, sent, verbose)
         except Exception as exc:  # the last line of the zero-exception guarantee
@@ -343,7 +344,7 @@ class Capability(abc.ABC):
         retries: int = 0,
         verbose: bool = True,
     ) -> Outcome:
-        duration_ms = (time.perf_counter() - started) * 1000.0
+        duration_ms = (_clock() - started) * 1000.0
         if verbose:
             log.info(
                 "capability_step_completed",
@@ -386,5 +387,5 @@ class Capability(abc.ABC):
             event=FAILURE,
             error=f"{ErrorClass.UNKNOWN}: {exc_type}: the capability base failed",
             reason=REASON_INTERNAL,
-            duration_ms=(time.perf_counter() - started) * 1000.0,
+            duration_ms=(_clock() - started) * 1000.0,
         )

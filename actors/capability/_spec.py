@@ -7,7 +7,7 @@ from __future__ import annotations
 from ontoflow.actors.capability._inputs import plain_keys
 from ontoflow.actors.capability._schema import Validator, compile_schema
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.events import CLARIFICATION, FAILURE
+from ontoflow.protocols.events import CLARIFICATION, FAILURE, SUCCESS
 
 __all__ = ["ClassSpec"]
 
@@ -23,13 +23,17 @@ class ClassSpec:
         CapabilityDefinitionError: when the input schema does not compile (the id is named).
     """
 
-    __slots__ = ("defaults", "events", "metadata", "outputs", "plain", "validator")
+    __slots__ = ("defaults", "events", "metadata", "outputs", "plain", "success", "unlimited", "validator")
 
     def __init__(self, meta: CapabilityMetadata) -> None:
         self.metadata = meta
         self.validator: Validator = compile_schema(meta.id, meta.input_schema)
         self.events = frozenset(meta.events) | {FAILURE, CLARIFICATION}  # a question: any capability may ask
         self.outputs = frozenset(meta.outputs)
+        #: Whether ``success`` is declared (``None`` from ``execute`` answers it) and whether no
+        #: ``timeout_ms`` limits an attempt: asked on every step.
+        self.success = SUCCESS in self.events
+        self.unlimited = meta.timeout_ms is None
         #: The input keys a retry needs no copy of (``_inputs.plain_keys``).
         self.plain = plain_keys(meta.input_schema, retried=meta.retry.max_retries > 0)
         #: Whether the validator may write schema defaults into what it checks (it is then

@@ -40,6 +40,7 @@ import structlog
 from ontoflow.actors.capability import Capability, shut_down
 from ontoflow.actors.worker._announce import say_not_welcomed
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
+from ontoflow.actors.worker._intake import InvokeIntake
 from ontoflow.actors.worker._perceptions import Perceptions
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
@@ -64,7 +65,7 @@ GOODBYE_LINGER_MS = 2000  #: how long the last answers and the goodbye may take 
 WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
 
 
-class WorkerHost(BatchActor):
+class WorkerHost(InvokeIntake, BatchActor):
     """Hosts capabilities and serves one orchestrator, reconnecting when it goes silent.
 
     Args:
@@ -251,8 +252,8 @@ class WorkerHost(BatchActor):
                 session = self._current  # queued for the reading runner (it runs it next), unless it cannot run here
                 if self._draining or session is None or not session.welcomed or message.capability not in self._capabilities:
                     self._refuse(message)
-                elif not self.steps.enqueue(message, wake=False):
-                    log.warning("invoke_duplicate", run_id=message.run_id, step_id=message.step_id, attempt=message.attempt)
+                else:
+                    self.enqueue([message])
             case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
                 self.steps.cancel((run_id, step_id, attempt), now)
             case Heartbeat():
