@@ -49,13 +49,25 @@ class InvokeIntake(BatchActor):
                 invokes.append(message)
                 continue
             if invokes:
-                self.enqueue(invokes)
+                self._queue(invokes, now)
                 invokes = []
             super().receive_batch([(identity, message)], now)  # it may end the session, or welcome one
             session = self._current
             takes = not self._draining and session is not None and session.welcomed
         if invokes:
+            self._queue(invokes, now)
+
+    def _queue(self, invokes: list[Invoke], now: int) -> None:
+        """Queue a run of Invokes with one call; should that raise (an Invoke the wire cannot
+        deliver, e.g. one made in-process with a field of the wrong type), each goes through
+        ``receive`` on its own instead, as before the batch was taken whole: the bad one is
+        logged ``message_handling_failed`` and the rest of the batch still handled (one queued
+        before it is then logged ``invoke_duplicate``, not queued twice). Their peer is ``b""``:
+        a worker's mailbox is its session's DEALER, whose one peer is the daemon."""
+        try:
             self.enqueue(invokes)
+        except Exception:
+            super().receive_batch([(b"", invoke) for invoke in invokes], now)
 
     def enqueue(self, invokes: list[Invoke]) -> None:
         """Queue ``invokes`` (runnable here) for the runner reading; a duplicate is logged."""

@@ -62,3 +62,30 @@ async def test_a_batch_is_handled_as_each_of_its_messages_was() -> None:
     assert at_once[1] == ["a", "b", "a", "c", "d"]  # the duplicate and the unhosted one are not queued
     assert at_once[2] == [("r1", "a", 1)]
     assert [line[0] for line in at_once[6]].count("invoke_duplicate") == 1
+
+
+def _with_a_bad_invoke() -> list[tuple[bytes, Any]]:
+    # An Invoke the wire cannot deliver (msgspec checks a field's type when it decodes): made
+    # in-process with a run id that is no string, it cannot be queued.
+    bad = Invoke(run_id=["unhashable"], step_id="bad", attempt=1, capability="test.hosted")  # type: ignore[arg-type]
+    messages = [Welcome(worker_id="w1", heartbeat_ms=1000, liveness=3, session="tok"),
+                _invoke("a"), bad, _invoke("b"), Cancel(run_id="r9", step_id="z", attempt=1), _invoke("c")]
+    return [(b"", m) for m in messages]
+
+
+async def test_an_invoke_that_cannot_be_queued_is_logged_and_the_batch_goes_on() -> None:
+    """As each message through ``receive`` did: the bad one logged ``message_handling_failed``,
+    every other step of the batch queued once, nothing raised out of ``receive_batch``."""
+    results = []
+    for batch_at_once in (True, False):
+        host = WorkerHost([Hosted()], address="inproc://unused", worker_id="w1")
+        host._current = Session(host, 1)
+        with capture_logs() as logs:
+            if batch_at_once:
+                host.receive_batch(_with_a_bad_invoke(), 5)
+            else:
+                BatchActor.receive_batch(host, _with_a_bad_invoke(), 5)
+        results.append(([i.step_id for i in host.steps._queue],
+                        [line["event"] for line in logs if line["event"] == "message_handling_failed"]))
+    assert results[0][0] == results[1][0] == ["a", "b", "c"]
+    assert results[0][1] == results[1][1] == ["message_handling_failed"]
