@@ -140,9 +140,12 @@ def compose_orchestrator(
 
 
 def _hooked(hooks: list[Callable[[str, list[Any]], None]], hook: Callable[[str, list[Any]], None], on: bool) -> None:
-    """Add ``hook`` to ``hooks`` (``on``: the first Watch is held) or remove it (the last one went)."""
+    """Add ``hook`` to ``hooks`` (``on``: the first Watch is held) or remove it (the last one went).
+    Added once: a caller that put it there itself (as before it was added only while a Watch is
+    held) must not get each step's progress sent twice."""
     if on:
-        hooks.append(hook)
+        if hook not in hooks:
+            hooks.append(hook)
     elif hook in hooks:  # a caller may have taken it out itself: releasing a Watch must not fail
         hooks.remove(hook)
 

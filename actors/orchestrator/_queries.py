@@ -192,7 +192,8 @@ class Waiters:
         watches: held Watch requests (read it, never set it): most daemons have none.
         on_watching: called with True when the first Watch is held and with False when the
             last one is released, so that the client service is asked about the steps of runs
-            only while someone watches (most daemons never: no call per step).
+            only while someone watches (most daemons never: no call per step). One composition
+            sets it: a ``Waiters`` belongs to one orchestrator.
     """
 
     def __init__(self, *, per_client: int = 256, max_clients: int = 4096, lease_ms: int = 60_000) -> None:

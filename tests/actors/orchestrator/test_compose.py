@@ -50,3 +50,15 @@ def test_the_watchers_hook_is_in_the_run_table_only_while_a_watch_is_held() -> N
     assert waiters.ended("r1") == [b"c1", b"c2"] and orch.on_progress == []
     assert waiters.hold(b"c1", "r2", "watch", 5) is True and orch.on_progress == [clients.progress]
     assert waiters.expire(5 + waiters.lease_ms) and orch.on_progress == []
+
+
+def test_a_watchers_hook_put_in_by_hand_is_not_added_twice() -> None:
+    """A caller that appended the client service's hook itself (the wiring before it came and
+    went with the Watches) gets each step's progress once, not twice."""
+    waiters = Waiters()
+    composed = compose_orchestrator(address="inproc://compose-watch-twice", serve_clients=True, waiters=waiters)
+    orch, clients = composed.orchestrator, composed.clients
+    assert clients is not None
+    orch.on_progress.append(clients.progress)
+    assert waiters.hold(b"c1", "r1", "watch", 0) is True
+    assert orch.on_progress == [clients.progress]
