@@ -31,6 +31,7 @@ import os
 import signal
 import socket
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import anyio
@@ -65,7 +66,7 @@ GOODBYE_LINGER_MS = 2000  #: how long the last answers and the goodbye may take 
 WORKER_SPIN_US = 150  #: how long a host polls its socket after sending before it parks (README, "Performance")
 
 
-class WorkerHost(InvokeIntake, BatchActor):
+class WorkerHost(BatchActor):
     """Hosts capabilities and serves one orchestrator, reconnecting when it goes silent.
 
     Args:
@@ -149,11 +150,11 @@ class WorkerHost(InvokeIntake, BatchActor):
         self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
         self._perceptions = Perceptions(self._capabilities, self.now, self._observed)
+        self._intake = InvokeIntake(self._capabilities, self.steps, takes=self._takes_invokes, each=partial(BatchActor.receive_batch, self))
 
     @property
     def session_token(self) -> str:
-        """The token of the last Welcome: sent with every answer and presented by the next
-        Ready, so the daemon knows this host is the one it registered (never logged)."""
+        """The last Welcome's token, sent with every answer and shown by the next Ready: the daemon's proof of who registered (never logged)."""
         return self._answers.token
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -245,15 +246,21 @@ class WorkerHost(InvokeIntake, BatchActor):
 
     # -- the mailbox ---------------------------------------------------------------------------
 
+    def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
+        """Handle a batch: its Invokes queued together by the intake, the rest through ``receive``."""
+        self._intake.take(batch, now)
+
+    def _takes_invokes(self) -> bool:  # a welcomed session, no drain: an Invoke is queued for the reading runner
+        return not self._draining and self._current is not None and self._current.welcomed
+
     def receive(self, identity: bytes, message: Any, now: int) -> None:
         """Handle one message of the orchestrator, or a Tick of the host's own timer."""
         match message:
-            case _ if type(message) is Invoke:  # the hot path, by exact type (a class pattern costs more)
-                session = self._current  # queued for the reading runner (it runs it next), unless it cannot run here
-                if self._draining or session is None or not session.welcomed or message.capability not in self._capabilities:
+            case _ if type(message) is Invoke:  # by exact type (a class pattern costs more)
+                if not self._takes_invokes() or message.capability not in self._capabilities:
                     self._refuse(message)
                 else:
-                    self.enqueue([message])
+                    self._intake.enqueue([message])
             case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
                 self.steps.cancel((run_id, step_id, attempt), now)
             case Heartbeat():
@@ -279,16 +286,14 @@ class WorkerHost(InvokeIntake, BatchActor):
     def _refuse(self, invoke: Invoke) -> None:
         """A step that cannot run here: answered when its capability is not hosted, else logged."""
         if self._draining:
-            # Not started and not answered: the coming Disconnect hands it back to the
-            # orchestrator as a lost worker's step.
+            # Not started, not answered: the coming Disconnect hands it back as a lost worker's step.
             log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
             return
         session = self._current
         if session is None or not session.welcomed:
-            # Sent before the orchestrator read this session's Ready (to the connection this
-            # host had replaced, or to this one while it was in flight): the Ready does not
-            # list it, so the orchestrator sends it again once it has (``WorkerPool.ready``).
-            # Running this copy too would run a step twice.
+            # Sent before the orchestrator read this session's Ready (to a replaced connection, or
+            # to this one while it was in flight): the Ready does not list it, so the orchestrator
+            # sends it again once it has (``WorkerPool.ready``); running this copy too would run it twice.
             log.info("invoke_before_welcome", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
             return
         self.answer(Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,

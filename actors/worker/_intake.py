@@ -1,49 +1,60 @@
 """How a worker host takes a batch from its mailbox: the Invokes it can run queued together.
 
 Most of a batch is Invokes, each of which the host's ``receive`` would queue one at a time (a
-call, a ``match``, the session's state asked anew, a call of the scheduler): ``receive_batch``
+call, a ``match``, the session's state asked anew, a call of the scheduler): ``InvokeIntake.take``
 queues a run of them with one call of ``StepScheduler.enqueue_many``, in order, and hands every
-other message to ``receive`` as before (after queueing the Invokes ahead of it: a Cancel after
-its Invoke still finds it). What cannot run here (no welcomed session, a drain, a capability
-not hosted) goes through ``receive`` too, which refuses it.
+other message to the host's ``receive`` as before (after queueing the Invokes ahead of it: a
+Cancel after its Invoke still finds it). What cannot run here (no welcomed session, a drain, a
+capability not hosted) goes through ``receive`` too, which refuses it. The intake is a part the
+host owns, told what it needs (the capabilities hosted, the scheduler, whether Invokes are taken
+now, the one-message-at-a-time path), not a base class reading the host's attributes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from ontoflow.protocols.messages import Invoke
-from ontoflow.runtime.actor import BatchActor
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ontoflow.actors.capability import Capability
     from ontoflow.actors.worker._scheduler import StepScheduler
-    from ontoflow.actors.worker._session import Session
 
 __all__ = ["InvokeIntake"]
 
 log = structlog.get_logger()
 
+Batch = list[tuple[bytes, Any]]
 
-class InvokeIntake(BatchActor):
-    """``receive_batch`` for ``WorkerHost`` (see the module docstring)."""
 
-    _capabilities: Mapping[str, Capability]
-    _current: Session | None
-    _draining: bool
-    steps: StepScheduler
+class InvokeIntake:
+    """Takes a worker host's batches (see the module docstring).
 
-    def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
-        """``receive`` each message of ``batch`` in order, the Invokes of a welcomed session that
-        can run here queued together (one call for a run of them, not one ``receive`` each)."""
+    Args:
+        hosted: the capabilities hosted, by id.
+        steps: the host's step scheduler.
+        takes: whether Invokes are taken now (a welcomed session, no drain); asked again after
+            each message that is not such an Invoke, which may end the session or welcome one.
+        each: the host's one-message-at-a-time path (``BatchActor.receive_batch``: ``receive``
+            per message, an exception logged ``message_handling_failed``).
+    """
+
+    def __init__(self, hosted: Mapping[str, Capability], steps: StepScheduler, *, takes: Callable[[], bool],
+                 each: Callable[[Batch, int], None]) -> None:
+        self._hosted = hosted
+        self._steps = steps
+        self._takes = takes
+        self._each = each
+
+    def take(self, batch: Batch, now: int) -> None:
+        """Handle each message of ``batch`` in order, the Invokes that can run here queued
+        together (one call for a run of them, not one ``receive`` each)."""
         invokes: list[Invoke] = []
-        hosted = self._capabilities
-        session = self._current
-        takes = not self._draining and session is not None and session.welcomed
+        hosted = self._hosted
+        takes = self._takes()
         for identity, message in batch:
             if takes and type(message) is Invoke and message.capability in hosted:
                 invokes.append(message)
@@ -51,11 +62,15 @@ class InvokeIntake(BatchActor):
             if invokes:
                 self._queue(invokes, now)
                 invokes = []
-            super().receive_batch([(identity, message)], now)  # it may end the session, or welcome one
-            session = self._current
-            takes = not self._draining and session is not None and session.welcomed
+            self._each([(identity, message)], now)
+            takes = self._takes()
         if invokes:
             self._queue(invokes, now)
+
+    def enqueue(self, invokes: list[Invoke]) -> None:
+        """Queue ``invokes`` (runnable here) for the runner reading; a duplicate is logged."""
+        for again in self._steps.enqueue_many(invokes):
+            log.warning("invoke_duplicate", run_id=again.run_id, step_id=again.step_id, attempt=again.attempt)
 
     def _queue(self, invokes: list[Invoke], now: int) -> None:
         """Queue a run of Invokes with one call; should that raise (an Invoke the wire cannot
@@ -67,9 +82,4 @@ class InvokeIntake(BatchActor):
         try:
             self.enqueue(invokes)
         except Exception:
-            super().receive_batch([(b"", invoke) for invoke in invokes], now)
-
-    def enqueue(self, invokes: list[Invoke]) -> None:
-        """Queue ``invokes`` (runnable here) for the runner reading; a duplicate is logged."""
-        for again in self.steps.enqueue_many(invokes):
-            log.warning("invoke_duplicate", run_id=again.run_id, step_id=again.step_id, attempt=again.attempt)
+            self._each([(b"", invoke) for invoke in invokes], now)

@@ -1,4 +1,4 @@
-"""A worker host's ``receive_batch`` (Invokes queued together, ``_intake``) does exactly what
+"""A worker host's ``receive_batch`` (Invokes queued together by ``_intake.InvokeIntake``) does exactly what
 handing each message of the batch to ``receive``, one at a time, did: the same steps queued
 in the same order, the same refusals, duplicates, cancellations, answers and log lines, with
 a Welcome, a Cancel and other messages between the Invokes."""
