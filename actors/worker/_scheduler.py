@@ -39,10 +39,12 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability import Capability
-from ontoflow.actors.worker._step_exits import each
-from ontoflow.actors.worker._stepping import StepRunning
+from ontoflow.actors.worker._inline import not_closed, resume
+from ontoflow.actors.worker._step_exits import each, escaped, host_stops, take_back
 from ontoflow.protocols.events import CANCELLED
 from ontoflow.protocols.messages import Invoke, Outcome
+from ontoflow.runtime.batching import SEND_CHUNK
+from ontoflow.runtime.errors import Interrupted
 
 __all__ = ["DEFAULT_CANCEL_GRACE_MS", "DEFAULT_CANCEL_GRACE_S", "StepKey", "StepScheduler"]
 
@@ -57,7 +59,7 @@ DEFAULT_CANCEL_GRACE_MS = 10_000
 DEFAULT_CANCEL_GRACE_S = DEFAULT_CANCEL_GRACE_MS / 1000
 
 
-class StepScheduler(StepRunning):
+class StepScheduler:
     """Runs a worker host's steps (see the module docstring).
 
     Args:
@@ -270,8 +272,7 @@ class StepScheduler(StepRunning):
     async def _serve(self, queue: deque[Invoke], loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
         while True:
             if queue and self._busy < self.slots and not self._closed:
-                ended = self.run_next(queue.popleft(), task)  # most steps end in it: no coroutine
-                if ended is not False and (ended is True or await ended):  # type: ignore[misc]
+                if await self._run_next(queue.popleft(), task):
                     return  # it ran a step answered without it: another runner took its place
                 continue
             if self._answered:
@@ -293,3 +294,105 @@ class StepScheduler(StepRunning):
                     self._waking -= 1
                 elif wake in self._idle:  # cancelled while parked (the host stops): no longer idle
                     self._idle.remove(wake)
+
+    async def _run_next(self, invoke: Invoke, task: asyncio.Task[Any]) -> bool:
+        """Run one queued step in ``task`` (the calling runner), unless it was cancelled while
+        queued, and answer it; True when it had been answered without it (``abandon_overdue``):
+        the runner then ends, replaced."""
+        key = (invoke.run_id, invoke.step_id, invoke.attempt)
+        running = self._running
+        if key not in running:
+            return False
+        outcome: Outcome | None = None
+        waited = False
+        cancels = self._cancel_requested  # usually empty: asked before each lookup (a tuple hashes anew)
+        if not cancels or key not in cancels:  # else cancelled while queued: never started
+            running[key] = task
+            self._busy += 1
+            try:
+                # In the try: an ``invoke`` overridden as a plain function may raise when called.
+                coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
+                # The step's first slice runs right here (``_inline``): most steps end in it.
+                try:
+                    pending = coro.send(None)
+                except StopIteration as stop:
+                    outcome = stop.value
+                except GeneratorExit as exc:  # raised, not thrown in: nobody closes a running coroutine
+                    raise not_closed(exc) from exc
+                else:
+                    waited = True
+                    if self._answered:
+                        self._hand_over()  # the steps answered before this one must not wait for it
+                    # The step waits: another runner takes the mailbox or the next step meanwhile.
+                    if self._has_work_for_another():
+                        self._wake_runner()
+                    outcome = await resume(coro, pending)
+            except asyncio.CancelledError:
+                if key not in self._cancel_requested and task.cancelling() and host_stops():
+                    raise  # the host itself is being cancelled
+                if key not in self._cancel_requested:  # raised by the step, or its own task.cancel()
+                    outcome = escaped(invoke, "CancelledError")
+            except (GeneratorExit, Interrupted):
+                # This runner is being closed (``resume`` told it from a step raising one), or a
+                # person's second Ctrl-C came while the step blocked the loop: they get out.
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the capability broke invoke's guarantee
+                # An ``invoke`` overridden despite ``@final``, an exit it let through: the step
+                # fails, the host and every other step in it go on.
+                raised = exc.__cause__ if isinstance(exc.__cause__, GeneratorExit) else exc  # see not_closed
+                outcome = escaped(invoke, type(raised).__name__)
+            finally:
+                abandoned = bool(self._abandoned) and key in self._abandoned  # its slot was given back already
+                if not abandoned:
+                    self._busy -= 1
+                if cancels and key in cancels:
+                    # Take back exactly the cancellation this scheduler asked for (whether the
+                    # step saw it or finished first), so the runner is not left "cancelling".
+                    task.uncancel()
+            if abandoned:
+                return self._ended_abandoned(key)
+        if cancels:
+            cancels.discard(key)
+        if self._cancel_due:
+            self._cancel_due.pop(key, None)
+        running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
+        if task.cancelling() and not host_stops():
+            if self._answered:
+                self._hand_over()  # no answer waits unlisted across a wait (a new Ready lists none of them)
+            await take_back(task)  # the step cancelled its own task: that must not end the runner
+        if outcome is None:  # a Cancel arrived for this step
+            outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
+                              event=CANCELLED, reason="cancelled")
+        if waited:
+            self._answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
+        else:
+            answered = self._answered
+            if self._queue and self._busy < self.slots and not self._closed:
+                answered.append(outcome)  # the runner goes on with the next queued step
+                if len(answered) >= SEND_CHUNK:
+                    self._hand_over()
+            elif answered:
+                # The last of the steps run back to back: their answers leave together, now.
+                answered.append(outcome)
+                self._hand_over()
+            else:  # a step run alone (one at a time): no list to make
+                with self._hold():
+                    self._answer(outcome)
+                self._flush()
+        if self._quiet is not None and not self._busy:
+            self._quiet.set()  # the last running step of a drain is answered
+        return False
+
+    def _hand_over(self) -> None:
+        """Answer the steps answered back to back, in one call, and send them now."""
+        answered, self._answered = self._answered, []
+        with self._hold():
+            self._answer_many(answered)
+        self._flush()
+
+    def _ended_abandoned(self, key: StepKey) -> bool:
+        """A step answered without it (``abandon_overdue``) ended at last: its outcome is dropped."""
+        self._abandoned.discard(key)
+        self._cancel_requested.discard(key)
+        log.warning("stuck_step_ended", run_id=key[0], step_id=key[1], attempt=key[2], stuck=len(self._abandoned))
+        return True
