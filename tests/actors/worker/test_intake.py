@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from ontoflow.actors.capability import Capability
@@ -15,7 +16,7 @@ from ontoflow.actors.worker import WorkerHost
 from ontoflow.actors.worker._session import Session
 from ontoflow.protocols import CapabilityMetadata
 from ontoflow.protocols.messages import Cancel, Disconnect, Heartbeat, Invoke, Welcome
-from ontoflow.runtime.actor import BatchActor
+from ontoflow.runtime.actor import BatchActor, _batch_actor
 
 pytestmark = pytest.mark.anyio
 
@@ -73,9 +74,12 @@ def _with_a_bad_invoke() -> list[tuple[bytes, Any]]:
     return [(b"", m) for m in messages]
 
 
-async def test_an_invoke_that_cannot_be_queued_is_logged_and_the_batch_goes_on() -> None:
+async def test_an_invoke_that_cannot_be_queued_is_logged_and_the_batch_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """As each message through ``receive`` did: the bad one logged ``message_handling_failed``,
     every other step of the batch queued once, nothing raised out of ``receive_batch``."""
+    # The kernel's module logger may be cached by an earlier test's configured logging (the
+    # entry points cache on first use): a fresh one here is seen by capture_logs.
+    monkeypatch.setattr(_batch_actor, "log", structlog.get_logger())
     results = []
     for batch_at_once in (True, False):
         host = WorkerHost([Hosted()], address="inproc://unused", worker_id="w1")
