@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from ontoflow.runtime.journal.errors import JournalCorruptError
 
-__all__ = ["absent_table", "check_fact_row", "check_run_row", "damage_named", "named_damage"]
+__all__ = ["absent_table", "bad_group", "check_fact_row", "check_run_row", "damage_named", "named_damage"]
 
 _T = TypeVar("_T")
 _NONE = type(None)
@@ -76,6 +76,14 @@ def check_fact_row(row: Sequence[object], path: str, conn: sqlite3.Connection) -
         found = conn.execute("SELECT seq FROM facts WHERE run_id IS ? AND kind IS ? AND at_ms IS ? AND body IS ?",
                              tuple(row)).fetchone()
         raise _refuse(path, row[0], "facts", found[0] if found else "?", column, "is not of its type")
+
+
+def bad_group(row: Sequence[object], path: str, conn: sqlite3.Connection) -> JournalCorruptError:
+    """The error for a ``group`` fact row whose body does not hold a group (``_rows.py``),
+    naming the run, the fact's ``seq`` and the column."""
+    found = conn.execute("SELECT seq FROM facts WHERE run_id IS ? AND kind IS ? AND at_ms IS ? AND body IS ?",
+                         tuple(row)).fetchone()
+    return _refuse(path, row[0], "facts", found[0] if found else "?", "body", "is not a group of facts")
 
 
 @contextmanager

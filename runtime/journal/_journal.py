@@ -7,40 +7,24 @@ owner and an empty memory.
 ``synchronous=NORMAL`` in WAL mode makes a committed transaction survive a killed process (the
 daemon's promise); ``FULL`` adds an fsync per commit so it survives a power cut too.
 
-A group commit's rows go in with few statements and few values bound (the end of this module):
-multi-row statements (a statement step per chunk, not per row), values bound from one flat
-list built column by column, in the rows' order. sqlite3 binds ``bytes`` through its adapter
-lookup and copies every ``str`` into SQLite: a fact's body goes as a bytearray (the same BLOB),
-a bare run row leaves its NULL columns to their default, and what a statement's rows share (a
-workflow's source, status and name; an end's status) is bound once (numbered parameters).
+A group commit's rows go in with few statements and few values bound (``_rows.py``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from itertools import chain
 from pathlib import Path
 
 import msgspec
 import structlog
 
-from ontoflow.runtime.journal._damage import absent_table, check_fact_row, check_run_row, damage_named, named_damage
+from ontoflow.runtime.journal._damage import absent_table, bad_group, check_fact_row, check_run_row, damage_named, named_damage
+from ontoflow.runtime.journal._rows import GROUP, insert_facts, insert_runs, members, update_ends
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
 from ontoflow.runtime.journal._prune import prune
-from ontoflow.runtime.journal._schema import (
-    BARE_RUNS_INSERT,
-    CHUNK_SIZES,
-    ENDS_UPDATE,
-    FACTS_INSERT,
-    RUN_CHUNK_SIZES,
-    RUN_COLUMNS,
-    RUNS_INSERT,
-    SCHEMA_VERSION,
-    SHARED_ENDS_UPDATE,
-    SHARED_RUNS_INSERT,
-)
+from ontoflow.runtime.journal._schema import RUN_COLUMNS, SCHEMA_VERSION
 from ontoflow.runtime.journal.errors import JournalBatchError, JournalError
 
 __all__ = ["SCHEMA_VERSION", "CommitBatch", "FactRow", "Journal", "RunRow"]
@@ -53,8 +37,6 @@ log = structlog.get_logger()
 _BATCH_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError,
                  OverflowError, TypeError, ValueError)
 
-_astuple = msgspec.structs.astuple  # a RunRow's values in column order, in C (``RunRow.as_tuple``)
-_flatten = chain.from_iterable
 
 
 #: The same columns read from a journal of a version without ``owner`` (opened read-only).
@@ -245,7 +227,7 @@ class Journal:
         with named_damage(self._conn, self.path, "facts", run_id):
             rows = self._conn.execute("SELECT run_id, kind, at_ms, body FROM facts WHERE run_id = ? ORDER BY seq",
                                       (run_id,)).fetchall()
-        return [self._fact_row(r) for r in rows]
+        return [fact for r in rows for fact in self._fact_rows(r)]
 
     def unfinished_facts(self) -> Iterator[FactRow]:
         """The fact rows of every unfinished run, grouped by run, each run's in append order.
@@ -258,7 +240,7 @@ class Journal:
                 "SELECT f.run_id, f.kind, f.at_ms, f.body FROM runs r JOIN facts f ON f.run_id = r.run_id "
                 "WHERE r.status = 'running' ORDER BY f.run_id, f.seq")
             for r in rows:
-                yield self._fact_row(r)
+                yield from self._fact_rows(r)
 
     def count(self, status: str | None = None) -> int:
         """How many runs (with ``status``) the journal holds."""
@@ -294,10 +276,16 @@ class Journal:
         return RunRow(run_id=r[0], source_hash=r[1], status=r[2], submitted_ms=r[3], ended_ms=r[4],
                       deadline_at_ms=r[5], idempotency_key=r[6], trigger_key=r[7], name=r[8], owner=r[9])
 
-    def _fact_row(self, r: tuple) -> FactRow:
+    def _fact_rows(self, r: tuple) -> list[FactRow]:
+        """The fact rows one stored row holds: itself, or a group's members (``_rows.py``)."""
         if type(r[3]) is not bytes or type(r[2]) is not int or type(r[1]) is not str or type(r[0]) is not str:
             check_fact_row(r, self.path, self._conn)  # raises, naming the row (recovery reads many: inline)
-        return FactRow(*r)
+        if r[1] != GROUP:
+            return [FactRow(*r)]
+        try:
+            return [FactRow(*m) for m in members(r[0], r[2], r[3])]
+        except msgspec.DecodeError:
+            raise bad_group(r, self.path, self._conn) from None
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -314,87 +302,3 @@ def _rollback(conn: sqlite3.Connection) -> None:
                 conn.execute(statement)
         except sqlite3.Error:
             pass
-
-
-# -- a group commit's rows ---------------------------------------------------------------------
-
-
-def insert_facts(conn: sqlite3.Connection, facts: list[tuple[str, str, int, bytes]]) -> None:
-    """Insert fact rows ``(run_id, kind, at_ms, body)`` in their order.
-
-    Raises:
-        ValueError: for a row not 4 values wide (it would shift every later value):
-            ``zip(strict=True)`` refuses rows of unequal widths, the unpacking any other width.
-    """
-    run_ids, kinds, at_ms, bodies = zip(*facts, strict=True)
-    values: list = [None] * (4 * len(run_ids))
-    values[0::4], values[1::4], values[2::4], values[3::4] = run_ids, kinds, at_ms, map(bytearray, bodies)
-    _insert_values(conn, FACTS_INSERT, CHUNK_SIZES, values, 4)
-
-
-def update_ends(conn: sqlite3.Connection, ended: list[tuple[str, int, str]]) -> None:
-    """Mark runs ended: ``(status, ended_ms, run_id)`` each (a run named twice ends as last
-    named); ends sharing their status (the usual ``completed``) bind it once per statement.
-
-    Raises:
-        ValueError: for an end not 3 values wide (as ``insert_facts``).
-    """
-    if ENDS_UPDATE is None:
-        conn.executemany("UPDATE runs SET status = ?, ended_ms = ? WHERE run_id = ?", ended)
-        return
-    statuses, ended_ms, run_ids = zip(*ended, strict=True)
-    if len(set(run_ids)) != len(run_ids):  # UPDATE ... FROM would apply any one of a run's ends
-        statuses, ended_ms, run_ids = zip(*dict(zip(run_ids, ended)).values())
-    values: list = [None] * (2 * len(run_ids))
-    values[0::2], values[1::2] = ended_ms, run_ids
-    if len(set(statuses)) == 1:
-        _insert_values(conn, SHARED_ENDS_UPDATE, CHUNK_SIZES, values, 2, statuses[:1])
-    else:
-        _insert_values(conn, ENDS_UPDATE, CHUNK_SIZES, list(_flatten(zip(statuses, ended_ms, run_ids))), 3)
-
-
-def insert_runs(conn: sqlite3.Connection, runs: list[RunRow]) -> None:
-    """Insert run rows in their order: each stretch of bare rows (every optional column NULL)
-    as ``_insert_bare`` does, each stretch of the others with all columns."""
-    start = 0
-    while start < len(runs):
-        bare = _is_bare(runs[start])
-        end = start + 1
-        while end < len(runs) and _is_bare(runs[end]) == bare:
-            end += 1
-        if bare:
-            _insert_bare(conn, runs[start:end])
-        else:
-            _insert_values(conn, RUNS_INSERT, RUN_CHUNK_SIZES, list(_flatten(map(_astuple, runs[start:end]))), 10)
-        start = end
-
-
-def _insert_bare(conn: sqlite3.Connection, runs: list[RunRow]) -> None:
-    """Bare run rows: their source, status and name bound once per statement when they share
-    them (one workflow's submits), else every value of every row."""
-    source, status, name = runs[0].source_hash, runs[0].status, runs[0].name
-    if all(r.source_hash == source and r.status == status and r.name == name for r in runs):
-        values = list(_flatten([(r.run_id, r.submitted_ms) for r in runs]))
-        _insert_values(conn, SHARED_RUNS_INSERT, CHUNK_SIZES, values, 2, (source, status, name))
-    else:
-        values = list(_flatten([(r.run_id, r.source_hash, r.status, r.submitted_ms, r.name) for r in runs]))
-        _insert_values(conn, BARE_RUNS_INSERT, CHUNK_SIZES, values, 5)
-
-
-def _is_bare(row: RunRow) -> bool:
-    return (row.ended_ms is None and row.deadline_at_ms is None and row.idempotency_key is None
-            and row.trigger_key is None and row.owner is None)
-
-
-def _insert_values(conn: sqlite3.Connection, statements: dict[int, str], sizes: tuple[int, ...], values: list,
-                   width: int, shared: tuple = ()) -> None:
-    """Run the multi-row ``statements`` (rows per statement -> SQL), largest first, over
-    ``values`` (``width`` per row, in their order), each statement binding ``shared`` first:
-    only these few statements exist (they stay in sqlite3's statement cache)."""
-    start, left = 0, len(values) // width
-    for size in sizes:
-        statement, step = statements[size], size * width
-        while left >= size:
-            conn.execute(statement, (*shared, *values[start:start + step]) if shared else values[start:start + step])
-            start += step
-            left -= size

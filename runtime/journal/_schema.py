@@ -8,7 +8,9 @@ Tables::
     runs     (run_id, source_hash, status,   one row per run; status 'running' until it ends
               submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name,
               owner)                          owner: the client key that submitted it (roles on)
-    facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order
+    facts    (seq, run_id, kind, at_ms, body)  append-only; replayed in seq order; a row of
+                                             kind ``group`` holds several facts of one run at
+                                             one time (``_rows.py``), read back as they were
     capabilities (id, metadata, seen_ms)     the catalogue: every capability a worker offered
                                              (or the daemon was told of), its encoded metadata
     memory   (scope, key, body, until_ms)    what the edge remembers between sentences (a
@@ -16,8 +18,9 @@ Tables::
                                              opaque bodies, each kept until ``until_ms``
 
 Schema versions: 1 had no ``capabilities`` table, 2 no ``runs.owner`` column, 3 no ``memory``
-table. A version only adds (a table, a column, an index): what an older ontoflow wrote stays
-readable as it was.
+table, 4 no ``group`` fact rows. A version only adds (a table, a column, an index, a kind of
+row): what an older ontoflow wrote stays readable as it was; an older ontoflow refuses a newer
+journal (it would skip a ``group`` row's facts on replay).
 
 An idempotency or trigger key is unique among the runs that have one: a partial unique index
 (``runs_by_key``, ``runs_by_trigger``) holds only those, so the daemon's usual submit, keyless,
@@ -42,7 +45,7 @@ __all__ = [
 log = structlog.get_logger()
 
 #: Bumped when the tables change; a journal with a higher number is refused.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -76,7 +79,7 @@ CREATE TABLE memory (scope TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL,
 CREATE INDEX memory_by_age ON memory (scope, until_ms);
 """
 
-# -- the statements a group commit writes with (``_journal.insert_facts`` and its kin) ----------
+# -- the statements a group commit writes with (``_rows.insert_facts`` and its kin) ----------
 
 #: The columns of a run row, in ``RunRow``'s field order.
 RUN_COLUMNS = "run_id, source_hash, status, submitted_ms, ended_ms, deadline_at_ms, idempotency_key, trigger_key, name, owner"
@@ -134,6 +137,7 @@ MIGRATIONS = {
     4: ("CREATE TABLE IF NOT EXISTS memory (scope TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, "
         "until_ms INTEGER NOT NULL, PRIMARY KEY (scope, key))",
         "CREATE INDEX IF NOT EXISTS memory_by_age ON memory (scope, until_ms)"),
+    5: (),  # ``group`` fact rows: nothing to change in the tables, only what may be written
 }
 
 

@@ -15,6 +15,7 @@ import anyio
 import msgspec
 
 from ontoflow.actors.orchestrator.engine import Fact, StepFinished
+from ontoflow.runtime.journal import open_journal_readonly
 
 REPO = Path(__file__).resolve().parents[2]
 CAPS = Path(__file__).with_name("durable_capabilities.py")
@@ -106,12 +107,12 @@ async def wait_for_starts(audit: Path, count: int, timeout: float = 30) -> None:
 def journal_outcomes(journal: Path) -> list[tuple[str, str, int, dict[str, Any]]]:
     """``(run_id, step_id, attempt, outputs)`` of every StepFinished the journal recorded."""
     decoder = msgspec.msgpack.Decoder(Fact)
-    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as conn:
-        rows = conn.execute("SELECT body FROM facts WHERE kind = 'fact' ORDER BY seq").fetchall()
-    conn.close()
+    # Through the journal's reader: a fact may be stored in a group row with its dispatch record.
+    with open_journal_readonly(journal, check=False) as reader:
+        rows = [row for run in reader.runs(limit=1 << 62) for row in reader.facts(run.run_id) if row.kind == "fact"]
     found = []
-    for (body,) in rows:
-        fact = decoder.decode(body)
+    for row in rows:
+        fact = decoder.decode(row.body)
         if isinstance(fact, StepFinished):
             o = fact.outcome
             found.append((o.run_id, o.step_id, o.attempt, dict(o.outputs)))

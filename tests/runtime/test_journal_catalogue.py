@@ -65,7 +65,7 @@ def test_a_version_1_journal_is_upgraded_when_opened_to_write_and_keeps_its_runs
     conn = sqlite3.connect(path)
     version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     conn.close()
-    assert version == str(SCHEMA_VERSION) == "4"
+    assert version == str(SCHEMA_VERSION) == "5"
     with open_journal(path) as journal:
         assert journal.capabilities() == {"a.b.c": b"meta"} and journal.count() == 2
 

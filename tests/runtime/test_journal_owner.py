@@ -45,7 +45,7 @@ def test_a_version_2_journal_is_upgraded_and_its_runs_have_no_owner(tmp_path: Pa
     conn = sqlite3.connect(path)
     version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     conn.close()
-    assert version == str(SCHEMA_VERSION) == "4"
+    assert version == str(SCHEMA_VERSION) == "5"
     with open_journal(path) as journal:
         assert journal.run("r2").owner == "KEY-B" and [f.body for f in journal.facts("r1")] == [b"f1"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import ontoflow.runtime.journal._journal as journal_module
+import ontoflow.runtime.journal._rows as rows_module
 from ontoflow.runtime.journal import CommitBatch, JournalBatchError, RunRow, open_journal
 
 
@@ -53,7 +53,7 @@ def test_every_run_ended_in_a_batch_is_ended(tmp_path: Path, monkeypatch: pytest
                                               from_values: bool, statuses: tuple[str, ...]) -> None:
     # Ends of one status bind it once per statement; mixed ones each bind their own.
     if not from_values:
-        monkeypatch.setattr(journal_module, "ENDS_UPDATE", None)  # as with an SQLite before 3.33
+        monkeypatch.setattr(rows_module, "ENDS_UPDATE", None)  # as with an SQLite before 3.33
     with open_journal(tmp_path / "j.sqlite") as journal:
         batch = CommitBatch()
         ids = _runs(batch, count + 1)

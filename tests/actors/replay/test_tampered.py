@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ontoflow.actors.replay import replay_run
 from ontoflow.runtime.journal import open_journal_readonly
+from ontoflow.runtime.journal._rows import GROUP, members
 from tests.actors.replay.recording import record, workflow
 
 
@@ -16,7 +17,13 @@ def _replay(path: Path, run_id: str = "r1"):
 
 
 def _rows(path: Path, run_id: str) -> list[tuple[int, str]]:
+    """The run's fact rows ``(seq, kind)``, each fact a row of its own (groups written apart
+    first, as a journal before schema 5 held them), so that a test can remove or move one."""
     with sqlite3.connect(path) as conn:
+        stored = conn.execute("SELECT run_id, kind, at_ms, body FROM facts ORDER BY seq").fetchall()
+        conn.execute("DELETE FROM facts")
+        conn.executemany("INSERT INTO facts (run_id, kind, at_ms, body) VALUES (?, ?, ?, ?)",
+                         [m for r in stored for m in (members(r[0], r[2], r[3]) if r[1] == GROUP else [r])])
         rows = conn.execute("SELECT seq, kind FROM facts WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
     conn.close()
     return rows
