@@ -26,6 +26,9 @@ EMPTY_YAML = "the document is empty (no YAML content, or only null): expected a 
 #: process (SIGSEGV) at about 30,000 levels, a 60 KB file of ``[`` or of ``- ``; its parser
 #: alone does not recurse, so a document that could be that deep is measured first.
 _YAML_MAX_DEPTH = 1_000
+#: The scanner's own refusal in the libyaml that PyYAML 6.0.4's wheels bundle: at 1,000 levels
+#: too, it comes before this guard counts past them. Both are said alike ("nested deeper").
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
 def decode_yaml(data: bytes) -> Any:
@@ -140,4 +143,6 @@ def _check_yaml_events(data: bytes) -> None:
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
     except yaml.YAMLError as exc:  # as msgspec.yaml.decode reports it (the cause keeps the mark)
+        if getattr(exc, "problem", None) == _LIBYAML_TOO_DEEP:
+            raise RecursionError("nested too deep") from None  # said as this guard says it
         raise msgspec.DecodeError(str(exc)) from exc
