@@ -41,7 +41,7 @@ from ontoflow.actors.orchestrator._source import compile_source
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.actor import where
-from ontoflow.runtime.journal import CommitBatch, FactRow, Journal, JournalBatchError, JournalCorruptError, JournalError, RunRow
+from ontoflow.runtime.journal import GROUP_KIND, CommitBatch, FactRow, Journal, JournalBatchError, JournalCorruptError, JournalError, RunRow
 
 __all__ = ["DOMAIN_ENTRY_PREFIX", "Durability", "RecoveryReport"]
 
@@ -230,6 +230,9 @@ class Durability:
                 raise JournalError(f"run {row.run_id}: its workflow source {row.source_hash[:12]} is missing")
             engine = engines[row.source_hash] = compile_source(body, connections=self.connections)
         run = Run(engine, row.run_id, row.source_hash)
+        for n, f in enumerate(facts):
+            if f.kind == GROUP_KIND:  # a group row that did not decode (``Journal.unfinished_facts``)
+                raise self._damaged(row.run_id, n, GROUP_KIND)
         try:
             decoded = [_fact_decoder.decode(f.body) for f in facts if f.kind == "fact"]
         except Exception:  # a damaged row: named, not msgspec's error out of a query or a start
@@ -247,6 +250,10 @@ class Durability:
                     break
         else:
             n = -1
+        return self._damaged(run_id, n, kind)
+
+    def _damaged(self, run_id: str, n: int, kind: str) -> JournalCorruptError:
+        """The error for the run's fact row ``n`` (of ``kind``) that does not decode."""
         where_ = self.journal.path if self.journal is not None else "(none)"
         return JournalCorruptError(f"journal {where_}: run {run_id!r}: its fact row {n} (kind {kind!r}) does not decode; "
                                    "the journal is damaged")

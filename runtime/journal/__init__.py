@@ -15,6 +15,7 @@ from ontoflow.runtime.journal._journal import (
     RunRow,
 )
 from ontoflow.runtime.journal._open import open_journal
+from ontoflow.runtime.journal._rows import GROUP_KIND
 from ontoflow.runtime.journal._readonly import ReadOnlyJournal, open_journal_readonly
 from ontoflow.runtime.journal._shared import SharedJournal, open_shared_journal
 from ontoflow.runtime.journal.errors import (
@@ -29,6 +30,7 @@ from ontoflow.runtime.journal.errors import (
 __all__ = [
     "CommitBatch",
     "FactRow",
+    "GROUP_KIND",
     "Journal",
     "JournalBatchError",
     "JournalCorruptError",

@@ -20,7 +20,7 @@ import msgspec
 import structlog
 
 from ontoflow.runtime.journal._damage import absent_table, bad_group, check_fact_row, check_run_row, damage_named, named_damage
-from ontoflow.runtime.journal._rows import GROUP, insert_facts, insert_runs, members, update_ends
+from ontoflow.runtime.journal._rows import GROUP_KIND, insert_facts, insert_runs, members, update_ends
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
 from ontoflow.runtime.journal._prune import prune
@@ -232,6 +232,10 @@ class Journal:
     def unfinished_facts(self) -> Iterator[FactRow]:
         """The fact rows of every unfinished run, grouped by run, each run's in append order.
 
+        A group row whose body does not decode comes as it is (kind ``GROUP_KIND``): a body is
+        damage to one run, which its reader refuses (recovery loses that run only), as it does
+        a fact or a record that does not decode.
+
         Raises:
             JournalCorruptError: for a row that cannot be read (naming the run and the row).
         """
@@ -240,7 +244,7 @@ class Journal:
                 "SELECT f.run_id, f.kind, f.at_ms, f.body FROM runs r JOIN facts f ON f.run_id = r.run_id "
                 "WHERE r.status = 'running' ORDER BY f.run_id, f.seq")
             for r in rows:
-                yield from self._fact_rows(r)
+                yield from self._fact_rows(r, damaged_as_is=True)
 
     def count(self, status: str | None = None) -> int:
         """How many runs (with ``status``) the journal holds."""
@@ -276,15 +280,18 @@ class Journal:
         return RunRow(run_id=r[0], source_hash=r[1], status=r[2], submitted_ms=r[3], ended_ms=r[4],
                       deadline_at_ms=r[5], idempotency_key=r[6], trigger_key=r[7], name=r[8], owner=r[9])
 
-    def _fact_rows(self, r: tuple) -> list[FactRow]:
-        """The fact rows one stored row holds: itself, or a group's members (``_rows.py``)."""
+    def _fact_rows(self, r: tuple, *, damaged_as_is: bool = False) -> list[FactRow]:
+        """The fact rows one stored row holds: itself, or a group's members (``_rows.py``); a
+        group that does not decode is refused, or returned as it is when ``damaged_as_is``."""
         if type(r[3]) is not bytes or type(r[2]) is not int or type(r[1]) is not str or type(r[0]) is not str:
             check_fact_row(r, self.path, self._conn)  # raises, naming the row (recovery reads many: inline)
-        if r[1] != GROUP:
+        if r[1] != GROUP_KIND:
             return [FactRow(*r)]
         try:
             return [FactRow(*m) for m in members(r[0], r[2], r[3])]
         except msgspec.DecodeError:
+            if damaged_as_is:
+                return [FactRow(*r)]
             raise bad_group(r, self.path, self._conn) from None
 
 

@@ -11,13 +11,13 @@ Fewer rows: what causes a run's next step arrives as one fact and leaves as one 
 orchestrator journals the fact (kind ``fact``) and, in the same batch and at the same time, the
 Invoke's dispatch record (kind ``dispatched``). Written as two rows, each costs a row and an
 entry in ``facts_by_run``. So consecutive rows of a batch that share their run and their time
-go in as one row of kind :data:`GROUP`, its body the members' ``(kind, body)`` pairs (a
+go in as one row of kind :data:`GROUP_KIND`, its body the members' ``(kind, body)`` pairs (a
 MessagePack array of 2-arrays), and the journal's readers expand it again (:func:`members`):
 every reader sees the rows as they were appended, in their order, one ``FactRow`` each. Schema
 version 5 marks a journal that may hold them (an older ontoflow refuses to open it rather than
 skip a group's facts on replay). Only rows whose kind is a ``str`` and whose body is ``bytes``
 are grouped (what the orchestrator writes); any other row goes in alone, as before.
-:data:`GROUP` is the journal's: a caller's row of that kind is refused (``ValueError``, so the
+:data:`GROUP_KIND` is the journal's: a caller's row of that kind is refused (``ValueError``, so the
 batch is refused whole, never misread).
 """
 
@@ -44,13 +44,13 @@ from ontoflow.runtime.journal._schema import (
 if TYPE_CHECKING:
     from ontoflow.runtime.journal._journal import RunRow
 
-__all__ = ["GROUP", "group_rows", "insert_facts", "insert_runs", "members", "update_ends"]
+__all__ = ["GROUP_KIND", "group_rows", "insert_facts", "insert_runs", "members", "update_ends"]
 
 _astuple = msgspec.structs.astuple  # a RunRow's values in column order, in C (``RunRow.as_tuple``)
 _flatten = chain.from_iterable
 
 #: The kind of a row that holds several facts of one run at one time.
-GROUP = "group"
+GROUP_KIND = "group"
 
 _group_encoder = msgspec.msgpack.Encoder()
 _group_decoder = msgspec.msgpack.Decoder(list[tuple[str, bytes]])
@@ -58,18 +58,18 @@ _group_decoder = msgspec.msgpack.Decoder(list[tuple[str, bytes]])
 
 def group_rows(facts: list[tuple[str, str, int, bytes]]) -> list[tuple[str, str, int, bytes]]:
     """The rows to insert for ``facts`` ``(run_id, kind, at_ms, body)``, in their order: each
-    stretch of consecutive rows of one run at one time as one :data:`GROUP` row.
+    stretch of consecutive rows of one run at one time as one :data:`GROUP_KIND` row.
 
     Raises:
-        ValueError: for a row not 4 values wide, or of the kind :data:`GROUP`.
+        ValueError: for a row not 4 values wide, or of the kind :data:`GROUP_KIND`.
     """
     rows: list[tuple[str, str, int, bytes]] = []
     stretch: list[tuple[str, bytes]] = []
     last_run = last_at = None
     for row in facts:
         run_id, kind, at_ms, body = row
-        if kind == GROUP:
-            raise ValueError(f"fact kind {GROUP!r} is reserved by the journal")
+        if kind == GROUP_KIND:
+            raise ValueError(f"fact kind {GROUP_KIND!r} is reserved by the journal")
         groupable = type(kind) is str and type(body) is bytes
         if groupable and run_id == last_run and at_ms == last_at:
             if not stretch:  # the row before opens the group
@@ -77,17 +77,17 @@ def group_rows(facts: list[tuple[str, str, int, bytes]]) -> list[tuple[str, str,
             stretch.append((kind, body))
             continue
         if stretch:
-            rows[-1] = (last_run, GROUP, last_at, _group_encoder.encode(stretch))
+            rows[-1] = (last_run, GROUP_KIND, last_at, _group_encoder.encode(stretch))
             stretch = []
         rows.append(row)
         last_run, last_at = (run_id, at_ms) if groupable else (None, None)
     if stretch:
-        rows[-1] = (last_run, GROUP, last_at, _group_encoder.encode(stretch))
+        rows[-1] = (last_run, GROUP_KIND, last_at, _group_encoder.encode(stretch))
     return rows
 
 
 def members(run_id: str, at_ms: int, body: bytes) -> Iterator[tuple[str, str, int, bytes]]:
-    """The rows a :data:`GROUP` row holds, in their order.
+    """The rows a :data:`GROUP_KIND` row holds, in their order.
 
     Raises:
         msgspec.DecodeError: when ``body`` is not a group's (the caller names the row).

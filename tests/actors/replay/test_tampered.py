@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ontoflow.actors.replay import replay_run
 from ontoflow.runtime.journal import open_journal_readonly
-from ontoflow.runtime.journal._rows import GROUP, members
+from ontoflow.runtime.journal._rows import GROUP_KIND, members
 from tests.actors.replay.recording import record, workflow
 
 
@@ -23,7 +23,7 @@ def _rows(path: Path, run_id: str) -> list[tuple[int, str]]:
         stored = conn.execute("SELECT run_id, kind, at_ms, body FROM facts ORDER BY seq").fetchall()
         conn.execute("DELETE FROM facts")
         conn.executemany("INSERT INTO facts (run_id, kind, at_ms, body) VALUES (?, ?, ?, ?)",
-                         [m for r in stored for m in (members(r[0], r[2], r[3]) if r[1] == GROUP else [r])])
+                         [m for r in stored for m in (members(r[0], r[2], r[3]) if r[1] == GROUP_KIND else [r])])
         rows = conn.execute("SELECT seq, kind FROM facts WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
     conn.close()
     return rows
