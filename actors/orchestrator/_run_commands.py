@@ -145,8 +145,11 @@ class RunCommands:
         journaled = source is not None and durability.journal is not None
         if not outbox.available:
             raise JournalError(f"journal unavailable ({outbox.error}); retry later")
+        now = self._clock()
         if run_id is None:
-            run_id = new_run_id()  # fresh: no need to ask the journal whether it exists
+            # Fresh: no need to ask the journal whether it exists. It starts with the time of its
+            # submission (the clock is the wall clock's milliseconds): one read of it per run.
+            run_id = new_run_id(now)
         else:
             problem = run_id_problem(run_id)
             if problem is not None:
@@ -157,7 +160,6 @@ class RunCommands:
             # past the bound, now + deadline_ms would not fit the journal's INTEGER, and a
             # batch that cannot commit would hold every later commit back
             raise ValueError(f"deadline_ms must be between 1 and {MAX_DEADLINE_MS} (ten years)")
-        now = self._clock()
         run = Run(workflow, run_id, source[0] if journaled and source is not None else None)
         deadline_at = None if deadline_ms is None else now + deadline_ms
         runs.add(run, deadline_at_ms=deadline_at, idempotency_key=idempotency_key, trigger_key=trigger_key)

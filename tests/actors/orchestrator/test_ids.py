@@ -43,3 +43,14 @@ def test_run_ids_carry_74_random_bits_where_rfc_9562_puts_them() -> None:
         assert value >> 80 == 1_700_000_000_000 and (value >> 76) & 0xF == 7 and (value >> 62) & 0x3 == 0x2
     assert seen_set & (rand_a | rand_b) == rand_a | rand_b
     assert seen_clear & (rand_a | rand_b) == rand_a | rand_b
+
+
+def test_a_submitted_runs_id_starts_with_its_submission_time() -> None:
+    from ontoflow.actors.orchestrator import compose_orchestrator
+    from tests.actors.orchestrator.parts import one_step
+
+    at = 1_700_000_123_456
+    orch = compose_orchestrator(address="inproc://ids-submitted", clock=lambda: at).orchestrator
+    run_id = orch.submit(one_step(), {})
+    assert int(run_id[:12], 16) == at == orch.run_state(run_id).started_ms
+    assert uuid.UUID(run_id).version == 7
