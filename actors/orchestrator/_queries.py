@@ -245,6 +245,10 @@ class Waiters:
         keys = self._by_run.pop(run_id, None)
         if not keys:
             return []
+        if len(keys) == 1:  # the usual: the one client that submitted and waits (no dict, no copy per run end)
+            for key in keys:
+                self._drop(key)
+                return [key[0]]
         clients: dict[bytes, None] = {}  # each once, in order (a loop: no generator per run end)
         for key in keys:
             clients[key[0]] = None

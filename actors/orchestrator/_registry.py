@@ -233,10 +233,13 @@ class WorkerRegistry:
         ``identity`` in ``session`` (an Outcome that may be applied); returns that worker, or
         None, releasing nothing, when it is not (``owner_of`` then tells why). One call for
         the lookup and the release together: it runs for every Outcome."""
-        info = self._step_owner.get(key)
-        if info is None or info.identity != identity or info.session != session:
+        owners = self._step_owner
+        info = owners.pop(key, None)  # taken, and put back when not applicable (rare): one lookup fewer per Outcome
+        if info is None:
             return None
-        del self._step_owner[key]
+        if info.identity != identity or info.session != session:
+            owners[key] = info  # ``_step_owner`` is only looked up by key: where it goes back does not matter
+            return None
         info.in_flight.pop(key, None)
         return info
 

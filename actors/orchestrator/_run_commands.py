@@ -46,9 +46,12 @@ __all__ = ["RunCommands", "UnknownRunError", "new_run_id"]
 log = structlog.get_logger()
 
 _random = random.Random(os.urandom(32))
-_VERSION_BITS = 0x7 << 76  # the UUID version 7 and RFC 9562 variant bits
-_VARIANT_BITS = 0x2 << 62
-_RAND_B_MASK = (1 << 62) - 1
+_getrandbits = _random.getrandbits
+_time_ns = time.time_ns
+_FIXED_BITS = (0x7 << 76) | (0x2 << 62)  # the UUID version 7 and RFC 9562 variant bits
+# The 76 bits below the time but the variant's two: 74 random bits where RFC 9562 puts them
+# (12 of ``rand_a`` above the variant, 62 of ``rand_b`` below it), drawn in one call.
+_RAND_MASK = ((1 << 76) - 1) ^ (0x3 << 62)
 
 
 def _reseed() -> None:
@@ -66,12 +69,10 @@ def new_run_id(now_ms: int | None = None) -> str:
             parameter so that tests can pin it).
     """
     if now_ms is None:
-        now_ms = time.time_ns() // 1_000_000
-    rand = _random.getrandbits(74)
-    value = (
-        ((now_ms & 0xFFFF_FFFF_FFFF) << 80) | _VERSION_BITS | ((rand >> 62) << 64) | _VARIANT_BITS | (rand & _RAND_B_MASK)
-    )
-    return value.to_bytes(16, "big").hex()  # the same 32 digits as f"{value:032x}", in half the time
+        now_ms = _time_ns() // 1_000_000
+    # Two operations on the 128-bit value fewer than placing ``rand_a`` and ``rand_b`` apart (per submit).
+    value = ((now_ms & 0xFFFF_FFFF_FFFF) << 80) | _FIXED_BITS | (_getrandbits(76) & _RAND_MASK)
+    return value.to_bytes(16).hex()  # big-endian: the same 32 digits as f"{value:032x}", for less
 
 
 class UnknownRunError(KeyError):
@@ -144,8 +145,11 @@ class RunCommands:
         journaled = source is not None and durability.journal is not None
         if not outbox.available:
             raise JournalError(f"journal unavailable ({outbox.error}); retry later")
+        now = self._clock()
         if run_id is None:
-            run_id = new_run_id()  # fresh: no need to ask the journal whether it exists
+            # Fresh: no need to ask the journal whether it exists. It starts with the time of its
+            # submission (the clock is the wall clock's milliseconds): one read of it per run.
+            run_id = new_run_id(now)
         else:
             problem = run_id_problem(run_id)
             if problem is not None:
@@ -156,7 +160,6 @@ class RunCommands:
             # past the bound, now + deadline_ms would not fit the journal's INTEGER, and a
             # batch that cannot commit would hold every later commit back
             raise ValueError(f"deadline_ms must be between 1 and {MAX_DEADLINE_MS} (ten years)")
-        now = self._clock()
         run = Run(workflow, run_id, source[0] if journaled and source is not None else None)
         deadline_at = None if deadline_ms is None else now + deadline_ms
         runs.add(run, deadline_at_ms=deadline_at, idempotency_key=idempotency_key, trigger_key=trigger_key)

@@ -18,7 +18,18 @@ from ontoflow.actors.orchestrator.engine._commands import Dispatch
 from ontoflow.actors.orchestrator.engine._step_end import TraceEntry
 from ontoflow.actors.orchestrator.engine._suspend import Suspension
 
-__all__ = ["Frame", "PendingStep", "RunState"]
+__all__ = ["Frame", "PendingStep", "RunState"]  # and, for ``_steps``, the step ids below
+
+
+def step_id_of(seq: int) -> str:
+    """The id of a run's ``seq``-th step: ``s1``, ``s2``..."""
+    return STEP_IDS[seq] if seq < KEPT_STEP_IDS else f"s{seq}"
+
+
+KEPT_STEP_IDS = 256
+#: The ids of a run's first steps, made once: every run's steps are named from ``s1`` again,
+#: and an f-string per step cost about 1.2k instructions (``STEP_IDS[seq]``: a tenth of that).
+STEP_IDS: tuple[str, ...] = tuple(f"s{seq}" for seq in range(KEPT_STEP_IDS))
 
 
 # ``gc=False``: pure data that never refers back to what holds it, so no reference cycle can pass

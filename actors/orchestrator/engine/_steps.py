@@ -24,7 +24,9 @@ from ontoflow.protocols.manifest import Call, Jump
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
-from ontoflow.actors.orchestrator.engine._state import Frame, PendingStep, RunState
+from ontoflow.actors.orchestrator.engine._state import (
+    KEPT_STEP_IDS, STEP_IDS, Frame, PendingStep, RunState, step_id_of,
+)
 from ontoflow.actors.orchestrator.engine._step_end import StepEnd, at_once_end, trace_entry
 
 if TYPE_CHECKING:  # annotations only: ``_compile`` imports the engine's ``advance`` (and so this module)
@@ -115,7 +117,7 @@ def _next_step_id(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds
         return None
     state.steps_taken += 1
     state.step_seq += 1
-    return f"s{state.step_seq}"
+    return step_id_of(state.step_seq)
 
 
 def dispatch_step(
@@ -130,8 +132,8 @@ def dispatch_step(
     """Build and emit the step of ``cap`` for ``block``; ``None`` when sent or the run ended."""
     if state.steps_taken < workflow.max_steps:  # ``_next_step_id`` in line: this runs for every step
         state.steps_taken += 1
-        state.step_seq += 1
-        step_id = f"s{state.step_seq}"
+        seq = state.step_seq = state.step_seq + 1
+        step_id = STEP_IDS[seq] if seq < KEPT_STEP_IDS else step_id_of(seq)  # ``step_id_of`` in line: per step
     else:
         _next_step_id(workflow, state, now_ms, cmds)  # ends the run
         return None

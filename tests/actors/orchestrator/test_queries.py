@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ontoflow.actors.orchestrator._queries import trace_dicts
+from ontoflow.actors.orchestrator._queries import Waiters, trace_dicts
 from ontoflow.actors.orchestrator.engine import TraceEntry
 from ontoflow.protocols.client import RunStatus, client_from_frames, client_to_frames
 
@@ -23,3 +23,15 @@ def test_trace_entries_reach_a_client_as_the_maps_to_builtins_would_give() -> No
     assert fast == plain
     decoded = client_from_frames(fast)
     assert decoded.trace[0]["block"] == "load" and decoded.trace[1]["retries"] == 3
+
+
+def test_a_runs_end_releases_its_one_hold_as_it_releases_several() -> None:
+    waiters = Waiters()
+    watching: list[bool] = []
+    waiters.on_watching = watching.append
+    assert waiters.hold(b"c1", "r1", "watch", 0) is True
+    assert waiters.ended("r1") == [b"c1"]
+    assert waiters.statistics() == {"clients_waiting": 0, "requests_waiting": 0} and waiters.watches == 0
+    assert watching == [True, False] and waiters.ended("r1") == []
+    assert waiters.hold(b"c1", "r1", "status", 1) is True  # the same request, held again: not "already held"
+    assert waiters.ended("r1") == [b"c1"] and waiters.expire(1 + waiters.lease_ms) == []

@@ -48,3 +48,19 @@ def test_version_changes_only_when_workers_come_or_go() -> None:
     assert registry.version == after_register
     registry.remove(b"a")
     assert registry.version != after_register
+
+
+def test_an_answer_from_another_worker_or_session_leaves_the_step_in_flight() -> None:
+    registry = WorkerRegistry()
+    a, b = _worker("a", 2), _worker("b", 2)
+    a.session, b.session = "sa", "sb"
+    registry.register(a)
+    registry.register(b)
+    registry.assign(a, _step(1))
+    key = ("r", "s1", 1)
+    assert registry.answered(key, b"b", "sb") is None  # another worker
+    assert registry.answered(key, b"a", "sb") is None  # its identity, another session
+    assert registry.owner_of(key) is a and key in a.in_flight and registry.pick("test.cap") is b
+    assert registry.answered(key, b"a", "sa") is a  # the one it was sent to, in its session
+    assert registry.owner_of(key) is None and not a.in_flight
+    assert registry.answered(key, b"a", "sa") is None  # answered once
