@@ -78,8 +78,10 @@ def _replay(journal: Journal, row: RunRow, new: RunEngine | None, against: str) 
     if hashlib.sha256(source).hexdigest() != row.source_hash:
         # A source is kept under the SHA-256 of its bytes: edited in place, it is not what ran.
         return _failed(row, f"its pinned source {row.source_hash[:12]} does not match its hash: the journal was changed")
-    rows = journal.facts(row.run_id)
     try:
+        # In the try: a row of this run that cannot be read (a group whose body does not decode,
+        # a column of the wrong type) fails this run, as a fact that does not decode does.
+        rows = journal.facts(row.run_id)
         if new is None:
             return verify_run(row, rows, source)
         return diverge_run(row, rows, source, new, against=against)

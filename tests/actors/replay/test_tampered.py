@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ontoflow.actors.replay import replay_run
+from ontoflow.actors.replay import replay_journal, replay_run
 from ontoflow.runtime.journal import open_journal_readonly
 from ontoflow.runtime.journal._rows import GROUP_KIND, members
 from tests.actors.replay.recording import record, workflow
@@ -134,3 +134,21 @@ def test_a_pinned_source_changed_in_place_is_not_replayed_as_the_run(tmp_path: P
     one = _replay(path)
     assert not one.matched and one.mismatch is None
     assert one.error is not None and "does not match its hash" in one.error
+
+
+def test_a_run_whose_group_row_does_not_decode_fails_alone_and_the_others_are_replayed(tmp_path: Path) -> None:
+    # Journal.facts refuses a group whose body does not decode; replay read it outside its
+    # per-run guard, so ``ontoflow replay --all`` stopped at that run with no summary at all.
+    path = tmp_path / "j.sqlite"
+    record(path, workflow(), events={"t.load": "failure"}, run_id="bad")
+    record(path, workflow(), events={"t.load": "failure"}, run_id="good")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM facts WHERE run_id = 'bad' AND kind = ?", (GROUP_KIND,)).fetchone()[0]
+        conn.execute("UPDATE facts SET body = x'c1c1' WHERE run_id = 'bad' AND kind = ?", (GROUP_KIND,))
+    conn.close()
+    with open_journal_readonly(path) as journal:
+        summary = replay_journal(journal)
+    outcome = {r.run_id: (r.matched, r.error) for r in summary.runs}
+    assert outcome["good"] == (True, None)
+    assert outcome["bad"][0] is False and "not a group of facts" in outcome["bad"][1]
+    assert "c1" not in outcome["bad"][1].lower()
