@@ -56,33 +56,50 @@ _group_encoder = msgspec.msgpack.Encoder()
 _group_decoder = msgspec.msgpack.Decoder(list[tuple[str, bytes]])
 
 
+#: The most body bytes one group holds: small facts (the orchestrator's are tens of bytes) are
+#: grouped, and a group stays far below SQLite's limit on one value (a billion bytes by
+#: default), which a run's many large outcomes at one time could otherwise pass together.
+GROUP_MAX_BYTES = 1 << 20
+#: The run and time of "no row to group with" (not ``None``: a row may hold ``None``, which
+#: the insert then refuses, as it did before groups).
+_NO_RUN = object()
+
+
 def group_rows(facts: list[tuple[str, str, int, bytes]]) -> list[tuple[str, str, int, bytes]]:
     """The rows to insert for ``facts`` ``(run_id, kind, at_ms, body)``, in their order: each
-    stretch of consecutive rows of one run at one time as one :data:`GROUP_KIND` row.
+    stretch of consecutive rows of one run at one time as one :data:`GROUP_KIND` row, up to
+    :data:`GROUP_MAX_BYTES` of bodies. A row not of the columns' types is not grouped.
 
     Raises:
         ValueError: for a row not 4 values wide, or of the kind :data:`GROUP_KIND`.
     """
     rows: list[tuple[str, str, int, bytes]] = []
     stretch: list[tuple[str, bytes]] = []
-    last_run = last_at = None
+    last_run: object = _NO_RUN
+    last_at: object = _NO_RUN
+    size = 0
     for row in facts:
         run_id, kind, at_ms, body = row
         if kind == GROUP_KIND:
             raise ValueError(f"fact kind {GROUP_KIND!r} is reserved by the journal")
-        groupable = type(kind) is str and type(body) is bytes
-        if groupable and run_id == last_run and at_ms == last_at:
-            if not stretch:  # the row before opens the group
-                stretch.append(rows[-1][1::2])
-            stretch.append((kind, body))
-            continue
+        if type(body) is not bytes or type(kind) is not str or type(run_id) is not str or type(at_ms) is not int:
+            groupable = False
+        else:
+            size += len(body)
+            groupable = True
+            if run_id == last_run and at_ms == last_at and size <= GROUP_MAX_BYTES:
+                if not stretch:  # the row before opens the group
+                    stretch.append(rows[-1][1::2])
+                stretch.append((kind, body))
+                continue
         if stretch:
-            rows[-1] = (last_run, GROUP_KIND, last_at, _group_encoder.encode(stretch))
+            rows[-1] = (rows[-1][0], GROUP_KIND, rows[-1][2], _group_encoder.encode(stretch))
             stretch = []
         rows.append(row)
-        last_run, last_at = (run_id, at_ms) if groupable else (None, None)
+        last_run, last_at = (run_id, at_ms) if groupable else (_NO_RUN, _NO_RUN)
+        size = len(body) if groupable else 0
     if stretch:
-        rows[-1] = (last_run, GROUP_KIND, last_at, _group_encoder.encode(stretch))
+        rows[-1] = (rows[-1][0], GROUP_KIND, rows[-1][2], _group_encoder.encode(stretch))
     return rows
 
 

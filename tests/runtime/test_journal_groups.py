@@ -119,3 +119,30 @@ def test_a_version_4_journal_of_single_rows_is_read_and_upgraded(tmp_path: Path)
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     conn.close()
+
+
+def test_a_row_holding_none_is_refused_as_before_groups(tmp_path: Path) -> None:
+    # "No row before" was None: a first row of None run and time took the list's last row
+    # (IndexError, out of commit with its transaction open). SQLite refuses it, as before.
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        batch = CommitBatch()
+        batch.fact(None, "fact", None, b"\x01")  # type: ignore[arg-type]
+        batch.fact(None, "fact", None, b"\x02")  # type: ignore[arg-type]
+        with pytest.raises(JournalBatchError, match="NOT NULL"):
+            journal.commit(batch)
+        batch = CommitBatch()
+        batch.runs.append(RunRow(run_id="r1", source_hash="h", submitted_ms=1))
+        batch.fact("r1", "fact", 10, b"\x03")
+        journal.commit(batch)  # the failed batch was rolled back: the next one commits
+        assert journal.facts("r1") == [FactRow("r1", "fact", 10, b"\x03")]
+
+
+def test_large_facts_of_one_moment_are_not_grouped_past_the_cap(tmp_path: Path) -> None:
+    # Each under SQLite's limit on one value, together they could pass it: a group holds at
+    # most GROUP_MAX_BYTES of bodies, and the rest go in rows of their own.
+    path = tmp_path / "j.sqlite"
+    big = [("r1", "fact", 10, bytes([n]) * (600 * 1024)) for n in range(3)]
+    _write(path, [*big, ("r1", "dispatched", 10, b"\x09"), ("r1", "fact", 10, b"\x0a")])
+    assert _stored(path) == [("r1", "fact", 10), ("r1", "fact", 10), ("r1", "group", 10)]
+    with open_journal(path) as journal:
+        assert [f.body[:1] for f in journal.facts("r1")] == [b"\x00", b"\x01", b"\x02", b"\x09", b"\x0a"]
