@@ -68,7 +68,9 @@ _NO_RUN = object()
 def group_rows(facts: list[tuple[str, str, int, bytes]]) -> list[tuple[str, str, int, bytes]]:
     """The rows to insert for ``facts`` ``(run_id, kind, at_ms, body)``, in their order: each
     stretch of consecutive rows of one run at one time as one :data:`GROUP_KIND` row, up to
-    :data:`GROUP_MAX_BYTES` of bodies. A row not of the columns' types is not grouped.
+    :data:`GROUP_MAX_BYTES` of bodies. A row whose kind is not a ``str`` or whose body is not
+    ``bytes`` is not grouped (the types are checked only where a group forms: per row, this
+    runs for every fact the daemon records).
 
     Raises:
         ValueError: for a row not 4 values wide, or of the kind :data:`GROUP_KIND`.
@@ -82,22 +84,23 @@ def group_rows(facts: list[tuple[str, str, int, bytes]]) -> list[tuple[str, str,
         run_id, kind, at_ms, body = row
         if kind == GROUP_KIND:
             raise ValueError(f"fact kind {GROUP_KIND!r} is reserved by the journal")
-        if type(body) is not bytes or type(kind) is not str or type(run_id) is not str or type(at_ms) is not int:
-            groupable = False
-        else:
-            size += len(body)
-            groupable = True
-            if run_id == last_run and at_ms == last_at and size <= GROUP_MAX_BYTES:
-                if not stretch:  # the row before opens the group
-                    stretch.append(rows[-1][1::2])
-                stretch.append((kind, body))
-                continue
+        if run_id == last_run and at_ms == last_at and type(body) is bytes and type(kind) is str:
+            if stretch:
+                size += len(body)
+                if size <= GROUP_MAX_BYTES:
+                    stretch.append((kind, body))
+                    continue
+            else:  # the row before opens the group, when it can be in one
+                _, first_kind, _, first_body = rows[-1]
+                size = len(first_body) + len(body) if type(first_body) is bytes else GROUP_MAX_BYTES + 1
+                if size <= GROUP_MAX_BYTES and type(first_kind) is str:
+                    stretch = [(first_kind, first_body), (kind, body)]
+                    continue
         if stretch:
             rows[-1] = (rows[-1][0], GROUP_KIND, rows[-1][2], _group_encoder.encode(stretch))
             stretch = []
         rows.append(row)
-        last_run, last_at = (run_id, at_ms) if groupable else (_NO_RUN, _NO_RUN)
-        size = len(body) if groupable else 0
+        last_run, last_at = run_id, at_ms
     if stretch:
         rows[-1] = (rows[-1][0], GROUP_KIND, rows[-1][2], _group_encoder.encode(stretch))
     return rows
