@@ -152,3 +152,17 @@ def test_a_run_whose_group_row_does_not_decode_fails_alone_and_the_others_are_re
     assert outcome["good"] == (True, None)
     assert outcome["bad"][0] is False and "not a group of facts" in outcome["bad"][1]
     assert "c1" not in outcome["bad"][1].lower()
+
+
+def test_a_group_row_deleted_whole_is_a_mismatch(tmp_path: Path) -> None:
+    # A journal as this version writes it: the run's submission and its first dispatch record
+    # are one group row; deleting it leaves an outcome that nothing sent.
+    path = tmp_path / "j.sqlite"
+    record(path, workflow())
+    with sqlite3.connect(path) as conn:
+        first = conn.execute("SELECT seq, kind FROM facts WHERE run_id = 'r1' ORDER BY seq").fetchone()
+        assert first[1] == GROUP_KIND
+        conn.execute("DELETE FROM facts WHERE seq = ?", (first[0],))
+    conn.close()
+    m = _replay(path).mismatch
+    assert m is not None and m.what == "outcome" and m.step_id == "s1" and "never sent" in m.now
