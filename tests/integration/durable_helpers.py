@@ -91,10 +91,12 @@ class Worker:
 
 
 def audit_lines(audit: Path) -> list[dict[str, Any]]:
-    """The capability's audit records so far."""
+    """The capability's audit records so far: its whole lines only (a line being appended by
+    the worker while this reads may come half-written; it is read whole the next time)."""
     if not audit.exists():
         return []
-    return [json.loads(line) for line in audit.read_text().splitlines() if line.strip()]
+    text = audit.read_text()
+    return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines() if line.strip()]
 
 
 async def wait_for_starts(audit: Path, count: int, timeout: float = 30) -> None:
