@@ -14,7 +14,7 @@ import pytest
 
 from ontoflow.protocols.client import Answer, Error, RunProgress, RunStatus, Status, Submit, SubmitAccepted, Watch
 from ontoflow.runtime.cli import open_client, request
-from tests.integration.durable_helpers import REPO, Daemon, journal_runs
+from tests.integration.durable_helpers import REPO, Daemon, audit_lines, journal_runs
 from tests.integration.replay_helpers import env, ontoflow, wait_for_capability
 from tests.integration.suspend_capabilities import CANDIDATES, QUESTION, manifest
 
@@ -41,7 +41,7 @@ class _Worker:
 
 
 def _starts(audit: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in audit.read_text().splitlines() if line.strip()]
+    return audit_lines(audit)  # whole lines only: it is polled while the worker appends
 
 
 async def _suspended(client: Any) -> RunStatus:
