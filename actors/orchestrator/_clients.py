@@ -236,8 +236,7 @@ class ClientService:
         if run is not None and run.result is None and orch.outbox.available and not run.engine.suspensions(run.state):
             # ``_status`` of the run just started, in memory (the usual submit-and-wait): hold the
             # request, as it would (the submitter owns its run), since a new run's start (one clock read)
-            since = None if reply.existing else run.state.started_ms
-            held = self._waiters.hold(identity, reply.run_id, "status", orch.now() if since is None else since)
+            held = self._waiters.hold(identity, reply.run_id, "status", orch.now() if reply.existing else run.state.started_ms)
             if held is True:
                 return None
         return self._status(identity, reply.run_id, True)  # the submitter owns its run

@@ -92,18 +92,24 @@ def group_rows(facts: list[tuple[str, str, int, bytes]]) -> list[tuple[str, str,
                     continue
             else:  # the row before opens the group, when it can be in one
                 _, first_kind, _, first_body = rows[-1]
-                size = len(first_body) + len(body) if type(first_body) is bytes else GROUP_MAX_BYTES + 1
-                if size <= GROUP_MAX_BYTES and type(first_kind) is str:
-                    stretch = [(first_kind, first_body), (kind, body)]
-                    continue
+                if type(first_body) is bytes and type(first_kind) is str:
+                    size = len(first_body) + len(body)
+                    if size <= GROUP_MAX_BYTES:
+                        stretch = [(first_kind, first_body), (kind, body)]
+                        continue
         if stretch:
-            rows[-1] = (rows[-1][0], GROUP_KIND, rows[-1][2], _group_encoder.encode(stretch))
+            rows[-1] = _group_row(rows[-1], stretch)
             stretch = []
         rows.append(row)
         last_run, last_at = run_id, at_ms
     if stretch:
-        rows[-1] = (rows[-1][0], GROUP_KIND, rows[-1][2], _group_encoder.encode(stretch))
+        rows[-1] = _group_row(rows[-1], stretch)
     return rows
+
+
+def _group_row(opener: tuple[str, str, int, bytes], stretch: list[tuple[str, bytes]]) -> tuple[str, str, int, bytes]:
+    """The one row of ``stretch``, at the run and time of the row that opened it."""
+    return opener[0], GROUP_KIND, opener[2], _group_encoder.encode(stretch)
 
 
 def members(run_id: str, at_ms: int, body: bytes) -> Iterator[tuple[str, str, int, bytes]]:
