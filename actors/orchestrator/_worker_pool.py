@@ -36,7 +36,8 @@ import structlog
 from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
-from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._pending_queue import PendingQueue
+from ontoflow.actors.orchestrator._registry import InFlight, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_dispatch
