@@ -193,6 +193,22 @@ class WorkerRegistry:
                 best, best_load = info, load
         return best
 
+    def place(self, step: InFlight) -> WorkerInfo | None:
+        """``assign`` ``step`` to the worker ``pick`` chooses for its capability, and return that
+        worker; None (nothing assigned) when no live worker offering it has a free slot. One call
+        for both: it runs for every step sent."""
+        best: WorkerInfo | None = None
+        best_load = 1.0
+        for info in self._by_capability.get(step.capability, ()):  # ``pick``'s loop, in line
+            load = len(info.in_flight) / info.slots
+            if load < best_load:
+                best, best_load = info, load
+        if best is not None:
+            key = (step.run_id, step.step_id, step.attempt)
+            best.in_flight[key] = step
+            self._step_owner[key] = best
+        return best
+
     def pick_accepting(self, capability: str, size: int) -> WorkerInfo | None:
         """``pick`` among the workers known to accept a message of ``size`` bytes (their
         ``max_message_bytes`` at least that; not one of unknown limit): for the rare Invoke

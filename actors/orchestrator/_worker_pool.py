@@ -108,8 +108,7 @@ class WorkerPool:
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
-        self.draining = False
-        self.log_debug = False
+        self.draining = self.log_debug = False
         #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
 
@@ -330,18 +329,18 @@ class WorkerPool:
     def dispatch(self, d: Dispatch, now: int, worker: WorkerInfo | None = None) -> None:
         """Send the engine's ``d`` to the least-loaded live worker offering its capability, or
         queue it; with ``worker``, send it to that one (a step that waited, or went elsewhere)."""
-        if worker is None:
+        step = InFlight(d.run_id, d.step_id, d.attempt, d.capability, now)  # first: ``place`` assigns it as it picks
+        if worker is not None:
+            self.registry.assign(worker, step)
+        else:
             if d.deadline_at_ms is not None:  # most steps have none: no call for them
                 self._clocks.start(d)
-            worker = None if self.draining else self.registry.pick(d.capability)
-            if worker is None:
+            if self.draining or (worker := self.registry.place(step)) is None:  # picked and assigned: one call
                 self._pending.push(d.capability, (d.run_id, d.step_id, d.attempt), Queued(d, now), now)
                 log.info("step_queued", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
                 return
-        # The send, in ``dispatch`` itself: one call fewer per step.
-        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # usual: in line, positional
+        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # sent here: a call fewer per step
             d.run_id, d.step_id, d.attempt, d.capability, d.inputs, d.context)
-        self.registry.assign(worker, InFlight(d.run_id, d.step_id, d.attempt, d.capability, now))
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:
