@@ -37,7 +37,7 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
-from ontoflow.actors.orchestrator._registry import InFlight, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_dispatch
@@ -329,7 +329,8 @@ class WorkerPool:
     def dispatch(self, d: Dispatch, now: int, worker: WorkerInfo | None = None) -> None:
         """Send the engine's ``d`` to the least-loaded live worker offering its capability, or
         queue it; with ``worker``, send it to that one (a step that waited, or went elsewhere)."""
-        step = InFlight(d.run_id, d.step_id, d.attempt, d.capability, now)  # first: ``place`` assigns it as it picks
+        # The Invoke is the in-flight record too, made first (``place`` assigns it as it picks).
+        step = Invoke(d.run_id, d.step_id, d.attempt, d.capability, d.inputs, d.context)  # positional: per step
         if worker is not None:
             self.registry.assign(worker, step)
         else:
@@ -339,8 +340,7 @@ class WorkerPool:
                 self._pending.push(d.capability, (d.run_id, d.step_id, d.attempt), Queued(d, now), now)
                 log.info("step_queued", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
                 return
-        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # sent here: a call fewer per step
-            d.run_id, d.step_id, d.attempt, d.capability, d.inputs, d.context)
+        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else step
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:
@@ -382,7 +382,7 @@ class WorkerPool:
         failed as ``worker_lost``)."""
         self._liveness.undelivered(self.registry, identity, invokes)
 
-    def _orphaned(self, steps: list[InFlight], now: int, reason: str) -> None:
+    def _orphaned(self, steps: list[SentStep], now: int, reason: str) -> None:
         for step in steps:
             key = (step.run_id, step.step_id, step.attempt)
             self._clocks.stop(key)
