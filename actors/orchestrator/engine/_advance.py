@@ -149,7 +149,10 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
     # What ``outcome_end`` and ``finish_block_step`` do, in line (the same state and commands):
     # no ``StepEnd`` record and four calls fewer, per step.
     now_ms = fact.now_ms
-    kept, dropped = split_outputs(outcome.outputs, cap.outputs) if outcome.outputs else (None, [])
+    if outcome.outputs:
+        kept, dropped = split_outputs(outcome.outputs, cap.outputs)
+    else:  # the usual no-output step: two names set, no tuple made and unpacked
+        kept, dropped = None, []
     # ``_take_answer`` in line (a call fewer per step): no longer pending, the kept outputs into
     # the context, the segments into the payload, a success noted.
     state.pending = None
