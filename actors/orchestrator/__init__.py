@@ -9,7 +9,8 @@ from ontoflow.actors.orchestrator._edge import INTENT_KEY, EdgeService, answer_t
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator, UnknownRunError, wall_clock_ms
 from ontoflow.actors.orchestrator._queries import Queries, Waiters
-from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._pending_queue import PendingQueue
+from ontoflow.actors.orchestrator._registry import InFlight, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import AnswerRefused, Run, RunTable
 from ontoflow.actors.orchestrator._sessions import MAX_CONVERSATIONS, SessionBook, SessionRecord

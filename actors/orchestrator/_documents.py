@@ -256,7 +256,8 @@ class SubmittedDocuments:
             if len(self._admitted) >= _KEPT:
                 self._admitted.clear()
             admitted = self._admitted[key] = Admitted(workflow, source, refusal)
-        self._last = (body, found)
+        if found is not last[1]:  # the same document again (the usual submit) keeps its pair: no tuple per run
+            self._last = (body, found)
         if inputs and admitted.refusal is None:
             self._inputs.check(inputs)
         return admitted

@@ -30,7 +30,8 @@ from collections.abc import Callable, Collection
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._registry import AwaitedSteps, InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._pending_queue import PendingQueue
+from ontoflow.actors.orchestrator._registry import AwaitedSteps, InFlight, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepDeadlineExpired, StepUnavailable
 from ontoflow.protocols.messages import Invoke

@@ -3,28 +3,34 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.messages import Invoke
 
-__all__ = ["AwaitedSteps", "InFlight", "PendingQueue", "WorkerInfo", "WorkerRegistry"]
+__all__ = ["AwaitedSteps", "InFlight", "SentStep", "StepKey", "WorkerInfo", "WorkerRegistry"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
 
 class InFlight(msgspec.Struct, gc=False):
-    """A step attempt sent to a worker and not yet answered (made positionally for every step
-    sent: msgspec matches keywords one by one). ``gc=False``: strings and ints only, never in a
-    cycle, so the collector need not track one per step."""
+    """A step attempt sent to a worker and not yet answered, known without its Invoke: one
+    recovered after a restart, awaiting its worker (a step the pool sends is recorded by its
+    Invoke, see :data:`SentStep`). ``gc=False``: strings and ints only, never in a cycle."""
 
     run_id: str
     step_id: str
     attempt: int
     capability: str
     sent_ms: int
+
+
+#: What a worker's ``in_flight`` holds for an attempt: the Invoke the pool sent (no record made
+#: beside it per step: that cost ~800 instructions a step), or an :class:`InFlight`. Only the
+#: fields both have are read: ``run_id``, ``step_id``, ``attempt``, ``capability``.
+SentStep = InFlight | Invoke
 
 
 class WorkerInfo(msgspec.Struct, kw_only=True):
@@ -37,7 +43,7 @@ class WorkerInfo(msgspec.Struct, kw_only=True):
     capabilities: dict[str, CapabilityMetadata]
     slots: int
     last_seen_ms: int
-    in_flight: dict[StepKey, InFlight] = msgspec.field(default_factory=dict)
+    in_flight: dict[StepKey, SentStep] = msgspec.field(default_factory=dict)
     #: The token this registration was welcomed with; the worker's messages must carry it.
     session: str = ""
     #: The CURVE public key (z85) that registered it; "" without CURVE.
@@ -106,7 +112,7 @@ class WorkerRegistry:
         """The worker registered under ``identity``, if any."""
         return self._workers.get(identity)
 
-    def register(self, info: WorkerInfo, *, keep: Collection[StepKey] = ()) -> tuple[list[InFlight], list[InFlight]]:
+    def register(self, info: WorkerInfo, *, keep: Collection[StepKey] = ()) -> tuple[list[SentStep], list[SentStep]]:
         """Add (or replace) a worker.
 
         Args:
@@ -130,7 +136,7 @@ class WorkerRegistry:
             self.assign(info, step)
         return orphans, kept
 
-    def remove(self, identity: bytes) -> list[InFlight]:
+    def remove(self, identity: bytes) -> list[SentStep]:
         """Forget a worker; returns its in-flight steps (the caller decides their fate)."""
         info = self._workers.pop(identity, None)
         if info is None:
@@ -194,6 +200,22 @@ class WorkerRegistry:
                 best, best_load = info, load
         return best
 
+    def place(self, step: SentStep) -> WorkerInfo | None:
+        """``assign`` ``step`` to the worker ``pick`` chooses for its capability, and return that
+        worker; None (nothing assigned) when no live worker offering it has a free slot. One call
+        for both: it runs for every step sent."""
+        best: WorkerInfo | None = None
+        best_load = 1.0
+        for info in self._by_capability.get(step.capability, ()):  # ``pick``'s loop, in line
+            load = len(info.in_flight) / info.slots
+            if load < best_load:
+                best, best_load = info, load
+        if best is not None:
+            key = (step.run_id, step.step_id, step.attempt)
+            best.in_flight[key] = step
+            self._step_owner[key] = best
+        return best
+
     def pick_accepting(self, capability: str, size: int) -> WorkerInfo | None:
         """``pick`` among the workers known to accept a message of ``size`` bytes (their
         ``max_message_bytes`` at least that; not one of unknown limit): for the rare Invoke
@@ -206,7 +228,7 @@ class WorkerRegistry:
                 best, best_load = info, busy / info.slots
         return best
 
-    def assign(self, info: WorkerInfo, step: InFlight) -> None:
+    def assign(self, info: WorkerInfo, step: SentStep) -> None:
         """Record that ``step`` was sent to ``info``."""
         key = (step.run_id, step.step_id, step.attempt)
         info.in_flight[key] = step
@@ -288,103 +310,3 @@ class AwaitedSteps:
         for key in late:
             del self._steps[key]
         return late
-
-
-class PendingQueue:
-    """Dispatches waiting for a worker, per capability, in arrival order, indexed by key.
-
-    Items of one capability arrive in time order, so its queue is also its expiry order:
-    ``expire`` pops only the entries past their cutoff and never scans the rest, whatever the
-    queue's length. A removed item (a cancelled step) leaves a tombstone that ``pop`` and
-    ``expire`` skip, so removal costs a dict lookup, not a rebuild.
-
-    Attributes:
-        waiting: how many items wait (``len``), as an attribute: the pool asks for every
-            outcome whether anything waits, and ``__bool__`` would be a call.
-    """
-
-    def __init__(self) -> None:
-        self._queues: dict[str, deque[tuple[StepKey, int, object]]] = {}
-        self._live: dict[StepKey, object] = {}
-        self._count: dict[str, int] = {}
-        self._cap_of: dict[StepKey, str] = {}
-        self.waiting = 0
-
-    def push(self, capability: str, key: StepKey, item: object, enqueued_ms: int) -> None:
-        """Queue ``item`` (known as ``key``) behind the others waiting for ``capability``."""
-        self._queues.setdefault(capability, deque()).append((key, enqueued_ms, item))
-        if key not in self._live:
-            self.waiting += 1
-        self._live[key] = item
-        self._cap_of[key] = capability
-        self._count[capability] = self._count.get(capability, 0) + 1
-
-    def __bool__(self) -> bool:
-        """Whether anything waits at all."""
-        return bool(self._live)
-
-    def __len__(self) -> int:
-        """How many items wait, over every capability."""
-        return len(self._live)
-
-    def __contains__(self, capability: object) -> bool:
-        """Whether something waits for ``capability``."""
-        return self._count.get(capability, 0) > 0  # type: ignore[call-overload]
-
-    def _settle(self, capability: str) -> deque[tuple[StepKey, int, object]] | None:
-        """The queue of ``capability`` with its leading tombstones dropped; None once empty."""
-        queue = self._queues.get(capability)
-        while queue and self._live.get(queue[0][0]) is not queue[0][2]:
-            queue.popleft()
-        if not queue:
-            self._queues.pop(capability, None)
-            self._count.pop(capability, None)
-            return None
-        return queue
-
-    def _take(self, capability: str, queue: deque[tuple[StepKey, int, object]]) -> object:
-        key, _, item = queue.popleft()
-        del self._live[key]
-        self.waiting -= 1
-        del self._cap_of[key]
-        self._count[capability] -= 1
-        self._settle(capability)
-        return item
-
-    def pop(self, capability: str) -> object | None:
-        """The oldest item waiting for ``capability``, removed; None when none waits."""
-        queue = self._settle(capability)
-        return None if queue is None else self._take(capability, queue)
-
-    def remove(self, key: StepKey) -> object | None:
-        """Unqueue the item known as ``key`` (left as a tombstone); None when it is not queued."""
-        item = self._live.pop(key, None)
-        if item is not None:
-            self.waiting -= 1
-            capability = self._cap_of.pop(key)
-            self._count[capability] -= 1
-            self._settle(capability)
-        return item
-
-    def expire(self, capability: str, cutoff_ms: int) -> list[object]:
-        """Remove and return, oldest first, the items of ``capability`` enqueued before ``cutoff_ms``.
-
-        Touches only those items (and tombstones in front of them), never the rest of the queue.
-        """
-        expired = []
-        queue = self._settle(capability)
-        while queue is not None and queue[0][1] < cutoff_ms:
-            expired.append(self._take(capability, queue))
-            queue = self._queues.get(capability)
-        return expired
-
-    def capabilities(self) -> list[str]:
-        """The capabilities that have something waiting."""
-        return list(self._count)
-
-    def items(self) -> Iterable[tuple[str, object]]:
-        """Every ``(capability, item)`` waiting, queue by queue, oldest first."""
-        for cap, queue in self._queues.items():
-            for key, _, item in queue:
-                if self._live.get(key) is item:
-                    yield cap, item

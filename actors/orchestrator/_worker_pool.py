@@ -36,7 +36,8 @@ import structlog
 from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
-from ontoflow.actors.orchestrator._registry import InFlight, PendingQueue, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._pending_queue import PendingQueue
+from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_dispatch
@@ -107,8 +108,7 @@ class WorkerPool:
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
-        self.draining = False
-        self.log_debug = False
+        self.draining = self.log_debug = False
         #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
 
@@ -329,18 +329,18 @@ class WorkerPool:
     def dispatch(self, d: Dispatch, now: int, worker: WorkerInfo | None = None) -> None:
         """Send the engine's ``d`` to the least-loaded live worker offering its capability, or
         queue it; with ``worker``, send it to that one (a step that waited, or went elsewhere)."""
-        if worker is None:
+        # The Invoke is the in-flight record too, made first (``place`` assigns it as it picks).
+        step = Invoke(d.run_id, d.step_id, d.attempt, d.capability, d.inputs, d.context)  # positional: per step
+        if worker is not None:
+            self.registry.assign(worker, step)
+        else:
             if d.deadline_at_ms is not None:  # most steps have none: no call for them
                 self._clocks.start(d)
-            worker = None if self.draining else self.registry.pick(d.capability)
-            if worker is None:
+            if self.draining or (worker := self.registry.place(step)) is None:  # picked and assigned: one call
                 self._pending.push(d.capability, (d.run_id, d.step_id, d.attempt), Queued(d, now), now)
                 log.info("step_queued", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
                 return
-        # The send, in ``dispatch`` itself: one call fewer per step.
-        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else Invoke(  # usual: in line, positional
-            d.run_id, d.step_id, d.attempt, d.capability, d.inputs, d.context)
-        self.registry.assign(worker, InFlight(d.run_id, d.step_id, d.attempt, d.capability, now))
+        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else step
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:
@@ -382,7 +382,7 @@ class WorkerPool:
         failed as ``worker_lost``)."""
         self._liveness.undelivered(self.registry, identity, invokes)
 
-    def _orphaned(self, steps: list[InFlight], now: int, reason: str) -> None:
+    def _orphaned(self, steps: list[SentStep], now: int, reason: str) -> None:
         for step in steps:
             key = (step.run_id, step.step_id, step.attempt)
             self._clocks.stop(key)
