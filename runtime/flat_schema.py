@@ -32,12 +32,12 @@ names, bounds and members reach it as constants bound in its namespace, never as
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import fastjsonschema
 
-__all__ = ["compile_validator", "flat_validator", "flat_values_check"]
+__all__ = ["compile_validator", "flat_validator"]
 
 Validator = Callable[[Any], Any]
 
@@ -242,28 +242,3 @@ def compile_validator(schema: Any, handlers: Mapping[str, Callable[[str], Any]])
     """
     full = fastjsonschema.compile(schema, handlers=dict(handlers), use_default=True)
     return flat_validator(schema, full) or full
-
-
-def flat_values_check(checks: Sequence[tuple[str, Any]]) -> Callable[[Mapping[str, Any]], bool] | None:
-    """One test of several values at once: for ``checks``, ``(key, schema)`` pairs of scalar
-    schemas (the subset above), a function of a mapping holding every key that answers True
-    only when each ``schema``'s full validator accepts ``data[key]`` as it is (False: not sure,
-    ask the validators). ``None`` when a schema is outside the subset.
-
-    A submit's inputs are checked against each property schema declaring their keys: one call
-    for all of them instead of one per key and schema (``runtime.inputs.CatalogInputCheck``).
-    """
-    constants = _Constants()
-    lines = ["def check(data):"]
-    for key, schema in checks:
-        test = _scalar_test(schema, constants)
-        if test is None:
-            return None
-        lines.append(f"    v = data[{constants.name(key)}]")
-        lines.append(f"    if not {test}: return False")
-    lines.append("    return True")
-    namespace = constants.namespace
-    exec(compile("\n".join(lines) + "\n", "<flat_schema>", "exec"), namespace)  # noqa: S102 - fixed templates only
-    check: Callable[[Mapping[str, Any]], bool] = namespace["check"]
-    return check
-

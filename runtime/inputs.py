@@ -19,7 +19,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.errors import ConfigError
-from ontoflow.runtime.flat_schema import compile_validator, flat_values_check
+from ontoflow.runtime.flat_schema import compile_validator
 
 __all__ = [
     "CatalogInputCheck",
@@ -36,10 +36,6 @@ __all__ = [
 _canonical = msgspec.json.Encoder(order="sorted").encode
 
 _Validator = Callable[[Any], Any]
-
-_UNSEEN: Any = object()
-#: The sets of input keys a ``CatalogInputCheck`` keeps a test for (a workload submits a few).
-_KEY_SETS_KEPT = 256
 
 #: The rules whose fastjsonschema message quotes the data (the offending property names: the
 #: keys of a map are part of the value), told in words of the schema instead.
@@ -253,10 +249,6 @@ class CatalogInputCheck:
             for key, prop in (meta.input_schema.get("properties") or {}).items():
                 self._declared.setdefault(key, []).append((meta.id, prop))
         self._resolved: dict[str, list[_Validator]] = {}
-        self._schemas: dict[str, list[Any]] = {}  # the property schemas of ``_resolved``'s validators
-        #: Per set of input keys (in order), one test of all its scalar checks (``flat_values_check``),
-        #: or None when one is not scalar; at most ``_KEY_SETS_KEPT`` sets.
-        self._at_once: dict[tuple[str, ...], Callable[[Mapping[str, Any]], bool] | None] = {}
 
     def check(self, inputs: Mapping[str, Any]) -> None:
         """Check each input as ``check_inputs(inputs, catalog)`` does, with the same error.
@@ -264,17 +256,12 @@ class CatalogInputCheck:
         Raises:
             ConfigError: naming the key, the rule it breaks and the capability, never the value.
         """
-        keys = tuple(inputs)
-        at_once = self._at_once.get(keys, _UNSEEN)
-        if at_once is _UNSEEN:
-            at_once = self._test_at_once(keys)
-        if at_once is not None and at_once(inputs):
-            return  # every value passes a test its validators pass (one call where there was one per check)
         resolved = self._resolved
         for key, value in inputs.items():
             checks = resolved.get(key)
             if checks is None:
-                checks = self._resolve(key)
+                checks = resolved[key] = [v for v in (self._validators.validator(cid, key, prop)
+                                                      for cid, prop in self._declared.get(key, ())) if v is not None]
             for validate in checks:
                 try:
                     validate(value)
@@ -283,28 +270,6 @@ class CatalogInputCheck:
                     # order ``check_inputs`` does (catalogue, then inputs).
                     self._validators.check(inputs, self._catalog)
                     raise ConfigError(f"input {key!r} does not match its declared schema") from None
-
-    def _resolve(self, key: str) -> list[_Validator]:
-        """The validators of ``key`` (each declaring capability's that compiled), kept."""
-        pairs = [(v, prop) for v, prop in ((self._validators.validator(cid, key, prop), prop)
-                                           for cid, prop in self._declared.get(key, ())) if v is not None]
-        self._schemas[key] = [prop for _, prop in pairs]
-        checks = self._resolved[key] = [v for v, _ in pairs]
-        return checks
-
-    def _test_at_once(self, keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], bool] | None:
-        """One test of the values of ``keys`` against every schema ``check`` applies to them,
-        kept for that set of keys; None when one is not a scalar schema (``flat_values_check``)."""
-        pairs = []
-        for key in keys:
-            if key not in self._resolved:
-                self._resolve(key)
-            pairs += [(key, prop) for prop in self._schemas[key]]
-        test = flat_values_check(pairs)
-        if len(self._at_once) >= _KEY_SETS_KEPT:  # a client varying its keys grows nothing without bound
-            self._at_once.clear()
-        self._at_once[keys] = test
-        return test
 
 
 def check_inputs(inputs: Mapping[str, Any], catalog: Mapping[str, CapabilityMetadata]) -> None:
