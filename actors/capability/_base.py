@@ -229,7 +229,10 @@ class Capability(abc.ABC):
                 return self._finish(request, started, INVALID, reason=REASON_INVALID_INPUT, error=message,
                                     verbose=verbose)
             plain = spec.plain  # kept before the first attempt, which may change a list in place
-            sent = keep_sent(inputs) if plain is not None and not plain.issuperset(inputs) else None
+            sent = None
+            # Exactly the required keys, all plain (most steps), is a length; else a set of the keys.
+            if plain is not None and len(inputs) != spec.plain_required and not plain.issuperset(inputs):
+                sent = keep_sent(inputs)
             if spec.unlimited and request.deadline_ms is None:  # no limit: most steps
                 try:  # the first attempt runs here, without the attempts loop's coroutine; a failure goes on there
                     raw = await self.execute(dict(inputs), request.context)

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["SentInputs", "keep_sent", "plain_keys"]
+__all__ = ["SentInputs", "keep_sent", "plain_keys", "plain_required"]
 
 # What an attempt cannot change in place; anything else may be mutated and is kept encoded.
 _IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes})
@@ -74,6 +74,24 @@ def plain_keys(schema: Any, *, retried: bool) -> frozenset[str] | None:
     if isinstance(schema, dict) and schema.get("additionalProperties") is False and len(plain) == len(properties):
         return None
     return plain
+
+
+def plain_required(schema: Any, plain: frozenset[str] | None) -> int:
+    """How many keys the schema requires when every one of them is plain (in ``plain``), else
+    -1: a step's valid inputs hold each required key, so inputs of exactly that many keys
+    are those keys and all plain (``len``, where ``plain.issuperset`` builds a set of the
+    inputs' keys each step: most steps are sent exactly their required inputs).
+
+    Args:
+        schema: the capability's ``input_schema``.
+        plain: what ``plain_keys`` returned for it.
+    """
+    if plain is None or not isinstance(schema, dict) or "$ref" in schema:  # draft-07 ignores a $ref's siblings
+        return -1
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(k, str) and k in plain for k in required):
+        return -1
+    return len(set(required))
 
 
 def _scalar(sub: Any) -> bool:

@@ -4,7 +4,7 @@ needs no copy of."""
 
 from __future__ import annotations
 
-from ontoflow.actors.capability._inputs import plain_keys
+from ontoflow.actors.capability._inputs import plain_keys, plain_required
 from ontoflow.actors.capability._schema import Validator, compile_schema
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.events import CLARIFICATION, FAILURE, SUCCESS
@@ -23,7 +23,7 @@ class ClassSpec:
         CapabilityDefinitionError: when the input schema does not compile (the id is named).
     """
 
-    __slots__ = ("defaults", "events", "metadata", "outputs", "plain", "success", "unlimited", "validator")
+    __slots__ = ("defaults", "events", "metadata", "outputs", "plain", "plain_required", "success", "unlimited", "validator")
 
     def __init__(self, meta: CapabilityMetadata) -> None:
         self.metadata = meta
@@ -36,6 +36,8 @@ class ClassSpec:
         self.unlimited = meta.timeout_ms is None
         #: The input keys a retry needs no copy of (``_inputs.plain_keys``).
         self.plain = plain_keys(meta.input_schema, retried=meta.retry.max_retries > 0)
+        #: Inputs of this many keys are all plain (``_inputs.plain_required``; -1: never known so).
+        self.plain_required = plain_required(meta.input_schema, self.plain)
         #: Whether the validator may write schema defaults into what it checks (it is then
         #: handed a copy of a step's inputs; without a ``default`` anywhere, the inputs as sent).
         self.defaults = _mentions_default(meta.input_schema)

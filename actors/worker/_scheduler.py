@@ -102,7 +102,8 @@ class StepScheduler:
         # Every attempt accepted and not answered: None while queued, its runner while running.
         self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
         self._cancel_requested: set[StepKey] = set()
-        self._queue: deque[Invoke] = deque()
+        # With its key: the very tuple ``_running`` holds (not built again; its lookups compare by identity).
+        self._queue: deque[tuple[StepKey, Invoke]] = deque()
         self._busy = 0  # steps started and not answered: at most ``slots``
         self._idle: list[asyncio.Future[None]] = []  # parked runners, woken one at a time
         self._waking = 0  # runners woken and not yet running: at most one at a time
@@ -169,7 +170,7 @@ class StepScheduler:
                 continue
             # Registered now (None: queued), so a Cancel that arrives before a runner picks the step up still finds it.
             running[key] = None
-            queue.append(invoke)
+            queue.append((key, invoke))
         return again
 
     def cancel(self, key: StepKey, now_ms: int | None = None) -> None:
@@ -269,7 +270,7 @@ class StepScheduler:
             if self._answered:  # a step raised out of the runner (an exit): what was answered still goes
                 self._hand_over()
 
-    async def _serve(self, queue: deque[Invoke], loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+    async def _serve(self, queue: deque[tuple[StepKey, Invoke]], loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
         while True:
             if queue and self._busy < self.slots and not self._closed:
                 if await self._run_next(queue.popleft(), task):
@@ -295,11 +296,11 @@ class StepScheduler:
                 elif wake in self._idle:  # cancelled while parked (the host stops): no longer idle
                     self._idle.remove(wake)
 
-    async def _run_next(self, invoke: Invoke, task: asyncio.Task[Any]) -> bool:
+    async def _run_next(self, queued: tuple[StepKey, Invoke], task: asyncio.Task[Any]) -> bool:
         """Run one queued step in ``task`` (the calling runner), unless it was cancelled while
         queued, and answer it; True when it had been answered without it (``abandon_overdue``):
         the runner then ends, replaced."""
-        key = (invoke.run_id, invoke.step_id, invoke.attempt)
+        key, invoke = queued
         running = self._running
         if key not in running:
             return False

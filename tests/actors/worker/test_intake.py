@@ -52,7 +52,7 @@ def _after(batch_at_once: bool) -> tuple[Any, ...]:
         else:
             BatchActor.receive_batch(host, _batch(), 5)  # each message through ``receive``
     steps = host.steps
-    return (list(steps), [i.step_id for i in steps._queue], sorted(steps._cancel_requested),
+    return (list(steps), [i.step_id for _, i in steps._queue], sorted(steps._cancel_requested),
             [(k, o.event, o.reason) for k, o in host._answers._unsent.items()], host._current.welcomed,
             host._current.over, [(line["event"], line.get("step_id")) for line in logs], len(host.outbox))
 
@@ -89,7 +89,7 @@ async def test_an_invoke_that_cannot_be_queued_is_logged_and_the_batch_goes_on(m
                 host.receive_batch(_with_a_bad_invoke(), 5)
             else:
                 BatchActor.receive_batch(host, _with_a_bad_invoke(), 5)
-        results.append(([i.step_id for i in host.steps._queue],
+        results.append(([i.step_id for _, i in host.steps._queue],
                         [line["event"] for line in logs if line["event"] == "message_handling_failed"]))
     assert results[0][0] == results[1][0] == ["a", "b", "c"]
     assert results[0][1] == results[1][1] == ["message_handling_failed"]
