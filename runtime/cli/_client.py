@@ -184,6 +184,10 @@ def _tcp_ok(address: str) -> bool:
     host, _, port = address.removeprefix("tcp://").rpartition(":")
     if not host or re.search(r"[\s/@]", host):
         return False
+    # An IPv6 host is bracketed whole: with one bracket open, the last colon of ``[::1`` read
+    # as the port's, ZeroMQ was asked, and the typo was waited out as a daemon not answering.
+    if ("[" in host or "]" in host) and not re.fullmatch(r"\[[^\[\]]+\]", host):
+        return False
     return port == "*" or (port.isascii() and port.isdigit() and int(port) <= 65535)
 
 

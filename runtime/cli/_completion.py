@@ -8,6 +8,11 @@ drift from the command. Install it with, for bash::
 and for zsh, into a folder of your ``fpath``::
 
     ontoflow completion zsh > ~/.zfunc/_ontoflow
+
+An argument that names a file (a manifest, ``--input-file``, ``--config``, ``--log-file``...)
+completes to the file names there, one that names a folder to the folders: told by its
+metavar or its positional's name (:data:`FILE_NAMES`, :data:`FOLDER_NAMES`), so that a new
+flag spelled ``metavar="FILE"`` completes files with no line here.
 """
 
 from __future__ import annotations
@@ -18,9 +23,18 @@ from typing import Any
 
 from ontoflow.runtime.cli._shared import EXIT_OK
 
-__all__ = ["SHELLS", "register"]
+__all__ = ["FILE_NAMES", "FOLDER_NAMES", "SHELLS", "register"]
 
 SHELLS = ("bash", "zsh")
+
+#: The metavars (flags) and names (positionals) of arguments that name a file. ``MODULE``
+#: (``-c``) too: a capability module is a dotted name or a ``.py`` file, and only the file
+#: can be completed. Without a mark, shtab completed such an argument to nothing, and with
+#: the script sourced ``ontoflow run fl<TAB>`` beeped where bash alone gave ``flow.yaml``.
+FILE_NAMES = frozenset({"FILE", "MANIFEST", "NEW", "PATH.sqlite", "MODULE",
+                        "manifest", "document", "plan", "pipeline", "file"})
+#: The same for arguments that name a folder.
+FOLDER_NAMES = frozenset({"DIR", "directory"})
 
 
 def register(subparsers: Any, root: argparse.ArgumentParser) -> None:
@@ -33,6 +47,22 @@ def register(subparsers: Any, root: argparse.ArgumentParser) -> None:
 def _cmd_completion(root: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     import shtab  # only here: no other verb pays for it
 
+    _mark_paths(root, shtab.FILE, shtab.DIRECTORY)
     sys.stdout.write(shtab.complete(root, shell=args.shell))
     sys.stdout.flush()
     return EXIT_OK
+
+
+def _mark_paths(parser: argparse.ArgumentParser, files: Any, folders: Any) -> None:
+    """Give every argument of ``parser`` and its sub-commands that names a file or a folder
+    shtab's completion of ``files`` or ``folders`` (its ``complete`` attribute)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _mark_paths(sub, files, folders)
+            continue
+        name = action.metavar if action.option_strings else (action.metavar or action.dest)
+        if name in FILE_NAMES:
+            setattr(action, "complete", files)  # noqa: B010 - shtab's own attribute, not argparse's
+        elif name in FOLDER_NAMES:
+            setattr(action, "complete", folders)  # noqa: B010

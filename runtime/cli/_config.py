@@ -19,8 +19,8 @@ client settings only (a worker has keys of its own): ``ONTOFLOW_CONNECT``,
 ``ONTOFLOW_CURVE_SECRET``, ``ONTOFLOW_CURVE_SERVER_KEY``. A relative path in the file is taken
 from the file's folder, not from where the command runs. A list in the file (``capabilities``,
 ``trigger-workflow``) comes first and the flags add to it. A key the section does not know, a
-value of the wrong type, or a number out of its flag's range (``_bounds``) is an error naming the
-key and the file.
+value of the wrong type, a number out of its flag's range (``_bounds``), or an address or a client
+timeout its flag would refuse is an error naming the key and the file.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import msgspec
 
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._bounds import check_section
+from ontoflow.runtime.cli._bounds import Bound, check_section
+from ontoflow.runtime.cli._client import check_address
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -228,8 +229,28 @@ def load_config(path: Path | None) -> Config:
     for section in ("daemon", "worker"):  # every number in its range, as its flag is (``_bounds``)
         part = getattr(config, section)
         check_section(section, {name: getattr(part, name) for name in part.__struct_fields__}, str(path))
+    _check_client_values(config, path)
     _resolve_paths(config, path.parent)
     return config
+
+
+#: The client's timeouts: any positive finite number of seconds, as their flags take
+#: (``_client.check_timeout``); inf or nan would wait for ever on a daemon that is not there.
+_CLIENT_SECONDS = Bound(float, 0, above=True, why="seconds")
+
+
+def _check_client_values(config: Config, path: Path) -> None:
+    """Refuse an address no transport takes and a client timeout that bounds nothing, naming
+    the file and the key. Checked later, they were refused as the flag (``--connect (or
+    ONTOFLOW_CONNECT) 'bogus'``) that the user never typed, and the file went unnamed."""
+    for key, address in (("daemon.bind", config.daemon.bind), ("worker.connect", config.worker.connect),
+                         ("client.connect", config.client.connect)):
+        if address is not None:
+            check_address(address, f"config file {path}: {key}")
+    for key, seconds in (("client.timeout", config.client.timeout), ("client.ask-timeout", config.client.ask_timeout)):
+        problem = None if seconds is None else _CLIENT_SECONDS.problem(seconds)
+        if problem is not None:
+            raise ConfigError(f"config file {path}: {key}: {problem}")
 
 
 def _check_edge(edge: EdgeSection, path: Path) -> None:

@@ -8,6 +8,7 @@ it because ``bench.run_path`` counts the files that path crosses, and none of th
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 from pathlib import Path
@@ -79,11 +80,40 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     except ManifestError as exc:
         raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
     if not isinstance(doc, dict):
-        raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {type(doc).__name__}")
-    for key in doc:
+        raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {_kind(doc)}")
+    for key, value in doc.items():
         if not isinstance(key, str) or not KEY.match(key):
             raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
+        if _holds_non_finite(value):
+            # JSON has no NaN nor infinity: YAML's .nan and TOML's inf reached the run as null,
+            # a value the user never wrote. The key is named, never the value.
+            raise ConfigError(f"--input-file {p}: the value of {key!r} holds a number that is not finite "
+                              "(nan or inf: no message can carry it)")
     return dict(doc)
+
+
+def _kind(value: Any) -> str:
+    """A decoded document's type as the file says it (``null``, ``a list``), not Python's."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    return {str: "a string", list: "a list", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _holds_non_finite(value: Any) -> bool:
+    """Whether ``value`` (a decoded document's) holds a float that is nan or infinite, at any
+    depth (a stack, not recursion: the decoder's depth bound is deep)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:
