@@ -186,7 +186,8 @@ def _tcp_ok(address: str) -> bool:
         return False
     # An IPv6 host is bracketed whole: with one bracket open, the last colon of ``[::1`` read
     # as the port's, ZeroMQ was asked, and the typo was waited out as a daemon not answering.
-    if ("[" in host or "]" in host) and not re.fullmatch(r"\[[^\[\]]+\]", host):
+    # Each part of ZeroMQ's ``SOURCE;HOST`` form is checked so (the source keeps its port).
+    if any(("[" in part or "]" in part) and not re.fullmatch(r"\[[^\[\]]+\](:(\d+|\*))?", part) for part in host.split(";")):
         return False
     return port == "*" or (port.isascii() and port.isdigit() and int(port) <= 65535)
 

@@ -198,6 +198,11 @@ def _new_socket(
     try:
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        if address.startswith("tcp://") and "[" in address:
+            # An IPv6 literal: ZeroMQ refuses it ("No such device") unless told. Only then:
+            # with it on, a name such as ``localhost`` may resolve to ::1 and miss a daemon bound
+            # on 127.0.0.1, so IPv4 addresses keep ZeroMQ's default.
+            sock.setsockopt(zmq.IPV6, 1)
     except zmq.ZMQError as exc:
         sock.close(linger=0)
         raise TransportError(f"cannot configure the socket for {address}: {exc.strerror}") from None

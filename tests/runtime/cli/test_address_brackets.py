@@ -16,13 +16,15 @@ from ontoflow.runtime.errors import ConfigError
 
 
 @pytest.mark.parametrize("address", ["tcp://[::1", "tcp://::1]:7100", "tcp://[::1]x:7100", "tcp://[[::1]]:7100",
-                                     "tcp://[]:7100", "tcp://host]:1"])
+                                     "tcp://[]:7100", "tcp://host]:1",
+                                     "tcp://[::1:5000;[::1]:7100", "tcp://[::1]:5000;[::1:7100"])
 def test_a_bracket_open_or_stray_is_a_usage_error(address: str) -> None:
     with pytest.raises(ConfigError, match="tcp://HOST:PORT"):
         check_address(address)
 
 
-@pytest.mark.parametrize("address", ["tcp://[::1]:7100", "tcp://[fe80::1%eth0]:1", "tcp://[::]:*"])
+@pytest.mark.parametrize("address", ["tcp://[::1]:7100", "tcp://[fe80::1%eth0]:1", "tcp://[::]:*",
+                                     "tcp://[::1]:5000;[::1]:7100", "tcp://eth0;[::1]:7100"])
 def test_an_ipv6_host_in_brackets_passes(address: str) -> None:
     check_address(address)
 
