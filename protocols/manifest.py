@@ -307,8 +307,9 @@ def _check_block(
     if block.timeout_ms is not None and not 0 < block.timeout_ms <= _MAX_TIMEOUT_MS:  # now + it is a 64-bit time
         problems.append(Problem(path=f"{bpath}.timeout_ms", message=f"must be > 0 and at most {_MAX_TIMEOUT_MS} (ten years)"))
     for i, name in enumerate(block.artifacts):  # read from the run's worktree: never a file outside it
-        if not name or name[0] in "/\\" or PurePath(name).is_absolute() or ".." in PurePath(name.replace("\\", "/")).parts:
-            message = "must be a path inside the manifest's folder (relative, no '..')"
+        if (not name or name[0] in "/\\" or PurePath(name).is_absolute() or ".." in PurePath(name.replace("\\", "/")).parts
+                or "\x00" in name):  # no file is named with a NUL: opening it raised ValueError, not OSError
+            message = "must be a path inside the manifest's folder (relative, no '..', no NUL)"
             problems.append(Problem(path=f"{bpath}.artifacts[{i}]", message=message))
     strategy = block.payload_merge_strategy
     if len(strategy) > MAX_INSTRUCTIONS:  # each is run on every step: refused before any is parsed

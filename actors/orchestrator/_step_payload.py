@@ -186,7 +186,7 @@ def read_artifacts(d: Dispatch) -> dict[str, str]:
             with path.open("rb") as fh:
                 data = fh.read(ARTIFACT_LIMIT_BYTES)
             contents[name] = data.decode("utf-8", errors="replace")
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a name the OS cannot take (a NUL byte)
             log.warning("artifact_unreadable", run_id=d.run_id, step_id=d.step_id, artifact=name, error=type(exc).__name__)
             contents[name] = ""
     return contents

@@ -12,7 +12,7 @@ def _doc(**block: object) -> dict:
     return {"start": "main", "nodes": {"main": {"entry_block": "a", "blocks": {"a": {"worker": "t.x", **block}}}}}
 
 
-@pytest.mark.parametrize("name", ["/etc/passwd", "../../etc/passwd", "notes/../../x", "\\\\server\\share", ""])
+@pytest.mark.parametrize("name", ["/etc/passwd", "../../etc/passwd", "notes/../../x", "\\\\server\\share", "", "a\x00b"])
 def test_an_artifact_outside_the_manifests_folder_is_refused(name: str) -> None:
     # Artifacts are read from the run's worktree into the step's context: "/etc/passwd" read
     # the daemon host's file for whoever submitted the manifest.

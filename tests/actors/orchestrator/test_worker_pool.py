@@ -427,3 +427,16 @@ def test_a_worker_offering_a_capability_with_other_metadata_than_a_live_one_is_w
     warned = [(e["worker_id"], e["capability"], e["fields"]) for e in logs if e["event"] == "capability_metadata_differs"]
     assert warned == [("w2", CAP.id, ["outputs"]), ("w3", CAP.id, ["outputs"]), ("w1", CAP.id, ["outputs"])]
     assert len(h.pool.registry) == 3  # warned, not refused: a rolling upgrade runs both versions
+
+
+def test_an_artifact_the_os_cannot_open_is_sent_empty_and_the_slot_comes_back() -> None:
+    # A name holding a NUL made opening it raise ValueError, not OSError: dispatch raised after
+    # the attempt was recorded on its worker, so the slot was held for ever (review18).
+    h = _Harness()
+    h.ready(b"w1")
+    d = msgspec.structs.replace(h.start("r1"), artifacts=["a\x00b"])
+    h.pool.dispatch(d, 0)
+    [(_, invoke)] = h.sent.of(Invoke)
+    assert invoke.context.artifact == {"a\x00b": ""} and h.pool.steps_in_flight() == 1
+    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=d.step_id, attempt=d.attempt, event="success"), 1)
+    assert h.pool.steps_in_flight() == 0
