@@ -68,6 +68,8 @@ def plain_keys(schema: Any, *, retried: bool) -> frozenset[str] | None:
     """
     if not retried:
         return None
+    if isinstance(schema, dict) and "$ref" in schema:
+        return frozenset()  # draft-07 ignores a $ref's siblings: ``properties`` then bind no value
     properties = schema.get("properties") if isinstance(schema, dict) else None
     properties = properties if isinstance(properties, dict) else {}
     plain = frozenset(key for key, sub in properties.items() if _scalar(sub))

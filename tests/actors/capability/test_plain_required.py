@@ -97,3 +97,20 @@ async def test_a_required_list_is_kept_for_the_retries() -> None:
     outcome = await cap.invoke(_invoke({"t.name": "n", "t.items": ["a"]}))
     assert (outcome.event, outcome.retries) == ("success", 2), outcome
     assert cap.seen == [{"t.name": "n", "t.items": ["a"]}] * 3
+
+
+class AppendsUnderARef(Appends):
+    """The same, its schema a top-level ``$ref``: draft-07 ignores the ``properties`` beside it,
+    so a value its ``properties`` call a string may be a list."""
+
+    metadata = CapabilityMetadata(id="t.appends", outputs=["t.seen"], retry=_NO_WAIT, input_schema={
+        "$ref": "#/definitions/x", "definitions": {"x": {}}, "properties": {"t.name": {"type": "string"}}})
+
+
+async def test_a_top_level_ref_keeps_the_inputs_for_the_retries() -> None:
+    # plain_keys read ``properties`` beside the $ref: "t.name" counted as a string, nothing was
+    # kept, and the retries saw [['a'], ['a', 'x'], ...] (review18).
+    cap = AppendsUnderARef()
+    outcome = await cap.invoke(_invoke({"t.name": ["a"]}))
+    assert (outcome.event, outcome.retries) == ("success", 2), outcome
+    assert cap.seen == [{"t.name": ["a"]}] * 3
