@@ -335,9 +335,7 @@ class RunTable:
     def end(self, run: Run, ended: RunEnded) -> RunResult:
         """Record that ``run`` ended as ``ended`` says; publish and return its result."""
         state = run.state
-        # ``result_of`` in line (once per run, a call fewer): the same RunResult, positional.
-        result = run.result = RunResult(state.run_id, ended.status, ended.error, state.context, state.trace,
-                                        state.started_ms, state.ended_ms)
+        result = run.result = result_of(state, ended.status, ended.error)
         self.in_flight -= 1
         if ended.status == "completed":
             if self.log_info:
