@@ -153,16 +153,8 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
         kept, dropped = split_outputs(outcome.outputs, cap.outputs)
     else:  # the usual no-output step: two names set, no tuple made and unpacked
         kept, dropped = None, []
-    # ``_take_answer`` in line (a call fewer per step): no longer pending, the kept outputs into
-    # the context, the segments into the payload, a success noted.
-    state.pending = None
-    if kept:
-        state.context.update(kept)
-    if outcome.segments:
-        _keep_segments(state, pending, outcome.segments)
+    _take_answer(state, pending, cap.id, event, kept, outcome.segments)
     failed = event in RESERVED_EVENTS
-    if not failed and cap.id not in state.succeeded:
-        state.succeeded.append(cap.id)
     block = workflow.nodes[pending.node].blocks[pending.block]
     route = block.actions.get(event) or block.fail_default
     state.trace.append(TraceEntry(  # positional, in the order of its fields (per step)
