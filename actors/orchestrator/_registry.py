@@ -203,13 +203,8 @@ class WorkerRegistry:
     def place(self, step: SentStep) -> WorkerInfo | None:
         """``assign`` ``step`` to the worker ``pick`` chooses for its capability, and return that
         worker; None (nothing assigned) when no live worker offering it has a free slot. One call
-        for both: it runs for every step sent."""
-        best: WorkerInfo | None = None
-        best_load = 1.0
-        for info in self._by_capability.get(step.capability, ()):  # ``pick``'s loop, in line
-            load = len(info.in_flight) / info.slots
-            if load < best_load:
-                best, best_load = info, load
+        for both (``assign`` in line): it runs for every step sent."""
+        best = self.pick(step.capability)  # one rule of choice: the drained queue picks by it too
         if best is not None:
             key = (step.run_id, step.step_id, step.attempt)
             best.in_flight[key] = step
