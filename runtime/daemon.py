@@ -108,6 +108,9 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             connections (``ONTOFLOW_CONNECTION_<NAME>`` is read for the others).
         answer_timeout_ms: how long a suspended run's question waits for an answer before
             the run ends ``expired`` (a day by default).
+        artifact_roots: folders a run's worktree must lie in for the daemon to read the
+            artifacts its blocks name; empty: any worktree when bound on ipc or inproc (the
+            socket's submitters are this user), none when bound on tcp (``_artifacts.py``).
         capabilities: capability modules (names or ``.py`` files) whose metadata joins the
             catalogue at start (their classes are imported, never run): submits naming them
             are accepted before any worker offering them has connected.
@@ -141,6 +144,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     handle_signals: bool = False
     connections: str | None = None
     answer_timeout_ms: int = 24 * 3600 * 1000
+    artifact_roots: list[str] = []
     capabilities: list[str] = []
     domains: list[str] = []
     domains_file: str | None = None
@@ -175,6 +179,17 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
     if config.http_bind is not None and not config.domains and config.domains_file is None:
         raise ConfigError("--http-bind needs --domains DIR or --domains-file FILE (the HTTP entry answers sentences for domains)")
+    for root in config.artifact_roots:
+        if not root or not Path(root).expanduser().is_dir():
+            raise ConfigError(f"--artifact-root {root!r}: not a folder")
+
+
+def _artifact_roots(config: DaemonConfig) -> list[str] | tuple[()] | None:
+    """The folders artifacts are read under: those given; else any over ipc and inproc (only
+    this user can submit), none over tcp (other hosts can)."""
+    if config.artifact_roots:
+        return config.artifact_roots
+    return () if config.bind.startswith("tcp://") else None
 
 
 def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
@@ -309,6 +324,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 max_client_value_bytes=config.max_value_bytes,
                 trigger_workflows=documents,
                 roles=roles,
+                artifact_roots=_artifact_roots(config),
                 expected_domains=expected,
                 intent_adapter=adapters,
             )

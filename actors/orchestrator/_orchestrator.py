@@ -23,14 +23,15 @@ methods of the same names here hand their calls to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
 
-from ontoflow.actors.orchestrator._mailbox import Authority
+from ontoflow.actors.orchestrator._artifacts import ArtifactReader
 from ontoflow.actors.orchestrator._durability import Durability, RecoveryReport
-from ontoflow.actors.orchestrator._mailbox import Mailbox
+from ontoflow.actors.orchestrator._mailbox import Authority, Mailbox
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_commands import RunCommands, UnknownRunError
@@ -83,6 +84,8 @@ class Orchestrator(SocketActor):
         roles: CURVE public key (z85) -> its roles (``_mailbox.Authority``: ``worker``, ``client``,
             ``admin``); every message is checked against its sender's key. ``None``: roles
             are not enforced (no CURVE).
+        artifact_roots: the folders a run's worktree must lie in for its artifacts to be read
+            (``_artifacts.ArtifactReader``); ``None``: any (the submitters are this user).
 
     Attributes:
         client_handler: called as ``handler(identity, message)`` for each client API message
@@ -116,6 +119,7 @@ class Orchestrator(SocketActor):
         max_value_bytes: int | None = None,
         answer_timeout_ms: int | None = DEFAULT_ANSWER_TIMEOUT_MS,
         roles: Mapping[str, frozenset[str]] | None = None,
+        artifact_roots: Iterable[str | Path] | None = None,
     ) -> None:
         if heartbeat_ms < 1 or liveness < 1 or schedule_to_start_ms < 0 or tick_ms < 1:
             raise ValueError("heartbeat_ms, liveness and tick_ms must be >= 1, schedule_to_start_ms >= 0")
@@ -131,7 +135,7 @@ class Orchestrator(SocketActor):
             runs=self.runs, send=self.outbox.put, deliver=self.apply,  # ``send`` without the actor's frame
             record_dispatch=self.durability.dispatched if journal is not None else None,
             heartbeat_ms=heartbeat_ms, liveness=liveness, schedule_to_start_ms=schedule_to_start_ms,
-            max_value_bytes=max_value_bytes,
+            max_value_bytes=max_value_bytes, artifacts=ArtifactReader(artifact_roots),
             record_capabilities=self.durability.capabilities_seen if journal is not None else None,
         )
         self.pool.log_debug = self.log_debug  # the kernel read the levels before the pool was made

@@ -2,7 +2,7 @@
 brings back.
 
 An Invoke carries the step's inputs and context, the artifacts the step names read from the
-run's worktree (each up to ``ARTIFACT_LIMIT_BYTES``), and the time left before its deadline.
+run's worktree (``_artifacts.ArtifactReader``), and the time left before its deadline.
 
 An outcome whose output holds a value bigger than the pool's ``max_value_bytes`` is replaced,
 before the StepFinished fact exists, by a ``failure`` outcome with the reason
@@ -24,8 +24,7 @@ document a user writes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -35,8 +34,8 @@ from ontoflow.actors.orchestrator.engine import Dispatch
 from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import Invoke, Outcome
 
-__all__ = ["ARTIFACT_LIMIT_BYTES", "MAX_VALUE_DEPTH", "OUTPUT_TOO_LARGE", "check_payload", "invoke_for",
-           "limit_outputs", "oversized", "read_artifacts", "too_deep"]
+__all__ = ["MAX_VALUE_DEPTH", "OUTPUT_TOO_LARGE", "check_payload", "invoke_for",
+           "limit_outputs", "oversized", "too_deep"]
 
 log = structlog.get_logger()
 
@@ -120,16 +119,13 @@ def check_payload(values: Mapping[str, Any], limit: int, what: str) -> str | Non
     return f"{what} '{key}' is {size} bytes encoded, over the limit of {limit} bytes"
 
 
-#: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
-ARTIFACT_LIMIT_BYTES = 1 << 20
-
-
-def invoke_for(d: Dispatch, now: int) -> Invoke:
+def invoke_for(d: Dispatch, now: int, read_artifacts: Callable[[Dispatch], dict[str, str]]) -> Invoke:
     """The Invoke that sends ``d`` at ``now``.
 
     Args:
         d: the engine's Dispatch.
         now: the time it leaves (the deadline is sent as the time left, at least 1 ms).
+        read_artifacts: the texts of the artifacts ``d`` names (``ArtifactReader.read``).
 
     Returns:
         The Invoke, its context holding the artifacts ``d`` names.
@@ -166,27 +162,3 @@ def limit_outputs(outcome: Outcome, limit: int | None) -> Outcome:
         outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
         error=f"output '{key}' is {size} bytes encoded, over the limit of {limit} bytes",
     )
-
-
-def read_artifacts(d: Dispatch) -> dict[str, str]:
-    """The artifacts ``d`` names, read from its worktree (``""`` for one that cannot be read).
-
-    Args:
-        d: the Dispatch; its ``context.system.worktree`` is the base of the artifact paths.
-
-    Returns:
-        Each artifact's name and text (decoded as UTF-8, invalid bytes replaced, truncated at
-        ``ARTIFACT_LIMIT_BYTES``).
-    """
-    base = Path(d.context.system.worktree or ".")
-    contents: dict[str, str] = {}
-    for name in d.artifacts:
-        path = base / name
-        try:
-            with path.open("rb") as fh:
-                data = fh.read(ARTIFACT_LIMIT_BYTES)
-            contents[name] = data.decode("utf-8", errors="replace")
-        except (OSError, ValueError) as exc:  # ValueError: a name the OS cannot take (a NUL byte)
-            log.warning("artifact_unreadable", run_id=d.run_id, step_id=d.step_id, artifact=name, error=type(exc).__name__)
-            contents[name] = ""
-    return contents

@@ -11,16 +11,13 @@ value over ``max_value_bytes`` as ``output_too_large``), handed to ``send``, und
 carrying the worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`,
 ``_too_large.py``: another worker takes it, or its step fails ``invoke_too_large``).
 
-The catalogue (``WorkerRegistry.known``) keeps the metadata of every capability a worker has
-offered; each registration hands what it offers to ``record_capabilities`` (the journal), so a
-daemon restarted before its workers still knows what it may accept.
+The catalogue (``WorkerRegistry.known``) keeps what every worker has offered; each registration
+hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it.
 
-After a daemon restart, an attempt the journal records as sent may have run, and its worker
-may hold its answer: :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T"
-(one liveness window, plus the worker's first reconnect delay). When W registers again and
-lists it in ``Ready.holding``, it is in flight on W once more and W's re-sent Outcome is
-applied; when W comes back without it, or not before T (the tick), it is lost as
-``interrupted``, as a step of a worker that died.
+After a daemon restart, an attempt journaled as sent may have run, its worker holding the
+answer: :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window
+plus W's first reconnect delay). If W registers again listing it in ``Ready.holding``, it is in
+flight on W and W's re-sent Outcome is applied; else (or past T) it is lost as ``interrupted``.
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ import structlog
 from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
+from ontoflow.actors.orchestrator._artifacts import ArtifactReader
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
 from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
@@ -69,6 +67,7 @@ class WorkerPool:
         max_workers: workers registered at once; a Ready past it is refused (Disconnect),
             so peers announcing themselves cannot grow the registry without bound (a silent
             one is purged after ``liveness`` heartbeats, which frees its place).
+        artifacts: reads the artifacts a step names (``_artifacts.py``; default: any worktree).
 
     Attributes:
         registry: the live workers.
@@ -91,8 +90,10 @@ class WorkerPool:
         max_value_bytes: int | None = None,
         record_capabilities: Callable[[list[CapabilityMetadata], int], None] | None = None,
         max_workers: int = 4096,
+        artifacts: ArtifactReader | None = None,
     ) -> None:
         self._runs = runs
+        self._read_artifacts = (artifacts or ArtifactReader()).read
         self.max_workers = max_workers
         self._record_capabilities = record_capabilities
         self._send = send
@@ -340,7 +341,7 @@ class WorkerPool:
                 self._pending.push(d.capability, (d.run_id, d.step_id, d.attempt), Queued(d, now), now)
                 log.info("step_queued", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
                 return
-        invoke = invoke_for(d, now) if d.artifacts or d.deadline_at_ms is not None else step
+        invoke = invoke_for(d, now, self._read_artifacts) if d.artifacts or d.deadline_at_ms is not None else step
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:

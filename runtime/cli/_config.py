@@ -72,7 +72,7 @@ CLIENT_ENV = {
 # Settings that are file paths: relative ones are taken from the config file's folder.
 _PATHS = frozenset({"curve_secret", "curve_server_key", "authorized_keys", "journal", "connections", "log_file",
                     "domains_file", "http_token_file"})
-_PATH_LISTS = frozenset({"trigger_workflow", "domain", "domains"})
+_PATH_LISTS = frozenset({"trigger_workflow", "domain", "domains", "artifact_root"})
 
 
 class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
@@ -106,6 +106,7 @@ class DaemonSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     capabilities: list[str] | None = None
     domains: list[str] | None = None
     domains_file: str | None = None
+    artifact_root: list[str] | None = None
     http_bind: str | None = None
     http_token_file: str | None = None
 

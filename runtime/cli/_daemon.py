@@ -62,6 +62,9 @@ def register(subparsers: Any) -> None:
     d.add_argument("--capabilities", action="append", default=[], metavar="MODULE",
                    help="a capability module or .py file whose metadata the daemon knows from the start, so "
                         "submits naming them wait for a worker instead of being refused (repeatable; not run)")
+    d.add_argument("--artifact-root", action="append", default=[], metavar="DIR",
+                   help="a folder inside which a submitted run's worktree may be for its artifacts to be read (repeatable; "
+                        "default: any worktree over ipc, none over tcp, where submitters are on other hosts)")
     d.add_argument("--domains", action="append", default=[], metavar="DIR",
                    help="a domain folder whose sentences Ask answers (repeatable; handlers run on workers)")
     d.add_argument("--domains-file", default=None, metavar="FILE",
@@ -112,6 +115,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         capabilities=[str(Path(c).resolve()) if c.endswith(".py") else c for c in args.capabilities],
         domains=list(args.domains),
         domains_file=args.domains_file,
+        artifact_roots=list(args.artifact_root),
         http_bind=args.http_bind,
         http_token_file=args.http_token_file,
         intent_adapters=adapter_choice(args),

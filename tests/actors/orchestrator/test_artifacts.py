@@ -1,0 +1,78 @@
+"""The artifacts a step names are read from its run's worktree, never from outside it, and a
+daemon bound on tcp reads them only under its ``--artifact-root`` folders. Before, a client
+that sent ``worktree="/"`` (any folder: it is the client's word) with ``artifacts: [etc/passwd]``
+had the daemon read that file into the step's context, and a link in the worktree pointing out
+of it was followed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from ontoflow.actors.orchestrator._artifacts import ArtifactReader
+from ontoflow.runtime.daemon import DaemonConfig, _artifact_roots
+
+from tests.actors.orchestrator.parts import one_step
+from ontoflow.actors.orchestrator import Run, RunTable
+from ontoflow.actors.orchestrator.engine import Dispatch, RunSubmitted
+
+
+def _dispatch(worktree: Path | str, *names: str) -> Dispatch:
+    runs = RunTable()
+    run = Run(one_step(), "r1")
+    runs.add(run)
+    [d] = runs.advance(run, RunSubmitted(run_id="r1", inputs={}, now_ms=0))
+    system = msgspec.structs.replace(d.context.system, worktree=str(worktree))
+    return msgspec.structs.replace(d, artifacts=list(names), context=msgspec.structs.replace(d.context, system=system))
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "secret.txt").write_text("outside")
+    work = tmp_path / "work"
+    (work / "notes").mkdir(parents=True)
+    (work / "notes" / "spec.md").write_text("inside")
+    (work / "out").symlink_to(tmp_path / "secret.txt")
+    return work
+
+
+def test_a_file_inside_the_worktree_is_read(tree: Path) -> None:
+    assert ArtifactReader().read(_dispatch(tree, "notes/spec.md")) == {"notes/spec.md": "inside"}
+
+
+def test_a_link_out_of_the_worktree_reads_nothing(tree: Path) -> None:
+    assert ArtifactReader().read(_dispatch(tree, "out", "notes/spec.md")) == {"out": "", "notes/spec.md": "inside"}
+
+
+def test_a_worktree_outside_the_roots_reads_nothing(tree: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert ArtifactReader([elsewhere]).read(_dispatch(tree, "notes/spec.md")) == {"notes/spec.md": ""}
+    assert ArtifactReader([]).read(_dispatch("/", "etc/passwd")) == {"etc/passwd": ""}
+    assert ArtifactReader([tmp_path]).read(_dispatch(tree, "notes/spec.md")) == {"notes/spec.md": "inside"}
+
+
+def test_a_worktree_the_os_cannot_take_reads_nothing() -> None:
+    assert ArtifactReader().read(_dispatch("a\x00b", "x")) == {"x": ""}
+
+
+@pytest.mark.parametrize(("bind", "roots", "expected"), [
+    ("tcp://127.0.0.1:7100", [], ()),  # other hosts (and other users) can submit: nothing read
+    ("ipc:///tmp/d.sock", [], None),  # only this user can open the socket: any worktree
+    ("inproc://d", [], None),
+    ("tcp://0.0.0.0:7100", ["/srv/projects"], ["/srv/projects"]),
+])
+def test_a_daemon_reads_artifacts_over_tcp_only_under_its_roots(bind: str, roots: list[str], expected: object) -> None:
+    assert _artifact_roots(DaemonConfig(bind=bind, artifact_roots=roots)) == expected
+
+
+def test_an_artifact_root_that_is_no_folder_stops_the_daemon_with_exit_2(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "daemon", "--bind", f"ipc://{tmp_path / 'd.sock'}",
+                           "--artifact-root", str(tmp_path / "missing")],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "--artifact-root" in done.stderr and "not a folder" in done.stderr, done.stderr
