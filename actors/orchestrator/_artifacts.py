@@ -12,12 +12,15 @@ submit read any file the daemon can, ``worktree="/"`` and ``artifacts: [etc/pass
   names the folders it may; over ipc (a socket file only its own user can open) and inproc
   the submitter is the daemon's own user, who may read those files anyway.
 
-What is not read becomes ``""``, as a file that cannot be opened always did, with a warning
+Only a regular file is read (a FIFO, a device or a folder is not: opening a FIFO had blocked
+the daemon's loop). What is not read becomes ``""``, as a file that cannot be opened always did, with a warning
 naming the artifact (never its text); the step still runs.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -66,10 +69,28 @@ class ArtifactReader:
                     log.warning("artifact_refused", run_id=d.run_id, step_id=d.step_id, artifact=name,
                                 reason="it resolves outside its worktree")
                     continue
-                with path.open("rb") as fh:
-                    data = fh.read(ARTIFACT_LIMIT_BYTES)
-                contents[name] = data.decode("utf-8", errors="replace")
+                contents[name] = _read_regular(path).decode("utf-8", errors="replace")
             except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL; RuntimeError: a loop of links
                 log.warning("artifact_unreadable", run_id=d.run_id, step_id=d.step_id, artifact=name,
                             error=type(exc).__name__)
         return contents
+
+
+def _read_regular(path: Path) -> bytes:
+    """The first :data:`ARTIFACT_LIMIT_BYTES` of ``path`` if it is a regular file.
+
+    Opened without blocking and without following a last link (the path was resolved: a link
+    there now was put between the two), then checked on the open file: a FIFO's ``open`` had
+    blocked the daemon's loop until a writer came, and ``/dev/zero`` was read as a file.
+
+    Raises:
+        OSError: it cannot be opened, or it is not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file: {path.name}")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(ARTIFACT_LIMIT_BYTES)
+    finally:
+        os.close(fd)

@@ -76,3 +76,14 @@ def test_an_artifact_root_that_is_no_folder_stops_the_daemon_with_exit_2(tmp_pat
                            "--artifact-root", str(tmp_path / "missing")],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "--artifact-root" in done.stderr and "not a folder" in done.stderr, done.stderr
+
+
+def test_a_fifo_a_device_or_a_folder_reads_nothing_and_does_not_block(tree: Path) -> None:
+    import os
+
+    os.mkfifo(tree / "pipe")
+    (tree / "zero").symlink_to("/dev/zero")  # outside the worktree too: refused before opened
+    d = _dispatch(tree, "pipe", "notes", "notes/spec.md")
+    # Before, open() of the FIFO waited for a writer: this call never returned.
+    assert ArtifactReader().read(d) == {"pipe": "", "notes": "", "notes/spec.md": "inside"}
+    assert ArtifactReader([Path("/")]).read(_dispatch("/dev", "zero")) == {"zero": ""}
