@@ -18,12 +18,12 @@ step's schedule-to-close budget, overriding the one derived from the capability)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import PurePath
 from typing import Any
 
 import msgspec
 
 from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
+from ontoflow.protocols.artifact_names import artifact_problems
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
@@ -306,11 +306,7 @@ def _check_block(
         problems.append(Problem(path=f"{bpath}.worker", message="must name a capability id"))
     if block.timeout_ms is not None and not 0 < block.timeout_ms <= _MAX_TIMEOUT_MS:  # now + it is a 64-bit time
         problems.append(Problem(path=f"{bpath}.timeout_ms", message=f"must be > 0 and at most {_MAX_TIMEOUT_MS} (ten years)"))
-    for i, name in enumerate(block.artifacts):  # read from the run's worktree: never a file outside it
-        if (not name or name[0] in "/\\" or PurePath(name).is_absolute() or ".." in PurePath(name.replace("\\", "/")).parts
-                or "\x00" in name):  # no file is named with a NUL: opening it raised ValueError, not OSError
-            message = "must be a path inside the manifest's folder (relative, no '..', no NUL)"
-            problems.append(Problem(path=f"{bpath}.artifacts[{i}]", message=message))
+    problems += artifact_problems(f"{bpath}.artifacts", block.artifacts)  # read from the worktree: never outside it
     strategy = block.payload_merge_strategy
     if len(strategy) > MAX_INSTRUCTIONS:  # each is run on every step: refused before any is parsed
         problems.append(Problem(path=f"{bpath}.payload_merge_strategy",

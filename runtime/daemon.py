@@ -46,6 +46,7 @@ from ontoflow.actors.orchestrator import (
     EdgeService,
     ExpectedDomain,
     answer_text,
+    artifact_roots_for,
     compose_orchestrator,
     expected_domain,
     read_domains_file,
@@ -184,13 +185,6 @@ def _check(config: DaemonConfig) -> None:
             raise ConfigError(f"--artifact-root {root!r}: not a folder")
 
 
-def _artifact_roots(config: DaemonConfig) -> list[str] | tuple[()] | None:
-    """The folders artifacts are read under: those given; else any over ipc and inproc (only
-    this user can submit), none over tcp (other hosts can)."""
-    if config.artifact_roots:
-        return config.artifact_roots
-    return () if config.bind.startswith("tcp://") else None
-
 
 def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
     """The domains of ``--domains`` folders and the ``--domains-file`` (their handlers imported
@@ -324,7 +318,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 max_client_value_bytes=config.max_value_bytes,
                 trigger_workflows=documents,
                 roles=roles,
-                artifact_roots=_artifact_roots(config),
+                artifact_roots=artifact_roots_for(config.bind, config.artifact_roots),
                 expected_domains=expected,
                 intent_adapter=adapters,
             )

@@ -1,6 +1,7 @@
 """The orchestrator: a pure engine inside an actor composed of owned parts (a run table, a
 worker pool, durability), with the client and trigger services composed around it."""
 
+from ontoflow.actors.orchestrator._artifacts import ArtifactReader, artifact_roots_for
 from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._compose import Composition, compose_edge, compose_orchestrator
 from ontoflow.actors.orchestrator._domains import DomainBook, ExpectedDomain, placeholder_metadata
@@ -28,6 +29,7 @@ from ontoflow.actors.orchestrator._worker_pool import WorkerPool
 
 __all__ = [
     "AnswerRefused",
+    "ArtifactReader",
     "ClientService",
     "Composition",
     "DOCUMENT_KINDS",
@@ -58,6 +60,7 @@ __all__ = [
     "WorkerRegistry",
     "WorkflowSource",
     "answer_text",
+    "artifact_roots_for",
     "compile_document",
     "compile_source",
     "compose_edge",

@@ -28,12 +28,30 @@ import structlog
 
 from ontoflow.actors.orchestrator.engine import Dispatch
 
-__all__ = ["ARTIFACT_LIMIT_BYTES", "ArtifactReader"]
+__all__ = ["ARTIFACT_LIMIT_BYTES", "STEP_ARTIFACT_BUDGET_BYTES", "ArtifactReader", "artifact_roots_for"]
 
 log = structlog.get_logger()
 
 #: Largest artifact file read into a step's context (layer 4); larger ones are truncated.
 ARTIFACT_LIMIT_BYTES = 1 << 20
+#: The most a step's artifacts bring together: past it the rest are "" (a block naming one big
+#: file by a thousand spellings had the daemon hold gigabytes; the manifest bounds the names).
+STEP_ARTIFACT_BUDGET_BYTES = 8 * ARTIFACT_LIMIT_BYTES
+
+
+def artifact_roots_for(bind: str, roots: list[str], umask: int | None = None) -> list[str] | tuple[()] | None:
+    """The roots a daemon bound on ``bind`` reads artifacts under: ``roots`` when given; else
+    any (``None``) when only its own user can submit (inproc; ipc on a socket file the umask
+    leaves writable by its owner alone: libzmq gives it no mode of its own), none (``()``)
+    when others can (tcp; an abstract ``ipc://@`` socket, which has no file mode at all)."""
+    if roots:
+        return roots
+    if umask is None:
+        umask = os.umask(0o077)  # read it: no call only reads it
+        os.umask(umask)
+    private = bind.startswith("inproc://") or (
+        bind.startswith("ipc://") and not bind.startswith("ipc://@") and umask & 0o022 == 0o022)
+    return None if private else ()
 
 
 class ArtifactReader:
@@ -57,8 +75,13 @@ class ArtifactReader:
         except (OSError, ValueError, RuntimeError):  # a NUL in it, a loop of links
             base = None
         allowed = base is not None and (self.roots is None or any(base.is_relative_to(root) for root in self.roots))
+        budget = STEP_ARTIFACT_BUDGET_BYTES
         for name in d.artifacts:
             contents[name] = ""
+            if budget <= 0:
+                log.warning("artifact_refused", run_id=d.run_id, step_id=d.step_id, artifact=name,
+                            reason=f"the step's artifacts reached {STEP_ARTIFACT_BUDGET_BYTES:,} bytes")
+                continue
             if base is None or not allowed:
                 log.warning("artifact_refused", run_id=d.run_id, step_id=d.step_id, artifact=name,
                             reason="its worktree is outside the daemon's --artifact-root folders")
@@ -69,28 +92,38 @@ class ArtifactReader:
                     log.warning("artifact_refused", run_id=d.run_id, step_id=d.step_id, artifact=name,
                                 reason="it resolves outside its worktree")
                     continue
-                contents[name] = _read_regular(path).decode("utf-8", errors="replace")
+                data = _read_regular(path, base, min(budget, ARTIFACT_LIMIT_BYTES))
+                budget -= len(data)
+                contents[name] = data.decode("utf-8", errors="replace")
             except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL; RuntimeError: a loop of links
                 log.warning("artifact_unreadable", run_id=d.run_id, step_id=d.step_id, artifact=name,
                             error=type(exc).__name__)
         return contents
 
 
-def _read_regular(path: Path) -> bytes:
-    """The first :data:`ARTIFACT_LIMIT_BYTES` of ``path`` if it is a regular file.
+def _read_regular(path: Path, base: Path, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``path`` if it is a regular file inside ``base``.
 
-    Opened without blocking and without following a last link (the path was resolved: a link
-    there now was put between the two), then checked on the open file: a FIFO's ``open`` had
-    blocked the daemon's loop until a writer came, and ``/dev/zero`` was read as a file.
+    Opened without blocking and without following a last link, then checked on the open file:
+    a FIFO's ``open`` had blocked the daemon's loop until a writer came, ``/dev/zero`` was read
+    as a file. And where the file opened really is (``/proc/self/fd``, on Linux) is checked
+    against ``base`` again: a folder of the path swapped for a link between the resolve and the
+    open was followed out of the worktree.
 
     Raises:
-        OSError: it cannot be opened, or it is not a regular file.
+        OSError: it cannot be opened, is not a regular file, or was opened outside ``base``.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"not a regular file: {path.name}")
+            raise OSError("not a regular file")
+        try:
+            opened = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # no /proc: the resolve above is the check
+            opened = path
+        if not opened.is_relative_to(base):
+            raise OSError("opened outside its worktree")
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(ARTIFACT_LIMIT_BYTES)
+            return fh.read(limit)
     finally:
         os.close(fd)

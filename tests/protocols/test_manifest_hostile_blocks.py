@@ -33,3 +33,16 @@ def test_a_timeout_past_ten_years_is_refused(timeout_ms: int) -> None:
         manifest_from_data(_doc(timeout_ms=timeout_ms))
     assert [p.path for p in caught.value.problems] == ["nodes.main.blocks.a.timeout_ms"]
     assert manifest_from_data(_doc(timeout_ms=10 * 365 * 86_400_000)).nodes["main"].blocks["a"].timeout_ms
+
+
+def test_a_block_names_at_most_64_artifacts_of_at_most_1024_characters() -> None:
+    # Unbounded, 1,500 spellings of one 1 MiB file had the daemon hold 4.6 GB (review18b).
+    with pytest.raises(ManifestError, match="65 artifacts; a block names at most 64") as caught:
+        manifest_from_data(_doc(artifacts=[f"./{'/' * i}f.txt" for i in range(65)]))
+    assert [p.path for p in caught.value.problems] == ["nodes.main.blocks.a.artifacts"]
+    with pytest.raises(ManifestError) as caught:
+        manifest_from_data(_doc(artifacts=["ok.txt", "a" * 1025]))
+    assert [p.path for p in caught.value.problems] == ["nodes.main.blocks.a.artifacts[1]"]
+    assert "a" * 100 not in str(caught.value)  # the name is not echoed
+    manifest_from_data(_doc(artifacts=["f.txt"] * 64))
+    manifest_from_data(_doc(artifacts=["a" * 1024]))

@@ -11,8 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from ontoflow.actors.orchestrator._artifacts import ArtifactReader
-from ontoflow.runtime.daemon import DaemonConfig, _artifact_roots
+from ontoflow.actors.orchestrator._artifacts import STEP_ARTIFACT_BUDGET_BYTES, ArtifactReader, artifact_roots_for
 
 from tests.actors.orchestrator.parts import one_step
 from ontoflow.actors.orchestrator import Run, RunTable
@@ -58,15 +57,25 @@ def test_a_worktree_the_os_cannot_take_reads_nothing() -> None:
     assert ArtifactReader().read(_dispatch("a\x00b", "x")) == {"x": ""}
 
 
-@pytest.mark.parametrize(("bind", "roots", "expected"), [
-    ("tcp://127.0.0.1:7100", [], ()),  # other hosts (and other users) can submit: nothing read
-    ("ipc:///tmp/d.sock", [], None),  # only this user can open the socket: any worktree
-    ("inproc://d", [], None),
-    ("tcp://0.0.0.0:7100", ["/srv/projects"], ["/srv/projects"]),
+@pytest.mark.parametrize(("bind", "roots", "umask", "expected"), [
+    ("tcp://127.0.0.1:7100", [], 0o022, ()),  # other hosts (and other users) can submit: nothing read
+    ("ipc:///tmp/d.sock", [], 0o022, None),  # a socket file only its user can write to: any worktree
+    ("ipc:///tmp/d.sock", [], 0o002, ()),  # its group can write to it too (review18b: read /etc/shadow)
+    ("ipc://@d", [], 0o077, ()),  # abstract: no file mode, any local user connects
+    ("inproc://d", [], 0o000, None),
+    ("tcp://0.0.0.0:7100", ["/srv/projects"], 0o022, ["/srv/projects"]),
 ])
-def test_a_daemon_reads_artifacts_over_tcp_only_under_its_roots(bind: str, roots: list[str], expected: object) -> None:
-    assert _artifact_roots(DaemonConfig(bind=bind, artifact_roots=roots)) == expected
+def test_a_daemon_reads_artifacts_only_under_its_roots_when_others_can_submit(
+        bind: str, roots: list[str], umask: int, expected: object) -> None:
+    assert artifact_roots_for(bind, roots, umask) == expected
 
+
+def test_a_steps_artifacts_bring_at_most_the_budget(tree: Path) -> None:
+    (tree / "big.bin").write_bytes(b"x" * (3 << 20))
+    names = [f"./{'/' * i}big.bin" for i in range(12)]  # one file, twelve spellings
+    read = ArtifactReader().read(_dispatch(tree, *names))
+    assert sum(len(text) for text in read.values()) == STEP_ARTIFACT_BUDGET_BYTES
+    assert read[names[-1]] == ""
 
 def test_an_artifact_root_that_is_no_folder_stops_the_daemon_with_exit_2(tmp_path: Path) -> None:
     import subprocess
@@ -87,3 +96,14 @@ def test_a_fifo_a_device_or_a_folder_reads_nothing_and_does_not_block(tree: Path
     # Before, open() of the FIFO waited for a writer: this call never returned.
     assert ArtifactReader().read(d) == {"pipe": "", "notes": "", "notes/spec.md": "inside"}
     assert ArtifactReader([Path("/")]).read(_dispatch("/dev", "zero")) == {"zero": ""}
+
+
+def test_a_file_opened_outside_its_worktree_is_not_read(tree: Path, tmp_path: Path) -> None:
+    # The path is resolved, then opened: a folder of it swapped for a link in between was
+    # followed out (review18b: 26 of 39,799 reads under a swapping loop). Where the open file
+    # really is, is checked against the worktree again.
+    from ontoflow.actors.orchestrator._artifacts import _read_regular
+
+    with pytest.raises(OSError, match="outside its worktree"):
+        _read_regular(tmp_path / "secret.txt", tree, 100)
+    assert _read_regular(tree / "notes" / "spec.md", tree, 100) == b"inside"
