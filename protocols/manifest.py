@@ -306,7 +306,8 @@ def _check_block(
         problems.append(Problem(path=f"{bpath}.worker", message="must name a capability id"))
     if block.timeout_ms is not None and not 0 < block.timeout_ms <= _MAX_TIMEOUT_MS:  # now + it is a 64-bit time
         problems.append(Problem(path=f"{bpath}.timeout_ms", message=f"must be > 0 and at most {_MAX_TIMEOUT_MS} (ten years)"))
-    problems += artifact_problems(f"{bpath}.artifacts", block.artifacts)  # read from the worktree: never outside it
+    if block.artifacts:  # read from the worktree: never outside it
+        problems += artifact_problems(f"{bpath}.artifacts", block.artifacts)
     strategy = block.payload_merge_strategy
     if len(strategy) > MAX_INSTRUCTIONS:  # each is run on every step: refused before any is parsed
         problems.append(Problem(path=f"{bpath}.payload_merge_strategy",
