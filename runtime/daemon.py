@@ -110,8 +110,8 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         answer_timeout_ms: how long a suspended run's question waits for an answer before
             the run ends ``expired`` (a day by default).
         artifact_roots: folders a run's worktree must lie in for the daemon to read the
-            artifacts its blocks name; empty: any worktree when bound on ipc or inproc (the
-            socket's submitters are this user), none when bound on tcp (``_artifacts.py``).
+            artifacts its blocks name; empty: any worktree when only this user can submit,
+            none when others can (``actors.orchestrator.artifact_roots_for``).
         capabilities: capability modules (names or ``.py`` files) whose metadata joins the
             catalogue at start (their classes are imported, never run): submits naming them
             are accepted before any worker offering them has connected.
@@ -183,7 +183,6 @@ def _check(config: DaemonConfig) -> None:
     for root in config.artifact_roots:
         if not root or not Path(root).expanduser().is_dir():
             raise ConfigError(f"--artifact-root {root!r}: not a folder")
-
 
 
 def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:

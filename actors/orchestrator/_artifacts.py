@@ -7,14 +7,14 @@ submit read any file the daemon can, ``worktree="/"`` and ``artifacts: [etc/pass
 
 - a path is resolved (its symbolic links followed) and read only when it stays inside its
   worktree: a link in the folder pointing out of it reads nothing;
-- with ``roots``, a worktree is read from only when it lies inside one of them. A daemon bound
-  on TCP takes its submits from other hosts and reads no artifact unless ``--artifact-root``
-  names the folders it may; over ipc (a socket file only its own user can open) and inproc
-  the submitter is the daemon's own user, who may read those files anyway.
+- with ``roots``, a worktree is read from only when it lies inside one of them. A daemon that
+  others can submit to (tcp, an abstract or group-writable ipc socket) reads no artifact unless
+  ``--artifact-root`` names the folders it may (:func:`artifact_roots_for`); when only its own
+  user can, that user may read those files anyway.
 
 Only a regular file is read (a FIFO, a device or a folder is not: opening a FIFO had blocked
-the daemon's loop). What is not read becomes ``""``, as a file that cannot be opened always did, with a warning
-naming the artifact (never its text); the step still runs.
+the daemon's loop). What is not read becomes ``""``, as a file that cannot be opened always
+did, with a warning naming the artifact (never its text); the step still runs.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class ArtifactReader:
                 log.warning("artifact_refused", run_id=d.run_id, step_id=d.step_id, artifact=name,
                             reason=f"the step's artifacts reached {STEP_ARTIFACT_BUDGET_BYTES:,} bytes")
                 continue
-            if base is None or not allowed:
+            if not allowed:
                 log.warning("artifact_refused", run_id=d.run_id, step_id=d.step_id, artifact=name,
                             reason="its worktree is outside the daemon's --artifact-root folders")
                 continue

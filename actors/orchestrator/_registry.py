@@ -203,12 +203,10 @@ class WorkerRegistry:
     def place(self, step: SentStep) -> WorkerInfo | None:
         """``assign`` ``step`` to the worker ``pick`` chooses for its capability, and return that
         worker; None (nothing assigned) when no live worker offering it has a free slot. One call
-        for both (``assign`` in line): it runs for every step sent."""
+        for both: it runs for every step sent."""
         best = self.pick(step.capability)  # one rule of choice: the drained queue picks by it too
         if best is not None:
-            key = (step.run_id, step.step_id, step.attempt)
-            best.in_flight[key] = step
-            self._step_owner[key] = best
+            self.assign(best, step)  # one rule of record: the two indexes are kept in step there
         return best
 
     def pick_accepting(self, capability: str, size: int) -> WorkerInfo | None:

@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
                         "submits naming them wait for a worker instead of being refused (repeatable; not run)")
     d.add_argument("--artifact-root", action="append", default=[], metavar="DIR",
                    help="a folder inside which a submitted run's worktree may be for its artifacts to be read (repeatable; "
-                        "default: any worktree over ipc, none over tcp, where submitters are on other hosts)")
+                        "default: any worktree when only this user can reach the socket, none over tcp or a socket others can write)")
     d.add_argument("--domains", action="append", default=[], metavar="DIR",
                    help="a domain folder whose sentences Ask answers (repeatable; handlers run on workers)")
     d.add_argument("--domains-file", default=None, metavar="FILE",
