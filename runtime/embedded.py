@@ -194,6 +194,8 @@ async def open_local_cluster(
         capability_specs: the same capabilities as module names or ``.py`` paths, for the
             worker processes to load.
         transport: ``ipc`` (default), ``tcp`` (loopback) or ``inproc`` (workers in-process).
+            With ``domains`` on ``tcp`` (other users of the host can submit) no block's
+            artifacts are read, as by a daemon on tcp without ``--artifact-root``.
         max_restarts, restart_window_s: the supervisor's restart intensity for worker
             processes: more than ``max_restarts`` crashes within the window stop the cluster.
         worker_nice: how much lower the worker processes' CPU priority is than this one's
@@ -227,9 +229,14 @@ async def open_local_cluster(
     else:
         bind = f"inproc://ontoflow-{uuid.uuid4().hex}"
     context = shared_context()
+    # Serving clients (ask, chat) on loopback tcp, any user of this host can submit, naming any
+    # worktree: read no artifact, as a daemon on tcp without --artifact-root. The ipc socket
+    # lies in a folder only this user can enter (mkdtemp), and inproc is this process.
+    artifact_roots = () if transport == "tcp" and domains is not None else None
     composed = compose_orchestrator(address=bind, context=context, heartbeat_ms=heartbeat_ms,
                                     serve_clients=domains is not None, catalogue=domains,
-                                    intent_adapter=intent_adapter, session_journal=session_journal)
+                                    intent_adapter=intent_adapter, session_journal=session_journal,
+                                    artifact_roots=artifact_roots)
     orchestrator = composed.orchestrator
     try:
         async with anyio.create_task_group() as tg:
