@@ -54,7 +54,9 @@ _CAPS = '''
 from ontoflow import Capability, CapabilityMetadata
 
 class Huge(Capability):
-    metadata = CapabilityMetadata(id="demo.huge", outputs=["demo.out"])
+    # No attempt budget: on a loaded machine, making and measuring 70 MiB could outlast the
+    # default 30 s, and the step would end as a timeout, not the failure this test is about.
+    metadata = CapabilityMetadata(id="demo.huge", outputs=["demo.out"], timeout_ms=None)
 
     async def execute(self, inputs, context):
         return {"demo.out": "x" * (70 * 1024 * 1024)}
