@@ -94,7 +94,9 @@ def configure_logging(
         ]
     else:
         colors = hasattr(target, "isatty") and target.isatty()
-        processors.append(structlog.dev.ConsoleRenderer(colors=colors))
+        # A traceback shows no local variables: a frame may hold a parameter value or a
+        # decoded message, and none may reach a log line (rich's default shows them).
+        processors.append(structlog.dev.ConsoleRenderer(colors=colors, exception_formatter=structlog.dev.plain_traceback))
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

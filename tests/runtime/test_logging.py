@@ -67,3 +67,23 @@ def test_a_log_file_that_cannot_be_written_drops_its_lines_and_says_so_once(caps
         configure_logging(stream=io.StringIO())  # closes the file: its refusal is dropped too
     err = capsys.readouterr().err
     assert err.count("the log file /dev/full cannot be written") == 1 and "SECRET-VALUE" not in err
+
+
+def test_a_console_traceback_shows_no_local_values() -> None:
+    # With rich installed, structlog's console renderer printed a logged exception's frames
+    # with their local variables: a frame holding a parameter value or a decoded message
+    # put it on the log line (red19b).
+    out = io.StringIO()
+    configure_logging(json=False, stream=out, level="DEBUG")
+
+    def decode(frame: bytes) -> None:
+        secret_value = "hunter2-parameter"  # noqa: F841 - a local the traceback must not show
+        raise ValueError("bad frame")
+
+    try:
+        decode(b"frame")
+    except ValueError:
+        structlog.get_logger().exception("frame_decoder_failed")
+    text = out.getvalue()
+    assert "frame_decoder_failed" in text and "ValueError" in text
+    assert "hunter2-parameter" not in text
