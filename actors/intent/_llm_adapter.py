@@ -176,10 +176,12 @@ class LlmAdapter(IntentAdapter):
                 said = text if previous is None else f"{previous.said}\n{text}"
                 kind, problem = "outside_the_catalogue", self._outside(decoded, said)
                 if not problem:
-                    log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entities=len(decoded.entities))
+                    # No goal, no schema to hold entities to: none are taken (they went unchecked
+                    # into the gate's record in the journal and the client's reply, any size).
+                    entities = dict(decoded.entities) if decoded.goal else {}
+                    log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entities=len(entities))
                     return IntentOutput(primary_domain=decoded.primary_domain, goal=decoded.goal,
-                                        entities=dict(decoded.entities), confidence=decoded.confidence,
-                                        original_query=text)
+                                        entities=entities, confidence=decoded.confidence, original_query=text)
             log.warning("llm_intent_undecodable", attempt=attempt, problem=kind)
             # The bad answer is shown back cut short: a huge one would only fill the model's context.
             messages += [{"role": "assistant", "content": answer.content[:_ECHOED_CHARS]},
