@@ -57,6 +57,7 @@ from ontoflow.protocols.chat_completions import (
 )
 from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
+from ontoflow.runtime.actor import where
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
@@ -245,6 +246,13 @@ def create_app(
 
         if chat.stream:
             def events(outcome: Reply | Exception) -> list[bytes]:
+                try:
+                    return answered(outcome)
+                except Exception as exc:  # the entry's own failure: its 200 went, so an error event
+                    _entry_failed(exc)
+                    return [_error_event(_ENTRY_FAILED, "server_error")]
+
+            def answered(outcome: Reply | Exception) -> list[bytes]:
                 if isinstance(outcome, Exception):
                     _failed(outcome, session)
                     return [_error_event("the runtime failed to answer (see its log)", "server_error")]
@@ -285,13 +293,19 @@ def create_app(
     async def not_allowed(request: Request, exc: Exception) -> Response:
         return _error(405, f"the method is not allowed on this route; the routes are {_ROUTES}", "invalid_request_error")
 
+    async def failed(request: Request, exc: Exception) -> Response:
+        # The entry's own bug or a failure behind it (the journal refused a conversation's
+        # record): it was Starlette's plain-text 500, and nothing logged (Hypercorn's log is off).
+        _entry_failed(exc)
+        return _error(500, _ENTRY_FAILED, "server_error")
+
     return Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", completions, methods=["POST"]),
         ],
-        exception_handlers={404: not_found, 405: not_allowed},
+        exception_handlers={404: not_found, 405: not_allowed, Exception: failed},
     )
 
 
@@ -332,6 +346,14 @@ def _pieces(text: str) -> list[str]:
     """The answer cut after each line, so a streaming client shows it as it would a model's."""
     lines = text.splitlines(keepends=True)
     return lines or [text]
+
+
+#: What a client reads when the entry itself failed (the log says what).
+_ENTRY_FAILED = "the entry failed to answer (see its log)"
+
+
+def _entry_failed(exc: BaseException) -> None:
+    log.error("http_entry_failed", error=type(exc).__name__, where=where(exc))
 
 
 def _failed(exc: Exception, session: str) -> None:
