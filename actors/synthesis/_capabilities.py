@@ -8,7 +8,8 @@ paths, never values), on the worker's log; stdout stays for the answer.
 Context keys (the ``pipelines.*`` ontology):
 ``pipelines.request`` (the request as a map: source, tables, format, destination, name),
 ``pipelines.discovery`` (the discovery summary), ``pipelines.document`` (the pipeline),
-``pipelines.guard_errors`` (``[{path, message}]`` of the last guard), ``pipelines.yaml`` (the
+``pipelines.guard_errors`` (``[{path, message}]`` of the last guard: its first 50, then
+``{path: "...", message, more}`` counting the rest), ``pipelines.yaml`` (the
 rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
 ``pipelines.message`` (what the person reads when the machine stops short).
 """
