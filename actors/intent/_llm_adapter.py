@@ -139,8 +139,13 @@ class LlmAdapter(IntentAdapter):
     def __init__(self, client: LlmClient, catalogue: Catalogue | Mapping[str, Any]) -> None:
         self._client = client
         self._view = catalogue_view(catalogue) if isinstance(catalogue, Catalogue) else dict(catalogue)
+        # Not ``strict``: OpenAI's strict mode takes only a schema whose every object closes its
+        # keys (``additionalProperties: false``, all of them required), and ``entities`` is a map
+        # whose keys are the goal's: api.openai.com answered every sentence 400. The schema still
+        # guides the model (vLLM, Ollama and llama.cpp constrain their output by it); the answer
+        # is held to it and to the catalogue here either way.
         self._format = {"type": "json_schema",
-                        "json_schema": {"name": "intent_output", "strict": True, "schema": intent_schema(self._view)}}
+                        "json_schema": {"name": "intent_output", "strict": False, "schema": intent_schema(self._view)}}
 
     async def classify(self, text: str, *, previous: Turn | None = None) -> IntentOutput:
         """See :class:`IntentAdapter`.
