@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
+from ontoflow.protocols.errors import decode_failure
 
 __all__ = ["REPORT_KEY", "answer_of"]
 
@@ -30,8 +31,8 @@ def _output(record: Mapping[str, Any]) -> DomainOutput | str | None:
         return None
     try:
         return msgspec.convert(raw, DomainOutput)
-    except msgspec.ValidationError as exc:
-        return f"step {record.get('step')!r} answered a malformed DomainOutput: {exc}"
+    except msgspec.ValidationError as exc:  # the field, never the value (msgspec quotes an unknown status)
+        return f"step {record.get('step')!r} answered a malformed DomainOutput: {decode_failure(exc, 'DomainOutput')}"
 
 
 def answer_of(status: str, error: str | None, context: Mapping[str, Any], answer_steps: Sequence[str]) -> DomainOutput:

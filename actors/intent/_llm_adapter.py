@@ -139,8 +139,13 @@ class LlmAdapter(IntentAdapter):
     def __init__(self, client: LlmClient, catalogue: Catalogue | Mapping[str, Any]) -> None:
         self._client = client
         self._view = catalogue_view(catalogue) if isinstance(catalogue, Catalogue) else dict(catalogue)
+        # Not ``strict``: OpenAI's strict mode takes only a schema whose every object closes its
+        # keys (``additionalProperties: false``, all of them required), and ``entities`` is a map
+        # whose keys are the goal's: api.openai.com answered every sentence 400. The schema still
+        # guides the model (vLLM, Ollama and llama.cpp constrain their output by it); the answer
+        # is held to it and to the catalogue here either way.
         self._format = {"type": "json_schema",
-                        "json_schema": {"name": "intent_output", "strict": True, "schema": intent_schema(self._view)}}
+                        "json_schema": {"name": "intent_output", "strict": False, "schema": intent_schema(self._view)}}
 
     async def classify(self, text: str, *, previous: Turn | None = None) -> IntentOutput:
         """See :class:`IntentAdapter`.
@@ -176,10 +181,12 @@ class LlmAdapter(IntentAdapter):
                 said = text if previous is None else f"{previous.said}\n{text}"
                 kind, problem = "outside_the_catalogue", self._outside(decoded, said)
                 if not problem:
-                    log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entities=len(decoded.entities))
+                    # No goal, no schema to hold entities to: none are taken (they went unchecked
+                    # into the gate's record in the journal and the client's reply, any size).
+                    entities = dict(decoded.entities) if decoded.goal else {}
+                    log.info("llm_intent_decoded", attempt=attempt, goal=decoded.goal, entities=len(entities))
                     return IntentOutput(primary_domain=decoded.primary_domain, goal=decoded.goal,
-                                        entities=dict(decoded.entities), confidence=decoded.confidence,
-                                        original_query=text)
+                                        entities=entities, confidence=decoded.confidence, original_query=text)
             log.warning("llm_intent_undecodable", attempt=attempt, problem=kind)
             # The bad answer is shown back cut short: a huge one would only fill the model's context.
             messages += [{"role": "assistant", "content": answer.content[:_ECHOED_CHARS]},
@@ -207,16 +214,25 @@ class LlmAdapter(IntentAdapter):
                 name: msgspec.convert(spec, EntitySpec) for name, spec in goals[decoded.goal]["entities"].items()})
         except (msgspec.ValidationError, TypeError, KeyError, AttributeError):
             return ""  # a view from elsewhere (a worker's input) it cannot read: the resolver judges
-        problems = [str(p) for p in check_entities(goal, decoded.entities, said)]
-        problems += _unsaid_switches(goal, decoded.entities, said)
-        return _told(problems)
+        # The declared ones and the first undeclared ones the retry can name, the rest counted:
+        # every one was checked and worded (its message lists the goal's entities), 2 s of the
+        # daemon's loop (where the adapter runs) for one answer of 330,000 invented entities.
+        checked, undeclared = {}, 0
+        for name, value in decoded.entities.items():
+            if name in goal.entities_schema or undeclared < _TOLD_PROBLEMS:
+                checked[name] = value
+            undeclared += name not in goal.entities_schema
+        problems = [str(p) for p in check_entities(goal, checked, said)]
+        problems += _unsaid_switches(goal, checked, said)
+        return _told(problems, unsaid=max(0, undeclared - _TOLD_PROBLEMS))
 
 
-def _told(problems: list[str]) -> str:
-    """The first problems, each cut short, and how many more: the guided retry is a prompt, and
-    an answer of 100,000 invented entities (1 MB) made one of 9 MB."""
+def _told(problems: list[str], unsaid: int = 0) -> str:
+    """The first problems, each cut short, and how many more (``unsaid``: problems not even
+    worded): the guided retry is a prompt, and an answer of 100,000 invented entities (1 MB)
+    made one of 9 MB."""
     shown = [p if len(p) <= _PROBLEM_CHARS else p[:_PROBLEM_CHARS] + "..." for p in problems[:_TOLD_PROBLEMS]]
-    more = len(problems) - len(shown)
+    more = len(problems) - len(shown) + unsaid
     return "; ".join(shown) + (f"; and {more} more like these" if more > 0 else "")
 
 

@@ -175,13 +175,16 @@ class LlmClient:
             raise LlmAnswerError("the model endpoint's answer has no choice")
         choice = completion.choices[0]
         calls = []
+        unnamed = 0
         for call in choice.message.tool_calls or []:
             if call.function is None or not call.function.name:  # a call of nothing: none to act on
-                log.warning("llm_tool_call_unnamed")
+                unnamed += 1
                 continue
             arguments = call.function.arguments
             calls.append(ToolCall(call.function.name,
                                   arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()))
+        if unnamed:  # one line for them all: a line each was 70 MB of log for one answer of 1.3M ``{}``
+            log.warning("llm_tool_call_unnamed", count=unnamed)
         content = choice.message.content
         if isinstance(content, list):
             content = "".join(part.text for part in content if part.type == "text")

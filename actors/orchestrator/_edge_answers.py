@@ -18,19 +18,45 @@ __all__ = ["answer_text", "client_session", "question_output", "reply_of"]
 
 def answer_text(answer: DomainOutput) -> str:
     """What a person reads: the explanation, and a clarification's candidates or missing
-    entities, one per line; a result without an explanation as its answers' data."""
+    entities, one per line; a result without an explanation as its answers' data.
+
+    The result is a domain's (a handler's clarification, a run's answers): any shape is read,
+    a candidate that is a plain value (``"yes"``) shown as itself, anything else as JSON. It
+    read every candidate as a map, and a yes/no question raised ``AttributeError`` (the HTTP
+    entry's 500, a traceback in ``ask``).
+    """
     lines = [answer.explanation] if answer.explanation else []
+    result = answer.result if isinstance(answer.result, dict) else {}
     if answer.status == "clarification":
-        for i, c in enumerate(answer.result.get("candidates", []), start=1):
-            label = c.get("symbol") or c.get("goal") or c.get("market") or ""
-            detail = c.get("name") or c.get("description") or c.get("exchange") or ""
+        for i, c in enumerate(_listed(result.get("candidates")), start=1):
+            if isinstance(c, dict):
+                # else its first value: the answer a reply naming it gives (``actors.intent.choose``)
+                label = _shown(c.get("symbol") or c.get("goal") or c.get("market") or next(iter(c.values()), ""))
+                detail = _shown(c.get("name") or c.get("description") or c.get("exchange") or "")
+            else:
+                label, detail = _shown(c), ""
             lines.append(f"  {i}. {label}  {detail}".rstrip())
-        for m in answer.result.get("missing", []):
-            lines.append(f"  - {m['entity']}: {m['description']}")
+        for m in _listed(result.get("missing")):
+            if isinstance(m, dict):
+                lines.append(f"  - {_shown(m.get('entity', ''))}: {_shown(m.get('description', ''))}".rstrip(": "))
+            else:
+                lines.append(f"  - {_shown(m)}")
     elif not answer.explanation:
-        for a in answer.result.get("answers", []):
-            lines.append(f"{a['step']} {a['capability']}: {msgspec.json.encode(a['result']).decode()}")
+        for a in _listed(result.get("answers")):
+            if isinstance(a, dict):
+                lines.append(f"{_shown(a.get('step', ''))} {_shown(a.get('capability', ''))}: "
+                             f"{msgspec.json.encode(a.get('result')).decode()}")
     return "\n".join(lines)
+
+
+def _listed(value: Any) -> list[Any]:
+    """``value`` when it is a list, else nothing (a domain's result may hold anything there)."""
+    return value if isinstance(value, list) else []
+
+
+def _shown(value: Any) -> str:
+    """A value as a person reads it: a text as itself, anything else as its JSON."""
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
 
 
 def question_output(run_id: str, questions: list[Any], prefix: str = "") -> DomainOutput:

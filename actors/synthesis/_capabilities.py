@@ -8,7 +8,8 @@ paths, never values), on the worker's log; stdout stays for the answer.
 Context keys (the ``pipelines.*`` ontology):
 ``pipelines.request`` (the request as a map: source, tables, format, destination, name),
 ``pipelines.discovery`` (the discovery summary), ``pipelines.document`` (the pipeline),
-``pipelines.guard_errors`` (``[{path, message}]`` of the last guard), ``pipelines.yaml`` (the
+``pipelines.guard_errors`` (``[{path, message}]`` of the last guard: its first 50, then
+``{path: "...", message, more}`` counting the rest), ``pipelines.yaml`` (the
 rendered pipeline), ``pipelines.plan_steps`` (the compiled plan's step ids),
 ``pipelines.message`` (what the person reads when the machine stops short).
 """
@@ -93,6 +94,34 @@ _SAID_PATHS = 5
 _PATH_CHARS = 80
 
 
+#: The guard's errors a run carries on (its context, the journal, the regeneration prompt): the
+#: first ones, each cut short, and how many more. All of them went: a model's 4 MB answer of
+#: 240,000 ``${...}`` settings was 23 MB of errors in the run's context and a 20 MB prompt.
+_TOLD_ERRORS, _MESSAGE_CHARS = 50, 300
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[:most] + "..."
+
+
+def _told(problems: list[Problem]) -> list[dict[str, str]]:
+    """The guard's ``problems`` as the errors a run carries (see :data:`_TOLD_ERRORS`)."""
+    errors = [{"path": _cut(p.path, _PATH_CHARS), "message": _cut(p.message, _MESSAGE_CHARS)}
+              for p in problems[:_TOLD_ERRORS]]
+    if len(problems) > _TOLD_ERRORS:
+        more = len(problems) - _TOLD_ERRORS
+        errors.append({"path": "...", "message": f"and {more} more errors like these", "more": more})
+    return errors
+
+
+def _guard_errors(inputs: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The guard's errors a step was given (the summary of those left out included), and how
+    many errors the guard found in all."""
+    errors = [e for e in inputs[GUARD_ERRORS] if isinstance(e, dict)]
+    left_out = sum(e["more"] - 1 for e in errors if isinstance(e.get("more"), int) and e["more"] > 0)
+    return errors, len(errors) + left_out
+
+
 def _path(path: Any) -> str:
     text = str(path or "(document)")
     return text if len(text) <= _PATH_CHARS else text[:_PATH_CHARS] + "..."
@@ -102,10 +131,11 @@ def _logged(paths: list[Any]) -> list[str]:
     return [_path(p) for p in paths[:_SHOWN_PATHS]]
 
 
-def _some_paths(paths: list[str]) -> str:
-    """The first paths (each cut short), and how many more there are."""
+def _some_paths(paths: list[str], total: int) -> str:
+    """The first paths (each cut short), and how many more of ``total`` there are."""
     shown = ", ".join(_path(p) for p in paths[:_SAID_PATHS])
-    return shown + (f" and {len(paths) - _SAID_PATHS} more" if len(paths) > _SAID_PATHS else "")
+    said = min(len(paths), _SAID_PATHS)
+    return shown + (f" and {total - said} more" if total > said else "")
 
 
 def _request(inputs: dict[str, Any]) -> SynthesisRequest:
@@ -241,7 +271,7 @@ class GuardPipeline(Capability):
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs) if REQUEST in inputs else None
         problems = guard_pipeline(inputs[DOCUMENT], request)
-        errors = [{"path": p.path, "message": p.message} for p in problems]
+        errors = _told(problems)
         if problems:
             log.info("schema_guard_fail", errors=len(problems), paths=_logged([p.path for p in problems]))
             return Result(event="fail", outputs={GUARD_ERRORS: errors})
@@ -258,8 +288,8 @@ class RegeneratePipeline(Capability):
         [REQUEST, DISCOVERY, GUARD_ERRORS, DOCUMENT], [DOCUMENT, MESSAGE], ["success", "cannot_synthesize", "empty"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        errors = [e for e in inputs[GUARD_ERRORS] if isinstance(e, dict)]
-        log.info("regeneration_attempt", errors=len(errors), paths=_logged([e.get("path") for e in errors]))
+        errors, total = _guard_errors(inputs)
+        log.info("regeneration_attempt", errors=total, paths=_logged([e.get("path") for e in errors if "more" not in e]))
         problems = [Problem(path=str(e.get("path", "")), message=str(e.get("message", ""))) for e in errors]
         try:
             answer = await _synthesizer(inputs[SYNTHESIZER]).regenerate(
@@ -308,8 +338,9 @@ class HandOver(Capability):
         [MESSAGE], ["needs_human"])
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        paths = _some_paths([e.get("path") for e in inputs[GUARD_ERRORS] if isinstance(e, dict)])
-        log.info("hitl_handover", errors=len(inputs[GUARD_ERRORS]))
+        errors, total = _guard_errors(inputs)
+        paths = _some_paths([e.get("path") for e in errors if "more" not in e], total)
+        log.info("hitl_handover", errors=total)
         message = (f"I could not write a valid pipeline for this request (still wrong after one correction: {paths}). "
                    "Answer with a hint for the pipeline writer (the tables, the format), 'builtin' to let the "
                    "built-in synthesiser write it, or 'cancel'.")

@@ -47,8 +47,10 @@ GENERATE_PIPELINE: dict[str, Any] = {
 }
 _CHOICE = {"type": "function", "function": {"name": "generate_pipeline"}}
 # A Markdown code fence around the YAML (models write one even inside a tool call's argument),
-# perhaps after a sentence: its body is the answer.
-_FENCE = re.compile(r"^[ \t]*```[\w.+-]*[ \t]*\n(?P<body>.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+# perhaps after a sentence: its body is the answer. Each fence line is found on its own (a
+# line is tried once); one pattern for the whole block was retried from every opening line to
+# the end of the text, and an answer of 80 KB of unclosed fences held the worker's loop 33 s.
+_FENCE_LINE = re.compile(r"^[ \t]*```(?P<info>[\w.+-]*)[ \t]*$", re.MULTILINE)
 
 
 def _decoded(text: str) -> Any:
@@ -64,9 +66,17 @@ def _looks_like_a_pipeline(document: Any) -> bool:
 
 
 def _unfenced(text: str) -> str:
-    """The body of the first fenced block of ``text``, or ``text`` when it has none."""
-    found = _FENCE.search(text)
-    return found["body"] if found else text
+    """The body of the first fenced block of ``text``, or ``text`` when it has none: from the
+    first fence line that opens one (```` ``` ```` or ```` ```yaml ````, a line after it) to the
+    next bare ```` ``` ```` line after it; in time linear in ``text``."""
+    opening = None
+    for line in _FENCE_LINE.finditer(text):
+        if opening is None:
+            if line.end() < len(text):  # an opening fence has a line after it
+                opening = line
+        elif not line["info"]:
+            return text[opening.end() + 1 : line.start()]
+    return text
 
 
 class SynthesisAnswer(msgspec.Struct, frozen=True):

@@ -5,7 +5,7 @@ answered by an :class:`Answerer` the composition root provides; the conversation
 named by the request or found from its history (``ConversationBook``).
 """
 
-from ontoflow.runtime.http._app import MAX_BODY_BYTES, MAX_TEXT_CHARS, create_app
+from ontoflow.runtime.http._app import MAX_BODY_BYTES, MAX_TEXT_CHARS, MAX_TURNS, create_app
 from ontoflow.runtime.http._conversations import ConversationBook, conversation_key
 from ontoflow.runtime.http._reply import Answerer, Reply
 from ontoflow.runtime.http._serve import HttpEntryConfig, parse_bind, serve_http_entry
@@ -14,6 +14,7 @@ from ontoflow.runtime.http._token import read_token_file
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_TEXT_CHARS",
+    "MAX_TURNS",
     "Answerer",
     "ConversationBook",
     "HttpEntryConfig",

@@ -13,7 +13,8 @@ turn works (``_turn``); a client that goes away before the answer cancels its tu
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
 decode (the message names the field, never the value), 401 without the right token, 404 for
-an unknown route, 413 for a body over the limit, 429/503/500 for a turn the runtime did not
+an unknown route, 413 for a body over the limit, 429 past ``max_turns`` requests at once,
+429/503/500 for a turn the runtime did not
 take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``; once a stream
 has begun, an error event instead), 415 for a body not declared
 ``application/json`` sent by a browser (with an ``Origin``), 403 for a tokenless request whose
@@ -56,17 +57,21 @@ from ontoflow.protocols.chat_completions import (
 )
 from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
+from ontoflow.runtime.actor import where
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
 from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
 
-__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "MAX_TURNS", "create_app"]
 
 log = structlog.get_logger()
 
 #: The largest request body read; a bigger one is answered 413 before it is decoded.
 MAX_BODY_BYTES = 4 << 20
+
+#: How many turns the entry works on at once by default (reading their bodies included).
+MAX_TURNS = 64
 
 #: What a 404 or a 405 lists.
 _ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
@@ -101,6 +106,7 @@ def create_app(
     clock: Callable[[], float] = time.time,
     body_timeout_s: float = 30.0,
     keepalive_s: float = 15.0,
+    max_turns: int = MAX_TURNS,
 ) -> Starlette:
     """The ASGI app answering chat requests with ``answer``.
 
@@ -116,6 +122,10 @@ def create_app(
             (Hypercorn's own read timeout is off: it would cut a long answer too).
         keepalive_s: how often a streamed answer sends ``: keep-alive`` while its turn works
             (``_turn``: a proxy's idle timeout, nginx's 60 s, would cut a long run).
+        max_turns: how many requests to ``/v1/chat/completions`` are worked on at once, from
+            their body's first byte to their answer's last; one more is a 429 before its body is
+            read. Unbounded, each waiting turn held its decoded body (a 4 MB history is about
+            23 MB of objects): a client with a thousand connections to a slow model held 23 GB.
 
     A client that closes its connection before the answer cancels the ``answer`` call (the
     turn is withdrawn behind: its run cancelled, no further model call), logged once as
@@ -123,6 +133,10 @@ def create_app(
     """
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
+    working = [0]  # turns between their body's first byte and their answer's last
+
+    def done() -> None:
+        working[0] -= 1
 
     def refusal(request: Request) -> Response | None:
         """The error a ``/v1`` request gets before anything is read: no token, or (tokenless)
@@ -158,6 +172,25 @@ def create_app(
     async def completions(request: Request) -> Response:
         if (refused := refusal(request)) is not None:
             return refused
+        if working[0] >= max_turns:  # before the body is read: a refused turn costs nothing
+            log.info("http_turn_refused", code="too_many_turns", working=working[0])
+            busy = _error(429, f"the entry works on {max_turns} requests at once; retry later", "requests",
+                          code="rate_limit_exceeded")
+            busy.headers["retry-after"] = "1"
+            return busy
+        working[0] += 1
+        try:
+            response = await turn(request)
+        except BaseException:
+            done()
+            raise
+        if isinstance(response, TurnStream):
+            response.on_end = done  # the slot is held until its stream's last byte
+        else:
+            done()
+        return response
+
+    async def turn(request: Request) -> Response:
         # Only a browser sends Origin: a page's "simple" POST (_guard). curl -d and scripts do not.
         if "origin" in request.headers and not is_json(request.headers.get("content-type")):
             return _error(415, "the request body must be JSON, sent with Content-Type: application/json",
@@ -182,6 +215,7 @@ def create_app(
             return _error(400, "the request body is not JSON: a string is not valid UTF-8", "invalid_request_error")
         except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
             return _error(400, "the request body is not JSON", "invalid_request_error")
+        del body  # decoded: its bytes are not held while the turn works
         if not chat.messages or chat.messages[-1].role != "user":
             return _error(400, "messages: the last message must be the user's", "invalid_request_error", param="messages")
         text = message_text(chat.messages[-1])
@@ -212,6 +246,13 @@ def create_app(
 
         if chat.stream:
             def events(outcome: Reply | Exception) -> list[bytes]:
+                try:
+                    return answered(outcome)
+                except Exception as exc:  # the entry's own failure: its 200 went, so an error event
+                    _entry_failed(exc)
+                    return [_error_event(_ENTRY_FAILED, "server_error")]
+
+            def answered(outcome: Reply | Exception) -> list[bytes]:
                 if isinstance(outcome, Exception):
                     _failed(outcome, session)
                     return [_error_event("the runtime failed to answer (see its log)", "server_error")]
@@ -252,13 +293,19 @@ def create_app(
     async def not_allowed(request: Request, exc: Exception) -> Response:
         return _error(405, f"the method is not allowed on this route; the routes are {_ROUTES}", "invalid_request_error")
 
+    async def failed(request: Request, exc: Exception) -> Response:
+        # The entry's own bug or a failure behind it (the journal refused a conversation's
+        # record): it was Starlette's plain-text 500, and nothing logged (Hypercorn's log is off).
+        _entry_failed(exc)
+        return _error(500, _ENTRY_FAILED, "server_error")
+
     return Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", completions, methods=["POST"]),
         ],
-        exception_handlers={404: not_found, 405: not_allowed},
+        exception_handlers={404: not_found, 405: not_allowed, Exception: failed},
     )
 
 
@@ -299,6 +346,14 @@ def _pieces(text: str) -> list[str]:
     """The answer cut after each line, so a streaming client shows it as it would a model's."""
     lines = text.splitlines(keepends=True)
     return lines or [text]
+
+
+#: What a client reads when the entry itself failed (the log says what).
+_ENTRY_FAILED = "the entry failed to answer (see its log)"
+
+
+def _entry_failed(exc: BaseException) -> None:
+    log.error("http_entry_failed", error=type(exc).__name__, where=where(exc))
 
 
 def _failed(exc: Exception, session: str) -> None:

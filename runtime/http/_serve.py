@@ -21,7 +21,7 @@ import structlog
 from anyio.abc import TaskStatus
 
 from ontoflow.runtime.errors import ConfigError
-from ontoflow.runtime.http._app import create_app
+from ontoflow.runtime.http._app import MAX_TURNS, create_app
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._reply import Answerer
 
@@ -40,6 +40,7 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
         body_timeout_s: how long a request's body may take to arrive (then 408).
         keepalive_s: how often a streamed answer sends ``: keep-alive`` until the answer (under
             a proxy's idle timeout: nginx's is 60 s).
+        max_turns: how many chat requests are worked on at once (one more is a 429).
     """
 
     bind: str = "127.0.0.1:8080"
@@ -47,6 +48,7 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     model: str = "ontoflow"
     body_timeout_s: float = 30.0
     keepalive_s: Annotated[float, msgspec.Meta(gt=0)] = 15.0
+    max_turns: Annotated[int, msgspec.Meta(ge=1)] = MAX_TURNS
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
@@ -120,7 +122,8 @@ async def serve_http_entry(
         hyper.graceful_timeout = 1.0
         stopped = anyio.Event()
         app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations,
-                              body_timeout_s=config.body_timeout_s, keepalive_s=config.keepalive_s)
+                              body_timeout_s=config.body_timeout_s, keepalive_s=config.keepalive_s,
+                              max_turns=config.max_turns)
 
         async def run_server() -> None:
             # Shielded: a cancelled caller sets ``stopped`` and Hypercorn closes its connections

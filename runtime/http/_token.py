@@ -27,8 +27,8 @@ def read_token_file(path: str | os.PathLike[str]) -> str:
     """The bearer token in the file at ``path`` (surrounding whitespace stripped).
 
     Raises:
-        ConfigError: when the file cannot be read, is not text, or holds no token; the message
-            names the file, never its content.
+        ConfigError: when the file cannot be read, is not text, holds no token or one an HTTP
+            header cannot carry; the message names the file, never its content.
     """
     try:
         token = read_document_bytes(path).decode().strip()
@@ -37,6 +37,12 @@ def read_token_file(path: str | os.PathLike[str]) -> str:
         raise ConfigError(f"--http-token-file {path}: cannot read the file: {getattr(exc, 'strerror', None) or 'not text'}") from None
     if not token:
         raise ConfigError(f"--http-token-file {path}: the file is empty")
+    if not all(" " <= ch <= "~" for ch in token):
+        # A header carries ASCII: a client cannot send such a token (the openai client raises
+        # UnicodeEncodeError), nor can it match (the entry reads headers as latin-1). The entry
+        # started and answered every request 401, saying nothing of why.
+        raise ConfigError(f"--http-token-file {path}: the token has a character an HTTP header cannot carry "
+                          "(a non-ASCII letter, a control character): use printable ASCII")
     if stat.S_ISREG(mode) and stat.S_IMODE(mode) & stat.S_IROTH:
         log.warning("http_token_file_readable", path=str(path), mode=f"{stat.S_IMODE(mode):04o}", fix=f"chmod 600 {path}")
     return token

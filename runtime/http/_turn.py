@@ -100,9 +100,18 @@ class TurnStream(Response):
         self.init_headers({"cache-control": "no-cache"})
         self._call, self._first, self._events, self._on_gone = call, first, events, on_gone
         self._keepalive_s = keepalive_s
+        #: Called once the stream ended, however it did (the entry's count of its turns).
+        self.on_end: Callable[[], Any] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Send the stream (an ASGI app)."""
+        """Send the stream (an ASGI app); ``on_end()`` after, however it ended."""
+        try:
+            await self._stream(receive, send)
+        finally:
+            if self.on_end is not None:
+                self.on_end()
+
+    async def _stream(self, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         await send({"type": "http.response.body", "body": self._first, "more_body": True})
         outcome: list[Reply | Exception] = []
