@@ -56,7 +56,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.client_limits import Inputs, ManifestHash, Worktree
+from ontoflow.protocols.client_limits import Inputs, ManifestHash, Reason, Worktree
 from ontoflow.protocols.error_codes import ERROR_CODES, ErrorCode
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.records import Question, RunSummary, TraceRecord, WorkerRecord
@@ -266,7 +266,7 @@ class CancelRun(_ClientMessage, tag="cancel_run", frozen=True, kw_only=True):
     """Cancel a run: its running step gets Cancel, the run ends ``cancelled``."""
 
     run_id: str
-    reason: str = "cancelled by request"
+    reason: Reason = "cancelled by request"  # at most ``MAX_REASON_CHARS``: it becomes the run's error
 
 
 class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):

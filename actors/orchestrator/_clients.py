@@ -24,9 +24,9 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._admission import Deferred, DocumentChecks
+from ontoflow.actors.orchestrator._client_refusals import UNAVAILABLE, no_run, value_refusal
 from ontoflow.actors.orchestrator._documents import Admitted, IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
-from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
 from ontoflow.actors.orchestrator._queries import Queries, Waiters, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
@@ -47,16 +47,6 @@ from ontoflow.runtime.journal import JournalCorruptError
 __all__ = ["ClientService"]
 
 log = structlog.get_logger()
-
-#: The answer to a write while the journal cannot be written (a full disk): retryable.
-_UNAVAILABLE = Error(code="unavailable",
-                     message="journal: the daemon cannot write its journal (disk full?); this is temporary, retry later")
-
-
-def _no_run(run_id: str) -> Error:
-    """The ``unknown_run`` refusal; an id longer than any run's is not echoed whole."""
-    shown = run_id if len(run_id) <= MAX_RUN_ID_CHARS else f"{run_id[:32]}... ({len(run_id)} characters)"
-    return Error(code="unknown_run", message=f"no run {shown} here")
 
 class ClientService:
     """Serves the client API of ``orchestrator``. ``compose_orchestrator`` wires it in: its
@@ -134,7 +124,7 @@ class ClientService:
         run_id = getattr(message, "run_id", None)
         if run_id is not None and not isinstance(message, Submit):
             if len(run_id) > MAX_RUN_ID_CHARS:  # no run has such an id: not looked up, not echoed whole
-                return _no_run(run_id)
+                return no_run(run_id)
             if not orch.authority.may_touch(identity, self._owner_of(run_id), message):
                 return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         if type(message) is SubmitRequest:  # a daemon's Submit: by exact type, before the class patterns
@@ -145,10 +135,13 @@ class ClientService:
             case Status(run_id=run_id, wait=wait):
                 return self._status(identity, run_id, wait)
             case Answer() if not orch.available:  # resuming journals a fact: not while it cannot
-                return _UNAVAILABLE
+                return UNAVAILABLE
             case Answer(choice=choice, run_id=run_id, token=token):
                 if run_id is None and token is None:
                     return Error(code="invalid_request", message="an Answer names a run_id or a token")
+                refused = value_refusal({"choice": choice}, self.max_value_bytes, "answer", "invalid_answer", "invalid_answer")
+                if refused is not None:  # before it is journaled, put in the context and dispatched
+                    return refused
                 try:
                     run_id = orch.resume(choice, run_id=run_id, token=token)
                 except AnswerRefused as exc:
@@ -161,7 +154,7 @@ class ClientService:
             case Watch(run_id=run_id):
                 found = self._queries.lookup(run_id)
                 if found is None:
-                    return _no_run(run_id)
+                    return no_run(run_id)
                 if found.result is not None:
                     return run_status(found.result)
                 held = self._waiters.hold(identity, run_id, "watch", orch.now())
@@ -177,7 +170,7 @@ class ClientService:
                 return listed
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
-                return shown if shown is not None else _no_run(run_id)
+                return shown if shown is not None else no_run(run_id)
             case Ask():
                 if self.ask_handler is None:
                     return Error(code="no_domains", message="this daemon serves no domains (start it with --domains DIR)")
@@ -188,11 +181,11 @@ class ClientService:
             case Catalog():
                 return CatalogInfo(capabilities=[meta for _, meta in sorted(self.catalog().items())])
             case CancelRun() if not orch.available:
-                return _UNAVAILABLE
+                return UNAVAILABLE
             case CancelRun(run_id=run_id, reason=reason):
                 found = self._queries.lookup(run_id)
                 if found is None:
-                    return _no_run(run_id)
+                    return no_run(run_id)
                 if found.result is None:
                     orch.cancel(run_id, reason)
                     log.info("run_cancel_requested", run_id=run_id)
@@ -209,7 +202,7 @@ class ClientService:
         """The answer to ``Status``: the run's status now, or None when held until its end."""
         found = self._queries.lookup(run_id)
         if found is None:
-            return _no_run(run_id)
+            return no_run(run_id)
         if found.result is not None:
             return run_status(found.result)
         questions = self._questions(run_id)
@@ -262,7 +255,7 @@ class ClientService:
     def _submit(self, message: Submit, identity: bytes) -> Any:
         orch = self._orch
         if not orch.outbox.available:  # first: even a known idempotency key may name an uncommitted run
-            return _UNAVAILABLE
+            return UNAVAILABLE
         key = message.idempotency_key
         fingerprint = None
         if key is not None and not 0 < len(key) <= MAX_IDEMPOTENCY_KEY_CHARS:
@@ -287,9 +280,9 @@ class ClientService:
         if self.max_runs is not None and orch.runs_in_flight >= self.max_runs:
             log.info("run_refused_busy", runs_in_flight=orch.runs_in_flight, limit=self.max_runs)
             return Busy(runs_in_flight=orch.runs_in_flight, limit=self.max_runs)
-        too_big = check_payload(message.inputs, self.max_value_bytes, "input")
-        if too_big is not None:
-            return Error(code="payload_too_large", message=too_big)
+        refused = value_refusal(message.inputs, self.max_value_bytes, "input", "payload_too_large", "invalid_inputs")
+        if refused is not None:
+            return refused
         try:
             admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree,
                                              defer=self.checks.defer)
@@ -365,7 +358,7 @@ class ClientService:
         for identity, run_id, _ in self._waiters.expire(now):
             found = self._queries.lookup(run_id)
             if found is None:
-                reply: Any = _no_run(run_id)
+                reply: Any = no_run(run_id)
             elif found.result is not None:
                 reply = run_status(found.result)
             else:
