@@ -164,7 +164,7 @@ class ClientService:
             case ListRuns(status=status, limit=limit):
                 listed = self._queries.list_runs(status, limit)
                 roles = orch.authority.roles_of(identity)
-                if roles is not None and ADMIN not in roles:  # a client lists its own runs only
+                if roles is not None and ADMIN not in roles and type(listed) is RunList:  # its own runs only
                     key = key_of(identity)
                     listed = RunList(runs=[r for r in listed.runs if self._owner_of(r.run_id) == key])
                 return listed

@@ -115,12 +115,15 @@ class Mailbox:
         self.on_tick: list[Callable[[int], None]] = []
         self.parking = ParkingLot()
         self._heartbeat_at = 0
+        #: Batches received so far: a turn of the loop (the client API's reads are bounded per turn).
+        self.turns = 0
 
     def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
         """``receive`` each message of ``batch`` in order, an exception logged and the next going
         on (``BatchActor.receive_batch``); an Outcome (per step) or a client's request (per run),
         when neither roles, parked messages nor an unavailable journal stand in its way, goes to
         the pool or the client handler without ``receive``'s call."""
+        self.turns += 1
         authority, parking, outbox, outcome, receive = self._authority, self.parking, self._outbox, \
             self._pool.outcome, self.receive
         for identity, message in batch:

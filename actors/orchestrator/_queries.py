@@ -34,7 +34,7 @@ from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
-from ontoflow.protocols.client import RunList, RunStatus, RunSummary, RunTrace
+from ontoflow.protocols.client import Error, RunList, RunStatus, RunSummary, RunTrace
 
 __all__ = ["Found", "Hold", "Queries", "Waiters", "run_status", "trace_dicts"]
 
@@ -72,12 +72,33 @@ def run_status(result: RunResult) -> RunStatus:
     )
 
 
+#: The journal rows lists and traces may read for clients in one turn of the daemon's loop (a
+#: batch received): past it, a ``ListRuns`` or ``Show`` is refused ``unavailable`` (retry), so
+#: that reads cannot hold the loop, its workers' heartbeats and every other client. One message
+#: of 512 ``ListRuns(limit=10000)`` held it 25 s; a turn now reads at most about twice this.
+READS_PER_TURN = 20_000
+
+
 class Queries:
     """Answers about runs of ``orchestrator`` (see the module docstring)."""
 
     def __init__(self, orchestrator: Orchestrator) -> None:
         self._orch = orchestrator
         self._workflows: OrderedDict[str, Any] = OrderedDict()  # compiled sources, bounded
+        self._turn = -1
+        self._read = 0  # journal rows read for clients in turn ``_turn``
+
+    def _afford(self, rows: int) -> Error | None:
+        """Count ``rows`` about to be read from the journal in this turn; the refusal when this
+        turn's reads are spent (``READS_PER_TURN``), None otherwise."""
+        turn = self._orch.mailbox.turns
+        if turn != self._turn:
+            self._turn, self._read = turn, 0
+        if self._read >= READS_PER_TURN:
+            return Error(code="unavailable", message=f"the daemon read {self._read:,} journal rows for clients in this "
+                                                     "turn of its loop, the most it reads at once; ask again")
+        self._read += rows
+        return None
 
     def lookup(self, run_id: str) -> Found | None:
         """The run's state and result, or None when neither memory nor the journal knows it."""
@@ -99,14 +120,20 @@ class Queries:
         result = None if row.status == "running" else result_of(state, state.status, state.error)
         return Found(state, result)
 
-    def list_runs(self, status: str | None, limit: int) -> RunList:
-        """The newest runs first (from the journal when there is one)."""
+    def list_runs(self, status: str | None, limit: int) -> RunList | Error:
+        """The newest runs first (from the journal when there is one); ``unavailable`` when
+        this turn's reads are spent (``READS_PER_TURN``)."""
         limit = max(1, min(limit, 10_000))
         orch = self._orch
+        unfinished = status in ("running", "suspended")
+        # Rows read: a journal's ``limit`` (every running row, to tell the suspended ones), or
+        # every run held in memory without one.
+        refused = self._afford(len(orch.runs) if orch.journal is None else 10_000 if unfinished else limit)
+        if refused is not None:
+            return refused
         if orch.journal is not None:
             # The journal's row says ``running`` until the run ends; a live run that waits for
             # an answer says ``suspended`` (its state's status), and is listed and filtered so.
-            unfinished = status in ("running", "suspended")
             rows = orch.journal.runs(status="running" if unfinished else status, limit=10_000 if unfinished else limit)
             summaries = []
             for r in rows:
@@ -128,8 +155,12 @@ class Queries:
                     break
         return RunList(runs=summaries)
 
-    def show(self, run_id: str) -> RunTrace | None:
-        """The run's trace and every journaled event, or None when unknown."""
+    def show(self, run_id: str) -> RunTrace | Error | None:
+        """The run's trace and every journaled event, or None when unknown; ``unavailable``
+        when this turn's reads are spent (``READS_PER_TURN``: its facts count)."""
+        refused = self._afford(1) if self._orch.journal is not None else None
+        if refused is not None:
+            return refused
         found = self.lookup(run_id)
         if found is None:
             return None
@@ -137,7 +168,9 @@ class Queries:
         events: list[dict[str, Any]] = []
         journal = self._orch.journal
         if journal is not None:
-            for row in journal.facts(run_id):
+            rows = journal.facts(run_id)
+            self._read += len(rows)
+            for row in rows:
                 if row.kind == "dispatched":
                     step_id, attempt, capability, worker_id = _record_decoder.decode(row.body)
                     events.append({"at_ms": row.at_ms, "kind": "dispatched", "step_id": step_id, "attempt": attempt,
