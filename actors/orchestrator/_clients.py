@@ -122,6 +122,12 @@ class ClientService:
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
         run_id = getattr(message, "run_id", None)
+        if run_id is None and type(message) is Answer and message.token and orch.authority.roles is not None:
+            # A token names its run (and is no secret: a hash of the run id, step and attempt):
+            # answered by token alone, another key's run was resumed past the check below.
+            asker = orch.runs.asked(message.token)
+            if asker is not None and not orch.authority.may_touch(identity, self._owner_of(asker), message):
+                return Error(code="forbidden", message="that question is asked by a run another key submitted")
         if run_id is not None and not isinstance(message, Submit):
             if len(run_id) > MAX_RUN_ID_CHARS:  # no run has such an id: not looked up, not echoed whole
                 return no_run(run_id)
