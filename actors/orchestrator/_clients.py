@@ -35,7 +35,7 @@ from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
     Answer, Ask, Busy, CancelRun, Catalog, CatalogInfo, Error, ListRuns, MAX_IDEMPOTENCY_KEY_CHARS,
-    MAX_RUN_ID_CHARS, RunList, RunProgress, RunStatus, Show, Status, Submit, SubmitAccepted, SubmitRequest,
+    MAX_RUN_ID_CHARS, Refused, RunList, RunProgress, RunStatus, Show, Status, Submit, SubmitAccepted, SubmitRequest,
     WorkerRecord, Workers, WorkersInfo, Watch
 )
 from ontoflow.protocols.documents import idempotency_conflict
@@ -199,7 +199,7 @@ class ClientService:
                 if found is not None and found.result is not None:
                     return run_status(found.result)
                 return RunStatus(run_id=run_id, status="cancelling")
-            case Error(code="invalid_request"):  # a request of a batch that did not decode, in its place
+            case _ if type(message) is Refused:  # a request of a batch that did not decode, in its place
                 return message
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")

@@ -13,10 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
+import zmq
 
-from ontoflow.protocols.client import Answer, CancelRun, Error, ListRuns, RunList, RunStatus, Status, Submit, SubmitAccepted
+from ontoflow.protocols.client import (
+    CLIENT_HEADER, Answer, CancelRun, Error, ListRuns, RunList, RunStatus, Status, Submit, SubmitAccepted, replies_from_frames
+)
 from ontoflow.runtime.cli import open_client, request
+from ontoflow.runtime.transport import shared_context
 from tests.integration.durable_helpers import REPO, Daemon
 from tests.integration.hostile_values_capabilities import ASK_ID, HOLD_ID, manifest
 from tests.integration.replay_helpers import env, wait_for_capability
@@ -102,3 +107,24 @@ async def test_a_cancel_reason_of_megabytes_is_refused_and_reaches_no_log_line(d
     assert isinstance(cancelled, RunStatus) and cancelled.status == "cancelled", cancelled
     assert cancelled.error is not None and "enough" in cancelled.error
     assert MARK not in log.read_text()
+
+
+async def test_an_error_a_client_sends_is_refused_not_sent_back(daemon: tuple[str, Path]) -> None:
+    address, _ = daemon
+    forged = Error(code="invalid_request", message=MARK * 100_000)
+    async with open_client(address) as client:
+        alone = await request(client, forged)
+    raw = zmq.Socket(shared_context(), zmq.DEALER)
+    raw.linger = 0
+    try:
+        raw.connect(address)
+        body = msgspec.msgpack.encode({"op": "requests", "messages": [msgspec.to_builtins(forged), {"op": "list_runs"},
+                                                                      {"op": "status"}]})
+        raw.send_multipart([CLIENT_HEADER, body])
+        with anyio.fail_after(30):
+            batch = replies_from_frames(await anyio.to_thread.run_sync(raw.recv_multipart))
+    finally:
+        raw.close()
+    assert isinstance(alone, Error) and alone.code == "invalid_request" and alone.message == "Error is not a request"
+    assert [type(r) for r in batch] == [Error, RunList, Error], batch
+    assert batch[0].message == "Error is not a request" and "request 2 of the batch" in batch[2].message
