@@ -28,7 +28,7 @@ from ontoflow.actors.orchestrator._client_refusals import UNAVAILABLE, no_run, v
 from ontoflow.actors.orchestrator._documents import Admitted, IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
-from ontoflow.actors.orchestrator._queries import Queries, Waiters, run_status, trace_dicts
+from ontoflow.actors.orchestrator._queries import Queries, ReadsSpent, Waiters, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.pipelines import ConnectionResolutionError
@@ -107,6 +107,8 @@ class ClientService:
         try:  # a daemon's Submit (per run) without ``_answer``'s call: it checks no run id of a Submit
             reply = self._submit_answer(identity, message) if type(message) is SubmitRequest else \
                 self._answer(identity, message)
+        except ReadsSpent as exc:  # this turn's journal reads are spent: asked again, answered
+            reply = exc.refusal
         except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, detail=str(exc))
             reply = Error(code="journal_damaged", message=f"the journal's record of run {getattr(message, 'run_id', '?')} "
@@ -362,7 +364,7 @@ class ClientService:
         """Answer the held requests past their lease with the run's current status (their
         client re-asks if it is still there; one that went away is forgotten)."""
         for identity, run_id, _ in self._waiters.expire(now):
-            found = self._queries.lookup(run_id)
+            found = self._queries.lookup(run_id, charged=False)
             if found is None:
                 reply: Any = no_run(run_id)
             elif found.result is not None:

@@ -36,7 +36,7 @@ from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
 from ontoflow.protocols.client import Error, RunList, RunStatus, RunSummary, RunTrace
 
-__all__ = ["Found", "Hold", "Queries", "Waiters", "run_status", "trace_dicts"]
+__all__ = ["Found", "Hold", "Queries", "ReadsSpent", "Waiters", "run_status", "trace_dicts"]
 
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
 _record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
@@ -72,11 +72,21 @@ def run_status(result: RunResult) -> RunStatus:
     )
 
 
-#: The journal rows lists and traces may read for clients in one turn of the daemon's loop (a
-#: batch received): past it, a ``ListRuns`` or ``Show`` is refused ``unavailable`` (retry), so
-#: that reads cannot hold the loop, its workers' heartbeats and every other client. One message
-#: of 512 ``ListRuns(limit=10000)`` held it 25 s; a turn now reads at most about twice this.
+#: The journal rows lists, traces and runs replayed may read for clients in one turn of the
+#: daemon's loop (a batch received): past it, a ``ListRuns``, ``Show``, or a request about a run
+#: to replay from the journal is refused ``unavailable`` (ask again), so that reads cannot hold
+#: the loop, its workers' heartbeats and every other client. One message of 512
+#: ``ListRuns(limit=10000)`` held it 25 s; a turn now reads at most about twice this.
 READS_PER_TURN = 20_000
+
+
+class ReadsSpent(Exception):
+    """Raised by :meth:`Queries.lookup` when this turn's journal reads are spent; ``refusal``
+    answers the request (``unavailable``: ask again)."""
+
+    def __init__(self, refusal: Error) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
 
 
 class Queries:
@@ -100,8 +110,14 @@ class Queries:
         self._read += rows
         return None
 
-    def lookup(self, run_id: str) -> Found | None:
-        """The run's state and result, or None when neither memory nor the journal knows it."""
+    def lookup(self, run_id: str, *, charged: bool = True) -> Found | None:
+        """The run's state and result, or None when neither memory nor the journal knows it.
+
+        Raises:
+            ReadsSpent: when the run must be replayed from the journal and this turn's reads
+                are spent (``charged``: a client's request; its facts count). 512 ``Status`` of
+                one ended run of 2,000 steps held the loop 13 s.
+        """
         orch = self._orch
         if not orch.uncommitted(run_id):  # else memory is ahead of the journal: read what is committed
             run = orch.runs.get(run_id)  # one lookup: a submit with wait=True asks this for every run
@@ -113,9 +129,13 @@ class Queries:
         row = journal.run(run_id)
         if row is None:
             return None
+        if charged and (refused := self._afford(1)) is not None:
+            raise ReadsSpent(refused)
         if len(self._workflows) > 64:
             self._workflows.popitem(last=False)
-        run = orch.replay(row, journal.facts(run_id), self._workflows)
+        facts = journal.facts(run_id)
+        self._read += len(facts)
+        run = orch.replay(row, facts, self._workflows)
         state = run.state
         result = None if row.status == "running" else result_of(state, state.status, state.error)
         return Found(state, result)

@@ -2,7 +2,7 @@
 
 ``t.hostile.ask`` asks a question with no candidates (any answer but an empty one is taken)
 until its input carries ``ontoflow.answer``, then answers ``t.got``; ``t.hostile.hold`` holds
-its slot until cancelled. Run as a script, this module is a worker process.
+its slot until cancelled; ``t.hostile.echo`` answers at once. Run as a script, this module is a worker process.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY
 
 ASK_ID = "t.hostile.ask"
 HOLD_ID = "t.hostile.hold"
+ECHO_ID = "t.hostile.echo"
 
 
 class Ask(Capability):
@@ -33,6 +34,15 @@ class Ask(Capability):
         return Result(outputs={"t.got": "answered"})
 
 
+class Echo(Capability):
+    """Answers ``t.echoed`` at once."""
+
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(id=ECHO_ID, outputs=["t.echoed"], timeout_ms=None)
+
+    async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
+        return {"t.echoed": True}
+
+
 class Hold(Capability):
     """Holds its slot until cancelled."""
 
@@ -43,15 +53,18 @@ class Hold(Capability):
         return {"t.held": True}
 
 
-def manifest(capability: str) -> dict[str, Any]:
-    """A one-step workflow of ``capability``."""
-    return {"start": "m", "nodes": {"m": {"entry_block": "b", "blocks": {"b": {"worker": capability}}}}}
+def manifest(capability: str, steps: int = 1) -> dict[str, Any]:
+    """A workflow of ``steps`` steps of ``capability``, one after the other."""
+    blocks: dict[str, Any] = {f"b{i}": {"worker": capability, "transitions": [
+        {"on_signal": "success", "action": f"JUMP:b{i + 1}"}]} for i in range(steps - 1)}
+    blocks[f"b{steps - 1}"] = {"worker": capability}
+    return {"start": "m", "nodes": {"m": {"entry_block": "b0", "blocks": blocks}}}
 
 
 async def _serve(address: str) -> None:
     from ontoflow.actors.worker import WorkerHost
 
-    await WorkerHost([Ask(), Hold()], address=address, worker_id="hostile-values", slots=8).run()
+    await WorkerHost([Ask(), Echo(), Hold()], address=address, worker_id="hostile-values", slots=8).run()
 
 
 if __name__ == "__main__":
