@@ -275,9 +275,10 @@ class ClientService:
                                                             message.deadline_ms)
             except ManifestError as exc:
                 return Error(code="invalid_manifest", message=str(exc))
-            existing = orch.find_run(idempotency_key=key)
+            existing = orch.find_run(idempotency_key=(key := orch.authority.scoped(identity, key)))  # a key's own
             if existing is not None:
-                conflict = idempotency_conflict(key, self._idempotency.recorded(key, existing), fingerprint)
+                conflict = idempotency_conflict(message.idempotency_key, self._idempotency.recorded(key, existing),
+                                                fingerprint)
                 if conflict is not None:
                     log.info("run_resubmit_conflict", run_id=existing)
                     return Error(code="idempotency_conflict", message=conflict)
@@ -307,7 +308,7 @@ class ClientService:
             return Error(code="invalid_connections", message=str(exc))
         try:
             run_id = orch.commands.submit(admitted.workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
-                                 source=admitted.source, idempotency_key=message.idempotency_key,
+                                 source=admitted.source, idempotency_key=key,
                                  owner=key_of(identity) if orch.authority.roles is not None else None)
         except ValueError as exc:
             return Error(code="invalid_request", message=str(exc))
@@ -320,9 +321,8 @@ class ClientService:
         and those offered since the daemon started."""
         return self._documents.catalog()
 
-    def compile(
-        self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "", worktree: str = ""
-    ) -> tuple[Any, tuple[str, bytes]]:
+    def compile(self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "",
+                worktree: str = "") -> tuple[Any, tuple[str, bytes]]:
         """Compile ``document`` against the capabilities known so far; returns the compiled
         workflow or plan and its pinned source ``(hash, bytes)`` (``SubmittedDocuments.compile``).
 

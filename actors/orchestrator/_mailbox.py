@@ -275,6 +275,14 @@ class Authority:
             log.warning("message_refused", op=op, key=fingerprint, needs=need, reason="the key lacks the role")
         return False
 
+    def scoped(self, identity: bytes, idempotency_key: str) -> str:
+        """The idempotency key as the daemon keeps it: a client key's own (prefixed with it) when
+        roles are enforced, so that another key sending the same one (a guessable key) starts
+        its own run instead of being answered with the first key's run (and, with ``wait``, its
+        context); an administrator's, and any key without roles, as sent."""
+        roles = self.roles_of(identity)
+        return idempotency_key if roles is None or ADMIN in roles else f"{key_of(identity)}/{idempotency_key}"
+
     def may_touch(self, identity: bytes, owner: str | None, message: Any) -> bool:
         """Whether the client ``identity`` may read (or, for ``CancelRun``, cancel) a run
         submitted by the key ``owner`` (``None``: not known here, e.g. recovered or triggered:
