@@ -56,7 +56,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.client_limits import Inputs, ManifestHash, Worktree
+from ontoflow.protocols.client_limits import Inputs, ManifestHash, Reason, Worktree
 from ontoflow.protocols.error_codes import ERROR_CODES, ErrorCode
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.records import Question, RunSummary, TraceRecord, WorkerRecord
@@ -65,12 +65,10 @@ from ontoflow.protocols.types import RunStatusName, StatusReply
 __all__ = [
     "CLIENT_HEADER", "ERROR_CODES", "Answer", "Ask", "AskReply", "Busy", "CancelRun", "Catalog", "CatalogInfo",
     "ClientMessage", "ClientRequest", "DaemonRequest", "Error", "ErrorCode", "ListRuns", "MAX_DEADLINE_MS",
-    "MAX_IDEMPOTENCY_KEY_CHARS", "MAX_RUN_ID_CHARS", "Question", "Replies", "RunList", "RunProgress", "RunStatus",
-    "RunSummary", "RunTrace", "Show", "Status", "Submit",
-    "SubmitAccepted", "SubmitRequest", "TraceRecord", "Watch", "WorkerRecord", "Workers", "WorkersInfo",
-    "client_from_frames", "client_to_frames", "replies_from_frames", "replies_to_frames",
-    "request_from_frames", "run_id_problem"
-]
+    "MAX_IDEMPOTENCY_KEY_CHARS", "MAX_RUN_ID_CHARS", "Question", "Refused", "Replies", "RunList", "RunProgress",
+    "RunStatus", "RunSummary", "RunTrace", "Show", "Status", "Submit", "SubmitAccepted", "SubmitRequest", "TraceRecord",
+    "Watch", "WorkerRecord", "Workers", "WorkersInfo", "client_from_frames", "client_to_frames", "replies_from_frames",
+    "replies_to_frames", "request_from_frames", "run_id_problem"]
 
 #: First frame of every client message (worker messages start with ``b"ontoflow"``).
 CLIENT_HEADER = b"ontoflow-client"
@@ -266,7 +264,7 @@ class CancelRun(_ClientMessage, tag="cancel_run", frozen=True, kw_only=True):
     """Cancel a run: its running step gets Cancel, the run ends ``cancelled``."""
 
     run_id: str
-    reason: str = "cancelled by request"
+    reason: Reason = "cancelled by request"  # at most ``MAX_REASON_CHARS``: it becomes the run's error
 
 
 class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
@@ -274,6 +272,11 @@ class Error(_ClientMessage, tag="error", frozen=True, kw_only=True):
 
     code: str
     message: str
+
+
+class Refused(Error, tag="error", frozen=True, kw_only=True):
+    """An ``Error`` put in the place of a batch's request that did not decode (``client_requests``),
+    answered as itself; one a client sends is not (its own text, up to 64 MiB, came back)."""
 
 
 class Ask(_ClientMessage, tag="ask", frozen=True, kw_only=True):
@@ -318,11 +321,8 @@ ClientMessage = (
 
 #: What a daemon decodes: every client message, a Submit's document left encoded
 #: (``SubmitRequest``); a reply sent as a request is answered ``invalid_request``.
-DaemonRequest = (
-    SubmitRequest | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy
-    | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer | Ask | AskReply
-)
-
+DaemonRequest = (SubmitRequest | SubmitAccepted | Status | RunStatus | Workers | WorkersInfo | CancelRun | Error | Busy
+                 | ListRuns | RunList | Show | RunTrace | Watch | RunProgress | Catalog | CatalogInfo | Answer | Ask | AskReply)
 
 
 class Replies(msgspec.Struct, tag_field="op", tag="replies", frozen=True):

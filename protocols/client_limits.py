@@ -11,12 +11,14 @@ too long is refused ``invalid_inputs`` by :func:`input_key_problem`'s message.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["MAX_INPUT_KEYS", "MAX_INPUT_KEY_CHARS", "MAX_MANIFEST_HASH_CHARS", "MAX_WORKTREE_CHARS", "Inputs",
-           "ManifestHash", "Worktree", "input_key_problem"]
+__all__ = ["MAX_INPUT_KEYS", "MAX_INPUT_KEY_CHARS", "MAX_MANIFEST_HASH_CHARS", "MAX_REASON_CHARS", "MAX_WORKTREE_CHARS",
+           "Inputs", "ManifestHash", "Reason", "Worktree", "input_key_problem", "non_finite"]
 
 #: The longest input key (an ontology key such as ``t.value``: a name, not a value).
 MAX_INPUT_KEY_CHARS = 256
@@ -26,6 +28,10 @@ MAX_INPUT_KEYS = 4_096
 MAX_MANIFEST_HASH_CHARS = 128
 #: The longest worktree (a path: Linux's PATH_MAX).
 MAX_WORKTREE_CHARS = 4_096
+#: The longest reason a ``CancelRun`` gives: it becomes the run's error (``run cancelled:
+#: REASON``), journaled, logged with the run's end and shown to whoever reads the run; a 4 MB
+#: one was taken whole, a log line of 4 MB.
+MAX_REASON_CHARS = 1_024
 
 # The keys' length is checked where a submit's input keys are first seen (a daemon's admission
 # of a document with new input keys, ``input_key_problem``), not at each decode: a constrained
@@ -33,6 +39,7 @@ MAX_WORKTREE_CHARS = 4_096
 Inputs = Annotated[dict[str, Any], msgspec.Meta(max_length=MAX_INPUT_KEYS)]
 ManifestHash = Annotated[str, msgspec.Meta(max_length=MAX_MANIFEST_HASH_CHARS)]
 Worktree = Annotated[str, msgspec.Meta(max_length=MAX_WORKTREE_CHARS)]
+Reason = Annotated[str, msgspec.Meta(max_length=MAX_REASON_CHARS)]
 
 
 def input_key_problem(keys: tuple[str, ...]) -> str | None:
@@ -41,4 +48,31 @@ def input_key_problem(keys: tuple[str, ...]) -> str | None:
     for position, key in enumerate(keys):
         if len(key) > MAX_INPUT_KEY_CHARS:
             return f"inputs: key {position} is {len(key):,} characters; the most is {MAX_INPUT_KEY_CHARS}"
+    return None
+
+
+def non_finite(values: Mapping[str, Any]) -> str | None:
+    """The key of the first value of ``values`` holding a float that is nan or infinite, at
+    any depth, or None. JSON carries neither: such a value reached a run's context and was
+    read back as ``null`` (``status --json``, the HTTP entry), a value nobody sent; the CLI
+    refuses it in an input file, and a daemon refuses it from any client. Walked without
+    recursion; a scalar costs one type check."""
+    for key, value in values.items():
+        kind = type(value)
+        if kind is float:
+            if not math.isfinite(value):
+                return key
+            continue
+        if kind is not dict and kind is not list and kind is not tuple:
+            continue
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            for child in node.values() if type(node) is dict else node:
+                kind = type(child)
+                if kind is float:
+                    if not math.isfinite(child):
+                        return key
+                elif kind is dict or kind is list or kind is tuple:
+                    stack.append(child)
     return None

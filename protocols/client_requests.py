@@ -16,7 +16,9 @@ from typing import Annotated
 import msgspec
 
 from ontoflow.protocols.bodies import split_bodies
-from ontoflow.protocols.client import CLIENT_HEADER, ClientMessage, ClientRequest, DaemonRequest, Error, replies_to_frames
+from ontoflow.protocols.client import (
+    CLIENT_HEADER, ClientMessage, ClientRequest, DaemonRequest, Refused, replies_to_frames
+)
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 
 __all__ = ["MAX_REQUESTS", "REQUESTS_BYTES", "Requests", "replies_to_bodies", "requests_from_frames", "requests_to_bodies"]
@@ -70,7 +72,7 @@ def requests_from_frames(frames: Sequence[bytes | memoryview]) -> list[DaemonReq
     """The requests in frames a client sent (identity already removed), as a daemon reads
     them (``protocols.client.request_from_frames``), in order: one for a single request, each
     of a :class:`Requests` otherwise. A request of a ``Requests`` that does not decode is, in
-    its place, an ``Error(code="invalid_request")`` naming its index and field (the daemon
+    its place, a ``Refused(code="invalid_request")`` naming its index and field (the daemon
     answers it with itself), so each request still gets its reply in order.
 
     Raises:
@@ -104,7 +106,7 @@ def requests_from_frames(frames: Sequence[bytes | memoryview]) -> list[DaemonReq
         try:
             requests.append(_request_decoder.decode(raw))
         except Exception as exc:  # noqa: BLE001 - total, as above; this one request is refused
-            requests.append(Error(code="invalid_request", message=str(decode_failure(exc, f"request {i} of the batch"))))
+            requests.append(Refused(code="invalid_request", message=str(decode_failure(exc, f"request {i} of the batch"))))
     return requests
 
 

@@ -24,18 +24,18 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._admission import Deferred, DocumentChecks
+from ontoflow.actors.orchestrator._client_refusals import UNAVAILABLE, no_run, value_refusal
 from ontoflow.actors.orchestrator._documents import Admitted, IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
-from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
-from ontoflow.actors.orchestrator._queries import Queries, Waiters, run_status, trace_dicts
+from ontoflow.actors.orchestrator._queries import Queries, ReadsSpent, Waiters, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client import (
     Answer, Ask, Busy, CancelRun, Catalog, CatalogInfo, Error, ListRuns, MAX_IDEMPOTENCY_KEY_CHARS,
-    MAX_RUN_ID_CHARS, RunList, RunProgress, RunStatus, Show, Status, Submit, SubmitAccepted, SubmitRequest,
+    MAX_RUN_ID_CHARS, Refused, RunList, RunProgress, RunStatus, Show, Status, Submit, SubmitAccepted, SubmitRequest,
     WorkerRecord, Workers, WorkersInfo, Watch
 )
 from ontoflow.protocols.documents import idempotency_conflict
@@ -47,16 +47,6 @@ from ontoflow.runtime.journal import JournalCorruptError
 __all__ = ["ClientService"]
 
 log = structlog.get_logger()
-
-#: The answer to a write while the journal cannot be written (a full disk): retryable.
-_UNAVAILABLE = Error(code="unavailable",
-                     message="journal: the daemon cannot write its journal (disk full?); this is temporary, retry later")
-
-
-def _no_run(run_id: str) -> Error:
-    """The ``unknown_run`` refusal; an id longer than any run's is not echoed whole."""
-    shown = run_id if len(run_id) <= MAX_RUN_ID_CHARS else f"{run_id[:32]}... ({len(run_id)} characters)"
-    return Error(code="unknown_run", message=f"no run {shown} here")
 
 class ClientService:
     """Serves the client API of ``orchestrator``. ``compose_orchestrator`` wires it in: its
@@ -117,6 +107,8 @@ class ClientService:
         try:  # a daemon's Submit (per run) without ``_answer``'s call: it checks no run id of a Submit
             reply = self._submit_answer(identity, message) if type(message) is SubmitRequest else \
                 self._answer(identity, message)
+        except ReadsSpent as exc:  # this turn's journal reads are spent: asked again, answered
+            reply = exc.refusal
         except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, detail=str(exc))
             reply = Error(code="journal_damaged", message=f"the journal's record of run {getattr(message, 'run_id', '?')} "
@@ -132,9 +124,15 @@ class ClientService:
     def _answer(self, identity: bytes, message: Any) -> Any:
         orch = self._orch
         run_id = getattr(message, "run_id", None)
+        if run_id is None and type(message) is Answer and message.token and orch.authority.roles is not None:
+            # A token names its run (and is no secret: a hash of the run id, step and attempt):
+            # answered by token alone, another key's run was resumed past the check below.
+            asker = orch.runs.asked(message.token)
+            if asker is not None and not orch.authority.may_touch(identity, self._owner_of(asker), message):
+                return Error(code="forbidden", message="that question is asked by a run another key submitted")
         if run_id is not None and not isinstance(message, Submit):
             if len(run_id) > MAX_RUN_ID_CHARS:  # no run has such an id: not looked up, not echoed whole
-                return _no_run(run_id)
+                return no_run(run_id)
             if not orch.authority.may_touch(identity, self._owner_of(run_id), message):
                 return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         if type(message) is SubmitRequest:  # a daemon's Submit: by exact type, before the class patterns
@@ -145,10 +143,13 @@ class ClientService:
             case Status(run_id=run_id, wait=wait):
                 return self._status(identity, run_id, wait)
             case Answer() if not orch.available:  # resuming journals a fact: not while it cannot
-                return _UNAVAILABLE
+                return UNAVAILABLE
             case Answer(choice=choice, run_id=run_id, token=token):
                 if run_id is None and token is None:
                     return Error(code="invalid_request", message="an Answer names a run_id or a token")
+                refused = value_refusal({"choice": choice}, self.max_value_bytes, "answer", "invalid_answer", "invalid_answer")
+                if refused is not None:  # before it is journaled, put in the context and dispatched
+                    return refused
                 try:
                     run_id = orch.resume(choice, run_id=run_id, token=token)
                 except AnswerRefused as exc:
@@ -161,7 +162,7 @@ class ClientService:
             case Watch(run_id=run_id):
                 found = self._queries.lookup(run_id)
                 if found is None:
-                    return _no_run(run_id)
+                    return no_run(run_id)
                 if found.result is not None:
                     return run_status(found.result)
                 held = self._waiters.hold(identity, run_id, "watch", orch.now())
@@ -171,13 +172,13 @@ class ClientService:
             case ListRuns(status=status, limit=limit):
                 listed = self._queries.list_runs(status, limit)
                 roles = orch.authority.roles_of(identity)
-                if roles is not None and ADMIN not in roles:  # a client lists its own runs only
+                if roles is not None and ADMIN not in roles and type(listed) is RunList:  # its own runs only
                     key = key_of(identity)
                     listed = RunList(runs=[r for r in listed.runs if self._owner_of(r.run_id) == key])
                 return listed
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
-                return shown if shown is not None else _no_run(run_id)
+                return shown if shown is not None else no_run(run_id)
             case Ask():
                 if self.ask_handler is None:
                     return Error(code="no_domains", message="this daemon serves no domains (start it with --domains DIR)")
@@ -188,11 +189,11 @@ class ClientService:
             case Catalog():
                 return CatalogInfo(capabilities=[meta for _, meta in sorted(self.catalog().items())])
             case CancelRun() if not orch.available:
-                return _UNAVAILABLE
+                return UNAVAILABLE
             case CancelRun(run_id=run_id, reason=reason):
                 found = self._queries.lookup(run_id)
                 if found is None:
-                    return _no_run(run_id)
+                    return no_run(run_id)
                 if found.result is None:
                     orch.cancel(run_id, reason)
                     log.info("run_cancel_requested", run_id=run_id)
@@ -200,7 +201,7 @@ class ClientService:
                 if found is not None and found.result is not None:
                     return run_status(found.result)
                 return RunStatus(run_id=run_id, status="cancelling")
-            case Error(code="invalid_request"):  # a request of a batch that did not decode, in its place
+            case _ if type(message) is Refused:  # a request of a batch that did not decode, in its place
                 return message
             case _:
                 return Error(code="invalid_request", message=f"{type(message).__name__} is not a request")
@@ -209,7 +210,7 @@ class ClientService:
         """The answer to ``Status``: the run's status now, or None when held until its end."""
         found = self._queries.lookup(run_id)
         if found is None:
-            return _no_run(run_id)
+            return no_run(run_id)
         if found.result is not None:
             return run_status(found.result)
         questions = self._questions(run_id)
@@ -262,7 +263,7 @@ class ClientService:
     def _submit(self, message: Submit, identity: bytes) -> Any:
         orch = self._orch
         if not orch.outbox.available:  # first: even a known idempotency key may name an uncommitted run
-            return _UNAVAILABLE
+            return UNAVAILABLE
         key = message.idempotency_key
         fingerprint = None
         if key is not None and not 0 < len(key) <= MAX_IDEMPOTENCY_KEY_CHARS:
@@ -274,9 +275,10 @@ class ClientService:
                                                             message.deadline_ms)
             except ManifestError as exc:
                 return Error(code="invalid_manifest", message=str(exc))
-            existing = orch.find_run(idempotency_key=key)
+            existing = orch.find_run(idempotency_key=(key := orch.authority.scoped(identity, key)))  # a key's own
             if existing is not None:
-                conflict = idempotency_conflict(key, self._idempotency.recorded(key, existing), fingerprint)
+                conflict = idempotency_conflict(message.idempotency_key, self._idempotency.recorded(key, existing),
+                                                fingerprint)
                 if conflict is not None:
                     log.info("run_resubmit_conflict", run_id=existing)
                     return Error(code="idempotency_conflict", message=conflict)
@@ -287,9 +289,9 @@ class ClientService:
         if self.max_runs is not None and orch.runs_in_flight >= self.max_runs:
             log.info("run_refused_busy", runs_in_flight=orch.runs_in_flight, limit=self.max_runs)
             return Busy(runs_in_flight=orch.runs_in_flight, limit=self.max_runs)
-        too_big = check_payload(message.inputs, self.max_value_bytes, "input")
-        if too_big is not None:
-            return Error(code="payload_too_large", message=too_big)
+        refused = value_refusal(message.inputs, self.max_value_bytes, "input", "payload_too_large", "invalid_inputs")
+        if refused is not None:
+            return refused
         try:
             admitted = self._documents.admit(message.manifest, message.inputs, message.manifest_hash, message.worktree,
                                              defer=self.checks.defer)
@@ -306,7 +308,7 @@ class ClientService:
             return Error(code="invalid_connections", message=str(exc))
         try:
             run_id = orch.commands.submit(admitted.workflow, message.inputs, run_id=message.run_id, deadline_ms=message.deadline_ms,
-                                 source=admitted.source, idempotency_key=message.idempotency_key,
+                                 source=admitted.source, idempotency_key=key,
                                  owner=key_of(identity) if orch.authority.roles is not None else None)
         except ValueError as exc:
             return Error(code="invalid_request", message=str(exc))
@@ -319,9 +321,8 @@ class ClientService:
         and those offered since the daemon started."""
         return self._documents.catalog()
 
-    def compile(
-        self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "", worktree: str = ""
-    ) -> tuple[Any, tuple[str, bytes]]:
+    def compile(self, document: dict[str, Any] | msgspec.Raw, manifest_hash: str = "",
+                worktree: str = "") -> tuple[Any, tuple[str, bytes]]:
         """Compile ``document`` against the capabilities known so far; returns the compiled
         workflow or plan and its pinned source ``(hash, bytes)`` (``SubmittedDocuments.compile``).
 
@@ -363,9 +364,9 @@ class ClientService:
         """Answer the held requests past their lease with the run's current status (their
         client re-asks if it is still there; one that went away is forgotten)."""
         for identity, run_id, _ in self._waiters.expire(now):
-            found = self._queries.lookup(run_id)
+            found = self._queries.lookup(run_id, charged=False)
             if found is None:
-                reply: Any = _no_run(run_id)
+                reply: Any = no_run(run_id)
             elif found.result is not None:
                 reply = run_status(found.result)
             else:

@@ -115,12 +115,15 @@ class Mailbox:
         self.on_tick: list[Callable[[int], None]] = []
         self.parking = ParkingLot()
         self._heartbeat_at = 0
+        #: Batches received so far: a turn of the loop (the client API's reads are bounded per turn).
+        self.turns = 0
 
     def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
         """``receive`` each message of ``batch`` in order, an exception logged and the next going
         on (``BatchActor.receive_batch``); an Outcome (per step) or a client's request (per run),
         when neither roles, parked messages nor an unavailable journal stand in its way, goes to
         the pool or the client handler without ``receive``'s call."""
+        self.turns += 1
         authority, parking, outbox, outcome, receive = self._authority, self.parking, self._outbox, \
             self._pool.outcome, self.receive
         for identity, message in batch:
@@ -271,6 +274,14 @@ class Authority:
             self._warned.add((fingerprint, op))
             log.warning("message_refused", op=op, key=fingerprint, needs=need, reason="the key lacks the role")
         return False
+
+    def scoped(self, identity: bytes, idempotency_key: str) -> str:
+        """The idempotency key as the daemon keeps it: a client key's own (prefixed with it) when
+        roles are enforced, so that another key sending the same one (a guessable key) starts
+        its own run instead of being answered with the first key's run (and, with ``wait``, its
+        context); an administrator's, and any key without roles, as sent."""
+        roles = self.roles_of(identity)
+        return idempotency_key if roles is None or ADMIN in roles else f"{key_of(identity)}/{idempotency_key}"
 
     def may_touch(self, identity: bytes, owner: str | None, message: Any) -> bool:
         """Whether the client ``identity`` may read (or, for ``CancelRun``, cancel) a run

@@ -34,9 +34,9 @@ from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
-from ontoflow.protocols.client import RunList, RunStatus, RunSummary, RunTrace
+from ontoflow.protocols.client import Error, RunList, RunStatus, RunSummary, RunTrace
 
-__all__ = ["Found", "Hold", "Queries", "Waiters", "run_status", "trace_dicts"]
+__all__ = ["Found", "Hold", "Queries", "ReadsSpent", "Waiters", "run_status", "trace_dicts"]
 
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
 _record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
@@ -72,15 +72,52 @@ def run_status(result: RunResult) -> RunStatus:
     )
 
 
+#: The journal rows lists, traces and runs replayed may read for clients in one turn of the
+#: daemon's loop (a batch received): past it, a ``ListRuns``, ``Show``, or a request about a run
+#: to replay from the journal is refused ``unavailable`` (ask again), so that reads cannot hold
+#: the loop, its workers' heartbeats and every other client. One message of 512
+#: ``ListRuns(limit=10000)`` held it 25 s; a turn now reads at most about twice this.
+READS_PER_TURN = 20_000
+
+
+class ReadsSpent(Exception):
+    """Raised by :meth:`Queries.lookup` when this turn's journal reads are spent; ``refusal``
+    answers the request (``unavailable``: ask again)."""
+
+    def __init__(self, refusal: Error) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
 class Queries:
     """Answers about runs of ``orchestrator`` (see the module docstring)."""
 
     def __init__(self, orchestrator: Orchestrator) -> None:
         self._orch = orchestrator
         self._workflows: OrderedDict[str, Any] = OrderedDict()  # compiled sources, bounded
+        self._turn = -1
+        self._read = 0  # journal rows read for clients in turn ``_turn``
 
-    def lookup(self, run_id: str) -> Found | None:
-        """The run's state and result, or None when neither memory nor the journal knows it."""
+    def _afford(self, rows: int) -> Error | None:
+        """Count ``rows`` about to be read from the journal in this turn; the refusal when this
+        turn's reads are spent (``READS_PER_TURN``), None otherwise."""
+        turn = self._orch.mailbox.turns
+        if turn != self._turn:
+            self._turn, self._read = turn, 0
+        if self._read >= READS_PER_TURN:
+            return Error(code="unavailable", message=f"the daemon read {self._read:,} journal rows for clients in this "
+                                                     "turn of its loop, the most it reads at once; ask again")
+        self._read += rows
+        return None
+
+    def lookup(self, run_id: str, *, charged: bool = True) -> Found | None:
+        """The run's state and result, or None when neither memory nor the journal knows it.
+
+        Raises:
+            ReadsSpent: when the run must be replayed from the journal and this turn's reads
+                are spent (``charged``: a client's request; its facts count). 512 ``Status`` of
+                one ended run of 2,000 steps held the loop 13 s.
+        """
         orch = self._orch
         if not orch.uncommitted(run_id):  # else memory is ahead of the journal: read what is committed
             run = orch.runs.get(run_id)  # one lookup: a submit with wait=True asks this for every run
@@ -92,21 +129,31 @@ class Queries:
         row = journal.run(run_id)
         if row is None:
             return None
+        if charged and (refused := self._afford(1)) is not None:
+            raise ReadsSpent(refused)
         if len(self._workflows) > 64:
             self._workflows.popitem(last=False)
-        run = orch.replay(row, journal.facts(run_id), self._workflows)
+        facts = journal.facts(run_id)
+        self._read += len(facts)
+        run = orch.replay(row, facts, self._workflows)
         state = run.state
         result = None if row.status == "running" else result_of(state, state.status, state.error)
         return Found(state, result)
 
-    def list_runs(self, status: str | None, limit: int) -> RunList:
-        """The newest runs first (from the journal when there is one)."""
+    def list_runs(self, status: str | None, limit: int) -> RunList | Error:
+        """The newest runs first (from the journal when there is one); ``unavailable`` when
+        this turn's reads are spent (``READS_PER_TURN``)."""
         limit = max(1, min(limit, 10_000))
         orch = self._orch
+        unfinished = status in ("running", "suspended")
+        # Rows read: a journal's ``limit`` (every running row, to tell the suspended ones), or
+        # every run held in memory without one.
+        refused = self._afford(len(orch.runs) if orch.journal is None else 10_000 if unfinished else limit)
+        if refused is not None:
+            return refused
         if orch.journal is not None:
             # The journal's row says ``running`` until the run ends; a live run that waits for
             # an answer says ``suspended`` (its state's status), and is listed and filtered so.
-            unfinished = status in ("running", "suspended")
             rows = orch.journal.runs(status="running" if unfinished else status, limit=10_000 if unfinished else limit)
             summaries = []
             for r in rows:
@@ -128,8 +175,12 @@ class Queries:
                     break
         return RunList(runs=summaries)
 
-    def show(self, run_id: str) -> RunTrace | None:
-        """The run's trace and every journaled event, or None when unknown."""
+    def show(self, run_id: str) -> RunTrace | Error | None:
+        """The run's trace and every journaled event, or None when unknown; ``unavailable``
+        when this turn's reads are spent (``READS_PER_TURN``: its facts count)."""
+        refused = self._afford(1) if self._orch.journal is not None else None
+        if refused is not None:
+            return refused
         found = self.lookup(run_id)
         if found is None:
             return None
@@ -137,7 +188,9 @@ class Queries:
         events: list[dict[str, Any]] = []
         journal = self._orch.journal
         if journal is not None:
-            for row in journal.facts(run_id):
+            rows = journal.facts(run_id)
+            self._read += len(rows)
+            for row in rows:
                 if row.kind == "dispatched":
                     step_id, attempt, capability, worker_id = _record_decoder.decode(row.body)
                     events.append({"at_ms": row.at_ms, "kind": "dispatched", "step_id": step_id, "attempt": attempt,

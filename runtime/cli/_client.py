@@ -7,7 +7,8 @@ from ``--connect`` / ``--curve-secret`` / ``--curve-server-key``, else the envir
 ``[client]`` section of the config file (see ``_config``).
 
 Waiting on a run (``submit --wait``, ``status --wait``, ``watch``: :func:`follow`,
-:func:`submit_once`) is resumed across a daemon restart and bounded by ``--timeout``. A
+:func:`submit_once`) is resumed across a daemon restart and bounded by ``--timeout``; a daemon
+that holds no more waits (``too_many_waiting``) is asked for the run's status instead. A
 waiting client sends its request again every ``REASK_S`` seconds. A live daemon holding the
 request already answers at once with the run's current status (``running``); a daemon
 restarted on the same journal (the DEALER reconnects by itself) gets the request anew, holds
@@ -32,16 +33,7 @@ from typing import Any
 import anyio
 
 from ontoflow.protocols.client import (
-    Busy,
-    ClientMessage,
-    Error,
-    ListRuns,
-    RunProgress,
-    RunStatus,
-    Status,
-    Submit,
-    SubmitAccepted,
-    Watch,
+    Busy, ClientMessage, Error, ListRuns, RunProgress, RunStatus, Status, Submit, SubmitAccepted, Watch
 )
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_NOT_FOUND, common_options, fail, note
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
@@ -368,6 +360,10 @@ async def follow(
                             on_running(reply.running)
                     elif isinstance(reply, RunStatus) and reply.status in _ONGOING or isinstance(reply, SubmitAccepted):
                         continue  # the daemon is there and holds our request (or acks a re-sent submit)
+                    elif isinstance(reply, Error) and reply.code == "too_many_waiting":
+                        # The daemon holds no more waits (other clients hold them all): ask for
+                        # the run's status at each re-ask instead of failing a run that goes on.
+                        request = Status(run_id=run_id)
                     else:  # the run's end, a refusal (Error, Busy) or a reply of another kind
                         return reply
 

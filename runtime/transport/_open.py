@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import ipaddress
 import os
 import socket
@@ -65,6 +66,7 @@ async def open_router(
         log.warning("insecure_bind", address=address, reason="non-loopback address without CURVE")
     if curve is not None and not authenticator_running(ctx):
         raise TransportError(f"{address}: CURVE needs the ZAP authenticator running on the context")
+    _seed_routing_ids()
     sock = _new_socket(ctx, zmq.ROUTER, address, max_message_bytes)
     try:
         sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
@@ -184,6 +186,24 @@ def _check_options(
         return asyncio.get_running_loop()
     except RuntimeError:
         raise TransportError(f"{address}: the transport needs anyio's asyncio backend") from None
+
+
+def _seed_routing_ids() -> None:
+    """Seed the C library's ``rand()`` from the operating system before a ROUTER is made.
+
+    libzmq numbers the peers that give no routing identity ``\\x00`` + a 32-bit counter that
+    starts at ``rand()``'s next value, which nothing seeds: 0x6b8b4567 in every process. A peer
+    may claim any identity, one of those too, and when the counter reaches an identity taken
+    libzmq aborts the process (an assertion: ``socket_base.cpp``). A client claiming the next
+    numbers killed a fresh daemon at the next connection of anyone. Seeded, the numbers cannot
+    be known from outside: a squatter must hold about 2**32 / its connections claims to hit
+    one by chance (under CURVE only an authorised key gets that far). Best effort: a C library
+    that cannot be reached leaves libzmq as it was.
+    """
+    try:
+        ctypes.CDLL(None).srand(ctypes.c_uint(int.from_bytes(os.urandom(4), "little")))
+    except (OSError, AttributeError, TypeError):  # no C library by that name on this platform
+        log.info("routing_ids_not_seeded", reason="the C library's srand cannot be reached")
 
 
 def _new_socket(

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from ontoflow.protocols.client import (
-    CLIENT_HEADER, Error, Status, Submit, SubmitRequest, Workers, client_to_frames, request_from_frames,
+    CLIENT_HEADER, Refused, Status, Submit, SubmitRequest, Workers, client_to_frames, request_from_frames,
 )
 from ontoflow.protocols.client_requests import MAX_REQUESTS, Requests, requests_from_frames, requests_to_bodies
 from ontoflow.protocols.errors import ProtocolError
@@ -66,7 +66,7 @@ def test_a_bad_request_in_a_batch_is_refused_in_its_place_and_the_others_read() 
     body = msgspec.msgpack.encode({"op": "requests", "messages": [
         {"op": "status", "run_id": "a"}, {"op": "nope"}, {"op": "requests", "messages": []}, {"op": "status", "run_id": "b"}]})
     read = requests_from_frames([CLIENT_HEADER, body])
-    assert [type(r) for r in read] == [Status, Error, Error, Status]
+    assert [type(r) for r in read] == [Status, Refused, Refused, Status]  # Errors, answered as themselves
     assert read[0].run_id == "a" and read[3].run_id == "b"
     assert read[1].code == "invalid_request" and "request 1 of the batch" in read[1].message
     assert "request 2 of the batch" in read[2].message
