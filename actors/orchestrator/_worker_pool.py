@@ -34,6 +34,7 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
+from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
 from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
@@ -112,8 +113,7 @@ class WorkerPool:
         self.draining = self.log_debug = False
         #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
-
-    # -- questions ---------------------------------------------------------------------------
+        self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
 
     def steps_in_flight(self) -> int:
         """Attempts sent to workers and not answered yet."""
@@ -268,12 +268,11 @@ class WorkerPool:
             owner = self.registry.owner_of(key)
             if owner is not None and owner.session != outcome.session and owner.identity == identity:
                 self.refused["outcome_session"] += 1  # under the worker's identity, not from its session
-            self.seen(identity, now, outcome.session)
             # Not in flight on that worker: re-dispatched after it was lost, or answered
             # already (a re-send after a reconnect), or not from the session it was sent to.
             # Applying it would report a step twice, or a forged answer.
-            log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
-                     outcome=outcome.event, reason="attempt not in flight on this worker")
+            self.ignored.ignored(outcome, "attempt not in flight on this worker" if self.seen(identity, now, outcome.session)
+                                 else "not from a registered worker's session", now)
             return
         if owner.last_seen_ms != now:  # a batch's Outcomes share its time: one write per worker (a Struct's cost 4x a read)
             owner.last_seen_ms = now
@@ -282,7 +281,7 @@ class WorkerPool:
             self._clocks.stop(key)
         run = self._runs.by_id.get(outcome.run_id)  # ``live`` in line: per Outcome
         if run is None or run.result is not None:
-            log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
+            self.ignored.ignored(outcome, "run not running", now)
         else:
             if outcome.outputs:  # the nesting bound holds without a size limit too
                 outcome = limit_outputs(outcome, self.max_value_bytes)
@@ -308,11 +307,10 @@ class WorkerPool:
                 if not self.registry.offers(cap):
                     self._clocks.unoffered(cap, now)
 
-    # -- time --------------------------------------------------------------------------------
-
     def tick(self, now: int) -> None:
         """Heartbeat out, purge every silent worker, end steps that waited too long for one and
         steps past their deadline."""
+        self.ignored.tick(now)
         if self._liveness.heartbeat_due(now):
             for worker in list(self.registry):
                 self._send(worker.identity, Heartbeat())
