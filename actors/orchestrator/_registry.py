@@ -10,9 +10,18 @@ import msgspec
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import Invoke
 
-__all__ = ["AwaitedSteps", "InFlight", "SentStep", "StepKey", "WorkerInfo", "WorkerRegistry"]
+__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "AwaitedSteps", "InFlight", "SentStep", "StepKey", "WorkerInfo",
+           "WorkerRegistry"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
+
+#: The most capabilities the catalogue keeps, and the most bytes their metadata take encoded.
+#: The catalogue keeps what every worker ever offered (journaled, read back at start): a peer
+#: registering again and again with 1,024 new ids each time grew it, and the journal, without
+#: end. Past either bound a Ready bringing new entries is refused (``WorkerRegistry.room_for``).
+MAX_KNOWN_CAPABILITIES, MAX_KNOWN_BYTES = 16_384, 64 * 2**20
+
+_size_of = msgspec.msgpack.Encoder().encode
 
 
 class InFlight(msgspec.Struct, gc=False):
@@ -98,6 +107,8 @@ class WorkerRegistry:
         self._by_capability: dict[str, list[WorkerInfo]] = {}
         self._step_owner: dict[StepKey, WorkerInfo] = {}
         self._known: dict[str, CapabilityMetadata] = {}
+        self._known_sizes: dict[str, int] = {}  # encoded, per entry: the catalogue's bytes are bounded
+        self.known_bytes = 0
         #: Bumped whenever a worker comes or goes or the catalogue changes: what is offered
         #: or known may have changed.
         self.version = 0
@@ -181,9 +192,29 @@ class WorkerRegistry:
         """
         changed = [m for m in metadata if self._known.get(m.id) != m]
         if changed:
-            self._known.update((m.id, m) for m in changed)
+            for meta in changed:
+                size = len(_size_of(meta))
+                self.known_bytes += size - self._known_sizes.get(meta.id, 0)
+                self._known_sizes[meta.id] = size
+                self._known[meta.id] = meta
             self.version += 1
         return changed
+
+    def room_for(self, metadata: Iterable[CapabilityMetadata]) -> str | None:
+        """Why the catalogue cannot take ``metadata`` (a registering worker's offer) without
+        passing :data:`MAX_KNOWN_CAPABILITIES` or :data:`MAX_KNOWN_BYTES`, or None. What it
+        already holds as offered costs nothing: a worker registering again is never refused."""
+        changed = {m.id: m for m in metadata if self._known.get(m.id) != m}
+        if not changed:
+            return None
+        new = sum(1 for cap in changed if cap not in self._known)
+        if len(self._known) + new > MAX_KNOWN_CAPABILITIES:
+            return (f"the catalogue holds its limit of {MAX_KNOWN_CAPABILITIES} capabilities "
+                    f"({len(self._known)} known, {new} new offered)")
+        size = self.known_bytes + sum(len(_size_of(m)) - self._known_sizes.get(m.id, 0) for m in changed.values())
+        if size > MAX_KNOWN_BYTES:
+            return f"the catalogue holds its limit of {MAX_KNOWN_BYTES} bytes of capability metadata"
+        return None
 
     def known(self) -> dict[str, CapabilityMetadata]:
         """The catalogue: the metadata of every capability ever offered or named (a copy);

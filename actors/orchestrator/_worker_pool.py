@@ -150,7 +150,8 @@ class WorkerPool:
 
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
-        reason = ready_problem(ready, PROTOCOL_VERSION)  # its id, version, slots and capabilities
+        # Its id, version, slots and capabilities, and room for them in the catalogue.
+        reason = ready_problem(ready, PROTOCOL_VERSION) or self.registry.room_for(ready.capabilities)
         if reason is not None:
             log.warning("worker_refused", worker_id=ready.worker_id[:64], reason=reason)
             self._send(identity, Disconnect(reason=reason))
