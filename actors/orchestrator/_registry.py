@@ -3,6 +3,7 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Iterable, Iterator
 
 import msgspec
@@ -10,8 +11,8 @@ import msgspec
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import Invoke
 
-__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "AwaitedSteps", "InFlight", "SentStep", "StepKey", "WorkerInfo",
-           "WorkerRegistry"]
+__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "AwaitedSteps", "InFlight", "SentStep", "SessionProofs", "StepKey",
+           "WorkerInfo", "WorkerRegistry", "session_proof"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
@@ -334,3 +335,43 @@ class AwaitedSteps:
         for key in late:
             del self._steps[key]
         return late
+
+
+def session_proof(token: str) -> bytes:
+    """What the journal keeps of a worker's session token (its Welcome's): a digest, so the
+    file holds no token a peer could present, only what one presented can be checked against."""
+    return hashlib.sha256(token.encode()).digest()[:16]
+
+
+class SessionProofs:
+    """After a daemon restart, the session each worker id's recovered attempts were sent to.
+
+    A restarted daemon knows the worker an attempt went to by its id alone, which any peer may
+    announce (``ontoflow workers`` lists them; with CURVE, any key of the worker role): the
+    first to register under it listing the attempt in ``Ready.holding`` took it over and had
+    its forged Outcome applied. The journal keeps a digest of the session token each worker id
+    was last sent an attempt in (``Durability.dispatched``); the real worker presents that token
+    in its ``Ready.session``. A Ready presenting another reclaims nothing: the attempts go on
+    awaiting their worker until their window ends.
+    """
+
+    __slots__ = ("_by_worker",)
+
+    def __init__(self) -> None:
+        self._by_worker: dict[str, bytes] = {}
+
+    def expect(self, worker_id: str, proof: bytes) -> None:
+        """``worker_id``'s recovered attempts may be reclaimed only by a Ready proving ``proof``."""
+        self._by_worker[worker_id] = proof
+
+    def refuses(self, worker_id: str, token: str) -> bool:
+        """Whether a Ready of ``worker_id`` presenting ``token`` may not reclaim its attempts
+        (one proven, or of a worker id without a journaled proof, may)."""
+        if not self._by_worker:
+            return False
+        proof = self._by_worker.get(worker_id)
+        return proof is not None and session_proof(token) != proof
+
+    def proven(self, worker_id: str) -> None:
+        """``worker_id`` reclaimed its attempts: nothing more is awaited from it."""
+        self._by_worker.pop(worker_id, None)

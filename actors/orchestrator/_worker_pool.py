@@ -1,23 +1,22 @@
 """The worker pool: who is alive, what each offers and runs, and where the next step goes.
 
-It owns the worker registry (credits: a step goes only to a worker with a free slot), the
-queue of steps waiting for a worker, and its clocks (``_pool_clocks.py``): the liveness
-bookkeeping (silences, recovered attempts awaiting their worker, undelivered Invokes) and the
-clocks on steps (deadlines, schedule-to-start). It turns worker messages and silences into
-facts (an Outcome, a lost worker, a step that waited too long, a step past its deadline) and
-hands each to ``deliver`` with its run; it turns the engine's Dispatch and CancelStep commands
-into Invoke and Cancel messages (``_step_payload.py``, which also fails an outcome carrying a
-value over ``max_value_bytes`` as ``output_too_large``), handed to ``send``, under an identity
-carrying the worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`,
-``_too_large.py``: another worker takes it, or its step fails ``invoke_too_large``).
+It owns the worker registry (credits: a step goes only to a worker with a free slot), the queue
+of steps waiting for a worker, and its clocks (``_pool_clocks.py``: silences, recovered attempts
+awaiting their worker, undelivered Invokes; step deadlines, schedule-to-start). It turns worker
+messages and silences into facts (an Outcome, a lost worker, a step that waited too long, one
+past its deadline) handed to ``deliver`` with its run, and the engine's Dispatch and CancelStep
+into Invoke and Cancel (``_step_payload.py``, which also fails an outcome carrying a value over
+``max_value_bytes`` as ``output_too_large``), handed to ``send`` under an identity carrying the
+worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`, ``_too_large.py``).
 
 The catalogue (``WorkerRegistry.known``) keeps what every worker has offered; each registration
 hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it.
 
 After a daemon restart, an attempt journaled as sent may have run, its worker holding the
 answer: :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window
-plus W's first reconnect delay). If W registers again listing it in ``Ready.holding``, it is in
-flight on W and W's re-sent Outcome is applied; else (or past T) it is lost as ``interrupted``.
+plus W's first reconnect delay). If W registers again, proving the session it was sent in
+(``SessionProofs``), listing it in ``Ready.holding``, it is in flight on W and W's re-sent
+Outcome is applied; else (or past T) it is lost as ``interrupted``.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepCloc
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
 from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
-from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._registry import InFlight, SentStep, SessionProofs, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_dispatch
@@ -57,8 +56,8 @@ class WorkerPool:
         runs: the run table (which runs are live, for an outcome or a lost step).
         send: sends a wire message to a worker identity (after the batch's commit).
         deliver: applies a fact to a live run.
-        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now)`` before
-            an Invoke of ``run`` leaves (the journal's ``dispatched`` record); ``None``: none.
+        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now, session)``
+            before an Invoke of ``run`` leaves (the journal's ``dispatched`` record); ``None``: none.
         heartbeat_ms: interval announced to workers and of the heartbeats sent to them.
         liveness: intervals of silence after which a worker is dead.
         schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
@@ -84,7 +83,7 @@ class WorkerPool:
         runs: RunTable,
         send: Callable[[bytes, Any], None],
         deliver: Callable[[Run, Fact], None],
-        record_dispatch: Callable[[Run, Dispatch, str, int], None] | None = None,
+        record_dispatch: Callable[[Run, Dispatch, str, int, str], None] | None = None,
         heartbeat_ms: int = 1000,
         liveness: int = 3,
         schedule_to_start_ms: int = 30_000,
@@ -114,6 +113,7 @@ class WorkerPool:
         #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
         self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
+        self.proofs = SessionProofs()  #: who may reclaim attempts recovered after a restart (``_registry.py``)
 
     def steps_in_flight(self) -> int:
         """Attempts sent to workers and not answered yet."""
@@ -132,8 +132,6 @@ class WorkerPool:
         """Return once ``condition(registry)`` holds (checked now and at each registration)."""
         while not condition(self.registry):
             await self._changed.wait()
-
-    # -- worker messages ---------------------------------------------------------------------
 
     def seen(self, identity: bytes, now: int, session: str | None = None) -> WorkerInfo | None:
         """Note that ``identity`` spoke at ``now``; its registration, if it has one (and, when
@@ -209,7 +207,7 @@ class WorkerPool:
             self._liveness.never_received([(o.run_id, o.step_id, o.attempt) for o in orphans])
         if self._record_capabilities is not None:
             self._record_capabilities(list(info.capabilities.values()), now)
-        kept += self._reclaim(info, held, now)
+        kept += self._reclaim(info, held, now, ready.session)
         for hook in self.on_ready:
             hook(info, ready, now)
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots, again=again,
@@ -234,18 +232,26 @@ class WorkerPool:
         if changed and self._record_capabilities is not None:
             self._record_capabilities(changed, now)
 
-    def await_worker(self, dispatch: Dispatch, worker_id: str, now: int) -> None:
+    def await_worker(self, dispatch: Dispatch, worker_id: str, now: int, proof: bytes | None = None) -> None:
         """Hold a recovered attempt that was sent to ``worker_id`` before a restart until that
-        worker registers again (see the module docstring)."""
+        worker registers again (see the module docstring), presenting the session token whose
+        digest is ``proof`` when one was journaled (``SessionProofs``)."""
+        if proof is not None:
+            self.proofs.expect(worker_id, proof)
         step = InFlight(dispatch.run_id, dispatch.step_id, dispatch.attempt, dispatch.capability, now)
         until = self._liveness.await_worker(step, worker_id, now)
         self._clocks.start(dispatch)
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                  worker_id=worker_id, until_ms=until)
 
-    def _reclaim(self, info: WorkerInfo, held: set, now: int) -> list[InFlight]:
+    def _reclaim(self, info: WorkerInfo, held: set, now: int, token: str) -> list[InFlight]:
         """The recovered attempts awaiting this worker: those it holds are in flight on it
         again; those it came back without are lost."""
+        if self.proofs.refuses(info.worker_id, token):  # another peer under its id: they await the real one
+            self.refused["reclaim"] += 1
+            log.warning("worker_reclaim_refused", worker_id=info.worker_id, reason="not the session its steps were sent to")
+            return []
+        self.proofs.proven(info.worker_id)
         reclaimed, lost = self._liveness.reclaim(info.worker_id, held)
         for step in reclaimed:
             self.registry.assign(info, step)
@@ -324,8 +330,6 @@ class WorkerPool:
             self._clocks.expire_unavailable(self._pending, self.registry.offers, now)
         self._clocks.expire_deadlines(now, self._liveness.forget_awaited)
 
-    # -- the engine's commands ---------------------------------------------------------------
-
     def dispatch(self, d: Dispatch, now: int, worker: WorkerInfo | None = None) -> None:
         """Send the engine's ``d`` to the least-loaded live worker offering its capability, or
         queue it; with ``worker``, send it to that one (a step that waited, or went elsewhere)."""
@@ -344,7 +348,7 @@ class WorkerPool:
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:
-                self._record_dispatch(run, d, worker.worker_id, now)
+                self._record_dispatch(run, d, worker.worker_id, now, worker.session)
         self._send(worker.identity, invoke)
         if self.log_debug:
             log.debug("step_dispatched", run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
@@ -357,8 +361,7 @@ class WorkerPool:
         self._liveness.forget_awaited(key)
         self._pending.remove(key)
         owner = self.registry.owner(run_id, step_id, attempt)
-        if owner is not None:
-            # The slot stays taken until the worker answers (cancelled): it is still running.
+        if owner is not None:  # the slot stays taken until the worker answers (cancelled): it still runs
             self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
 
     def _drain_pending(self, capability: str, now: int) -> None:
@@ -375,11 +378,9 @@ class WorkerPool:
             self.dispatch(queued.dispatch, now, worker)
 
     def undelivered(self, identity: bytes, invokes: list[Invoke]) -> None:
-        """The ROUTER refused these Invokes for ``identity`` (its connection was gone, e.g.
-        replaced by a new one not yet registered): they never reached the worker. They stay in
-        flight on it; if it registers again without them, or is lost, they are dispatched
-        again as never sent rather than lost (a non-idempotent step that never ran is not
-        failed as ``worker_lost``)."""
+        """The ROUTER refused these Invokes for ``identity`` (its connection was gone): they stay in
+        flight on it; if it registers again without them, or is lost, they are dispatched again
+        as never sent (a non-idempotent step that never ran is not failed as ``worker_lost``)."""
         self._liveness.undelivered(self.registry, identity, invokes)
 
     def _orphaned(self, steps: list[SentStep], now: int, reason: str) -> None:
