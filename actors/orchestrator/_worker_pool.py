@@ -290,7 +290,7 @@ class WorkerPool:
         if run is None or run.result is not None:
             self.ignored.ignored(outcome, "run not running", now)
         else:
-            if outcome.outputs:  # the nesting bound holds without a size limit too
+            if outcome.outputs or outcome.segments:  # the nesting and count bounds hold without a size limit too
                 outcome = limit_outputs(outcome, self.max_value_bytes)
             self._deliver(run, StepFinished(outcome, now))  # positional: per Outcome
         if self._pending.waiting:
