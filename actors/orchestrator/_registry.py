@@ -210,11 +210,11 @@ class WorkerRegistry:
             return None
         new = sum(1 for cap in changed if cap not in self._known)
         if len(self._known) + new > MAX_KNOWN_CAPABILITIES:
-            return (f"the catalogue holds its limit of {MAX_KNOWN_CAPABILITIES} capabilities "
+            return (f"catalogue holds its limit of {MAX_KNOWN_CAPABILITIES} capabilities "
                     f"({len(self._known)} known, {new} new offered)")
         size = self.known_bytes + sum(len(_size_of(m)) - self._known_sizes.get(m.id, 0) for m in changed.values())
         if size > MAX_KNOWN_BYTES:
-            return f"the catalogue holds its limit of {MAX_KNOWN_BYTES} bytes of capability metadata"
+            return f"catalogue holds its limit of {MAX_KNOWN_BYTES} bytes of capability metadata"
         return None
 
     def known(self) -> dict[str, CapabilityMetadata]:

@@ -12,11 +12,10 @@ worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`
 The catalogue (``WorkerRegistry.known``) keeps what every worker has offered; each registration
 hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it.
 
-After a daemon restart, an attempt journaled as sent may have run, its worker holding the
-answer: :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window
-plus W's first reconnect delay). If W registers again, proving the session it was sent in
-(``SessionProofs``), listing it in ``Ready.holding``, it is in flight on W and W's re-sent
-Outcome is applied; else (or past T) it is lost as ``interrupted``.
+After a daemon restart, an attempt journaled as sent may have run, its worker holding the answer:
+:meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window plus W's
+first reconnect delay). If W registers again, proving its session (``SessionProofs``), holding it,
+it is in flight on W and W's re-sent Outcome is applied; else (or past T) it is ``interrupted``.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
-from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes
+from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, LogBudget, refusal_kind
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
 from ontoflow.actors.orchestrator._registry import InFlight, SentStep, SessionProofs, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
@@ -113,6 +112,7 @@ class WorkerPool:
         #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
         self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
+        self.readys_refused = LogBudget("worker_refused", "workers_refused")  #: Readys refused, by reason, likewise
         self.proofs = SessionProofs()  #: who may reclaim attempts recovered after a restart (``_registry.py``)
 
     def steps_in_flight(self) -> int:
@@ -151,13 +151,12 @@ class WorkerPool:
         # Its id, version, slots and capabilities, and room for them in the catalogue.
         reason = ready_problem(ready, PROTOCOL_VERSION) or self.registry.room_for(ready.capabilities)
         if reason is not None:
-            log.warning("worker_refused", worker_id=ready.worker_id[:64], reason=reason)
+            self.readys_refused.note(refusal_kind(reason), now, worker_id=ready.worker_id[:64], reason=reason)
             self._send(identity, Disconnect(reason=reason))
             return
         key = key_of(identity)
         held, existing = {tuple(k) for k in ready.holding}, self.registry.get(identity)
-        if existing is not None and key != existing.key:
-            # Another CURVE key under a registered identity takes nothing over.
+        if existing is not None and key != existing.key:  # another CURVE key under a registered identity takes nothing
             self.refused["takeover"] += 1
             log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
             return
@@ -318,6 +317,7 @@ class WorkerPool:
         """Heartbeat out, purge every silent worker, end steps that waited too long for one and
         steps past their deadline."""
         self.ignored.tick(now)
+        self.readys_refused.tick(now)
         if self._liveness.heartbeat_due(now):
             for worker in list(self.registry):
                 self._send(worker.identity, Heartbeat())

@@ -1,4 +1,4 @@
-"""Forged Outcomes cost a few bounded log lines, not a line each (red19c, session 19).
+"""Forged Outcomes and refused Readys cost a few bounded log lines, not a line each (red19c, session 19).
 
 Any peer may send Outcomes (without CURVE one that never registered), 512 to a frame. Before,
 each Outcome not in flight on its sender was one ``outcome_ignored`` line quoting its run id,
@@ -20,7 +20,7 @@ import zmq.asyncio
 
 from ontoflow.actors.orchestrator import Orchestrator
 from ontoflow.actors.orchestrator._ignored import MAX_LOGGED_ID_CHARS, IgnoredOutcomes
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Batch, Outcome, Ready, Welcome
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Batch, Disconnect, Outcome, Ready, Welcome
 from ontoflow.runtime.codec import from_frames, to_frames
 from ontoflow.runtime.transport import shared_context
 
@@ -73,3 +73,35 @@ def test_the_rest_of_an_interval_is_one_summary_line_at_the_next() -> None:
     with structlog.testing.capture_logs() as logs:
         book.ignored(_forged(1), "run not running", now=15_001)  # a new interval: logged again
     assert [e["event"] for e in logs] == ["outcome_ignored"]
+
+
+@pytest.mark.anyio
+async def test_a_flood_of_refused_readys_writes_a_few_lines_each_answered(tmp_path: Path) -> None:
+    # Any peer may send Readys, 512 to a frame: each refused one was a ``worker_refused`` line.
+    bad = [Ready(protocol=PROTOCOL_VERSION, worker_id=f"w{i}", slots=0) for i in range(512)]
+    bad += [Ready(protocol=PROTOCOL_VERSION + 1 + i, worker_id=f"v{i}") for i in range(512)]  # a reason's text each
+    with structlog.testing.capture_logs() as logs:
+        async with anyio.create_task_group() as tg:
+            orch = await tg.start(Orchestrator(address=f"ipc://{tmp_path}/o.sock", context=shared_context()).run)
+            ctx = zmq.asyncio.Context()
+            sock = ctx.socket(zmq.DEALER)
+            sock.linger = 0
+            sock.connect(orch.address)
+            try:
+                for first in range(0, len(bad), 512):
+                    await sock.send_multipart(to_frames(Batch(bad[first:first + 512])))
+                await sock.send_multipart(to_frames(Ready(protocol=PROTOCOL_VERSION, worker_id="after")))
+                disconnects = 0
+                with anyio.fail_after(20):
+                    while True:
+                        messages = from_frames(await sock.recv_multipart())
+                        disconnects += sum(isinstance(m, Disconnect) for m in messages)
+                        if any(isinstance(m, Welcome) for m in messages):
+                            break
+            finally:
+                sock.close()
+                ctx.term()
+            tg.cancel_scope.cancel()
+    assert disconnects == len(bad)  # each refused one is still told why
+    assert 1 <= sum(e["event"] == "worker_refused" for e in logs) <= 10
+    assert dict(orch.pool.readys_refused.counts) == {"slots": 512, "protocol": 512}
