@@ -364,14 +364,21 @@ class SessionProofs:
         """``worker_id``'s recovered attempts may be reclaimed only by a Ready proving ``proof``."""
         self._by_worker[worker_id] = proof
 
-    def refuses(self, worker_id: str, token: str) -> bool:
-        """Whether a Ready of ``worker_id`` presenting ``token`` may not reclaim its attempts
-        (one proven, or of a worker id without a journaled proof, may)."""
+    def claim(self, worker_id: str, token: str) -> bool:
+        """Whether a Ready of ``worker_id`` presenting ``token`` may reclaim its attempts (one
+        proving the session, or of a worker id without a journaled proof, may: the proof is
+        then spent, nothing more being awaited from it)."""
         if not self._by_worker:
-            return False
+            return True
         proof = self._by_worker.get(worker_id)
-        return proof is not None and session_proof(token) != proof
-
-    def proven(self, worker_id: str) -> None:
-        """``worker_id`` reclaimed its attempts: nothing more is awaited from it."""
+        if proof is not None and session_proof(token) != proof:
+            return False
         self._by_worker.pop(worker_id, None)
+        return True
+
+    def proves(self, worker_id: str, token: str) -> bool:
+        """Whether ``token`` is the one ``worker_id``'s recovered attempts were sent in: its
+        registration keeps it (not a new one), so the journaled proof holds across a later
+        restart too, before anything new is sent to it."""
+        proof = self._by_worker.get(worker_id) if self._by_worker else None
+        return proof is not None and bool(token) and session_proof(token) == proof

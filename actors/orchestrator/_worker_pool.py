@@ -183,7 +183,8 @@ class WorkerPool:
                             limit=self.max_workers, refused=refused)
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
-        session = existing.session if existing is not None else secrets.token_hex(16)
+        session = existing.session if existing is not None else \
+            ready.session if self.proofs.proves(ready.worker_id, ready.session) else secrets.token_hex(16)
         info = WorkerInfo(identity=limited(identity, ready.max_message_bytes), worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
                           session=session, key=key,
@@ -246,11 +247,10 @@ class WorkerPool:
     def _reclaim(self, info: WorkerInfo, held: set, now: int, token: str) -> list[InFlight]:
         """The recovered attempts awaiting this worker: those it holds are in flight on it
         again; those it came back without are lost."""
-        if self.proofs.refuses(info.worker_id, token):  # another peer under its id: they await the real one
+        if not self.proofs.claim(info.worker_id, token):  # another peer under its id: they await the real one
             self.refused["reclaim"] += 1
             log.warning("worker_reclaim_refused", worker_id=info.worker_id, reason="not the session its steps were sent to")
             return []
-        self.proofs.proven(info.worker_id)
         reclaimed, lost = self._liveness.reclaim(info.worker_id, held)
         for step in reclaimed:
             self.registry.assign(info, step)

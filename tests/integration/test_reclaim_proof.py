@@ -77,3 +77,43 @@ async def test_a_peer_under_a_workers_id_cannot_reclaim_its_steps_after_a_restar
             second.close()
     assert isinstance(ended, RunStatus) and ended.status == "completed", ended
     assert "forged" not in repr(ended) and "'real'" in repr(ended), ended
+
+
+async def test_the_real_worker_reclaims_its_steps_across_two_restarts(tmp_path: Path) -> None:
+    # Its step still running after the first restart (reclaimed, not answered), the daemon dies
+    # again before sending it anything: the worker's session must still prove it to the third.
+    address, journal = f"ipc://{tmp_path}/d.sock", tmp_path / "j.sqlite"
+    daemons: list[Daemon] = []
+    peers: list[RawPeer] = []
+
+    async def start(n: int) -> None:
+        daemons.append(Daemon(address, journal, tmp_path / f"d{n}.log", "--liveness", "100"))
+        await daemons[-1].ready()
+
+    async def register(n: int, session: str, held: list[tuple[str, str, int]]) -> Welcome:
+        peers.append(RawPeer(address, identity=f"w1-{n}".encode()))
+        await peers[-1].send(_ready(held, session=session))
+        return await peers[-1].next_wire(Welcome)
+
+    try:
+        await start(1)
+        welcome = await register(1, "", [])
+        async with open_client(address) as dealer:
+            accepted = await request(dealer, Submit(manifest=manifest()))
+        invoke = await peers[-1].next_wire(Invoke)
+        held = [(invoke.run_id, invoke.step_id, invoke.attempt)]
+        for n in (2, 3):
+            daemons[-1].kill()
+            await start(n)
+            welcome = await register(n, welcome.session, held)
+            await peers[-1].ask(Workers())  # registered, its step reclaimed, before the next kill
+        await peers[-1].send(_answer(invoke, "real", welcome.session))
+        async with open_client(address) as dealer:
+            ended = await request(dealer, Status(run_id=accepted.run_id, wait=True), timeout_s=30)
+    finally:
+        for peer in peers:
+            peer.close()
+        for daemon in daemons:
+            daemon.close()
+    assert isinstance(ended, RunStatus) and ended.status == "completed", ended
+    assert "'real'" in repr(ended) and ended.trace[0]["attempt"] == 1, ended
