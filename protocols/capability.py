@@ -287,9 +287,14 @@ def check_metadata(meta: CapabilityMetadata, where: str | None = None) -> list[P
             read(meta)
         except msgspec.ValidationError as exc:
             problems.append(Problem(path=f"{where}.{name}", message=str(exc)))
-    props = schema.get("properties", {})
-    for i, key in enumerate(schema.get("required", [])):
-        if isinstance(props, dict) and key not in props:
+    props, required = schema.get("properties", {}), schema.get("required", [])
+    if not isinstance(required, list):  # an int raised TypeError here, a string was read letter by letter
+        problems.append(Problem(path=f"{where}.input_schema.required", message="must be a list of key names"))
+        required = []
+    for i, key in enumerate(required):
+        if not isinstance(key, str):  # a list here raised TypeError (unhashable): a traceback, or a Ready unanswered
+            problems.append(Problem(path=f"{where}.input_schema.required[{i}]", message="must be a key name (a string)"))
+        elif isinstance(props, dict) and key not in props:
             problems.append(
                 Problem(path=f"{where}.input_schema.required[{i}]", message=f"names undeclared key {key!r}")
             )

@@ -128,9 +128,13 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
     if problem is not None:
         return problem
     for i, meta in enumerate(ready.capabilities):
-        for found in check_metadata(meta, where=f"capabilities[{i}]"):
+        try:
+            found = check_metadata(meta, where=f"capabilities[{i}]")
+        except Exception as exc:  # a shape the check does not expect (a list among ``required``): refused, not a crash
+            return f"capabilities[{i}]: its metadata cannot be checked ({type(exc).__name__})"
+        for problem in found:
             # Bounded: a problem's text may name a key of the peer's schema, of any length.
-            return f"{found.path}: {found.message}"[:_MAX_REASON_CHARS]
+            return f"{problem.path}: {problem.message}"[:_MAX_REASON_CHARS]
     return None
 
 

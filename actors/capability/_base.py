@@ -1,10 +1,10 @@
 """The capability base (seed 001): a template method around a capability's business logic.
 
-A subclass declares ``metadata`` and writes ``execute``; ``invoke`` (final, called by the
-worker host) validates the inputs against the compiled schema, runs attempts under their
-timeout, retries transient failures with jittered exponential backoff, checks what came back
-against the declaration, and always ends in an ``Outcome``: nothing but cancellation escapes
-(``SystemExit`` and ``KeyboardInterrupt`` raised by ``execute`` end the step, not the worker).
+A subclass declares ``metadata`` and writes ``execute``; ``invoke`` (final, called by the worker
+host) validates the inputs against the compiled schema, runs attempts under their timeout, retries
+transient failures with jittered exponential backoff, checks what came back against the
+declaration, and always ends in an ``Outcome``: nothing but cancellation escapes (``SystemExit``
+and ``KeyboardInterrupt`` end the step, not the worker; a forked child ends, ``_forked.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import fastjsonschema
 import msgspec
 import structlog
 
+from ontoflow.actors.capability import _forked
 from ontoflow.actors.capability._reasons import (
     REASON_ERROR,
     REASON_INTERNAL,
@@ -202,8 +203,7 @@ class Capability(abc.ABC):
         """
         started = _clock()
         try:
-            # One coroutine for validation and the first attempt's set-up: this is the path
-            # of every step, so it avoids a frame per stage.
+            # One coroutine for validation and the first attempt's set-up (every step's path): no frame per stage.
             spec = self._spec
             raw_inputs = request.inputs
             # Asked once per step: a filtered-out log call still costs a microsecond or two.
@@ -234,12 +234,15 @@ class Capability(abc.ABC):
             if plain is not None and len(inputs) != spec.plain_required and not plain.issuperset(inputs):
                 sent = keep_sent(inputs)
             if spec.unlimited and request.deadline_ms is None:  # no limit: most steps
+                forks = _forked.count  # a process forked in execute does not come back into the worker
                 try:  # the first attempt runs here, without the attempts loop's coroutine; a failure goes on there
                     raw = await self.execute(dict(inputs), request.context)
                 except BaseException as exc:  # an exit too, but a cancellation must propagate
+                    _forked.check(forks, spec.metadata.id)
                     if must_propagate(exc):
                         raise
                     return await self._attempts(request, started, inputs, sent, verbose, failed=exc)
+                _forked.check(forks, spec.metadata.id)
                 # Usual: nothing but a declared event (None: success); built here, as ``_finish``
                 # would, without ``interpret``'s checks, which it passes (the rest goes there).
                 if not verbose and (raw is None and spec.success or type(raw) is Result
@@ -271,6 +274,7 @@ class Capability(abc.ABC):
             raw: Any = _NOT_RETURNED
             error: BaseException | None = None
             scope: anyio.CancelScope | None = None
+            forks = _forked.count  # a process forked in execute does not come back into the worker
             try:
                 if failed is not None:  # the first attempt, run by ``invoke`` without a limit
                     error, failed = failed, None
@@ -283,9 +287,11 @@ class Capability(abc.ABC):
                         with scope:
                             raw = await self.execute(given, request.context)
             except BaseException as exc:  # an exit too, but a cancellation must propagate
+                _forked.check(forks, meta.id)  # before anything asks for the event loop: a child has none
                 if must_propagate(exc):
                     raise
                 error = exc
+            _forked.check(forks, meta.id)
             # Past the deadline: stopped by it (what it raised or returned then, having swallowed
             # the cancellation), or not stopped, having blocked the event loop meanwhile.
             late = scope is not None and (scope.cancel_called or anyio.current_time() >= attempt_deadline)

@@ -36,6 +36,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from ontoflow.actors.orchestrator._registry import session_proof
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.orchestrator._source import compile_source
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
@@ -54,6 +55,11 @@ _metadata_decoder = msgspec.msgpack.Decoder(CapabilityMetadata)
 
 #: The catalogue-table prefix of a journaled domain manifest (a colon is never in a capability id).
 DOMAIN_ENTRY_PREFIX = "domain:"
+
+#: The journal's memory scope of the session proofs (worker id -> digest of the session token
+#: it was last sent an attempt in: ``_registry.SessionProofs``), how many are kept (the most
+#: recently written), and for how long (a daemon down longer than that recovers without them).
+PROOF_SCOPE, MAX_PROOFS, PROOF_KEPT_MS = "worker_session", 16_384, 365 * 86_400_000
 
 
 class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,6 +92,7 @@ class Durability:
         self._batch = CommitBatch()
         self._sources: set[str] = set()
         self.on_unwritable: Callable[[Exception], None] | None = None
+        self._proved: dict[str, str] = {}  # worker id -> the session whose proof was last recorded
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -105,11 +112,18 @@ class Durability:
         """Record ``fact`` of ``run_id`` (before it is applied: its consequences follow it)."""
         self._batch.facts.append((run_id, "fact", fact.now_ms, _fact_encoder.encode(fact)))  # CommitBatch.fact, inlined
 
-    def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int) -> None:
+    def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int, session: str = "") -> None:
         """Record an Invoke before it leaves: after a crash, an attempt with this record may
-        have run; one without it surely did not."""
+        have run; one without it surely did not. The first Invoke to a worker in a new
+        ``session`` also records that session's proof (``PROOF_SCOPE``): after a restart, only
+        a Ready presenting that token reclaims the worker's attempts."""
         record = _fact_encoder.encode((d.step_id, d.attempt, d.capability, worker_id))
         self._batch.facts.append((d.run_id, "dispatched", now, record))
+        if session and self._proved.get(worker_id) != session:  # once per worker and session: a dict lookup a step
+            if len(self._proved) >= MAX_PROOFS:
+                self._proved.clear()  # only ever costs a proof written again
+            self._proved[worker_id] = session
+            self.keep(PROOF_SCOPE, worker_id, session_proof(session), now + PROOF_KEPT_MS, now_ms=now, most=MAX_PROOFS)
 
     def ended(self, run_id: str, status: str, ended_ms: int) -> None:
         """Record a run's end (in the same transaction as the fact that ended it)."""
@@ -265,7 +279,7 @@ class Durability:
         adopt: Callable[[Run, RunRow], None],
         lost: Callable[[Run, StepLost], None],
         dispatch: Callable[[Dispatch, int], None],
-        await_worker: Callable[[Dispatch, str, int], None] | None = None,
+        await_worker: Callable[[Dispatch, str, int, bytes | None], None] | None = None,
     ) -> RecoveryReport:
         """Replay every unfinished run and go on with it (called once, after binding).
 
@@ -274,8 +288,8 @@ class Durability:
             lost: applies the ``interrupted`` StepLost of an attempt that may have run.
             dispatch: sends an attempt that surely did not run.
             await_worker: holds an attempt that may have run until the worker it was sent to
-                (named) re-registers (the worker pool's ``await_worker``); ``None``: it is
-                lost at once through ``lost``.
+                (named, with the proof of its session when one was journaled) re-registers (the
+                worker pool's ``await_worker``); ``None``: it is lost at once through ``lost``.
         """
         journal = self.journal
         if journal is None:
@@ -288,6 +302,7 @@ class Durability:
             grouped[fact_row.run_id].append(fact_row)
             nfacts += 1
         engines: dict[str, Any] = {}
+        proofs = {worker_id: proof for worker_id, proof, _ in self.memory(PROOF_SCOPE, now)}
         redispatched = interrupted = unrecoverable = awaiting = 0
         for row, facts in _with_facts(rows, grouped):
             try:
@@ -315,7 +330,7 @@ class Durability:
                 worker_id = sent.get((d.step_id, d.attempt))
                 if worker_id is not None and await_worker is not None:
                     # It may have run, and its worker may hold the answer: wait for it.
-                    await_worker(d, worker_id, now)
+                    await_worker(d, worker_id, now, proofs.get(worker_id))
                     awaiting += 1
                 elif worker_id is not None:
                     # It may have run: a new attempt if that is safe, else it fails as interrupted.

@@ -3,6 +3,7 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Iterable, Iterator
 
 import msgspec
@@ -10,9 +11,18 @@ import msgspec
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import Invoke
 
-__all__ = ["AwaitedSteps", "InFlight", "SentStep", "StepKey", "WorkerInfo", "WorkerRegistry"]
+__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "AwaitedSteps", "InFlight", "SentStep", "SessionProofs", "StepKey",
+           "WorkerInfo", "WorkerRegistry", "session_proof"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
+
+#: The most capabilities the catalogue keeps, and the most bytes their metadata take encoded.
+#: The catalogue keeps what every worker ever offered (journaled, read back at start): a peer
+#: registering again and again with 1,024 new ids each time grew it, and the journal, without
+#: end. Past either bound a Ready bringing new entries is refused (``WorkerRegistry.room_for``).
+MAX_KNOWN_CAPABILITIES, MAX_KNOWN_BYTES = 16_384, 64 * 2**20
+
+_size_of = msgspec.msgpack.Encoder().encode
 
 
 class InFlight(msgspec.Struct, gc=False):
@@ -98,6 +108,8 @@ class WorkerRegistry:
         self._by_capability: dict[str, list[WorkerInfo]] = {}
         self._step_owner: dict[StepKey, WorkerInfo] = {}
         self._known: dict[str, CapabilityMetadata] = {}
+        self._known_sizes: dict[str, int] = {}  # encoded, per entry: the catalogue's bytes are bounded
+        self.known_bytes = 0
         #: Bumped whenever a worker comes or goes or the catalogue changes: what is offered
         #: or known may have changed.
         self.version = 0
@@ -181,9 +193,29 @@ class WorkerRegistry:
         """
         changed = [m for m in metadata if self._known.get(m.id) != m]
         if changed:
-            self._known.update((m.id, m) for m in changed)
+            for meta in changed:
+                size = len(_size_of(meta))
+                self.known_bytes += size - self._known_sizes.get(meta.id, 0)
+                self._known_sizes[meta.id] = size
+                self._known[meta.id] = meta
             self.version += 1
         return changed
+
+    def room_for(self, metadata: Iterable[CapabilityMetadata]) -> str | None:
+        """Why the catalogue cannot take ``metadata`` (a registering worker's offer) without
+        passing :data:`MAX_KNOWN_CAPABILITIES` or :data:`MAX_KNOWN_BYTES`, or None. What it
+        already holds as offered costs nothing: a worker registering again is never refused."""
+        changed = {m.id: m for m in metadata if self._known.get(m.id) != m}
+        if not changed:
+            return None
+        new = sum(1 for cap in changed if cap not in self._known)
+        if len(self._known) + new > MAX_KNOWN_CAPABILITIES:
+            return (f"catalogue holds its limit of {MAX_KNOWN_CAPABILITIES} capabilities "
+                    f"({len(self._known)} known, {new} new offered)")
+        size = self.known_bytes + sum(len(_size_of(m)) - self._known_sizes.get(m.id, 0) for m in changed.values())
+        if size > MAX_KNOWN_BYTES:
+            return f"catalogue holds its limit of {MAX_KNOWN_BYTES} bytes of capability metadata"
+        return None
 
     def known(self) -> dict[str, CapabilityMetadata]:
         """The catalogue: the metadata of every capability ever offered or named (a copy);
@@ -303,3 +335,50 @@ class AwaitedSteps:
         for key in late:
             del self._steps[key]
         return late
+
+
+def session_proof(token: str) -> bytes:
+    """What the journal keeps of a worker's session token (its Welcome's): a digest, so the
+    file holds no token a peer could present, only what one presented can be checked against."""
+    return hashlib.sha256(token.encode()).digest()[:16]
+
+
+class SessionProofs:
+    """After a daemon restart, the session each worker id's recovered attempts were sent to.
+
+    A restarted daemon knows the worker an attempt went to by its id alone, which any peer may
+    announce (``ontoflow workers`` lists them; with CURVE, any key of the worker role): the
+    first to register under it listing the attempt in ``Ready.holding`` took it over and had
+    its forged Outcome applied. The journal keeps a digest of the session token each worker id
+    was last sent an attempt in (``Durability.dispatched``); the real worker presents that token
+    in its ``Ready.session``. A Ready presenting another reclaims nothing: the attempts go on
+    awaiting their worker until their window ends.
+    """
+
+    __slots__ = ("_by_worker",)
+
+    def __init__(self) -> None:
+        self._by_worker: dict[str, bytes] = {}
+
+    def expect(self, worker_id: str, proof: bytes) -> None:
+        """``worker_id``'s recovered attempts may be reclaimed only by a Ready proving ``proof``."""
+        self._by_worker[worker_id] = proof
+
+    def claim(self, worker_id: str, token: str) -> bool:
+        """Whether a Ready of ``worker_id`` presenting ``token`` may reclaim its attempts (one
+        proving the session, or of a worker id without a journaled proof, may: the proof is
+        then spent, nothing more being awaited from it)."""
+        if not self._by_worker:
+            return True
+        proof = self._by_worker.get(worker_id)
+        if proof is not None and session_proof(token) != proof:
+            return False
+        self._by_worker.pop(worker_id, None)
+        return True
+
+    def proves(self, worker_id: str, token: str) -> bool:
+        """Whether ``token`` is the one ``worker_id``'s recovered attempts were sent in: its
+        registration keeps it (not a new one), so the journaled proof holds across a later
+        restart too, before anything new is sent to it."""
+        proof = self._by_worker.get(worker_id) if self._by_worker else None
+        return proof is not None and bool(token) and session_proof(token) == proof

@@ -20,6 +20,11 @@ stack in use) but failed to encode again deeper in the daemon's stack, in the jo
 of the fact: a submit answered ``internal`` while its run stayed ``running`` for ever, journaled
 without the fact that starts it. A hundred levels is far from any stack's limit and from any
 document a user writes.
+
+And a bound on how many outputs and segments one Outcome brings, :data:`MAX_OUTCOME_ITEMS`
+(each segment's content under ``max_value_bytes`` too): a 64 MiB Outcome of empty segments is
+13 million of them, each copied into the run's payload (gigabytes, kept while the run is);
+undeclared outputs by the million were each listed in the step's trace.
 """
 
 from __future__ import annotations
@@ -34,8 +39,14 @@ from ontoflow.actors.orchestrator.engine import Dispatch
 from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import Invoke, Outcome
 
-__all__ = ["MAX_VALUE_DEPTH", "OUTPUT_TOO_LARGE", "check_payload", "invoke_for",
+__all__ = ["MAX_OUTCOME_ITEMS", "MAX_VALUE_DEPTH", "OUTPUT_TOO_LARGE", "check_payload", "invoke_for",
            "limit_outputs", "oversized", "too_deep"]
+
+#: The most outputs, and the most segments, one Outcome may bring (a Submit: 4,096 inputs).
+MAX_OUTCOME_ITEMS = 4_096
+
+#: The most characters of an output's key an error or a log line quotes (a worker's key).
+_KEY_CHARS = 200
 
 log = structlog.get_logger()
 
@@ -139,14 +150,23 @@ def invoke_for(d: Dispatch, now: int, read_artifacts: Callable[[Dispatch], dict[
 
 
 def limit_outputs(outcome: Outcome, limit: int | None) -> Outcome:
-    """``outcome``, or a ``failure`` without outputs when one of its values exceeds ``limit``
-    (``None``: no size limit) or nests deeper than :data:`MAX_VALUE_DEPTH`."""
+    """``outcome``, or a ``failure`` without outputs (nor segments) when one of its values exceeds
+    ``limit`` (``None``: no size limit) or nests deeper than :data:`MAX_VALUE_DEPTH`, or it brings
+    more than :data:`MAX_OUTCOME_ITEMS` outputs or segments, or a segment over ``limit``."""
+    too_many = _items_problem(outcome, limit)
+    if too_many is not None:
+        log.warning("step_output_too_large", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+                    reason=too_many)
+        return msgspec.structs.replace(outcome, event=FAILURE, outputs={}, segments=[], reason=OUTPUT_TOO_LARGE,
+                                       error=too_many)
+    if not outcome.outputs:
+        return outcome
     deep = too_deep(outcome.outputs)
     if deep is not None:
         log.warning("step_output_too_deep", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
-                    key=deep, limit=MAX_VALUE_DEPTH)
+                    key=deep[:_KEY_CHARS], limit=MAX_VALUE_DEPTH)
         return msgspec.structs.replace(outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
-                                       error=f"output '{deep}' is nested deeper than {MAX_VALUE_DEPTH} levels")
+                                       error=f"output '{deep[:_KEY_CHARS]}' is nested deeper than {MAX_VALUE_DEPTH} levels")
     if limit is None:
         return outcome
     try:
@@ -156,9 +176,23 @@ def limit_outputs(outcome: Outcome, limit: int | None) -> Outcome:
     if found is None:
         return outcome
     key, size = found
+    key = key[:_KEY_CHARS]
     log.warning("step_output_too_large", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
                 key=key, size=size, limit=limit)
     return msgspec.structs.replace(
         outcome, event=FAILURE, outputs={}, reason=OUTPUT_TOO_LARGE,
         error=f"output '{key}' is {size} bytes encoded, over the limit of {limit} bytes",
     )
+
+
+def _items_problem(outcome: Outcome, limit: int | None) -> str | None:
+    """Why ``outcome`` brings too much to keep (counts, a segment's size), or None."""
+    for what, count in (("outputs", len(outcome.outputs)), ("segments", len(outcome.segments))):
+        if count > MAX_OUTCOME_ITEMS:
+            return f"the answer has {count} {what}, over the limit of {MAX_OUTCOME_ITEMS}"
+    if limit is not None:
+        for n, segment in enumerate(outcome.segments, 1):
+            for text in (segment.content, segment.type):  # its id is made anew, its block dropped
+                if len(text) * 4 > limit and (size := len(text.encode("utf-8", "surrogatepass"))) > limit:
+                    return f"segment {n} is {size} bytes, over the limit of {limit} bytes"
+    return None

@@ -1,23 +1,21 @@
 """The worker pool: who is alive, what each offers and runs, and where the next step goes.
 
-It owns the worker registry (credits: a step goes only to a worker with a free slot), the
-queue of steps waiting for a worker, and its clocks (``_pool_clocks.py``): the liveness
-bookkeeping (silences, recovered attempts awaiting their worker, undelivered Invokes) and the
-clocks on steps (deadlines, schedule-to-start). It turns worker messages and silences into
-facts (an Outcome, a lost worker, a step that waited too long, a step past its deadline) and
-hands each to ``deliver`` with its run; it turns the engine's Dispatch and CancelStep commands
-into Invoke and Cancel messages (``_step_payload.py``, which also fails an outcome carrying a
-value over ``max_value_bytes`` as ``output_too_large``), handed to ``send``, under an identity
-carrying the worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`,
-``_too_large.py``: another worker takes it, or its step fails ``invoke_too_large``).
+It owns the worker registry (credits: a step goes only to a worker with a free slot), the queue
+of steps waiting for a worker, and its clocks (``_pool_clocks.py``: silences, recovered attempts
+awaiting their worker, undelivered Invokes; step deadlines, schedule-to-start). It turns worker
+messages and silences into facts (an Outcome, a lost worker, a step that waited too long, one
+past its deadline) handed to ``deliver`` with its run, and the engine's Dispatch and CancelStep
+into Invoke and Cancel (``_step_payload.py``, which also fails an outcome carrying a value over
+``max_value_bytes`` as ``output_too_large``), handed to ``send`` under an identity carrying the
+worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`, ``_too_large.py``).
 
 The catalogue (``WorkerRegistry.known``) keeps what every worker has offered; each registration
 hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it.
 
-After a daemon restart, an attempt journaled as sent may have run, its worker holding the
-answer: :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window
-plus W's first reconnect delay). If W registers again listing it in ``Ready.holding``, it is in
-flight on W and W's re-sent Outcome is applied; else (or past T) it is lost as ``interrupted``.
+After a daemon restart, an attempt journaled as sent may have run, its worker holding the answer:
+:meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window plus W's
+first reconnect delay). If W registers again, proving its session (``SessionProofs``), holding it,
+it is in flight on W and W's re-sent Outcome is applied; else (or past T) it is ``interrupted``.
 """
 
 from __future__ import annotations
@@ -34,8 +32,9 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
+from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, LogBudget, refusal_kind
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
-from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._registry import InFlight, SentStep, SessionProofs, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_dispatch
@@ -56,8 +55,8 @@ class WorkerPool:
         runs: the run table (which runs are live, for an outcome or a lost step).
         send: sends a wire message to a worker identity (after the batch's commit).
         deliver: applies a fact to a live run.
-        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now)`` before
-            an Invoke of ``run`` leaves (the journal's ``dispatched`` record); ``None``: none.
+        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now, session)``
+            before an Invoke of ``run`` leaves (the journal's ``dispatched`` record); ``None``: none.
         heartbeat_ms: interval announced to workers and of the heartbeats sent to them.
         liveness: intervals of silence after which a worker is dead.
         schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
@@ -83,7 +82,7 @@ class WorkerPool:
         runs: RunTable,
         send: Callable[[bytes, Any], None],
         deliver: Callable[[Run, Fact], None],
-        record_dispatch: Callable[[Run, Dispatch, str, int], None] | None = None,
+        record_dispatch: Callable[[Run, Dispatch, str, int, str], None] | None = None,
         heartbeat_ms: int = 1000,
         liveness: int = 3,
         schedule_to_start_ms: int = 30_000,
@@ -112,8 +111,9 @@ class WorkerPool:
         self.draining = self.log_debug = False
         #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
-
-    # -- questions ---------------------------------------------------------------------------
+        self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
+        self.readys_refused = LogBudget("worker_refused", "workers_refused")  #: Readys refused, by reason, likewise
+        self.proofs = SessionProofs()  #: who may reclaim attempts recovered after a restart (``_registry.py``)
 
     def steps_in_flight(self) -> int:
         """Attempts sent to workers and not answered yet."""
@@ -133,8 +133,6 @@ class WorkerPool:
         while not condition(self.registry):
             await self._changed.wait()
 
-    # -- worker messages ---------------------------------------------------------------------
-
     def seen(self, identity: bytes, now: int, session: str | None = None) -> WorkerInfo | None:
         """Note that ``identity`` spoke at ``now``; its registration, if it has one (and, when
         ``session`` is given, only if that is the registration's token: a message without it
@@ -150,15 +148,15 @@ class WorkerPool:
 
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
-        reason = ready_problem(ready, PROTOCOL_VERSION)  # its id, version, slots and capabilities
+        # Its id, version, slots and capabilities, and room for them in the catalogue.
+        reason = ready_problem(ready, PROTOCOL_VERSION) or self.registry.room_for(ready.capabilities)
         if reason is not None:
-            log.warning("worker_refused", worker_id=ready.worker_id[:64], reason=reason)
+            self.readys_refused.note(refusal_kind(reason), now, worker_id=ready.worker_id[:64], reason=reason)
             self._send(identity, Disconnect(reason=reason))
             return
         key = key_of(identity)
         held, existing = {tuple(k) for k in ready.holding}, self.registry.get(identity)
-        if existing is not None and key != existing.key:
-            # Another CURVE key under a registered identity takes nothing over.
+        if existing is not None and key != existing.key:  # another CURVE key under a registered identity takes nothing
             self.refused["takeover"] += 1
             log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
             return
@@ -185,7 +183,8 @@ class WorkerPool:
                             limit=self.max_workers, refused=refused)
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
-        session = existing.session if existing is not None else secrets.token_hex(16)
+        session = existing.session if existing is not None else \
+            ready.session if self.proofs.proves(ready.worker_id, ready.session) else secrets.token_hex(16)
         info = WorkerInfo(identity=limited(identity, ready.max_message_bytes), worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
                           session=session, key=key,
@@ -208,7 +207,7 @@ class WorkerPool:
             self._liveness.never_received([(o.run_id, o.step_id, o.attempt) for o in orphans])
         if self._record_capabilities is not None:
             self._record_capabilities(list(info.capabilities.values()), now)
-        kept += self._reclaim(info, held, now)
+        kept += self._reclaim(info, held, now, ready.session)
         for hook in self.on_ready:
             hook(info, ready, now)
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots, again=again,
@@ -233,18 +232,25 @@ class WorkerPool:
         if changed and self._record_capabilities is not None:
             self._record_capabilities(changed, now)
 
-    def await_worker(self, dispatch: Dispatch, worker_id: str, now: int) -> None:
+    def await_worker(self, dispatch: Dispatch, worker_id: str, now: int, proof: bytes | None = None) -> None:
         """Hold a recovered attempt that was sent to ``worker_id`` before a restart until that
-        worker registers again (see the module docstring)."""
+        worker registers again (see the module docstring), presenting the session token whose
+        digest is ``proof`` when one was journaled (``SessionProofs``)."""
+        if proof is not None:
+            self.proofs.expect(worker_id, proof)
         step = InFlight(dispatch.run_id, dispatch.step_id, dispatch.attempt, dispatch.capability, now)
         until = self._liveness.await_worker(step, worker_id, now)
         self._clocks.start(dispatch)
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                  worker_id=worker_id, until_ms=until)
 
-    def _reclaim(self, info: WorkerInfo, held: set, now: int) -> list[InFlight]:
+    def _reclaim(self, info: WorkerInfo, held: set, now: int, token: str) -> list[InFlight]:
         """The recovered attempts awaiting this worker: those it holds are in flight on it
         again; those it came back without are lost."""
+        if not self.proofs.claim(info.worker_id, token):  # another peer under its id: they await the real one
+            self.refused["reclaim"] += 1
+            log.warning("worker_reclaim_refused", worker_id=info.worker_id, reason="not the session its steps were sent to")
+            return []
         reclaimed, lost = self._liveness.reclaim(info.worker_id, held)
         for step in reclaimed:
             self.registry.assign(info, step)
@@ -268,12 +274,11 @@ class WorkerPool:
             owner = self.registry.owner_of(key)
             if owner is not None and owner.session != outcome.session and owner.identity == identity:
                 self.refused["outcome_session"] += 1  # under the worker's identity, not from its session
-            self.seen(identity, now, outcome.session)
             # Not in flight on that worker: re-dispatched after it was lost, or answered
             # already (a re-send after a reconnect), or not from the session it was sent to.
             # Applying it would report a step twice, or a forged answer.
-            log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
-                     outcome=outcome.event, reason="attempt not in flight on this worker")
+            self.ignored.ignored(outcome, "attempt not in flight on this worker" if self.seen(identity, now, outcome.session)
+                                 else "not from a registered worker's session", now)
             return
         if owner.last_seen_ms != now:  # a batch's Outcomes share its time: one write per worker (a Struct's cost 4x a read)
             owner.last_seen_ms = now
@@ -282,9 +287,9 @@ class WorkerPool:
             self._clocks.stop(key)
         run = self._runs.by_id.get(outcome.run_id)  # ``live`` in line: per Outcome
         if run is None or run.result is not None:
-            log.info("outcome_ignored", run_id=outcome.run_id, step_id=outcome.step_id, reason="run not running")
+            self.ignored.ignored(outcome, "run not running", now)
         else:
-            if outcome.outputs:  # the nesting bound holds without a size limit too
+            if outcome.outputs or outcome.segments:  # the nesting and count bounds hold without a size limit too
                 outcome = limit_outputs(outcome, self.max_value_bytes)
             self._deliver(run, StepFinished(outcome, now))  # positional: per Outcome
         if self._pending.waiting:
@@ -308,11 +313,11 @@ class WorkerPool:
                 if not self.registry.offers(cap):
                     self._clocks.unoffered(cap, now)
 
-    # -- time --------------------------------------------------------------------------------
-
     def tick(self, now: int) -> None:
         """Heartbeat out, purge every silent worker, end steps that waited too long for one and
         steps past their deadline."""
+        self.ignored.tick(now)
+        self.readys_refused.tick(now)
         if self._liveness.heartbeat_due(now):
             for worker in list(self.registry):
                 self._send(worker.identity, Heartbeat())
@@ -324,8 +329,6 @@ class WorkerPool:
         if not self.draining and self._pending.waiting:  # held back on purpose while draining: they resume after the restart
             self._clocks.expire_unavailable(self._pending, self.registry.offers, now)
         self._clocks.expire_deadlines(now, self._liveness.forget_awaited)
-
-    # -- the engine's commands ---------------------------------------------------------------
 
     def dispatch(self, d: Dispatch, now: int, worker: WorkerInfo | None = None) -> None:
         """Send the engine's ``d`` to the least-loaded live worker offering its capability, or
@@ -345,7 +348,7 @@ class WorkerPool:
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:
-                self._record_dispatch(run, d, worker.worker_id, now)
+                self._record_dispatch(run, d, worker.worker_id, now, worker.session)
         self._send(worker.identity, invoke)
         if self.log_debug:
             log.debug("step_dispatched", run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,
@@ -358,8 +361,7 @@ class WorkerPool:
         self._liveness.forget_awaited(key)
         self._pending.remove(key)
         owner = self.registry.owner(run_id, step_id, attempt)
-        if owner is not None:
-            # The slot stays taken until the worker answers (cancelled): it is still running.
+        if owner is not None:  # the slot stays taken until the worker answers (cancelled): it still runs
             self._send(owner.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
 
     def _drain_pending(self, capability: str, now: int) -> None:
@@ -376,11 +378,9 @@ class WorkerPool:
             self.dispatch(queued.dispatch, now, worker)
 
     def undelivered(self, identity: bytes, invokes: list[Invoke]) -> None:
-        """The ROUTER refused these Invokes for ``identity`` (its connection was gone, e.g.
-        replaced by a new one not yet registered): they never reached the worker. They stay in
-        flight on it; if it registers again without them, or is lost, they are dispatched
-        again as never sent rather than lost (a non-idempotent step that never ran is not
-        failed as ``worker_lost``)."""
+        """The ROUTER refused these Invokes for ``identity`` (its connection was gone): they stay in
+        flight on it; if it registers again without them, or is lost, they are dispatched again
+        as never sent (a non-idempotent step that never ran is not failed as ``worker_lost``)."""
         self._liveness.undelivered(self.registry, identity, invokes)
 
     def _orphaned(self, steps: list[SentStep], now: int, reason: str) -> None:

@@ -355,11 +355,9 @@ class WorkerHost(BatchActor):
         """A session was accepted: send what is held (once more), then send directly."""
         resend, unsent = self._answers.take_all()
         self._session = session
-        for body in resend:
+        for body in resend + unsent:
             self.send(b"", body)
             self._answers.resent(body)  # this orchestrator may die before recording it
-        for outcome in unsent:
-            self.answer(outcome)
         if resend or unsent:
             log.info("outcomes_resent", worker_id=self.worker_id, count=len(resend) + len(unsent))
         self.registered.set()

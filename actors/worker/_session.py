@@ -268,7 +268,10 @@ class AnswerBook:
     __slots__ = ("_open", "_recent", "_token_tail", "_unsent", "token")
 
     def __init__(self) -> None:
-        self._unsent: dict[StepKey, Outcome] = {}  # answered while no session was up
+        # Answered while no session was up, encoded at once as ``sent`` does: an Outcome holds the
+        # capability's own objects, which it may change after answering (a list it keeps adding
+        # to); what goes out is what the step answered, and within the size it was checked at.
+        self._unsent: dict[StepKey, msgspec.Raw] = {}
         # Sent, maybe down a dead link: kept encoded, because at full speed a liveness window
         # holds a hundred thousand answers and bytes cost the garbage collector nothing. They
         # are kept in groups stamped with the time the group was closed (every answer of it
@@ -285,8 +288,8 @@ class AnswerBook:
         self._token_tail = msgspec.msgpack.encode(token)
 
     def keep(self, outcome: Outcome) -> None:
-        """Hold an answer produced while no session is up, for the next one."""
-        self._unsent[_key(outcome)] = outcome
+        """Hold an answer produced while no session is up, for the next one (encoded now)."""
+        self._unsent[_key(outcome)] = msgspec.Raw(_encode_outcome(outcome))
 
     def sent(self, outcome: Outcome) -> msgspec.Raw:
         """Encode an answer to send now, stamped with the token, and remember it.
@@ -316,13 +319,13 @@ class AnswerBook:
         self._open.extend(bodies)
         return bodies
 
-    def take_all(self) -> tuple[list[msgspec.Raw], list[Outcome]]:
-        """Everything held, to send once more in a new session: the answers sent before
-        (re-stamped with the current token; they are remembered again by ``resent``) and
-        those never sent (to go through ``sent``)."""
+    def take_all(self) -> tuple[list[msgspec.Raw], list[msgspec.Raw]]:
+        """Everything held, to send (once more) in a new session, stamped with the current
+        token: the answers sent before and those never sent; each is remembered again by
+        ``resent`` as it goes."""
         self._close()
         recent = [self._stamped(body) for _, group in self._recent for body in group]
-        unsent = list(self._unsent.values())
+        unsent = [self._stamped(body) for body in self._unsent.values()]
         self._recent.clear()
         self._unsent.clear()
         return recent, unsent

@@ -147,7 +147,9 @@ def lock_journal(path: Path) -> JournalLock:
     """Take the journal's writer lock without waiting.
 
     Args:
-        path: the journal file (the lock is ``<path>.lock`` beside it).
+        path: the journal file (the lock is ``<path>.lock`` beside the file it names, links
+            followed: a symbolic link to a journal names the journal's own lock, so a second
+            daemon given the link is refused as one given the journal is).
 
     Returns:
         The held lock.
@@ -157,7 +159,9 @@ def lock_journal(path: Path) -> JournalLock:
             that process's pid).
         JournalError: when the lock file cannot be opened.
     """
-    lock_path = Path(f"{path}.lock")
+    # Links followed: SQLite follows them too, so a daemon given a link to another's journal
+    # would write the same file (and its WAL) beside it under a lock file of its own.
+    lock_path = Path(f"{os.path.realpath(path)}.lock")
     while True:
         fd, created = open_lock_file(path, lock_path)
         try:

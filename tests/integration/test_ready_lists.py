@@ -127,3 +127,28 @@ async def test_a_busy_worker_registering_again_with_its_recent_answers_is_welcom
             ctx.term()
         tg.cancel_scope.cancel()
     assert isinstance(replies[0], Welcome), replies[:1]
+
+
+@pytest.mark.anyio
+async def test_a_ready_whose_metadata_breaks_the_check_is_refused_with_a_reason(tmp_path: Path) -> None:
+    # red19c: ``required: [["x"]]`` (a list where a key goes) made the metadata check raise:
+    # the Ready got no answer at all and each one was an error line (``message_handling_failed``);
+    # a capability class so written stopped ``ontoflow run`` with a traceback. ``required: 5``
+    # raised too, and ``required: "ab"`` was read as the keys "a" and "b".
+    for required, problem in (([["x"]], "required[0]: must be a key name (a string)"),
+                              (5, "required: must be a list of key names"),
+                              ("ab", "required: must be a list of key names")):
+        meta = CapabilityMetadata(id="cap.odd", input_schema={"type": "object", "properties": {}, "required": required})
+        assert ready_problem(_ready(capabilities=[meta]), PROTOCOL_VERSION) == f"capabilities[0].input_schema.{problem}"
+    odd = CapabilityMetadata(id="cap.odd", input_schema={"type": "object", "properties": {}, "required": [["x"]]})
+    with structlog.testing.capture_logs() as logs:
+        async with anyio.create_task_group() as tg:
+            orch = await tg.start(Orchestrator(address=f"ipc://{tmp_path}/o.sock", context=shared_context()).run)
+            ctx = zmq.asyncio.Context()
+            try:
+                replies = await _send(ctx, orch.address, _ready(capabilities=[odd]))
+            finally:
+                ctx.term()
+            tg.cancel_scope.cancel()
+    assert len(replies) == 1 and isinstance(replies[0], Disconnect) and "must be a key name" in replies[0].reason
+    assert not [e for e in logs if e["event"] == "message_handling_failed"]

@@ -51,7 +51,22 @@ def test_what_is_held_is_sent_once_more_with_the_new_token() -> None:
     book.set_token("new")
     resend, unsent = book.take_all()
     assert [(_decoded(b).step_id, _decoded(b).session) for b in resend] == [("sent", "new")]
-    assert [o.step_id for o in unsent] == ["unsent"]
+    assert [(_decoded(b).step_id, _decoded(b).session) for b in unsent] == [("unsent", "new")]
     assert book.keys() == []
     book.resent(resend[0])  # kept once more: this orchestrator may die before recording it
     assert book.keys() == [("r", "sent", 1)]
+
+
+def test_an_answer_held_while_cut_off_is_what_the_step_answered_not_what_its_objects_became() -> None:
+    # red19c: an Outcome held while no session was up was kept as the object, holding the
+    # capability's own list; a capability that kept adding to it (a running tally) had every
+    # held answer sent as the list's final state, and one grown past the message size cost the
+    # worker its next session. Held answers are encoded when they are made, as sent ones are.
+    tally: list[object] = ["first"]
+    book = AnswerBook()
+    book.keep(Outcome(run_id="r", step_id="s1", attempt=1, event="success", outputs={"tally": tally}))
+    tally.append("second")  # the capability goes on with its own object
+    tally.append(object())  # even into something no message can carry
+    book.set_token("t1")
+    resend, unsent = book.take_all()
+    assert resend == [] and [(_decoded(b).outputs, _decoded(b).session) for b in unsent] == [({"tally": ["first"]}, "t1")]
