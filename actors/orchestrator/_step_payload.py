@@ -187,10 +187,11 @@ def limit_outputs(outcome: Outcome, limit: int | None) -> Outcome:
 
 def _items_problem(outcome: Outcome, limit: int | None) -> str | None:
     """Why ``outcome`` brings too much to keep (counts, a segment's size), or None."""
-    for what, count in (("outputs", len(outcome.outputs)), ("segments", len(outcome.segments))):
-        if count > MAX_OUTCOME_ITEMS:
-            return f"the answer has {count} {what}, over the limit of {MAX_OUTCOME_ITEMS}"
-    if limit is not None:
+    segments = outcome.segments
+    if len(outcome.outputs) > MAX_OUTCOME_ITEMS or len(segments) > MAX_OUTCOME_ITEMS:
+        count, what = max((len(outcome.outputs), "outputs"), (len(segments), "segments"))
+        return f"the answer has {count} {what}, over the limit of {MAX_OUTCOME_ITEMS}"
+    if limit is not None and segments:  # most answers bring none: no loop set up for them
         for n, segment in enumerate(outcome.segments, 1):
             for text in (segment.content, segment.type):  # its id is made anew, its block dropped
                 if len(text) * 4 > limit and (size := len(text.encode("utf-8", "surrogatepass"))) > limit:
