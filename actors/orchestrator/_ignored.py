@@ -4,23 +4,21 @@ An Outcome is ignored when its attempt is not in flight on the peer that sends i
 answer of a re-dispatched attempt, a re-send, a forger's) or its run has ended; a Ready is
 refused when it is malformed or the catalogue is full. Any peer can send either (without CURVE,
 one that never registered), 512 to a frame: a line each was a log flood, and an Outcome's ids
-were the peer's text, of any length (a 60 MB run id, a 60 MB line). So, as for dropped frames
-(``runtime.transport``'s ``DropCounter``), the first ``detail`` of each interval are logged one
-by one, with a peer's words cut to a bound, and the rest as one summary line with the counts by
-reason. Time is the pool's ``now`` (milliseconds): no clock here.
+were the peer's text, of any length (a 60 MB run id, a 60 MB line). So they are logged as
+dropped frames are (``runtime.log_budget.LogBudget``), with a peer's words cut to a bound.
+Time is the pool's ``now`` (milliseconds): no clock here.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from typing import Any
 
 import structlog
 
 from ontoflow.protocols.messages import Outcome
+from ontoflow.runtime.log_budget import LogBudget
 
-__all__ = ["MAX_LOGGED_ID_CHARS", "IgnoredOutcomes", "LogBudget", "refusal_kind"]
+__all__ = ["MAX_LOGGED_ID_CHARS", "IgnoredOutcomes", "RefusedReadys", "refusal_kind"]
 
 log = structlog.get_logger()
 
@@ -29,71 +27,36 @@ log = structlog.get_logger()
 MAX_LOGGED_ID_CHARS = 300
 
 
-class LogBudget:
-    """Counts one kind of refused message by reason and decides which are logged one by one.
-
-    Args:
-        event: the line of one message (``outcome_ignored``); ``summary``: the line of the rest.
-        level: the level of both (``info``: a late answer is routine).
-        interval_ms: the length of one logging interval.
-        detail: messages logged one by one per interval; the rest are summarised.
-
-    Attributes:
-        counts: every message counted since the start, by reason.
-    """
-
-    __slots__ = ("_detail", "_event", "_interval", "_level", "_logged", "_started", "_summary", "_unlogged", "counts")
-
-    def __init__(self, event: str, summary: str, *, level: str = "warning", interval_ms: int = 10_000,
-                 detail: int = 10) -> None:
-        self._event, self._summary, self._level = event, summary, level
-        self._interval, self._detail = interval_ms, detail
-        self._started: int | None = None
-        self._logged = 0
-        self._unlogged: Counter[str] = Counter()
-        self.counts: Counter[str] = Counter()
-
-    def note(self, kind: str, now: int, /, **fields: Any) -> None:
-        """Count one message refused for ``kind`` (one of a few words: it is a counter's key);
-        log it with ``fields`` (bounded by the caller; a ``reason`` among them is the line's
-        reason, else ``kind`` is) if this interval's budget allows."""
-        reason = kind
-        self.counts[reason] += 1
-        if self._started is None or now - self._started >= self._interval:
-            self.flush()
-            self._started, self._logged = now, 0
-        if self._logged >= self._detail:
-            self._unlogged[reason] += 1
-            return
-        self._logged += 1
-        fields.setdefault("reason", reason)
-        getattr(log, self._level)(self._event, **fields)
-
-    def tick(self, now: int) -> None:
-        """Write the summary of an interval that is over (cheap when nothing was suppressed)."""
-        if self._unlogged and self._started is not None and now - self._started >= self._interval:
-            self.flush()
-
-    def flush(self) -> None:
-        """One summary line for the messages not logged one by one, if any."""
-        if self._unlogged:
-            getattr(log, self._level)(self._summary, count=sum(self._unlogged.values()), by_reason=dict(sorted(self._unlogged.items())))
-            self._unlogged = Counter()
-
-
 class IgnoredOutcomes(LogBudget):
-    """The budget of ``outcome_ignored`` lines (``outcomes_ignored`` for the rest)."""
+    """The budget of ``outcome_ignored`` lines (``outcomes_ignored`` for the rest; ``info``: a
+    late answer is routine)."""
 
     __slots__ = ()
 
     def __init__(self, *, interval_ms: int = 10_000, detail: int = 10) -> None:
-        super().__init__("outcome_ignored", "outcomes_ignored", level="info", interval_ms=interval_ms, detail=detail)
+        super().__init__("outcomes_ignored", interval=interval_ms, detail=detail, level="info")
 
     def ignored(self, outcome: Outcome, reason: str, now: int) -> None:
         """Count ``outcome``, ignored for ``reason``, and log it if this interval's budget allows."""
-        cut = MAX_LOGGED_ID_CHARS
-        self.note(reason, now, run_id=outcome.run_id[:cut], step_id=outcome.step_id[:cut], attempt=outcome.attempt,
-                  outcome=outcome.event[:cut])
+        if self.admit(reason, now):
+            cut = MAX_LOGGED_ID_CHARS
+            log.info("outcome_ignored", run_id=outcome.run_id[:cut], step_id=outcome.step_id[:cut],
+                     attempt=outcome.attempt, outcome=outcome.event[:cut], reason=reason)
+
+
+class RefusedReadys(LogBudget):
+    """The budget of ``worker_refused`` lines (``workers_refused`` for the rest), counted by the
+    first word of the refusal (:func:`refusal_kind`)."""
+
+    __slots__ = ()
+
+    def __init__(self, *, interval_ms: int = 10_000, detail: int = 10) -> None:
+        super().__init__("workers_refused", interval=interval_ms, detail=detail)
+
+    def refused(self, worker_id: str, reason: str, now: int) -> None:
+        """Count a Ready of ``worker_id`` refused for ``reason``, and log it if the budget allows."""
+        if self.admit(refusal_kind(reason), now):
+            log.warning("worker_refused", worker_id=worker_id[:64], reason=reason)
 
 
 _FIRST_WORD = re.compile(r"[a-z_]*")

@@ -32,7 +32,7 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
-from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, LogBudget, refusal_kind
+from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, RefusedReadys
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
 from ontoflow.actors.orchestrator._registry import InFlight, SentStep, SessionProofs, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
@@ -112,7 +112,7 @@ class WorkerPool:
         #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
         self.refused: Counter[str] = Counter()
         self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
-        self.readys_refused = LogBudget("worker_refused", "workers_refused")  #: Readys refused, by reason, likewise
+        self.readys_refused = RefusedReadys()  #: Readys refused, by reason, likewise
         self.proofs = SessionProofs()  #: who may reclaim attempts recovered after a restart (``_registry.py``)
 
     def steps_in_flight(self) -> int:
@@ -151,7 +151,7 @@ class WorkerPool:
         # Its id, version, slots and capabilities, and room for them in the catalogue.
         reason = ready_problem(ready, PROTOCOL_VERSION) or self.registry.room_for(ready.capabilities)
         if reason is not None:
-            self.readys_refused.note(refusal_kind(reason), now, worker_id=ready.worker_id[:64], reason=reason)
+            self.readys_refused.refused(ready.worker_id, reason, now)
             self._send(identity, Disconnect(reason=reason))
             return
         key = key_of(identity)

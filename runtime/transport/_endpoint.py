@@ -27,6 +27,7 @@ import zmq.backend
 
 from ontoflow.protocols.errors import ProtocolError
 from ontoflow.protocols.messages import WireMessage
+from ontoflow.runtime.log_budget import LogBudget
 from ontoflow.runtime.loop import yield_now
 from ontoflow.runtime.transport._peer import Peer
 
@@ -48,8 +49,9 @@ class DropStatistics(msgspec.Struct, frozen=True, kw_only=True):
     by_reason: dict[str, int]
 
 
-class DropCounter:
-    """Counts dropped frame sets of one socket and decides which to log.
+class DropCounter(LogBudget):
+    """Counts dropped frame sets of one socket and decides which to log (a :class:`LogBudget`
+    on the socket's own clock).
 
     Args:
         address: the socket's address, for the log lines.
@@ -58,27 +60,16 @@ class DropCounter:
         detail: frame sets logged one by one per interval.
         what: ``frame`` (received frame sets) or ``send`` (messages not sent): names the
             log lines (``frame_dropped`` / ``frames_dropped``, ``send_dropped`` / ``sends_dropped``).
-
-    Attributes:
-        unlogged: this interval's counts of the frame sets not logged one by one, by reason
-            (empty when there is nothing for :meth:`tick` to summarise: a reader asks this
-            attribute instead of calling ``tick`` on every batch).
     """
 
-    __slots__ = ("_address", "_clock", "_detail", "_event", "_interval", "_logged", "_started", "_summary",
-                 "_totals", "unlogged")
+    __slots__ = ("_address", "_clock", "_event")
 
     def __init__(self, address: str, *, clock: Callable[[], float] = time.monotonic,
                  interval_s: float = SUMMARY_INTERVAL_S, detail: int = DETAIL_PER_INTERVAL, what: str = "frame") -> None:
+        super().__init__(f"{what}s_dropped", interval=interval_s, detail=detail, address=address)
         self._address = address
-        self._event, self._summary = f"{what}_dropped", f"{what}s_dropped"
+        self._event = f"{what}_dropped"
         self._clock = clock
-        self._interval = interval_s
-        self._detail = detail
-        self._totals: dict[str, int] = {}
-        self.unlogged: dict[str, int] = {}
-        self._logged = 0
-        self._started = 0.0
 
     def dropped(self, peer: bytes | None, frames: list[bytes], reason: str, message: str) -> None:
         """Count one dropped frame set and log it if the interval's detail budget allows.
@@ -89,7 +80,7 @@ class DropCounter:
             reason: the drop's reason code.
             message: the drop's description (names a field, never the bytes).
         """
-        if self._detailed(reason):
+        if self.admit(reason, self._clock()):
             log.warning(self._event, address=self._address, peer=peer.hex() if peer is not None else None,
                         frames=len(frames), bytes=sum(len(f) for f in frames), reason=message, kind=reason)
 
@@ -101,40 +92,18 @@ class DropCounter:
             op: the message's type name (never its content).
             reason: ``unknown_peer``, ``high_water_mark`` or an errno name.
         """
-        if self._detailed(reason):
+        if self.admit(reason, self._clock()):
             log.warning(self._event, address=self._address, peer=peer.hex() if peer is not None else None,
                         op=op, reason=reason)
 
-    def _detailed(self, reason: str) -> bool:
-        """Count one drop; whether it may be logged on its own line (else it is summarised)."""
-        self._totals[reason] = self._totals.get(reason, 0) + 1
-        now = self._clock()
-        if now - self._started >= self._interval:
-            self.flush()
-            self._started, self._logged = now, 0
-        if self._logged < self._detail:
-            self._logged += 1
-            return True
-        self.unlogged[reason] = self.unlogged.get(reason, 0) + 1
-        return False
-
-    def tick(self) -> None:
-        """Write the summary of an interval that is over (called on each receive: cheap when
-        nothing was suppressed)."""
-        if self.unlogged and self._clock() - self._started >= self._interval:
-            self.flush()
-
-    def flush(self) -> None:
-        """Write one summary line (``frames_dropped``, ``sends_dropped``) for the drops not
-        logged one by one, if any."""
-        if self.unlogged:
-            log.warning(self._summary, address=self._address, count=sum(self.unlogged.values()),
-                        by_reason=dict(sorted(self.unlogged.items())))
-            self.unlogged = {}
+    def tick(self, now: float | None = None) -> None:
+        """Write the summary of an interval that is over, by the socket's clock (called on each
+        receive whose counter has something unlogged)."""
+        super().tick(self._clock() if now is None else now)
 
     def statistics(self) -> DropStatistics:
         """What was dropped since the socket opened."""
-        return DropStatistics(total=sum(self._totals.values()), by_reason=dict(self._totals))
+        return DropStatistics(total=sum(self.counts.values()), by_reason=dict(self.counts))
 
 
 #: Default ceiling of one incoming message; libzmq drops a peer that sends a bigger one.
