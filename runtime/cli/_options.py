@@ -8,12 +8,12 @@ it because ``bench.run_path`` counts the files that path crosses, and none of th
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+from ontoflow.protocols.client_limits import non_finite
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.runtime.documents import read_document_bytes
 from ontoflow.runtime.errors import ConfigError
@@ -84,7 +84,7 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     for key, value in doc.items():
         if not isinstance(key, str) or not KEY.match(key):
             raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
-        if _holds_non_finite(value):
+        if non_finite({key: value}) is not None:  # the daemon's rule (``protocols.client_limits``)
             # JSON has no NaN nor infinity: YAML's .nan and TOML's inf reached the run as null,
             # a value the user never wrote. The key is named, never the value.
             raise ConfigError(f"--input-file {p}: the value of {key!r} holds a number that is not finite "
@@ -99,21 +99,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "true or false"
     return {str: "a string", list: "a list", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
-
-
-def _holds_non_finite(value: Any) -> bool:
-    """Whether ``value`` (a decoded document's) holds a float that is nan or infinite, at any
-    depth (a stack, not recursion: the decoder's depth bound is deep)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return True
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
 
 
 def first_error(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException:
