@@ -58,6 +58,7 @@ from ontoflow.protocols.client import AskReply, Busy
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.daemon_retention import prune_at_start, retention_loop
 from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.documents import read_document_bytes
@@ -297,7 +298,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         if config.journal is not None:
             journal = stack.enter_context(open_journal(config.journal, synchronous=config.synchronous))
             if config.retention_s is not None:
-                _prune(journal, config.retention_s)
+                prune_at_start(journal, config.retention_s)
         try:
             composed = compose_orchestrator(
                 address=config.bind,
@@ -345,7 +346,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 if config.announce:
                     print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
                 if journal is not None and config.retention_s is not None:
-                    tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
+                    tg.start_soon(retention_loop, orchestrator.durability, config.retention_s, config.prune_every_s)
                 tg.start_soon(spools.run)
                 tg.start_soon(_return_freed_memory, TRIM_EVERY_S)
                 if http is not None and composed.edge is not None:
@@ -360,12 +361,6 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 if signals is not None:
                     await drain_on_signal(signals, orchestrator, clients, config.grace_s)
                     tg.cancel_scope.cancel()
-
-
-def _prune(journal, retention_s: float) -> None:
-    pruned = journal.prune(wall_clock_ms() - int(retention_s * 1000))
-    if pruned:
-        log.info("journal_pruned", runs=pruned)
 
 
 async def _return_freed_memory(every_s: float) -> None:
@@ -386,8 +381,3 @@ async def _return_freed_memory(every_s: float) -> None:
         await anyio.sleep(every_s)
         await anyio.to_thread.run_sync(trim, 0)  # it may take milliseconds on a large heap: off the loop
 
-
-async def _retention_loop(journal, retention_s: float, every_s: float) -> None:
-    while True:
-        await anyio.sleep(every_s)
-        _prune(journal, retention_s)

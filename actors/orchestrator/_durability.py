@@ -61,6 +61,11 @@ DOMAIN_ENTRY_PREFIX = "domain:"
 #: recently written), and for how long (a daemon down longer than that recovers without them).
 PROOF_SCOPE, MAX_PROOFS, PROOF_KEPT_MS = "worker_session", 16_384, 365 * 86_400_000
 
+#: Source hashes remembered as written (a submit of a known document writes no body again).
+#: Past this many the memory is dropped: a hostile client's distinct documents grew it without
+#: end, and forgetting only costs a body offered again (``INSERT OR IGNORE``).
+MAX_KNOWN_SOURCES = 65_536
+
 
 class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
     """What a start from a journal found and did."""
@@ -105,8 +110,28 @@ class Durability:
         source_hash, body = source
         if source_hash not in self._sources:
             self._batch.sources[source_hash] = body
+            if len(self._sources) >= MAX_KNOWN_SOURCES:
+                self._sources.clear()
             self._sources.add(source_hash)
         self._batch.runs.append(row)
+
+    def prune_sources(self) -> bool:
+        """Delete the journal's workflow sources no run pins any more, after a prune; returns
+        whether it did (not while runs wait for a commit: their sources may be among those no
+        written run pins yet; the next prune does it).
+
+        The memory of the sources written goes with them: a document submitted again after its
+        last run was pruned writes its body again. Before, its new run pinned a source that was
+        gone: lost at the next start, and unreadable once it left memory.
+
+        Raises:
+            runtime.journal.JournalError: when SQLite refuses the delete.
+        """
+        if self.journal is None or self._batch.runs:
+            return False
+        self._sources.clear()
+        self.journal.prune_sources()
+        return True
 
     def fact(self, run_id: str, fact: Fact) -> None:
         """Record ``fact`` of ``run_id`` (before it is applied: its consequences follow it)."""

@@ -23,7 +23,7 @@ from ontoflow.runtime.journal._damage import absent_table, bad_group, check_fact
 from ontoflow.runtime.journal._rows import GROUP_KIND, insert_facts, insert_runs, members, update_ends
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
-from ontoflow.runtime.journal._prune import prune
+from ontoflow.runtime.journal._prune import PRUNE_SHARE, prune, prune_some, prune_sources
 from ontoflow.runtime.journal._schema import RUN_COLUMNS, SCHEMA_VERSION
 from ontoflow.runtime.journal.errors import JournalBatchError, JournalError
 
@@ -169,6 +169,25 @@ class Journal:
             JournalError: when SQLite refuses the delete.
         """
         return prune(self._conn, self.path, ended_before_ms)
+
+    def prune_some(self, ended_before_ms: int, after: int = 0, most: int = PRUNE_SHARE) -> tuple[int, int | None]:
+        """One share of a prune that gives the caller's loop back between shares: of the next
+        ``most`` runs after rowid ``after``, those ended before ``ended_before_ms`` go with their
+        facts. Returns how many, and the ``after`` of the next share (None: done). The sources
+        stay: :meth:`prune_sources` once the shares are done.
+
+        Raises:
+            JournalError: when SQLite refuses the delete.
+        """
+        return prune_some(self._conn, self.path, ended_before_ms, after, most)
+
+    def prune_sources(self) -> None:
+        """Delete the workflow sources no run pins any more.
+
+        Raises:
+            JournalError: when SQLite refuses the delete.
+        """
+        prune_sources(self._conn, self.path)
 
     # -- reading -----------------------------------------------------------------------------
 
