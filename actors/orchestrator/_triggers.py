@@ -5,7 +5,8 @@ Observation of that kind (from that capability, or any when ``capability`` is em
 daemon starts one run of the workflow, journaled like a submit. The run's context holds the
 observation's ``data`` as it is (its keys are ontology keys, e.g. ``fs.file.path``) and, under
 :data:`OBSERVATION_KEY`, ``{"id", "kind", "capability"}``. An observation id seen before (by
-this daemon or, with a journal, any earlier one) starts no second run.
+this daemon or, with a journal, any earlier one) starts no second run, even once its run was
+pruned (the journal keeps the keys of pruned triggered runs: ``Journal.trigger_pruned``).
 """
 
 from __future__ import annotations
@@ -63,13 +64,18 @@ class TriggerService:
             digest = hashlib.sha256(msgspec.msgpack.Encoder(order="deterministic").encode(document)).hexdigest()
             self._workflows.append(_Triggered(document, digest, [(t.kind, t.capability) for t in manifest.triggers]))
 
+    def _pruned(self, trigger_key: str) -> bool:
+        """Whether the run ``trigger_key`` started was pruned from the journal."""
+        journal = self._orch.journal
+        return journal is not None and journal.trigger_pruned(trigger_key)
+
     def observe(self, observation: Observation) -> None:
         """Start the runs ``observation`` triggers (called by the orchestrator's receive loop)."""
         for wf in self._workflows:
             if not any(kind == observation.kind and cap in ("", observation.capability) for kind, cap in wf.triggers):
                 continue
             key = f"{wf.manifest_hash}:{observation.capability}:{observation.id}"
-            if self._orch.find_run(trigger_key=key) is not None:
+            if self._orch.find_run(trigger_key=key) is not None or self._pruned(key):
                 log.debug("observation_repeated", capability=observation.capability, id=observation.id)
                 continue
             clients = self._clients

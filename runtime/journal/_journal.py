@@ -23,7 +23,7 @@ from ontoflow.runtime.journal._damage import absent_table, bad_group, check_fact
 from ontoflow.runtime.journal._rows import GROUP_KIND, insert_facts, insert_runs, members, update_ends
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
-from ontoflow.runtime.journal._prune import PRUNE_SHARE, prune, prune_some, prune_sources
+from ontoflow.runtime.journal._prune import PRUNE_SHARE, prune, prune_some, prune_sources, trigger_pruned
 from ontoflow.runtime.journal._schema import RUN_COLUMNS, SCHEMA_VERSION
 from ontoflow.runtime.journal.errors import JournalBatchError, JournalError
 
@@ -182,7 +182,8 @@ class Journal:
         return prune_some(self._conn, self.path, ended_before_ms, after, most)
 
     def prune_sources(self) -> None:
-        """Delete the workflow sources no run pins any more.
+        """Delete the workflow sources no run pins any more (and bound the trigger keys of
+        pruned runs that are kept).
 
         Raises:
             JournalError: when SQLite refuses the delete.
@@ -221,6 +222,11 @@ class Journal:
     def run_by_trigger(self, trigger_key: str) -> RunRow | None:
         """The run a trigger started for ``trigger_key``, or None."""
         return self._one("WHERE trigger_key = ?", trigger_key)
+
+    def trigger_pruned(self, trigger_key: str) -> bool:
+        """Whether a run started for ``trigger_key`` was pruned (its key outlives it: an
+        observation reported again must start no second run; ``_prune.py``)."""
+        return trigger_pruned(self._conn, trigger_key)
 
     def runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRow]:
         """The newest runs first, optionally only those with ``status``."""

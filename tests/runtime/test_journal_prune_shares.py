@@ -97,3 +97,25 @@ async def test_sources_stay_while_a_run_waits_for_its_commit(tmp_path: Path) -> 
         assert await prune_in_shares(durability, 21) == 1
         durability.commit()
         assert journal.run("b") is not None and journal.source("h1") == b"source"
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_the_trigger_key_of_a_pruned_run_outlives_it(tmp_path: Path, whole: bool) -> None:
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        batch = CommitBatch()
+        batch.sources["h1"] = b"source"
+        for run_id, ended in (("old", True), ("live", False), ("plain", True)):
+            key = None if run_id == "plain" else f"wf:cap:{run_id}"
+            batch.runs.append(RunRow(run_id=run_id, source_hash="h1", submitted_ms=10, trigger_key=key))
+            if ended:
+                batch.end(run_id, "completed", 20)
+        journal.commit(batch)
+        if whole:
+            assert journal.prune(21) == 2
+        else:
+            assert journal.prune_some(21, 0) == (2, 3)
+            journal.prune_sources()
+        assert journal.run_by_trigger("wf:cap:old") is None and journal.trigger_pruned("wf:cap:old")
+        assert not journal.trigger_pruned("wf:cap:live") and journal.run_by_trigger("wf:cap:live") is not None
+    with open_journal(tmp_path / "j.sqlite") as journal:  # a restart knows it too
+        assert journal.trigger_pruned("wf:cap:old") and not journal.trigger_pruned("wf:cap:new")
