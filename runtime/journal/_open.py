@@ -42,7 +42,8 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
 
     Raises:
         JournalPathError: when the journal's folder does not exist.
-        JournalLockedError: when another process has the journal open (names its pid).
+        JournalLockedError: when another process has the journal open (names its pid), or
+            has it open through another name (a hard link).
         JournalCorruptError: when the file is not a SQLite database, fails the check, or is a
             database without ontoflow's tables.
         JournalVersionError: when its schema version is newer than :data:`SCHEMA_VERSION`.
@@ -56,6 +57,7 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
     lock = lock_journal(file)
     try:
         prepare_journal_file(file)
+        lock.hold_file(file)
         conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         lock.release(failed_open=True)
