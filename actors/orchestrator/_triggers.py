@@ -7,11 +7,17 @@ observation's ``data`` as it is (its keys are ontology keys, e.g. ``fs.file.path
 :data:`OBSERVATION_KEY`, ``{"id", "kind", "capability"}``. An observation id seen before (by
 this daemon or, with a journal, any earlier one) starts no second run, even once its run was
 pruned (the journal keeps the keys of pruned triggered runs: ``Journal.trigger_pruned``).
+
+An observation that starts no run now (the daemon busy or draining, its data too big, the
+workflow not compiling) is logged within a budget (``runtime.log_budget``): a capability
+reports what it perceives again and again, so a line each was thousands a second for as long
+as the daemon stayed busy.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,10 +30,14 @@ from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.messages import Observation
+from ontoflow.runtime.log_budget import LogBudget
 
 __all__ = ["OBSERVATION_KEY", "TriggerService"]
 
 log = structlog.get_logger()
+
+#: Seconds of one interval of the log budget of observations that start no run.
+NOT_STARTED_LOG_S = 10.0
 
 #: Context key of ``{"id", "kind", "capability"}`` in a run started by an observation.
 OBSERVATION_KEY = "ontoflow.observation"
@@ -56,6 +66,8 @@ class TriggerService:
         self._orch = orchestrator
         self._clients = clients
         self._workflows: list[_Triggered] = []
+        #: Observations that started no run, by reason (the first 10 an interval logged one by one).
+        self.not_started = LogBudget("observations_not_started", interval=NOT_STARTED_LOG_S)
         for n, document in enumerate(workflows):
             manifest = manifest_from_data(document, source=f"trigger workflow {n}")
             if not manifest.triggers:
@@ -81,17 +93,22 @@ class TriggerService:
             clients = self._clients
             if not clients.accepting or (clients.max_runs is not None and self._orch.runs_in_flight >= clients.max_runs):
                 # Not recorded: the capability reports it again and it starts a run then.
-                log.warning("observation_deferred", capability=observation.capability, id=observation.id,
-                            reason="draining" if not clients.accepting else "busy")
+                reason = "draining" if not clients.accepting else "busy"
+                if self.not_started.admit(reason, time.monotonic()):
+                    log.warning("observation_deferred", capability=observation.capability, id=observation.id,
+                                reason=reason)
                 continue
             too_big = check_payload(observation.data, clients.max_value_bytes, "observation value")
             if too_big is not None:
-                log.warning("observation_refused", capability=observation.capability, id=observation.id, reason=too_big)
+                if self.not_started.admit("too_large", time.monotonic()):
+                    log.warning("observation_refused", capability=observation.capability, id=observation.id,
+                                reason=too_big)
                 continue
             try:
                 workflow, source = clients.compile(wf.document, wf.manifest_hash)
             except ManifestError as exc:
-                log.warning("trigger_workflow_invalid", problems=len(exc.problems))
+                if self.not_started.admit("workflow_invalid", time.monotonic()):
+                    log.warning("trigger_workflow_invalid", problems=len(exc.problems))
                 continue
             inputs = dict(observation.data)
             inputs[OBSERVATION_KEY] = {"id": observation.id, "kind": observation.kind, "capability": observation.capability}
