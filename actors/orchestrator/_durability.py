@@ -256,8 +256,8 @@ class Durability:
             engines: compiled sources by hash, filled as sources are compiled (a cache).
 
         Raises:
-            runtime.journal.JournalError: when its pinned source is missing from the journal.
-            runtime.journal.JournalCorruptError: when a fact does not decode (naming the run and
+            runtime.journal.JournalCorruptError: when its pinned source is missing from the
+                journal, or when a fact does not decode (naming the run and
                 the row).
             msgspec.DecodeError, protocols.errors.ManifestError: when the source does not
                 decode or compile.
@@ -265,8 +265,10 @@ class Durability:
         engine = engines.get(row.source_hash)
         if engine is None:
             body = None if self.journal is None else self.journal.source(row.source_hash)
-            if body is None:
-                raise JournalError(f"run {row.run_id}: its workflow source {row.source_hash[:12]} is missing")
+            if body is None:  # a row deleted by hand, or lost: damage to this run (``journal_damaged``)
+                where_ = self.journal.path if self.journal is not None else "(none)"
+                raise JournalCorruptError(f"journal {where_}: run {row.run_id}: its workflow source {row.source_hash[:12]} "
+                                          "is missing; the journal is damaged")
             engine = engines[row.source_hash] = compile_source(body, connections=self.connections)
         run = Run(engine, row.run_id, row.source_hash)
         for n, f in enumerate(facts):

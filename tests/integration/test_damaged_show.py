@@ -80,3 +80,29 @@ async def test_a_run_row_with_a_status_no_run_has_is_answered_journal_damaged_no
         assert "its status is not a run status" in (tmp_path / "d2.log").read_text()
     finally:
         daemon.close()
+
+
+async def test_a_run_whose_source_row_is_gone_is_answered_journal_damaged_not_internal(tmp_path: Path) -> None:
+    # Its workflow source deleted by hand (or lost): the daemon answered ``internal``, as if it
+    # had a bug, for a journal that is damaged.
+    address = f"ipc://{tmp_path}/d.sock"
+    journal = tmp_path / "j.sqlite"
+    waiting = ("--capabilities", "tests/integration/durable_capabilities.py", "--schedule-to-start-ms", "3600000")
+    daemon = Daemon(address, journal, tmp_path / "d.log", *waiting)
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            accepted = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 1}))
+            assert isinstance(accepted, SubmitAccepted)
+        assert daemon.terminate() == 0
+        with sqlite3.connect(journal) as conn:
+            conn.execute("DELETE FROM sources")
+        daemon = Daemon(address, journal, tmp_path / "d2.log", *waiting)
+        await daemon.ready()
+        async with open_client(address) as client:
+            for message in (Status(run_id=accepted.run_id), Show(run_id=accepted.run_id)):
+                refused = await request(client, message, timeout_s=10)
+                assert isinstance(refused, Error) and refused.code == "journal_damaged", refused
+                assert accepted.run_id in refused.message
+    finally:
+        daemon.close()
