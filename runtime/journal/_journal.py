@@ -229,11 +229,19 @@ class Journal:
         return trigger_pruned(self._conn, trigger_key)
 
     def runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRow]:
-        """The newest runs first, optionally only those with ``status``."""
-        where, args = ("WHERE status = ?", (status, limit)) if status else ("", (limit,))
+        """The newest runs first, optionally only those with ``status``: of one status by their
+        submission time (its index), of all by the order they were journaled (the table's own).
+
+        Ordered by submission time, all of them were read and sorted to return the first few: a
+        ``ListRuns`` held the daemon's loop 0.54 s on a journal of a million runs, each time.
+        """
         with named_damage(self._conn, self.path, "runs"):
-            rows = self._conn.execute(
-                f"SELECT {self._columns} FROM runs {where} ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", args).fetchall()
+            if status:
+                rows = self._conn.execute(f"SELECT {self._columns} FROM runs WHERE status = ? "
+                                          "ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", (status, limit)).fetchall()
+            else:
+                rows = self._conn.execute(f"SELECT {self._columns} FROM runs ORDER BY rowid DESC LIMIT ?",
+                                          (limit,)).fetchall()
         return [self._run_row(r) for r in rows]
 
     def unfinished(self) -> list[RunRow]:
