@@ -214,8 +214,11 @@ def lock_journal(path: Path) -> JournalLock:
         if held_file_is_current(fd, lock_path):
             break
         os.close(fd)  # removed by an open that failed meanwhile: lock the file at the path now
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    try:  # the pid only names the holder to a refused open: a full disk must not stop this one
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:  # (its OSError left the journal's errors: "cannot write the answer to stdout")
+        pass
     return JournalLock(fd, lock_path, created=created)
 
 

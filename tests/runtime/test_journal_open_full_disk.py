@@ -61,3 +61,17 @@ def test_a_journal_on_a_full_disk_is_refused_as_a_full_disk_not_as_damage(small_
     (small_disk / "filler").unlink()
     with open_journal(path) as journal:
         assert journal.run("r1") is not None
+
+
+def test_a_new_journal_on_a_full_disk_is_a_journal_error_naming_the_full_disk(small_disk: Path) -> None:
+    # The lock file's pid could not be written: its OSError left the journal's errors, and the
+    # daemon said "cannot write the answer to stdout: No space left on device".
+    _fill(small_disk / "filler")
+    path = small_disk / "new.sqlite"
+    with pytest.raises(JournalError) as refused:
+        open_journal(path)
+    assert "disk is full" in str(refused.value)
+    assert not Path(f"{path}.lock").exists()  # a failed open leaves no lock file
+    (small_disk / "filler").unlink()
+    with open_journal(path) as journal:  # what the failed open left is a journal once there is room
+        assert journal.runs() == []
