@@ -136,10 +136,15 @@ def check_folder(path: Path) -> None:
     """Check that the journal's folder exists (a wrong path is a configuration error, not damage).
 
     Raises:
-        JournalPathError: when the folder does not exist or is not a folder.
+        JournalPathError: when the folder does not exist, is not a folder, or cannot be looked
+            at (a name too long).
     """
     folder = path.parent
-    if not folder.is_dir():
+    try:
+        present = folder.is_dir()
+    except OSError as exc:  # a name too long, no permission to look: stat raises, not False (a traceback)
+        raise JournalPathError(f"journal {path}: cannot look at its folder: {exc.strerror}") from None
+    if not present:
         raise JournalPathError(f"journal {path}: the folder {folder} does not exist; create it or choose another path")
 
 
