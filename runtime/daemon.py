@@ -177,13 +177,24 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--answer-timeout-ms must be >= 1")
     if config.synchronous not in ("NORMAL", "FULL"):
         raise ConfigError("--synchronous must be NORMAL or FULL")
-    if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
+    if config.authorized_keys is not None and not _is_folder(config.authorized_keys):
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
     if config.http_bind is not None and not config.domains and config.domains_file is None:
         raise ConfigError("--http-bind needs --domains DIR or --domains-file FILE (the HTTP entry answers sentences for domains)")
     for root in config.artifact_roots:
-        if not root or not Path(root).expanduser().is_dir():
+        if not root or not _is_folder(root):
             raise ConfigError(f"--artifact-root {root!r}: not a folder")
+
+
+def _is_folder(path: str) -> bool:
+    try:
+        return Path(path).expanduser().is_dir()
+    except (OSError, ValueError, RuntimeError):  # a name too long to look at: a traceback, not False
+        return False
+
+
+def _said(exc: Exception) -> str:  # an OSError (a name too long, no permission) was a traceback
+    return f"cannot read {exc.filename}: {exc.strerror}" if isinstance(exc, OSError) else str(exc)
 
 
 def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
@@ -197,13 +208,13 @@ def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
     for folder in config.domains:
         try:
             found.append(expected_domain(Path(folder)))
-        except DomainLoadError as exc:
-            raise ConfigError(f"--domains: {exc}") from None
+        except (DomainLoadError, OSError) as exc:
+            raise ConfigError(f"--domains: {_said(exc)}") from None
     if config.domains_file is not None:
         try:
             found.extend(read_domains_file(config.domains_file))
-        except DomainLoadError as exc:
-            raise ConfigError(f"--domains-file: {exc}") from None
+        except (DomainLoadError, OSError) as exc:
+            raise ConfigError(f"--domains-file: {_said(exc)}") from None
     return found
 
 
@@ -238,8 +249,8 @@ def _catalogue(specs: list[str]) -> list:
         return []
     try:
         return [cls.metadata for cls in load_capabilities(specs)]
-    except CapabilityLoadError as exc:
-        raise ConfigError(f"--capabilities: {exc}") from None
+    except (CapabilityLoadError, OSError) as exc:
+        raise ConfigError(f"--capabilities: {_said(exc)}") from None
 
 
 def _trigger_documents(paths: list[str]) -> list[dict]:
