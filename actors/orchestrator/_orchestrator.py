@@ -134,6 +134,7 @@ class Orchestrator(SocketActor):
         self.pool = WorkerPool(
             runs=self.runs, send=self.outbox.put, deliver=self.apply,  # ``send`` without the actor's frame
             record_dispatch=self.durability.dispatched if journal is not None else None,
+            record_proof=self.durability.proved if journal is not None else None,
             heartbeat_ms=heartbeat_ms, liveness=liveness, schedule_to_start_ms=schedule_to_start_ms,
             max_value_bytes=max_value_bytes, artifacts=ArtifactReader(artifact_roots),
             record_capabilities=self.durability.capabilities_seen if journal is not None else None,

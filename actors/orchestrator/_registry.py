@@ -3,7 +3,6 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Iterable, Iterator
 
 import msgspec
@@ -11,8 +10,7 @@ import msgspec
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import Invoke
 
-__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "AwaitedSteps", "InFlight", "SentStep", "SessionProofs", "StepKey",
-           "WorkerInfo", "WorkerRegistry", "session_proof"]
+__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "InFlight", "SentStep", "StepKey", "WorkerInfo", "WorkerRegistry"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
@@ -293,92 +291,3 @@ class WorkerRegistry:
     def expired(self, now_ms: int, silence_ms: int) -> list[WorkerInfo]:
         """Every worker silent for longer than ``silence_ms`` (all of them, not just the first)."""
         return [w for w in self._workers.values() if now_ms - w.last_seen_ms > silence_ms]
-
-
-class AwaitedSteps:
-    """Attempts recovered after a daemon restart, each awaiting the worker it was sent to (by
-    worker id) until a deadline: that worker may hold its answer."""
-
-    def __init__(self) -> None:
-        self._steps: dict[StepKey, tuple[InFlight, str, int]] = {}
-
-    def __len__(self) -> int:
-        return len(self._steps)
-
-    def add(self, step: InFlight, worker_id: str, until_ms: int) -> None:
-        """Await ``step`` from ``worker_id`` until ``until_ms``."""
-        self._steps[(step.run_id, step.step_id, step.attempt)] = (step, worker_id, until_ms)
-
-    def discard(self, key: StepKey) -> None:
-        """Stop awaiting an attempt (cancelled, or past its step deadline)."""
-        self._steps.pop(key, None)
-
-    def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
-        """``worker_id`` registered again: ``(reclaimed, lost)``, the attempts it awaited that
-        it holds and those it came back without; neither is awaited any more."""
-        reclaimed, lost = [], []
-        for key in [k for k, (_, w, _) in self._steps.items() if w == worker_id]:
-            step = self._steps.pop(key)[0]
-            if key in held:
-                reclaimed.append(step)
-            else:
-                lost.append(key)
-        return reclaimed, lost
-
-    def due(self, now_ms: int) -> list[StepKey]:
-        """The attempts whose deadline has come (still awaited)."""
-        return [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
-
-    def expired(self, now_ms: int) -> list[StepKey]:
-        """The attempts whose deadline has come, removed."""
-        late = [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
-        for key in late:
-            del self._steps[key]
-        return late
-
-
-def session_proof(token: str) -> bytes:
-    """What the journal keeps of a worker's session token (its Welcome's): a digest, so the
-    file holds no token a peer could present, only what one presented can be checked against."""
-    return hashlib.sha256(token.encode()).digest()[:16]
-
-
-class SessionProofs:
-    """After a daemon restart, the session each worker id's recovered attempts were sent to.
-
-    A restarted daemon knows the worker an attempt went to by its id alone, which any peer may
-    announce (``ontoflow workers`` lists them; with CURVE, any key of the worker role): the
-    first to register under it listing the attempt in ``Ready.holding`` took it over and had
-    its forged Outcome applied. The journal keeps a digest of the session token each worker id
-    was last sent an attempt in (``Durability.dispatched``); the real worker presents that token
-    in its ``Ready.session``. A Ready presenting another reclaims nothing: the attempts go on
-    awaiting their worker until their window ends.
-    """
-
-    __slots__ = ("_by_worker",)
-
-    def __init__(self) -> None:
-        self._by_worker: dict[str, bytes] = {}
-
-    def expect(self, worker_id: str, proof: bytes) -> None:
-        """``worker_id``'s recovered attempts may be reclaimed only by a Ready proving ``proof``."""
-        self._by_worker[worker_id] = proof
-
-    def claim(self, worker_id: str, token: str) -> bool:
-        """Whether a Ready of ``worker_id`` presenting ``token`` may reclaim its attempts (one
-        proving the session, or of a worker id without a journaled proof, may: the proof is
-        then spent, nothing more being awaited from it)."""
-        if not self._by_worker:
-            return True
-        proof = self._by_worker.get(worker_id)
-        if proof is not None and session_proof(token) != proof:
-            return False
-        self._by_worker.pop(worker_id, None)
-        return True
-
-    def proves(self, worker_id: str, token: str) -> bool:
-        """Whether ``token`` is the one ``worker_id``'s recovered attempts were sent in: its
-        registration keeps it (not a new one), so the journaled proof holds across a later
-        restart too, before anything new is sent to it."""
-        proof = self._by_worker.get(worker_id) if self._by_worker else None
-        return proof is not None and bool(token) and session_proof(token) == proof
