@@ -134,6 +134,12 @@ class Durability:
         self.keep(PROOF_SCOPE, worker_id, proof_row((session, previous), key), now + PROOF_KEPT_MS, now_ms=now,
                   most=MAX_PROOFS)
 
+    def capabilities_forgotten(self, ids: list[str]) -> None:
+        """Record that catalogue entries were dropped (to make room in a full catalogue): a
+        later start does not know them."""
+        for cap in ids:
+            self._batch.capabilities[cap] = None
+
     def ended(self, run_id: str, status: str, ended_ms: int) -> None:
         """Record a run's end (in the same transaction as the fact that ended it)."""
         self._batch.end(run_id, status, ended_ms)

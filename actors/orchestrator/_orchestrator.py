@@ -140,6 +140,7 @@ class Orchestrator(SocketActor):
             record_capabilities=self.durability.capabilities_seen if journal is not None else None,
         )
         self.pool.log_debug = self.log_debug  # the kernel read the levels before the pool was made
+        self.pool.forget_capabilities = self.durability.capabilities_forgotten if journal is not None else None
         self.pool.max_message_bytes = max_message_bytes  # announced in every Welcome: workers send nothing bigger
         self.recovery: RecoveryReport | None = None
         self.authority = Authority(roles)

@@ -3,7 +3,7 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 import msgspec
 
@@ -15,9 +15,13 @@ __all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "InFlight", "SentStep", 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
 #: The most capabilities the catalogue keeps, and the most bytes their metadata take encoded.
-#: The catalogue keeps what every worker ever offered (journaled, read back at start): a peer
-#: registering again and again with 1,024 new ids each time grew it, and the journal, without
-#: end. Past either bound a Ready bringing new entries is refused (``WorkerRegistry.room_for``).
+#: The catalogue keeps what workers offered (journaled, read back at start): a peer registering
+#: again and again with 1,024 new ids each time grew it, and the journal, without end. A Ready
+#: that would take it past either bound first has room made for it: the entries no live worker
+#: offers that the caller spares (no run in flight uses them) go, those offered longest ago
+#: first (``WorkerRegistry.make_room``); only when that is not enough is the Ready refused
+#: (``WorkerRegistry.room_for``), so a full catalogue (about 16 Readys of 1,024 ids fill it)
+#: refuses only while what fills it is offered or in use, never for good.
 MAX_KNOWN_CAPABILITIES, MAX_KNOWN_BYTES = 16_384, 64 * 2**20
 
 _size_of = msgspec.msgpack.Encoder().encode
@@ -105,7 +109,7 @@ class WorkerRegistry:
         self._workers: dict[bytes, WorkerInfo] = {}
         self._by_capability: dict[str, list[WorkerInfo]] = {}
         self._step_owner: dict[StepKey, WorkerInfo] = {}
-        self._known: dict[str, CapabilityMetadata] = {}
+        self._known: dict[str, CapabilityMetadata] = {}  # in the order last offered (or named), oldest first
         self._known_sizes: dict[str, int] = {}  # encoded, per entry: the catalogue's bytes are bounded
         self.known_bytes = 0
         #: Bumped whenever a worker comes or goes or the catalogue changes: what is offered
@@ -136,6 +140,9 @@ class WorkerRegistry:
         """
         previous = self.remove(info.identity)
         self.know(info.capabilities.values())
+        known = self._known
+        for cap in info.capabilities:  # offered now: the last to make room
+            known[cap] = known.pop(cap)
         self.version += 1
         kept = [step for step in previous if (step.run_id, step.step_id, step.attempt) in keep]
         orphans = [step for step in previous if (step.run_id, step.step_id, step.attempt) not in keep]
@@ -184,7 +191,8 @@ class WorkerRegistry:
 
     def know(self, metadata: Iterable[CapabilityMetadata]) -> list[CapabilityMetadata]:
         """Add capabilities to the catalogue (a worker offered them, the journal or the daemon's
-        configuration named them); they stay known when their workers go.
+        configuration named them); they stay known when their workers go (until dropped to
+        make room for others: ``make_room``).
 
         Returns:
             The entries that were new or differed from the catalogue's (what to journal).
@@ -215,9 +223,38 @@ class WorkerRegistry:
             return f"catalogue holds its limit of {MAX_KNOWN_BYTES} bytes of capability metadata"
         return None
 
+    def make_room(self, metadata: Iterable[CapabilityMetadata], spare: Callable[[str], bool]) -> list[str]:
+        """Drop catalogue entries so that ``metadata`` (a registering worker's offer) fits within
+        :data:`MAX_KNOWN_CAPABILITIES` and :data:`MAX_KNOWN_BYTES`: those no live worker offers,
+        not in ``metadata``, and that ``spare`` does not keep (a run in flight uses them), those
+        offered longest ago first. Returns the ids dropped: none when it fits already, or when
+        dropping every such entry would not make it fit (``room_for`` then says why)."""
+        offer = {m.id: m for m in metadata}
+        changed = {cap: m for cap, m in offer.items() if self._known.get(cap) != m}
+        count = len(self._known) + sum(1 for cap in changed if cap not in self._known)
+        size = self.known_bytes + sum(len(_size_of(m)) - self._known_sizes.get(cap, 0) for cap, m in changed.items())
+        if count <= MAX_KNOWN_CAPABILITIES and size <= MAX_KNOWN_BYTES:
+            return []
+        dropped = []
+        for cap in self._known:  # oldest offered first
+            if count <= MAX_KNOWN_CAPABILITIES and size <= MAX_KNOWN_BYTES:
+                break
+            if cap in offer or self._by_capability.get(cap) or spare(cap):
+                continue
+            dropped.append(cap)
+            count -= 1
+            size -= self._known_sizes[cap]
+        if count > MAX_KNOWN_CAPABILITIES or size > MAX_KNOWN_BYTES:
+            return []
+        for cap in dropped:
+            del self._known[cap]
+            self.known_bytes -= self._known_sizes.pop(cap)
+        self.version += 1
+        return dropped
+
     def known(self) -> dict[str, CapabilityMetadata]:
-        """The catalogue: the metadata of every capability ever offered or named (a copy);
-        a step of one with no live worker waits for a worker."""
+        """The catalogue: the metadata of every capability offered or named and not dropped to
+        make room (a copy); a step of one with no live worker waits for a worker."""
         return dict(self._known)
 
     def pick(self, capability: str) -> WorkerInfo | None:

@@ -10,7 +10,9 @@ into Invoke and Cancel (``_step_payload.py``, which also fails an outcome carryi
 worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`, ``_too_large.py``).
 
 The catalogue (``WorkerRegistry.known``) keeps what every worker has offered; each registration
-hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it.
+hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it. It
+is bounded: a full one makes room by dropping what no live worker offers and no run in flight
+uses, offered longest ago first (``_catalogue_room.py``).
 
 After a daemon restart, an attempt journaled as sent may have run, its worker holding the answer:
 :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window plus W's
@@ -31,6 +33,7 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
+from ontoflow.actors.orchestrator._catalogue_room import room_for
 from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, RefusedReadys
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
 from ontoflow.actors.orchestrator._reclaim import Reclaims
@@ -77,6 +80,9 @@ class WorkerPool:
         log_debug: one line per dispatched step (the actor sets it once per batch).
         on_ready: called as ``fn(info, ready, now)`` after each registration (the domains a
             worker announces are read there, ``_domains.DomainBook.announced``).
+        forget_capabilities: called with the ids dropped from a full catalogue to make room for
+            a registering worker's offer (``_catalogue_room.py``; the journal's
+            ``Durability.capabilities_forgotten``); ``None``: none.
     """
     max_message_bytes = 0  #: the largest message this daemon accepts, sent in every Welcome (0: unknown; the orchestrator sets it)
     def __init__(
@@ -109,6 +115,7 @@ class WorkerPool:
         self._pending = PendingQueue()
         self._clocks = StepClocks(runs=runs, deliver=deliver, schedule_to_start_ms=schedule_to_start_ms)
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
+        self.forget_capabilities: Callable[[list[str]], None] | None = None
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
@@ -156,7 +163,8 @@ class WorkerPool:
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
         # Its id, version, slots and capabilities, and room for them in the catalogue.
-        reason = ready_problem(ready, PROTOCOL_VERSION) or self.registry.room_for(ready.capabilities)
+        reason = ready_problem(ready, PROTOCOL_VERSION) or \
+            room_for(self.registry, self._runs, self._pending, ready.capabilities, self.forget_capabilities)
         if reason is not None:
             self.readys_refused.refused(ready.worker_id, reason, now)
             self._send(identity, Disconnect(reason=reason))
