@@ -36,6 +36,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from ontoflow.actors.orchestrator._proof_rows import ProofRows
 from ontoflow.actors.orchestrator._reclaim import proof_row
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.orchestrator._source import compile_source
@@ -94,6 +95,8 @@ class Durability:
         self._sources: set[str] = set()
         self.on_unwritable: Callable[[Exception], None] | None = None
         self._proved: dict[str, str] = {}  # worker id -> the session whose proof was last recorded
+        #: The worker ids whose proof the journal holds, and which goes to make room (``_proof_rows.py``).
+        self.proof_rows = ProofRows(MAX_PROOFS)
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -131,6 +134,10 @@ class Durability:
         if len(self._proved) >= MAX_PROOFS:
             self._proved.clear()  # only ever costs a proof written again
         self._proved[worker_id] = session
+        victim = self.proof_rows.written(worker_id)
+        if victim is not None:  # chosen here, not by the journal's bound (the oldest written)
+            self._proved.pop(victim, None)
+            self.keep(PROOF_SCOPE, victim, None, 0, now_ms=now, most=MAX_PROOFS)
         self.keep(PROOF_SCOPE, worker_id, proof_row((session, previous), key), now + PROOF_KEPT_MS, now_ms=now,
                   most=MAX_PROOFS)
 
@@ -318,6 +325,7 @@ class Durability:
             nfacts += 1
         engines: dict[str, Any] = {}
         proofs = {worker_id: proof for worker_id, proof, _ in self.memory(PROOF_SCOPE, now)}
+        self.proof_rows.seed(proofs)  # oldest first
         redispatched = interrupted = unrecoverable = awaiting = 0
         for row, facts in _with_facts(rows, grouped):
             try:

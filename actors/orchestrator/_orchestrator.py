@@ -141,6 +141,7 @@ class Orchestrator(SocketActor):
         )
         self.pool.log_debug = self.log_debug  # the kernel read the levels before the pool was made
         self.pool.forget_capabilities = self.durability.capabilities_forgotten if journal is not None else None
+        self.durability.proof_rows.holds = self.pool.reclaims.holds  # a proof whose worker holds attempts is kept
         self.pool.max_message_bytes = max_message_bytes  # announced in every Welcome: workers send nothing bigger
         self.recovery: RecoveryReport | None = None
         self.authority = Authority(roles)

@@ -230,6 +230,15 @@ class Reclaims:
         self.lost(lost, now)
         return reclaimed
 
+    def holds(self, worker_id: str) -> bool:
+        """Whether ``worker_id`` holds journaled attempts: some in flight on the worker
+        registered under it (a worker's identity is its id), or some awaiting it after a
+        restart (its journaled proof is kept for them: ``_proof_rows.py``)."""
+        info = self._registry.get(worker_id.encode())
+        if info is not None and info.worker_id == worker_id and info.in_flight:
+            return True
+        return bool(self._awaiting) and bool(self._awaiting.of(worker_id))
+
     def lost(self, keys: list[StepKey], now: int) -> None:
         """Deliver awaited attempts as ``interrupted`` (their worker came back without them, or
         not in their window)."""
