@@ -8,8 +8,9 @@ worker went, and spun at 100% of a core for ever. A child that runs its own code
 touched. One that ends with ``sys.exit(n)`` (any ``SystemExit``) raises out of ``execute``: it
 exits here with what it asked (``n``), as it would have alone. (Leaving a step's time limit,
 anyio's cancel scope finds no running loop in a forked child and raises ``RuntimeError`` over
-the exit: the exit is found in what that error came from.) The check is a counter the child's ``os.register_at_fork`` hook bumps: the base reads
-it before ``execute`` and compares after (a global read and a call a step, no system call).
+the exit: the exit is found in what that error came from.) The check is a counter the child's
+``os.register_at_fork`` hook bumps: the base reads it before ``execute`` and compares after (a
+global read and a call a step, no system call).
 """
 
 from __future__ import annotations

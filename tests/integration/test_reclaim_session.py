@@ -48,7 +48,8 @@ class Restart:
     """A daemon with a journal whose worker ``w1`` was sent a step, killed, and started again."""
 
     def __init__(self, tmp_path: Path, liveness: str) -> None:
-        self.address, self.journal, self.tmp, self.liveness = f"ipc://{tmp_path}/d.sock", tmp_path / "j.sqlite", tmp_path, liveness
+        self.address, self.journal = f"ipc://{tmp_path}/d.sock", tmp_path / "j.sqlite"
+        self.tmp, self.liveness = tmp_path, liveness
         self.daemons: list[Daemon] = []
         self.peers: list[RawPeer] = []
 
