@@ -189,9 +189,13 @@ class Reclaims:
 
     def expect(self, dispatch: Dispatch, worker_id: str, proof: bytes | None) -> None:
         """``dispatch``'s attempt awaits ``worker_id``, proved by the journaled row ``proof``
-        (one that does not decode is none: the attempt then goes to whoever holds it, as before
-        proofs were journaled)."""
-        if proof is not None and (read := read_proof(proof)) is not None:
+        (one that does not decode proves no token: no peer reclaims the attempt, which is
+        ``interrupted`` when the window ends or a peer holding none of them registers)."""
+        if proof is not None:
+            read = read_proof(proof)
+            if read is None:
+                log.warning("session_proof_unreadable", worker_id=worker_id)
+                read = Proof(b"")
             self.proofs.expect(worker_id, read)
 
     def session_for(self, worker_id: str, token: str, key: str, now: int) -> str:

@@ -83,3 +83,11 @@ def test_a_proof_row_of_session_19_proves_its_token_under_any_key() -> None:
     proof = read_proof(session_proof("old"))
     assert proof is not None and proof.proves("old") and proof.same_key("ANY") and not proof.proves("")
     assert read_proof(b"\xc1 not msgpack") is None
+
+
+def test_a_proof_row_that_does_not_decode_lets_no_peer_reclaim() -> None:
+    h = _Harness()
+    d = h.start("r1")
+    h.pool.await_worker(d, "w1", 0, b"\xc1 written by another version")
+    h.ready("KEY1", holding=[(d.run_id, d.step_id, d.attempt)], session="any")
+    assert not h.facts and h.pool.steps_in_flight() == 0 and h.pool.statistics()["steps_awaiting_worker"] == 1
