@@ -134,11 +134,14 @@ class Orchestrator(SocketActor):
         self.pool = WorkerPool(
             runs=self.runs, send=self.outbox.put, deliver=self.apply,  # ``send`` without the actor's frame
             record_dispatch=self.durability.dispatched if journal is not None else None,
+            record_proof=self.durability.proved if journal is not None else None,
             heartbeat_ms=heartbeat_ms, liveness=liveness, schedule_to_start_ms=schedule_to_start_ms,
             max_value_bytes=max_value_bytes, artifacts=ArtifactReader(artifact_roots),
             record_capabilities=self.durability.capabilities_seen if journal is not None else None,
         )
         self.pool.log_debug = self.log_debug  # the kernel read the levels before the pool was made
+        self.pool.forget_capabilities = self.durability.capabilities_forgotten if journal is not None else None
+        self.durability.proof_rows.holds = self.pool.reclaims.holds  # a proof whose worker holds attempts is kept
         self.pool.max_message_bytes = max_message_bytes  # announced in every Welcome: workers send nothing bigger
         self.recovery: RecoveryReport | None = None
         self.authority = Authority(roles)
