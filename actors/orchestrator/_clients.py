@@ -191,16 +191,16 @@ class ClientService:
             case CancelRun() if not orch.available:
                 return UNAVAILABLE
             case CancelRun(run_id=run_id, reason=reason):
-                found = self._queries.lookup(run_id)
+                found = self._queries.lookup(run_id)  # the read budget is charged here, before anything is applied
                 if found is None:
                     return no_run(run_id)
-                if found.result is None:
-                    orch.cancel(run_id, reason)
-                    log.info("run_cancel_requested", run_id=run_id)
-                    found = self._queries.lookup(run_id)
-                if found is not None and found.result is not None:
+                if found.result is not None:
                     return run_status(found.result)
-                return RunStatus(run_id=run_id, status="cancelling")
+                run = orch.runs.get(run_id)  # answered from it: read back, a forgotten run's was refused once applied
+                orch.cancel(run_id, reason)
+                log.info("run_cancel_requested", run_id=run_id)
+                return run_status(run.result) if run is not None and run.result is not None else \
+                    RunStatus(run_id=run_id, status="cancelling")
             case _ if type(message) is Refused:  # a request of a batch that did not decode, in its place
                 return message
             case _:
