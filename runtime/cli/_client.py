@@ -240,8 +240,10 @@ def reply_code(reply: ClientMessage) -> int | None:
             code = EXIT_INVALID
         else:
             code = EXIT_FAILED
-        said = f"{reply.code} (temporary: retry later)" if reply.code in TRANSIENT else reply.code
-        return fail(f"{said}: {reply.message}", code, kind=reply.code)
+        said = f"{reply.code}: {reply.message}"
+        if reply.code in TRANSIENT and "temporary" not in reply.message:  # the journal's says so already
+            said += " (temporary: retry later)"
+        return fail(said, code, kind=reply.code)
     return None
 
 

@@ -151,7 +151,8 @@ async def test_a_one_shot_status_asks_a_few_times_then_says_the_refusal_is_tempo
         assert len(slept) == ONE_SHOT_ASKS - 1 and sum(slept) < 1  # bounded: a few asks within a second
         assert reply_code(refused[-1]) == EXIT_FAILED
         said = capsys.readouterr().err
-        assert "unavailable (temporary: retry later)" in said and f"refused {ONE_SHOT_ASKS} times" in said, said
+        assert "unavailable: the daemon read" in said and f"refused {ONE_SHOT_ASKS} times in a row" in said, said
+        assert said.rstrip().endswith("(temporary: retry later)"), said
 
         async def give_back() -> None:
             monkeypatch.setattr(_queries, "READS_PER_TURN", 20_000)
