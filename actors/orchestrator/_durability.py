@@ -126,6 +126,11 @@ class Durability:
         if session and self._proved.get(worker_id) != session:  # once per worker and session: a dict lookup a step
             self.proved(worker_id, session, "", key, now)
 
+    def keep_proofs_of(self, holds: Callable[[str], bool]) -> None:
+        """Keep the proofs of the workers ``holds`` says hold journaled attempts, when a proof
+        must go to make room (``_proof_rows.py``; the worker pool's ``Reclaims.holds``)."""
+        self.proof_rows.holds = holds
+
     def proved(self, worker_id: str, session: str, previous: str, key: str, now: int) -> None:
         """Record that ``worker_id``'s attempts are reclaimed by a Ready presenting ``session``
         (or ``previous``, when given: a worker proving its session is welcomed with a fresh

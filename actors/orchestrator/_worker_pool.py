@@ -69,6 +69,9 @@ class WorkerPool:
         max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
         record_capabilities: called as ``record_capabilities(metadata, now)`` with what a
             registering worker offers (the journal's catalogue); ``None``: none.
+        forget_capabilities: called with the ids dropped from a full catalogue to make room for
+            a registering worker's offer (``_catalogue_room.py``; the journal's
+            ``Durability.capabilities_forgotten``); ``None``: none.
         max_workers: workers registered at once; a Ready past it is refused (Disconnect),
             so peers announcing themselves cannot grow the registry without bound (a silent
             one is purged after ``liveness`` heartbeats, which frees its place).
@@ -80,9 +83,6 @@ class WorkerPool:
         log_debug: one line per dispatched step (the actor sets it once per batch).
         on_ready: called as ``fn(info, ready, now)`` after each registration (the domains a
             worker announces are read there, ``_domains.DomainBook.announced``).
-        forget_capabilities: called with the ids dropped from a full catalogue to make room for
-            a registering worker's offer (``_catalogue_room.py``; the journal's
-            ``Durability.capabilities_forgotten``); ``None``: none.
     """
     max_message_bytes = 0  #: the largest message this daemon accepts, sent in every Welcome (0: unknown; the orchestrator sets it)
     def __init__(
@@ -98,6 +98,7 @@ class WorkerPool:
         schedule_to_start_ms: int = 30_000,
         max_value_bytes: int | None = None,
         record_capabilities: Callable[[list[CapabilityMetadata], int], None] | None = None,
+        forget_capabilities: Callable[[list[str]], None] | None = None,
         max_workers: int = 4096,
         artifacts: ArtifactReader | None = None,
     ) -> None:
@@ -115,7 +116,7 @@ class WorkerPool:
         self._pending = PendingQueue()
         self._clocks = StepClocks(runs=runs, deliver=deliver, schedule_to_start_ms=schedule_to_start_ms)
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
-        self.forget_capabilities: Callable[[list[str]], None] | None = None
+        self._forget_capabilities = forget_capabilities
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
@@ -164,7 +165,7 @@ class WorkerPool:
         """Register (or re-register) a worker announcing itself, or refuse it."""
         # Its id, version, slots and capabilities, and room for them in the catalogue.
         reason = ready_problem(ready, PROTOCOL_VERSION) or \
-            room_for(self.registry, self._runs, self._pending, ready.capabilities, self.forget_capabilities)
+            room_for(self.registry, self._runs, self._pending, ready.capabilities, self._forget_capabilities)
         if reason is not None:
             self.readys_refused.refused(ready.worker_id, reason, now)
             self._send(identity, Disconnect(reason=reason))

@@ -24,7 +24,7 @@ from tests.actors.orchestrator.parts import CAP, Sent, one_step
 def test_a_proof_whose_worker_holds_attempts_outlives_a_churn_of_worker_ids(tmp_path: Path) -> None:
     with open_journal(tmp_path / "j.sqlite") as journal:
         durability = Durability(journal)
-        durability.proof_rows.holds = lambda worker_id: worker_id == "long"  # it still runs a step
+        durability.keep_proofs_of(lambda worker_id: worker_id == "long")  # it still runs a step
         durability.proved("long", "tok-long", "", "", 0)
         durability.proved("idle", "tok-idle", "", "", 0)
         for i in range(MAX_PROOFS):  # new worker ids, each sent a step
