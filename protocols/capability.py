@@ -15,6 +15,7 @@ import msgspec
 from ontoflow.protocols.documents import oversized_int_path
 from ontoflow.protocols.errors import Problem
 from ontoflow.protocols.events import RESERVED_EVENTS
+from ontoflow.protocols.patterns import schema_pattern_problems
 
 __all__ = [
     "ArrayParam",
@@ -244,8 +245,10 @@ def flow_pre(meta: CapabilityMetadata) -> list[FlowStep]:
 def check_metadata(meta: CapabilityMetadata, where: str | None = None) -> list[Problem]:
     """Return the problems with ``meta`` (an empty list when it is sound).
 
-    Checks the id's shape, event names, the retry knobs and the top level of the input schema
-    (the schema itself is compiled by the capability base, which reports its own errors).
+    Checks the id's shape, event names, the retry knobs, the top level of the input schema
+    (the schema itself is compiled by the capability base, which reports its own errors) and
+    that RE2 compiles every pattern of the input and observation schemas (the daemon matches
+    them with RE2: ``protocols.patterns``).
 
     Args:
         meta: the metadata to check.
@@ -298,4 +301,6 @@ def check_metadata(meta: CapabilityMetadata, where: str | None = None) -> list[P
             problems.append(
                 Problem(path=f"{where}.input_schema.required[{i}]", message=f"names undeclared key {key!r}")
             )
+    for name in ("input_schema", "observation_schema"):
+        problems += schema_pattern_problems(getattr(meta, name), f"{where}.{name}")
     return problems

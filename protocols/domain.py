@@ -35,6 +35,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata, IntentHints
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.patterns import compile_pattern
 
 __all__ = [
     "DEFAULT_CONFIDENCE_THRESHOLD",
@@ -93,7 +94,8 @@ class EntitySpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         description: what to ask for when it is missing.
         capability_map: enum value -> a capability id or a list of them.
         param: the input key it is passed as (the entity's name when empty).
-        patterns: regular expressions with a ``value`` group that find it in a sentence.
+        patterns: regular expressions with a ``value`` group that find it in a sentence,
+            in RE2's syntax (``protocols.patterns``: no backreference, no lookaround).
         many: it may carry several values (a list), which the planner fans out.
     """
 
@@ -201,8 +203,8 @@ def _check_entity(where: str, name: str, spec: EntitySpec, allowed: set[str], pr
             bad("default", "must be a string")
     for i, pattern in enumerate(spec.patterns):
         try:
-            compiled = re.compile(pattern)
-        except re.error as exc:
+            compiled = compile_pattern(pattern)  # RE2: the edge matches it against clients' sentences
+        except ValueError as exc:
             bad(f"patterns[{i}]", f"does not compile: {exc}")
             continue
         if "value" not in compiled.groupindex:

@@ -1,0 +1,135 @@
+"""Regular expressions that come from outside the process: compiled by RE2, never by ``re``.
+
+A worker's schemas (``pattern``, the keys of ``patternProperties``) and a domain's entity
+``patterns`` reach the daemon from peers and files, and are matched there against values and
+sentences from clients and peers. Python's ``re`` backtracks: ``^(a+)+$`` against 28
+characters held the daemon's loop 4.7 s, and every character more doubles it. RE2 matches in
+time linear in the text; it has no backreferences and no lookaround (what needs backtracking),
+so a pattern using them is refused where it arrives, named by its place, never quoted.
+
+JSON Schema's ``pattern`` is an ECMA-262 expression, unanchored (a search, not a match); RE2
+reads the common subset the same way (``$`` is the end of the text, ``\\d`` and ``\\w`` are
+ASCII), and ``search`` keeps the unanchored meaning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import re2
+
+from ontoflow.protocols.errors import Problem
+
+__all__ = [
+    "DATA_KEYWORDS",
+    "MAX_PATTERN_MEMORY",
+    "SCHEMA_MAPS",
+    "compile_pattern",
+    "pattern_problem",
+    "schema_pattern_problems",
+    "schema_patterns",
+]
+
+#: The memory one compiled pattern may take (RE2's program and its lazily built DFA). A
+#: pattern a schema means is a few hundred bytes; past it RE2 refuses the pattern ("pattern
+#: too large"), and a matching whose DFA would outgrow it goes on, still linear, without one.
+MAX_PATTERN_MEMORY = 1 << 20
+
+#: Keywords whose value is data, never a schema.
+DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+#: Keywords whose value maps names to subschemas (``dependencies`` may map a name to a list).
+SCHEMA_MAPS = frozenset({"$defs", "definitions", "dependencies", "patternProperties", "properties"})
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # RE2 would write the pattern itself to stderr
+_OPTIONS.max_mem = MAX_PATTERN_MEMORY
+
+
+def compile_pattern(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 (its ``search``, ``match``, ``groupindex`` are ``re``'s).
+
+    Raises:
+        ValueError: when RE2 cannot compile it; the text says why (``invalid perl operator``,
+            ``invalid escape sequence``: a lookaround, a backreference) without quoting it.
+        TypeError: when ``pattern`` is not a string.
+    """
+    if type(pattern) is not str:
+        raise TypeError(f"a pattern must be a string, not {type(pattern).__name__}")
+    try:
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        raise ValueError(f"RE2 cannot compile it: {_reason(exc)} (RE2 matches in time linear in the text: "
+                         "it has no backreferences and no lookaround)") from None
+
+
+def _reason(exc: Exception) -> str:
+    # RE2's text is "<what>: <the part of the pattern>": the part is left out.
+    text = exc.args[0] if exc.args else ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return str(text).split(":", 1)[0].strip()[:80] or "not a regular expression"
+
+
+def pattern_problem(pattern: Any) -> str | None:
+    """Why RE2 cannot compile ``pattern`` (see :func:`compile_pattern`), or None."""
+    try:
+        compile_pattern(pattern)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def _name(key: str) -> str:
+    return f".{key}" if key.isidentifier() else f"[{key!r}]"
+
+
+def schema_patterns(schema: Any) -> Iterator[tuple[str, str]]:
+    """``(path, pattern)`` for every ``pattern`` and every key of a ``patternProperties`` in
+    ``schema`` (a JSON Schema): every object under it but a data keyword's (``enum``,
+    ``default``...) is taken as a schema, as a ``$ref`` may take it.
+
+    The path is ``.properties.code.pattern``, or ``.patternProperties[key 0]`` for the first
+    key of a ``patternProperties`` (a key is a pattern: it is not quoted). A ``pattern`` that
+    is not a string is not yielded (the schema's compiler refuses it).
+    """
+    stack: list[tuple[str, Any]] = [("", schema)]
+    while stack:
+        path, node = stack.pop()
+        if type(node) is not dict:
+            continue
+        for keyword, value in node.items():
+            here = f"{path}{_name(keyword) if type(keyword) is str else '[?]'}"
+            if keyword == "pattern" and type(value) is str:
+                yield here, value
+            elif keyword in DATA_KEYWORDS:
+                continue
+            elif keyword in SCHEMA_MAPS and type(value) is dict:
+                for i, (key, sub) in enumerate(value.items()):
+                    if keyword == "patternProperties":
+                        if type(key) is str:
+                            yield f"{here}[key {i}]", key
+                        stack.append((f"{here}[key {i}]", sub))
+                    else:
+                        stack.append((f"{here}{_name(key) if type(key) is str else '[?]'}", sub))
+            elif type(value) is list:
+                stack.extend((f"{here}[{i}]", sub) for i, sub in enumerate(value))
+            else:  # a subschema, or a keyword no draft names (a $ref may point into it)
+                stack.append((here, value))
+
+
+def schema_pattern_problems(schema: Any, what: str) -> list[Problem]:
+    """The patterns of ``schema`` RE2 cannot compile, each a problem at ``what`` + its path
+    (``capabilities[0].observation_schema.properties.code.pattern``), never quoting it.
+
+    Each distinct pattern is compiled once.
+    """
+    problems: list[Problem] = []
+    seen: dict[str, str | None] = {}
+    for path, pattern in schema_patterns(schema):
+        if pattern not in seen:
+            seen[pattern] = pattern_problem(pattern)
+        problem = seen[pattern]
+        if problem is not None:
+            problems.append(Problem(path=f"{what}{path}", message=problem))
+    return problems
