@@ -77,12 +77,30 @@ def _swap(node: Any, tokens: _Tokens) -> Any:
         elif keyword == "pattern" and type(value) is str:
             out[keyword] = tokens(value)
         elif keyword == "patternProperties" and type(value) is dict:
+            _required_allowed(node, value)
             out[keyword] = {(tokens(k) if type(k) is str else k): _swap(v, tokens) for k, v in value.items()}
         elif keyword in SCHEMA_MAPS and type(value) is dict:
             out[keyword] = {k: _swap(v, tokens) for k, v in value.items()}
         else:  # a subschema, a list of them, or a keyword no draft names (a $ref may point into it)
             out[keyword] = _swap(value, tokens)
     return out
+
+
+def _required_allowed(node: dict[Any, Any], patterns: dict[Any, Any]) -> None:
+    """fastjsonschema's check of an object schema whose required names no property allows
+    (it runs it with ``re`` while compiling; its tokens match any name), made with RE2.
+
+    Raises:
+        JsonSchemaDefinitionException: as fastjsonschema words it.
+    """
+    required, properties = node.get("required"), node.get("properties", {})
+    if node.get("additionalProperties", True) or type(required) is not list or type(properties) is not dict:
+        return
+    compiled = [compile_pattern(p) for p in patterns if type(p) is str]
+    not_possible = [name for name in required if type(name) is str and name not in properties
+                    and not any(p.search(name) for p in compiled)]
+    if not_possible:
+        raise JsonSchemaDefinitionException(f"items {not_possible} are required but not allowed")
 
 
 def _searched_while_compiling(node: Any, tokens: _Tokens) -> bool:
