@@ -23,7 +23,9 @@ from ontoflow.protocols.errors import Problem
 
 __all__ = [
     "DATA_KEYWORDS",
+    "MAX_PATTERN_INSTRUCTIONS",
     "MAX_PATTERN_MEMORY",
+    "PatternBudget",
     "SCHEMA_MAPS",
     "compile_pattern",
     "pattern_problem",
@@ -32,9 +34,19 @@ __all__ = [
 ]
 
 #: The memory one compiled pattern may take (RE2's program and its lazily built DFA). A
-#: pattern a schema means is a few hundred bytes; past it RE2 refuses the pattern ("pattern
-#: too large"), and a matching whose DFA would outgrow it goes on, still linear, without one.
-MAX_PATTERN_MEMORY = 1 << 20
+#: pattern a schema means takes a few KiB (``^[^/]{1,255}$``: under 64 KiB; ``\w{1,1000}``:
+#: 256 KiB); past it RE2 refuses the pattern ("pattern too large"), and a matching whose DFA
+#: would outgrow it goes on, still linear, without one.
+MAX_PATTERN_MEMORY = 256 << 10
+
+#: The RE2 instructions the patterns of one announcement (a Ready's capabilities) may compile
+#: to. Compiling costs about half a microsecond an instruction and a few bytes of text may
+#: make thousands (``\w{1000}``: 3,000): without a bound, a Ready of small patterns would
+#: hold the loop for minutes. A usual pattern takes 10 to 100.
+MAX_PATTERN_INSTRUCTIONS = 200_000
+
+#: What a pattern RE2 refuses is charged (refusing one costs as much as compiling a large one).
+_REFUSED_CHARGE = 5_000
 
 #: Keywords whose value is data, never a schema.
 DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
@@ -71,12 +83,30 @@ def _reason(exc: Exception) -> str:
     return str(text).split(":", 1)[0].strip()[:80] or "not a regular expression"
 
 
-def pattern_problem(pattern: Any) -> str | None:
-    """Why RE2 cannot compile ``pattern`` (see :func:`compile_pattern`), or None."""
+class PatternBudget:
+    """The RE2 instructions left to compile for one announcement (see
+    :data:`MAX_PATTERN_INSTRUCTIONS`); shared by the checks of its schemas.
+
+    Args:
+        instructions: the budget.
+    """
+
+    def __init__(self, instructions: int = MAX_PATTERN_INSTRUCTIONS) -> None:
+        self.instructions = instructions
+        self.left = instructions
+
+
+def pattern_problem(pattern: Any, budget: PatternBudget | None = None) -> str | None:
+    """Why RE2 cannot compile ``pattern`` (see :func:`compile_pattern`), or None; what it
+    compiled to (or a refusal's cost) is taken from ``budget``."""
     try:
-        compile_pattern(pattern)
+        compiled = compile_pattern(pattern)
     except (TypeError, ValueError) as exc:
+        if budget is not None:
+            budget.left -= _REFUSED_CHARGE
         return str(exc)
+    if budget is not None:
+        budget.left -= compiled.programsize
     return None
 
 
@@ -118,17 +148,22 @@ def schema_patterns(schema: Any) -> Iterator[tuple[str, str]]:
                 stack.append((here, value))
 
 
-def schema_pattern_problems(schema: Any, what: str) -> list[Problem]:
+def schema_pattern_problems(schema: Any, what: str, budget: PatternBudget | None = None) -> list[Problem]:
     """The patterns of ``schema`` RE2 cannot compile, each a problem at ``what`` + its path
     (``capabilities[0].observation_schema.properties.code.pattern``), never quoting it.
 
-    Each distinct pattern is compiled once.
+    Each distinct pattern is compiled once, and charged to ``budget``: once it is spent, the
+    check stops with a problem at ``what`` saying so.
     """
     problems: list[Problem] = []
     seen: dict[str, str | None] = {}
     for path, pattern in schema_patterns(schema):
         if pattern not in seen:
-            seen[pattern] = pattern_problem(pattern)
+            if budget is not None and budget.left <= 0:
+                problems.append(Problem(path=what, message=f"its patterns take more than the {budget.instructions} RE2 "
+                                                           "instructions one announcement may compile to"))
+                break
+            seen[pattern] = pattern_problem(pattern, budget)
         problem = seen[pattern]
         if problem is not None:
             problems.append(Problem(path=f"{what}{path}", message=problem))

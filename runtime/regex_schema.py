@@ -127,20 +127,19 @@ def _refused(what: str) -> JsonSchemaDefinitionException:
                                          f"{getattr(fastjsonschema, 'VERSION', '?')}), so it is refused")
 
 
-def _install(inner: Validator, tokens: _Tokens) -> None:
-    """Put each token's pattern, compiled by RE2, in ``inner``'s pattern table.
+def _install(inner: Validator, compiled: Mapping[str, Any]) -> None:
+    """Put each token's pattern, ``compiled`` by RE2, in ``inner``'s pattern table.
 
     Raises:
         JsonSchemaDefinitionException: when the table is not where it is expected, or holds a
-            pattern that is neither a token nor one of fastjsonschema's formats; ``ValueError``
-            when RE2 cannot compile a pattern.
+            pattern that is neither a token nor one of fastjsonschema's formats.
     """
     table = getattr(inner, "__globals__", {}).get("REGEX_PATTERNS")
     if type(table) is not dict:
         raise _refused("this schema")
     for key in list(table):
-        if key in tokens.pattern_of:
-            table[key] = compile_pattern(tokens.pattern_of[key])
+        if key in compiled:
+            table[key] = compiled[key]
         elif not (isinstance(table[key], re.Pattern) and table[key].pattern in _FORMATS):
             raise _refused("a pattern at a place no schema keyword names")
 
@@ -178,12 +177,12 @@ def _compile(schema: Any, handlers: Mapping[str, Callable[[str], Any]], use_defa
     swapped = _swap(schema, tokens)
     if tokens.pattern_of and probe:
         _probe()
-    for pattern in tokens.pattern_of.values():
-        compile_pattern(pattern)  # refused before anything is generated
+    # Compiled (or refused) before anything is generated.
+    compiled = {token: compile_pattern(pattern) for token, pattern in tokens.pattern_of.items()}
     if _searched_while_compiling(swapped, tokens):
         raise _refused("a patternProperties at a place no schema keyword names")
     inner = fastjsonschema.compile(swapped, handlers=dict(handlers), use_default=use_default)
-    _install(inner, tokens)  # a schema without patterns too: one may be reached by a $ref
+    _install(inner, compiled)  # a schema without patterns too: one may be reached by a $ref
     patterns = tokens.pattern_of
     if not patterns:
         return inner

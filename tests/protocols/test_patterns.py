@@ -81,3 +81,17 @@ def test_the_matcher_runs_a_domains_patterns_with_re2() -> None:
     out = Matcher(catalogue).match("find " + "a" * 60 + "!")
     assert (out.goal, out.entities) == ("FIND", {})
     assert Matcher(catalogue).match("find notes.txt").entities == {"name_text": "notes"}
+
+
+def test_a_ready_whose_patterns_compile_to_too_much_is_refused_before_compiling_them_all() -> None:
+    # \w{1000} is 8 characters and 3,000 RE2 instructions (a millisecond to compile): bounded per Ready.
+    from ontoflow.protocols.messages import PROTOCOL_VERSION, Ready, ready_problem
+    from ontoflow.protocols.patterns import MAX_PATTERN_INSTRUCTIONS
+
+    caps = [CapabilityMetadata(id=f"t.c{i}", input_schema={"type": "object", "properties": {
+        f"k{j}": {"pattern": rf"\w{{1000}}{i}-{j}"} for j in range(10)}}) for i in range(10)]
+    reason = ready_problem(Ready(protocol=PROTOCOL_VERSION, worker_id="w", capabilities=caps), PROTOCOL_VERSION)
+    assert reason is not None and reason.endswith(f".input_schema: its patterns take more than the {MAX_PATTERN_INSTRUCTIONS} "
+                                                  "RE2 instructions one announcement may compile to")
+    assert reason.startswith("capabilities[") and not reason.startswith("capabilities[0]")  # the first ones fit
+    assert ready_problem(Ready(protocol=PROTOCOL_VERSION, worker_id="w", capabilities=caps[:2]), PROTOCOL_VERSION) is None
