@@ -95,3 +95,13 @@ def test_a_ready_whose_patterns_compile_to_too_much_is_refused_before_compiling_
                                                   "RE2 instructions one announcement may compile to")
     assert reason.startswith("capabilities[") and not reason.startswith("capabilities[0]")  # the first ones fit
     assert ready_problem(Ready(protocol=PROTOCOL_VERSION, worker_id="w", capabilities=caps[:2]), PROTOCOL_VERSION) is None
+
+
+def test_a_domain_whose_patterns_compile_to_too_much_is_refused() -> None:
+    manifest = _domain("x")
+    goal = manifest.goals[0]
+    many = msgspec.structs.replace(goal.entities_schema["name_text"], patterns=[rf"(?P<value>\w{{1000}}){i}" for i in range(20)])
+    manifest = msgspec.structs.replace(manifest, goals=[msgspec.structs.replace(goal, entities_schema={"name_text": many})])
+    problems = check_domain(manifest)
+    assert [p.path for p in problems] == ["goals[0].entities_schema.name_text.patterns"]
+    assert "RE2 instructions" in problems[0].message
