@@ -34,7 +34,6 @@ __all__ = ["compile_schema"]
 Validator = Callable[[Any], Any]
 
 
-
 def _format_patterns() -> frozenset[str]:
     """The format expressions fastjsonschema ships (the only ``re`` patterns a table may keep)."""
     found: set[str] = set()
