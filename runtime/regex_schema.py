@@ -201,12 +201,21 @@ def _compile(schema: Any, handlers: Mapping[str, Callable[[str], Any]], use_defa
     return check
 
 
+def _refuse_remote(uri: str) -> Any:
+    # fastjsonschema would fetch a remote $ref with urlopen while compiling, on the caller's loop.
+    raise JsonSchemaDefinitionException("a remote $ref is not allowed")
+
+
+_NO_REMOTE = {scheme: _refuse_remote for scheme in ("http", "https", "ftp", "file")}
+
+
 def compile_schema(schema: Any, handlers: Mapping[str, Callable[[str], Any]] | None = None,
                    use_default: bool = True) -> Validator:
     """``fastjsonschema.compile(schema, handlers=handlers, use_default=use_default)``, with
     every ``pattern`` and ``patternProperties`` key matched by RE2 (searched, as JSON Schema
     means), never by ``re``. A schema without patterns gets fastjsonschema's validator itself
     (compiled from a copy of the schema), called directly: no cost is added to a check.
+    Without ``handlers``, a remote ``$ref`` is refused, never fetched.
 
     Raises:
         JsonSchemaDefinitionException: what fastjsonschema raises, or when the patterns cannot
@@ -214,4 +223,4 @@ def compile_schema(schema: Any, handlers: Mapping[str, Callable[[str], Any]] | N
         ValueError: when RE2 cannot compile a pattern (a backreference, a lookaround).
         TypeError: whatever else fastjsonschema raises for a malformed schema.
     """
-    return _compile(schema, handlers or {}, use_default)
+    return _compile(schema, _NO_REMOTE if handlers is None else handlers, use_default)

@@ -140,3 +140,12 @@ def test_the_checker_matches_a_clients_literal_against_a_workers_pattern_with_re
 
     assert literal_problem(LONG, {"type": "string", "pattern": EVIL}) == "must match pattern ^(a+)+$"
     assert literal_problem("aa", {"type": "string", "pattern": EVIL}) is None
+
+
+def test_a_remote_ref_is_refused_never_fetched_by_default() -> None:
+    # The daemon's checker compiled a peer's schema with fastjsonschema's defaults: urlopen on its loop.
+    with pytest.raises(JsonSchemaDefinitionException, match="remote"):
+        compile_schema({"$ref": "http://127.0.0.1:9/schema.json"})
+    from ontoflow.actors.checker._schema import literal_problem
+
+    assert literal_problem("x", {"$ref": "http://127.0.0.1:9/schema.json"}) is None  # no check: it went to urlopen
