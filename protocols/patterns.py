@@ -53,13 +53,20 @@ DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
 #: Keywords whose value maps names to subschemas (``dependencies`` may map a name to a list).
 SCHEMA_MAPS = frozenset({"$defs", "definitions", "dependencies", "patternProperties", "properties"})
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # RE2 would write the pattern itself to stderr
-_OPTIONS.max_mem = MAX_PATTERN_MEMORY
+def _options(captures: bool) -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would write the pattern itself to stderr
+    options.max_mem = MAX_PATTERN_MEMORY
+    options.never_capture = not captures  # a yes-or-no search then never needs the slower engines
+    return options
 
 
-def compile_pattern(pattern: str) -> Any:
-    """``pattern`` compiled by RE2 (its ``search``, ``match``, ``groupindex`` are ``re``'s).
+_OPTIONS = {True: _options(True), False: _options(False)}
+
+
+def compile_pattern(pattern: str, captures: bool = True) -> Any:
+    """``pattern`` compiled by RE2 (its ``search``, ``match``, ``groupindex`` are ``re``'s);
+    without ``captures``, its groups capture nothing (a search that only tells whether).
 
     Raises:
         ValueError: when RE2 cannot compile it; the text says why (``invalid perl operator``,
@@ -69,7 +76,7 @@ def compile_pattern(pattern: str) -> Any:
     if type(pattern) is not str:
         raise TypeError(f"a pattern must be a string, not {type(pattern).__name__}")
     try:
-        return re2.compile(pattern, _OPTIONS)
+        return re2.compile(pattern, _OPTIONS[captures])
     except re2.error as exc:
         raise ValueError(f"RE2 cannot compile it: {_reason(exc)} (RE2 matches in time linear in the text: "
                          "it has no backreferences and no lookaround)") from None

@@ -18,7 +18,8 @@ from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.flat_schema import compile_validator
 from ontoflow.runtime.inputs import InputValidators
-from ontoflow.runtime.regex_schema import compile_schema
+from ontoflow.protocols.patterns import compile_pattern
+from ontoflow.runtime.regex_schema import _Search, compile_schema
 
 EVIL = "^(a+)+$"
 #: Python's re takes 2**60 steps to fail it (it never returns); RE2 one pass.
@@ -54,8 +55,17 @@ def test_every_pattern_is_an_re2_pattern_and_re_never_sees_it() -> None:
     validate = compile_schema({"type": "object", "properties": {"s": {"type": "string", "pattern": EVIL}},
                                "patternProperties": {"^x-": {"type": "integer"}}})
     table = _table(validate)
-    assert table and all(type(p).__module__.startswith("re2") for p in table.values())
+    assert table and all(type(p) is _Search for p in table.values())
     assert all(key.startswith("(?#re2 ") for key in table)  # re compiled tokens only
+
+
+@pytest.mark.parametrize("pattern", ["^a+$", "b", "é", r"^\d{2}$", "^$", r"\bword\b", "(?i)ABC", r"^\p{Greek}+$"])
+def test_the_quick_search_through_google_re2s_binding_agrees_with_its_public_search(pattern: str) -> None:
+    compiled = compile_pattern(pattern, captures=False)
+    quick = _Search(compiled)
+    assert quick.search is not compiled.search  # the binding is there as expected: the quick path is taken
+    for text in ["", "a", "aaa", "ab", "b", "xéy", "12", "123", "a word here", "abc", "αβ", "\n", "a\n"]:
+        assert bool(quick.search(text)) == (compiled.search(text) is not None), (pattern, text)
 
 
 def test_a_long_value_against_a_backtracking_pattern_is_refused_naming_the_pattern() -> None:
