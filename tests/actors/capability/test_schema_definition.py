@@ -89,3 +89,15 @@ def test_a_loaded_file_names_the_spec_the_capability_and_the_path(tmp_path: Path
 def test_valid_schemas_still_load(schema: dict) -> None:
     cls = _class(schema.pop("properties"), **schema)
     assert cls._class_spec().validator is not None
+
+
+def test_the_meta_schema_reads_patterns_as_re2_does() -> None:
+    # A pattern RE2 compiles and re does not (\p{L}) is a valid schema; one re compiles and RE2
+    # does not ((a)\1) is not: the grammar the pattern will be matched with decides.
+    from ontoflow.actors.capability._metaschema import metaschema_problem
+
+    letters = {"type": "object", "properties": {"a": {"type": "string", "pattern": r"\p{L}+"}}}
+    assert metaschema_problem(letters) is None
+    assert metaschema_problem({"type": "object", "patternProperties": {r"^\p{L}+$": {}}}) is None
+    backreference = {"type": "object", "properties": {"a": {"type": "string", "pattern": r"(a)\1"}}}
+    assert metaschema_problem(backreference) == "input_schema.properties.a.pattern must be a pattern RE2 compiles"
