@@ -82,7 +82,7 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     # have, and brings no outputs then.
     produced = {a: state.results[a].outputs for a in step.ancestors}
     try:
-        params = substitute(step.params, step.id, produced)
+        params = substitute(step.params, step.id, produced, sites=step.sites)
     except UnresolvedReference as exc:
         reason = "params_too_large" if isinstance(exc, ParamsTooLarge) else "reference"
         _end_now(c, state, step, now, status=FAILED, event=INVALID, reason=reason, error=str(exc))
