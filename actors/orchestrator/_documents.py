@@ -12,7 +12,9 @@ submit also runs the static contract check (:class:`ContractGate`, ``ontoflow ch
 checks the inputs against the schemas the capabilities declare. What does not depend on the inputs' values (the compiled
 document, its source, the contract verdict) is kept by the document's bytes, hash, worktree
 and the input keys: a client submitting the same document again, the common case, costs one
-lookup. Everything kept is dropped when the catalogue changes.
+lookup. Everything kept is dropped when the catalogue changes, and when it passes 256 documents
+or 64 MiB of them (as encoded). An ended run lets its compiled document go too
+(``_run_table.EndedEngine``).
 
 A submit whose document the contract check refuses is answered ``invalid_manifest`` with the
 report the command prints, before any run exists; a refusal shows its first 50 findings (or
@@ -73,6 +75,10 @@ _fact_decoder = msgspec.msgpack.Decoder(Fact)
 
 #: Documents (and admissions) kept; past it the cache starts afresh (clients submit few kinds).
 _KEPT = 256
+
+#: The bytes (as encoded) of the documents kept, in all; past it the cache starts afresh too. A
+#: compiled document holds several times its bytes: 256 distinct documents of 20 MB were 46 GB.
+_KEPT_BYTES = 64 * 2**20
 
 
 class Admitted(msgspec.Struct, frozen=True):
@@ -180,6 +186,7 @@ class SubmittedDocuments:
         # By (document digest, hash, worktree): compiled workflows and pinned sources, or the
         # error compiling it raised (a document that does not compile is not compiled again).
         self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]] | Exception] = {}
+        self._compiled_bytes = 0  # of the documents compiled and kept (their pinned sources)
         # By (document digest, hash, worktree, input keys): what a submit of them is admitted as.
         self._admitted: dict[tuple[bytes, str, str, tuple[str, ...]], Admitted] = {}
         # The last document admitted and its digest: a client usually submits the same one run
@@ -194,6 +201,7 @@ class SubmittedDocuments:
             if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
                 self._known.update(catalog)
                 self._compiled.clear()  # compiled against older metadata
+                self._compiled_bytes = 0
                 self._admitted.clear()
                 self._contracts.clear()
                 self._inputs = CatalogInputCheck(self._known)
@@ -303,8 +311,13 @@ class SubmittedDocuments:
         return found
 
     def _store(self, key: tuple[bytes, str, str], found: Any) -> Any:
-        if len(self._compiled) >= _KEPT:
+        size = 0 if isinstance(found, Exception) or key in self._compiled else len(found[1][1])
+        if len(self._compiled) >= _KEPT or self._compiled_bytes + size > _KEPT_BYTES:
+            # Admissions hold compiled documents too: every one kept is one of these.
             self._compiled.clear()
+            self._admitted.clear()
+            self._compiled_bytes = 0
+        self._compiled_bytes += size
         if isinstance(found, Exception):
             log.info("document_refused", digest=key[0].hex(), problems=len(getattr(found, "problems", ())),
                      report=str(found))
