@@ -24,13 +24,13 @@ import structlog
 
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator.engine import (
-    Command, Fact, RunEnded, RunEngine, Suspended, Suspension, admit, check_answer, engine_failure,
+    Command, Fact, RunEnded, RunEngine, Suspended, Suspension, check_answer, engine_failure,
 )
 from ontoflow.protocols.client import Question
 from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.actor import where
 
-__all__ = ["DEFAULT_ANSWER_TIMEOUT_MS", "AnswerRefused", "EndedEngine", "Run", "RunTable", "result_of"]
+__all__ = ["DEFAULT_ANSWER_TIMEOUT_MS", "AnswerRefused", "Run", "RunTable", "result_of"]
 
 log = structlog.get_logger()
 
@@ -96,28 +96,6 @@ class Run:
             await self.done.wait()
         assert self.result is not None  # set before done, by RunTable.end
         return self.result
-
-
-class EndedEngine:
-    """What an ended run keeps of its engine (``RunEngine``): its kind, its name and the status
-    gate (``admit``: a fact is noted as ignored, as the engine notes it). Not the compiled
-    document: ended runs are kept for their clients (10,000 by default), and each held its own,
-    so 10,000 distinct documents of 20 MB kept a daemon's memory growing by 180 MB a run."""
-
-    __slots__ = ("kind", "name")
-
-    def __init__(self, engine: RunEngine) -> None:
-        self.kind, self.name = engine.kind, engine.name
-
-    def advance(self, state: Any, fact: Fact) -> list[Command]:
-        admit(state, fact)  # False for an ended run: a note, or the TypeError of a fact that is none
-        return []
-
-    def in_flight(self, state: Any) -> list[Any]:
-        return []
-
-    def suspensions(self, state: Any) -> list[Any]:
-        return []
 
 
 class RunTable:
@@ -358,8 +336,8 @@ class RunTable:
         """Record that ``run`` ended as ``ended`` says; publish and return its result."""
         state = run.state
         result = run.result = result_of(state, ended.status, ended.error)
-        run.engine = EndedEngine(run.engine)  # the compiled document is let go (see EndedEngine)
-        run.advance = run.engine.advance
+        ended_engine = run.engine = run.engine.ended  # the compiled document is let go (``EndedEngine``)
+        run.advance = ended_engine.advance
         self.in_flight -= 1
         if ended.status == "completed":
             if self.log_info:

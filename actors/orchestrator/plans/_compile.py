@@ -18,7 +18,7 @@ from ontoflow.protocols.plan import (
     ExecutionPlan, check_plan, find_references, plan_dependencies, plan_size_problem, references_problem,
 )
 
-from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch
+from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch, EndedEngine
 from ontoflow.actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
 from ontoflow.actors.orchestrator.plans._refs import declares_field, is_whole_reference, reference_sites
 
@@ -108,9 +108,13 @@ class CompiledPlan:
     worktree: str
     steps: tuple[StepPlan, ...]
     by_id: dict[str, StepPlan] = field(default_factory=dict)
+    ended: EndedEngine = field(init=False, compare=False, repr=False)  # what an ended run keeps instead
 
     #: The engine contract's kind (``RunEngine``).
     kind: ClassVar[str] = "plan"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ended", EndedEngine(self.kind, self.name))
 
     @property
     def name(self) -> str:
