@@ -15,6 +15,7 @@ import msgspec
 from ontoflow.protocols.documents import oversized_int_path
 from ontoflow.protocols.errors import Problem
 from ontoflow.protocols.events import RESERVED_EVENTS
+from ontoflow.protocols.patterns import PatternBudget, schema_pattern_problems
 
 __all__ = [
     "ArrayParam",
@@ -241,16 +242,20 @@ def flow_pre(meta: CapabilityMetadata) -> list[FlowStep]:
     return msgspec.convert(pre, list[FlowStep]) if pre else []
 
 
-def check_metadata(meta: CapabilityMetadata, where: str | None = None) -> list[Problem]:
+def check_metadata(meta: CapabilityMetadata, where: str | None = None, budget: PatternBudget | None = None) -> list[Problem]:
     """Return the problems with ``meta`` (an empty list when it is sound).
 
-    Checks the id's shape, event names, the retry knobs and the top level of the input schema
-    (the schema itself is compiled by the capability base, which reports its own errors).
+    Checks the id's shape, event names, the retry knobs, the top level of the input schema
+    (the schema itself is compiled by the capability base, which reports its own errors) and
+    that RE2 compiles every pattern of the input and observation schemas (the daemon matches
+    them with RE2: ``protocols.patterns``).
 
     Args:
         meta: the metadata to check.
         where: the prefix of every problem's path; ``capabilities[<id>]`` by default (a peer's
             announcement is named by its place instead, since its id may be what is wrong).
+        budget: the RE2 instructions its patterns may take, shared by an announcement's
+            capabilities (a fresh :class:`~protocols.patterns.PatternBudget` by default).
     """
     where = where or f"capabilities[{meta.id[:MAX_CAPABILITY_ID_CHARS]!s}]"
     problems: list[Problem] = []
@@ -298,4 +303,7 @@ def check_metadata(meta: CapabilityMetadata, where: str | None = None) -> list[P
             problems.append(
                 Problem(path=f"{where}.input_schema.required[{i}]", message=f"names undeclared key {key!r}")
             )
+    budget = budget if budget is not None else PatternBudget()
+    for name in ("input_schema", "observation_schema"):
+        problems += schema_pattern_problems(getattr(meta, name), f"{where}.{name}", budget)
     return problems

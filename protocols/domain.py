@@ -35,6 +35,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata, IntentHints
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.patterns import PatternBudget, compile_pattern
 
 __all__ = [
     "DEFAULT_CONFIDENCE_THRESHOLD",
@@ -93,7 +94,8 @@ class EntitySpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         description: what to ask for when it is missing.
         capability_map: enum value -> a capability id or a list of them.
         param: the input key it is passed as (the entity's name when empty).
-        patterns: regular expressions with a ``value`` group that find it in a sentence.
+        patterns: regular expressions with a ``value`` group that find it in a sentence,
+            in RE2's syntax (``protocols.patterns``: no backreference, no lookaround).
         many: it may carry several values (a list), which the planner fans out.
     """
 
@@ -156,7 +158,13 @@ class DomainManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
         return next((g for g in self.goals if g.id == goal_id), None)
 
 
-def _check_entity(where: str, name: str, spec: EntitySpec, allowed: set[str], problems: list[Problem]) -> None:
+#: The RE2 instructions the entity patterns of one domain may compile to (a usual one takes
+#: 10 to 100; compiling costs about half a microsecond an instruction: ``protocols.patterns``).
+MAX_DOMAIN_PATTERN_INSTRUCTIONS = 20_000
+
+
+def _check_entity(where: str, name: str, spec: EntitySpec, allowed: set[str], problems: list[Problem],
+                  budget: PatternBudget) -> None:
     def bad(field: str, message: str) -> None:
         problems.append(Problem(path=f"{where}.{field}" if field else where, message=message))
 
@@ -200,11 +208,16 @@ def _check_entity(where: str, name: str, spec: EntitySpec, allowed: set[str], pr
         elif spec.type in ("string", "date") and not isinstance(spec.default, str):
             bad("default", "must be a string")
     for i, pattern in enumerate(spec.patterns):
+        if budget.left <= 0:
+            bad("patterns", f"the domain's patterns take more than the {budget.instructions} RE2 instructions it may compile to")
+            break
         try:
-            compiled = re.compile(pattern)
-        except re.error as exc:
+            compiled = compile_pattern(pattern)  # RE2: the edge matches it against clients' sentences
+        except ValueError as exc:
+            budget.left -= MAX_DOMAIN_PATTERN_INSTRUCTIONS // 4  # refusing costs as much as a large one
             bad(f"patterns[{i}]", f"does not compile: {exc}")
             continue
+        budget.left -= compiled.programsize
         if "value" not in compiled.groupindex:
             bad(f"patterns[{i}]", "needs a group named 'value': (?P<value>...)")
     if spec.many and spec.type != "string":
@@ -217,6 +230,7 @@ def check_domain(manifest: DomainManifest, catalog: Mapping[str, CapabilityMetad
     With ``catalog``, every capability the domain names must also be loaded.
     """
     problems: list[Problem] = []
+    budget = PatternBudget(MAX_DOMAIN_PATTERN_INSTRUCTIONS)
     if not _DOMAIN_ID.match(manifest.domain):
         problems.append(Problem(path="domain", message="a domain id is lower snake_case"))
     if not 0.0 <= manifest.confidence_threshold <= 1.0:
@@ -244,7 +258,7 @@ def check_domain(manifest: DomainManifest, catalog: Mapping[str, CapabilityMetad
         if goal.capability and goal.capability not in allowed:
             problems.append(Problem(path=f"{where}.capability", message=f"{goal.capability!r} is not in the domain's capabilities"))
         for name, spec in goal.entities_schema.items():
-            _check_entity(f"{where}.entities_schema.{name}", name, spec, allowed, problems)
+            _check_entity(f"{where}.entities_schema.{name}", name, spec, allowed, problems, budget)
     return problems
 
 

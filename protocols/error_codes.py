@@ -32,10 +32,11 @@ A refusal that passes:
 - ``too_many_waiting``: the client holds too many waits or watches; let one end first.
 - ``shutting_down``: the daemon drains after SIGTERM; submit again to its successor.
 - ``unavailable``: the daemon cannot take this request now; retry later (the same daemon, or
-  its successor). Three causes: it cannot write its journal (a full disk: it still answers
+  its successor). Four causes: it cannot write its journal (a full disk: it still answers
   reads and carries on by itself once it can); too many clients' new documents are being
-  checked already (a submit of a new document); or it stopped while this request waited on
-  a new document's check (the request being checked and those its client sent behind it).
+  checked already (a submit of a new document); it stopped while this request waited on
+  a new document's check (the request being checked and those its client sent behind it); or
+  this turn of its loop has read as many journal rows for clients as it may (a read).
 
 A record that cannot be read:
 

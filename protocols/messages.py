@@ -31,6 +31,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata, check_metadata
 from ontoflow.protocols.context import Segment, StepContext
+from ontoflow.protocols.patterns import PatternBudget
 
 __all__ = [
     "MAX_BATCH_MESSAGES",
@@ -127,9 +128,10 @@ def ready_problem(ready: Ready, protocol: int) -> str | None:
     problem = _counts_problem(ready)
     if problem is not None:
         return problem
+    budget = PatternBudget()  # RE2's compiling, bounded for the whole Ready
     for i, meta in enumerate(ready.capabilities):
         try:
-            found = check_metadata(meta, where=f"capabilities[{i}]")
+            found = check_metadata(meta, where=f"capabilities[{i}]", budget=budget)
         except Exception as exc:  # a shape the check does not expect (a list among ``required``): refused, not a crash
             return f"capabilities[{i}]: its metadata cannot be checked ({type(exc).__name__})"
         for problem in found:

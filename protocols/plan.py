@@ -29,6 +29,9 @@ from typing import Any, Literal
 import msgspec
 
 from ontoflow.protocols._plan_graph import MAX_CYCLES, beside, break_cycles, sound_dependencies, stand_in
+from ontoflow.protocols._plan_size import (
+    MAX_PLAN_DEPENDENCIES, MAX_PLAN_REFERENCES, MAX_PLAN_STEPS, plan_size_problem, references_problem,
+)
 from ontoflow.protocols.errors import ManifestError, Problem, validation_problem
 
 __all__ = [
@@ -40,14 +43,16 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_PARAMS_DEPTH",
     "MAX_PLAN_DEPENDENCIES",
-    "REFERENCE_PATTERN",
+    "MAX_PLAN_REFERENCES",
     "MAX_PLAN_STEPS",
+    "REFERENCE_PATTERN",
     "Reference",
     "check_plan",
     "find_references",
     "plan_dependencies",
     "plan_from_data",
     "plan_size_problem",
+    "references_problem",
     "text_problem",
 ]
 
@@ -220,13 +225,6 @@ def _ancestors(deps: dict[str, list[str]]) -> dict[str, set[str]]:
     return memo
 
 
-#: The most steps, and dependencies (``depends_on`` entries, summed), a plan may have. Its
-#: checks and its compilation follow every step's ancestors (quadratic in a chain, worse in a
-#: dense DAG): a submitted plan of 3,000 chained steps held a daemon's loop for about a minute,
-#: long enough to lose its workers. Far above what a person or the planner writes.
-MAX_PLAN_STEPS, MAX_PLAN_DEPENDENCIES = 500, 5_000
-
-
 #: The deepest a step's params may nest (a map or a list at the top is level 1): as deep as
 #: any context value may (``actors.orchestrator.MAX_VALUE_DEPTH``). Params are walked by
 #: recursive functions deep in the daemon's stack: params 700 levels deep were accepted, then
@@ -265,17 +263,6 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def plan_size_problem(steps: int, dependencies: int) -> Problem | None:
-    """The problem of a plan of ``steps`` steps with ``dependencies`` dependencies in all, if
-    it is over ``MAX_PLAN_STEPS`` or ``MAX_PLAN_DEPENDENCIES``; None when it is not."""
-    if steps > MAX_PLAN_STEPS:
-        return Problem(path="steps", message=f"{steps} steps; a plan has at most {MAX_PLAN_STEPS}")
-    if dependencies > MAX_PLAN_DEPENDENCIES:
-        return Problem(path="steps", message=f"{dependencies} depends_on entries in all; a plan has at most "
-                                             f"{MAX_PLAN_DEPENDENCIES}")
-    return None
-
-
 def check_plan(plan: ExecutionPlan) -> list[Problem]:
     """Return every problem of ``plan`` that needs no capability catalog.
 
@@ -288,6 +275,8 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
     if not plan.steps:
         problems.append(Problem(path="steps", message="a plan needs at least one step"))
     size = plan_size_problem(len(plan.steps), sum(len(step.depends_on) for step in plan.steps))
+    if size is None:
+        size = references_problem(plan)
     if size is not None:  # nothing else is checked: the checks past it cost too much
         return [size]
     if plan.max_concurrency < 1:

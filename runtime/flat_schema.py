@@ -35,7 +35,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import fastjsonschema
+from ontoflow.runtime.regex_schema import compile_schema
 
 __all__ = ["compile_validator", "flat_validator"]
 
@@ -233,12 +233,13 @@ def flat_validator(schema: Any, full: Validator) -> Validator | None:
 
 
 def compile_validator(schema: Any, handlers: Mapping[str, Callable[[str], Any]]) -> Validator:
-    """``fastjsonschema.compile(schema, handlers=handlers, use_default=True)``, with
-    ``flat_validator``'s fast path in front when ``schema`` is flat.
+    """``fastjsonschema.compile(schema, handlers=handlers, use_default=True)`` with its patterns
+    matched by RE2 (``runtime.regex_schema``: a schema's patterns come from its author, a peer
+    for the daemon), and ``flat_validator``'s fast path in front when ``schema`` is flat.
 
     Raises:
-        Whatever ``fastjsonschema.compile`` raises for ``schema`` (the fast path is built only
-        for a schema that compiled).
+        Whatever ``regex_schema.compile_schema`` raises for ``schema`` (the fast path is built
+        only for a schema that compiled): ``ValueError`` for a pattern RE2 cannot compile.
     """
-    full = fastjsonschema.compile(schema, handlers=dict(handlers), use_default=True)
+    full = compile_schema(schema, handlers, use_default=True)
     return flat_validator(schema, full) or full

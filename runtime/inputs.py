@@ -169,7 +169,7 @@ class InputValidators:
             return found
         try:
             found = compile_validator(schema, _NO_REMOTE)  # a flat schema's fast path in front
-        except Exception:  # JsonSchemaDefinitionException, a broken regex (re.error)...: no check, not an internal error
+        except Exception:  # JsonSchemaDefinitionException, a pattern RE2 refuses (ValueError)...: no check, not an internal error
             found = None
         self._compiled += 1
         cache[cache_key] = found

@@ -238,7 +238,7 @@ class Capability(abc.ABC):
                 try:  # the first attempt runs here, without the attempts loop's coroutine; a failure goes on there
                     raw = await self.execute(dict(inputs), request.context)
                 except BaseException as exc:  # an exit too, but a cancellation must propagate
-                    _forked.check(forks, spec.metadata.id)
+                    _forked.check(forks, spec.metadata.id, exc)
                     if must_propagate(exc):
                         raise
                     return await self._attempts(request, started, inputs, sent, verbose, failed=exc)
@@ -287,7 +287,7 @@ class Capability(abc.ABC):
                         with scope:
                             raw = await self.execute(given, request.context)
             except BaseException as exc:  # an exit too, but a cancellation must propagate
-                _forked.check(forks, meta.id)  # before anything asks for the event loop: a child has none
+                _forked.check(forks, meta.id, exc)  # before anything asks for the event loop: a child has none
                 if must_propagate(exc):
                     raise
                 error = exc

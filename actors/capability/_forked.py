@@ -5,13 +5,18 @@ of it) had that child go on as a copy of the worker host: its event loop, its so
 threads are not copied), its step runners. It answered nothing, was reparented to init when the
 worker went, and spun at 100% of a core for ever. A child that runs its own code and ends with
 ``os._exit`` (``multiprocessing``'s fork start, ``subprocess``) never comes back here and is not
-touched. The check is a counter the child's ``os.register_at_fork`` hook bumps: the base reads
-it before ``execute`` and compares after (a global read and a call a step, no system call).
+touched. One that ends with ``sys.exit(n)`` (any ``SystemExit``) raises out of ``execute``: it
+exits here with what it asked (``n``), as it would have alone. (Leaving a step's time limit,
+anyio's cancel scope finds no running loop in a forked child and raises ``RuntimeError`` over
+the exit: the exit is found in what that error came from.) The check is a counter the child's
+``os.register_at_fork`` hook bumps: the base reads it before ``execute`` and compares after (a
+global read and a call a step, no system call).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["check", "count", "leave"]
 
@@ -27,10 +32,36 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-def check(forks: int, capability_id: str) -> None:
-    """:func:`leave` when this process was forked since ``count`` was ``forks`` (in ``execute``)."""
+def check(forks: int, capability_id: str, raised: BaseException | None = None) -> None:
+    """:func:`leave` when this process was forked since ``count`` was ``forks`` (in ``execute``),
+    having ``raised`` (what came out of ``execute``, if anything); a child that asked to exit
+    (a ``SystemExit``, or an error raised over one) exits as asked instead (:func:`exit_as_asked`)."""
     if count != forks:
+        for _ in range(8):  # an exit under a few errors raised over it, not a long chain
+            if raised is None or isinstance(raised, SystemExit):
+                break
+            raised = raised.__context__
+        if isinstance(raised, SystemExit):
+            exit_as_asked(raised)
         leave(capability_id)
+
+
+def exit_as_asked(request: SystemExit) -> None:
+    """End this forked child as ``sys.exit`` would have ended it alone: its status (None: 0;
+    an int: that; anything else printed on stderr, then 1), its buffered output flushed, and
+    nothing else run (no cleanup: its state is its parent's, the worker's sockets and loop)."""
+    code = request.code
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    try:
+        if not isinstance(code, int | None):
+            print(code, file=sys.stderr)
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BaseException:  # noqa: BLE001, S110 - a closed or broken stream: the exit comes anyway
+        pass
+    finally:
+        os._exit(status & 0xFF)
 
 
 def leave(capability_id: str) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import fastjsonschema
 
+from ontoflow.protocols.patterns import pattern_problem
+
 __all__ = ["DRAFT7_METASCHEMA", "metaschema_problem"]
 
 _SCHEMA = {"$ref": "#"}
@@ -101,19 +103,28 @@ def metaschema_problem(schema: Any, what: str = "input_schema") -> str | None:
     if isinstance(schema, dict) and schema.get("$schema", "") not in _DRAFT7:
         return None
     if _validator is None:  # compiled on first use: most processes never load a capability
-        _validator = fastjsonschema.compile(DRAFT7_METASCHEMA)
+        # ``format: regex`` is RE2's grammar, the one every pattern is matched with (not re's:
+        # ``\p{L}`` is RE2's and not re's, ``(a)\1`` re's and not RE2's).
+        _validator = fastjsonschema.compile(DRAFT7_METASCHEMA, formats={"regex": _is_re2_pattern})
     try:
         _validator(schema)
     except fastjsonschema.JsonSchemaValueException as exc:
         name = exc.name or "data"
         rule = exc.message[len(name):].strip() if exc.message.startswith(name) else exc.message
         tokens = list(exc.path or [])[1:]
-        if exc.rule == "anyOf" and tokens[-1:] == ["type"]:  # "cannot be validated by any definition"
+        if exc.rule == "format":  # only ``regex`` here: fastjsonschema says "must be regex"
+            rule = "must be a pattern RE2 compiles"
+        elif exc.rule == "anyOf" and tokens[-1:] == ["type"]:  # "cannot be validated by any definition"
             rule = f"must be one of {', '.join(_SIMPLE_TYPES['enum'])}, or a list of them"
         return f"{_schema_path(schema, tokens, what)} {rule}"
     except RecursionError:
         return f"{what} is nested too deeply to check"
     return None
+
+
+def _is_re2_pattern(pattern: str) -> bool:
+    """Whether RE2 compiles ``pattern`` (the meta-schema's ``format: regex``)."""
+    return pattern_problem(pattern) is None
 
 
 def _schema_path(schema: Any, tokens: list[str], what: str) -> str:

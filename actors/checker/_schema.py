@@ -14,6 +14,8 @@ from typing import Any
 import fastjsonschema
 import msgspec
 
+from ontoflow.runtime.regex_schema import compile_schema
+
 __all__ = ["declared_contradiction", "literal_problem"]
 
 _compiled: dict[bytes, Callable[[Any], Any] | None] = {}
@@ -24,7 +26,7 @@ def _validator(schema: dict[str, Any]) -> Callable[[Any], Any] | None:
     key = _encode(schema)
     if key not in _compiled:
         try:
-            _compiled[key] = fastjsonschema.compile(schema)
+            _compiled[key] = compile_schema(schema)  # its patterns by RE2: the daemon checks clients' documents
         except (fastjsonschema.JsonSchemaDefinitionException, TypeError, ValueError):
             _compiled[key] = None  # a broken schema is the capability's own problem
     return _compiled[key]

@@ -37,6 +37,7 @@ from ontoflow.actors.intent._adapter import IntentAdapter
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent._text import CONJUNCTIONS, STOPWORDS, Token, is_follow_up, tokens
 from ontoflow.protocols.domain import GoalSpec
+from ontoflow.protocols.patterns import compile_pattern
 from ontoflow.protocols.intent import Alternative, IntentOutput, Turn, fold
 
 __all__ = ["Matcher"]
@@ -80,7 +81,7 @@ class _GoalEntities:
     """A goal's entities, sorted by how the matcher reads them (computed once)."""
 
     choices: tuple[str, ...]  # enum and boolean entities: read from their synonyms
-    patterns: tuple[tuple[str, str, tuple[re.Pattern[str], ...]], ...]  # (name, type, compiled)
+    patterns: tuple[tuple[str, str, tuple[Any, ...]], ...]  # (name, type, compiled by RE2)
     numbers: tuple[str, ...]
     dates: tuple[str, ...]
     free: tuple[str, ...]  # string entities without patterns, required first
@@ -110,7 +111,8 @@ def _goal_entities(goal: GoalSpec) -> _GoalEntities:
     free.sort(key=lambda n: not schema[n].required)
     return _GoalEntities(
         choices=tuple(n for n, e in schema.items() if e.type in ("enum", "boolean")),
-        patterns=tuple((n, e.type, tuple(re.compile(p) for p in e.patterns)) for n, e in schema.items() if e.patterns and e.type not in ("enum", "boolean")),
+        # RE2 (linear in the sentence): a domain's pattern may come from a peer, the sentence from a client.
+        patterns=tuple((n, e.type, tuple(compile_pattern(p) for p in e.patterns)) for n, e in schema.items() if e.patterns and e.type not in ("enum", "boolean")),
         numbers=tuple(n for n, e in schema.items() if e.type == "number" and not e.patterns),
         dates=tuple(n for n, e in schema.items() if e.type == "date" and not e.patterns),
         free=tuple(free),
@@ -333,7 +335,7 @@ class Matcher(IntentAdapter):
             for pattern in patterns:
                 m = pattern.search(folded)
                 if m is not None and m.group("value") and m.group("value").strip():
-                    start, end = m.span("value")
+                    start, end = m.span(pattern.groupindex["value"])  # RE2's span takes a group's number only
                     raw = text[start:end].strip()
                     value = _as_number(raw) if kind == "number" else raw
                     if value is not None:

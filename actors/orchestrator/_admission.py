@@ -89,6 +89,8 @@ class Prepared(msgspec.Struct, frozen=True):
         compiled_key: what the compile is kept by; ``compiled``: its result or its error.
         verdict_key: what the contract verdict is kept by; ``verdict``: the verdict and its
             refusal's log fields, or None when it was known already (or the compile failed).
+        document: the submitted document, when the work digested it itself (a large one: its
+            digest, ``compiled_key[0]``, is not made again in the loop); else None.
     """
 
     version: int
@@ -96,6 +98,7 @@ class Prepared(msgspec.Struct, frozen=True):
     compiled: Any
     verdict_key: tuple[bytes, tuple[str, ...]]
     verdict: tuple[str | None, dict[str, Any] | None] | None
+    document: Any = None
 
 
 def capped(exc: ManifestError) -> ManifestError:

@@ -28,6 +28,7 @@ from ontoflow.actors.orchestrator._client_refusals import UNAVAILABLE, no_run, v
 from ontoflow.actors.orchestrator._documents import Admitted, IdempotencyBook, SubmittedDocuments
 from ontoflow.actors.orchestrator._mailbox import ADMIN, key_of
 from ontoflow.actors.orchestrator._orchestrator import AnswerRefused, Orchestrator
+from ontoflow.actors.orchestrator._owners import RunOwners
 from ontoflow.actors.orchestrator._queries import Queries, ReadsSpent, Waiters, run_status, trace_dicts
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import Run
@@ -84,10 +85,7 @@ class ClientService:
         self.accepting = True
         self._queries = queries
         self._idempotency = IdempotencyBook(orchestrator.journal)
-        # run id -> the CURVE key that submitted it, when roles are enforced: a client key
-        # reads and cancels only its own runs (kept as long as the run is kept in memory; the
-        # journal keeps it too, and is asked about a run submitted before a restart).
-        self._owners: dict[str, str] = {}
+        self._owners = RunOwners(orchestrator)  # who submitted each run, roles enforced
         #: Answers an ``Ask`` (``handler(identity, ask)``, replying itself, later); set by
         #: ``compose_orchestrator`` when the daemon has domains, else an Ask gets ``no_domains``.
         self.ask_handler: Callable[[bytes, Ask], None] | None = None
@@ -128,12 +126,12 @@ class ClientService:
             # A token names its run (and is no secret: a hash of the run id, step and attempt):
             # answered by token alone, another key's run was resumed past the check below.
             asker = orch.runs.asked(message.token)
-            if asker is not None and not orch.authority.may_touch(identity, self._owner_of(asker), message):
+            if asker is not None and not orch.authority.may_touch(identity, self._owners.of(asker), message):
                 return Error(code="forbidden", message="that question is asked by a run another key submitted")
         if run_id is not None and not isinstance(message, Submit):
             if len(run_id) > MAX_RUN_ID_CHARS:  # no run has such an id: not looked up, not echoed whole
                 return no_run(run_id)
-            if not orch.authority.may_touch(identity, self._owner_of(run_id), message):
+            if orch.authority.roles is not None and not orch.authority.may_touch(identity, self._owners.of(run_id), message):
                 return Error(code="forbidden", message=f"run {run_id} was submitted by another key")
         if type(message) is SubmitRequest:  # a daemon's Submit: by exact type, before the class patterns
             return self._submit_answer(identity, message)
@@ -174,7 +172,7 @@ class ClientService:
                 roles = orch.authority.roles_of(identity)
                 if roles is not None and ADMIN not in roles and type(listed) is RunList:  # its own runs only
                     key = key_of(identity)
-                    listed = RunList(runs=[r for r in listed.runs if self._owner_of(r.run_id) == key])
+                    listed = RunList(runs=[r for r in listed.runs if self._owners.of(r.run_id) == key])
                 return listed
             case Show(run_id=run_id):
                 shown = self._queries.show(run_id)
@@ -191,16 +189,16 @@ class ClientService:
             case CancelRun() if not orch.available:
                 return UNAVAILABLE
             case CancelRun(run_id=run_id, reason=reason):
-                found = self._queries.lookup(run_id)
+                found = self._queries.lookup(run_id)  # the read budget is charged here, before anything is applied
                 if found is None:
                     return no_run(run_id)
-                if found.result is None:
-                    orch.cancel(run_id, reason)
-                    log.info("run_cancel_requested", run_id=run_id)
-                    found = self._queries.lookup(run_id)
-                if found is not None and found.result is not None:
+                if found.result is not None:
                     return run_status(found.result)
-                return RunStatus(run_id=run_id, status="cancelling")
+                run = orch.runs.get(run_id)  # answered from it: read back, a forgotten run's was refused once applied
+                orch.cancel(run_id, reason)
+                log.info("run_cancel_requested", run_id=run_id)
+                return run_status(run.result) if run is not None and run.result is not None else \
+                    RunStatus(run_id=run_id, status="cancelling")
             case _ if type(message) is Refused:  # a request of a batch that did not decode, in its place
                 return message
             case _:
@@ -245,20 +243,12 @@ class ClientService:
     def _owned(self, identity: bytes, reply: Any) -> Any:
         """Note who submitted the run ``reply`` accepts (roles enforced only)."""
         if isinstance(reply, SubmitAccepted) and self._orch.authority.roles is not None:
-            self._owners.setdefault(reply.run_id, key_of(identity))
+            self._owners.note(reply.run_id, key_of(identity))
         return reply
 
     def note_owner(self, run_id: str, key: str) -> None:
         """Note ``key`` as the owner of ``run_id`` started other than by a Submit (an ask's run)."""
-        self._owners.setdefault(run_id, key)
-
-    def _owner_of(self, run_id: str) -> str | None:
-        """The key that submitted ``run_id``: noted at submit, or journaled before a restart."""
-        owner = self._owners.get(run_id)
-        if owner is None and self._orch.authority.roles is not None and self._orch.journal is not None:
-            row = self._orch.journal.run(run_id)
-            owner = None if row is None else row.owner
-        return owner
+        self._owners.note(run_id, key)
 
     def _submit(self, message: Submit, identity: bytes) -> Any:
         orch = self._orch
@@ -276,6 +266,9 @@ class ClientService:
             except ManifestError as exc:
                 return Error(code="invalid_manifest", message=str(exc))
             existing = orch.find_run(idempotency_key=(key := orch.authority.scoped(identity, key)))  # a key's own
+            if existing is None and key != message.idempotency_key:  # journaled before keys were scoped?
+                existing = self._owners.unscoped_run(identity, message.idempotency_key)
+                key = key if existing is None else message.idempotency_key
             if existing is not None:
                 conflict = idempotency_conflict(message.idempotency_key, self._idempotency.recorded(key, existing),
                                                 fingerprint)
@@ -396,5 +389,5 @@ class ClientService:
         self._finished.append(result.run_id)
         while len(self._finished) > self._keep:
             forgotten = self._finished.popleft()
-            self._owners.pop(forgotten, None)
+            self._owners.forget(forgotten)
             self._orch.forget(forgotten)

@@ -107,7 +107,7 @@ def compose_orchestrator(
     if not serve_clients:
         return Composition(orchestrator=orchestrator)
     waiters = waiters if waiters is not None else Waiters()
-    clients = ClientService(orchestrator, Queries(orchestrator), keep_finished=keep_finished, max_runs=max_runs,
+    clients = ClientService(orchestrator, Queries(orchestrator, orchestrator.mailbox.turn), keep_finished=keep_finished, max_runs=max_runs,
                             max_value_bytes=max_client_value_bytes, waiters=waiters)
     triggers = TriggerService(orchestrator, clients, trigger_workflows) if trigger_workflows else None
     orchestrator.client_handler = clients.handle

@@ -12,7 +12,9 @@ submit also runs the static contract check (:class:`ContractGate`, ``ontoflow ch
 checks the inputs against the schemas the capabilities declare. What does not depend on the inputs' values (the compiled
 document, its source, the contract verdict) is kept by the document's bytes, hash, worktree
 and the input keys: a client submitting the same document again, the common case, costs one
-lookup. Everything kept is dropped when the catalogue changes.
+lookup. Everything kept is dropped when the catalogue changes, and when it passes 256 documents
+or 64 MiB of them (as encoded). An ended run lets its compiled document go too
+(``_run_table.EndedEngine``).
 
 A submit whose document the contract check refuses is answered ``invalid_manifest`` with the
 report the command prints, before any run exists; a refusal shows its first 50 findings (or
@@ -33,13 +35,8 @@ blocks (the most a manifest has) still takes about a second to compile and check
 does that work off its loop (``admit(defer=True)``, ``_admission``); the compile and the check
 are pure functions of the document and a copy of the catalogue for that reason.
 
-A submit with an idempotency key (:class:`IdempotencyBook`) gets the same run when it is the
-same submit, a clear conflict when it is another (as Step Functions answers a reused execution
-name), never the old run silently. A submit's fingerprint
-(``protocols.documents.submit_fingerprint``: the document, the inputs, the client's manifest
-hash and the deadline) is kept with its key while the daemon runs; after a restart it is
-rebuilt from the journal (the pinned document, the ``RunSubmitted`` fact's inputs and the run's
-deadline), so a key keeps its promise across restarts.
+A submit with an idempotency key is checked by :class:`IdempotencyBook` (``_idempotency``,
+re-exported here).
 """
 
 from __future__ import annotations
@@ -54,25 +51,30 @@ import structlog
 
 from ontoflow.actors.checker import SHOWN, check_document, render_text
 from ontoflow.actors.orchestrator._admission import Prepared, compiled_document
+from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
-from ontoflow.actors.orchestrator._source import decode_source
-from ontoflow.actors.orchestrator.engine import Fact, RunSubmitted
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.client_limits import input_key_problem
-from ontoflow.protocols.documents import decode_submitted_document, submit_fingerprint
+from ontoflow.protocols.documents import decode_submitted_document
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.inputs import CatalogInputCheck
-from ontoflow.runtime.journal import Journal
 
 __all__ = ["Admitted", "ContractGate", "IdempotencyBook", "SubmittedDocuments"]
 
 log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder(order="deterministic").encode
-_fact_decoder = msgspec.msgpack.Decoder(Fact)
 
 #: Documents (and admissions) kept; past it the cache starts afresh (clients submit few kinds).
 _KEPT = 256
+
+#: The bytes (as encoded) of the documents kept, in all; past it the cache starts afresh too. A
+#: compiled document holds several times its bytes: 256 distinct documents of 20 MB were 46 GB.
+_KEPT_BYTES = 64 * 2**20
+
+#: A document larger than this (as encoded) is copied and digested off the loop, with its check:
+#: both took 0.35 s of a daemon's loop for a document of 60 MB, twice (before and after its check).
+_DIGESTED_IN_LOOP = 2**20
 
 
 class Admitted(msgspec.Struct, frozen=True):
@@ -109,23 +111,28 @@ class ContractGate:
         """Forget every verdict (the catalogue changed)."""
         self._verdicts.clear()
 
+    def keys(self) -> list[tuple[bytes, tuple[str, ...]]]:
+        """What verdicts are kept by (a snapshot for a check off the loop)."""
+        return list(self._verdicts)
+
     def known(self, key: tuple[bytes, tuple[str, ...]]) -> bool:
         """Whether the verdict on ``(document digest, sorted input keys)`` is kept."""
         return key in self._verdicts
 
-    def refusal(self, body: bytes, given: Iterable[str], catalog: Mapping[str, CapabilityMetadata]) -> str | None:
-        """The report to refuse the document encoded in ``body`` with (its first findings, the
-        rest counted), or None when it passes.
+    def refusal(self, body: bytes, given: Iterable[str], catalog: Mapping[str, CapabilityMetadata], *,
+                found: bytes | None = None) -> str | None:
+        """The report to refuse the document encoded in ``body`` (whose digest is ``found``, if
+        known) with (its first findings, the rest counted), or None when it passes.
 
         Raises:
             ontoflow.protocols.ManifestError: when ``body`` is not a document.
         """
         keys = tuple(sorted(given))
-        key = (digest(body), keys)
-        found = self._verdicts.get(key, False)
-        if found is not False:
+        key = (found or digest(body), keys)
+        kept = self._verdicts.get(key, False)
+        if kept is not False:
             self._verdicts.move_to_end(key)
-            return found
+            return kept
         verdict, refused = self.verdict(body, keys, catalog)
         self.remember(key, verdict, refused)
         return verdict
@@ -180,11 +187,14 @@ class SubmittedDocuments:
         # By (document digest, hash, worktree): compiled workflows and pinned sources, or the
         # error compiling it raised (a document that does not compile is not compiled again).
         self._compiled: dict[tuple[bytes, str, str], tuple[Any, tuple[str, bytes]] | Exception] = {}
+        self._compiled_bytes = 0  # of the documents compiled and kept (their pinned sources)
         # By (document digest, hash, worktree, input keys): what a submit of them is admitted as.
         self._admitted: dict[tuple[bytes, str, str, tuple[str, ...]], Admitted] = {}
         # The last document admitted and its digest: a client usually submits the same one run
         # after run, and comparing its bytes costs far less than digesting them (per submit).
         self._last: tuple[bytes, bytes] = (b"", digest(b""))
+        # The last large document a check digested off the loop, and its digest (``Prepared.document``).
+        self._digested: tuple[Any, bytes] = (None, b"")
 
     def _refresh(self) -> None:
         registry = self._registry
@@ -194,6 +204,7 @@ class SubmittedDocuments:
             if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
                 self._known.update(catalog)
                 self._compiled.clear()  # compiled against older metadata
+                self._compiled_bytes = 0
                 self._admitted.clear()
                 self._contracts.clear()
                 self._inputs = CatalogInputCheck(self._known)
@@ -238,25 +249,36 @@ class SubmittedDocuments:
         """
         if self._registry.version != self._version:  # ``_refresh`` and ``_body`` in line: once per submit
             self._refresh()
-        body = bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
-        last = self._last
-        found = last[1] if body == last[0] else digest(body)
+        raw = isinstance(document, msgspec.Raw)
+        if raw and document is self._digested[0]:  # its work digested it: not again in the loop
+            body, found = None, self._digested[1]
+        elif raw and defer and len(document) > _DIGESTED_IN_LOOP:
+            too_long = input_key_problem(tuple(inputs))
+            if too_long is not None:
+                raise ConfigError(too_long)
+            return self._pending_large(document, inputs, manifest_hash, worktree)
+        else:
+            body = bytes(document) if raw else _encode(document)
+            last = self._last
+            found = last[1] if body == last[0] else digest(body)
         key = (found, manifest_hash, worktree, tuple(inputs))
         admitted = self._admitted.get(key)
         if admitted is None:
             too_long = input_key_problem(key[3])  # once per set of keys: a kept admission had them checked
             if too_long is not None:
                 raise ConfigError(too_long)
+            if body is None:
+                body = bytes(document)
             if defer:
                 work = self._pending(body, found, document, inputs, manifest_hash, worktree)
                 if work is not None:
                     return work
-            workflow, source = self._compile(body, document, manifest_hash, worktree)
-            refusal = self._contracts.refusal(body, inputs, self._known)
+            workflow, source = self._compile(body, document, manifest_hash, worktree, found)
+            refusal = self._contracts.refusal(body, inputs, self._known, found=found)
             if len(self._admitted) >= _KEPT:
                 self._admitted.clear()
             admitted = self._admitted[key] = Admitted(workflow, source, refusal)
-        if found is not last[1]:  # the same document again (the usual submit) keeps its pair: no tuple per run
+        if body is not None and found is not self._last[1]:  # the same document again (the usual submit) keeps its pair
             self._last = (body, found)
         if inputs and admitted.refusal is None:
             self._inputs.check(inputs)
@@ -281,11 +303,32 @@ class SubmittedDocuments:
 
         return work
 
+    def _pending_large(self, document: msgspec.Raw, inputs: Mapping[str, Any], manifest_hash: str,
+                       worktree: str) -> Callable[[], Prepared]:
+        """The work for a large document (see :data:`_DIGESTED_IN_LOOP`): its copy and its digest
+        too, then what ``_pending``'s work does, on snapshots of what is kept."""
+        compiled, verdicts = dict(self._compiled), set(self._contracts.keys())
+        catalog, version, connections = dict(self._known), self._generation, self._connections
+
+        def work() -> Prepared:
+            body = bytes(document)
+            found = digest(body)
+            compiled_key, verdict_key = (found, manifest_hash, worktree), (found, tuple(sorted(inputs)))
+            result = compiled.get(compiled_key) or compiled_document(body, document, catalog, connections,
+                                                                     manifest_hash, worktree)
+            verdict = None if verdict_key in verdicts or isinstance(result, Exception) else \
+                ContractGate.verdict(body, verdict_key[1], catalog)
+            return Prepared(version, compiled_key, result, verdict_key, verdict, document)
+
+        return work
+
     def keep(self, prepared: Prepared) -> bool:
         """Keep what ``admit(defer=True)``'s work found; False (nothing kept) when the catalogue changed
         since (``admit`` then does the work itself, against the new one)."""
         if self._registry.version != self._version:
             self._refresh()
+        if prepared.document is not None:
+            self._digested = (prepared.document, prepared.compiled_key[0])
         if prepared.version != self._generation:
             return False
         self._store(prepared.compiled_key, prepared.compiled)
@@ -293,8 +336,9 @@ class SubmittedDocuments:
             self._contracts.remember(prepared.verdict_key, *prepared.verdict)
         return True
 
-    def _compile(self, body: bytes, document: Any, manifest_hash: str, worktree: str) -> tuple[Any, tuple[str, bytes]]:
-        key = (digest(body), manifest_hash, worktree)
+    def _compile(self, body: bytes, document: Any, manifest_hash: str, worktree: str,
+                 found: bytes | None = None) -> tuple[Any, tuple[str, bytes]]:
+        key = (found or digest(body), manifest_hash, worktree)
         found = self._compiled.get(key)
         if found is None:
             found = self._store(key, compiled_document(body, document, self._known, self._connections, manifest_hash, worktree))
@@ -303,8 +347,13 @@ class SubmittedDocuments:
         return found
 
     def _store(self, key: tuple[bytes, str, str], found: Any) -> Any:
-        if len(self._compiled) >= _KEPT:
+        size = 0 if isinstance(found, Exception) or key in self._compiled else len(found[1][1])
+        if len(self._compiled) >= _KEPT or self._compiled_bytes + size > _KEPT_BYTES:
+            # Admissions hold compiled documents too: every one kept is one of these.
             self._compiled.clear()
+            self._admitted.clear()
+            self._compiled_bytes = 0
+        self._compiled_bytes += size
         if isinstance(found, Exception):
             log.info("document_refused", digest=key[0].hex(), problems=len(getattr(found, "problems", ())),
                      report=str(found))
@@ -315,54 +364,3 @@ class SubmittedDocuments:
 def _body(document: dict[str, Any] | msgspec.Raw) -> bytes:
     """The document's bytes: as they arrived, or encoded deterministically."""
     return bytes(document) if isinstance(document, msgspec.Raw) else _encode(document)
-
-
-class IdempotencyBook:
-    """Fingerprints of the submits made with an idempotency key.
-
-    Args:
-        journal: where fingerprints of runs from before this process are rebuilt from.
-        capacity: how many are kept in memory (the oldest are rebuilt from the journal).
-    """
-
-    def __init__(self, journal: Journal | None, capacity: int = 100_000) -> None:
-        self._journal = journal
-        self._capacity = capacity
-        self._prints: OrderedDict[str, str] = OrderedDict()
-
-    @staticmethod
-    def fingerprint(manifest: Any, inputs: dict[str, Any], manifest_hash: str, deadline_ms: int | None) -> str:
-        """The fingerprint of a submit (its document decoded, so the journal's copy matches).
-
-        Raises:
-            ontoflow.protocols.ManifestError: when the document does not decode.
-        """
-        document = decode_submitted_document(bytes(manifest)) if isinstance(manifest, msgspec.Raw) else manifest
-        return submit_fingerprint(document, inputs, manifest_hash=manifest_hash, deadline_ms=deadline_ms)
-
-    def record(self, key: str, fingerprint: str) -> None:
-        """Remember the fingerprint of the run submitted with ``key``."""
-        self._prints[key] = fingerprint
-        self._prints.move_to_end(key)
-        while len(self._prints) > self._capacity:
-            self._prints.popitem(last=False)
-
-    def recorded(self, key: str, run_id: str) -> str | None:
-        """The fingerprint of the run ``key`` names; None when it cannot be known (a journal
-        without the run: the submit is then taken as the same one, as before fingerprints)."""
-        found = self._prints.get(key)
-        if found is not None or self._journal is None:
-            return found
-        row = self._journal.run(run_id)
-        body = None if row is None else self._journal.source(row.source_hash)
-        if row is None or body is None:
-            return None
-        first = next((f for f in self._journal.facts(run_id) if f.kind == "fact"), None)
-        fact = None if first is None else _fact_decoder.decode(first.body)
-        if not isinstance(fact, RunSubmitted):
-            return None
-        source = decode_source(body)
-        deadline = None if row.deadline_at_ms is None else row.deadline_at_ms - row.submitted_ms
-        rebuilt = submit_fingerprint(source.manifest, fact.inputs, manifest_hash=source.manifest_hash, deadline_ms=deadline)
-        self.record(key, rebuilt)
-        return rebuilt

@@ -36,7 +36,8 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.orchestrator._registry import session_proof
+from ontoflow.actors.orchestrator._proof_rows import ProofRows
+from ontoflow.actors.orchestrator._reclaim import proof_row
 from ontoflow.actors.orchestrator._run_table import Run
 from ontoflow.actors.orchestrator._source import compile_source
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepLost
@@ -56,9 +57,10 @@ _metadata_decoder = msgspec.msgpack.Decoder(CapabilityMetadata)
 #: The catalogue-table prefix of a journaled domain manifest (a colon is never in a capability id).
 DOMAIN_ENTRY_PREFIX = "domain:"
 
-#: The journal's memory scope of the session proofs (worker id -> digest of the session token
-#: it was last sent an attempt in: ``_registry.SessionProofs``), how many are kept (the most
-#: recently written), and for how long (a daemon down longer than that recovers without them).
+#: The journal's memory scope of the session proofs (worker id -> digests of the session token
+#: it was last sent an attempt in, and the CURVE key it registered with: ``_reclaim.Proof``),
+#: how many are kept (the most recently written), and for how long (a daemon down longer than
+#: that recovers without them).
 PROOF_SCOPE, MAX_PROOFS, PROOF_KEPT_MS = "worker_session", 16_384, 365 * 86_400_000
 
 #: Source hashes remembered as written (a submit of a known document writes no body again).
@@ -98,6 +100,8 @@ class Durability:
         self._sources: set[str] = set()
         self.on_unwritable: Callable[[Exception], None] | None = None
         self._proved: dict[str, str] = {}  # worker id -> the session whose proof was last recorded
+        #: The worker ids whose proof the journal holds, and which goes to make room (``_proof_rows.py``).
+        self.proof_rows = ProofRows(MAX_PROOFS)
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -137,18 +141,41 @@ class Durability:
         """Record ``fact`` of ``run_id`` (before it is applied: its consequences follow it)."""
         self._batch.facts.append((run_id, "fact", fact.now_ms, _fact_encoder.encode(fact)))  # CommitBatch.fact, inlined
 
-    def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int, session: str = "") -> None:
+    def dispatched(self, run: Run, d: Dispatch, worker_id: str, now: int, session: str = "", key: str = "") -> None:
         """Record an Invoke before it leaves: after a crash, an attempt with this record may
         have run; one without it surely did not. The first Invoke to a worker in a new
-        ``session`` also records that session's proof (``PROOF_SCOPE``): after a restart, only
-        a Ready presenting that token reclaims the worker's attempts."""
+        ``session`` also records that session's proof (``PROOF_SCOPE``, with the worker's CURVE
+        ``key``): after a restart, only a Ready presenting that token reclaims the worker's attempts."""
         record = _fact_encoder.encode((d.step_id, d.attempt, d.capability, worker_id))
         self._batch.facts.append((d.run_id, "dispatched", now, record))
         if session and self._proved.get(worker_id) != session:  # once per worker and session: a dict lookup a step
-            if len(self._proved) >= MAX_PROOFS:
-                self._proved.clear()  # only ever costs a proof written again
-            self._proved[worker_id] = session
-            self.keep(PROOF_SCOPE, worker_id, session_proof(session), now + PROOF_KEPT_MS, now_ms=now, most=MAX_PROOFS)
+            self.proved(worker_id, session, "", key, now)
+
+    def keep_proofs_of(self, holds: Callable[[str], bool]) -> None:
+        """Keep the proofs of the workers ``holds`` says hold journaled attempts, when a proof
+        must go to make room (``_proof_rows.py``; the worker pool's ``Reclaims.holds``)."""
+        self.proof_rows.holds = holds
+
+    def proved(self, worker_id: str, session: str, previous: str, key: str, now: int) -> None:
+        """Record that ``worker_id``'s attempts are reclaimed by a Ready presenting ``session``
+        (or ``previous``, when given: a worker proving its session is welcomed with a fresh
+        token, and may not have read that Welcome when the daemon restarts again) under CURVE
+        ``key`` (``_reclaim.Proof``; committed with the batch, before the Welcome leaves)."""
+        if len(self._proved) >= MAX_PROOFS:
+            self._proved.clear()  # only ever costs a proof written again
+        self._proved[worker_id] = session
+        victim = self.proof_rows.written(worker_id)
+        if victim is not None:  # chosen here, not by the journal's bound (the oldest written)
+            self._proved.pop(victim, None)
+            self.keep(PROOF_SCOPE, victim, None, 0, now_ms=now, most=MAX_PROOFS)
+        self.keep(PROOF_SCOPE, worker_id, proof_row((session, previous), key), now + PROOF_KEPT_MS, now_ms=now,
+                  most=MAX_PROOFS)
+
+    def capabilities_forgotten(self, ids: list[str]) -> None:
+        """Record that catalogue entries were dropped (to make room in a full catalogue): a
+        later start does not know them."""
+        for cap in ids:
+            self._batch.capabilities[cap] = None
 
     def ended(self, run_id: str, status: str, ended_ms: int) -> None:
         """Record a run's end (in the same transaction as the fact that ended it)."""
@@ -330,6 +357,7 @@ class Durability:
             nfacts += 1
         engines: dict[str, Any] = {}
         proofs = {worker_id: proof for worker_id, proof, _ in self.memory(PROOF_SCOPE, now)}
+        self.proof_rows.seed(proofs)  # oldest first
         redispatched = interrupted = unrecoverable = awaiting = 0
         for row, facts in _with_facts(rows, grouped):
             try:

@@ -115,15 +115,14 @@ class Mailbox:
         self.on_tick: list[Callable[[int], None]] = []
         self.parking = ParkingLot()
         self._heartbeat_at = 0
-        #: Batches received so far: a turn of the loop (the client API's reads are bounded per turn).
-        self.turns = 0
+        self._turns = 0  # batches received so far: ``turn``
 
     def receive_batch(self, batch: list[tuple[bytes, Any]], now: int) -> None:
         """``receive`` each message of ``batch`` in order, an exception logged and the next going
         on (``BatchActor.receive_batch``); an Outcome (per step) or a client's request (per run),
         when neither roles, parked messages nor an unavailable journal stand in its way, goes to
         the pool or the client handler without ``receive``'s call."""
-        self.turns += 1
+        self._turns += 1
         authority, parking, outbox, outcome, receive = self._authority, self.parking, self._outbox, \
             self._pool.outcome, self.receive
         for identity, message in batch:
@@ -140,6 +139,11 @@ class Mailbox:
             except Exception as exc:  # one bad message must not stop every other run
                 log.error("message_handling_failed", peer=identity.hex(), op=type(message).__name__,
                           error=type(exc).__name__, where=where(exc))
+
+    def turn(self) -> int:
+        """Batches received so far: which turn of the loop this is (the client API's journal
+        reads are bounded per turn: ``_queries.Queries``, given this method by the composition)."""
+        return self._turns
 
     def receive(self, identity: bytes, message: Any, now: int) -> None:
         """Dispatch one message on its type."""

@@ -134,11 +134,14 @@ class Orchestrator(SocketActor):
         self.pool = WorkerPool(
             runs=self.runs, send=self.outbox.put, deliver=self.apply,  # ``send`` without the actor's frame
             record_dispatch=self.durability.dispatched if journal is not None else None,
+            record_proof=self.durability.proved if journal is not None else None,
             heartbeat_ms=heartbeat_ms, liveness=liveness, schedule_to_start_ms=schedule_to_start_ms,
             max_value_bytes=max_value_bytes, artifacts=ArtifactReader(artifact_roots),
             record_capabilities=self.durability.capabilities_seen if journal is not None else None,
+            forget_capabilities=self.durability.capabilities_forgotten if journal is not None else None,
         )
         self.pool.log_debug = self.log_debug  # the kernel read the levels before the pool was made
+        self.durability.keep_proofs_of(self.pool.reclaims.holds)  # made after durability: set here
         self.pool.max_message_bytes = max_message_bytes  # announced in every Welcome: workers send nothing bigger
         self.recovery: RecoveryReport | None = None
         self.authority = Authority(roles)
@@ -205,10 +208,6 @@ class Orchestrator(SocketActor):
         commit that failed): a read must then answer from the journal."""
         return not self.outbox.available and self.durability.uncommitted(run_id)
 
-    def steps_in_flight(self) -> int:
-        """Attempts sent to workers and not answered yet."""
-        return self.pool.steps_in_flight()
-
     def statistics(self) -> dict[str, int]:
         """Counts for observability: runs in flight, workers, steps waiting for a worker."""
         return {"runs_in_flight": self.runs.in_flight, **self.pool.statistics(), **self.mailbox.statistics()}
@@ -245,11 +244,11 @@ class Orchestrator(SocketActor):
             How many attempts were still running when the grace period ended (0: drained).
         """
         self.pool.draining = True
-        log.info("orchestrator_draining", steps_in_flight=self.steps_in_flight(), grace_s=grace_s)
+        log.info("orchestrator_draining", steps_in_flight=self.pool.steps_in_flight(), grace_s=grace_s)
         with anyio.move_on_after(grace_s):
-            while self.steps_in_flight():
+            while self.pool.steps_in_flight():
                 await anyio.sleep(self._tick_s)  # re-checked each tick: answers arrive on the socket
-        left = self.steps_in_flight()
+        left = self.pool.steps_in_flight()
         self.outbox.flush()
         return left
 

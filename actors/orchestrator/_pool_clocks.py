@@ -31,7 +31,8 @@ import msgspec
 import structlog
 
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
-from ontoflow.actors.orchestrator._registry import AwaitedSteps, InFlight, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._reclaim import AwaitedSteps
+from ontoflow.actors.orchestrator._registry import InFlight, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepDeadlineExpired, StepUnavailable
 from ontoflow.protocols.messages import Invoke
@@ -55,6 +56,8 @@ class Liveness:
         liveness: intervals of silence after which a worker is dead.
 
     Attributes:
+        awaiting: the recovered attempts awaiting their workers (``_reclaim.Reclaims`` takes
+            those a registering worker reclaims or comes back without).
         undelivered_keys: attempts in flight whose Invoke the ROUTER refused (read it, change it
             through the methods): the pool calls ``delivered`` only while it is not empty.
     """
@@ -65,14 +68,14 @@ class Liveness:
         self._last_heartbeat_ms = 0
         # What the previous tick found silent or past its wait (the second look).
         self._silent: set[bytes] = set()
-        self._awaiting = AwaitedSteps()
+        self.awaiting = AwaitedSteps()
         self._awaiting_due: set[StepKey] = set()
         self.undelivered_keys: set[StepKey] = set()
 
     @property
     def awaited(self) -> int:
         """Recovered attempts still awaiting their worker."""
-        return len(self._awaiting)
+        return len(self.awaiting)
 
     def heartbeat_due(self, now: int) -> bool:
         """Whether a heartbeat goes out to every worker at ``now`` (at most one per interval)."""
@@ -105,31 +108,24 @@ class Liveness:
             The time until which it is awaited.
         """
         until = now + self.heartbeat_ms * self.liveness + RECONNECT_ALLOWANCE_MS
-        self._awaiting.add(step, worker_id, until)
+        self.awaiting.add(step, worker_id, until)
         return until
-
-    def reclaim(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
-        """``worker_id`` registered again holding ``held``: ``(reclaimed, lost)``, the awaited
-        attempts it holds and those it came back without; neither is awaited any more."""
-        if not self._awaiting:
-            return [], []
-        return self._awaiting.take(worker_id, held)
 
     def given_up(self, now: int) -> list[StepKey]:
         """The awaited attempts past their wait at ``now`` and at the previous look, sorted;
         they are no longer awaited."""
-        if not (self._awaiting or self._awaiting_due):
+        if not (self.awaiting or self._awaiting_due):
             return []
-        due = set(self._awaiting.due(now))
+        due = set(self.awaiting.due(now))
         late = sorted(due & self._awaiting_due)
         self._awaiting_due = due.difference(late)
         for key in late:
-            self._awaiting.discard(key)
+            self.awaiting.discard(key)
         return late
 
     def forget_awaited(self, key: StepKey) -> None:
         """Stop awaiting an attempt (cancelled, or past its step deadline)."""
-        self._awaiting.discard(key)
+        self.awaiting.discard(key)
 
     def undelivered(self, registry: WorkerRegistry, identity: bytes, invokes: list[Invoke]) -> None:
         """Note the Invokes the ROUTER refused for ``identity`` that are in flight on it."""

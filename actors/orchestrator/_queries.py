@@ -90,10 +90,17 @@ class ReadsSpent(Exception):
 
 
 class Queries:
-    """Answers about runs of ``orchestrator`` (see the module docstring)."""
+    """Answers about runs of ``orchestrator`` (see the module docstring).
 
-    def __init__(self, orchestrator: Orchestrator) -> None:
+    Args:
+        orchestrator: whose runs (in memory, in its journal) are read.
+        turn: which turn of the orchestrator's loop this is (``Mailbox.turn``): the journal
+            rows read for clients are counted per turn (``READS_PER_TURN``).
+    """
+
+    def __init__(self, orchestrator: Orchestrator, turn: Callable[[], int]) -> None:
         self._orch = orchestrator
+        self._now_turn = turn
         self._workflows: OrderedDict[str, Any] = OrderedDict()  # compiled sources, bounded
         self._turn = -1
         self._read = 0  # journal rows read for clients in turn ``_turn``
@@ -101,7 +108,7 @@ class Queries:
     def _afford(self, rows: int) -> Error | None:
         """Count ``rows`` about to be read from the journal in this turn; the refusal when this
         turn's reads are spent (``READS_PER_TURN``), None otherwise."""
-        turn = self._orch.mailbox.turns
+        turn = self._now_turn()
         if turn != self._turn:
             self._turn, self._read = turn, 0
         if self._read >= READS_PER_TURN:

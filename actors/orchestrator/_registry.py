@@ -3,23 +3,25 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import Invoke
 
-__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "AwaitedSteps", "InFlight", "SentStep", "SessionProofs", "StepKey",
-           "WorkerInfo", "WorkerRegistry", "session_proof"]
+__all__ = ["MAX_KNOWN_BYTES", "MAX_KNOWN_CAPABILITIES", "InFlight", "SentStep", "StepKey", "WorkerInfo", "WorkerRegistry"]
 
 StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 
 #: The most capabilities the catalogue keeps, and the most bytes their metadata take encoded.
-#: The catalogue keeps what every worker ever offered (journaled, read back at start): a peer
-#: registering again and again with 1,024 new ids each time grew it, and the journal, without
-#: end. Past either bound a Ready bringing new entries is refused (``WorkerRegistry.room_for``).
+#: The catalogue keeps what workers offered (journaled, read back at start): a peer registering
+#: again and again with 1,024 new ids each time grew it, and the journal, without end. A Ready
+#: that would take it past either bound first has room made for it: the entries no live worker
+#: offers that the caller spares (no run in flight uses them) go, those offered longest ago
+#: first (``WorkerRegistry.make_room``); only when that is not enough is the Ready refused
+#: (``WorkerRegistry.room_for``), so a full catalogue (about 16 Readys of 1,024 ids fill it)
+#: refuses only while what fills it is offered or in use, never for good.
 MAX_KNOWN_CAPABILITIES, MAX_KNOWN_BYTES = 16_384, 64 * 2**20
 
 _size_of = msgspec.msgpack.Encoder().encode
@@ -107,7 +109,7 @@ class WorkerRegistry:
         self._workers: dict[bytes, WorkerInfo] = {}
         self._by_capability: dict[str, list[WorkerInfo]] = {}
         self._step_owner: dict[StepKey, WorkerInfo] = {}
-        self._known: dict[str, CapabilityMetadata] = {}
+        self._known: dict[str, CapabilityMetadata] = {}  # in the order last offered (or named), oldest first
         self._known_sizes: dict[str, int] = {}  # encoded, per entry: the catalogue's bytes are bounded
         self.known_bytes = 0
         #: Bumped whenever a worker comes or goes or the catalogue changes: what is offered
@@ -138,6 +140,9 @@ class WorkerRegistry:
         """
         previous = self.remove(info.identity)
         self.know(info.capabilities.values())
+        known = self._known
+        for cap in info.capabilities:  # offered now: the last to make room
+            known[cap] = known.pop(cap)
         self.version += 1
         kept = [step for step in previous if (step.run_id, step.step_id, step.attempt) in keep]
         orphans = [step for step in previous if (step.run_id, step.step_id, step.attempt) not in keep]
@@ -186,7 +191,8 @@ class WorkerRegistry:
 
     def know(self, metadata: Iterable[CapabilityMetadata]) -> list[CapabilityMetadata]:
         """Add capabilities to the catalogue (a worker offered them, the journal or the daemon's
-        configuration named them); they stay known when their workers go.
+        configuration named them); they stay known when their workers go (until dropped to
+        make room for others: ``make_room``).
 
         Returns:
             The entries that were new or differed from the catalogue's (what to journal).
@@ -217,9 +223,38 @@ class WorkerRegistry:
             return f"catalogue holds its limit of {MAX_KNOWN_BYTES} bytes of capability metadata"
         return None
 
+    def make_room(self, metadata: Iterable[CapabilityMetadata], spare: Callable[[str], bool]) -> list[str]:
+        """Drop catalogue entries so that ``metadata`` (a registering worker's offer) fits within
+        :data:`MAX_KNOWN_CAPABILITIES` and :data:`MAX_KNOWN_BYTES`: those no live worker offers,
+        not in ``metadata``, and that ``spare`` does not keep (a run in flight uses them), those
+        offered longest ago first. Returns the ids dropped: none when it fits already, or when
+        dropping every such entry would not make it fit (``room_for`` then says why)."""
+        offer = {m.id: m for m in metadata}
+        changed = {cap: m for cap, m in offer.items() if self._known.get(cap) != m}
+        count = len(self._known) + sum(1 for cap in changed if cap not in self._known)
+        size = self.known_bytes + sum(len(_size_of(m)) - self._known_sizes.get(cap, 0) for cap, m in changed.items())
+        if count <= MAX_KNOWN_CAPABILITIES and size <= MAX_KNOWN_BYTES:
+            return []
+        dropped = []
+        for cap in self._known:  # oldest offered first
+            if count <= MAX_KNOWN_CAPABILITIES and size <= MAX_KNOWN_BYTES:
+                break
+            if cap in offer or self._by_capability.get(cap) or spare(cap):
+                continue
+            dropped.append(cap)
+            count -= 1
+            size -= self._known_sizes[cap]
+        if count > MAX_KNOWN_CAPABILITIES or size > MAX_KNOWN_BYTES:
+            return []
+        for cap in dropped:
+            del self._known[cap]
+            self.known_bytes -= self._known_sizes.pop(cap)
+        self.version += 1
+        return dropped
+
     def known(self) -> dict[str, CapabilityMetadata]:
-        """The catalogue: the metadata of every capability ever offered or named (a copy);
-        a step of one with no live worker waits for a worker."""
+        """The catalogue: the metadata of every capability offered or named and not dropped to
+        make room (a copy); a step of one with no live worker waits for a worker."""
         return dict(self._known)
 
     def pick(self, capability: str) -> WorkerInfo | None:
@@ -293,92 +328,3 @@ class WorkerRegistry:
     def expired(self, now_ms: int, silence_ms: int) -> list[WorkerInfo]:
         """Every worker silent for longer than ``silence_ms`` (all of them, not just the first)."""
         return [w for w in self._workers.values() if now_ms - w.last_seen_ms > silence_ms]
-
-
-class AwaitedSteps:
-    """Attempts recovered after a daemon restart, each awaiting the worker it was sent to (by
-    worker id) until a deadline: that worker may hold its answer."""
-
-    def __init__(self) -> None:
-        self._steps: dict[StepKey, tuple[InFlight, str, int]] = {}
-
-    def __len__(self) -> int:
-        return len(self._steps)
-
-    def add(self, step: InFlight, worker_id: str, until_ms: int) -> None:
-        """Await ``step`` from ``worker_id`` until ``until_ms``."""
-        self._steps[(step.run_id, step.step_id, step.attempt)] = (step, worker_id, until_ms)
-
-    def discard(self, key: StepKey) -> None:
-        """Stop awaiting an attempt (cancelled, or past its step deadline)."""
-        self._steps.pop(key, None)
-
-    def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
-        """``worker_id`` registered again: ``(reclaimed, lost)``, the attempts it awaited that
-        it holds and those it came back without; neither is awaited any more."""
-        reclaimed, lost = [], []
-        for key in [k for k, (_, w, _) in self._steps.items() if w == worker_id]:
-            step = self._steps.pop(key)[0]
-            if key in held:
-                reclaimed.append(step)
-            else:
-                lost.append(key)
-        return reclaimed, lost
-
-    def due(self, now_ms: int) -> list[StepKey]:
-        """The attempts whose deadline has come (still awaited)."""
-        return [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
-
-    def expired(self, now_ms: int) -> list[StepKey]:
-        """The attempts whose deadline has come, removed."""
-        late = [k for k, (_, _, until) in self._steps.items() if until <= now_ms]
-        for key in late:
-            del self._steps[key]
-        return late
-
-
-def session_proof(token: str) -> bytes:
-    """What the journal keeps of a worker's session token (its Welcome's): a digest, so the
-    file holds no token a peer could present, only what one presented can be checked against."""
-    return hashlib.sha256(token.encode()).digest()[:16]
-
-
-class SessionProofs:
-    """After a daemon restart, the session each worker id's recovered attempts were sent to.
-
-    A restarted daemon knows the worker an attempt went to by its id alone, which any peer may
-    announce (``ontoflow workers`` lists them; with CURVE, any key of the worker role): the
-    first to register under it listing the attempt in ``Ready.holding`` took it over and had
-    its forged Outcome applied. The journal keeps a digest of the session token each worker id
-    was last sent an attempt in (``Durability.dispatched``); the real worker presents that token
-    in its ``Ready.session``. A Ready presenting another reclaims nothing: the attempts go on
-    awaiting their worker until their window ends.
-    """
-
-    __slots__ = ("_by_worker",)
-
-    def __init__(self) -> None:
-        self._by_worker: dict[str, bytes] = {}
-
-    def expect(self, worker_id: str, proof: bytes) -> None:
-        """``worker_id``'s recovered attempts may be reclaimed only by a Ready proving ``proof``."""
-        self._by_worker[worker_id] = proof
-
-    def claim(self, worker_id: str, token: str) -> bool:
-        """Whether a Ready of ``worker_id`` presenting ``token`` may reclaim its attempts (one
-        proving the session, or of a worker id without a journaled proof, may: the proof is
-        then spent, nothing more being awaited from it)."""
-        if not self._by_worker:
-            return True
-        proof = self._by_worker.get(worker_id)
-        if proof is not None and session_proof(token) != proof:
-            return False
-        self._by_worker.pop(worker_id, None)
-        return True
-
-    def proves(self, worker_id: str, token: str) -> bool:
-        """Whether ``token`` is the one ``worker_id``'s recovered attempts were sent in: its
-        registration keeps it (not a new one), so the journaled proof holds across a later
-        restart too, before anything new is sent to it."""
-        proof = self._by_worker.get(worker_id) if self._by_worker else None
-        return proof is not None and bool(token) and session_proof(token) == proof

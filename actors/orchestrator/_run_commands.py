@@ -45,6 +45,10 @@ __all__ = ["RunCommands", "UnknownRunError", "new_run_id"]
 
 log = structlog.get_logger()
 
+#: The input keys a ``run_submitted`` line lists (with their count): keys are not values, but
+#: there may be 4,096 of 256 characters.
+LOGGED_INPUT_KEYS = 16
+
 _random = random.Random(os.urandom(32))
 _getrandbits = _random.getrandbits
 _time_ns = time.time_ns
@@ -169,8 +173,9 @@ class RunCommands:
                 run_id=run_id, source_hash=source[0], submitted_ms=now, deadline_at_ms=deadline_at,
                 idempotency_key=idempotency_key, trigger_key=trigger_key, name=name, owner=owner), source)
         if runs.log_info:
-            log.info("run_submitted", run_id=run_id, workflow=workflow.name or "", input_keys=sorted(inputs),
-                     journaled=journaled)
+            # the first keys and how many: 4,096 keys of 256 characters made a 1 MB line a submit
+            log.info("run_submitted", run_id=run_id, workflow=workflow.name or "",
+                     input_keys=sorted(inputs)[:LOGGED_INPUT_KEYS], input_key_count=len(inputs), journaled=journaled)
         self._apply(run, RunSubmitted(run_id, dict(inputs), now))  # run_id, inputs, now_ms
         outbox.commit()
         return run_id

@@ -358,6 +358,8 @@ class RunTable:
         """Record that ``run`` ended as ``ended`` says; publish and return its result."""
         state = run.state
         result = run.result = result_of(state, ended.status, ended.error)
+        ended_engine = run.engine = run.engine.ended  # the compiled document is let go (``EndedEngine``)
+        run.advance = ended_engine.advance
         self.in_flight -= 1
         if ended.status == "completed":
             if self.log_info:

@@ -10,17 +10,18 @@ into Invoke and Cancel (``_step_payload.py``, which also fails an outcome carryi
 worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`, ``_too_large.py``).
 
 The catalogue (``WorkerRegistry.known``) keeps what every worker has offered; each registration
-hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it.
+hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it. It
+is bounded: a full one makes room by dropping what no live worker offers and no run in flight
+uses, offered longest ago first (``_catalogue_room.py``).
 
 After a daemon restart, an attempt journaled as sent may have run, its worker holding the answer:
 :meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window plus W's
-first reconnect delay). If W registers again, proving its session (``SessionProofs``), holding it,
-it is in flight on W and W's re-sent Outcome is applied; else (or past T) it is ``interrupted``.
+first reconnect delay). If W registers again, proving its session, holding it, it is in flight
+on W and W's re-sent Outcome is applied; else (or past T) it is ``interrupted`` (``_reclaim.py``).
 """
 
 from __future__ import annotations
 
-import secrets
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -32,9 +33,11 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
+from ontoflow.actors.orchestrator._catalogue_room import room_for
 from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, RefusedReadys
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
-from ontoflow.actors.orchestrator._registry import InFlight, SentStep, SessionProofs, WorkerInfo, WorkerRegistry
+from ontoflow.actors.orchestrator._reclaim import Reclaims
+from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
 from ontoflow.actors.orchestrator._step_payload import invoke_for, limit_outputs
 from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_dispatch
@@ -55,14 +58,20 @@ class WorkerPool:
         runs: the run table (which runs are live, for an outcome or a lost step).
         send: sends a wire message to a worker identity (after the batch's commit).
         deliver: applies a fact to a live run.
-        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now, session)``
+        record_dispatch: called as ``record_dispatch(run, dispatch, worker_id, now, session, key)``
             before an Invoke of ``run`` leaves (the journal's ``dispatched`` record); ``None``: none.
+        record_proof: called as ``record_proof(worker_id, token, previous, key, now)`` when a
+            worker proving its session after a restart is welcomed with a fresh token (the
+            journal's ``proved`` record, ``_reclaim.py``); ``None``: none.
         heartbeat_ms: interval announced to workers and of the heartbeats sent to them.
         liveness: intervals of silence after which a worker is dead.
         schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
         max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
         record_capabilities: called as ``record_capabilities(metadata, now)`` with what a
             registering worker offers (the journal's catalogue); ``None``: none.
+        forget_capabilities: called with the ids dropped from a full catalogue to make room for
+            a registering worker's offer (``_catalogue_room.py``; the journal's
+            ``Durability.capabilities_forgotten``); ``None``: none.
         max_workers: workers registered at once; a Ready past it is refused (Disconnect),
             so peers announcing themselves cannot grow the registry without bound (a silent
             one is purged after ``liveness`` heartbeats, which frees its place).
@@ -82,12 +91,14 @@ class WorkerPool:
         runs: RunTable,
         send: Callable[[bytes, Any], None],
         deliver: Callable[[Run, Fact], None],
-        record_dispatch: Callable[[Run, Dispatch, str, int, str], None] | None = None,
+        record_dispatch: Callable[[Run, Dispatch, str, int, str, str], None] | None = None,
+        record_proof: Callable[[str, str, str, str, int], None] | None = None,
         heartbeat_ms: int = 1000,
         liveness: int = 3,
         schedule_to_start_ms: int = 30_000,
         max_value_bytes: int | None = None,
         record_capabilities: Callable[[list[CapabilityMetadata], int], None] | None = None,
+        forget_capabilities: Callable[[list[str]], None] | None = None,
         max_workers: int = 4096,
         artifacts: ArtifactReader | None = None,
     ) -> None:
@@ -105,6 +116,7 @@ class WorkerPool:
         self._pending = PendingQueue()
         self._clocks = StepClocks(runs=runs, deliver=deliver, schedule_to_start_ms=schedule_to_start_ms)
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
+        self._forget_capabilities = forget_capabilities
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
@@ -113,7 +125,10 @@ class WorkerPool:
         self.refused: Counter[str] = Counter()
         self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
         self.readys_refused = RefusedReadys()  #: Readys refused, by reason, likewise
-        self.proofs = SessionProofs()  #: who may reclaim attempts recovered after a restart (``_registry.py``)
+        #: The attempts recovered after a restart and who may reclaim them (``_reclaim.py``).
+        self.reclaims = Reclaims(registry=self.registry, runs=runs, deliver=deliver, awaiting=self._liveness.awaiting,
+                                 stop_clock=self._clocks.stop, refused=self.refused)
+        self.reclaims.record_proof = record_proof
 
     def steps_in_flight(self) -> int:
         """Attempts sent to workers and not answered yet."""
@@ -149,13 +164,15 @@ class WorkerPool:
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
         # Its id, version, slots and capabilities, and room for them in the catalogue.
-        reason = ready_problem(ready, PROTOCOL_VERSION) or self.registry.room_for(ready.capabilities)
+        reason = ready_problem(ready, PROTOCOL_VERSION) or \
+            room_for(self.registry, self._runs, self._pending, ready.capabilities, self._forget_capabilities)
         if reason is not None:
             self.readys_refused.refused(ready.worker_id, reason, now)
             self._send(identity, Disconnect(reason=reason))
             return
         key = key_of(identity)
         held, existing = {tuple(k) for k in ready.holding}, self.registry.get(identity)
+        keep = held  # of the replaced registration's steps, those it keeps
         if existing is not None and key != existing.key:  # another CURVE key under a registered identity takes nothing
             self.refused["takeover"] += 1
             log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
@@ -173,8 +190,7 @@ class WorkerPool:
             log.warning("worker_session_replaced", worker_id=existing.worker_id, in_flight=len(existing.in_flight),
                         reason="no session token" if not ready.session else "wrong session token")
             self.lose(identity, now, "worker_lost")
-            existing = None
-            held = set()
+            existing, keep = None, set()
         if existing is None and len(self.registry) >= self.max_workers:
             self.refused["too_many_workers"] += 1
             refused = self.refused["too_many_workers"]
@@ -183,8 +199,7 @@ class WorkerPool:
                             limit=self.max_workers, refused=refused)
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
-        session = existing.session if existing is not None else \
-            ready.session if self.proofs.proves(ready.worker_id, ready.session) else secrets.token_hex(16)
+        session = existing.session if existing is not None else self.reclaims.session_for(ready.worker_id, ready.session, key, now)
         info = WorkerInfo(identity=limited(identity, ready.max_message_bytes), worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
                           session=session, key=key,
@@ -196,7 +211,7 @@ class WorkerPool:
         for cap, fields in self.registry.disagreements(identity, ready.capabilities):
             # Steps go to either worker: each runs the contract its own worker declares.
             log.warning("capability_metadata_differs", capability=cap, worker_id=ready.worker_id, fields=fields)
-        orphans, kept = self.registry.register(info, keep=held)
+        orphans, kept = self.registry.register(info, keep=keep)
         # Welcome first: a worker drops an Invoke sent before it, and what follows may send one
         # (an awaited attempt it came back without is lost and goes out again, to it).
         self._send(info.identity, Welcome(worker_id=ready.worker_id, heartbeat_ms=self.heartbeat_ms, liveness=self.liveness,
@@ -207,7 +222,8 @@ class WorkerPool:
             self._liveness.never_received([(o.run_id, o.step_id, o.attempt) for o in orphans])
         if self._record_capabilities is not None:
             self._record_capabilities(list(info.capabilities.values()), now)
-        kept += self._reclaim(info, held, now, ready.session)
+        if existing is None:  # a new registration: the recovered attempts awaiting its worker id
+            kept += self.reclaims.reclaim(info, held, ready.session, now)
         for hook in self.on_ready:
             hook(info, ready, now)
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots, again=again,
@@ -234,38 +250,14 @@ class WorkerPool:
 
     def await_worker(self, dispatch: Dispatch, worker_id: str, now: int, proof: bytes | None = None) -> None:
         """Hold a recovered attempt that was sent to ``worker_id`` before a restart until that
-        worker registers again (see the module docstring), presenting the session token whose
-        digest is ``proof`` when one was journaled (``SessionProofs``)."""
-        if proof is not None:
-            self.proofs.expect(worker_id, proof)
+        worker registers again (see the module docstring), presenting the session token the
+        journaled row ``proof`` proves, when there is one (``_reclaim.SessionProofs``)."""
+        self.reclaims.expect(dispatch, worker_id, proof)
         step = InFlight(dispatch.run_id, dispatch.step_id, dispatch.attempt, dispatch.capability, now)
         until = self._liveness.await_worker(step, worker_id, now)
         self._clocks.start(dispatch)
         log.info("step_awaiting_worker", run_id=dispatch.run_id, step_id=dispatch.step_id, attempt=dispatch.attempt,
                  worker_id=worker_id, until_ms=until)
-
-    def _reclaim(self, info: WorkerInfo, held: set, now: int, token: str) -> list[InFlight]:
-        """The recovered attempts awaiting this worker: those it holds are in flight on it
-        again; those it came back without are lost."""
-        if not self.proofs.claim(info.worker_id, token):  # another peer under its id: they await the real one
-            self.refused["reclaim"] += 1
-            log.warning("worker_reclaim_refused", worker_id=info.worker_id, reason="not the session its steps were sent to")
-            return []
-        reclaimed, lost = self._liveness.reclaim(info.worker_id, held)
-        for step in reclaimed:
-            self.registry.assign(info, step)
-        if reclaimed:
-            log.info("steps_reclaimed", worker_id=info.worker_id, count=len(reclaimed))
-        self._lost_awaiting(lost, now)
-        return reclaimed
-
-    def _lost_awaiting(self, keys: list[tuple[str, str, int]], now: int) -> None:
-        for run_id, step_id, attempt in keys:
-            self._clocks.stop((run_id, step_id, attempt))
-            run = self._runs.live(run_id)
-            if run is not None:
-                log.warning("step_interrupted", run_id=run_id, step_id=step_id, attempt=attempt)
-                self._deliver(run, StepLost(step_id=step_id, attempt=attempt, reason="interrupted", now_ms=now))
 
     def outcome(self, identity: bytes, outcome: Outcome, now: int) -> None:
         """Apply a worker's answer to its run, if the attempt is in flight on that worker."""
@@ -325,7 +317,7 @@ class WorkerPool:
         for worker in self._liveness.lost_workers(self.registry, now):
             log.warning("worker_lost", worker_id=worker.worker_id, host=worker.host, in_flight=len(worker.in_flight))
             self.lose(worker.identity, now, "worker_lost")
-        self._lost_awaiting(self._liveness.given_up(now), now)
+        self.reclaims.lost(self._liveness.given_up(now), now)
         if not self.draining and self._pending.waiting:  # held back on purpose while draining: they resume after the restart
             self._clocks.expire_unavailable(self._pending, self.registry.offers, now)
         self._clocks.expire_deadlines(now, self._liveness.forget_awaited)
@@ -348,7 +340,7 @@ class WorkerPool:
         if self._record_dispatch is not None:
             run = self._runs.get(d.run_id)
             if run is not None and run.source_hash is not None:
-                self._record_dispatch(run, d, worker.worker_id, now, worker.session)
+                self._record_dispatch(run, d, worker.worker_id, now, worker.session, worker.key)
         self._send(worker.identity, invoke)
         if self.log_debug:
             log.debug("step_dispatched", run_id=d.run_id, step_id=d.step_id, attempt=d.attempt, capability=d.capability,

@@ -17,6 +17,9 @@ flags added as the parser is built in ``_options``); the configuration file in `
     errors.py       NoAnswerError
     _client.py      the client socket (open_client, request, reach), the connection flags,
                     waiting on a run across daemon restarts
+    _one_shot.py    a verb's one request and its reply (converse, ask), asked again when refused
+                    as transient
+    _backoff.py     the bounded, jittered waits before asking again after ``unavailable``
     _asking.py      ask and chat: a run's questions answered in the terminal, the time budget
 """
 

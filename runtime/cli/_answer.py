@@ -22,7 +22,8 @@ from typing import Any
 
 from ontoflow.actors.intent import choose
 from ontoflow.protocols.client import Answer, RunStatus, Status
-from ontoflow.runtime.cli._client import client_options, converse, reply_code, unexpected
+from ontoflow.runtime.cli._client import client_options, reply_code, unexpected
+from ontoflow.runtime.cli._one_shot import converse
 from ontoflow.runtime.cli._runs import wait_for_run
 from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_result, write_json
 

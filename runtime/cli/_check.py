@@ -129,7 +129,7 @@ def contract_gate(
 def _daemon_catalog(args: argparse.Namespace) -> dict[str, Any] | int:
     """The catalogue of the daemon at ``--connect``, or the exit code of a failed request."""
     from ontoflow.protocols.client import Catalog, CatalogInfo
-    from ontoflow.runtime.cli._client import ask
+    from ontoflow.runtime.cli._one_shot import ask
 
     reply = ask(args, Catalog(), CatalogInfo)
     if isinstance(reply, int):
@@ -161,7 +161,7 @@ def _daemon_overlay(args: argparse.Namespace) -> Any:
     """The path of ``--run`` as the daemon at ``--connect`` shows it (``Show``), or an exit code."""
     from ontoflow.actors.drawing import OverlayStep, RunOverlay
     from ontoflow.protocols.client import RunTrace, Show
-    from ontoflow.runtime.cli._client import ask
+    from ontoflow.runtime.cli._one_shot import ask
 
     shown = ask(args, Show(run_id=args.run), RunTrace)
     if isinstance(shown, int):

@@ -8,8 +8,9 @@ from ``--connect`` / ``--curve-secret`` / ``--curve-server-key``, else the envir
 
 Waiting on a run (``submit --wait``, ``status --wait``, ``watch``: :func:`follow`,
 :func:`submit_once`) is resumed across a daemon restart and bounded by ``--timeout``; a daemon
-that holds no more waits (``too_many_waiting``) is asked for the run's status instead. A
-waiting client sends its request again every ``REASK_S`` seconds. A live daemon holding the
+that holds no more waits (``too_many_waiting``) is asked for the run's status instead, and
+one that cannot answer now (``unavailable``) is asked again after a bounded, jittered wait
+(``_backoff``), until ``--timeout``. A waiting client sends its request again every ``REASK_S`` seconds. A live daemon holding the
 request already answers at once with the run's current status (``running``); a daemon
 restarted on the same journal (the DEALER reconnects by itself) gets the request anew, holds
 it, and answers at the run's end. The re-ask is therefore both the liveness check and the
@@ -35,6 +36,7 @@ import anyio
 from ontoflow.protocols.client import (
     Busy, ClientMessage, Error, ListRuns, RunProgress, RunStatus, Status, Submit, SubmitAccepted, Watch
 )
+from ontoflow.runtime.cli._backoff import TRANSIENT, Backoff
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_NOT_FOUND, common_options, fail, note
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
 from ontoflow.runtime.cli.errors import NoAnswerError
@@ -46,12 +48,10 @@ __all__ = [
     "LOOP",
     "REASK_S",
     "WaitTimedOut",
-    "ask",
     "check_address",
     "check_timeout",
     "client_curve",
     "client_options",
-    "converse",
     "curve_client",
     "follow",
     "look_up_hint",
@@ -217,51 +217,6 @@ def client_curve(args: argparse.Namespace) -> CurveClient | None:
         raise ConfigError(f"{exc} (from the environment: {', '.join(given)})") from None
 
 
-def converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False) -> list[ClientMessage] | int:
-    """Send requests in order, one reply each; returns the replies or an exit code.
-
-    A ``Status`` after a ``SubmitAccepted`` asks for the run just accepted; ``wait_last``
-    waits for the last reply without a timeout (a run's end).
-    """
-    try:
-        curve = client_curve(args)
-    except ConfigError as exc:
-        return fail(str(exc))
-
-    async def go() -> list[ClientMessage]:
-        replies: list[ClientMessage] = []
-        async with open_client(args.connect, curve=curve) as client:
-            for i, message in enumerate(messages):
-                if i > 0 and isinstance(message, Status) and isinstance(replies[-1], SubmitAccepted):
-                    message = Status(run_id=replies[-1].run_id, wait=message.wait)
-                last = wait_last and i == len(messages) - 1
-                reply = await request(client, message, timeout_s=None if last else args.timeout)
-                replies.append(reply)
-                if isinstance(reply, Error | Busy):
-                    break
-        return replies
-
-    try:
-        return run_async(go)
-    except (NoAnswerError, TransportError) as exc:
-        return fail(str(exc), EXIT_FAILED, kind="no_answer" if isinstance(exc, NoAnswerError) else "transport")
-
-
-def ask(args: argparse.Namespace, message: ClientMessage, expected: type) -> Any:
-    """One request, one reply of kind ``expected``; an int is the exit code to return instead
-    (no answer, an Error reply, or a reply of another kind — wire input, never an assertion)."""
-    replies = converse(args, message)
-    if isinstance(replies, int):
-        return replies
-    reply = replies[-1]
-    code = reply_code(reply)
-    if code is not None:
-        return code
-    if not isinstance(reply, expected):
-        return unexpected(reply, expected)
-    return reply
-
-
 #: Refusals ``protocols.error_codes`` lists under "a request the client must change before
 #: sending it again" besides the ``invalid_*`` ones: invalid input, exit 2.
 _CHANGE_THE_REQUEST = frozenset({"idempotency_conflict", "payload_too_large"})
@@ -271,7 +226,8 @@ def reply_code(reply: ClientMessage) -> int | None:
     """The exit code of a refusal (``Busy``, ``Error``), reported; None for any other reply.
 
     ``unknown_run`` exits 7 (``EXIT_NOT_FOUND``), as a run missing from a journal does;
-    ``journal_damaged`` exits 3 (``EXIT_JOURNAL``), as a damaged journal read locally does.
+    ``journal_damaged`` exits 3 (``EXIT_JOURNAL``), as a damaged journal read locally does;
+    ``unavailable`` exits 1, said to be temporary (``_backoff.TRANSIENT``).
     """
     if isinstance(reply, Busy):
         return fail(f"busy: {reply.runs_in_flight} runs in flight (limit {reply.limit}); retry later", EXIT_FAILED, kind="busy")
@@ -284,7 +240,10 @@ def reply_code(reply: ClientMessage) -> int | None:
             code = EXIT_INVALID
         else:
             code = EXIT_FAILED
-        return fail(f"{reply.code}: {reply.message}", code, kind=reply.code)
+        said = f"{reply.code}: {reply.message}"
+        if reply.code in TRANSIENT and "temporary" not in reply.message:  # the journal's says so already
+            said += " (temporary: retry later)"
+        return fail(said, code, kind=reply.code)
     return None
 
 
@@ -313,6 +272,7 @@ async def follow(
     answer_timeout_s: float = 10.0,
     answered: bool = False,
     on_running: Callable[[list[tuple[str, str]]], None] | None = None,
+    backoff: Backoff | None = None,
 ) -> ClientMessage:
     """Wait for the end of ``run_id``; returns its final ``RunStatus`` (or the refusal).
 
@@ -327,6 +287,7 @@ async def follow(
         answered: the daemon already answered on this connection (after a submit).
         on_running: called (``watch``) with the steps in flight, (step id, capability), at
             each progress report, after ``on_steps``.
+        backoff: the waits before asking again after ``unavailable`` (``Backoff()`` at the first).
 
     Raises:
         WaitTimedOut: past ``deadline``.
@@ -343,6 +304,7 @@ async def follow(
             raise NoAnswerError(f"no answer from {client.address} within {answer_timeout_s:g} s "
                                 "(is the daemon up, is our key authorised?)")
         client.send(request)
+        refused = False  # answered ``unavailable``: asked again after a wait, not at the next re-ask
         # Re-asked before the answer timeout too: a live daemon holds the first
         # ``Status(wait=True)`` silently and answers the same request again at once, so a run
         # longer than the answer timeout was reported "no answer ... is the daemon up?".
@@ -364,15 +326,25 @@ async def follow(
                         # The daemon holds no more waits (other clients hold them all): ask for
                         # the run's status at each re-ask instead of failing a run that goes on.
                         request = Status(run_id=run_id)
+                    elif isinstance(reply, Error) and reply.code in TRANSIENT:
+                        refused = True  # not now (its reads of this turn are spent...): the run goes on
                     else:  # the run's end, a refusal (Error, Busy) or a reply of another kind
                         return reply
+                if refused:
+                    break
+                if backoff is not None:
+                    backoff.reset()  # the daemon answered: a later refusal waits little again
+        if refused:
+            backoff = backoff if backoff is not None else Backoff()
+            await backoff.wait(deadline - anyio.current_time())
 
 
 async def submit_once(client: DealerSocket, submit: Submit, *, deadline: float = math.inf,
-                      answer_timeout_s: float = 10.0) -> ClientMessage:
+                      answer_timeout_s: float = 10.0, backoff: Backoff | None = None) -> ClientMessage:
     """Send ``submit`` (which carries an idempotency key) until the daemon answers it: again
     every ``REASK_S`` seconds, so a daemon that restarts meanwhile still gets it (the key makes
-    the copies one run).
+    the copies one run), and after a wait (``backoff``, ``Backoff()`` at the first) when it
+    answers ``unavailable`` (it started nothing), until ``deadline``.
 
     Raises:
         WaitTimedOut: past ``deadline``.
@@ -387,8 +359,18 @@ async def submit_once(client: DealerSocket, submit: Submit, *, deadline: float =
             raise NoAnswerError(f"no answer from {client.address} within {answer_timeout_s:g} s "
                                 "(is the daemon up, is our key authorised?)")
         client.send(submit)
+        reply = None
         with anyio.move_on_after(min(REASK_S, give_up - now)):
-            return (await client.recv_batch(1))[0]
+            reply = (await client.recv_batch(1))[0]
+        if reply is not None:
+            if not isinstance(reply, Error) or reply.code not in TRANSIENT:
+                return reply
+            if give_up != deadline:  # the first refusal: said once
+                say(f"the daemon cannot take the submit now ({reply.message}); asking again"
+                    + (" until --timeout" if deadline < math.inf else ""))
+            backoff = backoff if backoff is not None else Backoff()
+            give_up = deadline  # the daemon is there: asked again until the deadline, not the answer's timeout
+            await backoff.wait(deadline - anyio.current_time())
 
 
 def say(message: str) -> None:

@@ -12,7 +12,8 @@ from typing import Any, get_args
 
 from ontoflow.protocols.client import ListRuns, RunList, RunTrace, Show, Workers, WorkersInfo
 from ontoflow.protocols.types import RunStatusName
-from ontoflow.runtime.cli._client import ask, client_options
+from ontoflow.runtime.cli._client import client_options
+from ontoflow.runtime.cli._one_shot import ask
 from ontoflow.runtime.cli._shared import EXIT_OK, fail, print_line, print_result, safe_text, utc, write_json
 
 __all__ = ["print_table", "register"]

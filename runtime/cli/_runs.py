@@ -40,7 +40,6 @@ from ontoflow.runtime.cli._client import (
     WaitTimedOut,
     client_curve,
     client_options,
-    converse,
     follow,
     look_up_hint,
     open_client,
@@ -50,6 +49,7 @@ from ontoflow.runtime.cli._client import (
     submit_once,
     unexpected,
 )
+from ontoflow.runtime.cli._one_shot import converse
 from ontoflow.runtime.cli._shared import (
     EXIT_CLARIFICATION,
     EXIT_FAILED,

@@ -81,8 +81,9 @@ class CommitBatch:
 
     def __init__(self) -> None:
         self.sources: dict[str, bytes] = {}
-        #: capability id -> (encoded metadata, seen_ms): catalogue entries to write or refresh.
-        self.capabilities: dict[str, tuple[bytes, int]] = {}
+        #: capability id -> (encoded metadata, seen_ms): catalogue entries to write or refresh;
+        #: None: to delete (dropped from a full catalogue).
+        self.capabilities: dict[str, tuple[bytes, int] | None] = {}
         self.runs: list[RunRow] = []
         self.facts: list[tuple[str, str, int, bytes]] = []
         self.ended: list[tuple[str, int, str]] = []
@@ -147,7 +148,9 @@ class Journal:
                 update_ends(conn, batch.ended)
             if batch.capabilities:
                 conn.executemany("INSERT OR REPLACE INTO capabilities (id, metadata, seen_ms) VALUES (?, ?, ?)",
-                                 [(k, body, seen) for k, (body, seen) in batch.capabilities.items()])
+                                 [(k, *row) for k, row in batch.capabilities.items() if row is not None])
+                conn.executemany("DELETE FROM capabilities WHERE id = ?",
+                                 [(k,) for k, row in batch.capabilities.items() if row is None])
             if batch.memory:
                 write_memory(conn, batch.memory, batch.memory_bounds)
             conn.execute("COMMIT")

@@ -15,4 +15,4 @@ def test_the_driver_completes_every_run_it_submits(workload: str) -> None:
     driver = Driver(workload, workers=2, slots=4)
     driver.drive(40, in_flight=8)  # raises if a run ends otherwise or the runs stall
     assert driver.orchestrator.runs_in_flight == 0
-    assert driver.orchestrator.steps_in_flight() == 0
+    assert driver.orchestrator.pool.steps_in_flight() == 0

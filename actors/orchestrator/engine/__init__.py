@@ -13,7 +13,7 @@ general path).
 
 from ontoflow.actors.orchestrator.engine._advance import advance
 from ontoflow.actors.orchestrator.engine._commands import CancelStep, Command, Dispatch, RunEnded, Suspended
-from ontoflow.actors.orchestrator.engine._contract import ENGINE_FAILED, RunEngine, RunView, engine_failure
+from ontoflow.actors.orchestrator.engine._contract import ENGINE_FAILED, EndedEngine, RunEngine, RunView, engine_failure
 from ontoflow.actors.orchestrator.engine._compile import (
     BlockPlan,
     CapabilityPlan,
@@ -67,6 +67,7 @@ __all__ = [
     "Command",
     "CompiledWorkflow",
     "Dispatch",
+    "EndedEngine",
     "Fact",
     "Frame",
     "NodePlan",

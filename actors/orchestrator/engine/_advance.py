@@ -126,7 +126,7 @@ def _on_submitted(workflow: CompiledWorkflow, state: RunState, fact: RunSubmitte
     # ``drive``'s first turn in line for a capability that requires nothing (the usual one), as below.
     done = dispatch_step(workflow, state, block, block.capability, None, fact.now_ms, cmds)
     if done is not None and finish_block_step(workflow, state, block, done, cmds):
-        drive(workflow, state, fact.now_ms, cmds)
+        drive(workflow, state, fact.now_ms, cmds, ended_at_once=1)
 
 
 def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished, cmds: list[Command]) -> None:
@@ -176,7 +176,7 @@ def _on_finished(workflow: CompiledWorkflow, state: RunState, fact: StepFinished
         return
     done = dispatch_step(workflow, state, following, following.capability, None, now_ms, cmds)
     if done is not None and finish_block_step(workflow, state, following, done, cmds):
-        drive(workflow, state, now_ms, cmds)  # the step ended at once (a missing input): on, as ``drive`` goes
+        drive(workflow, state, now_ms, cmds, ended_at_once=1)  # it ended at once (a missing input): on, as ``drive`` goes
 
 
 def _take_answer(state: RunState, pending: PendingStep, capability: str, event: str, outputs: dict[str, Any] | None,

@@ -32,6 +32,7 @@ from ontoflow.runtime.retry import worst_case_step_ms
 
 from ontoflow.actors.orchestrator.engine._advance import advance as _advance
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch
+from ontoflow.actors.orchestrator.engine._contract import EndedEngine
 from ontoflow.actors.orchestrator.engine._memory import MemoryCache
 from ontoflow.actors.orchestrator.engine._state import RunState
 from ontoflow.actors.orchestrator.engine._steps import fixed_inputs
@@ -174,9 +175,13 @@ class CompiledWorkflow:
     capabilities: dict[str, CapabilityPlan]
     max_call_depth: int = MAX_CALL_DEPTH
     memories: MemoryCache = field(default_factory=MemoryCache, compare=False, repr=False)
+    ended: EndedEngine = field(init=False, compare=False, repr=False)  # what an ended run keeps instead
 
     #: The engine contract's kind (``RunEngine``).
     kind: ClassVar[str] = "workflow"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ended", EndedEngine(self.kind, self.name))
 
     @property
     def name(self) -> str:

@@ -3,8 +3,8 @@
 A block's turn runs its capability's missing prerequisites first (one step each), then its own
 step. A step either goes out as a :class:`Dispatch` (and the run waits for a fact about it) or
 ends at once without a worker (``invalid``, ``prerequisite_failed``) and is routed right away;
-:func:`drive` loops over the latter, never recursing, so an endless ``JUMP`` loop of such steps
-ends at the step limit rather than in a ``RecursionError``.
+:func:`drive` loops over the latter, never recursing, and fails the run after
+:data:`MAX_ENDED_AT_ONCE` of them in a row (a ``JUMP`` loop no step breaks).
 
 What a step sees is assembled here too (:func:`inherited_memory`, :func:`resolve_inputs`,
 :func:`assemble_payload`): pure functions of the compiled workflow and the run's state that
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotations only: ``_compile`` imports the engine's ``advan
 
 __all__ = [
     "LAST_FAILURE_KEY",
+    "MAX_ENDED_AT_ONCE",
     "assemble_payload",
     "close_step",
     "dispatch_step",
@@ -50,6 +51,10 @@ __all__ = [
 #: The context key that holds the last failed step: block, node, capability, event, reason, error.
 LAST_FAILURE_KEY = "ontoflow.last_failure"
 
+#: Steps in a row, in one fact's turn, that may end without a worker before the run fails: up to
+#: the step limit (100,000), such a loop held a daemon's loop 3 s and left a trace of 42 MB.
+MAX_ENDED_AT_ONCE = 1_000
+
 _NO_PARAMS: dict[str, Any] = {}
 _MISSING: Any = object()
 _encode_json = msgspec.json.Encoder().encode
@@ -64,10 +69,11 @@ def end_run(state: RunState, status: RunStatusName, error: str | None, now_ms: i
     cmds.append(RunEnded(state.run_id, status, error))
 
 
-def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command]) -> None:
+def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[Command], ended_at_once: int = 0) -> None:
     """Take the current block's turn, and the next ones while steps end without a worker.
 
-    Returns when a step was dispatched or the run ended.
+    Returns when a step was dispatched or the run ended (:data:`MAX_ENDED_AT_ONCE` in a row, too,
+    counting the ``ended_at_once`` its caller saw just before).
     """
     while True:
         block = workflow.nodes[state.node].blocks[state.block]
@@ -78,6 +84,12 @@ def drive(workflow: CompiledWorkflow, state: RunState, now_ms: int, cmds: list[C
         if done is None:
             return
         if not finish_block_step(workflow, state, block, done, cmds):
+            return
+        ended_at_once += 1
+        if ended_at_once >= MAX_ENDED_AT_ONCE:
+            end_run(state, "failed", f"{MAX_ENDED_AT_ONCE:,} steps in a row ended without a worker, the last in "
+                    f"block '{block.block}' of node '{block.node}' with '{done.event}': a loop of transitions "
+                    "that runs no step", now_ms, cmds)
             return
 
 
@@ -175,28 +187,12 @@ def dispatch_step(
         SystemMetadata(state.run_id, block.node, block.block, step_id, workflow.manifest_hash, workflow.worktree),
     )
     budget = block.budget_ms if own else cap.budget_ms
-    command = Dispatch(
-        state.run_id,
-        step_id,
-        1,
-        cap.id,
-        inputs,
-        context,
-        None if budget is None else now_ms + budget,
-        cap.idempotent,
-        block.artifacts if own else [],
-    )
-    # Positional, as the Dispatch above (msgspec matches keywords one by one, per step).
-    state.pending = PendingStep(
-        step_id,  # step_id
-        1,  # attempt
-        block.node,  # node
-        block.block,  # block
-        cap.id,  # capability
-        prerequisite_of,  # prerequisite_of
-        now_ms,  # started_ms
-        command,  # dispatch
-    )
+    # Positional (msgspec matches keywords one by one, per step): run_id, step_id, attempt,
+    # capability, inputs, context, deadline_at_ms, idempotent, artifacts.
+    command = Dispatch(state.run_id, step_id, 1, cap.id, inputs, context, None if budget is None else now_ms + budget,
+                       cap.idempotent, block.artifacts if own else [])
+    # step_id, attempt, node, block, capability, prerequisite_of, started_ms, dispatch.
+    state.pending = PendingStep(step_id, 1, block.node, block.block, cap.id, prerequisite_of, now_ms, command)
     cmds.append(command)
     return None
 

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ontoflow.protocols.capability import ArrayParam, CapabilityMetadata, Composition
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.plan import ExecutionPlan, check_plan, find_references, plan_dependencies, plan_size_problem
+from ontoflow.protocols.plan import (
+    ExecutionPlan, check_plan, find_references, plan_dependencies, plan_size_problem, references_problem,
+)
 
-from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch
+from ontoflow.actors.orchestrator.engine import CapabilityPlan, Dispatch, EndedEngine
 from ontoflow.actors.orchestrator.engine import capability_plan  # the one builder of CapabilityPlan
-from ontoflow.actors.orchestrator.plans._refs import declares_field, is_whole_reference
+from ontoflow.actors.orchestrator.plans._refs import declares_field, is_whole_reference, reference_sites
 
 if TYPE_CHECKING:
     from ontoflow.actors.orchestrator.engine import Command, Fact
@@ -61,6 +63,7 @@ class StepPlan:
         id: the step id.
         capability: the capability's plan.
         params: the step's params as written (references unresolved).
+        sites: where in ``params`` references are (``_refs.reference_sites``): all a run walks.
         deps: effective dependencies (the mode applied): the steps that must end first.
         needs: the steps that must have *succeeded* for this one to run (else it is skipped):
             its ``depends_on``, the steps its references name and, in a sequential plan, the
@@ -79,6 +82,7 @@ class StepPlan:
     id: str
     capability: CapabilityPlan
     params: dict[str, Any]
+    sites: Any
     deps: tuple[str, ...]
     needs: tuple[str, ...]
     ancestors: tuple[str, ...]
@@ -104,9 +108,13 @@ class CompiledPlan:
     worktree: str
     steps: tuple[StepPlan, ...]
     by_id: dict[str, StepPlan] = field(default_factory=dict)
+    ended: EndedEngine = field(init=False, compare=False, repr=False)  # what an ended run keeps instead
 
     #: The engine contract's kind (``RunEngine``).
     kind: ClassVar[str] = "plan"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ended", EndedEngine(self.kind, self.name))
 
     @property
     def name(self) -> str:
@@ -217,7 +225,8 @@ def compile_plan(
     """
     catalog = dict(catalog)
     problems = check_plan(plan)
-    if plan_size_problem(len(plan.steps), sum(len(s.depends_on) for s in plan.steps)) is not None:
+    if plan_size_problem(len(plan.steps), sum(len(s.depends_on) for s in plan.steps)) is not None or \
+            references_problem(plan) is not None:
         raise ManifestError(problems)  # nothing more is checked: it costs too much
     # The plan's own problems do not hide its capabilities' (a dangling depends_on hid every
     # unknown capability until it was fixed); where both find the same place, the first says it.
@@ -297,6 +306,7 @@ def compile_plan(
                 id=step.id,
                 capability=cap_plan(meta.id),
                 params=step.params,
+                sites=reference_sites(step.params),
                 deps=tuple(deps[step.id]),
                 needs=needs,
                 ancestors=tuple(sorted(found, key=lambda s: (depth[s], index[s]))),

@@ -23,6 +23,7 @@ from ontoflow.protocols.domain import DOMAIN_OUTPUT_KEY, DomainOutput
 from ontoflow.protocols.plan import REFERENCE_PATTERN, Reference, find_references
 
 __all__ = ["MAX_RESOLVED_BYTES", "ParamsTooLarge", "UnresolvedReference", "declares_field", "is_whole_reference", "lookup",
+           "reference_sites",
            "substitute"]
 
 #: The most bytes the references of one step's params may bring in, in all. A reference is
@@ -124,9 +125,34 @@ def _resolve(ref_body: str, step_id: str, outputs: Mapping[str, Mapping[str, Any
         raise UnresolvedReference(f"step {step_id!r}: reference {ref.text} does not resolve: {exc}") from None
 
 
+def reference_sites(value: Any) -> Any:
+    """Where ``value`` holds references (strings with ``${``): None for nowhere, True for such a
+    string, else a map of the keys (or indexes) of ``value`` that hold some to their own sites.
+    A plan step's are found once, at compile, so that its run walks only them: params of a
+    million plain values were walked in the daemon's loop each time their step began. Recursive:
+    params nest at most ``protocols.plan.MAX_PARAMS_DEPTH`` levels."""
+    if isinstance(value, str):
+        return True if "${" in value else None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    sites = {}
+    for key, item in items:
+        if isinstance(item, (str, dict, list)):
+            found = reference_sites(item)
+            if found is not None:
+                sites[key] = found
+    return sites or None
+
+
 def substitute(value: Any, step_id: str, outputs: Mapping[str, Mapping[str, Any]], *,
-               limit: int = MAX_RESOLVED_BYTES) -> Any:
+               limit: int = MAX_RESOLVED_BYTES, sites: Any = True) -> Any:
     """Return ``value`` with every reference replaced (a new container; ``value`` is untouched).
+    ``sites``: where the references are (:func:`reference_sites`); the rest is kept as it is,
+    not walked (True: walk it all).
 
     A string that is exactly one reference becomes the referenced value; references inside a
     longer string become text (JSON for non-strings). Each reference is charged the size of
@@ -137,7 +163,12 @@ def substitute(value: Any, step_id: str, outputs: Mapping[str, Mapping[str, Any]
             they resolve (before anything that big is built), naming the step, not a value.
         UnresolvedReference: naming the step and the reference that did not resolve.
     """
-    return _Substitution(step_id, outputs, limit).walk(value)
+    substitution = _Substitution(step_id, outputs, limit)
+    if sites is True:
+        return substitution.walk(value)
+    if not isinstance(value, dict) or sites is None:
+        return dict(value) if isinstance(value, dict) else value
+    return substitution.at(value, sites)
 
 
 def _size(value: Any) -> int:
@@ -189,6 +220,15 @@ class _Substitution:
         self.sizes.setdefault(body, size)
         self._charge(size)
         return text
+
+    def at(self, value: Any, sites: Any) -> Any:
+        """``value`` with the references at ``sites`` replaced (the rest copied, not walked)."""
+        if sites is True:
+            return self.walk(value)
+        out = dict(value) if isinstance(value, dict) else list(value)
+        for key, inner in sites.items():
+            out[key] = self.at(value[key], inner)
+        return out
 
     def walk(self, value: Any) -> Any:
         if isinstance(value, str):

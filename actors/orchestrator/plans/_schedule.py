@@ -82,7 +82,7 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
     # have, and brings no outputs then.
     produced = {a: state.results[a].outputs for a in step.ancestors}
     try:
-        params = substitute(step.params, step.id, produced)
+        params = substitute(step.params, step.id, produced, sites=step.sites)
     except UnresolvedReference as exc:
         reason = "params_too_large" if isinstance(exc, ParamsTooLarge) else "reference"
         _end_now(c, state, step, now, status=FAILED, event=INVALID, reason=reason, error=str(exc))
@@ -103,11 +103,14 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
                      error=f"step {step.id!r}: {rule.param_name!r} fans out to {len(items):,} items; at most {MAX_FAN_OUT:,}")
             return
         base = {k: v for k, v in params.items() if k != rule.param_name}
-        pending: list[dict[str, Any] | str] = []
-        for item in items:
-            inputs, missing = resolve_inputs(cap, {**base, rule.single_param_name: item}, NO_MEMORY, layer, c.defaults)
-            pending.append(inputs if missing is None else f"required input {missing!r} resolved to nothing")
-        group = FanOut(step.id, (step.index, 0, 0), max(1, rule.max_concurrency), pending, [None] * len(items), now, params)
+        if items:  # only the element differs from child to child: a key one misses, every one does
+            _, missing = resolve_inputs(cap, {**base, rule.single_param_name: items[0]}, NO_MEMORY, layer, c.defaults)
+            if missing is not None:
+                _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="missing_input",
+                         error=_missing(step, missing))
+                return
+        group = FanOut(step.id, (step.index, 0, 0), max(1, rule.max_concurrency), list(items), [None] * len(items), now,
+                       params, base, rule.single_param_name, layer)
         state.groups[step.id] = group
         if items:
             enqueue(state, group)
@@ -116,10 +119,13 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
         return
     inputs, missing = resolve_inputs(cap, params, NO_MEMORY, layer, c.defaults)
     if missing is not None:
-        error = f"step {step.id!r}: required input {missing!r} resolved to nothing (step params, run context, defaults, schema default)"
-        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="missing_input", error=error)
+        _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="missing_input", error=_missing(step, missing))
         return
     enqueue(state, Unit((step.index, 0, 0), step.id, step.id, cap, inputs, params))
+
+
+def _missing(step: StepPlan, key: str) -> str:
+    return f"step {step.id!r}: required input {key!r} resolved to nothing (step params, run context, defaults, schema default)"
 
 
 def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) -> bool:
@@ -142,11 +148,14 @@ def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) ->
         item.next += 1
         step = c.by_id[item.step]
         unit = Unit((step.index, 0, k), f"{step.id}[{k}]", step.id, step.capability, {}, item.params, group=step.id, child=k)
-        inputs = item.pending[k]
-        item.pending[k] = ""  # launched: drop the inputs, the group only counts from here
+        element = item.pending[k]
+        item.pending[k] = None  # launched: drop the element, the group only counts from here
         item.running += 1
-        if isinstance(inputs, str):
-            result = StepResult(FAILED, INVALID, step.capability.id, {}, f"step {unit.step_id!r}: {inputs}", "missing_input")
+        inputs, missing = resolve_inputs(step.capability, {**item.base, item.single: element}, NO_MEMORY, item.layer,
+                                         c.defaults)
+        if missing is not None:  # not after the first element's check as the step began; kept total
+            result = StepResult(FAILED, INVALID, step.capability.id, {}, f"step {unit.step_id!r}: required input "
+                                f"{missing!r} resolved to nothing", "missing_input")
             end_at_once(c, state, unit, result, started_ms=now, now=now)
             ended_now = True
             continue

@@ -66,17 +66,23 @@ class Unit:
 class FanOut:
     """A step fanned out over a list: its children start in order, at most ``limit`` at once.
 
-    ``pending`` holds each child's inputs until it is launched; ``results`` each child's
-    :class:`StepResult`, by element index (the gather order).
+    ``pending`` holds each child's element until it is launched, when its inputs are resolved
+    (the step's params but the fanned one, ``base``, with the element as ``single``, over
+    ``layer``: resolved for every child as the step began, 500,000 children held a daemon's
+    loop for seconds); ``results`` each child's :class:`StepResult`, by element index (the
+    gather order).
     """
 
     step: str
     key: tuple[int, int, int]
     limit: int
-    pending: list[dict[str, Any] | str]
+    pending: list[Any]
     results: list[StepResult | None]
     started_ms: int
     params: dict[str, Any]
+    base: dict[str, Any]
+    single: str
+    layer: dict[str, Any]
     next: int = 0
     running: int = 0
     ended: int = 0

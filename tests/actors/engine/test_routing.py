@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ontoflow.actors.orchestrator.engine import Frame, RunEnded
+from ontoflow.actors.orchestrator.engine._steps import MAX_ENDED_AT_ONCE
 from tests.actors.engine.helpers import Driver, block, cap, compile_nodes, dispatches, node
 
 CAPS = [cap("x.a", events=["success", "failure", "empty"]), cap("x.b"), cap("x.c")]
@@ -123,8 +124,37 @@ def test_an_endless_jump_loop_stops_at_the_step_limit() -> None:
 def test_an_endless_loop_of_undispatched_steps_stops_at_the_step_limit_too() -> None:
     # Every step ends `invalid` without a worker, inside one advance() call: no recursion.
     needy = cap("x.needy", input_schema={"type": "object", "properties": {"k": {}}, "required": ["k"]})
-    wf = compile_nodes({"main": node("a", {"a": block("x.needy", ("invalid", "JUMP:a"))})}, [needy], max_steps=5000)
+    wf = compile_nodes({"main": node("a", {"a": block("x.needy", ("invalid", "JUMP:a"))})}, [needy], max_steps=500)
     run = Driver(wf)
-    (ended,) = run.submit()  # far more steps than the interpreter's recursion limit
-    assert ended == RunEnded("r1", "failed", "step limit of 5000 steps exceeded in block 'a' of node 'main'")
-    assert len(run.state.trace) == 5000
+    (ended,) = run.submit()
+    assert ended == RunEnded("r1", "failed", "step limit of 500 steps exceeded in block 'a' of node 'main'")
+    assert len(run.state.trace) == 500
+
+
+def test_a_loop_of_steps_that_end_without_a_worker_fails_after_a_thousand_in_a_row() -> None:
+    # Up to the default step limit (100,000) such a loop held a daemon's loop 3 s in one fact's
+    # turn and left a 42 MB trace; far more steps than the interpreter's recursion limit, too.
+    needy = cap("x.needy", input_schema={"type": "object", "properties": {"k": {}}, "required": ["k"]})
+    nodes = {"main": node("a", {"a": block("x.needy", ("invalid", "JUMP:b")),
+                                "b": block("x.needy", ("invalid", "CALL:sub")),
+                                "back": block("x.needy", ("invalid", "JUMP:a"))}),
+             "sub": node("c", {"c": block("x.needy", ("invalid", "RETURN"))})}
+    run = Driver(compile_nodes(nodes, [needy]))
+    (ended,) = run.submit()
+    assert ended == RunEnded("r1", "failed", f"{MAX_ENDED_AT_ONCE:,} steps in a row ended without a worker, the "
+                             "last in block 'back' of node 'main' with 'invalid': a loop of transitions that runs no step")
+    assert len(run.state.trace) == MAX_ENDED_AT_ONCE == 1_000
+    assert run.state.stack == []
+
+
+def test_steps_that_end_without_a_worker_between_dispatched_ones_do_not_add_up() -> None:
+    # The count is of steps in a row: a step that goes out to a worker starts it again.
+    needy = cap("x.needy", input_schema={"type": "object", "properties": {"k": {}}, "required": ["k"]})
+    nodes = {"main": node("a", {"a": block("x.a", ("success", "JUMP:n0")),
+                                **{f"n{i}": block("x.needy", ("invalid", f"JUMP:n{i + 1}")) for i in range(900)},
+                                "n900": block("x.a", ("success", "JUMP:n0"))})}
+    run = Driver(compile_nodes(nodes, [needy, *CAPS]))
+    run.submit()
+    for _ in range(3):
+        assert len(dispatches(run.finish())) == 1
+    assert run.state.status == "running" and len(run.state.trace) == 3 + 3 * 900
