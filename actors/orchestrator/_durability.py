@@ -63,10 +63,7 @@ DOMAIN_ENTRY_PREFIX = "domain:"
 #: that recovers without them).
 PROOF_SCOPE, MAX_PROOFS, PROOF_KEPT_MS = "worker_session", 16_384, 365 * 86_400_000
 
-#: Source hashes remembered as written (a submit of a known document writes no body again).
-#: Past this many the memory is dropped: a hostile client's distinct documents grew it without
-#: end, and forgetting only costs a body offered again (``INSERT OR IGNORE``).
-MAX_KNOWN_SOURCES = 65_536
+MAX_KNOWN_SOURCES = 65_536  #: sources remembered as written; past it forgotten (a body offered again)
 
 
 class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -120,13 +117,10 @@ class Durability:
         self._batch.runs.append(row)
 
     def prune_sources(self) -> bool:
-        """Delete the journal's workflow sources no run pins any more, after a prune; returns
-        whether it did (not while runs wait for a commit: their sources may be among those no
-        written run pins yet; the next prune does it).
-
-        The memory of the sources written goes with them: a document submitted again after its
-        last run was pruned writes its body again. Before, its new run pinned a source that was
-        gone: lost at the next start, and unreadable once it left memory.
+        """Delete the journal's sources no run pins any more, after a prune, and forget them as
+        written (a document submitted again writes its body again: before, its new run pinned a
+        source that was gone, lost at the next start); returns whether it did (not while runs
+        wait for a commit: their sources may be only on disk; the next prune does it).
 
         Raises:
             runtime.journal.JournalError: when SQLite refuses the delete.
@@ -293,9 +287,8 @@ class Durability:
         if engine is None:
             body = None if self.journal is None else self.journal.source(row.source_hash)
             if body is None:  # a row deleted by hand, or lost: damage to this run (``journal_damaged``)
-                where_ = self.journal.path if self.journal is not None else "(none)"
-                raise JournalCorruptError(f"journal {where_}: run {row.run_id}: its workflow source {row.source_hash[:12]} "
-                                          "is missing; the journal is damaged")
+                raise JournalCorruptError(f"journal {getattr(self.journal, 'path', '(none)')}: run {row.run_id}: its "
+                                          f"workflow source {row.source_hash[:12]} is missing; the journal is damaged")
             engine = engines[row.source_hash] = compile_source(body, connections=self.connections)
         run = Run(engine, row.run_id, row.source_hash)
         for n, f in enumerate(facts):
