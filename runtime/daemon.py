@@ -57,7 +57,7 @@ from ontoflow.actors.pipelines import ConnectionResolutionError, load_connection
 from ontoflow.protocols.client import AskReply, Busy
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.manifest import decode_document
+from ontoflow.protocols.manifest import decode_document, manifest_from_data
 from ontoflow.runtime.daemon_retention import prune_at_start, retention_loop
 from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
@@ -260,10 +260,12 @@ def _trigger_documents(paths: list[str]) -> list[dict]:
             data = read_document_bytes(path)
         except OSError as exc:
             raise ConfigError(f"trigger workflow {path}: cannot read the file: {exc.strerror}") from None
-        try:
-            documents.append(decode_document(data, Path(path).suffix or "json"))
+        try:  # checked here too, to be named by its file (the trigger service names its index)
+            documents.append(document := decode_document(data, Path(path).suffix or "json"))
+            if not manifest_from_data(document, source=f"trigger workflow {path}").triggers:
+                raise ConfigError(f"trigger workflow {path}: a trigger workflow must declare triggers")
         except ManifestError as exc:
-            raise ConfigError(f"trigger workflow {path}: {exc}") from None
+            raise ConfigError(str(exc) if exc.source else f"trigger workflow {path}: {exc}") from None
     return documents
 
 
