@@ -57,7 +57,8 @@ from ontoflow.actors.pipelines import ConnectionResolutionError, load_connection
 from ontoflow.protocols.client import AskReply, Busy
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.manifest import decode_document
+from ontoflow.protocols.manifest import decode_document, manifest_from_data
+from ontoflow.runtime.daemon_retention import prune_at_start, retention_loop
 from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.documents import read_document_bytes
@@ -176,13 +177,24 @@ def _check(config: DaemonConfig) -> None:
         raise ConfigError("--answer-timeout-ms must be >= 1")
     if config.synchronous not in ("NORMAL", "FULL"):
         raise ConfigError("--synchronous must be NORMAL or FULL")
-    if config.authorized_keys is not None and not Path(config.authorized_keys).is_dir():
+    if config.authorized_keys is not None and not _is_folder(config.authorized_keys):
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
     if config.http_bind is not None and not config.domains and config.domains_file is None:
         raise ConfigError("--http-bind needs --domains DIR or --domains-file FILE (the HTTP entry answers sentences for domains)")
     for root in config.artifact_roots:
-        if not root or not Path(root).expanduser().is_dir():
+        if not root or not _is_folder(root):
             raise ConfigError(f"--artifact-root {root!r}: not a folder")
+
+
+def _is_folder(path: str) -> bool:
+    try:
+        return Path(path).expanduser().is_dir()
+    except (OSError, ValueError, RuntimeError):  # a name too long to look at: a traceback, not False
+        return False
+
+
+def _said(exc: Exception) -> str:  # an OSError (a name too long, no permission) was a traceback
+    return f"cannot read {exc.filename}: {exc.strerror}" if isinstance(exc, OSError) else str(exc)
 
 
 def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
@@ -196,13 +208,13 @@ def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
     for folder in config.domains:
         try:
             found.append(expected_domain(Path(folder)))
-        except DomainLoadError as exc:
-            raise ConfigError(f"--domains: {exc}") from None
+        except (DomainLoadError, OSError) as exc:
+            raise ConfigError(f"--domains: {_said(exc)}") from None
     if config.domains_file is not None:
         try:
             found.extend(read_domains_file(config.domains_file))
-        except DomainLoadError as exc:
-            raise ConfigError(f"--domains-file: {exc}") from None
+        except (DomainLoadError, OSError) as exc:
+            raise ConfigError(f"--domains-file: {_said(exc)}") from None
     return found
 
 
@@ -237,8 +249,8 @@ def _catalogue(specs: list[str]) -> list:
         return []
     try:
         return [cls.metadata for cls in load_capabilities(specs)]
-    except CapabilityLoadError as exc:
-        raise ConfigError(f"--capabilities: {exc}") from None
+    except (CapabilityLoadError, OSError) as exc:
+        raise ConfigError(f"--capabilities: {_said(exc)}") from None
 
 
 def _trigger_documents(paths: list[str]) -> list[dict]:
@@ -248,10 +260,12 @@ def _trigger_documents(paths: list[str]) -> list[dict]:
             data = read_document_bytes(path)
         except OSError as exc:
             raise ConfigError(f"trigger workflow {path}: cannot read the file: {exc.strerror}") from None
-        try:
-            documents.append(decode_document(data, Path(path).suffix or "json"))
+        try:  # checked here too, to be named by its file (the trigger service names its index)
+            documents.append(document := decode_document(data, Path(path).suffix or "json"))
+            if not manifest_from_data(document, source=f"trigger workflow {path}").triggers:
+                raise ConfigError(f"trigger workflow {path}: a trigger workflow must declare triggers")
         except ManifestError as exc:
-            raise ConfigError(f"trigger workflow {path}: {exc}") from None
+            raise ConfigError(str(exc) if exc.source else f"trigger workflow {path}: {exc}") from None
     return documents
 
 
@@ -297,7 +311,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         if config.journal is not None:
             journal = stack.enter_context(open_journal(config.journal, synchronous=config.synchronous))
             if config.retention_s is not None:
-                _prune(journal, config.retention_s)
+                prune_at_start(journal, config.retention_s)
         try:
             composed = compose_orchestrator(
                 address=config.bind,
@@ -345,7 +359,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 if config.announce:
                     print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
                 if journal is not None and config.retention_s is not None:
-                    tg.start_soon(_retention_loop, journal, config.retention_s, config.prune_every_s)
+                    tg.start_soon(retention_loop, orchestrator.durability, config.retention_s, config.prune_every_s)
                 tg.start_soon(spools.run)
                 tg.start_soon(_return_freed_memory, TRIM_EVERY_S)
                 if http is not None and composed.edge is not None:
@@ -360,12 +374,6 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                 if signals is not None:
                     await drain_on_signal(signals, orchestrator, clients, config.grace_s)
                     tg.cancel_scope.cancel()
-
-
-def _prune(journal, retention_s: float) -> None:
-    pruned = journal.prune(wall_clock_ms() - int(retention_s * 1000))
-    if pruned:
-        log.info("journal_pruned", runs=pruned)
 
 
 async def _return_freed_memory(every_s: float) -> None:
@@ -386,8 +394,3 @@ async def _return_freed_memory(every_s: float) -> None:
         await anyio.sleep(every_s)
         await anyio.to_thread.run_sync(trim, 0)  # it may take milliseconds on a large heap: off the loop
 
-
-async def _retention_loop(journal, retention_s: float, every_s: float) -> None:
-    while True:
-        await anyio.sleep(every_s)
-        _prune(journal, retention_s)

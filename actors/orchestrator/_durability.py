@@ -63,6 +63,8 @@ DOMAIN_ENTRY_PREFIX = "domain:"
 #: that recovers without them).
 PROOF_SCOPE, MAX_PROOFS, PROOF_KEPT_MS = "worker_session", 16_384, 365 * 86_400_000
 
+MAX_KNOWN_SOURCES = 65_536  #: sources remembered as written; past it forgotten (a body offered again)
+
 
 class RecoveryReport(msgspec.Struct, frozen=True, kw_only=True):
     """What a start from a journal found and did."""
@@ -109,8 +111,25 @@ class Durability:
         source_hash, body = source
         if source_hash not in self._sources:
             self._batch.sources[source_hash] = body
+            if len(self._sources) >= MAX_KNOWN_SOURCES:
+                self._sources.clear()
             self._sources.add(source_hash)
         self._batch.runs.append(row)
+
+    def prune_sources(self) -> bool:
+        """Delete the journal's sources no run pins any more, after a prune, and forget them as
+        written (a document submitted again writes its body again: before, its new run pinned a
+        source that was gone, lost at the next start); returns whether it did (not while runs
+        wait for a commit: their sources may be only on disk; the next prune does it).
+
+        Raises:
+            runtime.journal.JournalError: when SQLite refuses the delete.
+        """
+        if self.journal is None or self._batch.runs:
+            return False
+        self._sources.clear()
+        self.journal.prune_sources()
+        return True
 
     def fact(self, run_id: str, fact: Fact) -> None:
         """Record ``fact`` of ``run_id`` (before it is applied: its consequences follow it)."""
@@ -258,8 +277,8 @@ class Durability:
             engines: compiled sources by hash, filled as sources are compiled (a cache).
 
         Raises:
-            runtime.journal.JournalError: when its pinned source is missing from the journal.
-            runtime.journal.JournalCorruptError: when a fact does not decode (naming the run and
+            runtime.journal.JournalCorruptError: when its pinned source is missing from the
+                journal, or when a fact does not decode (naming the run and
                 the row).
             msgspec.DecodeError, protocols.errors.ManifestError: when the source does not
                 decode or compile.
@@ -267,8 +286,9 @@ class Durability:
         engine = engines.get(row.source_hash)
         if engine is None:
             body = None if self.journal is None else self.journal.source(row.source_hash)
-            if body is None:
-                raise JournalError(f"run {row.run_id}: its workflow source {row.source_hash[:12]} is missing")
+            if body is None:  # a row deleted by hand, or lost: damage to this run (``journal_damaged``)
+                raise JournalCorruptError(f"journal {getattr(self.journal, 'path', '(none)')}: run {row.run_id}: its "
+                                          f"workflow source {row.source_hash[:12]} is missing; the journal is damaged")
             engine = engines[row.source_hash] = compile_source(body, connections=self.connections)
         run = Run(engine, row.run_id, row.source_hash)
         for n, f in enumerate(facts):

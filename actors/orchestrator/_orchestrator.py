@@ -363,8 +363,8 @@ class Orchestrator(SocketActor):
         return self._run(run_id).state
 
     def forget(self, run_id: str) -> None:
-        """Drop a finished run's result (a long-running process would otherwise keep them all)."""
-        self.runs.forget(run_id)
+        """Drop a finished run's result, and its keys when a journal answers for them."""
+        self.runs.forget(run_id, keys=self.durability.journal is not None)
 
     def cancel(self, run_id: str, reason: str = "cancelled by request") -> None:
         """Cancel a run: its running step is sent a Cancel and the run ends ``cancelled``

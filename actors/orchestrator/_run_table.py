@@ -98,6 +98,11 @@ class Run:
         return self.result
 
 
+#: The most idempotency (and trigger) keys held for runs forgotten without a journal to answer
+#: for them: past it the oldest go (a resubmit of such a key then starts a new run).
+MAX_KEYS = 1 << 20
+
+
 class RunTable:
     """The runs an orchestrator holds (see the module docstring).
 
@@ -118,6 +123,7 @@ class RunTable:
         self._deadlines: dict[str, int] = {}
         self._by_key: dict[str, str] = {}
         self._by_trigger: dict[str, str] = {}
+        self._keys_of: dict[str, tuple[str | None, str | None]] = {}  # run id -> its keys, for ``forget``
         self.on_run_ended: list[Callable[[RunResult], None]] = []
         self.on_progress: list[Callable[[str, list[Any]], None]] = []
         self.in_flight = 0
@@ -164,10 +170,16 @@ class RunTable:
         self.in_flight += 1
         if deadline_at_ms is not None:
             self._deadlines[run_id] = deadline_at_ms
-        if idempotency_key is not None:
-            self._by_key[idempotency_key] = run_id
-        if trigger_key is not None:
-            self._by_trigger[trigger_key] = run_id
+        if idempotency_key is not None or trigger_key is not None:
+            self._keys_of[run_id] = (idempotency_key, trigger_key)
+            if idempotency_key is not None:
+                self._by_key[idempotency_key] = run_id
+                if len(self._by_key) > MAX_KEYS:  # only runs kept for good (no journal): the oldest go
+                    self._by_key.pop(next(iter(self._by_key)))
+            if trigger_key is not None:
+                self._by_trigger[trigger_key] = run_id
+                if len(self._by_trigger) > MAX_KEYS:
+                    self._by_trigger.pop(next(iter(self._by_trigger)))
 
     def find(self, *, idempotency_key: str | None = None, trigger_key: str | None = None) -> str | None:
         """The id of the run held for ``idempotency_key`` (or ``trigger_key``), or None."""
@@ -177,11 +189,21 @@ class RunTable:
             return self._by_trigger.get(trigger_key)
         return None
 
-    def forget(self, run_id: str) -> None:
-        """Drop an ended run (a long-running process would otherwise keep them all)."""
+    def forget(self, run_id: str, *, keys: bool = False) -> None:
+        """Drop an ended run (a long-running process would otherwise keep them all), and with
+        ``keys`` what ``find`` answers for it (a journal answers from now on: kept, every CLI
+        submit's idempotency key grew a journaled daemon's memory for as long as it ran)."""
         run = self._runs.get(run_id)
         if run is not None and run.result is not None:
             del self._runs[run_id]
+            if keys:
+                idempotency_key, trigger_key = self._keys_of.pop(run_id, (None, None))
+                if idempotency_key is not None and self._by_key.get(idempotency_key) == run_id:
+                    del self._by_key[idempotency_key]
+                if trigger_key is not None and self._by_trigger.get(trigger_key) == run_id:
+                    del self._by_trigger[trigger_key]
+            else:
+                self._keys_of.pop(run_id, None)
 
     def expired(self, now: int) -> list[Run]:
         """The live runs whose deadline is past (each reported once)."""

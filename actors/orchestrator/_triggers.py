@@ -5,12 +5,19 @@ Observation of that kind (from that capability, or any when ``capability`` is em
 daemon starts one run of the workflow, journaled like a submit. The run's context holds the
 observation's ``data`` as it is (its keys are ontology keys, e.g. ``fs.file.path``) and, under
 :data:`OBSERVATION_KEY`, ``{"id", "kind", "capability"}``. An observation id seen before (by
-this daemon or, with a journal, any earlier one) starts no second run.
+this daemon or, with a journal, any earlier one) starts no second run, even once its run was
+pruned (the journal keeps the keys of pruned triggered runs: ``Journal.trigger_pruned``).
+
+An observation that starts no run now (the daemon busy or draining, its data too big, the
+workflow not compiling) is logged within a budget (``runtime.log_budget``): a capability
+reports what it perceives again and again, so a line each was thousands a second for as long
+as the daemon stayed busy.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,10 +30,14 @@ from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.messages import Observation
+from ontoflow.runtime.log_budget import LogBudget
 
 __all__ = ["OBSERVATION_KEY", "TriggerService"]
 
 log = structlog.get_logger()
+
+#: Seconds of one interval of the log budget of observations that start no run.
+NOT_STARTED_LOG_S = 10.0
 
 #: Context key of ``{"id", "kind", "capability"}`` in a run started by an observation.
 OBSERVATION_KEY = "ontoflow.observation"
@@ -55,6 +66,8 @@ class TriggerService:
         self._orch = orchestrator
         self._clients = clients
         self._workflows: list[_Triggered] = []
+        #: Observations that started no run, by reason (the first 10 an interval logged one by one).
+        self.not_started = LogBudget("observations_not_started", interval=NOT_STARTED_LOG_S)
         for n, document in enumerate(workflows):
             manifest = manifest_from_data(document, source=f"trigger workflow {n}")
             if not manifest.triggers:
@@ -63,29 +76,39 @@ class TriggerService:
             digest = hashlib.sha256(msgspec.msgpack.Encoder(order="deterministic").encode(document)).hexdigest()
             self._workflows.append(_Triggered(document, digest, [(t.kind, t.capability) for t in manifest.triggers]))
 
+    def _pruned(self, trigger_key: str) -> bool:
+        """Whether the run ``trigger_key`` started was pruned from the journal."""
+        journal = self._orch.journal
+        return journal is not None and journal.trigger_pruned(trigger_key)
+
     def observe(self, observation: Observation) -> None:
         """Start the runs ``observation`` triggers (called by the orchestrator's receive loop)."""
         for wf in self._workflows:
             if not any(kind == observation.kind and cap in ("", observation.capability) for kind, cap in wf.triggers):
                 continue
             key = f"{wf.manifest_hash}:{observation.capability}:{observation.id}"
-            if self._orch.find_run(trigger_key=key) is not None:
+            if self._orch.find_run(trigger_key=key) is not None or self._pruned(key):
                 log.debug("observation_repeated", capability=observation.capability, id=observation.id)
                 continue
             clients = self._clients
             if not clients.accepting or (clients.max_runs is not None and self._orch.runs_in_flight >= clients.max_runs):
                 # Not recorded: the capability reports it again and it starts a run then.
-                log.warning("observation_deferred", capability=observation.capability, id=observation.id,
-                            reason="draining" if not clients.accepting else "busy")
+                reason = "draining" if not clients.accepting else "busy"
+                if self.not_started.admit(reason, time.monotonic()):
+                    log.warning("observation_deferred", capability=observation.capability, id=observation.id,
+                                reason=reason)
                 continue
             too_big = check_payload(observation.data, clients.max_value_bytes, "observation value")
             if too_big is not None:
-                log.warning("observation_refused", capability=observation.capability, id=observation.id, reason=too_big)
+                if self.not_started.admit("too_large", time.monotonic()):
+                    log.warning("observation_refused", capability=observation.capability, id=observation.id,
+                                reason=too_big)
                 continue
             try:
                 workflow, source = clients.compile(wf.document, wf.manifest_hash)
             except ManifestError as exc:
-                log.warning("trigger_workflow_invalid", problems=len(exc.problems))
+                if self.not_started.admit("workflow_invalid", time.monotonic()):
+                    log.warning("trigger_workflow_invalid", problems=len(exc.problems))
                 continue
             inputs = dict(observation.data)
             inputs[OBSERVATION_KEY] = {"id": observation.id, "kind": observation.kind, "capability": observation.capability}

@@ -15,8 +15,9 @@ import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TypeVar, get_args
 
+from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.journal.errors import JournalCorruptError
 
 __all__ = ["absent_table", "bad_group", "check_fact_row", "check_run_row", "damage_named", "named_damage"]
@@ -31,6 +32,9 @@ _RUN_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
 #: The same for a fact row ``(run_id, kind, at_ms, body)``.
 _FACT_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("run_id", (str,)), ("kind", (str,)), ("at_ms", (int,)), ("body", (bytes,)))
+#: The statuses a run row may hold. Another (a row edited by hand: ``Running``, ``done``) went
+#: out in a ``RunList`` no client decodes: every ``ontoflow runs`` timed out, the daemon silent.
+_STATUSES = frozenset(get_args(RunStatusName))
 _UNDECODABLE = re.compile(r"Could not decode to UTF-8 column '(\w+)'")
 _MAX_RUN_ID_SHOWN = 128
 
@@ -54,15 +58,19 @@ def _refuse(path: str, run_id: object, table: str, row: object, column: str, why
 
 
 def check_run_row(row: Sequence[object], path: str, conn: sqlite3.Connection) -> None:
-    """Refuse a run row whose columns are not of the types the schema promises.
+    """Refuse a run row whose columns are not of the types the schema promises, or whose
+    status is none a run has.
 
     Raises:
         JournalCorruptError: naming the run, its ``rowid`` and the column.
     """
     column = _wrong_column(row, _RUN_TYPES)
+    why = "is not of its type"
+    if column is None and row[2] not in _STATUSES:
+        column, why = "status", "is not a run status"
     if column is not None:
         found = conn.execute("SELECT rowid FROM runs WHERE run_id IS ?", (row[0],)).fetchone()
-        raise _refuse(path, row[0], "runs", found[0] if found else "?", column, "is not of its type")
+        raise _refuse(path, row[0], "runs", found[0] if found else "?", column, why)
 
 
 def check_fact_row(row: Sequence[object], path: str, conn: sqlite3.Connection) -> None:

@@ -23,7 +23,7 @@ from ontoflow.runtime.journal._damage import absent_table, bad_group, check_fact
 from ontoflow.runtime.journal._rows import GROUP_KIND, insert_facts, insert_runs, members, update_ends
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
-from ontoflow.runtime.journal._prune import prune
+from ontoflow.runtime.journal._prune import PRUNE_SHARE, prune, prune_some, prune_sources, trigger_pruned
 from ontoflow.runtime.journal._schema import RUN_COLUMNS, SCHEMA_VERSION
 from ontoflow.runtime.journal.errors import JournalBatchError, JournalError
 
@@ -173,6 +173,26 @@ class Journal:
         """
         return prune(self._conn, self.path, ended_before_ms)
 
+    def prune_some(self, ended_before_ms: int, after: int = 0, most: int = PRUNE_SHARE) -> tuple[int, int | None]:
+        """One share of a prune that gives the caller's loop back between shares: of the next
+        ``most`` runs after rowid ``after``, those ended before ``ended_before_ms`` go with their
+        facts. Returns how many, and the ``after`` of the next share (None: done). The sources
+        stay: :meth:`prune_sources` once the shares are done.
+
+        Raises:
+            JournalError: when SQLite refuses the delete.
+        """
+        return prune_some(self._conn, self.path, ended_before_ms, after, most)
+
+    def prune_sources(self) -> None:
+        """Delete the workflow sources no run pins any more (and bound the trigger keys of
+        pruned runs that are kept).
+
+        Raises:
+            JournalError: when SQLite refuses the delete.
+        """
+        prune_sources(self._conn, self.path)
+
     # -- reading -----------------------------------------------------------------------------
 
     def source(self, source_hash: str) -> bytes | None:
@@ -206,12 +226,25 @@ class Journal:
         """The run a trigger started for ``trigger_key``, or None."""
         return self._one("WHERE trigger_key = ?", trigger_key)
 
+    def trigger_pruned(self, trigger_key: str) -> bool:
+        """Whether a run started for ``trigger_key`` was pruned (its key outlives it: an
+        observation reported again must start no second run; ``_prune.py``)."""
+        return trigger_pruned(self._conn, trigger_key)
+
     def runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRow]:
-        """The newest runs first, optionally only those with ``status``."""
-        where, args = ("WHERE status = ?", (status, limit)) if status else ("", (limit,))
+        """The newest runs first, optionally only those with ``status``: of one status by their
+        submission time (its index), of all by the order they were journaled (the table's own).
+
+        Ordered by submission time, all of them were read and sorted to return the first few: a
+        ``ListRuns`` held the daemon's loop 0.54 s on a journal of a million runs, each time.
+        """
         with named_damage(self._conn, self.path, "runs"):
-            rows = self._conn.execute(
-                f"SELECT {self._columns} FROM runs {where} ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", args).fetchall()
+            if status:
+                rows = self._conn.execute(f"SELECT {self._columns} FROM runs WHERE status = ? "
+                                          "ORDER BY submitted_ms DESC, rowid DESC LIMIT ?", (status, limit)).fetchall()
+            else:
+                rows = self._conn.execute(f"SELECT {self._columns} FROM runs ORDER BY rowid DESC LIMIT ?",
+                                          (limit,)).fetchall()
         return [self._run_row(r) for r in rows]
 
     def unfinished(self) -> list[RunRow]:

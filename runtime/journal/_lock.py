@@ -6,6 +6,12 @@ the journal open. The kernel releases the lock when the holder's file descriptor
 a ``kill -9`` does too: a restart is never blocked by a stale lock (a pid file could go stale).
 The holder writes its pid into the lock file so that the refused one can name it.
 
+A path is not the only name of a file: a hard link names the same journal under another path
+(and a lock file of its own), and SQLite keeps a WAL and an index per name, so two daemons
+through two names corrupt it. The writer therefore also takes ``flock`` on the journal file
+itself (:meth:`JournalLock.hold_file`): whatever names it, one inode has one writer. (SQLite
+locks with ``fcntl``, which ``flock`` does not touch.)
+
 A lock file this open created is removed again when the open fails (a path that names a file
 that is no journal leaves nothing beside it). Removing it is safe against a process waiting on
 the old file: a lock is held only once the file locked is still the one at the path
@@ -44,12 +50,38 @@ class JournalLock:
         created: whether this lock's open created the file.
     """
 
-    __slots__ = ("_fd", "created", "path")
+    __slots__ = ("_fd", "_file_fd", "created", "path")
 
     def __init__(self, fd: int, path: Path, *, created: bool = False) -> None:
         self._fd: int | None = fd
+        self._file_fd: int | None = None
         self.path = path
         self.created = created
+
+    def hold_file(self, journal: Path) -> None:
+        """Also lock the journal file itself (its inode: every name of it, see the module
+        docstring), for as long as this lock is held.
+
+        Raises:
+            JournalLockedError: when another process holds it through another name.
+            JournalError: when it cannot be opened or locked.
+        """
+        try:  # non-blocking: a FIFO given as the journal is not waited on (refused later)
+            fd = os.open(journal, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            raise JournalError(f"journal {journal}: cannot open: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise JournalLockedError(
+                f"journal {journal} is in use by another process through another name of the same file (a hard "
+                "link); one daemon per journal: stop it first or choose another journal",
+                path=str(journal), pid=None) from None
+        except OSError as exc:
+            os.close(fd)
+            raise JournalError(f"journal {journal}: cannot lock it: {exc.strerror}") from None
+        self._file_fd = fd
 
     def release(self, *, failed_open: bool = False) -> None:
         """Release the lock (closing the descriptor releases it; the file stays, harmlessly).
@@ -58,6 +90,9 @@ class JournalLock:
             failed_open: the open this lock was for failed: a lock file it created is removed
                 (still held while it goes, so nobody locks it in between).
         """
+        if self._file_fd is not None:
+            os.close(self._file_fd)
+            self._file_fd = None
         if self._fd is not None:
             if failed_open and self.created:
                 try:
@@ -101,10 +136,15 @@ def check_folder(path: Path) -> None:
     """Check that the journal's folder exists (a wrong path is a configuration error, not damage).
 
     Raises:
-        JournalPathError: when the folder does not exist or is not a folder.
+        JournalPathError: when the folder does not exist, is not a folder, or cannot be looked
+            at (a name too long).
     """
     folder = path.parent
-    if not folder.is_dir():
+    try:
+        present = folder.is_dir()
+    except OSError as exc:  # a name too long, no permission to look: stat raises, not False (a traceback)
+        raise JournalPathError(f"journal {path}: cannot look at its folder: {exc.strerror}") from None
+    if not present:
         raise JournalPathError(f"journal {path}: the folder {folder} does not exist; create it or choose another path")
 
 
@@ -179,8 +219,11 @@ def lock_journal(path: Path) -> JournalLock:
         if held_file_is_current(fd, lock_path):
             break
         os.close(fd)  # removed by an open that failed meanwhile: lock the file at the path now
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    try:  # the pid only names the holder to a refused open: a full disk must not stop this one
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:  # (its OSError left the journal's errors: "cannot write the answer to stdout")
+        pass
     return JournalLock(fd, lock_path, created=created)
 
 

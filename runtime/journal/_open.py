@@ -8,6 +8,7 @@ journal of a version this ontoflow knows is refused (``JournalCorruptError``,
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -42,11 +43,13 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
 
     Raises:
         JournalPathError: when the journal's folder does not exist.
-        JournalLockedError: when another process has the journal open (names its pid).
+        JournalLockedError: when another process has the journal open (names its pid), or
+            has it open through another name (a hard link).
         JournalCorruptError: when the file is not a SQLite database, fails the check, or is a
             database without ontoflow's tables.
         JournalVersionError: when its schema version is newer than :data:`SCHEMA_VERSION`.
-        JournalError: when the file cannot be opened at all (no permission).
+        JournalError: when the file cannot be opened at all (no permission, a full disk, an I/O
+            error: SQLite's error is not one of damage).
     """
     if synchronous not in ("NORMAL", "FULL"):
         raise ValueError("synchronous must be NORMAL or FULL")
@@ -56,6 +59,7 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
     lock = lock_journal(file)
     try:
         prepare_journal_file(file)
+        lock.hold_file(file)
         conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         lock.release(failed_open=True)
@@ -73,6 +77,27 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
     return Journal(conn, where, lock)
 
 
+#: SQLite's primary result codes that say nothing of the file: PERM, BUSY, LOCKED, NOMEM,
+#: READONLY, IOERR, FULL, CANTOPEN (the others: damage, or a database that is not a journal).
+_NOT_DAMAGE_CODES = frozenset({3, 5, 6, 7, 8, 10, 13, 14})
+
+
+def _unreadable(exc: sqlite3.DatabaseError, where: str, what: str) -> JournalError:
+    """The error for a journal SQLite could not read: damage (``JournalCorruptError``) only when
+    SQLite says so. A full disk (the index beside the journal cannot be made) was "is not a
+    readable SQLite database": an operator told so may delete a sound journal."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None or code & 0xFF not in _NOT_DAMAGE_CODES:
+        return JournalCorruptError(f"journal {where} {what} ({exc}); refusing to start")
+    try:
+        full = os.statvfs(Path(where).parent).f_bavail == 0
+    except OSError:
+        full = False
+    hint = "its disk is full: free some room" if full else "check its disk and its permissions"
+    return JournalError(f"journal {where} cannot be opened ({exc}); the file itself was not found damaged: "
+                        f"{hint}, then start again")
+
+
 def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool) -> None:
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -81,7 +106,7 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
             if verdict != "ok":
                 raise JournalCorruptError(f"journal {where} is damaged (SQLite quick_check failed); refusing to start")
     except sqlite3.DatabaseError as exc:
-        raise JournalCorruptError(f"journal {where} is not a readable SQLite database ({exc}); refusing to start") from None
+        raise _unreadable(exc, where, "is not a readable SQLite database") from None
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
@@ -94,7 +119,7 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
             raise JournalCorruptError(f"journal {where} is a SQLite database but not an ontoflow journal; refusing to start")
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise JournalCorruptError(f"journal {where} cannot be read ({exc}); refusing to start") from None
+        raise _unreadable(exc, where, "cannot be read") from None
     try:
         version = int(row[0]) if row is not None else -1
     except ValueError:
@@ -112,7 +137,7 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
     try:
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as exc:
-        raise JournalCorruptError(f"journal {where} cannot be read ({exc}); refusing to start") from None
+        raise _unreadable(exc, where, "cannot be read") from None
     missing = sorted(_TABLES - present)
     if missing:
         raise JournalCorruptError(f"journal {where} lacks the table {', '.join(missing)}; refusing to start")

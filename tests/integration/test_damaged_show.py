@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ontoflow.protocols.client import Error, RunStatus, RunTrace, Show, Status, Submit, SubmitAccepted
+from ontoflow.protocols.client import Error, ListRuns, RunStatus, RunTrace, Show, Status, Submit, SubmitAccepted
 from ontoflow.runtime.cli import open_client, request
 from tests.integration.durable_capabilities import manifest
 from tests.integration.durable_helpers import REPO, Daemon, Worker
@@ -54,3 +54,55 @@ async def test_show_of_a_run_whose_record_is_damaged_names_the_damage_and_the_da
     finally:
         daemon.close()
         worker.close()
+
+
+async def test_a_run_row_with_a_status_no_run_has_is_answered_journal_damaged_not_silence(tmp_path: Path) -> None:
+    # A row edited by hand to a status no run has (``Running``): the daemon sent it in a RunList
+    # that no client decodes, so ``ontoflow runs`` timed out with the daemon silent.
+    address = f"ipc://{tmp_path}/d.sock"
+    journal = tmp_path / "j.sqlite"
+    waiting = ("--capabilities", "tests/integration/durable_capabilities.py", "--schedule-to-start-ms", "3600000")
+    daemon = Daemon(address, journal, tmp_path / "d.log", *waiting)
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            accepted = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 1}))
+            assert isinstance(accepted, SubmitAccepted)
+        assert daemon.terminate() == 0
+        with sqlite3.connect(journal) as conn:
+            conn.execute("UPDATE runs SET status = 'Running' WHERE run_id = ?", (accepted.run_id,))
+        daemon = Daemon(address, journal, tmp_path / "d2.log", *waiting)
+        await daemon.ready()
+        async with open_client(address) as client:
+            for message in (ListRuns(), Status(run_id=accepted.run_id)):
+                refused = await request(client, message, timeout_s=10)
+                assert isinstance(refused, Error) and refused.code == "journal_damaged", refused
+        assert "its status is not a run status" in (tmp_path / "d2.log").read_text()
+    finally:
+        daemon.close()
+
+
+async def test_a_run_whose_source_row_is_gone_is_answered_journal_damaged_not_internal(tmp_path: Path) -> None:
+    # Its workflow source deleted by hand (or lost): the daemon answered ``internal``, as if it
+    # had a bug, for a journal that is damaged.
+    address = f"ipc://{tmp_path}/d.sock"
+    journal = tmp_path / "j.sqlite"
+    waiting = ("--capabilities", "tests/integration/durable_capabilities.py", "--schedule-to-start-ms", "3600000")
+    daemon = Daemon(address, journal, tmp_path / "d.log", *waiting)
+    try:
+        await daemon.ready()
+        async with open_client(address) as client:
+            accepted = await request(client, Submit(manifest=manifest(1), inputs={"t.value": 1}))
+            assert isinstance(accepted, SubmitAccepted)
+        assert daemon.terminate() == 0
+        with sqlite3.connect(journal) as conn:
+            conn.execute("DELETE FROM sources")
+        daemon = Daemon(address, journal, tmp_path / "d2.log", *waiting)
+        await daemon.ready()
+        async with open_client(address) as client:
+            for message in (Status(run_id=accepted.run_id), Show(run_id=accepted.run_id)):
+                refused = await request(client, message, timeout_s=10)
+                assert isinstance(refused, Error) and refused.code == "journal_damaged", refused
+                assert accepted.run_id in refused.message
+    finally:
+        daemon.close()

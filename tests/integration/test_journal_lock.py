@@ -71,3 +71,10 @@ def test_a_journal_in_a_missing_folder_is_a_configuration_error(tmp_path: Path) 
     assert ran.returncode == 2, ran.stderr
     assert str(journal.parent) in ran.stderr and "does not exist" in ran.stderr
     assert "corrupt" not in ran.stderr
+
+
+def test_a_journal_whose_folder_name_is_too_long_is_a_configuration_error_not_a_traceback(tmp_path: Path) -> None:
+    journal = tmp_path / ("a" * 300) / "j.sqlite"  # a folder name past the file system's 255
+    ran = _second_daemon(f"ipc://{tmp_path}/d.sock", journal)
+    assert ran.returncode == 2, ran.stderr
+    assert "cannot look at its folder" in ran.stderr and "Traceback" not in ran.stderr

@@ -50,3 +50,29 @@ def test_a_journal_held_through_a_link_refuses_its_own_path(tmp_path: Path) -> N
         assert other.returncode != 0 and "JournalLockedError" in other.stderr, other.stderr
     with open_journal(journal):  # released with the holder: the path opens again
         pass
+
+
+def test_a_hard_link_to_a_held_journal_is_refused(tmp_path: Path) -> None:
+    # A hard link is another name of the same file, with a lock file and (for SQLite) a WAL and
+    # an index of its own: two daemons through two names both wrote it, each with its own WAL.
+    journal, other_name = tmp_path / "runs.sqlite", tmp_path / "other" / "runs.sqlite"
+    other_name.parent.mkdir()
+    with open_journal(journal) as held:
+        held.commit(_one_run())
+        os.link(journal, other_name)
+        other = _open_in_another_process(other_name)
+        assert other.returncode != 0 and "JournalLockedError" in other.stderr and "hard link" in other.stderr, other.stderr
+        with pytest.raises(JournalLockedError):
+            open_journal(other_name)
+    assert not Path(f"{other_name}-wal").exists()  # SQLite never opened it through the second name
+    with open_journal(other_name) as journal_again:  # released with the holder: either name opens
+        assert journal_again.run("r1") is not None
+
+
+def _one_run():
+    from ontoflow.runtime.journal import CommitBatch, RunRow
+
+    batch = CommitBatch()
+    batch.sources["h"] = b"source"
+    batch.runs.append(RunRow(run_id="r1", source_hash="h", submitted_ms=1))
+    return batch
