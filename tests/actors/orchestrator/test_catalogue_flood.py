@@ -96,3 +96,14 @@ def test_f3_a_ready_refused_afterwards_still_drops_catalogue_entries(tmp_path: P
         assert "limit of" in refused.reason and "workers" in refused.reason
         known = orch.pool.registry.known()
         assert all(m.id in known for m in named), sorted(set(m.id for m in named) - set(known))  # fails: ['daemon.cap0']
+
+def test_what_the_daemon_was_given_is_never_dropped_to_make_room(tmp_path: Path) -> None:
+    named = [CapabilityMetadata(id=f"daemon.cap{i}", version="1") for i in range(4)]
+    with open_journal(tmp_path / "j.sqlite") as journal:
+        orch, out = _composed(journal, "review-given")
+        orch.pool.know(named, 1_000)  # the daemon's --capabilities: the oldest entries
+        for batch in range(MAX_KNOWN_CAPABILITIES // MAX_READY_CAPABILITIES):
+            _flood(orch, out, batch, 1_000)  # full, with room made for each batch: none is in use
+        known = orch.pool.registry.known()
+        assert len(known) == MAX_KNOWN_CAPABILITIES and all(m.id in known for m in named)
+        assert "flood.b0.c0" not in known  # what a peer offered went instead
