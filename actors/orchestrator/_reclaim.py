@@ -16,14 +16,19 @@ What a registering Ready does to the attempts awaiting its worker id (:meth:`Rec
   connection: ``WorkerInfo.token_kind``), whose proof is journaled at once with the old one's
   (a second restart before anything new is sent to it, or before it read that Welcome, still
   finds it proved).
-- It does not prove the session but holds none of them, under the key they were sent with (a
-  restarted process with a fixed ``--worker-id``: its answers died with the old process): they
-  are lost at once, not after the window. Such a peer may have them retried, never answered:
-  the same a peer under a live worker's identity and key could do (``worker_session_replaced``).
-- Anything else (it lists some of them without the proof: a forger; or another CURVE key):
-  it reclaims nothing, and they go on awaiting the real worker until the window ends, whatever
-  such a peer says; the worker proving the session reclaims them when it comes, even after
-  that peer registered under its identity.
+- It does not prove the session but holds none of them, under CURVE with the very key they were
+  sent with (a restarted process with a fixed ``--worker-id``: its answers died with the old
+  process): they are lost at once, not after the window. Such a peer may have them retried,
+  never answered: the same a peer under a live worker's identity and key could do
+  (``worker_session_replaced``). Without CURVE every peer's key is "": any local peer could
+  claim it, so they are not given up at once (below).
+- Anything else (it lists some of them without the proof: a forger; another CURVE key; no CURVE
+  at all): it reclaims nothing, and they go on awaiting the real worker until the window ends
+  (a liveness window plus a reconnect allowance: a few seconds by default), whatever such a
+  peer says; the worker proving the session reclaims them when it comes, even after that peer
+  registered under its identity: an unproved registration of the same key is replaced as any
+  re-registration is, and one of ANOTHER CURVE key, which would otherwise refuse it as a
+  takeover, is replaced too (:meth:`Reclaims.proves_awaited`, ``WorkerPool.ready``).
 """
 
 from __future__ import annotations
@@ -219,10 +224,14 @@ class Reclaims:
             awaited = self._awaiting.of(worker_id)
             if not awaited:
                 return []
-            if held & awaited or not proof.same_key(info.key):  # another peer under its id: they await the real one
+            # Only a peer authenticated under the very key they were sent with (CURVE: a key is
+            # a secret) may have them given up at once; without CURVE every key is "", so any
+            # local peer could: they await the real worker until the window ends.
+            if held & awaited or not (info.key and proof.key == info.key):
                 self._refused["reclaim"] += 1
                 log.warning("worker_reclaim_refused", worker_id=worker_id,
-                            reason="not the session its steps were sent to" if held & awaited else "another key")
+                            reason="not the session its steps were sent to" if held & awaited
+                            else "another key" if info.key else "no CURVE key to tell its worker by")
                 return []
             held = set()  # it holds none of them: they are lost (retried), never answered by it
         self.proofs.spend(worker_id)
@@ -233,6 +242,11 @@ class Reclaims:
             log.info("steps_reclaimed", worker_id=worker_id, count=len(reclaimed))
         self.lost(lost, now)
         return reclaimed
+
+    def proves_awaited(self, worker_id: str, token: str) -> bool:
+        """Whether ``token`` proves the session of attempts still awaiting ``worker_id`` (such a
+        Ready replaces a registration of its identity under another key: ``WorkerPool.ready``)."""
+        return bool(self._awaiting) and self.proofs.proves(worker_id, token) and bool(self._awaiting.of(worker_id))
 
     def holds(self, worker_id: str) -> bool:
         """Whether ``worker_id`` holds journaled attempts: some in flight on the worker

@@ -8,14 +8,12 @@ past its deadline) handed to ``deliver`` with its run, and the engine's Dispatch
 into Invoke and Cancel (``_step_payload.py``, which also fails an outcome carrying a value over
 ``max_value_bytes`` as ``output_too_large``), handed to ``send`` under an identity carrying the
 worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`, ``_too_large.py``).
-
 The catalogue (``WorkerRegistry.known``) keeps what every worker has offered, journaled
 (``record_capabilities``); a full one makes room just before a Ready registers (``_catalogue_room.py``).
 
-After a daemon restart, an attempt journaled as sent may have run, its worker holding the answer:
-:meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window plus W's
-first reconnect delay). If W registers again, proving its session, holding it, it is in flight
-on W and W's re-sent Outcome is applied; else (or past T) it is ``interrupted`` (``_reclaim.py``).
+After a daemon restart, an attempt journaled as sent awaits its worker W until T
+(:meth:`WorkerPool.await_worker`); W registering again, proving its session and holding it, has it
+in flight again, its re-sent Outcome applied; else (or past T) it is ``interrupted`` (``_reclaim.py``).
 """
 
 from __future__ import annotations
@@ -65,14 +63,12 @@ class WorkerPool:
         liveness: intervals of silence after which a worker is dead.
         schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
         max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
-        record_capabilities: called as ``record_capabilities(metadata, now)`` with what a
-            registering worker offers (the journal's catalogue); ``None``: none.
-        forget_capabilities: called with the ids dropped from a full catalogue to make room for
-            a registering worker's offer (``_catalogue_room.py``; the journal's
-            ``Durability.capabilities_forgotten``); ``None``: none.
-        max_workers: workers registered at once; a Ready past it is refused (Disconnect),
-            so peers announcing themselves cannot grow the registry without bound (a silent
-            one is purged after ``liveness`` heartbeats, which frees its place).
+        record_capabilities: called as ``record_capabilities(metadata, now)`` with what a worker
+            offers (the journal's catalogue); ``None``: none.
+        forget_capabilities: called with the ids dropped from a full catalogue (``_catalogue_room.py``;
+            the journal's ``Durability.capabilities_forgotten``); ``None``: none.
+        max_workers: workers registered at once; a Ready past it is refused (Disconnect), so peers
+            cannot grow the registry without bound (a silent one is purged after ``liveness`` heartbeats).
         artifacts: reads the artifacts a step names (``_artifacts.py``; default: any worktree).
 
     Attributes:
@@ -162,18 +158,19 @@ class WorkerPool:
 
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
-        reason = ready_problem(ready, PROTOCOL_VERSION)  # its id, version, slots and capabilities
-        if reason is not None:
+        if (reason := ready_problem(ready, PROTOCOL_VERSION)) is not None:  # its id, version, slots, capabilities
             self._refuse(identity, ready, reason, now)
             return
         key = key_of(identity)
         held, existing = {tuple(k) for k in ready.holding}, self.registry.get(identity)
         keep = held  # of the replaced registration's steps, those it keeps
-        if existing is not None and key != existing.key:  # another CURVE key under a registered identity takes nothing
-            self.refused["takeover"] += 1
-            log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
-            return
         kind = "new" if existing is None else existing.token_kind(ready.session)
+        if existing is not None and key != existing.key:  # another CURVE key under a registered identity takes nothing,
+            if not self.reclaims.proves_awaited(ready.worker_id, ready.session):  # unless it proves awaited attempts
+                self.refused["takeover"] += 1
+                log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
+                return
+            kind = "other"  # the registration it replaces proved nothing (they still await): it goes
         if existing is not None and kind == "stale":  # left queued by a replaced connection
             log.info("worker_ready_stale", worker_id=existing.worker_id)
             return
@@ -185,9 +182,8 @@ class WorkerPool:
                             limit=self.max_workers, refused=refused)
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
-        # Room for its offer in the catalogue, last: a Ready refused for another reason drops nothing.
-        reason = self._room.room_for(ready.capabilities)
-        if reason is not None:
+        # Room for its offer in the catalogue last: a Ready refused for another reason drops nothing.
+        if (reason := self._room.room_for(ready.capabilities)) is not None:
             self._refuse(identity, ready, reason, now)
             return
         if existing is not None and kind == "resent":  # our Welcome was lost: it keeps its steps

@@ -87,3 +87,20 @@ def test_a_refused_ready_does_not_walk_the_catalogue_again_until_something_chang
     assert len(walks) == 1  # the first walked, and found nothing could go; the others did not walk
     registry.remove(b"w-old")  # a worker went: its entries may go now
     assert room.room_for(_caps("real", 2)) is None and len(walks) == 2
+
+
+
+def test_a_run_ending_lets_a_refused_ready_walk_again() -> None:
+    from ontoflow.actors.orchestrator.engine import RunEnded
+
+    registry = WorkerRegistry()
+    others = _caps("f", MAX_KNOWN_CAPABILITIES - 1)
+    registry.know([CAP, *others])
+    runs = RunTable()
+    run = Run(one_step(), "r1")  # uses CAP, the one entry not given
+    runs.add(run)
+    room = CatalogueRoom(registry, runs, PendingQueue(), None)
+    room.given.update(m.id for m in others)
+    assert room.room_for(_caps("real", 1)) is not None  # nothing may go: remembered
+    runs.end(run, RunEnded(run_id="r1", status="cancelled", error=None))
+    assert room.room_for(_caps("real", 1)) is None and CAP.id not in registry.known()
