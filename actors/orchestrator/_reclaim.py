@@ -54,31 +54,46 @@ _DIGEST = 16  # bytes of a token's digest
 
 class AwaitedSteps:
     """Attempts recovered after a daemon restart, each awaiting the worker it was sent to (by
-    worker id) until a deadline: that worker may hold its answer."""
+    worker id) until a deadline: that worker may hold its answer. Indexed by worker id too:
+    right after a restart the journal's proof rows ask, one by one, whether a worker id holds
+    some (``_proof_rows.py``), and each scanned every awaited attempt (rows x attempts)."""
 
     def __init__(self) -> None:
         self._steps: dict[StepKey, tuple[InFlight, str, int]] = {}
+        self._by_worker: dict[str, dict[StepKey, None]] = {}  # in the order awaited
 
     def __len__(self) -> int:
         return len(self._steps)
 
     def add(self, step: InFlight, worker_id: str, until_ms: int) -> None:
         """Await ``step`` from ``worker_id`` until ``until_ms``."""
-        self._steps[(step.run_id, step.step_id, step.attempt)] = (step, worker_id, until_ms)
+        key = (step.run_id, step.step_id, step.attempt)
+        self.discard(key)
+        self._steps[key] = (step, worker_id, until_ms)
+        self._by_worker.setdefault(worker_id, {})[key] = None
 
     def discard(self, key: StepKey) -> None:
         """Stop awaiting an attempt (cancelled, or past its step deadline)."""
-        self._steps.pop(key, None)
+        found = self._steps.pop(key, None)
+        if found is not None:
+            keys = self._by_worker[found[1]]
+            del keys[key]
+            if not keys:
+                del self._by_worker[found[1]]
 
     def of(self, worker_id: str) -> set[StepKey]:
         """The attempts awaiting ``worker_id`` (still awaited)."""
-        return {k for k, (_, w, _) in self._steps.items() if w == worker_id}
+        return set(self._by_worker.get(worker_id, ()))
+
+    def awaits(self, worker_id: str) -> bool:
+        """Whether some attempt awaits ``worker_id`` (a lookup)."""
+        return worker_id in self._by_worker
 
     def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
         """``worker_id`` registered again: ``(reclaimed, lost)``, the attempts it awaited that
         it holds and those it came back without; neither is awaited any more."""
         reclaimed, lost = [], []
-        for key in [k for k, (_, w, _) in self._steps.items() if w == worker_id]:
+        for key in self._by_worker.pop(worker_id, ()):
             step = self._steps.pop(key)[0]
             if key in held:
                 reclaimed.append(step)
@@ -246,7 +261,7 @@ class Reclaims:
     def proves_awaited(self, worker_id: str, token: str) -> bool:
         """Whether ``token`` proves the session of attempts still awaiting ``worker_id`` (such a
         Ready replaces a registration of its identity under another key: ``WorkerPool.ready``)."""
-        return bool(self._awaiting) and self.proofs.proves(worker_id, token) and bool(self._awaiting.of(worker_id))
+        return bool(self._awaiting) and self._awaiting.awaits(worker_id) and self.proofs.proves(worker_id, token)
 
     def holds(self, worker_id: str) -> bool:
         """Whether ``worker_id`` holds journaled attempts: some in flight on the worker
@@ -255,7 +270,7 @@ class Reclaims:
         info = self._registry.get(worker_id.encode())
         if info is not None and info.worker_id == worker_id and info.in_flight:
             return True
-        return bool(self._awaiting) and bool(self._awaiting.of(worker_id))
+        return bool(self._awaiting) and self._awaiting.awaits(worker_id)
 
     def lost(self, keys: list[StepKey], now: int) -> None:
         """Deliver awaited attempts as ``interrupted`` (their worker came back without them, or
