@@ -107,3 +107,13 @@ def test_what_the_daemon_was_given_is_never_dropped_to_make_room(tmp_path: Path)
         known = orch.pool.registry.known()
         assert len(known) == MAX_KNOWN_CAPABILITIES and all(m.id in known for m in named)
         assert "flood.b0.c0" not in known  # what a peer offered went instead
+
+
+def test_what_a_worker_announces_in_a_domain_is_not_kept_as_given() -> None:
+    from tests.actors.orchestrator.test_domains import WEATHER, _ready
+
+    composed = compose_orchestrator(address="inproc://review-announced", serve_clients=True, expected_domains=[])
+    pool = composed.orchestrator.pool
+    pool.ready(b"w1", _ready(WEATHER, caps=()), 0)  # a declared placeholder, made known during its Ready
+    pool.know([CapabilityMetadata(id="daemon.cap", version="1")], 0)  # the daemon's own
+    assert "weather.forecast" in pool.registry.known() and pool._room.given == {"daemon.cap"}
