@@ -18,8 +18,9 @@ StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 #: The catalogue keeps what workers offered (journaled, read back at start): a peer registering
 #: again and again with 1,024 new ids each time grew it, and the journal, without end. A Ready
 #: that would take it past either bound first has room made for it: the entries no live worker
-#: offers that the caller spares (no run in flight uses them) go, those offered longest ago
-#: first (``WorkerRegistry.make_room``); only when that is not enough is the Ready refused
+#: offers that the caller does not spare (``_catalogue_room.py``: given at start, or used by a
+#: run in flight) go, those offered longest ago first (``WorkerRegistry.make_room``); only when
+#: that is not enough is the Ready refused
 #: (``WorkerRegistry.room_for``), so a full catalogue (about 16 Readys of 1,024 ids fill it)
 #: refuses only while what fills it is offered or in use, never for good.
 MAX_KNOWN_CAPABILITIES, MAX_KNOWN_BYTES = 16_384, 64 * 2**20

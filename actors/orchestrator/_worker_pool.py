@@ -182,8 +182,7 @@ class WorkerPool:
                             limit=self.max_workers, refused=refused)
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
-        # Room for its offer in the catalogue last: a Ready refused for another reason drops nothing.
-        if (reason := self._room.room_for(ready.capabilities)) is not None:
+        if (reason := self._room.room_for(ready.capabilities)) is not None:  # last: a Ready refused otherwise drops nothing
             self._refuse(identity, ready, reason, now)
             return
         if existing is not None and kind == "resent":  # our Welcome was lost: it keeps its steps
@@ -193,7 +192,8 @@ class WorkerPool:
             # It registers afresh, handed none of the old session's steps (lost, or re-dispatched).
             self.refused["takeover"] += 1
             log.warning("worker_session_replaced", worker_id=existing.worker_id, in_flight=len(existing.in_flight),
-                        reason="no session token" if not ready.session else "wrong session token")
+                        reason="another key, proving its awaited steps" if key != existing.key
+                        else "wrong session token" if ready.session else "no session token")
             self.lose(identity, now, "worker_lost")
             existing, keep = None, set()
         session = existing.session if existing is not None else self.reclaims.session_for(ready.worker_id, ready.session, key, now)
