@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 __all__ = ["check", "count", "leave"]
 
@@ -48,20 +49,39 @@ def check(forks: int, capability_id: str, raised: BaseException | None = None) -
 
 def exit_as_asked(request: SystemExit) -> None:
     """End this forked child as ``sys.exit`` would have ended it alone: its status (None: 0;
-    an int: that; anything else printed on stderr, then 1), its buffered output flushed, and
-    nothing else run (no cleanup: its state is its parent's, the worker's sockets and loop)."""
+    an int: that; anything else written on stderr, then 1), its buffered output flushed if it
+    can be, and nothing else run (no cleanup: its state is its parent's, the worker's sockets
+    and loop).
+
+    A stream's lock held by another thread of the worker at the fork stays held in the child for
+    ever (that thread is not copied): flushing it here blocked the child for good. So the flush
+    runs in a helper thread, waited on for at most ``_FLUSH_S``, and the text is written with
+    ``os.write``, taking no Python lock."""
     code = request.code
     status = 0 if code is None else code if isinstance(code, int) else 1
     try:
+        flusher = threading.Thread(target=_flush, name="ontoflow-forked-exit", daemon=True)
+        flusher.start()
+        flusher.join(_FLUSH_S)
         if not isinstance(code, int | None):
-            print(code, file=sys.stderr)
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
+            os.write(2, f"{code}\n".encode("utf-8", "replace"))
     except BaseException:  # noqa: BLE001, S110 - a closed or broken stream: the exit comes anyway
         pass
     finally:
         os._exit(status & 0xFF)
+
+
+#: How long a forked child's exit waits for its buffered output to be flushed (``exit_as_asked``).
+_FLUSH_S = 2.0
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:  # noqa: BLE001, S110 - a closed or broken stream: nothing to flush
+            pass
 
 
 def leave(capability_id: str) -> None:

@@ -2,8 +2,9 @@
 
 The catalogue is the metadata of every capability a worker has offered (journaled, so it
 survives a restart) or the daemon was told of at start (``WorkerRegistry.known``), read again
-whenever the registry's version moves: a run can be submitted while its workers are away (its
-steps then wait for a worker); a capability never seen is refused naming it.
+whenever the registry's version moves (an entry dropped from a full catalogue to make room
+leaves it then too): a run can be submitted while its workers are away (its steps then wait for
+a worker); a capability never seen, or dropped, is refused naming it.
 
 A submitted document (a workflow manifest, an execution plan or an OML pipeline, told apart by
 content) is compiled against the catalogue, with a pipeline's ``@name`` connections resolved
@@ -200,9 +201,13 @@ class SubmittedDocuments:
         registry = self._registry
         if registry.version != self._version:  # a worker came or went since the last look
             self._version = registry.version
-            catalog = registry.known()  # offered by a live worker or ever known
-            if any(self._known.get(cap) != meta for cap, meta in catalog.items()):
-                self._known.update(catalog)
+            catalog = registry.known()  # offered by a live worker or ever known, and not dropped
+            # The copy IS the registry's catalogue, never a union with older ones: an entry dropped
+            # to make room (``_catalogue_room.py``) leaves it too, or a peer repeating Readys of
+            # new ids grew it (and the ``Catalog`` reply) without bound, and a document naming a
+            # dropped capability was accepted now and refused after a restart.
+            if catalog != self._known:  # a dict's comparison: as cheap as the old look at each entry
+                self._known = catalog  # a new dict: what was compiled against the old one keeps it
                 self._compiled.clear()  # compiled against older metadata
                 self._compiled_bytes = 0
                 self._admitted.clear()

@@ -16,14 +16,19 @@ What a registering Ready does to the attempts awaiting its worker id (:meth:`Rec
   connection: ``WorkerInfo.token_kind``), whose proof is journaled at once with the old one's
   (a second restart before anything new is sent to it, or before it read that Welcome, still
   finds it proved).
-- It does not prove the session but holds none of them, under the key they were sent with (a
-  restarted process with a fixed ``--worker-id``: its answers died with the old process): they
-  are lost at once, not after the window. Such a peer may have them retried, never answered:
-  the same a peer under a live worker's identity and key could do (``worker_session_replaced``).
-- Anything else (it lists some of them without the proof: a forger; or another CURVE key):
-  it reclaims nothing, and they go on awaiting the real worker until the window ends, whatever
-  such a peer says; the worker proving the session reclaims them when it comes, even after
-  that peer registered under its identity.
+- It does not prove the session but holds none of them, under CURVE with the very key they were
+  sent with (a restarted process with a fixed ``--worker-id``: its answers died with the old
+  process): they are lost at once, not after the window. Such a peer may have them retried,
+  never answered: the same a peer under a live worker's identity and key could do
+  (``worker_session_replaced``). Without CURVE every peer's key is "": any local peer could
+  claim it, so they are not given up at once (below).
+- Anything else (it lists some of them without the proof: a forger; another CURVE key; no CURVE
+  at all): it reclaims nothing, and they go on awaiting the real worker until the window ends
+  (a liveness window plus a reconnect allowance: a few seconds by default), whatever such a
+  peer says; the worker proving the session reclaims them when it comes, even after that peer
+  registered under its identity: an unproved registration of the same key is replaced as any
+  re-registration is, and one of ANOTHER CURVE key, which would otherwise refuse it as a
+  takeover, is replaced too (:meth:`Reclaims.proves_awaited`, ``WorkerPool.ready``).
 """
 
 from __future__ import annotations
@@ -49,31 +54,46 @@ _DIGEST = 16  # bytes of a token's digest
 
 class AwaitedSteps:
     """Attempts recovered after a daemon restart, each awaiting the worker it was sent to (by
-    worker id) until a deadline: that worker may hold its answer."""
+    worker id) until a deadline: that worker may hold its answer. Indexed by worker id too:
+    right after a restart the journal's proof rows ask, one by one, whether a worker id holds
+    some (``_proof_rows.py``), and each scanned every awaited attempt (rows x attempts)."""
 
     def __init__(self) -> None:
         self._steps: dict[StepKey, tuple[InFlight, str, int]] = {}
+        self._by_worker: dict[str, dict[StepKey, None]] = {}  # in the order awaited
 
     def __len__(self) -> int:
         return len(self._steps)
 
     def add(self, step: InFlight, worker_id: str, until_ms: int) -> None:
         """Await ``step`` from ``worker_id`` until ``until_ms``."""
-        self._steps[(step.run_id, step.step_id, step.attempt)] = (step, worker_id, until_ms)
+        key = (step.run_id, step.step_id, step.attempt)
+        self.discard(key)
+        self._steps[key] = (step, worker_id, until_ms)
+        self._by_worker.setdefault(worker_id, {})[key] = None
 
     def discard(self, key: StepKey) -> None:
         """Stop awaiting an attempt (cancelled, or past its step deadline)."""
-        self._steps.pop(key, None)
+        found = self._steps.pop(key, None)
+        if found is not None:
+            keys = self._by_worker[found[1]]
+            del keys[key]
+            if not keys:
+                del self._by_worker[found[1]]
 
     def of(self, worker_id: str) -> set[StepKey]:
         """The attempts awaiting ``worker_id`` (still awaited)."""
-        return {k for k, (_, w, _) in self._steps.items() if w == worker_id}
+        return set(self._by_worker.get(worker_id, ()))
+
+    def awaits(self, worker_id: str) -> bool:
+        """Whether some attempt awaits ``worker_id`` (a lookup)."""
+        return worker_id in self._by_worker
 
     def take(self, worker_id: str, held: Collection[StepKey]) -> tuple[list[InFlight], list[StepKey]]:
         """``worker_id`` registered again: ``(reclaimed, lost)``, the attempts it awaited that
         it holds and those it came back without; neither is awaited any more."""
         reclaimed, lost = [], []
-        for key in [k for k, (_, w, _) in self._steps.items() if w == worker_id]:
+        for key in self._by_worker.pop(worker_id, ()):
             step = self._steps.pop(key)[0]
             if key in held:
                 reclaimed.append(step)
@@ -219,10 +239,14 @@ class Reclaims:
             awaited = self._awaiting.of(worker_id)
             if not awaited:
                 return []
-            if held & awaited or not proof.same_key(info.key):  # another peer under its id: they await the real one
+            # Only a peer authenticated under the very key they were sent with (CURVE: a key is
+            # a secret) may have them given up at once; without CURVE every key is "", so any
+            # local peer could: they await the real worker until the window ends.
+            if held & awaited or not (info.key and proof.key == info.key):
                 self._refused["reclaim"] += 1
                 log.warning("worker_reclaim_refused", worker_id=worker_id,
-                            reason="not the session its steps were sent to" if held & awaited else "another key")
+                            reason="not the session its steps were sent to" if held & awaited
+                            else "another key" if info.key else "no CURVE key to tell its worker by")
                 return []
             held = set()  # it holds none of them: they are lost (retried), never answered by it
         self.proofs.spend(worker_id)
@@ -234,6 +258,11 @@ class Reclaims:
         self.lost(lost, now)
         return reclaimed
 
+    def proves_awaited(self, worker_id: str, token: str) -> bool:
+        """Whether ``token`` proves the session of attempts still awaiting ``worker_id`` (such a
+        Ready replaces a registration of its identity under another key: ``WorkerPool.ready``)."""
+        return bool(self._awaiting) and self._awaiting.awaits(worker_id) and self.proofs.proves(worker_id, token)
+
     def holds(self, worker_id: str) -> bool:
         """Whether ``worker_id`` holds journaled attempts: some in flight on the worker
         registered under it (a worker's identity is its id), or some awaiting it after a
@@ -241,7 +270,7 @@ class Reclaims:
         info = self._registry.get(worker_id.encode())
         if info is not None and info.worker_id == worker_id and info.in_flight:
             return True
-        return bool(self._awaiting) and bool(self._awaiting.of(worker_id))
+        return bool(self._awaiting) and self._awaiting.awaits(worker_id)
 
     def lost(self, keys: list[StepKey], now: int) -> None:
         """Deliver awaited attempts as ``interrupted`` (their worker came back without them, or

@@ -18,8 +18,9 @@ StepKey = tuple[str, str, int]  # (run_id, step_id, attempt)
 #: The catalogue keeps what workers offered (journaled, read back at start): a peer registering
 #: again and again with 1,024 new ids each time grew it, and the journal, without end. A Ready
 #: that would take it past either bound first has room made for it: the entries no live worker
-#: offers that the caller spares (no run in flight uses them) go, those offered longest ago
-#: first (``WorkerRegistry.make_room``); only when that is not enough is the Ready refused
+#: offers that the caller does not spare (``_catalogue_room.py``: given at start, or used by a
+#: run in flight) go, those offered longest ago first (``WorkerRegistry.make_room``); only when
+#: that is not enough is the Ready refused
 #: (``WorkerRegistry.room_for``), so a full catalogue (about 16 Readys of 1,024 ids fill it)
 #: refuses only while what fills it is offered or in use, never for good.
 MAX_KNOWN_CAPABILITIES, MAX_KNOWN_BYTES = 16_384, 64 * 2**20
@@ -223,34 +224,44 @@ class WorkerRegistry:
             return f"catalogue holds its limit of {MAX_KNOWN_BYTES} bytes of capability metadata"
         return None
 
-    def make_room(self, metadata: Iterable[CapabilityMetadata], spare: Callable[[str], bool]) -> list[str]:
+    def make_room(self, metadata: Iterable[CapabilityMetadata], spare: Callable[[str], bool]) -> tuple[list[str], bool]:
         """Drop catalogue entries so that ``metadata`` (a registering worker's offer) fits within
         :data:`MAX_KNOWN_CAPABILITIES` and :data:`MAX_KNOWN_BYTES`: those no live worker offers,
         not in ``metadata``, and that ``spare`` does not keep (a run in flight uses them), those
-        offered longest ago first. Returns the ids dropped: none when it fits already, or when
-        dropping every such entry would not make it fit (``room_for`` then says why)."""
+        offered longest ago first.
+
+        Returns:
+            ``(dropped, movable)``: the ids dropped (none when it fits already, or when dropping
+            every such entry would not make it fit: ``room_for`` then says why), and whether any
+            entry could have gone for some offer (False: none at all, whatever is offered, until
+            a worker goes, the catalogue changes or ``spare`` keeps less).
+        """
         offer = {m.id: m for m in metadata}
         changed = {cap: m for cap, m in offer.items() if self._known.get(cap) != m}
         count = len(self._known) + sum(1 for cap in changed if cap not in self._known)
         size = self.known_bytes + sum(len(_size_of(m)) - self._known_sizes.get(cap, 0) for cap, m in changed.items())
         if count <= MAX_KNOWN_CAPABILITIES and size <= MAX_KNOWN_BYTES:
-            return []
-        dropped = []
+            return [], True
+        dropped: list[str] = []
+        movable = False
         for cap in self._known:  # oldest offered first
             if count <= MAX_KNOWN_CAPABILITIES and size <= MAX_KNOWN_BYTES:
                 break
-            if cap in offer or self._by_capability.get(cap) or spare(cap):
+            if self._by_capability.get(cap) or spare(cap):
+                continue
+            movable = True
+            if cap in offer:
                 continue
             dropped.append(cap)
             count -= 1
             size -= self._known_sizes[cap]
         if count > MAX_KNOWN_CAPABILITIES or size > MAX_KNOWN_BYTES:
-            return []
+            return [], movable
         for cap in dropped:
             del self._known[cap]
             self.known_bytes -= self._known_sizes.pop(cap)
         self.version += 1
-        return dropped
+        return dropped, True
 
     def known(self) -> dict[str, CapabilityMetadata]:
         """The catalogue: the metadata of every capability offered or named and not dropped to

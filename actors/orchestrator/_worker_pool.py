@@ -8,16 +8,12 @@ past its deadline) handed to ``deliver`` with its run, and the engine's Dispatch
 into Invoke and Cancel (``_step_payload.py``, which also fails an outcome carrying a value over
 ``max_value_bytes`` as ``output_too_large``), handed to ``send`` under an identity carrying the
 worker's size limit: an Invoke over it is withheld (:attr:`WorkerPool.oversized`, ``_too_large.py``).
+The catalogue (``WorkerRegistry.known``) keeps what every worker has offered, journaled
+(``record_capabilities``); a full one makes room just before a Ready registers (``_catalogue_room.py``).
 
-The catalogue (``WorkerRegistry.known``) keeps what every worker has offered; each registration
-hands it to ``record_capabilities`` (the journal): a daemon restarted first still knows it. It
-is bounded: a full one makes room by dropping what no live worker offers and no run in flight
-uses, offered longest ago first (``_catalogue_room.py``).
-
-After a daemon restart, an attempt journaled as sent may have run, its worker holding the answer:
-:meth:`WorkerPool.await_worker` keeps it "awaiting worker W until T" (a liveness window plus W's
-first reconnect delay). If W registers again, proving its session, holding it, it is in flight
-on W and W's re-sent Outcome is applied; else (or past T) it is ``interrupted`` (``_reclaim.py``).
+After a daemon restart, an attempt journaled as sent awaits its worker W until T
+(:meth:`WorkerPool.await_worker`); W registering again, proving its session and holding it, has it
+in flight again, its re-sent Outcome applied; else (or past T) it is ``interrupted`` (``_reclaim.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ from ontoflow.actors.orchestrator._mailbox import key_of
 from ontoflow.actors.orchestrator._pool_clocks import RECONNECT_ALLOWANCE_MS as RECONNECT_ALLOWANCE_MS  # re-exported
 from ontoflow.actors.orchestrator._pool_clocks import Liveness, Queued, StepClocks
 from ontoflow.actors.orchestrator._artifacts import ArtifactReader
-from ontoflow.actors.orchestrator._catalogue_room import room_for
+from ontoflow.actors.orchestrator._catalogue_room import CatalogueRoom
 from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, RefusedReadys
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
 from ontoflow.actors.orchestrator._reclaim import Reclaims
@@ -67,14 +63,12 @@ class WorkerPool:
         liveness: intervals of silence after which a worker is dead.
         schedule_to_start_ms: how long a step may wait for a worker before it is unavailable.
         max_value_bytes: the largest encoded value an outcome may carry; ``None``: no limit.
-        record_capabilities: called as ``record_capabilities(metadata, now)`` with what a
-            registering worker offers (the journal's catalogue); ``None``: none.
-        forget_capabilities: called with the ids dropped from a full catalogue to make room for
-            a registering worker's offer (``_catalogue_room.py``; the journal's
-            ``Durability.capabilities_forgotten``); ``None``: none.
-        max_workers: workers registered at once; a Ready past it is refused (Disconnect),
-            so peers announcing themselves cannot grow the registry without bound (a silent
-            one is purged after ``liveness`` heartbeats, which frees its place).
+        record_capabilities: called as ``record_capabilities(metadata, now)`` with what a worker
+            offers (the journal's catalogue); ``None``: none.
+        forget_capabilities: called with the ids dropped from a full catalogue (``_catalogue_room.py``;
+            the journal's ``Durability.capabilities_forgotten``); ``None``: none.
+        max_workers: workers registered at once; a Ready past it is refused (Disconnect), so peers
+            cannot grow the registry without bound (a silent one is purged after ``liveness`` heartbeats).
         artifacts: reads the artifacts a step names (``_artifacts.py``; default: any worktree).
 
     Attributes:
@@ -116,7 +110,8 @@ class WorkerPool:
         self._pending = PendingQueue()
         self._clocks = StepClocks(runs=runs, deliver=deliver, schedule_to_start_ms=schedule_to_start_ms)
         self.on_ready: list[Callable[[WorkerInfo, Ready, int], None]] = []
-        self._forget_capabilities = forget_capabilities
+        self._room = CatalogueRoom(self.registry, runs, self._pending, forget_capabilities)
+        self._in_ready = False
         self._liveness = Liveness(heartbeat_ms=heartbeat_ms, liveness=liveness)
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
@@ -163,34 +158,22 @@ class WorkerPool:
 
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
-        # Its id, version, slots and capabilities, and room for them in the catalogue.
-        reason = ready_problem(ready, PROTOCOL_VERSION) or \
-            room_for(self.registry, self._runs, self._pending, ready.capabilities, self._forget_capabilities)
-        if reason is not None:
-            self.readys_refused.refused(ready.worker_id, reason, now)
-            self._send(identity, Disconnect(reason=reason))
+        if (reason := ready_problem(ready, PROTOCOL_VERSION)) is not None:  # its id, version, slots, capabilities
+            self._refuse(identity, ready, reason, now)
             return
         key = key_of(identity)
         held, existing = {tuple(k) for k in ready.holding}, self.registry.get(identity)
         keep = held  # of the replaced registration's steps, those it keeps
-        if existing is not None and key != existing.key:  # another CURVE key under a registered identity takes nothing
-            self.refused["takeover"] += 1
-            log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
-            return
         kind = "new" if existing is None else existing.token_kind(ready.session)
+        if existing is not None and key != existing.key:  # another CURVE key under a registered identity takes nothing,
+            if not self.reclaims.proves_awaited(ready.worker_id, ready.session):  # unless it proves awaited attempts
+                self.refused["takeover"] += 1
+                log.warning("worker_takeover_refused", worker_id=existing.worker_id, reason="another key")
+                return
+            kind = "other"  # the registration it replaces proved nothing (they still await): it goes
         if existing is not None and kind == "stale":  # left queued by a replaced connection
             log.info("worker_ready_stale", worker_id=existing.worker_id)
             return
-        if existing is not None and kind == "resent":  # our Welcome was lost: it keeps its steps
-            log.info("worker_welcome_resent", worker_id=existing.worker_id, in_flight=len(existing.in_flight))
-        elif existing is not None and kind == "other":
-            # The registered connection is gone (one per identity): a restarted process, or a forger.
-            # It registers afresh, handed none of the old session's steps (lost, or re-dispatched).
-            self.refused["takeover"] += 1
-            log.warning("worker_session_replaced", worker_id=existing.worker_id, in_flight=len(existing.in_flight),
-                        reason="no session token" if not ready.session else "wrong session token")
-            self.lose(identity, now, "worker_lost")
-            existing, keep = None, set()
         if existing is None and len(self.registry) >= self.max_workers:
             self.refused["too_many_workers"] += 1
             refused = self.refused["too_many_workers"]
@@ -199,6 +182,20 @@ class WorkerPool:
                             limit=self.max_workers, refused=refused)
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
+        if (reason := self._room.room_for(ready.capabilities)) is not None:  # last: a Ready refused otherwise drops nothing
+            self._refuse(identity, ready, reason, now)
+            return
+        if existing is not None and kind == "resent":  # our Welcome was lost: it keeps its steps
+            log.info("worker_welcome_resent", worker_id=existing.worker_id, in_flight=len(existing.in_flight))
+        elif existing is not None and kind == "other":
+            # The registered connection is gone (one per identity): a restarted process, or a forger.
+            # It registers afresh, handed none of the old session's steps (lost, or re-dispatched).
+            self.refused["takeover"] += 1
+            log.warning("worker_session_replaced", worker_id=existing.worker_id, in_flight=len(existing.in_flight),
+                        reason="another key, proving its awaited steps" if key != existing.key
+                        else "wrong session token" if ready.session else "no session token")
+            self.lose(identity, now, "worker_lost")
+            existing, keep = None, set()
         session = existing.session if existing is not None else self.reclaims.session_for(ready.worker_id, ready.session, key, now)
         info = WorkerInfo(identity=limited(identity, ready.max_message_bytes), worker_id=ready.worker_id, host=ready.host, pid=ready.pid,
                           capabilities={m.id: m for m in ready.capabilities}, slots=ready.slots, last_seen_ms=now,
@@ -224,14 +221,17 @@ class WorkerPool:
             self._record_capabilities(list(info.capabilities.values()), now)
         if existing is None:  # a new registration: the recovered attempts awaiting its worker id
             kept += self.reclaims.reclaim(info, held, ready.session, now)
-        for hook in self.on_ready:
-            hook(info, ready, now)
+        self._in_ready = True  # what a hook makes known is the peer's word (``know``)
+        try:
+            for hook in self.on_ready:
+                hook(info, ready, now)
+        finally:
+            self._in_ready = False
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots, again=again,
                  capabilities=sorted(info.capabilities)[:32], capability_count=len(info.capabilities),  # up to 1,024
                  kept=len(kept), orphaned=len(orphans))
-        # Attempts the worker holds that are no longer awaited from it (re-dispatched, ended,
-        # lost in this re-registration, or from before a daemon restart): stop them; their
-        # answers would be ignored anyway.
+        # Attempts it holds no longer awaited from it (re-dispatched, ended, lost in this
+        # re-registration, or from before a restart): stopped; their answers would be ignored.
         stale = (held - {(k.run_id, k.step_id, k.attempt) for k in kept}) | {(o.run_id, o.step_id, o.attempt) for o in orphans}
         for run_id, step_id, attempt in stale:
             self._send(info.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
@@ -241,9 +241,17 @@ class WorkerPool:
         for cap in info.capabilities:
             self._drain_pending(cap, now)
 
+    def _refuse(self, identity: bytes, ready: Ready, reason: str, now: int) -> None:
+        self.readys_refused.refused(ready.worker_id, reason, now)
+        self._send(identity, Disconnect(reason=reason))
+
     def know(self, metadata: list[CapabilityMetadata], now: int) -> None:
-        """Add capabilities to the catalogue without a worker (from the journal, or the daemon's
-        ``--capabilities``); the new ones are recorded."""
+        """Add capabilities to the catalogue without a worker (the daemon's ``--capabilities``,
+        expected domains, or the domains a registering worker announces); the new ones are
+        recorded. Those the daemon was given (outside a Ready's handling) are never dropped to
+        make room (``_catalogue_room.py``); a peer's announced ones may be."""
+        if not self._in_ready:
+            self._room.given.update(m.id for m in metadata)
         changed = self.registry.know(metadata)
         if changed and self._record_capabilities is not None:
             self._record_capabilities(changed, now)

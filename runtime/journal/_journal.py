@@ -204,7 +204,7 @@ class Journal:
         """The catalogue: capability id -> its encoded metadata (opaque to the journal), as
         last offered. Empty for a version 1 journal opened read-only (it has no catalogue)."""
         try:
-            rows = self._conn.execute("SELECT id, metadata FROM capabilities ORDER BY id").fetchall()
+            rows = self._conn.execute("SELECT id, metadata FROM capabilities ORDER BY seen_ms, id").fetchall()
         except sqlite3.OperationalError as exc:  # a version 1 journal, read-only; a damaged row raises
             return absent_table(exc, self._conn, self.path, "capabilities", {})
         return {r[0]: r[1] for r in rows}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import graphlib
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -206,6 +206,11 @@ class CompiledWorkflow:
     def suspensions(self, state: RunState) -> list[Suspension]:
         """The question the run waits on, if any (``RunEngine``)."""
         return [] if state.suspension is None else [state.suspension]
+
+    def uses(self) -> Collection[str]:
+        """The capabilities its blocks name and their prerequisites (``RunEngine``): the keys
+        of ``capabilities``, not ``catalog`` (the whole catalogue it was compiled against)."""
+        return self.capabilities.keys()
 
     def block(self, node: str, block: str) -> BlockPlan:
         """Return the plan of ``block`` of ``node``.

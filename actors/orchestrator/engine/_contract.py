@@ -2,12 +2,13 @@
 
 Workflows (``CompiledWorkflow``) and execution plans (``CompiledPlan``), and whatever kind of
 document comes next, are compiled once and then drive every run of them through the same four
-calls. The shell never tells the engines apart: it holds a :class:`RunEngine` and a state.
+calls (and ``uses``). The shell never tells the engines apart: it holds a :class:`RunEngine` and a state.
 Every engine is pure: no clock (time comes in on each fact), no I/O, no randomness, no logging.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Protocol, runtime_checkable
 
 from ontoflow.protocols.types import RunStatusName
@@ -73,6 +74,13 @@ class RunEngine(Protocol):
         """The questions (``engine._suspend.Suspension``) the run waits on, in step order."""
         ...
 
+    def uses(self) -> Collection[str]:
+        """The ids of the capabilities a run of it may send a step of (a workflow: its blocks'
+        workers and their prerequisites; a plan: its steps' and their follow-ups'), not the
+        whole catalogue it was compiled against: a full catalogue keeps these while a run of it
+        is in flight (``_catalogue_room.py``). Cheap: computed once, at most, per document."""
+        ...
+
 
 #: How the error of a run whose engine raised begins (see :func:`engine_failure`).
 ENGINE_FAILED = "internal error: the engine failed on "
@@ -109,3 +117,6 @@ class EndedEngine:
 
     def suspensions(self, state: Any) -> list[Any]:
         return []
+
+    def uses(self) -> Collection[str]:
+        return ()

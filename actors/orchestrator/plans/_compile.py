@@ -8,7 +8,7 @@ dependencies, ancestors in merge order, fan-out rules, follow-up capabilities ch
 from __future__ import annotations
 
 import graphlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -109,12 +109,15 @@ class CompiledPlan:
     steps: tuple[StepPlan, ...]
     by_id: dict[str, StepPlan] = field(default_factory=dict)
     ended: EndedEngine = field(init=False, compare=False, repr=False)  # what an ended run keeps instead
+    used: frozenset[str] = field(init=False, compare=False, repr=False)  # ``uses``: computed once
 
     #: The engine contract's kind (``RunEngine``).
     kind: ClassVar[str] = "plan"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ended", EndedEngine(self.kind, self.name))
+        object.__setattr__(self, "used", frozenset(
+            [s.capability.id for s in self.steps] + [f.capability.id for s in self.steps for f in s.follow_ups]))
 
     @property
     def name(self) -> str:
@@ -142,6 +145,10 @@ class CompiledPlan:
     def suspensions(self, state: PlanState) -> list[Suspension]:
         """The questions the run waits on, in step order (``RunEngine``)."""
         return [s for s, running in sorted(state.asking.values(), key=lambda sr: sr[1].unit.key)]
+
+    def uses(self) -> Collection[str]:
+        """The capabilities of its steps and of their follow-ups (``RunEngine``), not ``catalog``."""
+        return self.used
 
 
 def _check_composition(where: str, comp: Composition, problems: list[Problem]) -> None:
