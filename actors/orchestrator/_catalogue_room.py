@@ -103,3 +103,17 @@ class CatalogueRoom:
         if self._forget is not None:
             self._forget(dropped)
         return registry.room_for(offered)
+
+    def takes(self, metadata: list[CapabilityMetadata], *, given: bool) -> bool:
+        """Whether the catalogue takes ``metadata`` made known without a worker offering it:
+        what the daemon was ``given`` (``--capabilities``, expected domains) always, and is
+        never dropped; a peer's word (the domains a registering worker announces) only when
+        room can be made for it, else it is logged (``announced_capabilities_refused``) and
+        left out, so announced domains cannot grow the catalogue past its bound."""
+        if given:
+            self.given.update(m.id for m in metadata)
+            return True
+        if self.room_for(metadata) is None:
+            return True
+        log.warning("announced_capabilities_refused", count=len(metadata), capabilities=[m.id for m in metadata[:8]])
+        return False

@@ -249,9 +249,9 @@ class WorkerPool:
         """Add capabilities to the catalogue without a worker (the daemon's ``--capabilities``,
         expected domains, or the domains a registering worker announces); the new ones are
         recorded. Those the daemon was given (outside a Ready's handling) are never dropped to
-        make room (``_catalogue_room.py``); a peer's announced ones may be."""
-        if not self._in_ready:
-            self._room.given.update(m.id for m in metadata)
+        make room; a peer's announced ones may be, or be refused (``CatalogueRoom.takes``)."""
+        if not self._room.takes(metadata, given=not self._in_ready):
+            return
         changed = self.registry.know(metadata)
         if changed and self._record_capabilities is not None:
             self._record_capabilities(changed, now)

@@ -117,3 +117,16 @@ def test_what_a_worker_announces_in_a_domain_is_not_kept_as_given() -> None:
     pool.ready(b"w1", _ready(WEATHER, caps=()), 0)  # a declared placeholder, made known during its Ready
     pool.know([CapabilityMetadata(id="daemon.cap", version="1")], 0)  # the daemon's own
     assert "weather.forecast" in pool.registry.known() and pool._room.given == {"daemon.cap"}
+
+
+def test_capabilities_a_worker_announces_in_a_domain_stay_within_the_catalogues_bound() -> None:
+    # A domain's capabilities were made known with no bound: a peer announcing domains of new
+    # capability ids in Ready after Ready grew the catalogue (and the journal) past it.
+    from tests.actors.orchestrator.test_domains import WEATHER, _ready
+
+    composed = compose_orchestrator(address="inproc://announced-bound", serve_clients=True, expected_domains=[])
+    pool = composed.orchestrator.pool
+    pool.know([CapabilityMetadata(id=f"daemon.c{i}", version="1") for i in range(MAX_KNOWN_CAPABILITIES)], 0)
+    pool.ready(b"w1", _ready(WEATHER, caps=()), 0)
+    known = pool.registry.known()
+    assert len(known) == MAX_KNOWN_CAPABILITIES and "weather.forecast" not in known
