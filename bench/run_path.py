@@ -80,8 +80,8 @@ ORCHESTRATOR = "actors/orchestrator/"  # its engines included
 #: ``BatchActor.run_timer`` delivers every actor's Ticks (the clocks of the daemon's pool, the
 #: run deadlines, the client leases; the worker's heartbeats and timers): periodic work that
 #: happens whether a run is in flight or not. A test checks that every name here is a function.
-BACKGROUND = frozenset({"BatchActor.run_timer", "_return_freed_memory", "_retention_loop", "SpoolSweeper.run",
-                        "remove_runs_spools"})
+BACKGROUND = frozenset({"BatchActor.run_timer", "_return_freed_memory", "retention_loop", "prune_in_shares",
+                        "SpoolSweeper.run", "remove_runs_spools"})
 #: The same loops in the code before issue 12 (``--source`` of ``bfe7138``): its own timer tasks.
 BACKGROUND_BEFORE = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", "Session._watchdog"})
 #: Work done once per document (or per catalogue), not once per run: compiling a document, the
