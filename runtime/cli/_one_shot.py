@@ -20,7 +20,7 @@ from ontoflow.runtime.cli._shared import EXIT_FAILED, fail
 from ontoflow.runtime.cli.errors import NoAnswerError
 from ontoflow.runtime.errors import ConfigError, TransportError
 
-__all__ = ["ask", "converse"]
+__all__ = ["ask", "converse", "expect"]
 
 
 def converse(args: argparse.Namespace, *messages: ClientMessage, wait_last: bool = False,
@@ -71,7 +71,12 @@ def ask(args: argparse.Namespace, message: ClientMessage, expected: type) -> Any
     replies = converse(args, message)
     if isinstance(replies, int):
         return replies
-    reply = replies[-1]
+    return expect(replies[-1], expected)
+
+
+def expect(reply: Any, expected: type) -> Any:
+    """``reply`` when it is of kind ``expected``; else the exit code to return instead (an
+    Error reply's, or that of a reply of another kind: wire input, never an assertion)."""
     code = reply_code(reply)
     if code is not None:
         return code

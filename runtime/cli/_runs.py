@@ -49,7 +49,7 @@ from ontoflow.runtime.cli._client import (
     submit_once,
     unexpected,
 )
-from ontoflow.runtime.cli._one_shot import converse
+from ontoflow.runtime.cli._one_shot import ask, converse, expect
 from ontoflow.runtime.cli._shared import (
     EXIT_CLARIFICATION,
     EXIT_FAILED,
@@ -170,12 +170,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         reply = _wait(args, submit=submit, progress=ProgressLine().enabled)
         if isinstance(reply, int):
             return reply
-        code = reply_code(reply)
-        if code is not None:
-            return code
-        if not isinstance(reply, RunStatus):
-            return unexpected(reply, RunStatus)
-        return print_status(reply, args.json)
+        reply = expect(reply, RunStatus)
+        return reply if isinstance(reply, int) else print_status(reply, args.json)
     args.timeout = _answer_s(args)
     replies = converse(args, submit)
     if isinstance(replies, int):
@@ -305,26 +301,17 @@ def _cmd_status(args: argparse.Namespace) -> int:
         if isinstance(replies, int):
             return replies
         reply = replies[-1]
-    code = reply_code(reply)
-    if code is not None:
-        return code
-    if not isinstance(reply, RunStatus):
-        return unexpected(reply, RunStatus)
-    return print_status(reply, args.json)
+    reply = expect(reply, RunStatus)
+    return reply if isinstance(reply, int) else print_status(reply, args.json)
 
 
 def _cmd_cancel(args: argparse.Namespace) -> int:
-    replies = converse(args, CancelRun(run_id=args.run_id, reason=args.reason))
-    if isinstance(replies, int):
-        return replies
-    code = reply_code(replies[-1])
-    if code is not None:
-        return code
-    if not isinstance(replies[-1], RunStatus):
-        return unexpected(replies[-1], RunStatus)
-    print_status(replies[-1], args.json)
-    if replies[-1].status not in ("cancelled", "cancelling"):  # it ended before: said, or it reads as cancelled
-        say(f"run {args.run_id} had already ended {replies[-1].status}: nothing was cancelled")
+    reply = ask(args, CancelRun(run_id=args.run_id, reason=args.reason), RunStatus)
+    if isinstance(reply, int):
+        return reply
+    print_status(reply, args.json)
+    if reply.status not in ("cancelled", "cancelling"):  # it ended before: said, or it reads as cancelled
+        say(f"run {args.run_id} had already ended {reply.status}: nothing was cancelled")
     return EXIT_OK
 
 
@@ -341,11 +328,9 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     reply = _wait(args, run_id=args.run_id, watch=True, on_steps=show)
     if isinstance(reply, int):
         return reply
-    code = reply_code(reply)
-    if code is not None:
-        return code
-    if not isinstance(reply, RunStatus):
-        return unexpected(reply, RunStatus)
+    reply = expect(reply, RunStatus)
+    if isinstance(reply, int):
+        return reply
     if args.json:
         write_json({"run_id": reply.run_id, "status": reply.status, "error": reply.error})
     else:
