@@ -266,7 +266,7 @@ class ClientService:
             except ManifestError as exc:
                 return Error(code="invalid_manifest", message=str(exc))
             existing = orch.find_run(idempotency_key=(key := orch.authority.scoped(identity, key)))  # a key's own
-            if existing is not None and key != message.idempotency_key and self._owners.of(existing) != key_of(identity):
+            if existing is not None and key != message.idempotency_key and self._owners.foreign(existing, identity):
                 # Another key sent this key's prefixed form as its own, before keys were scoped: not its run.
                 log.warning("run_resubmit_conflict", run_id=existing, reason="another key's run under the scoped key")
                 return Error(code="idempotency_conflict", message="this idempotency key is taken by another client's "

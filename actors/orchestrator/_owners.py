@@ -41,6 +41,14 @@ class RunOwners:
             owner = None if row is None else row.owner
         return owner
 
+    def foreign(self, run_id: str, identity: bytes) -> bool:
+        """Whether ``run_id``, found under a scoped idempotency key, is not the own run of the
+        client key of ``identity``. Without a journal every run was submitted by this process,
+        under scoped keys: one whose owner was forgotten with it (its key outlives it, being
+        the only dedupe) is the client's."""
+        owner = self.of(run_id)
+        return owner != key_of(identity) and (owner is not None or self._orch.journal is not None)
+
     def unscoped_run(self, identity: bytes, sent: str) -> str | None:
         """The run journaled before idempotency keys were scoped under the key as ``sent``, when
         the client key of ``identity`` owns it; None otherwise. Never a run without a recorded
