@@ -395,10 +395,6 @@ def _node_plan(node_id: str, node: Any, plans: Mapping[str, CapabilityPlan]) -> 
 
 
 def new_run(workflow: CompiledWorkflow, run_id: str) -> RunState:
-    """Return the state of a run of ``workflow`` that has not been submitted yet.
-
-    Feed it :class:`RunSubmitted` to start it. ``workflow`` is taken so that a future version
-    can size the state from it; today it is not read.
-    """
-    del workflow
+    """The state of a run of ``workflow`` not submitted yet (feed it :class:`RunSubmitted`);
+    ``workflow`` is not read today (a later version may size the state from it)."""
     return RunState(run_id=run_id)

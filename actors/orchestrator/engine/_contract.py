@@ -113,10 +113,13 @@ class EndedEngine:
     advance = staticmethod(_ended_advance)  # a plain function: ``run.advance`` binds nothing
 
     def in_flight(self, state: Any) -> list[Dispatch]:
+        """None: an ended run has no step in flight (``RunEngine``)."""
         return []
 
     def suspensions(self, state: Any) -> list[Any]:
+        """None: an ended run waits on no question (``RunEngine``)."""
         return []
 
     def uses(self) -> Collection[str]:
+        """None: an ended run keeps no capability in the catalogue (``RunEngine``)."""
         return ()
