@@ -9,7 +9,9 @@ so a pattern using them is refused where it arrives, named by its place, never q
 
 JSON Schema's ``pattern`` is an ECMA-262 expression, unanchored (a search, not a match); RE2
 reads the common subset the same way (``$`` is the end of the text, ``\\d`` and ``\\w`` are
-ASCII), and ``search`` keeps the unanchored meaning.
+ASCII), and ``search`` keeps the unanchored meaning. One difference: RE2's ``\\s`` is ASCII where
+ECMA's holds every Unicode space, so ``\\S`` lets a no-break space through (the README says how
+to write a pattern that refuses it).
 """
 
 from __future__ import annotations
