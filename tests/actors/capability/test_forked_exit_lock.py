@@ -18,10 +18,12 @@ import sys
 # the writer in the parent goes on, but the child's copy of the lock stays held. The parent
 # reports the child's status as its own (99: the child did not end within the bound, killed).
 _SCRIPT = r"""
-import os, sys, threading, time
+import fcntl, os, struct, sys, termios, threading, time
 from ontoflow.actors.capability import _forked
 threading.Thread(target=lambda: sys.stderr.buffer.write(b"x" * (4 << 20)), daemon=True).start()
-time.sleep(0.5)  # the writer is inside the buffer's lock, blocked on the full pipe (no result depends on it)
+capacity = fcntl.fcntl(2, 1032)  # F_GETPIPE_SZ
+while struct.unpack("i", fcntl.ioctl(2, termios.FIONREAD, b"\0\0\0\0"))[0] < capacity:
+    time.sleep(0.001)  # a condition read again: the pipe full, the writer blocks inside the buffer's lock
 pid = os.fork()
 if pid == 0:
     _forked.exit_as_asked(SystemExit("bye"))
