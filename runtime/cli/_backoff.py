@@ -26,7 +26,9 @@ from typing import Any
 
 import anyio
 
+from ontoflow.protocols.capability import RetryPolicy
 from ontoflow.protocols.client import Error
+from ontoflow.runtime.retry import nominal_backoff_ms
 
 __all__ = ["FIRST_S", "MOST_S", "ONE_SHOT_ASKS", "TRANSIENT", "Backoff", "transient"]
 
@@ -66,15 +68,15 @@ class Backoff:
                  sleep: Callable[[float], Awaitable[Any]] = anyio.sleep) -> None:
         if not 0 < first_s <= most_s < math.inf:
             raise ValueError("0 < first_s <= most_s, both finite")
-        self._first_s, self._most_s, self._unit, self._sleep = first_s, most_s, unit, sleep
+        # The ceilings are the retries' own doubling (``runtime.retry``); the jitter is drawn here.
+        self._policy = RetryPolicy(initial_ms=first_s * 1000, multiplier=2.0, max_ms=most_s * 1000, jitter=0.0)
+        self._unit, self._sleep = unit, sleep
         self.waits: list[float] = []
         self._n = 0  # waits since the first or the last reset
 
     def next_s(self) -> float:
         """The next wait: between half and all of ``min(most_s, first_s * 2**n)``."""
-        n = self._n
-        ceiling = self._most_s if n >= 64 else min(self._most_s, self._first_s * 2 ** n)
-        return ceiling * (0.5 + 0.5 * self._unit())
+        return nominal_backoff_ms(self._policy, self._n + 1) / 1000 * (0.5 + 0.5 * self._unit())
 
     async def wait(self, limit_s: float = math.inf) -> None:
         """Wait the next wait, at most ``limit_s`` (what is left of the caller's deadline)."""
