@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from ontoflow.runtime.journal._schema import PRUNE
 from ontoflow.runtime.journal.errors import JournalError
 
 __all__ = ["MAX_TRIGGER_KEYS", "PRUNE_SHARE", "TRIGGER_SCOPE", "prune", "prune_some", "prune_sources",
@@ -24,18 +23,25 @@ PRUNE_SHARE = 1_000
 #: each: 150 MB at most).
 TRIGGER_SCOPE, MAX_TRIGGER_KEYS = "trigger_pruned", 1 << 20
 
-# A share: the runs whose rowid lies in (?2, ?3], ended before ?1 (each run by its rowid: no
-# index on ``ended_ms`` is needed, and a share reads only its own rows).
-_SHARE_WHERE = "rowid > ?2 AND rowid <= ?3 AND status != 'running' AND ended_ms < ?1"
-_SHARE = (
-    f"INSERT OR REPLACE INTO memory (scope, key, body, until_ms) SELECT '{TRIGGER_SCOPE}', trigger_key, x'', ?1 "
-    f"FROM runs WHERE {_SHARE_WHERE} AND trigger_key IS NOT NULL",
-    f"DELETE FROM facts WHERE run_id IN (SELECT run_id FROM runs WHERE {_SHARE_WHERE})",
-    f"DELETE FROM runs WHERE {_SHARE_WHERE}",
-)
-_KEEP_TRIGGERS = (f"INSERT OR REPLACE INTO memory (scope, key, body, until_ms) SELECT '{TRIGGER_SCOPE}', trigger_key, "
-                  "x'', ?1 FROM runs WHERE status != 'running' AND ended_ms < ?1 "
-                  "AND trigger_key IS NOT NULL")
+# The runs a prune removes (ended before ?1); a share's are those whose rowid lies in (?2, ?3]
+# (each run by its rowid: no index on ``ended_ms`` is needed, and a share reads only its own rows).
+_ENDED = "status != 'running' AND ended_ms < ?1"
+_SHARE_WHERE = f"rowid > ?2 AND rowid <= ?3 AND {_ENDED}"
+
+
+def _pruning(where: str) -> tuple[str, str, str]:
+    """The statements that prune the runs ``where`` selects: their trigger keys kept, their
+    facts and the runs deleted (a whole prune and a share differ only in ``where``)."""
+    return (
+        f"INSERT OR REPLACE INTO memory (scope, key, body, until_ms) SELECT '{TRIGGER_SCOPE}', trigger_key, x'', ?1 "
+        f"FROM runs WHERE {where} AND trigger_key IS NOT NULL",
+        f"DELETE FROM facts WHERE run_id IN (SELECT run_id FROM runs WHERE {where})",
+        f"DELETE FROM runs WHERE {where}",
+    )
+
+
+_WHOLE, _SHARE = _pruning(_ENDED), _pruning(_SHARE_WHERE)
+_SOURCES = "DELETE FROM sources WHERE hash NOT IN (SELECT DISTINCT source_hash FROM runs)"
 # The ?1 oldest keys, through the ``memory_by_age`` index: keeping the newest by ``NOT IN`` (a
 # set of all 2**20 kept keys built again) held the loop 2.6 s at every prune past the bound.
 _BOUND_TRIGGERS = (f"DELETE FROM memory WHERE rowid IN (SELECT rowid FROM memory WHERE scope = '{TRIGGER_SCOPE}' "
@@ -53,14 +59,14 @@ def prune(conn: sqlite3.Connection, where: str, ended_before_ms: int) -> int:
     Raises:
         JournalError: when SQLite refuses the delete (nothing of it is kept).
     """
-    facts, runs, sources = PRUNE
+    keep, facts, runs = _WHOLE
     try:
         conn.execute("BEGIN")
-        conn.execute(_KEEP_TRIGGERS, (ended_before_ms,))
+        conn.execute(keep, (ended_before_ms,))
         _bound_triggers(conn)
         conn.execute(facts, (ended_before_ms,))
         pruned = conn.execute(runs, (ended_before_ms,)).rowcount
-        conn.execute(sources)
+        conn.execute(_SOURCES)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         _rollback(conn)
@@ -104,7 +110,7 @@ def prune_sources(conn: sqlite3.Connection, where: str) -> None:
     """
     try:
         conn.execute("BEGIN")
-        conn.execute(PRUNE[2])
+        conn.execute(_SOURCES)
         _bound_triggers(conn)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:

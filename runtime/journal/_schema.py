@@ -38,7 +38,7 @@ import structlog
 from ontoflow.runtime.journal.errors import JournalError
 
 __all__ = [
-    "BARE_RUNS_INSERT", "CHUNK_SIZES", "ENDS_UPDATE", "FACTS_INSERT", "MIGRATIONS", "PRUNE", "RUN_CHUNK_SIZES", "RUN_COLUMNS",
+    "BARE_RUNS_INSERT", "CHUNK_SIZES", "ENDS_UPDATE", "FACTS_INSERT", "MIGRATIONS", "RUN_CHUNK_SIZES", "RUN_COLUMNS",
     "RUNS_INSERT", "SCHEMA", "SCHEMA_VERSION", "SHARED_ENDS_UPDATE", "SHARED_RUNS_INSERT", "migrate",
 ]
 
@@ -120,14 +120,6 @@ SHARED_RUNS_INSERT = {
     n: f"INSERT INTO runs ({_BARE_COLUMNS}) VALUES "
     + ", ".join(f"(?{4 + 2 * i}, ?1, ?2, ?{5 + 2 * i}, ?3)" for i in range(n)) for n in CHUNK_SIZES
 }
-
-#: A prune's statements, in order: facts, then runs (its row count is the runs pruned), each
-#: of runs ended before ``?``; then the sources no run pins any more.
-PRUNE = (
-    "DELETE FROM facts WHERE run_id IN (SELECT run_id FROM runs WHERE status != 'running' AND ended_ms < ?)",
-    "DELETE FROM runs WHERE status != 'running' AND ended_ms < ?",
-    "DELETE FROM sources WHERE hash NOT IN (SELECT DISTINCT source_hash FROM runs)",
-)
 
 #: What each version adds to the one before it: ``MIGRATIONS[v]`` (statements) turns version
 #: ``v - 1`` into ``v``.
