@@ -58,10 +58,11 @@ class JournalLock:
         self.path = path
         self.created = created
 
-    def hold_file(self, journal: Path, *, shared: bool = False) -> None:
+    def hold_file(self, journal: Path, *, shared: bool = False) -> JournalLock:
         """Also lock the journal file itself (its inode: every name of it, see the module
         docstring), for as long as this lock is held: alone (a daemon's journal) or ``shared``
         (the journal several ``ask`` processes write, ``_shared.py``: never a daemon's).
+        Returns this lock.
 
         Raises:
             JournalLockedError: when another process holds it through another name, or (shared)
@@ -88,6 +89,7 @@ class JournalLock:
             os.close(fd)
             raise JournalError(f"journal {journal}: cannot lock it: {exc.strerror}") from None
         self._file_fd = fd
+        return self
 
     def keep_file_only(self) -> JournalLock:
         """Release ``<journal>.lock`` and hand back a lock holding only the journal file's lock

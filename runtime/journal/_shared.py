@@ -70,6 +70,8 @@ def open_shared_journal(path: str | os.PathLike[str], *, busy_timeout_s: float =
     where = str(path)
     file = Path(where)
     check_folder(file)
+    if os.path.isfile(file):  # a daemon's journal is refused at once, not after the wait below
+        JournalLock(None, file).hold_file(file, shared=True).release()
     lock = _wait_for_lock(file, busy_timeout_s)
     try:
         prepare_journal_file(file)
