@@ -58,7 +58,7 @@ from ontoflow.protocols.chat_completions import (
 from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.actor import where
-from ontoflow.runtime.http._conversations import ConversationBook
+from ontoflow.runtime.http._conversations import ConversationBook, named_session
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
 from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
@@ -226,11 +226,11 @@ def create_app(
             return _error(400, f"messages[-1].content: {len(text)} characters, over the limit of {MAX_TEXT_CHARS}",
                           "invalid_request_error", param="messages[-1].content")
         history = chat.messages[:-1]
-        # ``user`` is who asks, not which conversation: it scopes the history (``ConversationBook``).
+        # ``user`` is who asks, not which conversation: it scopes the history and a named session.
         named = (chat.metadata or {}).get("session_id")
         if named and not SESSION_ID.match(named):  # else the refusal came back as a 200's message
             return _error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="metadata.session_id")
-        session = named or book.session_for(history, chat.user)
+        session = named_session(named, chat.user) if named else book.session_for(history, chat.user)
         call = partial(answer, session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))
         completion_id, created = f"chatcmpl-{secrets.token_hex(12)}", int(clock())
 

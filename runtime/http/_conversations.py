@@ -21,7 +21,9 @@ conversation: a client sends the same one in every conversation of one person, s
 id it joined them all into one (a question asked in one window answered by a sentence typed in
 another). It *scopes* the history instead (``scope``): one person's conversations are still
 told apart by their histories, and two people's conversations that open alike are never
-confused, nor ambiguous.
+confused, nor ambiguous. A session the request names (``metadata.session_id``) is scoped by
+``user`` likewise (``named_session``): two people who both name theirs "support" each get
+their own, and a question asked in one is never answered from the other.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import structlog
 
 from ontoflow.protocols.chat_completions import ChatMessage, message_text
 
-__all__ = ["AMBIGUOUS", "ConversationBook", "conversation_key"]
+__all__ = ["AMBIGUOUS", "ConversationBook", "conversation_key", "named_session"]
 
 log = structlog.get_logger()
 
@@ -52,6 +54,18 @@ def conversation_key(messages: Sequence[ChatMessage], scope: str | None = None) 
     for each ``scope`` (the request's ``user``; without one, the digest kept since before scopes)."""
     pairs = [(m.role, message_text(m)) for m in messages if m.role in ("user", "assistant")]
     return hashlib.sha256(_encoder.encode(pairs if scope is None else [scope, pairs])).hexdigest()
+
+
+def named_session(session_id: str, scope: str | None) -> str:
+    """The session a request names as ``session_id``, apart for each ``scope`` (the request's
+    ``user``; without one, the name as given, shared with ``ask --session`` of that name).
+
+    A digest of both (41 characters, itself a valid session id): a scoped name never equals an
+    unscoped one a client could type, short of typing the digest.
+    """
+    if not scope:
+        return session_id
+    return "u" + hashlib.sha256(f"{scope}\n{session_id}".encode()).hexdigest()[:40]
 
 
 class ConversationBook:

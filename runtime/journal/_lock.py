@@ -52,18 +52,21 @@ class JournalLock:
 
     __slots__ = ("_fd", "_file_fd", "created", "path")
 
-    def __init__(self, fd: int, path: Path, *, created: bool = False) -> None:
+    def __init__(self, fd: int | None, path: Path, *, created: bool = False) -> None:
         self._fd: int | None = fd
         self._file_fd: int | None = None
         self.path = path
         self.created = created
 
-    def hold_file(self, journal: Path) -> None:
+    def hold_file(self, journal: Path, *, shared: bool = False) -> JournalLock:
         """Also lock the journal file itself (its inode: every name of it, see the module
-        docstring), for as long as this lock is held.
+        docstring), for as long as this lock is held: alone (a daemon's journal) or ``shared``
+        (the journal several ``ask`` processes write, ``_shared.py``: never a daemon's).
+        Returns this lock.
 
         Raises:
-            JournalLockedError: when another process holds it through another name.
+            JournalLockedError: when another process holds it through another name, or (shared)
+                a daemon holds it.
             JournalError: when it cannot be opened or locked.
         """
         try:  # non-blocking: a FIFO given as the journal is not waited on (refused later)
@@ -71,17 +74,30 @@ class JournalLock:
         except OSError as exc:
             raise JournalError(f"journal {journal}: cannot open: {exc.strerror}") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
+            if shared:
+                raise JournalLockedError(
+                    f"journal {journal} is a daemon's journal, in use by another process; the session memory "
+                    "needs a file of its own", path=str(journal), pid=None) from None
             raise JournalLockedError(
                 f"journal {journal} is in use by another process through another name of the same file (a hard "
-                "link); one daemon per journal: stop it first or choose another journal",
-                path=str(journal), pid=None) from None
+                "link), or as the session memory of `ontoflow ask`; one process per daemon journal: stop it "
+                "first or choose another journal", path=str(journal), pid=None) from None
         except OSError as exc:
             os.close(fd)
             raise JournalError(f"journal {journal}: cannot lock it: {exc.strerror}") from None
         self._file_fd = fd
+        return self
+
+    def keep_file_only(self) -> JournalLock:
+        """Release ``<journal>.lock`` and hand back a lock holding only the journal file's lock
+        (:meth:`hold_file`), released in its turn by its :meth:`release`."""
+        kept = JournalLock(None, self.path)
+        kept._file_fd, self._file_fd = self._file_fd, None
+        self.release()
+        return kept
 
     def release(self, *, failed_open: bool = False) -> None:
         """Release the lock (closing the descriptor releases it; the file stays, harmlessly).

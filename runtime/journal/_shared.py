@@ -10,8 +10,12 @@ for another process's commit to end, so no transaction ever has to be retried ha
 commit that still cannot write fails as a full disk does (the batch is kept for the next one).
 
 Only creating the file's tables or upgrading its schema holds ``<path>.lock`` (waited for, up
-to the same time), so two first runs do not both create the tables. The file, its WAL and its
-index are readable by their owner only, as every journal.
+to the same time; links followed, as a daemon's), so two first runs do not both create the
+tables. For as long as it is open, the file itself is locked shared (``flock``, on the inode:
+every name of it): never a daemon's journal, which a daemon locks alone, so a session memory
+given a daemon's journal through a link or another name is refused, as is a daemon started on
+the file while an ``ask`` has it open. The file, its WAL and its index are readable by their
+owner only, as every journal.
 """
 
 from __future__ import annotations
@@ -59,15 +63,19 @@ def open_shared_journal(path: str | os.PathLike[str], *, busy_timeout_s: float =
     Raises:
         JournalPathError: when the journal's folder does not exist.
         JournalLockedError: when another process held ``<path>.lock`` (creating the tables, or
-            a daemon owning the file) for longer than ``busy_timeout_s``.
+            a daemon owning the file) for longer than ``busy_timeout_s``, or a daemon holds the
+            file through another name (a hard link).
         JournalCorruptError, JournalVersionError, JournalError: as :func:`open_journal`.
     """
     where = str(path)
     file = Path(where)
     check_folder(file)
+    if os.path.isfile(file):  # a daemon's journal is refused at once, not after the wait below
+        JournalLock(None, file).hold_file(file, shared=True).release()
     lock = _wait_for_lock(file, busy_timeout_s)
     try:
         prepare_journal_file(file)
+        lock.hold_file(file, shared=True)
         try:
             conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False, timeout=busy_timeout_s)
         except sqlite3.Error as exc:
@@ -81,8 +89,8 @@ def open_shared_journal(path: str | os.PathLike[str], *, busy_timeout_s: float =
         lock.release(failed_open=True)  # a lock file it created goes (as ``open_journal``'s)
         raise
     tighten_journal_files(file)
-    lock.release()  # the tables exist now: SQLite's locks order everything after
-    return SharedJournal(conn, where)
+    # The tables exist now: SQLite's locks order everything after. The file's shared lock stays.
+    return SharedJournal(conn, where, lock.keep_file_only())
 
 
 def _wait_for_lock(path: Path, timeout_s: float) -> JournalLock:
@@ -92,7 +100,7 @@ def _wait_for_lock(path: Path, timeout_s: float) -> JournalLock:
         JournalLockedError: still held after ``timeout_s``.
         JournalError: the lock file cannot be opened.
     """
-    lock_path = Path(f"{path}.lock")
+    lock_path = Path(f"{os.path.realpath(path)}.lock")  # links followed, as ``lock_journal``'s
     fd, created = open_lock_file(path, lock_path)
     deadline = time.monotonic() + timeout_s
     while True:

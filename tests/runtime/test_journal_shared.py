@@ -95,10 +95,48 @@ def test_a_commit_waits_for_another_processs_write_lock_instead_of_failing(tmp_p
 def test_a_daemon_owning_the_file_keeps_a_shared_open_out(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
     with open_journal(path):
-        with pytest.raises(JournalLockedError, match="stayed locked"):
-            open_shared_journal(path, busy_timeout_s=0.05)
+        with pytest.raises(JournalLockedError, match="daemon's journal"):  # at once, not after a wait
+            open_shared_journal(path)
     with open_shared_journal(path) as journal:  # released with the daemon's close
         batch = CommitBatch()
         batch.memory[("session", "s")] = (b"x", 5)
         journal.commit(batch)
         assert journal.memory("session", 0) == [("s", b"x", 5)]
+
+
+def test_a_daemons_journal_given_through_a_link_is_refused_as_the_session_memory(tmp_path: Path) -> None:
+    # The creation lock is the journal's own (links followed), so the daemon's is seen.
+    journal = tmp_path / "daemon.sqlite"
+    link = tmp_path / "sessions.sqlite"
+    daemon = open_journal(journal)
+    try:
+        link.symlink_to(journal)
+        with pytest.raises(JournalLockedError):
+            open_shared_journal(link)  # at once: not after the wait for a creation lock
+    finally:
+        daemon.close()
+
+
+def test_a_daemons_journal_given_through_a_hard_link_is_refused_as_the_session_memory(tmp_path: Path) -> None:
+    journal = tmp_path / "daemon.sqlite"
+    other_name = tmp_path / "sessions.sqlite"
+    daemon = open_journal(journal)
+    try:
+        other_name.hardlink_to(journal)
+        with pytest.raises(JournalLockedError, match="daemon's journal"):
+            open_shared_journal(other_name, busy_timeout_s=0.05)
+    finally:
+        daemon.close()
+
+
+def test_a_daemon_is_refused_a_file_an_ask_holds_as_its_session_memory(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions.sqlite"
+    held = open_shared_journal(sessions)
+    try:
+        with pytest.raises(JournalLockedError):
+            open_journal(sessions)
+        second = open_shared_journal(sessions)  # other ``ask`` processes share it still
+        second.close()
+    finally:
+        held.close()
+    open_journal(sessions).close()  # and the last ``ask`` gone, the lock goes with it

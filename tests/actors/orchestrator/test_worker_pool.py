@@ -108,6 +108,32 @@ def test_a_worker_whose_heartbeat_is_read_after_the_first_silent_tick_is_kept() 
     assert h.facts == [] and len(h.pool.registry) == 1 and h.pool.steps_in_flight() == 1
 
 
+def test_a_silent_worker_is_lost_at_the_first_tick_past_its_window() -> None:
+    # Issue 3's bound is the window and one interval: the second look costs no tick of its own
+    # while ticks come at most a heartbeat apart (here every 5 ms; the daemon's are 50 ms to 100).
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0)
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    for now in range(5, 35, 5):
+        h.pool.tick(now)
+    assert h.facts == [] and len(h.pool.registry) == 1  # silent 30 ms: not past the window
+    h.pool.tick(35)
+    [(_, fact)] = h.facts
+    assert isinstance(fact, StepLost) and fact.reason == "worker_lost" and len(h.pool.registry) == 0
+
+
+def test_a_worker_heard_a_heartbeat_before_a_stall_is_kept_at_the_tick_after_it() -> None:
+    h = _Harness(heartbeat_ms=10, liveness=3)
+    h.ready(b"w1", now=0)
+    h.pool.dispatch(h.start("r1"), 0)
+    h.pool.tick(15)  # silent 15 ms: not even suspected
+    h.pool.tick(600)  # the first tick after a stall, before the queued heartbeat is read
+    h.pool.seen(b"w1", 600, h.session(b"w1"))
+    h.pool.tick(605)
+    assert h.facts == [] and len(h.pool.registry) == 1 and h.pool.steps_in_flight() == 1
+
+
 def test_steps_wait_at_most_schedule_to_start_then_are_unavailable() -> None:
     h = _Harness(schedule_to_start_ms=100)
     h.pool.dispatch(h.start("r1"), 0)

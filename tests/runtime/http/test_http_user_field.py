@@ -3,7 +3,8 @@ a client that sends the same ``user`` in all of one person's conversations (as t
 it to) had them all in one session, so a question asked in one window ("which Nordea?") was
 answered by whatever the person typed next in another, and the history of one leaked into
 the follow-ups of the other. Conversations are now found by their history, apart for each
-``user``; ``metadata.session_id`` still names a session outright."""
+``user``; ``metadata.session_id`` still names a session across conversations, apart for each
+``user`` too."""
 
 from __future__ import annotations
 
@@ -80,4 +81,17 @@ async def test_metadata_session_id_still_names_the_session_across_conversations(
     client, sessions = entry
     await _turn(client, [], "qual o preço da Nordea?", user="ada", metadata={"session_id": "desk-1"})
     await _turn(client, [], "a sueca", user="ada", metadata={"session_id": "desk-1"})
-    assert [s for s, _ in sessions.asked] == ["desk-1", "desk-1"]
+    (first, _), (second, _) = sessions.asked
+    assert first == second  # one session across the two conversations
+
+
+async def test_a_named_session_is_apart_for_each_user(entry) -> None:
+    # Two people's apps that both name their session "desk-1": the question asked in ada's is
+    # never answered by bob's next sentence. Without ``user`` the name is the session as given
+    # (what ``ask --session desk-1`` names too).
+    client, sessions = entry
+    await _turn(client, [], "qual o preço da Nordea?", user="ada", metadata={"session_id": "desk-1"})
+    await _turn(client, [], "a finlandesa", user="bob", metadata={"session_id": "desk-1"})
+    await _turn(client, [], "a sueca", metadata={"session_id": "desk-1"})
+    ada, bob, nobody = (s for s, _ in sessions.asked)
+    assert len({ada, bob, nobody}) == 3 and nobody == "desk-1"
