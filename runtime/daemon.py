@@ -10,7 +10,7 @@ acknowledged and the unfinished ones are recovered at start (``actors.orchestrat
 shell). SIGTERM (or SIGINT, or SIGHUP) stops accepting submits, lets running steps answer
 within ``grace_s`` (a second one: at once), journals everything and returns; steps held back
 resume at the next start (``runtime.daemon_signals``).
-Ended runs older than ``retention_s`` are pruned at start and every ``prune_every_s``.
+Ended runs older than ``retention_s`` are pruned once it listens and every ``prune_every_s``.
 Workflows with ``triggers`` in ``trigger_workflows`` start a run per observation they name.
 
 Clients submit workflow manifests, execution plans or OML pipelines (told apart by content).
@@ -57,7 +57,7 @@ from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document, manifest_from_data
 from ontoflow.runtime.daemon_config import DEFAULT_MAX_RUNS, DaemonConfig, check_config
-from ontoflow.runtime.daemon_retention import prune_at_start, retention_loop
+from ontoflow.runtime.daemon_retention import retention_loop
 from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.documents import read_document_bytes
@@ -192,8 +192,6 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         journal = None
         if config.journal is not None:
             journal = stack.enter_context(open_journal(config.journal, synchronous=config.synchronous))
-            if config.retention_s is not None:
-                prune_at_start(journal, config.retention_s)
         try:
             composed = compose_orchestrator(
                 address=config.bind,
@@ -240,7 +238,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                          journal=config.journal is not None)
                 if config.announce:
                     print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
-                if journal is not None and config.retention_s is not None:
+                if journal is not None and config.retention_s is not None:  # its first prune at once, in shares
                     tg.start_soon(retention_loop, orchestrator.durability, config.retention_s, config.prune_every_s)
                 tg.start_soon(spools.run)
                 tg.start_soon(_return_freed_memory, TRIM_EVERY_S)
