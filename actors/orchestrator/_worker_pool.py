@@ -231,7 +231,7 @@ class WorkerPool:
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots, again=again,
                  capabilities=sorted(info.capabilities)[:32], capability_count=len(info.capabilities),  # up to 1,024
                  kept=len(kept), orphaned=len(orphans))
-        for cancel in stale_cancels(held, kept, orphans):  # attempts it holds no longer awaited from it
+        for cancel in stale_cancels(ready, kept, orphans):  # attempts it holds no longer awaited from it, bounded
             self._send(info.identity, cancel)
         self._orphaned(orphans, now, "worker_lost")
         self._changed.set()
