@@ -117,7 +117,7 @@ class WorkerPool:
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
         self.draining = self.log_debug = False
-        #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
+        #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``, ``heartbeat_unknown``).
         self.refused: Counter[str] = Counter()
         self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
         self.readys_refused = RefusedReadys()  #: Readys refused, by reason, likewise
