@@ -58,7 +58,7 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             output may carry.
         grace_s: how long SIGTERM waits for running steps to answer.
         retention_s: ended runs older than this are pruned from the journal; ``None``: kept.
-        prune_every_s: how often retention runs.
+        prune_every_s: how often retention runs (at least ``MIN_PRUNE_EVERY_S``).
         trigger_workflows: manifest files whose ``triggers`` start runs on observations.
         handle_signals: drain on SIGTERM/SIGINT (the CLI); off when embedded in a test.
         connections: a file mapping connection name -> value, for pipelines' ``@name``
