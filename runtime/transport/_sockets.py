@@ -154,8 +154,7 @@ class RouterSocket(_Endpoint):
         for identity, messages in per_client.items():
             # Cut under a byte cap: one message past the client's size limit would be dropped.
             for body in replies_to_bodies(messages):
-                # Each tried, so that each one refused is counted (a full queue refuses in a few
-                # microseconds): after the first, the rest went uncounted (red team, session 21).
+                # Each tried, so that each one refused is counted (a full queue refuses at once).
                 self._send_frames(identity, (identity, CLIENT_HEADER, body), messages[0])
         self._after_send()
 
