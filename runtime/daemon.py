@@ -10,7 +10,7 @@ acknowledged and the unfinished ones are recovered at start (``actors.orchestrat
 shell). SIGTERM (or SIGINT, or SIGHUP) stops accepting submits, lets running steps answer
 within ``grace_s`` (a second one: at once), journals everything and returns; steps held back
 resume at the next start (``runtime.daemon_signals``).
-Ended runs older than ``retention_s`` are pruned at start and every ``prune_every_s``.
+Ended runs older than ``retention_s`` are pruned once it listens and every ``prune_every_s``.
 Workflows with ``triggers`` in ``trigger_workflows`` start a run per observation they name.
 
 Clients submit workflow manifests, execution plans or OML pipelines (told apart by content).
@@ -30,14 +30,12 @@ it serves the OpenAI chat-completions API (``runtime.http``), every turn an ``As
 
 from __future__ import annotations
 
-import math
 import sys
 from contextlib import ExitStack, nullcontext
 from functools import partial
 from pathlib import Path
 
 import anyio
-import msgspec
 import structlog
 
 from ontoflow.actors.capability import load_capabilities
@@ -58,7 +56,8 @@ from ontoflow.protocols.client import AskReply, Busy
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document, manifest_from_data
-from ontoflow.runtime.daemon_retention import prune_at_start, retention_loop
+from ontoflow.runtime.daemon_config import CLIENT_SEND_HWM, DEFAULT_MAX_RUNS, DaemonConfig, check_config
+from ontoflow.runtime.daemon_retention import retention_loop
 from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
 from ontoflow.runtime.documents import read_document_bytes
@@ -66,131 +65,14 @@ from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_auth
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 from ontoflow.runtime.http import ConversationBook, HttpEntryConfig, Reply, read_token_file, serve_http_entry
 from ontoflow.runtime.journal import open_journal
-from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
+from ontoflow.runtime.transport import shared_context
 
-__all__ = ["DEFAULT_MAX_RUNS", "DaemonConfig", "http_answerer", "serve_daemon"]
+__all__ = ["DEFAULT_MAX_RUNS", "DaemonConfig", "http_answerer", "serve_daemon"]  # the first two: daemon_config.py
 
 log = structlog.get_logger()
 
 #: Seconds between two hand-backs of freed heap memory to the system (see ``_return_freed_memory``).
 TRIM_EVERY_S = 10.0
-
-#: Runs in flight past which a daemon answers submits ``busy`` unless told otherwise
-#: (``--max-runs``). Large enough for any bench here; small enough that the pending queue and
-#: the run table stay a few hundred MB at most.
-DEFAULT_MAX_RUNS = 10_000
-
-
-class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How a daemon serves.
-
-    Attributes:
-        bind: the address of the ROUTER (``tcp://0.0.0.0:7100``, ``ipc://...``).
-        heartbeat_ms: interval announced to workers; ``liveness`` missed ones mean dead.
-        schedule_to_start_ms: how long a step waits for a worker offering its capability.
-        curve_secret: the daemon's ``NAME.key_secret``; CURVE is on when set.
-        authorized_keys: the directory of the public keys admitted (needed with CURVE).
-        insecure: allow a non-loopback address without CURVE (logged as a warning).
-        max_message_bytes: a peer sending a bigger message is disconnected.
-        announce: print ``listening on ADDRESS`` to stdout once bound (the real port).
-        journal: the SQLite journal file; ``None`` keeps runs in memory only.
-        synchronous: ``NORMAL`` (a commit survives a killed daemon) or ``FULL`` (a power cut).
-        max_runs: runs in flight past which a submit is answered ``Busy`` (default
-            ``DEFAULT_MAX_RUNS``: every acknowledged run must be able to wait for a worker's
-            slot without failing, so the daemon refuses work instead of queueing it unbounded);
-            ``None``: no bound.
-        max_value_bytes: the largest encoded context value a submit, an observation or a step
-            output may carry.
-        grace_s: how long SIGTERM waits for running steps to answer.
-        retention_s: ended runs older than this are pruned from the journal; ``None``: kept.
-        prune_every_s: how often retention runs.
-        trigger_workflows: manifest files whose ``triggers`` start runs on observations.
-        handle_signals: drain on SIGTERM/SIGINT (the CLI); off when embedded in a test.
-        connections: a file mapping connection name -> value, for pipelines' ``@name``
-            connections (``ONTOFLOW_CONNECTION_<NAME>`` is read for the others).
-        answer_timeout_ms: how long a suspended run's question waits for an answer before
-            the run ends ``expired`` (a day by default).
-        artifact_roots: folders a run's worktree must lie in for the daemon to read the
-            artifacts its blocks name; empty: any worktree when only this user can submit,
-            none when others can (``actors.orchestrator.artifact_roots_for``).
-        capabilities: capability modules (names or ``.py`` files) whose metadata joins the
-            catalogue at start (their classes are imported, never run): submits naming them
-            are accepted before any worker offering them has connected.
-        domains: domain folders whose sentences ``Ask`` (and the HTTP entry) answer.
-        domains_file: a bootstrap file listing domain ids and manifests to expect before their
-            workers connect (``actors.orchestrator.read_domains_file``).
-        http_bind: serve the chat-completions HTTP entry on ``HOST:PORT`` (needs ``domains``
-            or ``domains_file``).
-        http_token_file: a file holding the HTTP entry's bearer token (required off loopback).
-        intent_adapters: domain id (``"*"``: every other) -> ``matcher`` (default) or ``llm``
-            (``actors.intent.adapter_factories``).
-    """
-
-    bind: str
-    heartbeat_ms: int = 1000
-    liveness: int = 3
-    schedule_to_start_ms: int = 30_000
-    curve_secret: str | None = None
-    authorized_keys: str | None = None
-    insecure: bool = False
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    announce: bool = True
-    journal: str | None = None
-    synchronous: str = "NORMAL"
-    max_runs: int | None = DEFAULT_MAX_RUNS
-    max_value_bytes: int = 1 << 20
-    grace_s: float = 30.0
-    retention_s: float | None = None
-    prune_every_s: float = 3600.0
-    trigger_workflows: list[str] = []
-    handle_signals: bool = False
-    connections: str | None = None
-    answer_timeout_ms: int = 24 * 3600 * 1000
-    artifact_roots: list[str] = []
-    capabilities: list[str] = []
-    domains: list[str] = []
-    domains_file: str | None = None
-    http_bind: str | None = None
-    http_token_file: str | None = None
-    intent_adapters: dict[str, str] = {}
-
-
-def _check(config: DaemonConfig) -> None:
-    if (config.curve_secret is None) != (config.authorized_keys is None):
-        raise ConfigError("CURVE needs both --curve-secret and --authorized-keys")
-    if config.heartbeat_ms < 1 or config.liveness < 1:
-        raise ConfigError("--heartbeat-ms and --liveness must be >= 1")
-    if config.schedule_to_start_ms < 0:
-        raise ConfigError("--schedule-to-start-ms must be >= 0")
-    if config.max_message_bytes < 1:
-        raise ConfigError("--max-message-bytes must be >= 1")
-    if config.max_runs is not None and config.max_runs < 1:
-        raise ConfigError("--max-runs must be >= 1")
-    # Written so that NaN fails them too: NaN or infinite seconds passed, then raised out of the loop.
-    if not (config.max_value_bytes >= 1 and 0 <= config.grace_s < math.inf):
-        raise ConfigError("--max-value-bytes must be >= 1 and --grace-s a finite number >= 0")
-    if config.retention_s is not None and not 0 < config.retention_s < math.inf:
-        raise ConfigError("--retention-s must be a finite number > 0")
-    if not 0 < config.prune_every_s < math.inf:
-        raise ConfigError("--prune-every-s must be a finite number > 0")
-    if config.answer_timeout_ms < 1:
-        raise ConfigError("--answer-timeout-ms must be >= 1")
-    if config.synchronous not in ("NORMAL", "FULL"):
-        raise ConfigError("--synchronous must be NORMAL or FULL")
-    if config.authorized_keys is not None and not _is_folder(config.authorized_keys):
-        raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
-    if config.http_bind is not None and not config.domains and config.domains_file is None:
-        raise ConfigError("--http-bind needs --domains DIR or --domains-file FILE (the HTTP entry answers sentences for domains)")
-    for root in config.artifact_roots:
-        if not root or not _is_folder(root):
-            raise ConfigError(f"--artifact-root {root!r}: not a folder")
-
-
-def _is_folder(path: str) -> bool:
-    try:
-        return Path(path).expanduser().is_dir()
-    except (OSError, ValueError, RuntimeError):  # a name too long to look at: a traceback, not False
-        return False
 
 
 def _said(exc: Exception) -> str:  # an OSError (a name too long, no permission) was a traceback
@@ -280,7 +162,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         runtime.journal.JournalError: when the journal is corrupt, from a newer version, or
             cannot be written (``JournalCorruptError``, ``JournalVersionError``).
     """
-    _check(config)
+    check_config(config)
     documents = _trigger_documents(config.trigger_workflows)
     catalogue = _catalogue(config.capabilities)
     expected = _expected_domains(config)
@@ -310,8 +192,6 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         journal = None
         if config.journal is not None:
             journal = stack.enter_context(open_journal(config.journal, synchronous=config.synchronous))
-            if config.retention_s is not None:
-                prune_at_start(journal, config.retention_s)
         try:
             composed = compose_orchestrator(
                 address=config.bind,
@@ -339,6 +219,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             raise ConfigError(str(exc)) from None
         orchestrator, clients = composed.orchestrator, composed.clients
         assert clients is not None  # serve_clients=True
+        orchestrator.send_hwm = CLIENT_SEND_HWM  # a peer that reads nothing holds at most this many of our messages
         spools = SpoolSweeper()
         orchestrator.on_run_ended.append(spools.ended)
         # Signals are caught before the daemon says it listens: a SIGTERM right after the
@@ -358,7 +239,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
                          journal=config.journal is not None)
                 if config.announce:
                     print(f"listening on {orchestrator.address}", flush=True, file=sys.stdout)
-                if journal is not None and config.retention_s is not None:
+                if journal is not None and config.retention_s is not None:  # its first prune at once, in shares
                     tg.start_soon(retention_loop, orchestrator.durability, config.retention_s, config.prune_every_s)
                 tg.start_soon(spools.run)
                 tg.start_soon(_return_freed_memory, TRIM_EVERY_S)

@@ -5,6 +5,7 @@ A part of the daemon (a composition root: it may import ``actors``), in its own 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -13,9 +14,15 @@ import structlog
 
 from ontoflow.actors.capabilities.data import remove_runs_spools
 
-__all__ = ["SpoolSweeper"]
+__all__ = ["MAX_HELD", "SpoolSweeper"]
 
 log = structlog.get_logger()
+
+#: The ended runs held between two sweeps. A sweep thread that hangs (a spool folder on a dead
+#: network mount) held every run's result that ended meanwhile, without bound (red team,
+#: session 21). As many as the client service keeps ended (``keep_finished``), so that in the
+#: steady state the results held are the ones it holds anyway.
+MAX_HELD = 10_000
 
 
 class SpoolSweeper:
@@ -23,14 +30,23 @@ class SpoolSweeper:
     data steps are data at rest), in a thread once per ``every_s``: a ``stat`` per run end on
     the orchestrator's loop would cost more than a step. Only the default folder: a
     ``data.work_dir`` in a run's context came from a client, and a daemon removes nothing a
-    client names."""
+    client names.
 
-    def __init__(self, every_s: float = 1.0) -> None:
-        self._ended: list[Any] = []  # the results of the runs ended since the last sweep
+    At most ``most`` ended runs are held until the next sweep: past it the oldest are let go
+    and their folders stay on disk (as those of runs that end just before a stop); the next
+    sweep logs ``run_spools_skipped`` once."""
+
+    def __init__(self, every_s: float = 1.0, most: int = MAX_HELD) -> None:
+        self._ended: deque[Any] = deque(maxlen=most)  # the results of the runs ended since the last sweep
         self._every_s = every_s
-        #: The orchestrator's run-end hook: the run's result is noted as it comes (the list's
-        #: own append: no code of the sweeper runs on a run's path); the sweep takes the ids.
+        #: The orchestrator's run-end hook: the run's result is noted as it comes (the bounded
+        #: deque's own append: no code of the sweeper runs on a run's path); the sweep takes the ids.
         self.ended: Callable[[Any], None] = self._ended.append
+
+    @property
+    def held(self) -> int:
+        """How many ended runs wait for the next sweep."""
+        return len(self._ended)
 
     async def run(self) -> None:
         """Sweep once per interval until cancelled (the folders of runs that end in the last
@@ -38,8 +54,11 @@ class SpoolSweeper:
         while True:
             await anyio.sleep(self._every_s)
             if self._ended:
+                if len(self._ended) == self._ended.maxlen:  # full: older ones may have been let go
+                    log.warning("run_spools_skipped", held=len(self._ended),
+                                reason="more runs ended between two sweeps than are held; the older keep their folders")
                 ended = [result.run_id for result in self._ended]
-                self._ended.clear()  # the same list: ``ended`` is its append
+                self._ended.clear()  # the same deque: ``ended`` is its append
                 try:
                     removed = await anyio.to_thread.run_sync(remove_runs_spools, ended)
                 except OSError as exc:

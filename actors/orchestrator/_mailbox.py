@@ -78,6 +78,16 @@ _CLIENT_KINDS = frozenset(t for c in _CLIENT_TYPES for t in (c, *c.__subclasses_
 _NONE: frozenset[str] = frozenset()
 
 
+def _unknown_heartbeat(refused: Counter[str], identity: bytes) -> None:
+    """Count a heartbeat from a peer that is not a registered worker (or not in its session)
+    and log it at the 1st, 2nd, 4th, 8th...: any peer may send them, and a line each was a log
+    flood at the rate it sends (red team, session 21)."""
+    refused["heartbeat_unknown"] += 1
+    n = refused["heartbeat_unknown"]
+    if n & (n - 1) == 0:
+        log.warning("heartbeat_from_unknown_peer", peer=identity.hex()[:64], count=n)
+
+
 def key_of(identity: bytes) -> str:
     """The CURVE public key (z85) ``identity`` authenticated with; "" without CURVE."""
     return getattr(identity, "user_id", "")
@@ -172,7 +182,7 @@ class Mailbox:
                 self._tick(tick_now)
             case Heartbeat(session=session):
                 if pool.seen(identity, now, session) is None:
-                    log.warning("heartbeat_from_unknown_peer", peer=identity.hex())
+                    _unknown_heartbeat(pool.refused, identity)
             case Ready():
                 pool.seen(identity, now)
                 pool.ready(identity, message, now)

@@ -31,6 +31,7 @@ from typing import Any, Literal
 import msgspec
 
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
+from ontoflow.actors.orchestrator._reply_check import checked_list, checked_reply
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
@@ -124,6 +125,8 @@ class Queries:
             ReadsSpent: when the run must be replayed from the journal and this turn's reads
                 are spent (``charged``: a client's request; its facts count). 512 ``Status`` of
                 one ended run of 2,000 steps held the loop 13 s.
+            runtime.journal.JournalCorruptError: when the run's rows make a reply no client
+                decodes (``_reply_check.py``).
         """
         orch = self._orch
         if not orch.uncommitted(run_id):  # else memory is ahead of the journal: read what is committed
@@ -145,6 +148,8 @@ class Queries:
         run = orch.replay(row, facts, self._workflows)
         state = run.state
         result = None if row.status == "running" else result_of(state, state.status, state.error)
+        if result is not None:  # a row the journal holds may make a reply no client decodes
+            checked_reply(run_status(result), run_id)
         return Found(state, result)
 
     def list_runs(self, status: str | None, limit: int) -> RunList | Error:
@@ -171,7 +176,7 @@ class Queries:
                                                 submitted_ms=r.submitted_ms, ended_ms=r.ended_ms))
                     if len(summaries) >= limit:
                         break
-            return RunList(runs=summaries)
+            return checked_list(summaries) or RunList(runs=summaries)
         summaries = []
         for run in reversed(list(orch.runs)):
             state = run.state

@@ -32,6 +32,7 @@ from ontoflow.actors.orchestrator._artifacts import ArtifactReader
 from ontoflow.actors.orchestrator._catalogue_room import CatalogueRoom
 from ontoflow.actors.orchestrator._ignored import IgnoredOutcomes, RefusedReadys
 from ontoflow.actors.orchestrator._pending_queue import PendingQueue
+from ontoflow.actors.orchestrator._ready_holding import stale_cancels
 from ontoflow.actors.orchestrator._reclaim import Reclaims
 from ontoflow.actors.orchestrator._registry import InFlight, SentStep, WorkerInfo, WorkerRegistry
 from ontoflow.actors.orchestrator._run_table import Run, RunTable
@@ -116,7 +117,7 @@ class WorkerPool:
         self.oversized = OversizedInvokes(registry=self.registry, runs=runs, answer=self.outcome, resend=self.dispatch)
         self._changed = anyio.Event()
         self.draining = self.log_debug = False
-        #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``).
+        #: Worker messages refused, by reason (``takeover``, ``outcome_session``, ``too_many_workers``, ``heartbeat_unknown``).
         self.refused: Counter[str] = Counter()
         self.ignored = IgnoredOutcomes()  #: Outcomes not applied, by reason (``_ignored.py``: logged within a budget)
         self.readys_refused = RefusedReadys()  #: Readys refused, by reason, likewise
@@ -230,11 +231,8 @@ class WorkerPool:
         log.info("worker_ready", worker_id=ready.worker_id, host=ready.host, pid=ready.pid, slots=ready.slots, again=again,
                  capabilities=sorted(info.capabilities)[:32], capability_count=len(info.capabilities),  # up to 1,024
                  kept=len(kept), orphaned=len(orphans))
-        # Attempts it holds no longer awaited from it (re-dispatched, ended, lost in this
-        # re-registration, or from before a restart): stopped; their answers would be ignored.
-        stale = (held - {(k.run_id, k.step_id, k.attempt) for k in kept}) | {(o.run_id, o.step_id, o.attempt) for o in orphans}
-        for run_id, step_id, attempt in stale:
-            self._send(info.identity, Cancel(run_id=run_id, step_id=step_id, attempt=attempt))
+        for cancel in stale_cancels(ready, kept, orphans):  # attempts it holds no longer awaited from it, bounded
+            self._send(info.identity, cancel)
         self._orphaned(orphans, now, "worker_lost")
         self._changed.set()
         self._changed = anyio.Event()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ontoflow.protocols.client import MAX_DEADLINE_MS
+from ontoflow.runtime.daemon_config import MIN_PRUNE_EVERY_S
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = ["BOUNDS", "MAX_SLOTS", "MIN_MESSAGE_BYTES", "Bound", "bounded", "check_section"]
@@ -99,7 +100,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "max_value_bytes": Bound(int, 1),
         "grace_s": _SECONDS,
         "retention_s": _POSITIVE_SECONDS,
-        "prune_every_s": _POSITIVE_SECONDS,
+        "prune_every_s": Bound(float, MIN_PRUNE_EVERY_S, _TEN_YEARS_S, why="seconds: shorter spins the loop; ten years at most"),
     },
     "worker": {
         "slots": Bound(int, 1, MAX_SLOTS),

@@ -68,6 +68,8 @@ def check_run_row(row: Sequence[object], path: str, conn: sqlite3.Connection) ->
     why = "is not of its type"
     if column is None and row[2] not in _STATUSES:
         column, why = "status", "is not a run status"
+    elif column is None and row[2] != "running" and row[4] is None:  # its RunStatus had no end time: dropped
+        column, why = "ended_ms", "is missing for an ended run"
     if column is not None:
         found = conn.execute("SELECT rowid FROM runs WHERE run_id IS ?", (row[0],)).fetchone()
         raise _refuse(path, row[0], "runs", found[0] if found else "?", column, why)
