@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,8 @@ def _not_in(path: str, run_id: str) -> bool:
         return False
     try:
         return journal.run(run_id) is None
+    except (JournalError, sqlite3.Error):  # a damaged row or table: the journal's own error, exit 3
+        return False
     finally:
         journal.close()
 
