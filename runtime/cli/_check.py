@@ -25,6 +25,7 @@ import msgspec
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.checker import CheckerError, analyse_document, read_document, render_text
 from ontoflow.actors.drawing import FORMATS, DrawingError, GraphvizMissingError, RunNotFoundError, overlay_from_journal, render, scene_of
+from ontoflow.runtime.cli._picture_file import write_whole
 from ontoflow.runtime.cli._shared import (
     EXIT_INVALID,
     EXIT_NOT_FOUND,
@@ -235,20 +236,24 @@ def _cmd_graph(args: argparse.Namespace) -> int:
             return fail("PNG is binary: write it to a file with -o FILE")
         sys.stdout.write(data.decode())
     else:
+        if not args.output:
+            return fail("-o names an empty file name: give the file to write the picture to")
         read = _read_by_graph(args, args.output)
         if read is not None:
             return fail(f"cannot write {args.output}: it is what graph reads ({read}); name another file")
         try:
-            Path(args.output).write_bytes(data)
+            write_whole(args.output, data)
         except OSError as exc:
             return fail(f"cannot write {args.output}: {exc.strerror}")
     return EXIT_OK
 
 
 def _read_by_graph(args: argparse.Namespace, output: str) -> str | None:
-    """The input ``output`` is (the document, the journal or its side files), if any: ``-o``
-    over the journal replaced every run in it with a picture, over the document its text."""
+    """The input ``output`` is (the document, the journal or its side files, a capability
+    module, a CURVE key file), if any: ``-o`` over the journal replaced every run in it with a
+    picture, over the document its text, over a ``-c`` module its code."""
     inputs = [args.document, args.journal] + ([f"{args.journal}-wal", f"{args.journal}-shm"] if args.journal else [])
+    inputs += [spec for spec in args.capabilities if spec.endswith(".py")] + [args.curve_secret, args.curve_server_key]
     for path in inputs:
         try:
             if path is not None and os.path.samefile(output, path):
