@@ -141,7 +141,7 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
     digest = hashlib.sha256(data).hexdigest()
     if args.all:
         # The pinned catalogue of the newest run of the same name (the runs it would take over).
-        name = document.get("name")
+        name = document.get("name", "")  # an unnamed document's runs are named '' in the journal
         rows = [r for r in journal.runs(limit=max(journal.count(), 1)) if r.name == name]
         if not rows:
             raise _NoSuchRun(f"no run of a document named {name!r} in journal {journal.path}")
