@@ -74,9 +74,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return _replay(args, journal)
     except JournalError as exc:  # a row that cannot be read (it names the run, the row, the column)
         return _fail(str(exc), EXIT_JOURNAL, kind="journal")
-    except sqlite3.Error as exc:  # a table changed by hand (a column dropped): the journal is damaged
-        return _fail(f"journal {journal.path} cannot be read ({sqlite_reason(exc)}); the journal is damaged",
-                     EXIT_JOURNAL, kind="journal")
+    except sqlite3.Error as exc:  # a table changed by hand (a column dropped), a disk error: SQLite says which
+        return _fail(f"journal {journal.path} cannot be read ({sqlite_reason(exc)})", EXIT_JOURNAL, kind="journal")
     finally:
         journal.close()
 
