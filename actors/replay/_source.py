@@ -37,9 +37,10 @@ def pinned_source(journal: Journal, row: RunRow) -> bytes:
     short = row.source_hash[:12]
     try:
         source = journal.source(row.source_hash)
-    except sqlite3.Error as exc:
-        raise PinnedSourceError(f"its pinned source {short} cannot be read ({sqlite_reason(exc)}): "
-                                "the journal is damaged") from None
+    except sqlite3.Error as exc:  # text that is not UTF-8 is damage; a lock or a disk error is not
+        reason = sqlite_reason(exc)
+        damaged = ": the journal is damaged" if reason.startswith("Could not decode") else ""
+        raise PinnedSourceError(f"its pinned source {short} cannot be read ({reason}){damaged}") from None
     if source is None:
         raise PinnedSourceError(f"its pinned source {short} is missing from the journal")
     if type(source) is not bytes:
