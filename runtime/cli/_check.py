@@ -94,8 +94,9 @@ def contract_gate(
 
     Prints the report's findings on stderr (stdout stays for the answer); returns the exit
     code to end with when the document has errors (the same report ``ontoflow check`` gives),
-    ``None`` when the run may go on (warnings only). A document that cannot be read is left to
-    the command's own loader, which names the problem.
+    ``None`` when the run may go on (warnings only). The command's loader has read the document
+    already; one the check cannot read again (a pipe is read once: ``run <(make-manifest)``) is
+    refused, never run unchecked.
 
     Args:
         path: the document file.
@@ -107,10 +108,14 @@ def contract_gate(
     """
     if skip:
         return None
+    again = "the contract check reads the document again and cannot (a pipe is read once): write it to a file, " \
+            "or run with --no-check"
+    if not os.path.isfile(path):  # a pipe, a FIFO, a device: a second read is not what the loader read
+        return fail(f"{path}: {again}")
     try:
         document = read_document(path)
-    except CheckerError:
-        return None
+    except CheckerError as exc:  # changed since the loader read it
+        return fail(f"{exc}; {again}")
     if given and isinstance(document, dict) and "nodes" in document:
         declared = dict(document.get("inputs") or {})
         document = {**document, "inputs": {**{key: {} for key in given}, **declared}}
