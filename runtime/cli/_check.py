@@ -254,10 +254,13 @@ def _cmd_graph(args: argparse.Namespace) -> int:
 
 
 def _read_by_graph(args: argparse.Namespace, output: str) -> str | None:
-    """The input ``output`` is (the document, the journal or its side files, a capability
-    module, a CURVE key file), if any: ``-o`` over the journal replaced every run in it with a
+    """The input ``output`` is (the document, the journal or its side files and lock, a
+    capability module, a CURVE key file), if any: ``-o`` over the journal replaced every run in it with a
     picture, over the document its text, over a ``-c`` module its code."""
-    inputs = [args.document, args.journal] + ([f"{args.journal}-wal", f"{args.journal}-shm"] if args.journal else [])
+    # The lock too: replaced, a running daemon's lock is on a file no longer there, and a second
+    # daemon would lock the new one and write the same journal.
+    sides = [f"{args.journal}-wal", f"{args.journal}-shm", f"{os.path.realpath(args.journal)}.lock"] if args.journal else []
+    inputs = [args.document, args.journal, *sides]
     inputs += [spec for spec in args.capabilities if spec.endswith(".py")] + [args.curve_secret, args.curve_server_key]
     for path in inputs:
         try:

@@ -100,3 +100,16 @@ def test_a_picture_through_a_link_or_to_a_device_is_written_where_it_points(tmp_
     done = _graph(tmp_path, "w.json", "--no-builtins", "-o", "/dev/stdout")
     assert done.returncode == 0 and done.stdout.startswith("---\ntitle:"), done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.mmd", "real.mmd", "w.json"]
+
+
+def test_the_picture_is_not_written_over_the_journals_lock(tmp_path: Path) -> None:
+    # A picture is put in place of its file (a new file): over `j.db.lock` the running daemon's
+    # lock would be on a file no longer there, and a second daemon could lock the new one.
+    journal = tmp_path / "j.db"
+    record(journal, workflow())
+    lock = tmp_path / "j.db.lock"
+    lock.write_text("")
+    inode = lock.stat().st_ino
+    done = _graph(tmp_path, "--run", "r1", "--journal", "j.db", "-o", "j.db.lock")
+    assert done.returncode == 2 and "is what graph reads" in done.stderr, done.stderr
+    assert lock.stat().st_ino == inode and lock.read_text() == ""
