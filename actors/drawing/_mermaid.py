@@ -18,9 +18,14 @@ _CLASSES = (
 
 
 #: Characters that are syntax in a Mermaid label (or start one of its entity codes, or a
-#: Markdown string), and control characters (a newline ended the statement): written as
-#: Mermaid's numeric entity codes, ``#35;`` for ``#``.
-_SYNTAX = re.compile(r'[#"<>`\x00-\x1f\x7f]')
+#: Markdown string), control characters (a newline ended the statement), and ``%``: Mermaid
+#: reads ``%%{init: ...}%%`` anywhere in the text as its configuration (a name re-themed the
+#: picture). Written as Mermaid's numeric entity codes, ``#35;`` for ``#``.
+_SYNTAX = re.compile(r'[#"<>`%\x00-\x1f\x7f]')
+
+
+#: ``%`` in a YAML double-quoted scalar, spelled so that no ``%%`` reaches the text.
+_YAML_PERCENT = "\\x25"
 
 
 def _text(s: str) -> str:
@@ -37,8 +42,8 @@ def _box(n: SceneNode) -> str:
 def to_mermaid(scene: Scene) -> str:
     """The scene as a Mermaid ``flowchart``; findings and the run's path as classes."""
     # The title as a YAML double-quoted scalar (JSON's escapes are YAML's): a ": ", a "#" or a
-    # newline in a name broke the front matter.
-    out = ["---", f"title: {json.dumps(scene.title)}", "---", "flowchart TD"]
+    # newline in a name broke the front matter; "%" as YAML's "\x25", never a "%%{" directive.
+    out = ["---", f"title: {json.dumps(scene.title).replace('%', _YAML_PERCENT)}", "---", "flowchart TD"]
     by_cluster: dict[str, list[SceneNode]] = {}
     for n in scene.nodes:
         by_cluster.setdefault(n.cluster, []).append(n)

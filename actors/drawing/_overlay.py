@@ -79,7 +79,7 @@ def overlay_from_journal(journal_path: str | Path, run_id: str) -> RunOverlay:
     """
     from ontoflow.actors.orchestrator import compile_source, decode_source
     from ontoflow.actors.orchestrator.engine import Fact
-    from ontoflow.actors.replay import UNRESOLVED
+    from ontoflow.actors.replay import UNRESOLVED, PinnedSourceError, advance, one_line, pinned_source, sqlite_reason
     from ontoflow.protocols.errors import ProtocolsError
     from ontoflow.runtime.journal import JournalError, open_journal_readonly
 
@@ -97,14 +97,17 @@ def overlay_from_journal(journal_path: str | Path, run_id: str) -> RunOverlay:
             if row is None:
                 known = ", ".join(r.run_id for r in journal.runs(limit=5)) or "none"
                 raise RunNotFoundError(f"journal {path} holds no run {run_id!r} (newest: {known})")
-            body = journal.source(row.source_hash)
+            # Read and checked as replay does: present, stored as bytes, the bytes its hash names.
+            body = pinned_source(journal, row)
             facts = journal.facts(run_id)
-    except (sqlite3.Error, JournalError) as exc:
+    except PinnedSourceError as exc:
+        raise RunNotFoundError(f"run {run_id}: {exc}") from None
+    except sqlite3.Error as exc:  # SQLite's own message may quote a column's bytes
+        raise RunNotFoundError(f"journal {path} cannot be read ({sqlite_reason(exc)})") from None
+    except JournalError as exc:
         raise RunNotFoundError(f"journal {path} cannot be read ({exc})") from None
     finally:
         journal.close()
-    if body is None:
-        raise RunNotFoundError(f"run {run_id}: its source {row.source_hash[:12]} is missing from the journal")
     try:
         source = decode_source(body)
         # Drawing never runs a step: a pipeline's connections stay names (no secret read into
@@ -114,16 +117,14 @@ def overlay_from_journal(journal_path: str | Path, run_id: str) -> RunOverlay:
         state = workflow.new_run(run_id)
         for fact_row in facts:
             if fact_row.kind == "fact":
-                workflow.advance(state, decoder.decode(fact_row.body))
+                # As the daemon's shell (and replay) apply it: an engine that raised ended the
+                # run failed there, and the run is drawn so, not a traceback.
+                advance(workflow, state, decoder.decode(fact_row.body))
     except (msgspec.DecodeError, ProtocolsError, ValueError) as exc:
         raise RunNotFoundError(f"run {run_id}: cannot be rebuilt from the journal ({type(exc).__name__}: "
-                               f"{_first_line(exc)})") from None
+                               f"{one_line(exc)})") from None
     overlay = overlay_from_state(run_id, state)
     overlay.document = dict(source.manifest)
     overlay.catalog = dict(source.catalog)
     return overlay
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__

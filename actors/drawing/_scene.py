@@ -101,13 +101,21 @@ def _mark(finding: Finding, by_path: dict[str, SceneNode]) -> SceneNode | None:
 
 
 def _apply_findings(scene: Scene, findings: list[Finding], by_path: dict[str, SceneNode]) -> None:
+    # A mark per kind and box, counted: 1,000 findings of one block were a box 1,000 lines tall.
+    marks: dict[int, dict[str, int]] = {}
+    boxes: dict[int, SceneNode] = {}
     for f in findings:
         box = _mark(f, by_path)
         if box is not None:
             if box.severity != "error":
                 box.severity = f.severity
-            box.lines.append(f"{'!!' if f.severity == 'error' else '!'} {f.kind}")
+            kinds = marks.setdefault(id(box), {})
+            boxes[id(box)] = box
+            mark = f"{'!!' if f.severity == 'error' else '!'} {f.kind}"
+            kinds[mark] = kinds.get(mark, 0) + 1
         scene.notes.append(f"{f.severity}: {f.path}: [{f.kind}] {f.message}")
+    for key, kinds in marks.items():
+        boxes[key].lines.extend(mark if count == 1 else f"{mark} ({count:,})" for mark, count in kinds.items())
 
 
 def workflow_scene(manifest: WorkflowManifest, analysis: Analysis | None, overlay: RunOverlay | None) -> Scene:

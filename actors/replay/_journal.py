@@ -8,7 +8,6 @@ is answered with its ``error`` rather than stopping the others.
 
 from __future__ import annotations
 
-import hashlib
 from contextlib import AbstractContextManager, nullcontext
 
 import msgspec
@@ -16,8 +15,9 @@ import msgspec
 from ontoflow.actors.orchestrator.engine import RunEngine
 from ontoflow.actors.replay._diverge import diverge_run
 from ontoflow.actors.replay._results import ReplaySummary, RunReplay
+from ontoflow.actors.replay._source import one_line, pinned_source
 from ontoflow.actors.replay._verify import verify_run
-from ontoflow.actors.replay.errors import RunNotFoundError
+from ontoflow.actors.replay.errors import PinnedSourceError, RunNotFoundError
 from ontoflow.protocols.errors import ProtocolsError
 from ontoflow.runtime.journal import Journal, RunRow
 
@@ -72,12 +72,10 @@ def _snapshot(journal: Journal) -> AbstractContextManager[None]:
 
 
 def _replay(journal: Journal, row: RunRow, new: RunEngine | None, against: str) -> RunReplay:
-    source = journal.source(row.source_hash)
-    if source is None:
-        return _failed(row, f"its pinned source {row.source_hash[:12]} is missing from the journal")
-    if hashlib.sha256(source).hexdigest() != row.source_hash:
-        # A source is kept under the SHA-256 of its bytes: edited in place, it is not what ran.
-        return _failed(row, f"its pinned source {row.source_hash[:12]} does not match its hash: the journal was changed")
+    try:
+        source = pinned_source(journal, row)
+    except PinnedSourceError as exc:
+        return _failed(row, str(exc))
     try:
         # In the try: a row of this run that cannot be read (a group whose body does not decode,
         # a column of the wrong type) fails this run, as a fact that does not decode does.
@@ -88,15 +86,11 @@ def _replay(journal: Journal, row: RunRow, new: RunEngine | None, against: str) 
     except msgspec.DecodeError as exc:
         return _failed(row, f"a journal row does not decode ({exc})")
     except (ProtocolsError, ValueError) as exc:  # its source no longer compiles under this version
-        return _failed(row, f"its pinned source no longer compiles: {_first_line(exc)}")
+        return _failed(row, f"its pinned source no longer compiles: {one_line(exc)}")
     except Exception as exc:  # noqa: BLE001 - one run's failure is its answer; the others go on
-        return _failed(row, f"{type(exc).__name__}: {_first_line(exc)}")
+        return _failed(row, f"{type(exc).__name__}: {one_line(exc)}")
 
 
 def _failed(row: RunRow, error: str) -> RunReplay:
     return RunReplay(run_id=row.run_id, name=row.name, status=row.status, matched=False, error=error)
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__

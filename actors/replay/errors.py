@@ -4,7 +4,8 @@ The hierarchy::
 
     ReplayError (actors.errors.ActorsError)
     ├── RunNotFoundError        the run id is not in the journal
-    └── ReplayInputError        the new document cannot stand in for the run's (another kind)
+    ├── ReplayInputError        the new document cannot stand in for the run's (another kind)
+    └── PinnedSourceError       the run's pinned source is missing, damaged or changed
 
 A document that does not parse or compile raises ``protocols.errors.ManifestError``; a journal
 that cannot be opened raises ``runtime.journal.JournalError``. What a replay *finds* (a decision
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from ontoflow.actors.errors import ActorsError
 
-__all__ = ["ReplayError", "ReplayInputError", "RunNotFoundError"]
+__all__ = ["PinnedSourceError", "ReplayError", "ReplayInputError", "RunNotFoundError"]
 
 
 class ReplayError(ActorsError):
@@ -28,3 +29,9 @@ class RunNotFoundError(ReplayError):
 
 class ReplayInputError(ReplayError):
     """Raised when a new document cannot replace the run's: another kind (a plan for a workflow)."""
+
+
+class PinnedSourceError(ReplayError):
+    """Raised when a run's pinned source is missing from the journal, cannot be read, is not
+    stored as bytes, or is not the bytes its hash names: the run cannot be replayed or drawn.
+    The message names the source's hash and what is wrong with it, never its bytes."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import msgspec
 from ontoflow.actors.capability import load_capabilities
 from ontoflow.actors.checker import CheckerError, analyse_document, read_document, render_text
 from ontoflow.actors.drawing import FORMATS, DrawingError, GraphvizMissingError, RunNotFoundError, overlay_from_journal, render, scene_of
+from ontoflow.runtime.cli._picture_file import write_whole
 from ontoflow.runtime.cli._shared import (
     EXIT_INVALID,
     EXIT_NOT_FOUND,
@@ -92,8 +94,9 @@ def contract_gate(
 
     Prints the report's findings on stderr (stdout stays for the answer); returns the exit
     code to end with when the document has errors (the same report ``ontoflow check`` gives),
-    ``None`` when the run may go on (warnings only). A document that cannot be read is left to
-    the command's own loader, which names the problem.
+    ``None`` when the run may go on (warnings only). The command's loader has read the document
+    already; one the check cannot read again (a pipe is read once: ``run <(make-manifest)``) is
+    refused, never run unchecked.
 
     Args:
         path: the document file.
@@ -105,10 +108,14 @@ def contract_gate(
     """
     if skip:
         return None
+    again = "the contract check reads the document again and cannot (a pipe is read once): write it to a file, " \
+            "or run with --no-check"
+    if not os.path.isfile(path):  # a pipe, a FIFO, a device: a second read is not what the loader read
+        return fail(f"{path}: {again}")
     try:
         document = read_document(path)
-    except CheckerError:
-        return None
+    except CheckerError as exc:  # changed since the loader read it
+        return fail(f"{exc}; {again}")
     if given and isinstance(document, dict) and "nodes" in document:
         declared = dict(document.get("inputs") or {})
         document = {**document, "inputs": {**{key: {} for key in given}, **declared}}
@@ -184,6 +191,8 @@ def _not_in(path: str, run_id: str) -> bool:
         return False
     try:
         return journal.run(run_id) is None
+    except (JournalError, sqlite3.Error):  # a damaged row or table: the journal's own error, exit 3
+        return False
     finally:
         journal.close()
 
@@ -232,20 +241,27 @@ def _cmd_graph(args: argparse.Namespace) -> int:
             return fail("PNG is binary: write it to a file with -o FILE")
         sys.stdout.write(data.decode())
     else:
+        if not args.output:
+            return fail("-o names an empty file name: give the file to write the picture to")
         read = _read_by_graph(args, args.output)
         if read is not None:
             return fail(f"cannot write {args.output}: it is what graph reads ({read}); name another file")
         try:
-            Path(args.output).write_bytes(data)
+            write_whole(args.output, data)
         except OSError as exc:
             return fail(f"cannot write {args.output}: {exc.strerror}")
     return EXIT_OK
 
 
 def _read_by_graph(args: argparse.Namespace, output: str) -> str | None:
-    """The input ``output`` is (the document, the journal or its side files), if any: ``-o``
-    over the journal replaced every run in it with a picture, over the document its text."""
-    inputs = [args.document, args.journal] + ([f"{args.journal}-wal", f"{args.journal}-shm"] if args.journal else [])
+    """The input ``output`` is (the document, the journal or its side files and lock, a
+    capability module, a CURVE key file), if any: ``-o`` over the journal replaced every run in it with a
+    picture, over the document its text, over a ``-c`` module its code."""
+    # The lock too: replaced, a running daemon's lock is on a file no longer there, and a second
+    # daemon would lock the new one and write the same journal.
+    sides = [f"{args.journal}-wal", f"{args.journal}-shm", f"{os.path.realpath(args.journal)}.lock"] if args.journal else []
+    inputs = [args.document, args.journal, *sides]
+    inputs += [spec for spec in args.capabilities if spec.endswith(".py")] + [args.curve_secret, args.curve_server_key]
     for path in inputs:
         try:
             if path is not None and os.path.samefile(output, path):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,18 @@ from typing import Any
 import msgspec
 
 from ontoflow.actors.orchestrator.engine import RunEngine
-from ontoflow.actors.replay import ReplayError, ReplaySummary, RunReplay, compile_replacement, replay_journal, replay_run
+from ontoflow.actors.orchestrator import decode_source
+from ontoflow.actors.replay import (
+    PinnedSourceError,
+    ReplayError,
+    ReplaySummary,
+    RunReplay,
+    compile_replacement,
+    pinned_source,
+    replay_journal,
+    replay_run,
+    sqlite_reason,
+)
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._shared import EXIT_NOT_FOUND, fail, logging_options, safe_text
@@ -60,6 +72,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         if args.run is not None and journal.run(args.run) is None:
             return _fail(f"run {args.run} is not in journal {journal.path}", EXIT_NOT_FOUND, kind="unknown_run")
         return _replay(args, journal)
+    except JournalError as exc:  # a row that cannot be read (it names the run, the row, the column)
+        return _fail(str(exc), EXIT_JOURNAL, kind="journal")
+    except sqlite3.Error as exc:  # a table changed by hand (a column dropped), a disk error: SQLite says which
+        return _fail(f"journal {journal.path} cannot be read ({sqlite_reason(exc)})", EXIT_JOURNAL, kind="journal")
     finally:
         journal.close()
 
@@ -71,6 +87,8 @@ def _replay(args: argparse.Namespace, journal: Journal) -> int:
             new = _load_new(args, journal)
         except _NoSuchRun as exc:
             return _fail(str(exc), EXIT_NOT_FOUND, kind="unknown_run")
+        except PinnedSourceError as exc:  # the run's side: it cannot be replayed, as without --manifest
+            return _fail(str(exc), EXIT_MISMATCH)
         except (ManifestError, ReplayError) as exc:
             return _fail(str(exc), EXIT_INVALID)
     try:
@@ -103,6 +121,7 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
 
     Raises:
         ManifestError: when the file cannot be read, parsed or compiled.
+        PinnedSourceError: when the run's pinned source is missing, damaged or does not decode.
         ReplayError: when the run is not in the journal, or the document is of another kind.
     """
     from ontoflow.runtime.documents import read_document_bytes  # only a --manifest reads a document
@@ -121,7 +140,7 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
     digest = hashlib.sha256(data).hexdigest()
     if args.all:
         # The pinned catalogue of the newest run of the same name (the runs it would take over).
-        name = document.get("name")
+        name = document.get("name", "")  # an unnamed document's runs are named '' in the journal
         rows = [r for r in journal.runs(limit=max(journal.count(), 1)) if r.name == name]
         if not rows:
             raise _NoSuchRun(f"no run of a document named {name!r} in journal {journal.path}")
@@ -130,9 +149,14 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
         row = journal.run(args.run)
         if row is None:
             raise ReplayError(f"run {args.run} is not in journal {journal.path}")
-    source = journal.source(row.source_hash)
-    if source is None:
-        raise ReplayError(f"run {row.run_id}: its pinned source is missing from journal {journal.path}")
+    try:
+        source = pinned_source(journal, row)
+        decode_source(source)  # the catalogue NEW is compiled against: a DecodeError traceback before
+    except PinnedSourceError as exc:
+        raise PinnedSourceError(f"run {row.run_id} cannot be replayed: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise PinnedSourceError(f"run {row.run_id} cannot be replayed: its pinned source {row.source_hash[:12]} "
+                                f"does not decode ({exc})") from None
     return compile_replacement(source, document, manifest_hash=digest, origin=str(path))
 
 

@@ -43,7 +43,7 @@ def test_findings_are_marked_on_the_box_their_path_names() -> None:
     doc = {"start": "main", "nodes": {"main": node("a", {"a": block("t.a", ("success", "RETURN"))})}}
     scene = scene_of(analyse_document(doc, CAPS))
     [box] = [n for n in scene.nodes if n.id == "main__a"]
-    assert box.severity == "warning" and "! unrouted-event" in box.lines
+    assert box.severity == "warning" and "! unrouted-event (2)" in box.lines  # failure and timeout, counted
     dot = to_dot(scene)
     assert 'fillcolor="#fff4d6"' in dot and "notes [shape=note" in dot
     assert "  class main__a warning" in to_mermaid(scene)
