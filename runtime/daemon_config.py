@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgspec
 
+from ontoflow.runtime.daemon_binds import check_binds
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -111,6 +112,11 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 
 def check_config(config: DaemonConfig) -> None:
+    """Refuse a configuration the daemon cannot serve, before anything is opened or bound.
+
+    Raises:
+        ConfigError: naming the flag and what is wrong with its value.
+    """
     if (config.curve_secret is None) != (config.authorized_keys is None):
         raise ConfigError("CURVE needs both --curve-secret and --authorized-keys")
     if config.heartbeat_ms < 1 or config.liveness < 1:
@@ -139,6 +145,7 @@ def check_config(config: DaemonConfig) -> None:
     for root in config.artifact_roots:
         if not root or not _is_folder(root):
             raise ConfigError(f"--artifact-root {root!r}: not a folder")
+    check_binds(config)
 
 
 def _is_folder(path: str) -> bool:

@@ -76,6 +76,10 @@ class PendingQueue:
         queue = self._settle(capability)
         return None if queue is None else self._take(capability, queue)
 
+    def capability_of(self, key: StepKey) -> str | None:
+        """The capability the item known as ``key`` waits for; None when it is not queued."""
+        return self._cap_of.get(key)
+
     def remove(self, key: StepKey) -> object | None:
         """Unqueue the item known as ``key`` (left as a tombstone); None when it is not queued."""
         item = self._live.pop(key, None)

@@ -232,13 +232,18 @@ class StepClocks:
                     log.warning("step_unavailable", run_id=d.run_id, step_id=d.step_id, capability=d.capability)
                     self._deliver(run, StepUnavailable(step_id=d.step_id, attempt=d.attempt, now_ms=now))
 
-    def expire_deadlines(self, now: int, forget: Callable[[StepKey], None]) -> None:
-        """End the attempts past their deadline at ``now``.
+    def expire_deadlines(self, now: int, forget: Callable[[StepKey], None], pending: PendingQueue,
+                         offers: Callable[[str], bool]) -> None:
+        """End the attempts past their deadline at ``now``: ``timeout``, or ``unavailable`` for
+        one still queued while no live worker offers its capability (its deadline came before
+        the schedule-to-start timeout: what it lacked was a worker, and the run says so).
 
         Args:
             now: the tick's time.
             forget: called with each expired attempt before its fact is delivered (the pool
                 stops awaiting it from a worker).
+            pending: the pool's queue (an attempt ended unavailable leaves it).
+            offers: whether a live worker offers a capability.
         """
         if not self.deadlines:
             return
@@ -246,7 +251,16 @@ class StepClocks:
             if deadline <= now and key in self.deadlines:
                 del self.deadlines[key]
                 forget(key)
+                capability = pending.capability_of(key)
+                unoffered = capability is not None and not offers(capability)
+                if unoffered:
+                    pending.remove(key)
                 run = self._runs.live(key[0])
-                if run is not None:
+                if run is None:
+                    continue
+                if unoffered:
+                    log.warning("step_unavailable", run_id=key[0], step_id=key[1], capability=capability)
+                    self._deliver(run, StepUnavailable(step_id=key[1], attempt=key[2], now_ms=now))
+                else:
                     log.warning("step_deadline_expired", run_id=key[0], step_id=key[1], attempt=key[2])
                     self._deliver(run, StepDeadlineExpired(step_id=key[1], attempt=key[2], now_ms=now))

@@ -326,7 +326,7 @@ class WorkerPool:
         self.reclaims.lost(self._liveness.given_up(now), now)
         if not self.draining and self._pending.waiting:  # held back on purpose while draining: they resume after the restart
             self._clocks.expire_unavailable(self._pending, self.registry.offers, now)
-        self._clocks.expire_deadlines(now, self._liveness.forget_awaited)
+        self._clocks.expire_deadlines(now, self._liveness.forget_awaited, self._pending, self.registry.offers)
 
     def dispatch(self, d: Dispatch, now: int, worker: WorkerInfo | None = None) -> None:
         """Send the engine's ``d`` to the least-loaded live worker offering its capability, or

@@ -8,7 +8,7 @@ named by the request or found from its history (``ConversationBook``).
 from ontoflow.runtime.http._app import MAX_BODY_BYTES, MAX_TEXT_CHARS, MAX_TURNS, create_app
 from ontoflow.runtime.http._conversations import ConversationBook, conversation_key
 from ontoflow.runtime.http._reply import Answerer, Reply
-from ontoflow.runtime.http._serve import HttpEntryConfig, parse_bind, serve_http_entry
+from ontoflow.runtime.http._serve import HttpEntryConfig, needs_token, parse_bind, serve_http_entry
 from ontoflow.runtime.http._token import read_token_file
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Reply",
     "conversation_key",
     "create_app",
+    "needs_token",
     "parse_bind",
     "read_token_file",
     "serve_http_entry",

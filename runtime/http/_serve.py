@@ -25,7 +25,7 @@ from ontoflow.runtime.http._app import MAX_TURNS, create_app
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._reply import Answerer
 
-__all__ = ["HttpEntryConfig", "parse_bind", "serve_http_entry"]
+__all__ = ["HttpEntryConfig", "needs_token", "parse_bind", "serve_http_entry"]
 
 log = structlog.get_logger()
 
@@ -62,6 +62,15 @@ def parse_bind(bind: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ConfigError(f"--http-bind {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
     return host, int(port)
+
+
+def needs_token(bind: str) -> bool:
+    """Whether the HTTP entry at ``bind`` (``HOST:PORT``) is off loopback, so needs a token.
+
+    Raises:
+        ConfigError: naming the address when it is not ``HOST:PORT`` (``parse_bind``).
+    """
+    return not _is_loopback(parse_bind(bind)[0])
 
 
 def _is_loopback(host: str) -> bool:
@@ -107,7 +116,7 @@ async def serve_http_entry(
 
     host, port = parse_bind(config.bind)
     if config.token is None and not _is_loopback(host):
-        raise ConfigError(f"--http-bind {config.bind}: a non-loopback address needs a bearer token (http_token)")
+        raise ConfigError(f"--http-bind {config.bind}: a non-loopback address needs a bearer token (--http-token-file FILE)")
     if config.token is not None and not config.token.strip():
         raise ConfigError("the HTTP entry's token is empty")
     sock = _bind(host, port)

@@ -144,6 +144,33 @@ def test_steps_wait_at_most_schedule_to_start_then_are_unavailable() -> None:
     assert isinstance(fact, StepUnavailable)
 
 
+def test_a_queued_step_whose_deadline_comes_first_while_no_worker_offers_it_is_unavailable() -> None:
+    # Its own deadline came before the schedule-to-start timeout: what it lacked was a worker
+    # (the run said ``timeout``, "passed its deadline without an outcome").
+    h = _Harness(schedule_to_start_ms=10**9)
+    d = h.start("r1")
+    h.pool.dispatch(d, 0)
+    assert d.deadline_at_ms is not None
+    h.pool.tick(d.deadline_at_ms)
+    [(_, fact)] = h.facts
+    assert isinstance(fact, StepUnavailable) and fact.step_id == d.step_id
+    assert h.pool.statistics()["steps_waiting"] == 0  # and it left the queue
+    h.ready(b"w1", now=d.deadline_at_ms + 1)
+    assert not h.sent.of(Invoke)
+
+
+def test_a_queued_step_whose_deadline_comes_while_its_worker_is_busy_times_out() -> None:
+    h = _Harness(schedule_to_start_ms=10**9)
+    h.ready(b"w1")  # one slot
+    first, second = h.start("r1"), h.start("r2")
+    h.pool.dispatch(first, 0)
+    h.pool.dispatch(second, 0)  # queued behind the first, its capability offered
+    assert second.deadline_at_ms is not None
+    h.pool.seen(b"w1", second.deadline_at_ms, h.session(b"w1"))
+    h.pool.tick(second.deadline_at_ms)
+    assert {type(f) for _, f in h.facts} == {StepDeadlineExpired}
+
+
 def test_a_step_past_its_deadline_expires_and_cancel_reaches_its_worker() -> None:
     h = _Harness()
     h.ready(b"w1")
