@@ -21,10 +21,15 @@ from the file's folder, not from where the command runs. A list in the file (``c
 ``trigger-workflow``) comes first and the flags add to it. A key the section does not know, a
 value of the wrong type, a number out of its flag's range (``_bounds``), or an address or a client
 timeout its flag would refuse is an error naming the key and the file.
+
+The file must be a file: a folder, a device (a terminal, ``/dev/zero``) or a named pipe no
+program writes to is refused at once, naming it (``_files``); ``/dev/null`` sets nothing and a
+pipe a program writes to (``--config <(...)``) is read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +40,7 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._bounds import Bound, check_section
 from ontoflow.runtime.cli._client import check_address
+from ontoflow.runtime.cli._files import read_settings_file
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -210,14 +216,13 @@ def load_config(path: Path | None) -> Config:
     """
     if path is None:
         return Config()
-    try:
-        with open(path, "rb") as fh:  # a pipe or a device too (--config <(...))
-            data = fh.read(MAX_CONFIG_BYTES + 1)
+    try:  # a pipe too (--config <(...)), and /dev/null; never a device, nor a pipe nobody writes to
+        data = read_settings_file(path, MAX_CONFIG_BYTES)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, "
+                              "the most a configuration file may be") from None
         raise ConfigError(f"config file {path}: cannot read it: {exc.strerror}") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, "
-                          "the most a configuration file may be")
     try:
         raw = decode_document(data, "toml", source=str(path))
     except ManifestError as exc:
