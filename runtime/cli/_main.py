@@ -62,6 +62,14 @@ class _Parser(argparse.ArgumentParser):
 
     verbs: dict[str, argparse.ArgumentParser] = {}
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops a write that fails: `--help > /dev/full` and `--version | true` exited
+        # 0 with their answer lost. On stdout the failure goes to main, as every verb's does.
+        if message and file is sys.stdout:
+            file.write(message)
+        else:
+            super()._print_message(message, file)
+
     def error(self, message: str) -> NoReturn:
         if not json_errors():
             self.print_usage(sys.stderr)
