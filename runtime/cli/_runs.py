@@ -185,7 +185,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.json:
         write_json({"run_id": accepted.run_id})
     else:
-        print(accepted.run_id)
+        print_line(accepted.run_id)  # the daemon's words: no raw ESC on the terminal
     return EXIT_OK
 
 
