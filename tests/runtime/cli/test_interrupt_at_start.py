@@ -54,3 +54,24 @@ def test_the_faces_import_nothing_heavy_until_used() -> None:
              "print(set(ontoflow.__all__) <= set(dir(ontoflow)), set(cli.__all__) <= set(dir(cli)))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.splitlines() == ["[]", "True True", "True True"]
+
+
+def test_every_package_imports_first_on_its_own() -> None:
+    # The face imported every package in one order at ``import ontoflow``, and that order hid
+    # a cycle: ``import ontoflow.actors.checker`` first (a test, a tool) failed once the face
+    # was lazy (the checker imports the orchestrator, which imported the checker's package).
+    import importlib.util
+    import pkgutil
+
+    packages = ["ontoflow.protocols", "ontoflow.runtime", "ontoflow.actors"]
+    for top in tuple(packages):
+        spec = importlib.util.find_spec(top)
+        assert spec is not None and spec.submodule_search_locations is not None
+        packages += [m.name for m in pkgutil.walk_packages(spec.submodule_search_locations, top + ".") if m.ispkg]
+    probe = ("import subprocess, sys\n"
+             "for name in sys.argv[1:]:\n"
+             "    done = subprocess.run([sys.executable, '-c', 'import ' + name], capture_output=True, text=True)\n"
+             "    if done.returncode:\n"
+             "        print(name, done.stderr.strip().splitlines()[-1])\n")
+    failed = subprocess.run([sys.executable, "-c", probe, *packages], capture_output=True, text=True, timeout=110).stdout
+    assert failed == "", failed
