@@ -236,7 +236,7 @@ def load_config(path: Path | None) -> Config:
         part = getattr(config, section)
         check_section(section, {name: getattr(part, name) for name in part.__struct_fields__}, str(path))
     _check_client_values(config, path)
-    _resolve_paths(config, path.parent)
+    _resolve_paths(config, path)
     return config
 
 
@@ -308,12 +308,21 @@ _KINDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "
           "array": "an array", "object": "a table"}
 
 
-def _resolve_paths(config: Config, folder: Path) -> None:
-    for section in (config.daemon, config.worker, config.client):
+def _resolve_paths(config: Config, path: Path) -> None:
+    """Take relative paths from the file's folder, and refuse an empty one naming its key: it
+    became the folder itself, refused later as "the log file .: Is a directory" or "--journal
+    .", a flag the user never typed, the file and the key unnamed."""
+    folder = path.parent
+    for section_name in ("daemon", "worker", "client"):
+        section = getattr(config, section_name)
         for name in section.__struct_fields__:
             value = getattr(section, name)
             if value is None:
                 continue
+            named = [value] if isinstance(value, str) else value
+            if (name in _PATHS or name in _PATH_LISTS) and any(not v.strip() for v in named):
+                key = f"{section_name}.{name.replace('_', '-')}"
+                raise ConfigError(f"config file {path}: {key}: an empty path (remove the key to leave it unset)")
             if name in _PATHS:
                 setattr(section, name, str(folder / Path(value).expanduser()))
             elif name in _PATH_LISTS or name == "capabilities":
