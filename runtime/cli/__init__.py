@@ -24,6 +24,8 @@ flags added as the parser is built in ``_options``); the configuration file in `
                     as transient
     _backoff.py     the bounded, jittered waits before asking again after ``unavailable``
     _asking.py      ask and chat: a run's questions answered in the terminal, the time budget
+    _domains.py     where ask, chat and intents eval find their domains, and loading them
+    _intents_eval.py  intents eval
 """
 
 from typing import TYPE_CHECKING, Any
