@@ -1,5 +1,5 @@
-"""Reading a file the user named for its settings (``--config``, ``--input-file``): bounded,
-and never waiting on something that is no file.
+"""Reading a file the user named for its settings (``--config``, ``--input-file``, the labelled
+set of ``intents eval``): bounded, and never waiting on something that is no file.
 
 What is read: a regular file; ``/dev/null`` (nothing: ``--config /dev/null`` sets nothing, so
 ``./ontoflow.toml`` is not read); a pipe a program writes to (``--config <(...)``,

@@ -7,6 +7,7 @@ and ``/dev/null`` are still read. Real ``ontoflow`` processes."""
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +19,16 @@ WORKFLOW = REPO / "configs/examples/building_report/workflow.yaml"
 NOWHERE = "ipc:///nonexistent/ontoflow-red21c.sock"
 
 
+def _capped() -> None:
+    # A read without a bound takes the memory it is given: 4 GiB, not the shared machine's.
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
 def _run(tmp: Path, *args: str, stdin: int | None = subprocess.DEVNULL, given: bytes | None = None) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONTOFLOW_")}
     env["XDG_CONFIG_HOME"] = str(tmp / "xdg")
     done = subprocess.run([sys.executable, "-m", "ontoflow", *args], cwd=tmp, env=env, capture_output=True,
-                          stdin=None if given is not None else stdin, input=given, timeout=60)
+                          stdin=None if given is not None else stdin, input=given, timeout=60, preexec_fn=_capped)
     err = done.stderr.decode()
     assert "Traceback" not in err, err
     return done.returncode, err
@@ -74,3 +80,13 @@ def test_dev_null_as_config_sets_nothing_and_hides_the_local_file(tmp_path: Path
     (tmp_path / "ontoflow.toml").write_text("[client]\nconect = 1\n")  # broken: read, it fails
     code, err = _run(tmp_path, "--config", "/dev/null", "runs", "--connect", NOWHERE, "--timeout", "0.2")
     assert code == 1 and f"no answer from {NOWHERE}" in err, err
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "eval.fifo"])
+def test_intents_eval_refuses_a_device_or_a_pipe_nothing_writes_to(tmp_path: Path, name: str) -> None:
+    # Read whole and unbounded, /dev/zero ended in a MemoryError traceback (or the OOM killer);
+    # a named pipe was waited on for ever.
+    if name == "eval.fifo":
+        os.mkfifo(tmp_path / name)
+    code, err = _run(tmp_path, "intents", "eval", name, "--domains", str(REPO / "configs/examples/finance"))
+    assert code == 2 and f"{name}: cannot read the file: is a" in err, err
