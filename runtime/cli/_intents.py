@@ -214,7 +214,7 @@ def _ask_remote(args: argparse.Namespace) -> int:
     if reply.metadata.get("suspended") and reply.run_id and not args.json:
         # The run waits on the daemon: say how to answer it (the session's next ask does too).
         again = f"ontoflow ask --session {args.session} ANSWER" if args.session else None
-        print(f"(answer with: ontoflow answer {reply.run_id} ANSWER" + (f", or {again})" if again else ")"))
+        print(safe_text(f"(answer with: ontoflow answer {reply.run_id} ANSWER" + (f", or {again})" if again else ")")))
     return reply_exit_code(reply)
 
 
