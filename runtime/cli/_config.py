@@ -1,7 +1,9 @@
 """The ``ontoflow`` configuration file (TOML) and the client's environment variables.
 
-Where the file is found, first match wins: ``--config FILE``; ``ontoflow.toml`` in the current
-folder; ``$XDG_CONFIG_HOME/ontoflow/config.toml`` (``~/.config`` when the variable is unset).
+Where the file is found, first match wins (one file is read): ``--config FILE``; ``ontoflow.toml``
+in the current folder, refused when another user owns it or anyone may write it (it would
+choose the daemon a client sends its inputs to, unseen); ``$XDG_CONFIG_HOME/ontoflow/config.toml``
+(``~/.config`` when the variable is unset).
 Three sections, each optional, with the keys of the flags they stand for (``curve-secret`` for
 ``--curve-secret``)::
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -178,8 +181,9 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
     """The configuration file to read: ``explicit``, else the first of the usual places present.
 
     Raises:
-        ConfigError: when ``explicit`` is empty or names a file that does not exist, or a
-            usual place cannot be looked at (a name too long, a NUL in ``$XDG_CONFIG_HOME``).
+        ConfigError: when ``explicit`` is empty or names a file that does not exist, a
+            usual place cannot be looked at (a name too long, a NUL in ``$XDG_CONFIG_HOME``),
+            or ``./ontoflow.toml`` is another user's or anyone's to write.
     """
     if explicit is not None:
         if not explicit:  # Path("") is the current folder: "is a folder" said nothing useful
@@ -197,6 +201,7 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
     local = (cwd or Path.cwd()) / LOCAL_NAME
     try:
         if local.is_file():
+            _refuse_if_foreign(local)
             return local
         base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
         user = base / "ontoflow" / "config.toml"
@@ -205,6 +210,23 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
         where = "$XDG_CONFIG_HOME" if env.get("XDG_CONFIG_HOME") else "the home folder"
         raise ConfigError(f"the configuration file under {where} cannot be looked for: "
                           f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _refuse_if_foreign(local: Path) -> None:
+    """Refuse ``./ontoflow.toml`` found without being named when another user owns it or
+    anyone may write it: run in a folder someone else made (a clone, /tmp), it chose the daemon
+    a client sends its inputs to (``connect``) and the key it trusts, unseen. Named with
+    ``--config``, it is read (the user chose it).
+
+    Raises:
+        ConfigError: naming the file, why, and how to read it anyway.
+    """
+    st = local.stat()
+    why = ("another user owns it" if st.st_uid != os.geteuid()
+           else "anyone may write it" if st.st_mode & stat.S_IWOTH else None)
+    if why is not None:
+        raise ConfigError(f"{local}: not read, {why} (it would choose the daemon and keys of this command): "
+                          f"name it with --config {local} to use it, or run elsewhere")
 
 
 def load_config(path: Path | None) -> Config:
