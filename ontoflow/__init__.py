@@ -21,20 +21,60 @@ not compile raises :class:`ManifestError`, and an answer that is none of a quest
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import version as _version
+import typing as _typing
 
-from ontoflow._run import arun_manifest, run_manifest
-from ontoflow.actors.capability import Capability, PermanentError, Result, TransientError
-from ontoflow.actors.errors import CapabilityInitError
-from ontoflow.actors.orchestrator import AnswerRefused, RunResult
-from ontoflow.protocols import CapabilityMetadata, Observation, Segment, StepContext
-from ontoflow.protocols.errors import ManifestError
+if _typing.TYPE_CHECKING:
+    from ontoflow._run import arun_manifest, run_manifest
+    from ontoflow.actors.capability import Capability, PermanentError, Result, TransientError
+    from ontoflow.actors.errors import CapabilityInitError
+    from ontoflow.actors.orchestrator import AnswerRefused, RunResult
+    from ontoflow.protocols import CapabilityMetadata, Observation, Segment, StepContext
+    from ontoflow.protocols.errors import ManifestError
 
-try:
-    __version__ = _version("ontoflow")
-except _PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+# Imported on first use (PEP 562), not here: every ``ontoflow.*`` module, the command line's
+# ``ontoflow.runtime.cli`` first, is imported under this package, and its eager imports took
+# 0.45 s in which a Ctrl-C printed a KeyboardInterrupt traceback before ``main`` could catch it.
+_WHERE = {
+    "arun_manifest": "ontoflow._run", "run_manifest": "ontoflow._run",
+    "Capability": "ontoflow.actors.capability", "PermanentError": "ontoflow.actors.capability",
+    "Result": "ontoflow.actors.capability", "TransientError": "ontoflow.actors.capability",
+    "CapabilityInitError": "ontoflow.actors.errors", "RunResult": "ontoflow.actors.orchestrator",
+    "AnswerRefused": "ontoflow.actors.orchestrator", "ManifestError": "ontoflow.protocols.errors",
+    "CapabilityMetadata": "ontoflow.protocols", "Observation": "ontoflow.protocols",
+    "Segment": "ontoflow.protocols", "StepContext": "ontoflow.protocols",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """A name of :data:`__all__`, imported (and kept) at its first use.
+
+    Raises:
+        AttributeError: for a name the face does not export.
+    """
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value: _typing.Any = version("ontoflow")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            value = "0.0.0+unknown"
+    elif name in _WHERE:
+        import importlib
+
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+    elif name in ("protocols", "runtime", "actors"):  # ``import ontoflow`` then ontoflow.protocols.X
+        import importlib
+
+        value = importlib.import_module(f"ontoflow.{name}")
+    else:
+        raise AttributeError(f"module 'ontoflow' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "AnswerRefused",

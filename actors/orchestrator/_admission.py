@@ -46,7 +46,7 @@ import anyio.abc
 import msgspec
 import structlog
 
-from ontoflow.actors.checker import capped_problems
+from ontoflow.actors.checker._report import capped_problems  # not the package: it imports this one
 from ontoflow.actors.orchestrator._source import compile_document, encode_source
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.capability import CapabilityMetadata

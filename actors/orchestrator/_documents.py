@@ -50,7 +50,7 @@ from typing import Any
 import msgspec
 import structlog
 
-from ontoflow.actors.checker import SHOWN, check_document, render_text
+from ontoflow.actors.checker._report import SHOWN, render_text  # not the package: it imports this one
 from ontoflow.actors.orchestrator._admission import Prepared, compiled_document
 from ontoflow.actors.orchestrator._idempotency import IdempotencyBook
 from ontoflow.actors.orchestrator._registry import WorkerRegistry
@@ -151,6 +151,8 @@ class ContractGate:
         document: Any = decode_submitted_document(body)
         if keys and isinstance(document, dict) and "nodes" in document:
             document = {**document, "inputs": {**{k: {} for k in keys}, **dict(document.get("inputs") or {})}}
+        from ontoflow.actors.checker import check_document  # here: the checker imports this package back
+
         report = check_document(document, catalog, name="submitted document")
         if report.ok:
             return None, None

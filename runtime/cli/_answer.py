@@ -25,7 +25,7 @@ from ontoflow.protocols.client import Answer, RunStatus, Status
 from ontoflow.runtime.cli._client import client_options, reply_code, unexpected
 from ontoflow.runtime.cli._one_shot import converse
 from ontoflow.runtime.cli._runs import wait_for_run
-from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_result, write_json
+from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION, EXIT_FAILED, EXIT_OK, fail, print_line, print_result, write_json
 
 __all__ = ["print_questions", "register"]
 
@@ -45,12 +45,14 @@ def register(subparsers: Any) -> None:
 
 def print_questions(status: RunStatus) -> None:
     """Print what a suspended run asks: each question, its candidates and its token."""
-    print(f"run {status.run_id} suspended: it asks")
+    # Through print_line: a question and its candidates are a capability's words and data (a
+    # name from a database), and the run id a daemon's: an ESC in them drove the terminal.
+    print_line(f"run {status.run_id} suspended: it asks")
     for q in status.questions:
-        print(f"  {q.question}")
+        print_line(f"  {q.question}")
         for n, candidate in enumerate(q.candidates, 1):
-            print(f"    {n}. {_candidate_text(candidate)}")
-        print(f"  (answer with: ontoflow answer {status.run_id} CHOICE" + (f" --token {q.token})" if len(status.questions) > 1 else ")"))
+            print_line(f"    {n}. {_candidate_text(candidate)}")
+        print_line(f"  (answer with: ontoflow answer {status.run_id} CHOICE" + (f" --token {q.token})" if len(status.questions) > 1 else ")"))
 
 
 def _candidate_text(candidate: Any) -> str:
@@ -111,7 +113,7 @@ def _print(status: RunStatus, as_json: bool) -> int:
     elif status.status == "suspended":
         print_questions(status)
     elif status.status == "running":
-        print(f"run {status.run_id} resumed")
+        print_line(f"run {status.run_id} resumed")
     else:
         print_result(status, as_json=False)
     if status.status == "suspended":

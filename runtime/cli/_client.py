@@ -37,6 +37,7 @@ from ontoflow.protocols.client import (
     Busy, ClientMessage, Error, ListRuns, RunProgress, RunStatus, Status, Submit, SubmitAccepted, Watch
 )
 from ontoflow.runtime.cli._backoff import TRANSIENT, Backoff
+from ontoflow.runtime.cli._keys import refuse_a_pasted_key
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_JOURNAL, EXIT_NOT_FOUND, common_options, fail, note
 from ontoflow.runtime.curve import CurveClient, load_keys, load_public_key
 from ontoflow.runtime.cli.errors import NoAnswerError
@@ -132,9 +133,13 @@ def curve_client(secret_file: str | None, server_key_file: str | None) -> CurveC
     """
     if secret_file is None and server_key_file is None:
         return None
-    if secret_file is None or server_key_file is None:
-        raise ConfigError("CURVE needs both --curve-secret and --curve-server-key")
-    return CurveClient(keys=load_keys(secret_file), server_public=load_public_key(server_key_file))
+    try:
+        if secret_file is None or server_key_file is None:
+            raise ConfigError("CURVE needs both --curve-secret and --curve-server-key")
+        return CurveClient(keys=load_keys(secret_file), server_public=load_public_key(server_key_file))
+    except ConfigError:  # a secret key pasted for its file's name is not echoed (off the run's path)
+        refuse_a_pasted_key(secret_file, "--curve-secret (or curve-secret in the config file)")
+        raise
 
 
 def client_options(parser: argparse.ArgumentParser) -> None:
@@ -209,6 +214,8 @@ def client_curve(args: argparse.Namespace) -> CurveClient | None:
     try:
         return curve_client(args.curve_secret, args.curve_server_key)
     except ConfigError as exc:  # say where a key file came from: an old variable is easy to forget
+        from_env = os.environ.get("ONTOFLOW_CURVE_SECRET") == args.curve_secret
+        refuse_a_pasted_key(args.curve_secret, "ONTOFLOW_CURVE_SECRET" if from_env else "--curve-secret (or [client] curve-secret)")
         given = [f"{var}={value}" for var, value in (("ONTOFLOW_CURVE_SECRET", args.curve_secret),
                                                      ("ONTOFLOW_CURVE_SERVER_KEY", args.curve_server_key))
                  if value is not None and os.environ.get(var) == value]

@@ -1,7 +1,9 @@
 """The ``ontoflow`` configuration file (TOML) and the client's environment variables.
 
-Where the file is found, first match wins: ``--config FILE``; ``ontoflow.toml`` in the current
-folder; ``$XDG_CONFIG_HOME/ontoflow/config.toml`` (``~/.config`` when the variable is unset).
+Where the file is found, first match wins (one file is read): ``--config FILE``; ``ontoflow.toml``
+in the current folder, refused when another user owns it or anyone may write it (it would
+choose the daemon a client sends its inputs to, unseen); ``$XDG_CONFIG_HOME/ontoflow/config.toml``
+(``~/.config`` when the variable is unset).
 Three sections, each optional, with the keys of the flags they stand for (``curve-secret`` for
 ``--curve-secret``)::
 
@@ -21,11 +23,17 @@ from the file's folder, not from where the command runs. A list in the file (``c
 ``trigger-workflow``) comes first and the flags add to it. A key the section does not know, a
 value of the wrong type, a number out of its flag's range (``_bounds``), or an address or a client
 timeout its flag would refuse is an error naming the key and the file.
+
+The file must be a file: a folder, a device (a terminal, ``/dev/zero``) or a named pipe no
+program writes to is refused at once, naming it (``_files``); ``/dev/null`` sets nothing and a
+pipe a program writes to (``--config <(...)``) is read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +43,7 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._bounds import Bound, check_section
 from ontoflow.runtime.cli._client import check_address
+from ontoflow.runtime.cli._files import read_settings_file
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -172,8 +181,9 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
     """The configuration file to read: ``explicit``, else the first of the usual places present.
 
     Raises:
-        ConfigError: when ``explicit`` is empty or names a file that does not exist, or a
-            usual place cannot be looked at (a name too long, a NUL in ``$XDG_CONFIG_HOME``).
+        ConfigError: when ``explicit`` is empty or names a file that does not exist, a
+            usual place cannot be looked at (a name too long, a NUL in ``$XDG_CONFIG_HOME``),
+            or ``./ontoflow.toml`` is another user's or anyone's to write.
     """
     if explicit is not None:
         if not explicit:  # Path("") is the current folder: "is a folder" said nothing useful
@@ -191,6 +201,7 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
     local = (cwd or Path.cwd()) / LOCAL_NAME
     try:
         if local.is_file():
+            _refuse_if_foreign(local)
             return local
         base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
         user = base / "ontoflow" / "config.toml"
@@ -199,6 +210,23 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
         where = "$XDG_CONFIG_HOME" if env.get("XDG_CONFIG_HOME") else "the home folder"
         raise ConfigError(f"the configuration file under {where} cannot be looked for: "
                           f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _refuse_if_foreign(local: Path) -> None:
+    """Refuse ``./ontoflow.toml`` found without being named when another user owns it or
+    anyone may write it: run in a folder someone else made (a clone, /tmp), it chose the daemon
+    a client sends its inputs to (``connect``) and the key it trusts, unseen. Named with
+    ``--config``, it is read (the user chose it).
+
+    Raises:
+        ConfigError: naming the file, why, and how to read it anyway.
+    """
+    st = local.stat()
+    why = ("another user owns it" if st.st_uid != os.geteuid()
+           else "anyone may write it" if st.st_mode & stat.S_IWOTH else None)
+    if why is not None:
+        raise ConfigError(f"{local}: not read, {why} (it would choose the daemon and keys of this command): "
+                          f"name it with --config {local} to use it, or run elsewhere")
 
 
 def load_config(path: Path | None) -> Config:
@@ -210,14 +238,13 @@ def load_config(path: Path | None) -> Config:
     """
     if path is None:
         return Config()
-    try:
-        with open(path, "rb") as fh:  # a pipe or a device too (--config <(...))
-            data = fh.read(MAX_CONFIG_BYTES + 1)
+    try:  # a pipe too (--config <(...)), and /dev/null; never a device, nor a pipe nobody writes to
+        data = read_settings_file(path, MAX_CONFIG_BYTES)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, "
+                              "the most a configuration file may be") from None
         raise ConfigError(f"config file {path}: cannot read it: {exc.strerror}") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, "
-                          "the most a configuration file may be")
     try:
         raw = decode_document(data, "toml", source=str(path))
     except ManifestError as exc:
@@ -231,7 +258,7 @@ def load_config(path: Path | None) -> Config:
         part = getattr(config, section)
         check_section(section, {name: getattr(part, name) for name in part.__struct_fields__}, str(path))
     _check_client_values(config, path)
-    _resolve_paths(config, path.parent)
+    _resolve_paths(config, path)
     return config
 
 
@@ -303,12 +330,21 @@ _KINDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "
           "array": "an array", "object": "a table"}
 
 
-def _resolve_paths(config: Config, folder: Path) -> None:
-    for section in (config.daemon, config.worker, config.client):
+def _resolve_paths(config: Config, path: Path) -> None:
+    """Take relative paths from the file's folder, and refuse an empty one naming its key: it
+    became the folder itself, refused later as "the log file .: Is a directory" or "--journal
+    .", a flag the user never typed, the file and the key unnamed."""
+    folder = path.parent
+    for section_name in ("daemon", "worker", "client"):
+        section = getattr(config, section_name)
         for name in section.__struct_fields__:
             value = getattr(section, name)
             if value is None:
                 continue
+            named = [value] if isinstance(value, str) else value
+            if (name in _PATHS or name in _PATH_LISTS) and any(not v.strip() for v in named):
+                key = f"{section_name}.{name.replace('_', '-')}"
+                raise ConfigError(f"config file {path}: {key}: an empty path (remove the key to leave it unset)")
             if name in _PATHS:
                 setattr(section, name, str(folder / Path(value).expanduser()))
             elif name in _PATH_LISTS or name == "capabilities":

@@ -16,6 +16,7 @@ from typing import Any
 from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option
 from ontoflow.runtime.cli._bounds import MIN_MESSAGE_BYTES, bounded
 from ontoflow.runtime.cli._client import check_address
+from ontoflow.runtime.cli._keys import refuse_a_pasted_key
 from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -86,6 +87,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         return fail("no address to bind: give --bind, or bind in the [daemon] section of the config file")
     try:
         check_address(args.bind, "--bind")
+        refuse_a_pasted_key(args.curve_secret, "--curve-secret (or [daemon] curve-secret)")
     except ConfigError as exc:
         return fail(str(exc))
     if args.journal is not None and (not args.journal or _is_dir(args.journal)):

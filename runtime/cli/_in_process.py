@@ -20,7 +20,7 @@ import anyio
 
 from ontoflow.actors.errors import CapabilityInitError
 from ontoflow.actors.orchestrator import RunResult
-from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, ProgressLine, describe, fail, first_error, print_result
+from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, ProgressLine, describe, fail, first_error, print_result, safe_text
 from ontoflow.runtime.cli._signals import STOP
 from ontoflow.runtime.embedded import LocalCluster
 from ontoflow.runtime.errors import ChildCannotStart, KernelError
@@ -54,7 +54,7 @@ async def run_with_progress(cluster: LocalCluster, compiled: Any, inputs: dict[s
                         await anyio.sleep(0.1)  # a display refresh, not a synchronisation
                         state = orchestrator.run_state(run_id)
                         running = [(d.step_id, d.capability) for d in compiled.in_flight(state)]
-                        line.show(describe(len(state.trace), running))
+                        line.show(safe_text(describe(len(state.trace), running)))  # no raw ESC via rich
 
                 if line.enabled:
                     tg.start_soon(watch)

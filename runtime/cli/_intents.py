@@ -50,41 +50,27 @@ daemon's ``memory`` table, bounded as the daemon bounds it), readable by its own
 written safely by several ``ask`` at once; without ``--session`` nothing is remembered.
 
 ``intents eval`` calls each adapter directly (``classify``, no actor, no memory): it evaluates
-the adapter, not a conversation.
+the adapter, not a conversation (``_intents_eval``). Where the domains come from: ``_domains``.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 
-from ontoflow.actors.capability import load_capabilities
-from ontoflow.actors.intent import (
-    RUN_FLAG,
-    Catalogue,
-    DomainLoadError,
-    EvalCase,
-    IntentAdapterFailed,
-    RoutedAdapter,
-    evaluate,
-    find_domain_folders,
-    read_domain,
-)
+from ontoflow.actors.intent import RUN_FLAG, DomainLoadError
 from ontoflow.actors.orchestrator import answer_text
 from ontoflow.protocols.client import Ask, AskReply, Busy, Error, client_to_frames
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.intent import EntryRequest, check_entry
-from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.cli._adapter_option import adapter_choice, adapter_option, ignored_with_connect
+from ontoflow.runtime.cli._adapter_option import adapter_option, ignored_with_connect
 from ontoflow.runtime.cli._asking import (
     ASK_TIMEOUT_S,
     Budget,
@@ -97,8 +83,10 @@ from ontoflow.runtime.cli._asking import (
     timeout_option,
 )
 from ontoflow.runtime.cli._client import ANSWER_S, check_address, curve_client, open_client, reach, reply_code, request, unexpected
+from ontoflow.runtime.cli._domains import DOMAINS_ENV, EXAMPLES, domain_paths, load_catalogue
 from ontoflow.runtime.cli._embedded_turn import edge_adapters, embedded_edge, open_session_journal, run_steps
 from ontoflow.runtime.cli._in_process import failure_text
+from ontoflow.runtime.cli._intents_eval import cmd_eval
 from ontoflow.runtime.cli._local import absolute_path, connections_option, read_connections
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, fail, first_error, logging_options, safe_text
 from ontoflow.runtime.cli._signals import STOP, run_stoppable
@@ -107,12 +95,10 @@ from ontoflow.runtime.embedded import TRANSPORTS
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, KernelError, TransportError
 from ontoflow.runtime.loop import run as run_async
 
-__all__ = ["EXIT_CLARIFICATION", "register", "run_flag", "run_option"]
+__all__ = ["DOMAINS_ENV", "EXAMPLES", "EXIT_CLARIFICATION", "domain_paths", "load_catalogue", "register", "run_flag", "run_option"]
 
 #: ``ask`` answered with a question (a clarification) instead of a result.
 from ontoflow.runtime.cli._shared import EXIT_CLARIFICATION  # noqa: E402 - with its siblings above
-DOMAINS_ENV = "ONTOFLOW_DOMAINS"
-EXAMPLES = Path("configs") / "examples"
 
 
 def register(subparsers: Any) -> None:
@@ -143,7 +129,7 @@ def register(subparsers: Any) -> None:
     _domain_options(ev)
     adapter_option(ev)
     logging_options(ev)
-    ev.set_defaults(handler=_cmd_eval)
+    ev.set_defaults(handler=cmd_eval)
 
 
 def _domain_options(parser: argparse.ArgumentParser) -> None:
@@ -228,35 +214,8 @@ def _ask_remote(args: argparse.Namespace) -> int:
     if reply.metadata.get("suspended") and reply.run_id and not args.json:
         # The run waits on the daemon: say how to answer it (the session's next ask does too).
         again = f"ontoflow ask --session {args.session} ANSWER" if args.session else None
-        print(f"(answer with: ontoflow answer {reply.run_id} ANSWER" + (f", or {again})" if again else ")"))
+        print(safe_text(f"(answer with: ontoflow answer {reply.run_id} ANSWER" + (f", or {again})" if again else ")")))
     return reply_exit_code(reply)
-
-
-def domain_paths(args: argparse.Namespace) -> list[Path]:
-    """The domain folders to load (see the module docstring for the order of sources)."""
-    if args.domains:
-        return [Path(d) for d in args.domains]
-    env = os.environ.get(DOMAINS_ENV, "")
-    if env.strip():
-        return [Path(p) for p in env.split(os.pathsep) if p.strip()]
-    return find_domain_folders(EXAMPLES)
-
-
-def load_catalogue(paths: list[Path]) -> tuple[Catalogue, list[Any], list[str]]:
-    """Read the domains and load their handlers: ``(catalogue, capability classes, specs)``.
-
-    Raises:
-        DomainLoadError: no domain found, or one that does not load.
-        CapabilityLoadError: handlers that do not import.
-        ManifestError: a domain naming a capability its handlers do not provide.
-    """
-    if not paths:
-        raise DomainLoadError(f"no domains: give --domains DIR, set ${DOMAINS_ENV}, or run where {EXAMPLES} holds domain folders")
-    sources = [read_domain(p) for p in paths]
-    specs = [s.handlers for s in sources if s.handlers]
-    classes = load_capabilities(specs) if specs else []
-    catalogue = Catalogue([s.manifest for s in sources], {c.metadata.id: c.metadata for c in classes})
-    return catalogue, classes, specs
 
 
 def _print_answer(answer: DomainOutput, *, as_json: bool, extra: dict[str, Any]) -> None:
@@ -348,53 +307,3 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if suspended(reply) and not args.json:
         print(embedded_hint())
     return reply_exit_code(reply)
-
-
-def _cmd_eval(args: argparse.Namespace) -> int:
-    try:
-        catalogue, _, _ = load_catalogue(domain_paths(args))
-        data = decode_document(Path(args.file).read_bytes(), Path(args.file).suffix or "yaml", source=args.file)
-        cases = msgspec.convert(data, list[EvalCase])
-    except OSError as exc:
-        return fail(f"{args.file}: cannot read the file: {exc.strerror}")
-    except msgspec.ValidationError as exc:
-        return fail(f"{args.file}: not a labelled set: {exc}")
-    except (DomainLoadError, CapabilityLoadError, ManifestError) as exc:
-        return fail(str(exc))
-    if not cases:
-        return fail(f"{args.file}: the labelled set is empty")
-    try:
-        # The matcher unless one was chosen; a domain not loaded is checked as ask checks it.
-        matcher = RoutedAdapter(catalogue, edge_adapters(args, catalogue))
-    except ConfigError as exc:
-        return fail(str(exc))
-
-    async def classify_all() -> list[Any]:
-        # Through the adapter interface, as every adapter is evaluated; no memory.
-        return [await matcher.classify(c.text) for c in cases]
-
-    try:
-        predictions = anyio.run(classify_all, backend="asyncio")
-    except IntentAdapterFailed as exc:
-        return fail(str(exc), EXIT_FAILED)
-    thresholds = {d: m.confidence_threshold for d, m in catalogue.domains.items()}
-    report = evaluate(cases, predictions, thresholds)
-    if args.json:
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
-        return EXIT_OK
-    print(f"adapter: {' '.join(f'{d}={n}' for d, n in sorted(adapter_choice(args).items())) or 'matcher'}   "
-          f"cases: {report.cases}")
-    print(f"goal accuracy:     {report.goal_accuracy:.1%}")
-    print(f"entity accuracy:   {report.entity_accuracy:.1%}   (goal right and every labelled entity right)")
-    print(f"under the gate:    {report.under_gate} of {report.cases} (a clarification instead of an answer)")
-    print(f"precision of what passed the gate: {report.accepted_precision:.1%}")
-    print(f"threshold for 100% precision on this set: {report.threshold_for_full_precision:.4f} "
-          f"(would keep {report.kept_at_that_threshold} right answers)")
-    print(f"{'goal':<28} {'support':>7} {'precision':>9} {'recall':>7}")
-    for g in report.per_goal:
-        print(f"{g.goal:<28} {g.support:>7} {g.precision:>9.1%} {g.recall:>7.1%}")
-    if report.mistakes:
-        print("mistakes:")
-        for m in report.mistakes:
-            print(f"  {m['text']!r}: expected {m['expected']} {m['expected_entities']}, got {m['got']} {m['got_entities']} ({m['confidence']:.2f})")
-    return EXIT_OK

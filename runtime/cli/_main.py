@@ -62,6 +62,14 @@ class _Parser(argparse.ArgumentParser):
 
     verbs: dict[str, argparse.ArgumentParser] = {}
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops a write that fails: `--help > /dev/full` and `--version | true` exited
+        # 0 with their answer lost. On stdout the failure goes to main, as every verb's does.
+        if message and file is sys.stdout:
+            file.write(message)
+        else:
+            super()._print_message(message, file)
+
     def error(self, message: str) -> NoReturn:
         if not json_errors():
             self.print_usage(sys.stderr)
@@ -165,8 +173,13 @@ def _main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     set_json_errors(bool(getattr(args, "json", False)))
     try:
-        # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.
-        configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None))
+        held = _refuse_unread_pipe(getattr(args, "log_file", None))
+        try:
+            # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.
+            configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None))
+        finally:
+            if held is not None:  # closed once the log has its own writer: its reader saw no end
+                os.close(held)
     except ConfigError as exc:
         return fail(str(exc))
     LOOP.update(entry_options())  # the process's loop and collector, chosen once
@@ -185,6 +198,27 @@ def _main(argv: list[str]) -> int:
         if culprit is None:
             raise
         return fail(f"{culprit[0]}: {culprit[1]}")
+
+
+def _refuse_unread_pipe(log_file: str | None) -> int | None:
+    """Refuse a ``--log-file`` that is a named pipe no program reads: opening it to write
+    waited for a reader for ever, before the verb began, printing nothing.
+
+    Returns:
+        A descriptor open on the file, for the caller to close once the log has opened its own
+        (closed before, the pipe's reader would see its end); None when there is none.
+
+    Raises:
+        ConfigError: naming the file.
+    """
+    if not log_file:
+        return None
+    try:
+        return os.open(log_file, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # only a FIFO's open can wait
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO with no reader (O_NONBLOCK says so instead of waiting)
+            raise ConfigError(f"--log-file {log_file}: a pipe no program reads (start its reader first)") from None
+        return None  # missing, a folder...: configure_logging names it
 
 
 def _from_encoding(exc: BaseException) -> bool:

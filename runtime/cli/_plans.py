@@ -44,6 +44,7 @@ from ontoflow.runtime.cli._shared import (
     fail,
     gather_inputs,
     input_options,
+    print_line,
     write_json,
 )
 from ontoflow.runtime.documents import read_document_bytes
@@ -137,12 +138,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"valid": not problems, "errors": [{"path": p.path, "message": p.message} for p in problems]}
         write_json(doc)
-    elif problems:
-        print(f"ontoflow: invalid pipeline {args.pipeline}:", file=sys.stderr)
-        for p in problems:
-            print(f"  {p}", file=sys.stderr)
+    elif problems:  # through fail: a key of the document or its file's name holding ESC drove the terminal
+        fail("\n  ".join([f"invalid pipeline {args.pipeline}:", *map(str, problems)]))
     else:
-        print(f"{args.pipeline}: valid OML 0.1.0 pipeline")
+        print_line(f"{args.pipeline}: valid OML 0.1.0 pipeline")
     return EXIT_INVALID if problems else EXIT_OK
 
 

@@ -63,6 +63,7 @@ from ontoflow.runtime.cli._shared import (
     input_options,
     print_line,
     print_result,
+    safe_text,
     utc,
     write_json,
 )
@@ -185,7 +186,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.json:
         write_json({"run_id": accepted.run_id})
     else:
-        print(accepted.run_id)
+        print_line(accepted.run_id)  # the daemon's words: no raw ESC on the terminal
     return EXIT_OK
 
 
@@ -274,7 +275,9 @@ async def _follow_drawn(client: Any, run_id: str, deadline: float, answer_s: flo
             done += len(steps)
 
         def draw(running: list[tuple[str, str]]) -> None:  # the steps in progress, as `run` shows them
-            line.show(describe(done, running))
+            # The daemon's names, escaped: rich strips only BEL, BS, VT, FF and CR, so an ESC in
+            # a capability's name drove the terminal (its title set, its screen cleared).
+            line.show(safe_text(describe(done, running)))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(line.keep_drawn)

@@ -138,7 +138,7 @@ def test_a_config_file_past_a_mebibyte_is_refused_before_it_is_parsed(tmp_path: 
 
     big = tmp_path / "big.toml"
     big.write_bytes(b"[client]\n" + b"# a comment line\n" * (MAX_CONFIG_BYTES // 17 + 1))
-    for path in (big, Path("/dev/zero")):
+    for path in (big,):  # /dev/zero: refused as a device before it is read (test_settings_not_files)
         with pytest.raises(ConfigError, match="larger than 1 MiB, the most a configuration file may be"):
             load_config(path)
     fits = tmp_path / "fits.toml"
