@@ -318,7 +318,9 @@ def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
             raise ConfigError(f"--input #{i}: the value of {key!r} is not UTF-8") from None
         try:
             value = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except msgspec.DecodeError as exc:
+            if "out of range" in str(exc):  # 1e999: JSON for an infinity, which no run carries (as --input-file's)
+                raise ConfigError(f"--input #{i}: the value of {key!r} is a number out of range") from None
             value = raw
         except RecursionError:
             raise ConfigError(f"--input #{i}: the value of {key!r} is JSON nested deeper than the decoder goes") from None

@@ -17,8 +17,10 @@ from ontoflow.runtime.errors import ConfigError
         ("SECRET\udcff", "not UTF-8"),  # what argv holds for the bytes b"SECRET\xff"
         ("[" * 100_000, "nested deeper"),
         ("[" * 60_000 + "]" * 60_000, "nested deeper"),
+        ("1e999", "out of range"),  # JSON for an infinity: it was taken as the text "1e999"
+        ("[1, -1e400]", "out of range"),
     ],
-    ids=["surrogates", "deep-unclosed", "deep-closed"],
+    ids=["surrogates", "deep-unclosed", "deep-closed", "infinity", "infinity-inside"],
 )
 def test_a_hostile_value_is_an_error_naming_the_pair_not_the_value(value: str, says: str) -> None:
     with pytest.raises(ConfigError) as caught:
