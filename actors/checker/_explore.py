@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ontoflow.protocols.events import FAILURE, INVALID, PREREQUISITE_FAILED, TIMEOUT, UNAVAILABLE, is_success
-from ontoflow.protocols.manifest import MAX_BLOCKS, Call, Jump
+from ontoflow.protocols.manifest import Call, Jump
 
+from ontoflow.actors.checker._budget import MAX_EDGES, MAX_STATES, STATE_FLOOR, state_budget
 from ontoflow.actors.checker._model import BlockModel, Model, Route
 from ontoflow.actors.orchestrator.engine import LAST_FAILURE_KEY
 
 __all__ = [
-    "CallsTooDeep", "Ctrl", "Ctx", "Edge", "Exploration", "MAX_CALL_DEPTH", "MAX_STATES", "STATE_FLOOR", "explore",
+    "CallsTooDeep", "Ctrl", "Ctx", "Edge", "Exploration", "MAX_CALL_DEPTH", "MAX_EDGES", "MAX_STATES", "STATE_FLOOR", "explore",
     "inherited", "missing_keys", "state_budget",
 ]
 
@@ -51,24 +52,6 @@ Ctrl = tuple[str, str, tuple[str, ...], bool]
 _ALWAYS = (FAILURE, TIMEOUT, UNAVAILABLE)
 _EMPTY: frozenset[str] = frozenset()
 _FAILURE_KEYS = frozenset({LAST_FAILURE_KEY})
-
-#: The states every analysis may explore, whatever the document's size: what CALLs with
-#: inherited context add (a shared node analysed once per caller chain) to a small document.
-STATE_FLOOR = 2_000
-
-#: The most states one analysis explores (see :func:`state_budget`): a document gets
-#: :data:`STATE_FLOOR` plus one a block, so the work a document buys grows with its size, not
-#: with how its CALLs multiply (a state costs ~70 us). A daemon checks a submit in its loop: 25,000
-#: states for any document let a hostile one of 80 blocks hold every other client and worker
-#: for 2 s a submit; now it gets ~2,100 states (0.15 s), and no document costs the loop more
-#: than the largest plain manifest does (5,000 blocks, one state each, ~0.4 s with its compile).
-MAX_STATES = STATE_FLOOR + MAX_BLOCKS
-
-
-def state_budget(blocks: int) -> int:
-    """The states an analysis of a manifest of ``blocks`` blocks explores before it stops."""
-    return min(MAX_STATES, STATE_FLOOR + blocks)
-
 
 #: The longest caller chain a context may have. Each inheriting CALL copies its caller's
 #: chain and memory, so a chain of thousands of nested CALLs cost time quadratic in its
@@ -349,6 +332,7 @@ class _Solver:
 
     def run(self) -> Exploration:
         ex, values = self.ex, self.ex.values
+        followed = 0
         while self.queue:
             ctrl = self.queue.popleft()
             self.queued.discard(ctrl)
@@ -356,6 +340,10 @@ class _Solver:
             ctx = ctx_of(ctrl)
             base_keys, base_wins = self.entry[ctx]
             out = ex.edges[ctrl] = _edges(self.model, ctrl, base_keys | gen, base_wins | wins)
+            followed += len(out)
+            if followed > MAX_EDGES:  # a state's edges are its capability's events: the states' bound is not theirs
+                ex.truncated = True
+                break
             for edge in out:
                 after_gen, after_wins = gen | edge.adds, wins | edge.succeeds
                 if edge.end == "return" and not ctrl[3]:

@@ -62,7 +62,8 @@ def _contract(model: Model, findings: list[Finding]) -> tuple[list[Finding], Exp
         # no-exit's, would be false); what was found on the explored paths holds.
         findings.append(Finding(kind="analysis-limit", severity=ERROR, path="nodes", message=(
             f"the analysis stopped after {exploration.budget:,} control states ({_explore.STATE_FLOOR:,} and one "
-            "a block; CALLs with inherited context multiply a node's states by its caller chains), so this "
+            "a block; CALLs with inherited context multiply a node's states by its caller chains) or "
+            f"{_explore.MAX_EDGES:,} events followed from them (a capability declaring hundreds), so this "
             "workflow cannot be proved; "
             "fewer inheriting CALL sites, or context_inheritance: false on shared nodes, keep it small")))
     seen: set[Any] = set()

@@ -116,3 +116,27 @@ def test_counterexamples_are_written_within_a_budget_and_once_per_state(monkeypa
     cut = [f for f in unrouted if "counterexample not written" in f.counterexample[0]]
     assert cut and len(cut) < len(unrouted)
     assert sum(len(f.counterexample) for f in unrouted if f not in cut) < 6 * (2_000 + 50 + 2 * 301)
+
+
+def test_a_capability_of_many_events_stops_the_analysis_at_the_edges_bound(monkeypatch) -> None:
+    # The states' budget does not see a state's edges (its capability's events): 2,000 events
+    # in a 500-block document took 75 s and 3.5 GB. Here the bound is lowered so the test is small.
+    from ontoflow.actors.checker import _explore
+
+    monkeypatch.setattr(_explore, "MAX_EDGES", 5_000)
+    followed: list[int] = []
+    edges = _explore._edges
+
+    def counted(*args, **kwargs):
+        out = edges(*args, **kwargs)
+        followed.append(len(out))
+        return out
+
+    monkeypatch.setattr(_explore, "_edges", counted)
+    many = meta("t.many", events=["success", *(f"e{i}" for i in range(199))])
+    blocks = {f"b{i}": block("t.many", ("success", f"JUMP:b{i + 1}")) for i in range(99)}
+    blocks["b99"] = block("t.many")
+    report = check({"name": "many", "start": "m", "nodes": {"m": node("b0", blocks)}}, many)
+    [limit] = kinds(report)["analysis-limit"]
+    assert not report.ok and "5,000 events followed" in limit.message
+    assert sum(followed) - followed[-1] <= 5_000 < sum(followed)  # stopped at the state that passed it
