@@ -56,7 +56,7 @@ from ontoflow.protocols.client import AskReply, Busy
 from ontoflow.protocols.domain import DomainOutput
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document, manifest_from_data
-from ontoflow.runtime.daemon_config import CLIENT_SEND_HWM, DEFAULT_MAX_RUNS, DaemonConfig, check_config
+from ontoflow.runtime.daemon_config import DEFAULT_MAX_RUNS, DaemonConfig, check_config
 from ontoflow.runtime.daemon_retention import retention_loop
 from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
@@ -219,7 +219,6 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
             raise ConfigError(str(exc)) from None
         orchestrator, clients = composed.orchestrator, composed.clients
         assert clients is not None  # serve_clients=True
-        orchestrator.send_hwm = CLIENT_SEND_HWM  # a peer that reads nothing holds at most this many of our messages
         spools = SpoolSweeper()
         orchestrator.on_run_ended.append(spools.ended)
         # Signals are caught before the daemon says it listens: a SIGTERM right after the

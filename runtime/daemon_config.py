@@ -15,7 +15,7 @@ from ontoflow.runtime.daemon_binds import check_binds
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
-__all__ = ["CLIENT_SEND_HWM", "DEFAULT_MAX_RUNS", "MIN_PRUNE_EVERY_S", "DaemonConfig", "check_config"]
+__all__ = ["DEFAULT_MAX_RUNS", "MIN_PRUNE_EVERY_S", "DaemonConfig", "check_config"]
 
 #: Runs in flight past which a daemon answers submits ``busy`` unless told otherwise
 #: (``--max-runs``). Large enough for any bench here; small enough that the pending queue and
@@ -26,15 +26,6 @@ DEFAULT_MAX_RUNS = 10_000
 #: pause, a SQLite query per turn of the daemon's loop. At this floor an idle journal costs at
 #: most 100 indexed lookups a second; the tests' intervals (0.02 s and up) stay above it.
 MIN_PRUNE_EVERY_S = 0.01
-
-#: The messages the daemon's ROUTER queues for one peer (a client, a worker) past which what it
-#: sends that peer is dropped and counted (``send_dropped``, reason ``high_water_mark``). ZeroMQ's
-#: default of 1,000 let a client that never reads its replies hold 1.3 GB of the daemon with
-#: ``Show`` of a run with a 900 KB context (red team, session 21). A flush sends a peer one
-#: message (its replies of one batch together, cut at 256 KiB: ``replies_to_bodies``; a worker's
-#: Invokes likewise), so 64 is 64 turns of the loop unread: 16 MiB, or 64 replies bigger than
-#: the cut, each alone. A worker past it has its Invokes back as undelivered (sent elsewhere).
-CLIENT_SEND_HWM = 64
 
 
 class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -51,7 +51,6 @@ class SocketActor(BatchActor):
 
     Attributes:
         address: the bound address once started (the real port of ``tcp://...:0``).
-        send_hwm: ``open_router``'s ``send_hwm`` (set before ``run``; ``None``: ZeroMQ's).
         outbox: what the current batch caused, flushed at its end.
         log_info, log_debug: whether those levels are on, read once per batch (a filtered
             log line still costs microseconds; the hot path asks these flags instead).
@@ -77,7 +76,6 @@ class SocketActor(BatchActor):
         self._curve = curve
         self._insecure = insecure
         self._max_message_bytes = max_message_bytes
-        self.send_hwm: int | None = None
 
     # -- the kernel (the rest is ``BatchActor``'s) ------------------------------------------
 
@@ -97,7 +95,7 @@ class SocketActor(BatchActor):
             Exception: what ``on_start`` raised, or the error a flush failed with.
         """
         async with open_router(self._bind, context=self._context, curve=self._curve, insecure=self._insecure,
-                               max_message_bytes=self._max_message_bytes, send_hwm=self.send_hwm) as router:
+                               max_message_bytes=self._max_message_bytes) as router:
             self.address = router.address
             router.on_undelivered = self.undelivered
             self.outbox.attach(router)

@@ -40,7 +40,6 @@ async def open_router(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     curve: CurveServer | None = None,
     insecure: bool = False,
-    send_hwm: int | None = None,
 ) -> AsyncIterator[RouterSocket]:
     """Bind a ROUTER to ``address`` and close it on exit.
 
@@ -50,9 +49,6 @@ async def open_router(
             read the real one from ``RouterSocket.address``).
         context: the ZeroMQ context; ``shared_context()`` by default.
         max_message_bytes: a peer that sends a bigger message is disconnected by libzmq.
-        send_hwm: the messages queued for one peer past which a send to it is dropped and
-            counted (``ZMQ_SNDHWM``, set before binding: every peer's queue has it); ``None``:
-            ZeroMQ's 1,000.
         curve: serve CURVE with this key pair; ``runtime.curve.open_authenticator`` must be
             running on the context (it decides who gets in).
         insecure: allow a non-loopback ``tcp://`` address without CURVE (logs a warning).
@@ -74,8 +70,6 @@ async def open_router(
     sock = _new_socket(ctx, zmq.ROUTER, address, max_message_bytes)
     try:
         sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        if send_hwm is not None:
-            sock.setsockopt(zmq.SNDHWM, send_hwm)
         # No ROUTER_HANDOVER: with it, anyone connecting under a live worker's identity took
         # its route over (and received its next Invoke); see the package docstring.
         if curve is not None:

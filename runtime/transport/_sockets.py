@@ -154,8 +154,8 @@ class RouterSocket(_Endpoint):
         for identity, messages in per_client.items():
             # Cut under a byte cap: one message past the client's size limit would be dropped.
             for body in replies_to_bodies(messages):
-                # Each tried, so that each one refused is counted (a full queue refuses at once).
-                self._send_frames(identity, (identity, CLIENT_HEADER, body), messages[0])
+                if not self._send_frames(identity, (identity, CLIENT_HEADER, body), messages[0]):
+                    break  # the client is gone or full: the rest would fail alike
         self._after_send()
 
     def send_many(self, items: Iterable[tuple[bytes, WireMessage]]) -> None:
