@@ -11,7 +11,7 @@ lost, and an awaited attempt given up, only when the previous tick found it so t
 event loop stalled (a loaded machine), the first tick can run before the socket's queued
 heartbeats and Readys are read; the timer sleeps a tick before the next one, and the receive
 loop reads them meanwhile. For a worker the first look only suspects it: silent for one
-heartbeat less than the window. A worker silent past the window at a tick was so suspected
+heartbeat less than the window (a window of three heartbeats or more; under it, the window). A worker silent past the window at a tick was so suspected
 at the tick before (while ticks come at most a heartbeat apart), so it is lost at the first
 tick past the window, within issue 3's bound (the window and one interval); a worker that
 was heard within a heartbeat before a stall is never lost at the tick that ends it.
@@ -101,8 +101,10 @@ class Liveness:
         """
         window = self.heartbeat_ms * self.liveness
         # Suspected a heartbeat short of the window (the module docstring): a second look that
-        # costs no tick once ticks come at most a heartbeat apart.
-        suspected = registry.expired(now, window - self.heartbeat_ms)
+        # costs no tick once ticks come at most a heartbeat apart. Not under a window of one or
+        # two heartbeats: a worker would be suspected after a heartbeat missed or barely late,
+        # and lost at the tick that ends a stall, its heartbeat queued unread.
+        suspected = registry.expired(now, window - self.heartbeat_ms if self.liveness >= 3 else window)
         suspects, self._silent = self._silent, {w.identity for w in suspected}
         lost = [w for w in suspected if w.identity in suspects and now - w.last_seen_ms > window]
         self._silent.difference_update(w.identity for w in lost)

@@ -9,47 +9,19 @@ import msgspec
 
 from ontoflow.actors.orchestrator import Run, RunTable, WorkerPool
 from ontoflow.actors.orchestrator.engine import (
-    Dispatch,
     RunSubmitted,
-    StepDeadlineExpired,
     StepFinished,
     StepLost,
-    StepUnavailable,
 )
 from ontoflow.protocols import Outcome
-from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Ready, Welcome
+from ontoflow.protocols.messages import PROTOCOL_VERSION, Disconnect, Invoke, Ready, Welcome
 
 from tests.actors.orchestrator.parts import CAP, Sent, one_step
-
-
-class _Harness:
-    def __init__(self, **options: Any) -> None:
-        self.runs = RunTable()
-        self.sent = Sent()
-        self.facts: list[tuple[str, Any]] = []
-        self.pool = WorkerPool(runs=self.runs, send=self.sent, deliver=self.deliver, **options)
-
-    def deliver(self, run: Run, fact: Any) -> None:
-        self.facts.append((run.run_id, fact))
-
-    def start(self, run_id: str, now: int = 0) -> Dispatch:
-        run = Run(one_step(), run_id)
-        self.runs.add(run)
-        [d] = self.runs.advance(run, RunSubmitted(run_id=run_id, inputs={}, now_ms=now))
-        return d
-
-    def session(self, identity: bytes) -> str:
-        """The session token the pool welcomed ``identity`` with (its Outcomes carry it)."""
-        return next((m.session for i, m in reversed(self.sent.of(Welcome)) if i == identity), "")
-
-    def ready(self, identity: bytes, now: int = 0, **fields: Any) -> None:
-        fields.setdefault("slots", 1)
-        self.pool.ready(identity, Ready(protocol=PROTOCOL_VERSION, worker_id=identity.decode(), capabilities=[CAP],
-                                        **fields), now)
+from tests.actors.orchestrator.pool_harness import PoolHarness
 
 
 def test_a_step_waits_for_a_worker_then_goes_to_it_and_its_outcome_becomes_a_fact() -> None:
-    h = _Harness()
+    h = PoolHarness()
     d = h.start("r1")
     h.pool.dispatch(d, 0)
     assert h.pool.statistics()["steps_waiting"] == 1 and not h.sent.of(Invoke)
@@ -63,7 +35,7 @@ def test_a_step_waits_for_a_worker_then_goes_to_it_and_its_outcome_becomes_a_fac
 
 
 def test_credits_hold_a_second_step_until_the_slot_frees() -> None:
-    h = _Harness()
+    h = PoolHarness()
     h.ready(b"w1")
     first, second = h.start("r1"), h.start("r2")
     h.pool.dispatch(first, 0)
@@ -74,7 +46,7 @@ def test_credits_hold_a_second_step_until_the_slot_frees() -> None:
 
 
 def test_an_outcome_from_another_worker_is_ignored() -> None:
-    h = _Harness()
+    h = PoolHarness()
     h.ready(b"w1")
     d = h.start("r1")
     h.pool.dispatch(d, 0)
@@ -82,118 +54,15 @@ def test_an_outcome_from_another_worker_is_ignored() -> None:
     assert h.facts == [] and h.pool.steps_in_flight() == 1
 
 
-def test_a_silent_worker_is_lost_with_its_steps_and_heartbeats_go_out() -> None:
-    h = _Harness(heartbeat_ms=10, liveness=3)
-    h.ready(b"w1", now=0)
-    d = h.start("r1")
-    h.pool.dispatch(d, 0)
-    h.pool.tick(10)
-    assert h.sent.of(Heartbeat)
-    h.pool.tick(31)  # silent past liveness x heartbeat: lost at the next tick (a second look)
-    assert h.facts == []
-    h.pool.tick(41)
-    [(_, fact)] = h.facts
-    assert isinstance(fact, StepLost) and fact.reason == "worker_lost" and len(h.pool.registry) == 0
-
-
-def test_a_worker_whose_heartbeat_is_read_after_the_first_silent_tick_is_kept() -> None:
-    # After a stall of the daemon's loop, the first tick can come before the queued heartbeats.
-    h = _Harness(heartbeat_ms=10, liveness=3)
-    h.ready(b"w1", now=0)
-    d = h.start("r1")
-    h.pool.dispatch(d, 0)
-    h.pool.tick(500)
-    h.pool.seen(b"w1", 500, h.session(b"w1"))
-    h.pool.tick(510)
-    assert h.facts == [] and len(h.pool.registry) == 1 and h.pool.steps_in_flight() == 1
-
-
-def test_a_silent_worker_is_lost_at_the_first_tick_past_its_window() -> None:
-    # Issue 3's bound is the window and one interval: the second look costs no tick of its own
-    # while ticks come at most a heartbeat apart (here every 5 ms; the daemon's are 50 ms to 100).
-    h = _Harness(heartbeat_ms=10, liveness=3)
-    h.ready(b"w1", now=0)
-    d = h.start("r1")
-    h.pool.dispatch(d, 0)
-    for now in range(5, 35, 5):
-        h.pool.tick(now)
-    assert h.facts == [] and len(h.pool.registry) == 1  # silent 30 ms: not past the window
-    h.pool.tick(35)
-    [(_, fact)] = h.facts
-    assert isinstance(fact, StepLost) and fact.reason == "worker_lost" and len(h.pool.registry) == 0
-
-
-def test_a_worker_heard_a_heartbeat_before_a_stall_is_kept_at_the_tick_after_it() -> None:
-    h = _Harness(heartbeat_ms=10, liveness=3)
-    h.ready(b"w1", now=0)
-    h.pool.dispatch(h.start("r1"), 0)
-    h.pool.tick(15)  # silent 15 ms: not even suspected
-    h.pool.tick(600)  # the first tick after a stall, before the queued heartbeat is read
-    h.pool.seen(b"w1", 600, h.session(b"w1"))
-    h.pool.tick(605)
-    assert h.facts == [] and len(h.pool.registry) == 1 and h.pool.steps_in_flight() == 1
-
-
-def test_steps_wait_at_most_schedule_to_start_then_are_unavailable() -> None:
-    h = _Harness(schedule_to_start_ms=100)
-    h.pool.dispatch(h.start("r1"), 0)
-    h.pool.tick(100)
-    assert h.facts == []
-    h.pool.tick(101)
-    [(_, fact)] = h.facts
-    assert isinstance(fact, StepUnavailable)
-
-
-def test_a_queued_step_whose_deadline_comes_first_while_no_worker_offers_it_is_unavailable() -> None:
-    # Its own deadline came before the schedule-to-start timeout: what it lacked was a worker
-    # (the run said ``timeout``, "passed its deadline without an outcome").
-    h = _Harness(schedule_to_start_ms=10**9)
-    d = h.start("r1")
-    h.pool.dispatch(d, 0)
-    assert d.deadline_at_ms is not None
-    h.pool.tick(d.deadline_at_ms)
-    [(_, fact)] = h.facts
-    assert isinstance(fact, StepUnavailable) and fact.step_id == d.step_id
-    assert h.pool.statistics()["steps_waiting"] == 0  # and it left the queue
-    h.ready(b"w1", now=d.deadline_at_ms + 1)
-    assert not h.sent.of(Invoke)
-
-
-def test_a_queued_step_whose_deadline_comes_while_its_worker_is_busy_times_out() -> None:
-    h = _Harness(schedule_to_start_ms=10**9)
-    h.ready(b"w1")  # one slot
-    first, second = h.start("r1"), h.start("r2")
-    h.pool.dispatch(first, 0)
-    h.pool.dispatch(second, 0)  # queued behind the first, its capability offered
-    assert second.deadline_at_ms is not None
-    h.pool.seen(b"w1", second.deadline_at_ms, h.session(b"w1"))
-    h.pool.tick(second.deadline_at_ms)
-    assert {type(f) for _, f in h.facts} == {StepDeadlineExpired}
-
-
-def test_a_step_past_its_deadline_expires_and_cancel_reaches_its_worker() -> None:
-    h = _Harness()
-    h.ready(b"w1")
-    d = h.start("r1")
-    h.pool.dispatch(d, 0)
-    assert d.deadline_at_ms is not None
-    h.pool.seen(b"w1", d.deadline_at_ms)  # alive: only the step is late
-    h.pool.tick(d.deadline_at_ms)
-    [(_, fact)] = h.facts
-    assert isinstance(fact, StepDeadlineExpired)
-    h.pool.cancel_step("r1", d.step_id, d.attempt)
-    assert [m.run_id for _, m in h.sent.of(Cancel)] == ["r1"]
-
-
 def test_a_worker_of_another_protocol_is_refused() -> None:
-    h = _Harness()
+    h = PoolHarness()
     h.pool.ready(b"old", Ready(protocol=PROTOCOL_VERSION + 1, worker_id="old"), 0)
     assert h.sent.of(Disconnect) and len(h.pool.registry) == 0
 
 
 def test_a_worker_id_that_is_empty_huge_or_no_plain_word_is_refused_without_quoting_it() -> None:
     # Each was registered: an empty id, or a 100 KB one logged whole in every line about it.
-    h = _Harness()
+    h = PoolHarness()
     for n, worker_id in enumerate(["", "w" * 100_000, "my worker", "-w", "w\n"]):
         h.pool.ready(b"x%d" % n, Ready(protocol=PROTOCOL_VERSION, worker_id=worker_id, capabilities=[CAP]), 0)
     refusals = h.sent.of(Disconnect)
@@ -206,7 +75,7 @@ def test_a_worker_id_that_is_empty_huge_or_no_plain_word_is_refused_without_quot
 def test_a_capability_a_worker_would_not_load_is_refused_when_a_peer_announces_it() -> None:
     # A peer that skips the worker's own load-time check (any peer, without CURVE) registered
     # an id like "../x y", or a retry policy no step could follow.
-    h = _Harness()
+    h = PoolHarness()
     bad = [msgspec.structs.replace(CAP, id="../x y"), msgspec.structs.replace(CAP, id="c" * 300),
            msgspec.structs.replace(CAP, id="cap\n"), msgspec.structs.replace(CAP, id="a]" + "S" * 200),
            msgspec.structs.replace(CAP, retry=msgspec.structs.replace(CAP.retry, max_retries=-1)),
@@ -222,7 +91,7 @@ def test_a_capability_a_worker_would_not_load_is_refused_when_a_peer_announces_i
 
 
 def test_an_oversized_output_becomes_a_failure_before_it_is_a_fact() -> None:
-    h = _Harness(max_value_bytes=10)
+    h = PoolHarness(max_value_bytes=10)
     h.ready(b"w1")
     d = h.start("r1")
     h.pool.dispatch(d, 0)
@@ -236,7 +105,7 @@ def test_an_output_nested_too_deep_is_a_failure_without_a_size_limit_too() -> No
     # Before: the nesting bound was checked only with a size limit, which the embedded
     # cluster (``ontoflow run``, ``run_manifest``) never sets: a deep output failed later,
     # when the next Invoke or the fact's record was encoded.
-    h = _Harness()
+    h = PoolHarness()
     assert h.pool.max_value_bytes is None
     h.ready(b"w1")
     d = h.start("r1")
@@ -251,38 +120,11 @@ def test_an_output_nested_too_deep_is_a_failure_without_a_size_limit_too() -> No
 
 
 def test_draining_holds_new_steps() -> None:
-    h = _Harness()
+    h = PoolHarness()
     h.ready(b"w1")
     h.pool.draining = True
     h.pool.dispatch(h.start("r1"), 0)
     assert not h.sent.of(Invoke) and h.pool.statistics()["steps_waiting"] == 1
-
-
-def test_a_step_waiting_for_a_busy_workers_slot_is_not_unavailable() -> None:
-    h = _Harness(schedule_to_start_ms=100, heartbeat_ms=1000)
-    h.ready(b"w1", now=0)  # one slot
-    first, second = h.start("r1"), h.start("r2")
-    h.pool.dispatch(first, 0)
-    h.pool.dispatch(second, 0)
-    h.pool.tick(500)  # far past schedule-to-start: the worker is alive, only busy
-    assert h.facts == [] and h.pool.statistics()["steps_waiting"] == 1
-    h.pool.outcome(b"w1", Outcome(session=h.session(b"w1"), run_id="r1", step_id=first.step_id, attempt=first.attempt,
-                                  event="success"), 600)
-    assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r1", "r2"]
-
-
-def test_the_timeout_starts_when_the_last_worker_offering_the_capability_goes() -> None:
-    h = _Harness(schedule_to_start_ms=100, heartbeat_ms=1000)
-    h.ready(b"w1", now=0)
-    h.pool.dispatch(h.start("r1"), 0)
-    h.pool.dispatch(h.start("r2"), 0)  # waits behind r1
-    h.pool.disconnected(b"w1", "bye", 500)
-    h.facts.clear()  # r1's step was lost with its worker
-    h.pool.tick(600)  # 600 ms since enqueue, but only 100 since the worker left
-    assert h.facts == []
-    h.pool.tick(601)
-    [(run_id, fact)] = h.facts
-    assert run_id == "r2" and isinstance(fact, StepUnavailable)
 
 
 class _CountingDeque(deque):
@@ -303,7 +145,7 @@ class _CountingDeque(deque):
 
 
 def test_a_tick_with_a_long_pending_queue_touches_only_the_expired_entries() -> None:
-    h = _Harness(schedule_to_start_ms=100)
+    h = PoolHarness(schedule_to_start_ms=100)
     for i in range(5_000):
         h.pool.dispatch(h.start(f"r{i}", now=i), i)  # one enqueued per millisecond
     queues = h.pool._pending._queues
@@ -319,7 +161,7 @@ def test_a_tick_with_a_long_pending_queue_touches_only_the_expired_entries() -> 
 
 
 def test_a_cancelled_step_leaves_the_queue_without_a_rebuild() -> None:
-    h = _Harness(schedule_to_start_ms=100)
+    h = PoolHarness(schedule_to_start_ms=100)
     ds = [h.start(f"r{i}") for i in range(3)]
     for d in ds:
         h.pool.dispatch(d, 0)
@@ -328,7 +170,7 @@ def test_a_cancelled_step_leaves_the_queue_without_a_rebuild() -> None:
     h.ready(b"w1", now=1, slots=3)
     assert [m.run_id for _, m in h.sent.of(Invoke)] == ["r0", "r2"]
 def test_an_outcome_without_the_session_token_is_ignored_and_a_ready_without_it_takes_nothing_over() -> None:
-    h = _Harness()
+    h = PoolHarness()
     d = h.start("r1")
     h.ready(b"w1")
     h.pool.dispatch(d, 0)
@@ -348,7 +190,7 @@ def test_an_outcome_without_the_session_token_is_ignored_and_a_ready_without_it_
 
 
 def test_registered_workers_are_capped_and_a_silent_one_frees_its_place() -> None:
-    h = _Harness(max_workers=2, heartbeat_ms=100, liveness=3)
+    h = PoolHarness(max_workers=2, heartbeat_ms=100, liveness=3)
     h.ready(b"w1")
     h.ready(b"w2")
     h.ready(b"w3")
@@ -365,7 +207,7 @@ def test_registered_workers_are_capped_and_a_silent_one_frees_its_place() -> Non
 
 
 def test_an_invoke_the_router_refused_is_sent_again_not_lost_when_its_worker_registers_again_or_goes() -> None:
-    h = _Harness(heartbeat_ms=10, liveness=3)
+    h = PoolHarness(heartbeat_ms=10, liveness=3)
     h.ready(b"w1", now=0, session="old-token")
     d = h.start("r1")
     h.pool.dispatch(d, 0)
@@ -386,7 +228,7 @@ def test_an_invoke_the_router_refused_is_sent_again_not_lost_when_its_worker_reg
 
 
 def test_a_refused_invoke_of_another_workers_identity_changes_nothing() -> None:
-    h = _Harness(heartbeat_ms=10, liveness=3)
+    h = PoolHarness(heartbeat_ms=10, liveness=3)
     h.ready(b"w1", now=0)
     d = h.start("r1")
     h.pool.dispatch(d, 0)
@@ -402,7 +244,7 @@ def test_a_step_its_worker_comes_back_without_is_sent_again_when_the_worker_prov
     # The Invoke went down a connection the worker gave up before reading it (its Ready does
     # not list it): the same worker (its token, or the one its first Ready presented when our
     # Welcome was lost) gets it again; it is not failed as worker_lost.
-    h = _Harness(heartbeat_ms=10, liveness=3)
+    h = PoolHarness(heartbeat_ms=10, liveness=3)
     h.ready(b"w1", now=0)
     d = h.start("r1")
     h.pool.dispatch(d, 0)
@@ -421,7 +263,7 @@ def test_a_step_its_worker_comes_back_without_is_sent_again_when_the_worker_prov
 
 
 def test_a_ready_of_the_worker_from_before_it_had_our_welcome_read_late_changes_nothing() -> None:
-    h = _Harness(heartbeat_ms=10, liveness=3)
+    h = PoolHarness(heartbeat_ms=10, liveness=3)
     h.ready(b"w1", now=0, session="w1-old")  # after a daemon restart: the previous daemon's token
     d = h.start("r1")
     h.pool.dispatch(d, 0)
@@ -434,7 +276,7 @@ def test_a_ready_of_the_worker_from_before_it_had_our_welcome_read_late_changes_
 
 def test_a_worker_keeps_the_ids_of_the_domains_its_ready_announced() -> None:
     # ``ontoflow workers`` lists them; a map without a string ``domain`` names nothing.
-    h = _Harness()
+    h = PoolHarness()
     h.ready(b"w1", domains=[{"domain": "climate", "goals": []}, {"goals": []}, {"domain": 7}])
     h.ready(b"w2")
     assert {w.worker_id: w.domains for w in h.pool.registry} == {"w1": ["climate"], "w2": []}
@@ -470,7 +312,7 @@ def test_a_worker_offering_a_capability_with_other_metadata_than_a_live_one_is_w
     # run then "completed" without the output its workflow expected from the first version).
     from structlog.testing import capture_logs
 
-    h = _Harness()
+    h = PoolHarness()
     h.ready(b"w1")
     other = msgspec.structs.replace(CAP, outputs=["x.other"])
     with capture_logs() as logs:
@@ -485,7 +327,7 @@ def test_a_worker_offering_a_capability_with_other_metadata_than_a_live_one_is_w
 def test_an_artifact_the_os_cannot_open_is_sent_empty_and_the_slot_comes_back() -> None:
     # A name holding a NUL made opening it raise ValueError, not OSError: dispatch raised after
     # the attempt was recorded on its worker, so the slot was held for ever (review18).
-    h = _Harness()
+    h = PoolHarness()
     h.ready(b"w1")
     d = msgspec.structs.replace(h.start("r1"), artifacts=["a\x00b"])
     h.pool.dispatch(d, 0)
