@@ -40,10 +40,10 @@ import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._inline import not_closed, resume
-from ontoflow.actors.worker._step_exits import each, escaped, host_stops, take_back
+from ontoflow.actors.worker._answer_groups import AnswerGroups
+from ontoflow.actors.worker._step_exits import escaped, host_stops, take_back
 from ontoflow.protocols.events import CANCELLED
 from ontoflow.protocols.messages import Invoke, Outcome
-from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.errors import Interrupted
 
 __all__ = ["DEFAULT_CANCEL_GRACE_MS", "DEFAULT_CANCEL_GRACE_S", "StepKey", "StepScheduler"]
@@ -94,11 +94,7 @@ class StepScheduler:
             raise ValueError(f"slots must be >= 1, got {slots}")
         self._capabilities = capabilities
         self.slots = slots
-        self._answer = answer
-        self._answer_many = answer_many if answer_many is not None else each(answer)
-        self._answered: list[Outcome] = []  # answered back to back, not handed over yet (``_hand_over``)
-        self._flush = flush
-        self._hold = hold
+        self._out = AnswerGroups(answer, answer_many, flush, hold)  # how answers reach the host
         # Every attempt accepted and not answered: None while queued, its runner while running.
         self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
         self._cancel_requested: set[StepKey] = set()
@@ -207,9 +203,9 @@ class StepScheduler:
             self._group.start_soon(self.runner)
             log.error("step_cancel_ignored", run_id=key[0], step_id=key[1], attempt=key[2],
                       grace_s=self.cancel_grace_ms / 1000, stuck=len(self._abandoned))
-            self._answer(Outcome(run_id=key[0], step_id=key[1], attempt=key[2], event=CANCELLED, reason="cancel_ignored",
-                                 error=f"the step did not stop within {self.cancel_grace_ms / 1000:g} s of its Cancel: "
-                                       "answered without it, it still runs on its worker"))
+            self._out.answer(Outcome(run_id=key[0], step_id=key[1], attempt=key[2], event=CANCELLED, reason="cancel_ignored",
+                                     error=f"the step did not stop within {self.cancel_grace_ms / 1000:g} s of its Cancel: "
+                                           "answered without it, it still runs on its worker"))
             if self._quiet is not None and not self._busy:
                 self._quiet.set()
 
@@ -267,8 +263,8 @@ class StepScheduler:
         try:
             await self._serve(queue, loop, task)
         finally:
-            if self._answered:  # a step raised out of the runner (an exit): what was answered still goes
-                self._hand_over()
+            if self._out.answered:  # a step raised out of the runner (an exit): what was answered still goes
+                self._out.hand_over()
 
     async def _serve(self, queue: deque[tuple[StepKey, Invoke]], loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
         while True:
@@ -276,8 +272,8 @@ class StepScheduler:
                 if await self._run_next(queue.popleft(), task):
                     return  # it ran a step answered without it: another runner took its place
                 continue
-            if self._answered:
-                self._hand_over()  # this runner stops taking steps: their answers leave now
+            if self._out.answered:
+                self._out.hand_over()  # this runner stops taking steps: their answers leave now
             reader = self._reader
             if reader is not None and not self._receiving:
                 self._receiving = True
@@ -322,8 +318,8 @@ class StepScheduler:
                     raise not_closed(exc) from exc
                 else:
                     waited = True
-                    if self._answered:
-                        self._hand_over()  # the steps answered before this one must not wait for it
+                    if self._out.answered:
+                        self._out.hand_over()  # the steps answered before this one must not wait for it
                     # The step waits: another runner takes the mailbox or the next step meanwhile.
                     if self._has_work_for_another():
                         self._wake_runner()
@@ -358,38 +354,19 @@ class StepScheduler:
             self._cancel_due.pop(key, None)
         running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
         if task.cancelling() and not host_stops():
-            if self._answered:
-                self._hand_over()  # no answer waits unlisted across a wait (a new Ready lists none of them)
+            if self._out.answered:
+                self._out.hand_over()  # no answer waits unlisted across a wait (a new Ready lists none of them)
             await take_back(task)  # the step cancelled its own task: that must not end the runner
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                               event=CANCELLED, reason="cancelled")
         if waited:
-            self._answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
-        else:
-            answered = self._answered
-            if self._queue and self._busy < self.slots and not self._closed:
-                answered.append(outcome)  # the runner goes on with the next queued step
-                if len(answered) >= SEND_CHUNK:
-                    self._hand_over()
-            elif answered:
-                # The last of the steps run back to back: their answers leave together, now.
-                answered.append(outcome)
-                self._hand_over()
-            else:  # a step run alone (one at a time): no list to make
-                with self._hold():
-                    self._answer(outcome)
-                self._flush()
+            self._out.answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
+        else:  # the runner goes on with the next queued step, if any: its answer may wait for theirs
+            self._out.inline(outcome, bool(self._queue) and self._busy < self.slots and not self._closed)
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
         return False
-
-    def _hand_over(self) -> None:
-        """Answer the steps answered back to back, in one call, and send them now."""
-        answered, self._answered = self._answered, []
-        with self._hold():
-            self._answer_many(answered)
-        self._flush()
 
     def _ended_abandoned(self, key: StepKey) -> bool:
         """A step answered without it (``abandon_overdue``) ended at last: its outcome is dropped."""
