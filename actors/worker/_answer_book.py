@@ -17,16 +17,46 @@ import time
 from collections import deque
 
 import msgspec
+import structlog
 
+from ontoflow.actors.capability._reasons import REASON_INVALID_RESULT
+from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import Outcome
 from ontoflow.runtime.codec import encode
 
 __all__ = ["AnswerBook"]
 
+log = structlog.get_logger()
+
 _outcome_decoder = msgspec.msgpack.Decoder(Outcome)
 # An Outcome's body as ``runtime.codec.encode`` makes it (a plain msgpack encoder), without
 # that function's frame per answer.
-_encode_outcome = msgspec.msgpack.Encoder().encode
+_encode_plain = msgspec.msgpack.Encoder().encode
+
+
+def _encode_outcome(outcome: Outcome | bytes) -> bytes:
+    """An Outcome's body (one ``AnswerBook.seal`` encoded already is as it is). Never raises:
+    the capability base checked the outputs encodable when the step answered, but they are the
+    capability's own objects, which another of its threads may still change; an answer that no
+    longer encodes is replaced by the step's failure (``invalid_result``), logged with the
+    error's type only, rather than the error ending the runner, and with it the worker."""
+    if type(outcome) is bytes:
+        return outcome
+    try:
+        return _encode_plain(outcome)
+    except Exception as exc:
+        return _unencodable(outcome, exc)
+
+
+def _unencodable(outcome: Outcome, exc: Exception) -> bytes:
+    """The body of the failure that stands for ``outcome``, which raised ``exc`` when encoded."""
+    log.error("outcome_unencodable", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+              exc_type=type(exc).__name__)
+    return _encode_plain(Outcome(run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
+                                 event=FAILURE, reason=REASON_INVALID_RESULT, duration_ms=outcome.duration_ms,
+                                 error=f"the step's outputs changed after it answered and no longer encode "
+                                       f"({type(exc).__name__})", session=outcome.session))
+
 
 StepKey = tuple[str, str, int]
 
@@ -60,18 +90,37 @@ class AnswerBook:
         self.token = token
         self._token_tail = msgspec.msgpack.encode(token)
 
-    def keep(self, outcome: Outcome) -> None:
-        """Hold an answer produced while no session is up, for the next one (encoded now)."""
-        self._unsent[_key(outcome)] = msgspec.Raw(_encode_outcome(outcome))
+    def seal(self, outcome: Outcome) -> Outcome | bytes:
+        """An answer that will be handed over later (``_answer_groups``: the steps a runner runs
+        back to back are answered together), encoded now, so what leaves is what the step
+        answered: its outputs are the capability's own objects, which a later step may change
+        (a list it keeps adding to). Before, they were encoded after the later steps ran: one
+        answer carried their data, and one they made unencodable ended the worker process.
+        ``keep``, ``sent`` and ``sent_many`` take it in place of the Outcome."""
+        if outcome.session:  # stamped by its maker: sent as it is (``sent``)
+            return outcome
+        try:
+            return _encode_plain(outcome)
+        except Exception as exc:
+            return _unencodable(outcome, exc)
 
-    def sent(self, outcome: Outcome) -> msgspec.Raw:
+    def keep(self, outcome: Outcome | bytes) -> None:
+        """Hold an answer produced while no session is up, for the next one (encoded now)."""
+        body = _encode_outcome(outcome)
+        self._unsent[_key(_outcome_decoder.decode(body) if type(outcome) is bytes else outcome)] = msgspec.Raw(body)
+
+    def sent(self, outcome: Outcome | bytes) -> msgspec.Raw:
         """Encode an answer to send now, stamped with the token, and remember it.
 
         Returns:
             The encoded answer (``runtime.codec.pack`` carries it as it is).
         """
-        encoded = _encode_outcome(outcome)
-        if self.token and not outcome.session:
+        sealed = type(outcome) is bytes  # has no session: stamped
+        try:  # inline, not ``_encode_outcome``: the path of every answer
+            encoded = outcome if sealed else _encode_plain(outcome)
+        except Exception as exc:
+            encoded = _unencodable(outcome, exc)
+        if self.token and (sealed or not outcome.session):
             # ``session`` is the last field of an array-like Outcome: its empty string is the
             # body's last byte (0xa0), replaced by the token (a concatenation instead of a
             # second Outcome per step, which costs about 2 us).
@@ -80,13 +129,17 @@ class AnswerBook:
         self._open.append(body)
         return body
 
-    def sent_many(self, outcomes: list[Outcome]) -> list[msgspec.Raw]:
+    def sent_many(self, outcomes: list[Outcome | bytes]) -> list[msgspec.Raw]:
         """``sent`` for each of ``outcomes``, in one call; returns the encoded answers in order."""
         tail = self._token_tail if self.token else None
         bodies = []
         for outcome in outcomes:
-            encoded = _encode_outcome(outcome)
-            if tail is not None and not outcome.session:
+            sealed = type(outcome) is bytes
+            try:  # as in ``sent``
+                encoded = outcome if sealed else _encode_plain(outcome)
+            except Exception as exc:
+                encoded = _unencodable(outcome, exc)
+            if tail is not None and (sealed or not outcome.session):
                 encoded = encoded[:-1] + tail  # as in ``sent``
             bodies.append(msgspec.Raw(encoded))
         self._open.extend(bodies)

@@ -31,12 +31,15 @@ class AnswerGroups:
         flush: called once a group (or a step run alone) is handed over: its answers may leave now.
         hold: entered around the handing over that ``flush`` follows at once (the host's
             ``Outbox.holding``: no flush of its own at the end of the event-loop turn).
+        seal: applied to an answer kept for its group, at once (the host's ``AnswerBook.seal``
+            encodes it: what leaves is what the step answered, not what a later step of the
+            group made of the objects it answered with); ``answer_many`` gets what it returns.
 
     Attributes:
         answered: the answers of the steps run back to back, not handed over yet.
     """
 
-    __slots__ = ("_answer_many", "_flush", "_hold", "answer", "answered")
+    __slots__ = ("_answer_many", "_flush", "_hold", "_seal", "answer", "answered")
 
     def __init__(
         self,
@@ -44,6 +47,7 @@ class AnswerGroups:
         answer_many: Callable[[list[Outcome]], None] | None = None,
         flush: Callable[[], None] = lambda: None,
         hold: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
+        seal: Callable[[Outcome], Any] | None = None,
     ) -> None:
         #: Hands one Outcome to the host (a step that waited; it leaves with the outbox's flush).
         self.answer = answer
@@ -51,13 +55,14 @@ class AnswerGroups:
         self.answered: list[Any] = []
         self._flush = flush
         self._hold = hold
+        self._seal = seal
 
     def inline(self, outcome: Outcome, more: bool) -> None:
         """The answer of a step that never waited; ``more``: its runner goes on with the next
         queued step (the answer waits in the group, handed over every ``SEND_CHUNK``)."""
         answered = self.answered
         if more:
-            answered.append(outcome)
+            answered.append(outcome if self._seal is None else self._seal(outcome))  # later steps run first
             if len(answered) >= SEND_CHUNK:
                 self.hand_over()
         elif answered:

@@ -137,10 +137,11 @@ class WorkerHost(BatchActor):
         self.timers = HostTimers(self.now)
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
-        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
-                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)))
-        self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._answers = AnswerBook()
+        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
+                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)),
+                                   seal=self._answers.seal)
+        self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._session: Session | None = None  # the welcomed session, if any
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)
         self.sessions = 0
@@ -381,8 +382,8 @@ class WorkerHost(BatchActor):
             return
         self.outbox.put(b"", self._answers.sent(outcome))
 
-    def answer_many(self, outcomes: list[Outcome]) -> None:
-        """``answer`` for each of ``outcomes`` (the steps a runner answered back to back)."""
+    def answer_many(self, outcomes: list[Outcome | bytes]) -> None:
+        """``answer`` for each of ``outcomes`` (steps answered back to back: ``AnswerBook.seal``'d)."""
         if self._session is None:
             for outcome in outcomes:
                 self._answers.keep(outcome)

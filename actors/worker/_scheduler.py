@@ -77,6 +77,7 @@ class StepScheduler:
             event-loop turn, which would cost the loop one more trip per step).
         cancel_grace_ms: how long a running step may take to stop after its Cancel
             (``abandon_overdue``).
+        seal: applied to an answer that waits for the steps run after it (``AnswerGroups``).
     """
 
     def __init__(
@@ -89,12 +90,13 @@ class StepScheduler:
         flush: Callable[[], None] = lambda: None,
         hold: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
         cancel_grace_ms: int = DEFAULT_CANCEL_GRACE_MS,
+        seal: Callable[[Outcome], Any] | None = None,
     ) -> None:
         if slots < 1:
             raise ValueError(f"slots must be >= 1, got {slots}")
         self._capabilities = capabilities
         self.slots = slots
-        self._out = AnswerGroups(answer, answer_many, flush, hold)  # how answers reach the host
+        self._out = AnswerGroups(answer, answer_many, flush, hold, seal)  # how answers reach the host
         # Every attempt accepted and not answered: None while queued, its runner while running.
         self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
         self._cancel_requested: set[StepKey] = set()
