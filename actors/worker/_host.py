@@ -28,7 +28,6 @@ treated by the orchestrator as a lost worker's (a new attempt when idempotent). 
 from __future__ import annotations
 
 import os
-import signal
 import socket
 from collections.abc import Sequence
 from functools import partial
@@ -45,12 +44,12 @@ from ontoflow.actors.worker._intake import InvokeIntake
 from ontoflow.actors.worker._perceptions import Perceptions
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._stop import StopRequests
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
-from ontoflow.runtime.loop import stop_signals
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
 __all__ = ["WorkerHost"]
@@ -200,12 +199,11 @@ class WorkerHost(BatchActor):
             raise self._failure
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
-        with anyio.open_signal_receiver(*stop_signals()) as signals:  # open before anyone knows we started: none missed
+        stops = StopRequests(self.worker_id)
+        with stops.listening():  # before anyone knows we started: none missed
             tg.start_soon(self._connection_loop)
             task_status.started(self)
-            async for signum in signals:
-                log.info("worker_stopping", worker_id=self.worker_id, signal=signal.Signals(signum).name)
-                break
+            await stops.wait()
             await self.drain(self.grace_s)  # a second signal meanwhile is absorbed, not fatal
 
     async def drain(self, grace_s: float) -> int:
