@@ -88,6 +88,7 @@ class WorkerHost(BatchActor):
         spin_us: how long to poll the socket after sending answers before parking (0: never).
         init_timeout_s: the most each ``initialize()`` may take (``run`` raises past it; inf: none).
         cancel_grace_s: how long a step may take to stop after its Cancel (``abandon_overdue``).
+        parent_pid: with ``drain_on_signals``, stop as on SIGTERM once this parent is gone (``_stop.py``).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -121,6 +122,7 @@ class WorkerHost(BatchActor):
         spin_us: int = WORKER_SPIN_US,
         init_timeout_s: float = DEFAULT_INIT_TIMEOUT_S,
         cancel_grace_s: float = DEFAULT_CANCEL_GRACE_S,
+        parent_pid: int | None = None,
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
@@ -138,14 +140,14 @@ class WorkerHost(BatchActor):
         self.liveness = liveness
         self._answers = AnswerBook()
         self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
-                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)),
-                                   seal=self._answers.seal)
+                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)), seal=self._answers.seal)
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._session: Session | None = None  # the welcomed session, if any
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)
         self.sessions = 0
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
+        self.parent_pid = parent_pid
         self.grace_s = grace_s
         self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
@@ -199,7 +201,7 @@ class WorkerHost(BatchActor):
             raise self._failure
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
-        stops = StopRequests(self.worker_id)
+        stops = StopRequests(self.worker_id, self.parent_pid, self.timers.sleep)
         with stops.listening():  # before anyone knows we started: none missed
             tg.start_soon(self._connection_loop)
             task_status.started(self)

@@ -1,10 +1,19 @@
 """What ends a worker process's serving (``WorkerHost`` with ``drain_on_signals``): a stop
-signal (SIGTERM, SIGINT, SIGHUP unless ignored: ``runtime.loop.stop_signals``)."""
+signal (SIGTERM, SIGINT, SIGHUP unless ignored: ``runtime.loop.stop_signals``), or the
+supervising parent that started it gone (``parent_pid``).
+
+A worker started by ``ontoflow run`` (``runtime.actor.process_child``) serves that process's
+orchestrator. When that process was killed outright (SIGKILL, the OOM killer), its children
+were reparented and went on for ever: registering again and again at an address no one would
+listen on again, a step they ran holding its slot. Now the worker asks for its parent every
+``PARENT_CHECK_MS`` and, once it is another, stops as on SIGTERM (``worker_orphaned``).
+"""
 
 from __future__ import annotations
 
+import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,20 +22,28 @@ import structlog
 
 from ontoflow.runtime.loop import stop_signals
 
-__all__ = ["StopRequests"]
+__all__ = ["PARENT_CHECK_MS", "StopRequests"]
 
 log = structlog.get_logger()
+
+#: How often a worker asks whether its supervising parent is still its parent.
+PARENT_CHECK_MS = 500
 
 
 class StopRequests:
     """Waits for the first request to stop a worker process, and absorbs the later ones.
 
     Args:
-        worker_id: named in the log line (``worker_stopping``).
+        worker_id: named in the log lines (``worker_stopping``, ``worker_orphaned``).
+        parent_pid: the supervising parent's pid (None: not watched).
+        sleep: the host's wait of so many milliseconds (``HostTimers.sleep``: ends on a Tick).
     """
 
-    def __init__(self, worker_id: str) -> None:
+    def __init__(self, worker_id: str, parent_pid: int | None = None,
+                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         self._worker_id = worker_id
+        self._parent_pid = parent_pid
+        self._sleep = sleep
         self._signals: Any = None
 
     @contextmanager
@@ -37,7 +54,31 @@ class StopRequests:
             yield
 
     async def wait(self) -> None:
-        """Return at the first stop request (inside ``listening``), logged ``worker_stopping``."""
-        async for signum in self._signals:
-            log.info("worker_stopping", worker_id=self._worker_id, signal=signal.Signals(signum).name)
-            return
+        """Return at the first stop request (inside ``listening``): a signal, logged
+        ``worker_stopping``, or the parent gone, logged ``worker_orphaned``."""
+        async with anyio.create_task_group() as tg:
+            if self._parent_pid is not None and self._sleep is not None:
+                tg.start_soon(self._orphaned, tg.cancel_scope)
+            async for signum in self._signals:
+                log.info("worker_stopping", worker_id=self._worker_id, signal=signal.Signals(signum).name)
+                break
+            tg.cancel_scope.cancel()
+
+    async def _orphaned(self, scope: anyio.CancelScope) -> None:
+        assert self._sleep is not None and self._parent_pid is not None
+        if os.getppid() != self._parent_pid and _alive(self._parent_pid):
+            return  # started through a wrapper (a shell): not the supervisor's child, nothing to watch
+        while os.getppid() == self._parent_pid:
+            await self._sleep(PARENT_CHECK_MS)
+        log.warning("worker_orphaned", worker_id=self._worker_id, parent_pid=self._parent_pid)
+        scope.cancel()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it exists
+        return True
+    return True
