@@ -42,7 +42,7 @@ from ontoflow.actors.worker._announce import say_not_welcomed
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
 from ontoflow.actors.worker._intake import InvokeIntake
 from ontoflow.actors.worker._perceptions import Perceptions
-from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
+from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, MAX_SEEN_WINDOW_MS, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._stop import StopRequests
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
@@ -268,7 +268,7 @@ class WorkerHost(BatchActor):
                 pass
             case Tick(now_ms=tick_now):
                 self.timers.on_tick(tick_now)
-                self.steps.abandon_overdue(tick_now)
+                self.steps.on_tick(tick_now)  # forgets attempts answered long ago; answers the overdue
                 self._perceptions.on_tick(tick_now)
                 session = self._current
                 if session is not None:
@@ -307,9 +307,8 @@ class WorkerHost(BatchActor):
         if heartbeat_ms < 1 or liveness < 1:
             log.warning("welcome_invalid", worker_id=self.worker_id, reason="heartbeat_ms and liveness must be >= 1")
             return
-        self.heartbeat_s = heartbeat_ms / 1000
-        self.liveness = liveness
-        self.tick_ms = tick_ms_for(heartbeat_ms)
+        self.heartbeat_s, self.liveness, self.tick_ms = heartbeat_ms / 1000, liveness, tick_ms_for(heartbeat_ms)
+        self.steps.seen_window_ms = min(heartbeat_ms * (liveness + 1), MAX_SEEN_WINDOW_MS)  # as answers are held
         self._answers.set_token(token)  # proves this host is the one registered
         if session.on_welcome(now, limit, self._capabilities.values()):  # nothing bigger than the daemon takes
             log.info("worker_registered", worker_id=self.worker_id, session=session.number, heartbeat_ms=heartbeat_ms, liveness=liveness)

@@ -46,7 +46,7 @@ from ontoflow.protocols.events import CANCELLED
 from ontoflow.protocols.messages import Invoke, Outcome
 from ontoflow.runtime.errors import Interrupted
 
-__all__ = ["DEFAULT_CANCEL_GRACE_MS", "DEFAULT_CANCEL_GRACE_S", "StepKey", "StepScheduler"]
+__all__ = ["DEFAULT_CANCEL_GRACE_MS", "DEFAULT_CANCEL_GRACE_S", "MAX_SEEN_WINDOW_MS", "StepKey", "StepScheduler"]
 
 log = structlog.get_logger()
 
@@ -57,6 +57,11 @@ StepKey = tuple[str, str, int]
 #: slot given back (``ontoflow worker --cancel-grace-s``).
 DEFAULT_CANCEL_GRACE_MS = 10_000
 DEFAULT_CANCEL_GRACE_S = DEFAULT_CANCEL_GRACE_MS / 1000
+
+#: How long an accepted attempt is remembered at least (``on_tick``), until a Welcome sets the
+#: window answers are held for; at most the MAX whatever it says (two windows of keys are kept).
+DEFAULT_SEEN_WINDOW_MS = 4_000
+MAX_SEEN_WINDOW_MS = 60_000
 
 
 class StepScheduler:
@@ -115,6 +120,12 @@ class StepScheduler:
         self._cancel_due: dict[StepKey, int] = {}  # running steps cancelled -> when their grace ends
         self._abandoned: set[StepKey] = set()  # answered after ignoring their Cancel, still running
         self._group: anyio.abc.TaskGroup | None = None  # the runners' (a replacement joins it)
+        # Attempts accepted lately, in two generations (``on_tick``): never run twice.
+        self._seen: set[StepKey] = set()
+        self._seen_before: set[StepKey] = set()
+        self._seen_since = 0
+        #: How long an attempt accepted is remembered at least (the host sets its answers' window).
+        self.seen_window_ms = DEFAULT_SEEN_WINDOW_MS
 
     # -- what the host calls ------------------------------------------------------------------
 
@@ -160,16 +171,25 @@ class StepScheduler:
     def enqueue_many(self, invokes: list[Invoke]) -> list[Invoke]:
         """Queue steps in order (their capabilities among ``capabilities``), waking no runner:
         the reader's, whose runner runs them next. Returns those already here, not queued again."""
-        running, queue, again = self._running, self._queue, []
+        running, queue, again, seen, before = self._running, self._queue, [], self._seen, self._seen_before
         for invoke in invokes:
             key = (invoke.run_id, invoke.step_id, invoke.attempt)
-            if key in running:
+            if key in seen or key in running or key in before:  # running, or answered lately (``on_tick``)
                 again.append(invoke)
                 continue
+            seen.add(key)
             # Registered now (None: queued), so a Cancel that arrives before a runner picks the step up still finds it.
             running[key] = None
             queue.append((key, invoke))
         return again
+
+    def on_tick(self, now_ms: int) -> None:
+        """The host's Tick: forget the attempts accepted two ``seen_window_ms`` ago (a copy of an
+        Invoke answered before ran it twice: only one arriving while it ran was caught), and
+        answer the steps past their Cancel's grace (``abandon_overdue``)."""
+        if now_ms - self._seen_since >= self.seen_window_ms:
+            self._seen_before, self._seen, self._seen_since = self._seen, set(), now_ms
+        self.abandon_overdue(now_ms)
 
     def cancel(self, key: StepKey, now_ms: int | None = None) -> None:
         """Cancel a running or queued attempt (an unknown one is already over: nothing to do);
