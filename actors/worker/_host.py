@@ -147,7 +147,7 @@ class WorkerHost(BatchActor):
         self.sessions = 0
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
-        self.parent_pid = parent_pid
+        self._stops = StopRequests(self.worker_id, parent_pid, self.timers.sleep)  # a worker process's
         self.grace_s = grace_s
         self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
@@ -186,6 +186,7 @@ class WorkerHost(BatchActor):
                         await self._connection_loop()
                     tg.cancel_scope.cancel()
         finally:
+            self._stops.stopped()  # every step ended: the process need not be ended for them
             self._scope = None
             self._perceptions.start(None, 0)
             self._session = None
@@ -201,12 +202,12 @@ class WorkerHost(BatchActor):
             raise self._failure
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
-        stops = StopRequests(self.worker_id, self.parent_pid, self.timers.sleep)
-        with stops.listening():  # before anyone knows we started: none missed
+        with self._stops.listening():  # before anyone knows we started: none missed
             tg.start_soon(self._connection_loop)
             task_status.started(self)
-            await stops.wait()
-            await self.drain(self.grace_s)  # a second signal meanwhile is absorbed, not fatal
+            await self._stops.wait()
+            left = await self.drain(self.grace_s)  # a second signal meanwhile is absorbed, not fatal
+            self._stops.bound_exit(self.steps.cancel_grace_ms / 1000, left + self.steps.stuck)  # cancelled next
 
     async def drain(self, grace_s: float) -> int:
         """Stop taking steps, let the running ones finish within ``grace_s`` and send their

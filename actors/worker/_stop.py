@@ -7,12 +7,19 @@ orchestrator. When that process was killed outright (SIGKILL, the OOM killer), i
 were reparented and went on for ever: registering again and again at an address no one would
 listen on again, a step they ran holding its slot. Now the worker asks for its parent every
 ``PARENT_CHECK_MS`` and, once it is another, stops as on SIGTERM (``worker_orphaned``).
+
+Once drained, a stopping worker cancels the steps still running and waits for them to end;
+one that swallows every cancellation held the process for ever (it never exited, and a second
+SIGTERM killed it without any ``shutdown()``). ``bound_exit`` gives them the cancel grace,
+then ends the process with exit code 1, saying so on stderr (``worker_stop_stuck``).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,6 +27,7 @@ from typing import Any
 import anyio
 import structlog
 
+from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, EXIT_BLOCKED
 from ontoflow.runtime.loop import stop_signals
 
 __all__ = ["PARENT_CHECK_MS", "StopRequests"]
@@ -45,6 +53,7 @@ class StopRequests:
         self._parent_pid = parent_pid
         self._sleep = sleep
         self._signals: Any = None
+        self._exit: threading.Timer | None = None
 
     @contextmanager
     def listening(self) -> Iterator[None]:
@@ -64,6 +73,21 @@ class StopRequests:
                 break
             tg.cancel_scope.cancel()
 
+    def bound_exit(self, after_s: float, running: int) -> None:
+        """Once drained, with ``running`` steps left: end this process (exit 1) unless
+        ``stopped`` is called within ``after_s`` (at least ``BLOCKED_GRACE_S``: a step that
+        stops when cancelled needs a moment too; see the module docstring)."""
+        after_s = max(after_s, BLOCKED_GRACE_S)
+        if running:
+            self._exit = threading.Timer(after_s, _stuck, args=(self._worker_id, running, after_s))
+            self._exit.daemon = True
+            self._exit.start()
+
+    def stopped(self) -> None:
+        """Every step has ended: the process goes on to shut its capabilities down (no exit)."""
+        if self._exit is not None:
+            self._exit.cancel()
+
     async def _orphaned(self, scope: anyio.CancelScope) -> None:
         assert self._sleep is not None and self._parent_pid is not None
         if os.getppid() != self._parent_pid and _alive(self._parent_pid):
@@ -82,3 +106,13 @@ def _alive(pid: int) -> bool:
     except OSError:  # another user's process: it exists
         return True
     return True
+
+
+def _stuck(worker_id: str, running: int, after_s: float) -> None:
+    log.error("worker_stop_stuck", worker_id=worker_id, running=running, after_s=after_s)
+    if sys.stderr is not None:
+        sys.stderr.write(f"ontoflow: {running} step{'s' if running > 1 else ''} still running {after_s:g} s after "
+                         "being cancelled (the capability ignores cancellation): the worker exits without waiting "
+                         "(--cancel-grace-s)\n")
+        sys.stderr.flush()
+    os._exit(EXIT_BLOCKED)  # the event loop is fine, but the task group holding the step never ends
