@@ -8,6 +8,11 @@ were reparented and went on for ever: registering again and again at an address 
 listen on again, a step they ran holding its slot. Now the worker asks for its parent every
 ``PARENT_CHECK_MS`` and, once it is another, stops as on SIGTERM (``worker_orphaned``).
 
+A capability that changes a stop signal's handler (``signal.signal(SIGTERM, SIG_IGN)``, a
+library installing its own) took the drain away: SIGTERM was ignored for good, or with
+``SIG_DFL`` killed the worker outright (no drain, no answers, no ``shutdown()``). The worker
+looks every ``PARENT_CHECK_MS`` too and puts its own handler back (``stop_signal_restored``).
+
 Once drained, a stopping worker cancels the steps still running and waits for them to end;
 one that swallows every cancellation held the process for ever (it never exited, and a second
 SIGTERM killed it without any ``shutdown()``). ``bound_exit`` gives them the cancel grace,
@@ -34,7 +39,8 @@ __all__ = ["PARENT_CHECK_MS", "StopRequests"]
 
 log = structlog.get_logger()
 
-#: How often a worker asks whether its supervising parent is still its parent.
+#: How often a worker asks whether its supervising parent is still its parent, and whether its
+#: stop signals still have its handlers.
 PARENT_CHECK_MS = 500
 
 
@@ -53,21 +59,24 @@ class StopRequests:
         self._parent_pid = parent_pid
         self._sleep = sleep
         self._signals: Any = None
+        self._handlers: dict[int, Any] = {}  # the handlers ``listening`` installed, by signal
         self._exit: threading.Timer | None = None
 
     @contextmanager
     def listening(self) -> Iterator[None]:
         """Catch the stop signals while inside: open before anyone knows the host started, so
         none is missed; a second one while the host drains is absorbed, not fatal."""
-        with anyio.open_signal_receiver(*stop_signals()) as self._signals:
+        signums = stop_signals()
+        with anyio.open_signal_receiver(*signums) as self._signals:
+            self._handlers = {signum: signal.getsignal(signum) for signum in signums}
             yield
 
     async def wait(self) -> None:
         """Return at the first stop request (inside ``listening``): a signal, logged
         ``worker_stopping``, or the parent gone, logged ``worker_orphaned``."""
         async with anyio.create_task_group() as tg:
-            if self._parent_pid is not None and self._sleep is not None:
-                tg.start_soon(self._orphaned, tg.cancel_scope)
+            if self._sleep is not None:
+                tg.start_soon(self._watch, tg.cancel_scope)
             async for signum in self._signals:
                 log.info("worker_stopping", worker_id=self._worker_id, signal=signal.Signals(signum).name)
                 break
@@ -88,24 +97,21 @@ class StopRequests:
         if self._exit is not None:
             self._exit.cancel()
 
-    async def _orphaned(self, scope: anyio.CancelScope) -> None:
-        assert self._sleep is not None and self._parent_pid is not None
-        if os.getppid() != self._parent_pid and _alive(self._parent_pid):
-            return  # started through a wrapper (a shell): not the supervisor's child, nothing to watch
-        while os.getppid() == self._parent_pid:
+    async def _watch(self, scope: anyio.CancelScope) -> None:
+        """Every ``PARENT_CHECK_MS``: put back a stop signal's handler a capability changed, and
+        end the wait (``scope``) once the supervising parent is gone."""
+        assert self._sleep is not None
+        parent = self._parent_pid  # another parent: this one died, even before this process got here
+        while True:
             await self._sleep(PARENT_CHECK_MS)
-        log.warning("worker_orphaned", worker_id=self._worker_id, parent_pid=self._parent_pid)
-        scope.cancel()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: it exists
-        return True
-    return True
+            for signum, handler in self._handlers.items():
+                if signal.getsignal(signum) is not handler:
+                    signal.signal(signum, handler)
+                    log.warning("stop_signal_restored", worker_id=self._worker_id, signal=signal.Signals(signum).name)
+            if parent is not None and os.getppid() != parent:
+                log.warning("worker_orphaned", worker_id=self._worker_id, parent_pid=parent)
+                scope.cancel()
+                return
 
 
 def _stuck(worker_id: str, running: int, after_s: float) -> None:

@@ -82,4 +82,4 @@ async def test_a_worker_whose_supervising_parent_was_killed_stops_on_its_own(tmp
             except ProcessLookupError:
                 pass
         await parent.aclose()
-    assert b"worker_orphaned" in logged and b"worker_drained" in logged
+    assert b"worker_orphaned" in logged and b"worker_drained" in logged, logged
