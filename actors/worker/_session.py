@@ -41,7 +41,7 @@ from ontoflow.runtime.transport import DealerMailbox, open_dealer
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["MAX_TICK_MS", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
+__all__ = ["MAX_REFUSAL_CHARS", "MAX_TICK_MS", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
 
 # AnswerBook is re-exported here, where it lived before ``_answer_book.py``.
 
@@ -49,6 +49,9 @@ log = structlog.get_logger()
 
 #: The longest time between two Ticks (heartbeats and silences are decided on them).
 MAX_TICK_MS = 50
+
+#: The most of an orchestrator's refusal (``Disconnect.reason``) a worker shows (``Session.refused``).
+MAX_REFUSAL_CHARS = 200
 
 
 #: What of a host name goes into a default worker id: the worker id rule's characters, and few
@@ -210,7 +213,11 @@ class Session:
         return self._over.is_set()
 
     def refused(self, reason: str) -> None:
-        """The orchestrator said ``Disconnect``: the session ends and ``run`` raises."""
+        """The orchestrator said ``Disconnect``: the session ends and ``run`` raises. Its reason
+        is peer text, shown (logged, raised, printed by ``ontoflow worker``) as one line of at most
+        ``MAX_REFUSAL_CHARS`` printable characters: a newline in it forged lines of the worker's
+        output, and a 100 kB one was printed and logged whole."""
+        reason = _one_line(reason)
         log.error("worker_refused", worker_id=self._host.worker_id, reason=reason)
         self._refused = reason
         self._over.set()
@@ -226,6 +233,14 @@ class Session:
         host.outbox.flush()
         mailbox.dealer.linger_on_close(linger_ms)
         self._over.set()
+
+
+def _one_line(text: str) -> str:
+    """``text`` with each run of whitespace as one space and other unprintable characters as
+    ``?``, cut to ``MAX_REFUSAL_CHARS`` (``…`` marks a cut)."""
+    text = " ".join(text[: MAX_REFUSAL_CHARS * 4].split())
+    text = "".join(c if c.isprintable() else "?" for c in text[: MAX_REFUSAL_CHARS + 1])
+    return text if len(text) <= MAX_REFUSAL_CHARS else text[:MAX_REFUSAL_CHARS] + "…"
 
 
 def bound_answers(capabilities: Iterable[Capability], own: int, daemon: int) -> None:
