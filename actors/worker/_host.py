@@ -262,7 +262,7 @@ class WorkerHost(BatchActor):
                 if not self._takes_invokes() or message.capability not in self._capabilities:
                     self._refuse(message)
                 else:
-                    self._intake.enqueue([message])
+                    self._intake.enqueue([message], now)
             case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
                 self.steps.cancel((run_id, step_id, attempt), now)
             case Heartbeat():
