@@ -43,7 +43,7 @@ from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, i
 from ontoflow.actors.worker._intake import InvokeIntake
 from ontoflow.actors.worker._perceptions import Perceptions
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, MAX_SEEN_WINDOW_MS, StepScheduler
-from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._session import MIN_DAEMON_LIMIT, AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._stop import StopRequests
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
@@ -305,8 +305,8 @@ class WorkerHost(BatchActor):
         session = self._current
         if session is None:
             return
-        if heartbeat_ms < 1 or liveness < 1:
-            log.warning("welcome_invalid", worker_id=self.worker_id, reason="heartbeat_ms and liveness must be >= 1")
+        if heartbeat_ms < 1 or liveness < 1 or 0 < limit < MIN_DAEMON_LIMIT:  # a limit no answer fits in: mute
+            log.warning("welcome_invalid", worker_id=self.worker_id, reason=f"heartbeat_ms, liveness >= 1; max_message_bytes 0 or >= {MIN_DAEMON_LIMIT}")
             return
         self.heartbeat_s, self.liveness, self.tick_ms = heartbeat_ms / 1000, liveness, tick_ms_for(heartbeat_ms)
         self.steps.seen_window_ms = min(heartbeat_ms * (liveness + 1), MAX_SEEN_WINDOW_MS)  # as answers are held

@@ -33,6 +33,7 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability import Capability, result_bytes_for
+from ontoflow.actors.capability._defaults import RESULT_MARGIN_BYTES
 from ontoflow.actors.errors import WorkerRefusedError
 from ontoflow.actors.worker._answer_book import AnswerBook
 from ontoflow.protocols.messages import Disconnect, Heartbeat
@@ -41,7 +42,7 @@ from ontoflow.runtime.transport import DealerMailbox, open_dealer
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["MAX_REFUSAL_CHARS", "MAX_TICK_MS", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
+__all__ = ["MAX_REFUSAL_CHARS", "MAX_TICK_MS", "MIN_DAEMON_LIMIT", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
 
 # AnswerBook is re-exported here, where it lived before ``_answer_book.py``.
 
@@ -49,6 +50,10 @@ log = structlog.get_logger()
 
 #: The longest time between two Ticks (heartbeats and silences are decided on them).
 MAX_TICK_MS = 50
+
+#: The smallest message size limit a Welcome may announce (0: unknown): a Heartbeat and an
+#: answer must fit, or the worker registers mute (every message withheld as too large).
+MIN_DAEMON_LIMIT = RESULT_MARGIN_BYTES
 
 #: The most of an orchestrator's refusal (``Disconnect.reason``) a worker shows (``Session.refused``).
 MAX_REFUSAL_CHARS = 200
