@@ -28,7 +28,6 @@ treated by the orchestrator as a lost worker's (a new attempt when idempotent). 
 from __future__ import annotations
 
 import os
-import signal
 import socket
 from collections.abc import Sequence
 from functools import partial
@@ -43,14 +42,14 @@ from ontoflow.actors.worker._announce import say_not_welcomed
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
 from ontoflow.actors.worker._intake import InvokeIntake
 from ontoflow.actors.worker._perceptions import Perceptions
-from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
-from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, MAX_SEEN_WINDOW_MS, StepScheduler
+from ontoflow.actors.worker._session import MIN_DAEMON_LIMIT, AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._stop import StopRequests
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
-from ontoflow.runtime.loop import stop_signals
 from ontoflow.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES, shared_context
 
 __all__ = ["WorkerHost"]
@@ -89,6 +88,7 @@ class WorkerHost(BatchActor):
         spin_us: how long to poll the socket after sending answers before parking (0: never).
         init_timeout_s: the most each ``initialize()`` may take (``run`` raises past it; inf: none).
         cancel_grace_s: how long a step may take to stop after its Cancel (``abandon_overdue``).
+        parent_pid: with ``drain_on_signals``, stop as on SIGTERM once this parent is gone (``_stop.py``).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -122,6 +122,7 @@ class WorkerHost(BatchActor):
         spin_us: int = WORKER_SPIN_US,
         init_timeout_s: float = DEFAULT_INIT_TIMEOUT_S,
         cancel_grace_s: float = DEFAULT_CANCEL_GRACE_S,
+        parent_pid: int | None = None,
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
@@ -137,15 +138,16 @@ class WorkerHost(BatchActor):
         self.timers = HostTimers(self.now)
         self.heartbeat_s = heartbeat_ms / 1000
         self.liveness = liveness
-        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
-                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)))
-        self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._answers = AnswerBook()
+        self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
+                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)), seal=self._answers.seal)
+        self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._session: Session | None = None  # the welcomed session, if any
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)
         self.sessions = 0
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
+        self._stops = StopRequests(self.worker_id, parent_pid, self.timers.sleep)  # a worker process's
         self.grace_s = grace_s
         self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
@@ -184,6 +186,7 @@ class WorkerHost(BatchActor):
                         await self._connection_loop()
                     tg.cancel_scope.cancel()
         finally:
+            self._stops.stopped()  # every step ended: the process need not be ended for them
             self._scope = None
             self._perceptions.start(None, 0)
             self._session = None
@@ -199,13 +202,12 @@ class WorkerHost(BatchActor):
             raise self._failure
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
-        with anyio.open_signal_receiver(*stop_signals()) as signals:  # open before anyone knows we started: none missed
+        with self._stops.listening():  # before anyone knows we started: none missed
             tg.start_soon(self._connection_loop)
             task_status.started(self)
-            async for signum in signals:
-                log.info("worker_stopping", worker_id=self.worker_id, signal=signal.Signals(signum).name)
-                break
-            await self.drain(self.grace_s)  # a second signal meanwhile is absorbed, not fatal
+            await self._stops.wait()
+            left = await self.drain(self.grace_s)  # a second signal meanwhile is absorbed, not fatal
+            self._stops.bound_exit(self.steps.cancel_grace_ms / 1000, left + self.steps.stuck)  # cancelled next
 
     async def drain(self, grace_s: float) -> int:
         """Stop taking steps, let the running ones finish within ``grace_s`` and send their
@@ -260,14 +262,14 @@ class WorkerHost(BatchActor):
                 if not self._takes_invokes() or message.capability not in self._capabilities:
                     self._refuse(message)
                 else:
-                    self._intake.enqueue([message])
+                    self._intake.enqueue([message], now)
             case Cancel(run_id=run_id, step_id=step_id, attempt=attempt):
                 self.steps.cancel((run_id, step_id, attempt), now)
             case Heartbeat():
                 pass
             case Tick(now_ms=tick_now):
                 self.timers.on_tick(tick_now)
-                self.steps.abandon_overdue(tick_now)
+                self.steps.on_tick(tick_now)  # forgets attempts answered long ago; answers the overdue
                 self._perceptions.on_tick(tick_now)
                 session = self._current
                 if session is not None:
@@ -303,12 +305,11 @@ class WorkerHost(BatchActor):
         session = self._current
         if session is None:
             return
-        if heartbeat_ms < 1 or liveness < 1:
-            log.warning("welcome_invalid", worker_id=self.worker_id, reason="heartbeat_ms and liveness must be >= 1")
+        if heartbeat_ms < 1 or liveness < 1 or 0 < limit < MIN_DAEMON_LIMIT:  # a limit no answer fits in: mute
+            log.warning("welcome_invalid", worker_id=self.worker_id, reason=f"heartbeat_ms, liveness >= 1; max_message_bytes 0 or >= {MIN_DAEMON_LIMIT}")
             return
-        self.heartbeat_s = heartbeat_ms / 1000
-        self.liveness = liveness
-        self.tick_ms = tick_ms_for(heartbeat_ms)
+        self.heartbeat_s, self.liveness, self.tick_ms = heartbeat_ms / 1000, liveness, tick_ms_for(heartbeat_ms)
+        self.steps.seen_window_ms = min(heartbeat_ms * (liveness + 1), MAX_SEEN_WINDOW_MS)  # as answers are held
         self._answers.set_token(token)  # proves this host is the one registered
         if session.on_welcome(now, limit, self._capabilities.values()):  # nothing bigger than the daemon takes
             log.info("worker_registered", worker_id=self.worker_id, session=session.number, heartbeat_ms=heartbeat_ms, liveness=liveness)
@@ -381,8 +382,8 @@ class WorkerHost(BatchActor):
             return
         self.outbox.put(b"", self._answers.sent(outcome))
 
-    def answer_many(self, outcomes: list[Outcome]) -> None:
-        """``answer`` for each of ``outcomes`` (the steps a runner answered back to back)."""
+    def answer_many(self, outcomes: list[Outcome | bytes]) -> None:
+        """``answer`` for each of ``outcomes`` (steps answered back to back: ``AnswerBook.seal``'d)."""
         if self._session is None:
             for outcome in outcomes:
                 self._answers.keep(outcome)

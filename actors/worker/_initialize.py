@@ -23,6 +23,7 @@ from ontoflow.actors.capability import (
     watch_blocking,
 )
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
+from ontoflow.actors.worker._connection_secrets import add_connection_secrets
 from ontoflow.actors.worker.errors import PermanentInitError
 
 __all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize", "instantiate"]
@@ -93,7 +94,8 @@ def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[s
 async def initialize(
     cap: Capability, *, timeout_s: float = DEFAULT_INIT_TIMEOUT_S, own_process: bool = False
 ) -> None:
-    """Run ``cap.initialize()`` for at most ``timeout_s``; what it raises becomes a
+    """Add the worker's connection values to ``cap``'s secrets (``_connection_secrets``), then
+    run ``cap.initialize()`` for at most ``timeout_s``; what it raises becomes a
     :class:`CapabilityInitError` naming the capability, its text scrubbed (a connection URL's
     password, a token): a worker process prints it on stderr, where a traceback would show the
     text whole.
@@ -112,6 +114,7 @@ async def initialize(
             what it raised is not transient (``classify_error``): starting again cannot help.
     """
     capability = type(cap).metadata.id
+    add_connection_secrets(cap)  # before anything of it can fail: its errors are scrubbed of them too
     deadline = anyio.current_time() + timeout_s
     scope = anyio.CancelScope(deadline=deadline)
     blocked = f"{_too_long(capability, timeout_s)}: it blocks the event loop"

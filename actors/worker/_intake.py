@@ -18,16 +18,21 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from ontoflow.protocols.messages import Invoke
+from ontoflow.runtime.log_budget import LogBudget
 
 if TYPE_CHECKING:
     from ontoflow.actors.capability import Capability
     from ontoflow.actors.worker._scheduler import StepScheduler
 
-__all__ = ["InvokeIntake"]
+__all__ = ["DUPLICATES_LOG_MS", "InvokeIntake"]
 
 log = structlog.get_logger()
 
 Batch = list[tuple[bytes, Any]]
+
+#: The interval of the duplicates' log budget: a few ``invoke_duplicate`` lines each, then one
+#: ``invokes_duplicate`` summary (a peer's flood of copies wrote a line per copy).
+DUPLICATES_LOG_MS = 10_000
 
 
 class InvokeIntake:
@@ -48,6 +53,7 @@ class InvokeIntake:
         self._steps = steps
         self._takes = takes
         self._each = each
+        self._duplicates = LogBudget("invokes_duplicate", interval=DUPLICATES_LOG_MS)
 
     def take(self, batch: Batch, now: int) -> None:
         """Handle each message of ``batch`` in order, the Invokes that can run here queued
@@ -55,6 +61,8 @@ class InvokeIntake:
         invokes: list[Invoke] = []
         hosted = self._hosted
         takes = self._takes()
+        if self._duplicates.unlogged:  # a flood's summary is due once its interval is over
+            self._duplicates.tick(now)
         for identity, message in batch:
             if takes and type(message) is Invoke and message.capability in hosted:
                 invokes.append(message)
@@ -67,10 +75,12 @@ class InvokeIntake:
         if invokes:
             self._queue(invokes, now)
 
-    def enqueue(self, invokes: list[Invoke]) -> None:
-        """Queue ``invokes`` (runnable here) for the runner reading; a duplicate is logged."""
+    def enqueue(self, invokes: list[Invoke], now: int) -> None:
+        """Queue ``invokes`` (runnable here) for the runner reading; a duplicate is logged
+        (within the budget: ``DUPLICATES_LOG_MS``)."""
         for again in self._steps.enqueue_many(invokes):
-            log.warning("invoke_duplicate", run_id=again.run_id, step_id=again.step_id, attempt=again.attempt)
+            if self._duplicates.admit("invoke_duplicate", now):
+                log.warning("invoke_duplicate", run_id=again.run_id, step_id=again.step_id, attempt=again.attempt)
 
     def _queue(self, invokes: list[Invoke], now: int) -> None:
         """Queue a run of Invokes with one call; should that raise (an Invoke the wire cannot
@@ -80,6 +90,6 @@ class InvokeIntake:
         before it is then logged ``invoke_duplicate``, not queued twice). Their peer is ``b""``:
         a worker's mailbox is its session's DEALER, whose one peer is the daemon."""
         try:
-            self.enqueue(invokes)
+            self.enqueue(invokes, now)
         except Exception:
             self._each([(b"", invoke) for invoke in invokes], now)

@@ -40,13 +40,13 @@ import structlog
 
 from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._inline import not_closed, resume
-from ontoflow.actors.worker._step_exits import each, escaped, host_stops, take_back
+from ontoflow.actors.worker._answer_groups import AnswerGroups
+from ontoflow.actors.worker._step_exits import escaped, host_stops, take_back
 from ontoflow.protocols.events import CANCELLED
 from ontoflow.protocols.messages import Invoke, Outcome
-from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.errors import Interrupted
 
-__all__ = ["DEFAULT_CANCEL_GRACE_MS", "DEFAULT_CANCEL_GRACE_S", "StepKey", "StepScheduler"]
+__all__ = ["DEFAULT_CANCEL_GRACE_MS", "DEFAULT_CANCEL_GRACE_S", "MAX_SEEN_WINDOW_MS", "StepKey", "StepScheduler"]
 
 log = structlog.get_logger()
 
@@ -57,6 +57,11 @@ StepKey = tuple[str, str, int]
 #: slot given back (``ontoflow worker --cancel-grace-s``).
 DEFAULT_CANCEL_GRACE_MS = 10_000
 DEFAULT_CANCEL_GRACE_S = DEFAULT_CANCEL_GRACE_MS / 1000
+
+#: How long an accepted attempt is remembered at least (``on_tick``), until a Welcome sets the
+#: window answers are held for; at most the MAX whatever it says (two windows of keys are kept).
+DEFAULT_SEEN_WINDOW_MS = 4_000
+MAX_SEEN_WINDOW_MS = 60_000
 
 
 class StepScheduler:
@@ -77,6 +82,7 @@ class StepScheduler:
             event-loop turn, which would cost the loop one more trip per step).
         cancel_grace_ms: how long a running step may take to stop after its Cancel
             (``abandon_overdue``).
+        seal: applied to an answer that waits for the steps run after it (``AnswerGroups``).
     """
 
     def __init__(
@@ -89,16 +95,13 @@ class StepScheduler:
         flush: Callable[[], None] = lambda: None,
         hold: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
         cancel_grace_ms: int = DEFAULT_CANCEL_GRACE_MS,
+        seal: Callable[[Outcome], Any] | None = None,
     ) -> None:
         if slots < 1:
             raise ValueError(f"slots must be >= 1, got {slots}")
         self._capabilities = capabilities
         self.slots = slots
-        self._answer = answer
-        self._answer_many = answer_many if answer_many is not None else each(answer)
-        self._answered: list[Outcome] = []  # answered back to back, not handed over yet (``_hand_over``)
-        self._flush = flush
-        self._hold = hold
+        self._out = AnswerGroups(answer, answer_many, flush, hold, seal)  # how answers reach the host
         # Every attempt accepted and not answered: None while queued, its runner while running.
         self._running: dict[StepKey, asyncio.Task[Any] | None] = {}
         self._cancel_requested: set[StepKey] = set()
@@ -117,6 +120,12 @@ class StepScheduler:
         self._cancel_due: dict[StepKey, int] = {}  # running steps cancelled -> when their grace ends
         self._abandoned: set[StepKey] = set()  # answered after ignoring their Cancel, still running
         self._group: anyio.abc.TaskGroup | None = None  # the runners' (a replacement joins it)
+        # Attempts accepted lately, in two generations (``on_tick``): never run twice.
+        self._seen: set[StepKey] = set()
+        self._seen_before: set[StepKey] = set()
+        self._seen_since = 0
+        #: How long an attempt accepted is remembered at least (the host sets its answers' window).
+        self.seen_window_ms = DEFAULT_SEEN_WINDOW_MS
 
     # -- what the host calls ------------------------------------------------------------------
 
@@ -162,16 +171,25 @@ class StepScheduler:
     def enqueue_many(self, invokes: list[Invoke]) -> list[Invoke]:
         """Queue steps in order (their capabilities among ``capabilities``), waking no runner:
         the reader's, whose runner runs them next. Returns those already here, not queued again."""
-        running, queue, again = self._running, self._queue, []
+        running, queue, again, seen, before = self._running, self._queue, [], self._seen, self._seen_before
         for invoke in invokes:
             key = (invoke.run_id, invoke.step_id, invoke.attempt)
-            if key in running:
+            if key in seen or key in running or key in before:  # running, or answered lately (``on_tick``)
                 again.append(invoke)
                 continue
+            seen.add(key)
             # Registered now (None: queued), so a Cancel that arrives before a runner picks the step up still finds it.
             running[key] = None
             queue.append((key, invoke))
         return again
+
+    def on_tick(self, now_ms: int) -> None:
+        """The host's Tick: forget the attempts accepted two ``seen_window_ms`` ago (a copy of an
+        Invoke answered before ran it twice: only one arriving while it ran was caught), and
+        answer the steps past their Cancel's grace (``abandon_overdue``)."""
+        if now_ms - self._seen_since >= self.seen_window_ms:
+            self._seen_before, self._seen, self._seen_since = self._seen, set(), now_ms
+        self.abandon_overdue(now_ms)
 
     def cancel(self, key: StepKey, now_ms: int | None = None) -> None:
         """Cancel a running or queued attempt (an unknown one is already over: nothing to do);
@@ -207,9 +225,9 @@ class StepScheduler:
             self._group.start_soon(self.runner)
             log.error("step_cancel_ignored", run_id=key[0], step_id=key[1], attempt=key[2],
                       grace_s=self.cancel_grace_ms / 1000, stuck=len(self._abandoned))
-            self._answer(Outcome(run_id=key[0], step_id=key[1], attempt=key[2], event=CANCELLED, reason="cancel_ignored",
-                                 error=f"the step did not stop within {self.cancel_grace_ms / 1000:g} s of its Cancel: "
-                                       "answered without it, it still runs on its worker"))
+            self._out.answer(Outcome(run_id=key[0], step_id=key[1], attempt=key[2], event=CANCELLED, reason="cancel_ignored",
+                                     error=f"the step did not stop within {self.cancel_grace_ms / 1000:g} s of its Cancel: "
+                                           "answered without it, it still runs on its worker"))
             if self._quiet is not None and not self._busy:
                 self._quiet.set()
 
@@ -267,8 +285,8 @@ class StepScheduler:
         try:
             await self._serve(queue, loop, task)
         finally:
-            if self._answered:  # a step raised out of the runner (an exit): what was answered still goes
-                self._hand_over()
+            if self._out.answered:  # a step raised out of the runner (an exit): what was answered still goes
+                self._out.hand_over()
 
     async def _serve(self, queue: deque[tuple[StepKey, Invoke]], loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
         while True:
@@ -276,8 +294,8 @@ class StepScheduler:
                 if await self._run_next(queue.popleft(), task):
                     return  # it ran a step answered without it: another runner took its place
                 continue
-            if self._answered:
-                self._hand_over()  # this runner stops taking steps: their answers leave now
+            if self._out.answered:
+                self._out.hand_over()  # this runner stops taking steps: their answers leave now
             reader = self._reader
             if reader is not None and not self._receiving:
                 self._receiving = True
@@ -322,8 +340,8 @@ class StepScheduler:
                     raise not_closed(exc) from exc
                 else:
                     waited = True
-                    if self._answered:
-                        self._hand_over()  # the steps answered before this one must not wait for it
+                    if self._out.answered:
+                        self._out.hand_over()  # the steps answered before this one must not wait for it
                     # The step waits: another runner takes the mailbox or the next step meanwhile.
                     if self._has_work_for_another():
                         self._wake_runner()
@@ -358,38 +376,19 @@ class StepScheduler:
             self._cancel_due.pop(key, None)
         running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
         if task.cancelling() and not host_stops():
-            if self._answered:
-                self._hand_over()  # no answer waits unlisted across a wait (a new Ready lists none of them)
+            if self._out.answered:
+                self._out.hand_over()  # no answer waits unlisted across a wait (a new Ready lists none of them)
             await take_back(task)  # the step cancelled its own task: that must not end the runner
         if outcome is None:  # a Cancel arrived for this step
             outcome = Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt,
                               event=CANCELLED, reason="cancelled")
         if waited:
-            self._answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
-        else:
-            answered = self._answered
-            if self._queue and self._busy < self.slots and not self._closed:
-                answered.append(outcome)  # the runner goes on with the next queued step
-                if len(answered) >= SEND_CHUNK:
-                    self._hand_over()
-            elif answered:
-                # The last of the steps run back to back: their answers leave together, now.
-                answered.append(outcome)
-                self._hand_over()
-            else:  # a step run alone (one at a time): no list to make
-                with self._hold():
-                    self._answer(outcome)
-                self._flush()
+            self._out.answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
+        else:  # the runner goes on with the next queued step, if any: its answer may wait for theirs
+            self._out.inline(outcome, bool(self._queue) and self._busy < self.slots and not self._closed)
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
         return False
-
-    def _hand_over(self) -> None:
-        """Answer the steps answered back to back, in one call, and send them now."""
-        answered, self._answered = self._answered, []
-        with self._hold():
-            self._answer_many(answered)
-        self._flush()
 
     def _ended_abandoned(self, key: StepKey) -> bool:
         """A step answered without it (``abandon_overdue``) ended at last: its outcome is dropped."""

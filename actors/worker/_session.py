@@ -12,14 +12,8 @@ host hands every :class:`~runtime.actor.Tick` to :meth:`Session.on_tick`, which 
 heartbeat due and the silence that ends the session. The host's clock (:func:`monotonic_ms`)
 and its Tick interval (:func:`tick_ms_for`, from the heartbeat interval) are set here too.
 
-The answers a worker host may have to give again, across sessions (:class:`AnswerBook`, one
-per host): not reported twice, never lost. An attempt is answered once by a host. An Outcome
-produced while no session is up waits in the book (``keep``); an Outcome sent in a session is
-kept too (``sent``), for one liveness window plus one interval (it may have gone down a link
-that was already dead), and from the moment the orchestrator goes silent until the next
-Welcome (it may have died before recording it; once restarted, it waits for this worker's
-answers). A new ``Ready`` lists every attempt held in it (``keys``); after the ``Welcome``
-the held answers are sent once more (``take_all``).
+The answers a worker host may have to give again, across sessions, are held in its
+:class:`~actors.worker._answer_book.AnswerBook` (one per host).
 
 Every answer carries the session token of the last Welcome, so the daemon knows this host is
 the one it registered (the token is never logged).
@@ -32,29 +26,37 @@ import re
 import socket
 import time
 import uuid
-from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import msgspec
 import structlog
 
 from ontoflow.actors.capability import Capability, result_bytes_for
+from ontoflow.actors.capability._defaults import RESULT_MARGIN_BYTES
 from ontoflow.actors.errors import WorkerRefusedError
-from ontoflow.protocols.messages import Disconnect, Heartbeat, Outcome
-from ontoflow.runtime.codec import encode
+from ontoflow.actors.worker._answer_book import AnswerBook
+from ontoflow.protocols.messages import Disconnect, Heartbeat
 from ontoflow.runtime.transport import DealerMailbox, open_dealer
 
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["MAX_TICK_MS", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
+__all__ = ["MAX_REFUSAL_CHARS", "MAX_TICK_MS", "MIN_DAEMON_LIMIT", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
+
+# AnswerBook is re-exported here, where it lived before ``_answer_book.py``.
 
 log = structlog.get_logger()
 
 #: The longest time between two Ticks (heartbeats and silences are decided on them).
 MAX_TICK_MS = 50
+
+#: The smallest message size limit a Welcome may announce (0: unknown): a Heartbeat and an
+#: answer must fit, or the worker registers mute (every message withheld as too large).
+MIN_DAEMON_LIMIT = RESULT_MARGIN_BYTES
+
+#: The most of an orchestrator's refusal (``Disconnect.reason``) a worker shows (``Session.refused``).
+MAX_REFUSAL_CHARS = 200
 
 
 #: What of a host name goes into a default worker id: the worker id rule's characters, and few
@@ -216,7 +218,11 @@ class Session:
         return self._over.is_set()
 
     def refused(self, reason: str) -> None:
-        """The orchestrator said ``Disconnect``: the session ends and ``run`` raises."""
+        """The orchestrator said ``Disconnect``: the session ends and ``run`` raises. Its reason
+        is peer text, shown (logged, raised, printed by ``ontoflow worker``) as one line of at most
+        ``MAX_REFUSAL_CHARS`` printable characters: a newline in it forged lines of the worker's
+        output, and a 100 kB one was printed and logged whole."""
+        reason = _one_line(reason)
         log.error("worker_refused", worker_id=self._host.worker_id, reason=reason)
         self._refused = reason
         self._over.set()
@@ -234,6 +240,14 @@ class Session:
         self._over.set()
 
 
+def _one_line(text: str) -> str:
+    """``text`` with each run of whitespace as one space and other unprintable characters as
+    ``?``, cut to ``MAX_REFUSAL_CHARS`` (``…`` marks a cut)."""
+    text = " ".join(text[: MAX_REFUSAL_CHARS * 4].split())
+    text = "".join(c if c.isprintable() else "?" for c in text[: MAX_REFUSAL_CHARS + 1])
+    return text if len(text) <= MAX_REFUSAL_CHARS else text[:MAX_REFUSAL_CHARS] + "…"
+
+
 def bound_answers(capabilities: Iterable[Capability], own: int, daemon: int) -> None:
     """Bound each capability's answer (``max_result_bytes``) by the smaller of this host's
     message size limit ``own`` and its daemon's, ``daemon`` (0: unknown, ``own`` alone): an
@@ -248,122 +262,3 @@ def bound_answers(capabilities: Iterable[Capability], own: int, daemon: int) -> 
             cap.max_result_bytes = bound
         else:  # a class's own bound only falls, never above what a message carries (as in ``hosted``)
             cap.max_result_bytes = min(declared, bound)
-
-
-_outcome_decoder = msgspec.msgpack.Decoder(Outcome)
-# An Outcome's body as ``runtime.codec.encode`` makes it (a plain msgpack encoder), without
-# that function's frame per answer.
-_encode_outcome = msgspec.msgpack.Encoder().encode
-
-StepKey = tuple[str, str, int]
-
-
-class AnswerBook:
-    """Answers held back or sent recently (see the module docstring).
-
-    Attributes:
-        token: the session token of the last Welcome (``""`` before the first).
-    """
-
-    __slots__ = ("_open", "_recent", "_token_tail", "_unsent", "token")
-
-    def __init__(self) -> None:
-        # Answered while no session was up, encoded at once as ``sent`` does: an Outcome holds the
-        # capability's own objects, which it may change after answering (a list it keeps adding
-        # to); what goes out is what the step answered, and within the size it was checked at.
-        self._unsent: dict[StepKey, msgspec.Raw] = {}
-        # Sent, maybe down a dead link: kept encoded, because at full speed a liveness window
-        # holds a hundred thousand answers and bytes cost the garbage collector nothing. They
-        # are kept in groups stamped with the time the group was closed (every answer of it
-        # was sent before), not one entry and one clock read per answer: ``_open`` is the
-        # group being filled, closed by the next ``prune`` (a Tick) or ``take_all``.
-        self._recent: deque[tuple[float, list[msgspec.Raw]]] = deque()
-        self._open: list[msgspec.Raw] = []
-        self.token = ""
-        self._token_tail = b""  # the token as a msgpack string, stamped onto encoded Outcomes
-
-    def set_token(self, token: str) -> None:
-        """Stamp ``token`` on every answer from now on."""
-        self.token = token
-        self._token_tail = msgspec.msgpack.encode(token)
-
-    def keep(self, outcome: Outcome) -> None:
-        """Hold an answer produced while no session is up, for the next one (encoded now)."""
-        self._unsent[_key(outcome)] = msgspec.Raw(_encode_outcome(outcome))
-
-    def sent(self, outcome: Outcome) -> msgspec.Raw:
-        """Encode an answer to send now, stamped with the token, and remember it.
-
-        Returns:
-            The encoded answer (``runtime.codec.pack`` carries it as it is).
-        """
-        encoded = _encode_outcome(outcome)
-        if self.token and not outcome.session:
-            # ``session`` is the last field of an array-like Outcome: its empty string is the
-            # body's last byte (0xa0), replaced by the token (a concatenation instead of a
-            # second Outcome per step, which costs about 2 us).
-            encoded = encoded[:-1] + self._token_tail
-        body = msgspec.Raw(encoded)
-        self._open.append(body)
-        return body
-
-    def sent_many(self, outcomes: list[Outcome]) -> list[msgspec.Raw]:
-        """``sent`` for each of ``outcomes``, in one call; returns the encoded answers in order."""
-        tail = self._token_tail if self.token else None
-        bodies = []
-        for outcome in outcomes:
-            encoded = _encode_outcome(outcome)
-            if tail is not None and not outcome.session:
-                encoded = encoded[:-1] + tail  # as in ``sent``
-            bodies.append(msgspec.Raw(encoded))
-        self._open.extend(bodies)
-        return bodies
-
-    def take_all(self) -> tuple[list[msgspec.Raw], list[msgspec.Raw]]:
-        """Everything held, to send (once more) in a new session, stamped with the current
-        token: the answers sent before and those never sent; each is remembered again by
-        ``resent`` as it goes."""
-        self._close()
-        recent = [self._stamped(body) for _, group in self._recent for body in group]
-        unsent = [self._stamped(body) for body in self._unsent.values()]
-        self._recent.clear()
-        self._unsent.clear()
-        return recent, unsent
-
-    def resent(self, body: msgspec.Raw) -> None:
-        """Remember an answer sent once more (this orchestrator may die before recording it)."""
-        self._open.append(body)
-
-    def prune(self, horizon: float) -> None:
-        """Forget the answers sent before ``horizon`` (``time.monotonic()`` seconds)."""
-        self._close()
-        recent = self._recent
-        while recent and recent[0][0] < horizon:
-            recent.popleft()
-
-    def keys(self) -> list[StepKey]:
-        """The attempts whose answer is held here (for a new Ready's ``holding``)."""
-        sent = [_key(_outcome_decoder.decode(body)) for _, group in self._recent for body in group]
-        return list(self._unsent) + sent + [_key(_outcome_decoder.decode(body)) for body in self._open]
-
-    def statistics(self) -> dict[str, int]:
-        """Answers never sent (``outbox``) and sent recently (``recent``)."""
-        recent = sum(len(group) for _, group in self._recent) + len(self._open)
-        return {"outbox": len(self._unsent), "recent": recent}
-
-    def _close(self) -> None:
-        """Stamp the open group with "now" (each of its answers was sent before) and keep it."""
-        if self._open:
-            self._recent.append((time.monotonic(), self._open))
-            self._open = []
-
-    def _stamped(self, body: msgspec.Raw) -> msgspec.Raw:
-        """An answer sent in an earlier session, with the current session's token."""
-        outcome = _outcome_decoder.decode(body)
-        if outcome.session == self.token:
-            return body
-        return msgspec.Raw(encode(msgspec.structs.replace(outcome, session=self.token)))
-
-
-def _key(outcome: Outcome) -> StepKey:
-    return (outcome.run_id, outcome.step_id, outcome.attempt)

@@ -7,7 +7,7 @@ from ontoflow.runtime.actor._batch_actor import BatchActor
 from ontoflow.runtime.actor._envelope import Envelope, ReplySlot
 from ontoflow.runtime.actor._mailbox import Mailbox, MemoryMailbox
 from ontoflow.runtime.actor._outbox import CommitGate, Outbox, Sink
-from ontoflow.runtime.actor._process import process_child, report_cannot_start
+from ontoflow.runtime.actor._process import process_child, report_cannot_start, supervising_parent
 from ontoflow.runtime.actor._ref import ActorRef, ActorStatistics
 from ontoflow.runtime.actor._socket_actor import SocketActor, Tick, wall_clock_ms, where
 from ontoflow.runtime.actor._supervisor import ChildSpec, RestartPolicy, Supervisor, SupervisorStatistics
@@ -32,6 +32,7 @@ __all__ = [
     "Tick",
     "process_child",
     "report_cannot_start",
+    "supervising_parent",
     "wall_clock_ms",
     "where",
 ]

@@ -23,12 +23,16 @@ from anyio.abc import Process
 from ontoflow.runtime.actor._supervisor import ChildSpec, RestartPolicy
 from ontoflow.runtime.errors import ChildCannotStart, ChildProcessCrashed
 
-__all__ = ["CANNOT_START_ENV", "process_child", "report_cannot_start"]
+__all__ = ["CANNOT_START_ENV", "SUPERVISOR_ENV", "process_child", "report_cannot_start", "supervising_parent"]
 
 log = structlog.get_logger()
 
 #: The variable naming the file a child writes why it cannot start in (``report_cannot_start``).
 CANNOT_START_ENV = "ONTOFLOW_CANNOT_START_FILE"
+
+#: The variable naming the process that supervises a child (its pid): a worker whose parent is no
+#: longer that one (killed, its children reparented) stops as on SIGTERM (``supervising_parent``).
+SUPERVISOR_ENV = "ONTOFLOW_SUPERVISOR_PID"
 
 #: The most of a child's reason that is read (it is one line for a person).
 _REASON_BYTES = 4096
@@ -54,6 +58,14 @@ def report_cannot_start(reason: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def supervising_parent() -> int | None:
+    """The pid of the process supervising this one (``SUPERVISOR_ENV``, set by ``process_child``),
+    or None. The variable is removed at the first call, so a process this one starts does not
+    take this one's parent for its own."""
+    value = os.environ.pop(SUPERVISOR_ENV, "")
+    return int(value) if value.isdigit() else None
 
 
 def process_child(
@@ -108,7 +120,8 @@ async def _run_once(
     fd, report = tempfile.mkstemp(prefix="ontoflow-cannot-start-")
     os.close(fd)
     try:
-        await _run_reporting(name, argv, {**(os.environ if env is None else env), CANNOT_START_ENV: report},
+        await _run_reporting(name, argv, {**(os.environ if env is None else env), CANNOT_START_ENV: report,
+                                            SUPERVISOR_ENV: str(os.getpid())},
                              stop_grace_s, report)
     finally:
         os.unlink(report)

@@ -45,7 +45,7 @@ from ontoflow.protocols.documents import check_kind
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import WorkflowManifest, decode_document, manifest_from_data
 from ontoflow.protocols.messages import PROTOCOL_VERSION, worker_id_problem
-from ontoflow.runtime.actor import report_cannot_start
+from ontoflow.runtime.actor import report_cannot_start, supervising_parent
 from ontoflow.runtime.cli._bounds import MAX_SLOTS, MIN_MESSAGE_BYTES, bounded
 from ontoflow.runtime.cli._client import check_address, curve_client
 from ontoflow.runtime.cli._in_process import run_with_progress, stoppable
@@ -305,6 +305,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             spin_us=args.spin_us,
             init_timeout_s=args.init_timeout_s,
             cancel_grace_s=args.cancel_grace_s,
+            parent_pid=supervising_parent(),  # started by ``ontoflow run``: stop if it is killed
         )
         host.domains = domains
         for check in checks:  # a bridged service's /health, on the host's Ticks
