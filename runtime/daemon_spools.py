@@ -6,7 +6,6 @@ A part of the daemon (a composition root: it may import ``actors``), in its own 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -18,11 +17,13 @@ __all__ = ["MAX_HELD", "SpoolSweeper"]
 
 log = structlog.get_logger()
 
-#: The ended runs held between two sweeps. A sweep thread that hangs (a spool folder on a dead
-#: network mount) held every run's result that ended meanwhile, without bound (red team,
-#: session 21). As many as the client service keeps ended (``keep_finished``), so that in the
-#: steady state the results held are the ones it holds anyway.
-MAX_HELD = 10_000
+#: The ended runs whose ids are held between two sweeps. A sweep thread that hangs (a spool
+#: folder on a dead network mount) held every run that ended meanwhile, without bound (red
+#: team, session 21). Ids only (about 100 bytes each, 20 MB at the bound), and far more than a
+#: second of runs through the daemon (about 22,000 three-step runs a second in ``make bench``),
+#: so in normal running no sweep misses a run (review21a: at 10,000 results a busy daemon let
+#: runs go every second, and their spool folders stayed).
+MAX_HELD = 200_000
 
 
 class SpoolSweeper:
@@ -37,11 +38,12 @@ class SpoolSweeper:
     sweep logs ``run_spools_skipped`` once."""
 
     def __init__(self, every_s: float = 1.0, most: int = MAX_HELD) -> None:
-        self._ended: deque[Any] = deque(maxlen=most)  # the results of the runs ended since the last sweep
+        self._ended: deque[str] = deque(maxlen=most)  # the ids of the runs ended since the last sweep
         self._every_s = every_s
-        #: The orchestrator's run-end hook: the run's result is noted as it comes (the bounded
-        #: deque's own append: no code of the sweeper runs on a run's path); the sweep takes the ids.
-        self.ended: Callable[[Any], None] = self._ended.append
+
+    def ended(self, result: Any) -> None:
+        """The orchestrator's run-end hook: the run's id is noted (a bounded deque's append)."""
+        self._ended.append(result.run_id)
 
     @property
     def held(self) -> int:
@@ -57,8 +59,8 @@ class SpoolSweeper:
                 if len(self._ended) == self._ended.maxlen:  # full: older ones may have been let go
                     log.warning("run_spools_skipped", held=len(self._ended),
                                 reason="more runs ended between two sweeps than are held; the older keep their folders")
-                ended = [result.run_id for result in self._ended]
-                self._ended.clear()  # the same deque: ``ended`` is its append
+                ended = list(self._ended)
+                self._ended.clear()  # the same deque ``ended`` appends to
                 try:
                     removed = await anyio.to_thread.run_sync(remove_runs_spools, ended)
                 except OSError as exc:
