@@ -6,6 +6,7 @@ stderr whose every line is JSON."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from tests.integration.conftest import EXAMPLE
 from tests.integration.test_cli_client import Cluster
 from tests.integration.test_cli_usability import _read_until
 
@@ -22,14 +24,24 @@ EXIT_NOT_FOUND = 7
 GATE_YAML = "start: m\nnodes:\n  m:\n    entry_block: g\n    blocks:\n      g: {worker: test.gate}\n"
 
 
-@pytest.fixture
-def cluster(workdir: Path) -> Iterator[Cluster]:
-    c = Cluster(workdir)
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One daemon and worker for the module (each test asks of its own runs or of none; a daemon
+    and worker per test cost ~4 s each): the daemon must still stop cleanly after them all."""
+    folder = tmp_path_factory.mktemp("hostile")
+    shutil.copytree(EXAMPLE, folder / "configs" / "examples" / "building_report")
+    c = Cluster(folder)
     try:
         yield c
     finally:
         if c.close() != 0:
             raise AssertionError("the daemon did not stop cleanly")
+
+
+@pytest.fixture
+def workdir(cluster: Cluster) -> Path:
+    """The shared cluster's folder (a copy of the example at the path its manifests expect)."""
+    return cluster.folder
 
 
 def _lines(stderr: str) -> list[dict]:
