@@ -6,7 +6,6 @@ stderr whose every line is JSON."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,8 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tests.integration.conftest import EXAMPLE
-from tests.integration.test_cli_client import Cluster
+from tests.integration.test_cli_client import Cluster, module_cluster
 from tests.integration.test_cli_usability import _read_until
 
 EXIT_NOT_FOUND = 7
@@ -26,16 +24,8 @@ GATE_YAML = "start: m\nnodes:\n  m:\n    entry_block: g\n    blocks:\n      g: {
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """One daemon and worker for the module (each test asks of its own runs or of none; a daemon
-    and worker per test cost ~4 s each): the daemon must still stop cleanly after them all."""
-    folder = tmp_path_factory.mktemp("hostile")
-    shutil.copytree(EXAMPLE, folder / "configs" / "examples" / "building_report")
-    c = Cluster(folder)
-    try:
+    with module_cluster(tmp_path_factory, "hostile") as c:
         yield c
-    finally:
-        if c.close() != 0:
-            raise AssertionError("the daemon did not stop cleanly")
 
 
 @pytest.fixture
