@@ -67,14 +67,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail(f"building the wheel failed:\n{built.stderr[-2000:]}")
     wheel = next(dist.glob("ontoflow-*.whl"))
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    # No pip of its own (ensurepip cost ~3 s of CPU): the test environment's pip installs into it.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
     site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     # The test environment's dependencies, without its editable ontoflow (see the module docstring).
     Path(site, "_ontoflow_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
-                   check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "--quiet",
+                    str(wheel)], check=True, timeout=300)
     return venv / "bin"
 
 

@@ -7,17 +7,20 @@ from __future__ import annotations
 import os
 import pty
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
 import pytest
 
 from tests.integration._cli import Ran, run_ontoflow
+from tests.integration.conftest import EXAMPLE
 from tests.integration.test_cli_usability import GATE, _env, _read_until
 
 MANIFEST = "configs/examples/building_report/workflow.yaml"
@@ -74,14 +77,25 @@ class Cluster:
         return code
 
 
-@pytest.fixture
-def cluster(workdir: Path) -> Iterator[Cluster]:
-    c = Cluster(workdir)
+@contextmanager
+def module_cluster(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Cluster]:
+    """One daemon and worker for a module's tests (each asks of its own runs or of none; a
+    daemon and worker per test cost ~4 s each), in a copy of the example at the path its
+    manifests expect; the daemon must still stop cleanly after them all."""
+    folder = tmp_path_factory.mktemp(name)
+    shutil.copytree(EXAMPLE, folder / "configs" / "examples" / "building_report")
+    c = Cluster(folder)
     try:
         yield c
     finally:
         if c.close() != 0:
             raise AssertionError("the daemon did not stop cleanly")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with module_cluster(tmp_path_factory, "client") as c:
+        yield c
 
 
 def test_a_client_needs_no_flags_and_prints_results_in_text(cluster: Cluster) -> None:

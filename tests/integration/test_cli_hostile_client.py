@@ -15,21 +15,23 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tests.integration.test_cli_client import Cluster
+from tests.integration.test_cli_client import Cluster, module_cluster
 from tests.integration.test_cli_usability import _read_until
 
 EXIT_NOT_FOUND = 7
 GATE_YAML = "start: m\nnodes:\n  m:\n    entry_block: g\n    blocks:\n      g: {worker: test.gate}\n"
 
 
-@pytest.fixture
-def cluster(workdir: Path) -> Iterator[Cluster]:
-    c = Cluster(workdir)
-    try:
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with module_cluster(tmp_path_factory, "hostile") as c:
         yield c
-    finally:
-        if c.close() != 0:
-            raise AssertionError("the daemon did not stop cleanly")
+
+
+@pytest.fixture
+def workdir(cluster: Cluster) -> Path:
+    """The shared cluster's folder (a copy of the example at the path its manifests expect)."""
+    return cluster.folder
 
 
 def _lines(stderr: str) -> list[dict]:

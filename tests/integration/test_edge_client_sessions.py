@@ -29,8 +29,11 @@ FINANCE = REPO / "configs" / "examples" / "finance"
 async def test_another_key_naming_a_session_gets_a_conversation_of_its_own(tmp_path: Path) -> None:
     keys = Keys(tmp_path)
     address = f"ipc://{tmp_path}/d.sock"
+    # No worker here: client 1's answered question starts a run that waits for one; a short
+    # schedule-to-start ends that wait in 0.5 s rather than the default's 30 s (only the intent is asked of).
     daemon = Daemon(address, tmp_path / "j.sqlite", tmp_path / "d.log", "--domains", str(FINANCE),
-                    "--curve-secret", str(keys.secret("daemon")), "--authorized-keys", str(keys.authorized))
+                    "--curve-secret", str(keys.secret("daemon")), "--authorized-keys", str(keys.authorized),
+                    "--schedule-to-start-ms", "500")
     peers: list[RawPeer] = []
     try:
         await daemon.ready()
