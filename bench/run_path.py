@@ -24,7 +24,7 @@ What counts: a call of a Python function whose file is ours (``protocols/``, ``r
 - background work, i.e. every call under a function of ``BACKGROUND``: the actors' timer
   (``BatchActor.run_timer``: the Ticks of the daemon's pool, run deadlines and client leases,
   the worker's heartbeats and waits), memory trimming, retention, the spool sweeper and its
-  thread. The idle window checks this: it must record nothing (a warning says when it does);
+  thread, the worker's watch of its parent and its stop handlers (``StopRequests._watch``). The idle window checks this: it must record nothing (a warning says when it does);
 - work done once per document, not per run (``ONCE``: compiling the document, the contract
   check by the static checker, the inputs' checker built for a new catalogue). It is recorded
   apart: the ``once_files`` column counts the files only that work crosses;
@@ -80,7 +80,7 @@ ORCHESTRATOR = "actors/orchestrator/"  # its engines included
 #: ``BatchActor.run_timer`` delivers every actor's Ticks (the clocks of the daemon's pool, the
 #: run deadlines, the client leases; the worker's heartbeats and timers): periodic work that
 #: happens whether a run is in flight or not. A test checks that every name here is a function.
-BACKGROUND = frozenset({"BatchActor.run_timer", "_return_freed_memory", "retention_loop", "prune_in_shares",
+BACKGROUND = frozenset({"BatchActor.run_timer", "_return_freed_memory", "retention_loop", "prune_in_shares", "StopRequests._watch",
                         "SpoolSweeper.run", "remove_runs_spools"})
 #: The same loops in the code before issue 12 (``--source`` of ``bfe7138``): its own timer tasks.
 BACKGROUND_BEFORE = frozenset({"SocketActor._timer", "Orchestrator._tick_loop", "Session._watchdog"})
