@@ -11,10 +11,11 @@ lost, and an awaited attempt given up, only when the previous tick found it so t
 event loop stalled (a loaded machine), the first tick can run before the socket's queued
 heartbeats and Readys are read; the timer sleeps a tick before the next one, and the receive
 loop reads them meanwhile. For a worker the first look only suspects it: silent for one
-heartbeat less than the window (a window of three heartbeats or more; under it, the window). A worker silent past the window at a tick was so suspected
-at the tick before (while ticks come at most a heartbeat apart), so it is lost at the first
-tick past the window, within issue 3's bound (the window and one interval); a worker that
-was heard within a heartbeat before a stall is never lost at the tick that ends it.
+heartbeat less than the window (a window of three heartbeats or more; under it, the window).
+A worker silent past the window at a tick was so suspected at the tick before (while ticks
+come at most a heartbeat apart), so it is lost at the first tick past the window, within
+issue 3's bound (the window and one interval); a worker that was heard within a heartbeat
+before a stall is never lost at the tick that ends it.
 
 Step clocks: the deadline of each attempt, and how long a queued step may wait while no live
 worker offers its capability (schedule-to-start). Waiting for a slot of a connected (busy)
