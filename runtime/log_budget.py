@@ -12,11 +12,12 @@ length writes at most ``detail + 1`` lines an interval.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
 
-__all__ = ["LogBudget"]
+__all__ = ["LogBudget", "at_doubling"]
 
 log = structlog.get_logger()
 
@@ -71,3 +72,11 @@ class LogBudget:
             getattr(log, self._level)(self._summary, **self._fields, count=sum(self.unlogged.values()),
                                       by_reason=dict(sorted(self.unlogged.items())))
             self.unlogged = {}
+
+
+def at_doubling(counts: MutableMapping[str, int], reason: str) -> int:
+    """Count one more ``reason`` in ``counts``; its new count when that is 1, 2, 4, 8... (worth a
+    line of its own: a flood of any length writes a few, each with the count so far), else 0.
+    The lighter budget, for refusals rare enough to need no interval's summary."""
+    n = counts[reason] = counts.get(reason, 0) + 1
+    return n if n & (n - 1) == 0 else 0

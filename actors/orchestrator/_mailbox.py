@@ -62,6 +62,7 @@ from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outc
 from ontoflow.runtime.actor import Outbox, Tick, where
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import ADMIN, CLIENT, WORKER
+from ontoflow.runtime.log_budget import at_doubling
 
 if TYPE_CHECKING:  # annotations only: the pool and the table import this module's key_of
     from ontoflow.actors.orchestrator._registry import WorkerInfo
@@ -78,13 +79,11 @@ _CLIENT_KINDS = frozenset(t for c in _CLIENT_TYPES for t in (c, *c.__subclasses_
 _NONE: frozenset[str] = frozenset()
 
 
-def _unknown_heartbeat(refused: Counter[str], identity: bytes) -> None:
+def _unknown_heartbeat(pool: WorkerPool, identity: bytes) -> None:
     """Count a heartbeat from a peer that is not a registered worker (or not in its session)
     and log it at the 1st, 2nd, 4th, 8th...: any peer may send them, and a line each was a log
     flood at the rate it sends (red team, session 21)."""
-    refused["heartbeat_unknown"] += 1
-    n = refused["heartbeat_unknown"]
-    if n & (n - 1) == 0:
+    if n := pool.count_refused("heartbeat_unknown"):
         log.warning("heartbeat_from_unknown_peer", peer=identity.hex()[:64], count=n)
 
 
@@ -182,7 +181,7 @@ class Mailbox:
                 self._tick(tick_now)
             case Heartbeat(session=session):
                 if pool.seen(identity, now, session) is None:
-                    _unknown_heartbeat(pool.refused, identity)
+                    _unknown_heartbeat(pool, identity)
             case Ready():
                 pool.seen(identity, now)
                 pool.ready(identity, message, now)
@@ -344,9 +343,7 @@ class Authority:
         return True
 
     def _refuse(self, reason: str, observation: Observation) -> bool:
-        self.refused[reason] += 1
-        n = self.refused[reason]
-        if n & (n - 1) == 0:  # powers of two: a flood writes a few lines, not one per frame
+        if n := at_doubling(self.refused, reason):  # a flood writes a few lines, not one per frame
             log.warning("observation_refused", capability=observation.capability, kind=observation.kind,
                         reason=reason, count=n)
         return False

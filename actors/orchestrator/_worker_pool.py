@@ -41,6 +41,7 @@ from ontoflow.actors.orchestrator._too_large import OversizedInvokes, in_flight_
 from ontoflow.actors.orchestrator.engine import Dispatch, Fact, StepFinished, StepLost
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Outcome, Ready, Welcome, ready_problem
+from ontoflow.runtime.log_budget import at_doubling
 from ontoflow.runtime.transport import limited
 
 __all__ = ["WorkerPool"]
@@ -157,6 +158,10 @@ class WorkerPool:
             worker.last_seen_ms = now
         return worker
 
+    def count_refused(self, reason: str) -> int:
+        """Count a worker message refused for ``reason``; its count when worth a line, else 0."""
+        return at_doubling(self.refused, reason)
+
     def ready(self, identity: bytes, ready: Ready, now: int) -> None:
         """Register (or re-register) a worker announcing itself, or refuse it."""
         if (reason := ready_problem(ready, PROTOCOL_VERSION)) is not None:  # its id, version, slots, capabilities
@@ -176,11 +181,8 @@ class WorkerPool:
             log.info("worker_ready_stale", worker_id=existing.worker_id)
             return
         if existing is None and len(self.registry) >= self.max_workers:
-            self.refused["too_many_workers"] += 1
-            refused = self.refused["too_many_workers"]
-            if refused & (refused - 1) == 0:  # the 1st, 2nd, 4th, 8th...: a flood writes a few lines
-                log.warning("worker_refused", worker_id=ready.worker_id, reason="too many workers",
-                            limit=self.max_workers, refused=refused)
+            if refused := self.count_refused("too_many_workers"):
+                log.warning("worker_refused", worker_id=ready.worker_id, reason="too many workers", limit=self.max_workers, refused=refused)
             self._send(identity, Disconnect(reason=f"this orchestrator has its limit of {self.max_workers} workers"))
             return
         if (reason := self._room.room_for(ready.capabilities)) is not None:  # last: a Ready refused otherwise drops nothing
