@@ -13,7 +13,8 @@ turn works (``_turn``); a client that goes away before the answer cancels its tu
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
 decode (the message names the field, never the value), 401 without the right token, 404 for
-an unknown route, 413 for a body over the limit, 429 past ``max_turns`` requests at once,
+an unknown route, 413 for a body over the limit, 429 past ``max_turns`` requests at once (or
+``max_turns_per_client`` from one address: ``_slots``),
 429/503/500 for a turn the runtime did not
 take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``; once a stream
 has begun, an error event instead), 415 for a body not declared
@@ -61,9 +62,10 @@ from ontoflow.runtime.actor import where
 from ontoflow.runtime.http._conversations import ConversationBook, named_session
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
+from ontoflow.runtime.http._slots import MAX_TURNS_PER_CLIENT, TurnSlots
 from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
 
-__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "MAX_TURNS", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "MAX_TURNS", "MAX_TURNS_PER_CLIENT", "create_app"]
 
 log = structlog.get_logger()
 
@@ -107,6 +109,7 @@ def create_app(
     body_timeout_s: float = 30.0,
     keepalive_s: float = 15.0,
     max_turns: int = MAX_TURNS,
+    max_turns_per_client: int = MAX_TURNS_PER_CLIENT,
 ) -> Starlette:
     """The ASGI app answering chat requests with ``answer``.
 
@@ -126,6 +129,8 @@ def create_app(
             their body's first byte to their answer's last; one more is a 429 before its body is
             read. Unbounded, each waiting turn held its decoded body (a 4 MB history is about
             23 MB of objects): a client with a thousand connections to a slow model held 23 GB.
+        max_turns_per_client: how many of those one client (its address) is worked on at once
+            (``_slots``): past it, a 429 for that client alone.
 
     A client that closes its connection before the answer cancels the ``answer`` call (the
     turn is withdrawn behind: its run cancelled, no further model call), logged once as
@@ -133,10 +138,7 @@ def create_app(
     """
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
-    working = [0]  # turns between their body's first byte and their answer's last
-
-    def done() -> None:
-        working[0] -= 1
+    slots = TurnSlots(max_turns, max_turns_per_client)  # turns between their body's first byte and their answer's last
 
     def refusal(request: Request) -> Response | None:
         """The error a ``/v1`` request gets before anything is read: no token, or (tokenless)
@@ -172,13 +174,16 @@ def create_app(
     async def completions(request: Request) -> Response:
         if (refused := refusal(request)) is not None:
             return refused
-        if working[0] >= max_turns:  # before the body is read: a refused turn costs nothing
-            log.info("http_turn_refused", code="too_many_turns", working=working[0])
-            busy = _error(429, f"the entry works on {max_turns} requests at once; retry later", "requests",
-                          code="rate_limit_exceeded")
+        client = request.client.host if request.client is not None else ""
+        full = slots.take(client)  # before the body is read: a refused turn costs nothing
+        if full is not None:
+            log.info("http_turn_refused", code=f"too_many_turns_{full}", working=slots.working)
+            busy = _error(429, f"the entry works on {max_turns} requests at once; retry later" if full == "entry" else
+                          f"the entry works on {slots.per_client} requests at once from one client; retry later",
+                          "requests", code="rate_limit_exceeded")
             busy.headers["retry-after"] = "1"
             return busy
-        working[0] += 1
+        done = partial(slots.give_back, client)
         try:
             response = await turn(request)
         except BaseException:
