@@ -37,7 +37,7 @@ import anyio
 import msgspec
 import structlog
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -205,10 +205,14 @@ def create_app(
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
         body = bytearray()  # extended in place: a body in a million 4-byte parts stays linear
         with anyio.move_on_after(body_timeout_s) as reading:
-            async for part in request.stream():
-                body += part
-                if len(body) > MAX_BODY_BYTES:
-                    return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+            try:
+                async for part in request.stream():
+                    body += part
+                    if len(body) > MAX_BODY_BYTES:
+                        return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+            except ClientDisconnect:  # the client left (or sent a broken chunk): not the entry's failure
+                log.info("http_turn_cancelled", reason="client_disconnected_in_body", body_bytes=len(body))
+                return _error(499, "the client closed the connection before its body's end", "invalid_request_error")
         if reading.cancelled_caught:
             return _error(408, f"the request body did not arrive within {body_timeout_s:g} s", "invalid_request_error")
         try:
