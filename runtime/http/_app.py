@@ -59,6 +59,7 @@ from ontoflow.protocols.chat_completions import (
 from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.actor import where
+from ontoflow.runtime.log_budget import at_doubling
 from ontoflow.runtime.http._conversations import ConversationBook, named_session
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
@@ -138,23 +139,31 @@ def create_app(
     """
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
+    refusals: dict[str, int] = {}  # refused before anything was read, by code: logged at doubling counts
     slots = TurnSlots(max_turns, max_turns_per_client)  # turns between their body's first byte and their answer's last
 
     def refusal(request: Request) -> Response | None:
         """The error a ``/v1`` request gets before anything is read: no token, or (tokenless)
-        a Host that is not loopback (``_guard``)."""
-        if not authorised(request):
-            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
-        if expected is None and not names_loopback(request.headers.get("host")):
-            return _error(403, "this entry has no token and answers loopback clients only: the Host header names "
-                               "another host (a web page's DNS rebinding, or a proxy: give the entry a token)",
-                          "invalid_request_error", code="host_not_allowed")
+        a Host or an Origin that is not loopback (``_guard``); logged at its 1st, 2nd, 4th...
+        (a token guessed, a page trying the entry), naming the client's address, never a header."""
         origin = request.headers.get("origin")
-        if expected is None and origin is not None and not origin_is_loopback(origin):
-            return _error(403, "this entry has no token and answers no web page but its own machine's: the "
-                               "Origin header names another site (give the entry a token)",
-                          "invalid_request_error", code="origin_not_allowed")
-        return None
+        if not authorised(request):
+            code, refused = "invalid_api_key", _error(401, "a valid bearer token is required", "invalid_request_error",
+                                                      code="invalid_api_key")
+        elif expected is None and not names_loopback(request.headers.get("host")):
+            code, refused = "host_not_allowed", _error(
+                403, "this entry has no token and answers loopback clients only: the Host header names another host "
+                     "(a web page's DNS rebinding, or a proxy: give the entry a token)",
+                "invalid_request_error", code="host_not_allowed")
+        elif expected is None and origin is not None and not origin_is_loopback(origin):
+            code, refused = "origin_not_allowed", _error(
+                403, "this entry has no token and answers no web page but its own machine's: the Origin header names "
+                     "another site (give the entry a token)", "invalid_request_error", code="origin_not_allowed")
+        else:
+            return None
+        if count := at_doubling(refusals, code):
+            log.warning("http_request_refused", code=code, count=count, client=request.client.host if request.client else None)
+        return refused
 
     def authorised(request: Request) -> bool:
         if expected is None:
