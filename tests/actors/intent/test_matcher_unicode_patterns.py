@@ -1,4 +1,5 @@
-"""A domain's entity patterns read ``\\w``, ``\\d`` and ``\\s`` as Python's ``re`` does: Unicode.
+"""A domain's entity patterns read ``\\w``, ``\\d`` and ``\\s`` as Python's ``re`` does: Unicode;
+and the matcher's words are words of any script (``Ørsted`` was ``rsted``, ``Газпром`` nothing).
 
 Before, they were RE2's ASCII classes, and folding (case, accents) does not make ``rør``,
 ``Straße``, ``выход`` or ``東京`` ASCII: the pipelines domain took ``./`` as the folder of
@@ -20,7 +21,7 @@ from ontoflow.protocols.patterns import compile_pattern
 from ontoflow.protocols.sentence_patterns import unicode_classes
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "configs" / "examples"
-FOLDERS = [EXAMPLES / "building_domain", EXAMPLES / "pipelines_domain"]
+FOLDERS = [EXAMPLES / "finance", EXAMPLES / "building_domain", EXAMPLES / "pipelines_domain"]
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,22 @@ def matcher() -> Matcher:
 )
 def test_an_entity_pattern_takes_the_words_of_any_script(matcher: Matcher, text: str, name: str, value: str) -> None:
     assert matcher.match(text).entities.get(name) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("qual o preço da Газпром?", "Газпром"),
+        ("price of Ørsted", "Ørsted"),  # was 'rsted': a word was [a-z0-9] once folded
+        ("preço da Łódź Holding", "Łódź Holding"),  # was 'ódź Holding'
+        ("price of 東京電力", "東京電力"),
+        ("cotação da Ørsted e da Łódź", ["Ørsted", "Łódź"]),
+        ("preço da Vale", "Vale"),
+    ],
+)
+def test_the_words_of_any_script_are_words(matcher: Matcher, text: str, value) -> None:
+    out = matcher.match(text)
+    assert (out.goal, out.entities.get("symbol_text")) == ("GET_QUOTE", value)
 
 
 def test_the_classes_are_pythons_and_a_json_schema_pattern_keeps_ascii() -> None:
