@@ -23,6 +23,7 @@ from anyio.abc import TaskStatus
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.http._app import MAX_TURNS, MAX_TURNS_PER_CLIENT, create_app
 from ontoflow.runtime.http._conversations import ConversationBook
+from ontoflow.runtime.http._http1 import http1_only
 from ontoflow.runtime.http._reply import Answerer
 
 __all__ = ["HttpEntryConfig", "needs_token", "parse_bind", "serve_http_entry"]
@@ -117,6 +118,7 @@ async def serve_http_entry(
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
 
+    http1_only()  # HTTP/2 without a stream was never idle to Hypercorn: kept open for ever (_http1)
     host, port = parse_bind(config.bind)
     if config.token is None and not _is_loopback(host):
         raise ConfigError(f"--http-bind {config.bind}: a non-loopback address needs a bearer token (--http-token-file FILE)")
