@@ -162,7 +162,8 @@ def create_app(
         else:
             return None
         if count := at_doubling(refusals, code):
-            log.warning("http_request_refused", code=code, count=count, client=request.client.host if request.client else None)
+            log.warning("http_request_refused", code=code, count=count,
+                        client=request.client.host if request.client else None)
         return refused
 
     def authorised(request: Request) -> bool:
