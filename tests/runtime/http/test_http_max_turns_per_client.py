@@ -44,10 +44,10 @@ class _Held:
             await self.changed.wait()
 
 
-def _client(address: str, source: str) -> openai.AsyncOpenAI:
+def _client(address: str, source: str, retries: int = 0) -> openai.AsyncOpenAI:
     """An openai client whose connections leave from ``source`` (127.0.0.2 is loopback too)."""
     http = httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(local_address=source))
-    return openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=0, timeout=60, http_client=http)
+    return openai.AsyncOpenAI(base_url=f"{address}/v1", api_key="unused", max_retries=retries, timeout=60, http_client=http)
 
 
 @pytest.fixture
@@ -97,3 +97,22 @@ def test_the_slots_count_each_client_and_forget_one_that_holds_none() -> None:
     slots.give_back("b")
     assert (slots.working, slots._by_client) == (0, {})
     assert TurnSlots(2, 16).per_client == 2
+
+
+async def test_streams_closed_midway_give_their_client_share_back(entry) -> None:
+    address, held = entry
+    # Retries: a closed stream's slot comes back just after its turn is withdrawn, which a quick
+    # next request may beat (a 429 the openai client retries after Retry-After).
+    async with _client(address, "127.0.0.1", retries=3) as client:
+        with anyio.fail_after(30):
+            for _ in range(3):  # each round takes the whole share and closes it before the answer
+                streams = [await client.chat.completions.create(model="m", stream=True, messages=[
+                    {"role": "user", "content": "hold"}]) for _ in range(2)]
+                await held.until(2)
+                for stream in streams:
+                    await stream.close()
+                await held.until(0)  # the turns behind were withdrawn
+            held.release.set()
+            answers: list[str] = []
+            await _ask(client, "after", answers)
+    assert answers == ["answered after"]
