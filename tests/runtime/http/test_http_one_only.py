@@ -1,4 +1,5 @@
-"""The HTTP entry speaks HTTP/1.1 only. Before, Hypercorn switched a cleartext connection to
+"""The HTTP entry speaks HTTP/1.1 only, and a request Hypercorn cannot read gets the API's error body
+(it was empty). Before, Hypercorn switched a cleartext connection to
 HTTP/2 on its preface (or ``Upgrade: h2c``), and an HTTP/2 connection that opened no stream
 was never closed: 24 bytes per connection, no token, held a file descriptor of the daemon for
 ever (an HTTP/1.1 connection that says nothing is closed after 5 s)."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import anyio
+import msgspec
 import pytest
 
 from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
@@ -57,3 +59,20 @@ async def test_an_h2c_upgrade_is_ignored(address) -> None:
     first = await sock.receive()
     assert first.startswith(b"HTTP/1.1 200 ") and b'{"status":"ok"}' in first, first[:60]  # was 101 Switching Protocols
     await sock.aclose()
+
+
+@pytest.mark.parametrize(("request_bytes", "status"), [
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n", 400),
+    (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pasted: " + b"sk-secret" * 25000 + b"\r\n\r\n", 431),
+], ids=["two_lengths", "negative_length", "huge_header"])
+async def test_a_request_hypercorn_cannot_read_gets_the_api_error_body(address, request_bytes: bytes, status: int) -> None:
+    sock = await anyio.connect_tcp(*address)
+    await sock.send(request_bytes)
+    reply = await _read_to_end(sock)
+    await sock.aclose()
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status} ".encode()) and b"content-type: application/json" in head.lower()
+    error = msgspec.json.decode(body)["error"]  # was an empty body: an OpenAI client read no message
+    assert error["type"] == "invalid_request_error" and "refused before it was read" in error["message"]
+    assert b"secret" not in body
