@@ -159,8 +159,9 @@ class DomainManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
 
 #: The RE2 instructions the entity patterns of one domain may compile to (a usual one takes
-#: 10 to 100; compiling costs about half a microsecond an instruction: ``protocols.patterns``).
-MAX_DOMAIN_PATTERN_INSTRUCTIONS = 20_000
+#: 10 to 100, and each Unicode ``\\w`` in it about 1,450: ``protocols.sentence_patterns``;
+#: compiling costs about half a microsecond an instruction: ``protocols.patterns``).
+MAX_DOMAIN_PATTERN_INSTRUCTIONS = 100_000
 
 
 def _check_entity(where: str, name: str, spec: EntitySpec, allowed: set[str], problems: list[Problem],
@@ -212,7 +213,7 @@ def _check_entity(where: str, name: str, spec: EntitySpec, allowed: set[str], pr
             bad("patterns", f"the domain's patterns take more than the {budget.instructions} RE2 instructions it may compile to")
             break
         try:
-            compiled = compile_pattern(pattern)  # RE2: the edge matches it against clients' sentences
+            compiled = compile_pattern(pattern, unicode=True)  # RE2: the edge matches it against clients' sentences
         except ValueError as exc:
             budget.left -= MAX_DOMAIN_PATTERN_INSTRUCTIONS // 4  # refusing costs as much as a large one
             bad(f"patterns[{i}]", f"does not compile: {exc}")

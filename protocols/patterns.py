@@ -11,7 +11,9 @@ JSON Schema's ``pattern`` is an ECMA-262 expression, unanchored (a search, not a
 reads the common subset the same way (``$`` is the end of the text, ``\\d`` and ``\\w`` are
 ASCII), and ``search`` keeps the unanchored meaning. One difference: RE2's ``\\s`` is ASCII where
 ECMA's holds every Unicode space, so ``\\S`` lets a no-break space through (the README says how
-to write a pattern that refuses it).
+to write a pattern that refuses it). A domain's entity patterns are not JSON Schema's: they are
+searched in sentences, and read ``\\w``, ``\\d`` and ``\\s`` as Python's ``re`` does, as Unicode
+(``compile_pattern(unicode=True)``, ``sentence_patterns``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import re2
 
 from ontoflow.protocols.errors import Problem
+from ontoflow.protocols.sentence_patterns import unicode_classes
 
 __all__ = [
     "DATA_KEYWORDS",
@@ -66,17 +69,22 @@ def _options(captures: bool) -> Any:
 _OPTIONS = {True: _options(True), False: _options(False)}
 
 
-def compile_pattern(pattern: str, captures: bool = True) -> Any:
+def compile_pattern(pattern: str, captures: bool = True, *, unicode: bool = False) -> Any:
     """``pattern`` compiled by RE2 (its ``search``, ``match``, ``groupindex`` are ``re``'s);
-    without ``captures``, its groups capture nothing (a search that only tells whether).
+    without ``captures``, its groups capture nothing (a search that only tells whether); with
+    ``unicode``, its ``\\w``, ``\\d`` and ``\\s`` are Python's (``sentence_patterns``: a
+    domain's entity patterns, searched in sentences of any script).
 
     Raises:
         ValueError: when RE2 cannot compile it; the text says why (``invalid perl operator``,
-            ``invalid escape sequence``: a lookaround, a backreference) without quoting it.
+            ``invalid escape sequence``: a lookaround, a backreference), or (``unicode``) it
+            negates a class inside a bracket (``[\\W_]``), without quoting it.
         TypeError: when ``pattern`` is not a string.
     """
     if type(pattern) is not str:
         raise TypeError(f"a pattern must be a string, not {type(pattern).__name__}")
+    if unicode:
+        pattern = unicode_classes(pattern)
     try:
         return re2.compile(pattern, _OPTIONS[captures])
     except re2.error as exc:

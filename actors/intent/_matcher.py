@@ -112,7 +112,7 @@ def _goal_entities(goal: GoalSpec) -> _GoalEntities:
     return _GoalEntities(
         choices=tuple(n for n, e in schema.items() if e.type in ("enum", "boolean")),
         # RE2 (linear in the sentence): a domain's pattern may come from a peer, the sentence from a client.
-        patterns=tuple((n, e.type, tuple(compile_pattern(p) for p in e.patterns)) for n, e in schema.items() if e.patterns and e.type not in ("enum", "boolean")),
+        patterns=tuple((n, e.type, tuple(compile_pattern(p, unicode=True) for p in e.patterns)) for n, e in schema.items() if e.patterns and e.type not in ("enum", "boolean")),
         numbers=tuple(n for n, e in schema.items() if e.type == "number" and not e.patterns),
         dates=tuple(n for n, e in schema.items() if e.type == "date" and not e.patterns),
         free=tuple(free),

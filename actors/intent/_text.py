@@ -15,7 +15,9 @@ from ontoflow.protocols.intent import fold
 
 __all__ = ["CONJUNCTIONS", "FOLLOW_UP_OPENINGS", "STOPWORDS", "Token", "is_follow_up", "tokens"]
 
-_WORD = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
+#: A word is letters, marks and digits of any script: folding makes Portuguese ASCII, but not
+#: ``Ørsted``, ``Łódź``, ``Газпром`` or ``東京``, which ASCII-only words cut to ``rsted`` or lost.
+_WORD = re.compile(r"[^\W_]+(?:[._'-][^\W_]+)*")
 
 #: Words that carry no goal and no entity, in either language (folded).
 STOPWORDS = frozenset(

@@ -5,7 +5,7 @@ answered by an :class:`Answerer` the composition root provides; the conversation
 named by the request or found from its history (``ConversationBook``).
 """
 
-from ontoflow.runtime.http._app import MAX_BODY_BYTES, MAX_TEXT_CHARS, MAX_TURNS, create_app
+from ontoflow.runtime.http._app import MAX_BODY_BYTES, MAX_TEXT_CHARS, MAX_TURNS, MAX_TURNS_PER_CLIENT, create_app
 from ontoflow.runtime.http._conversations import ConversationBook, conversation_key
 from ontoflow.runtime.http._reply import Answerer, Reply
 from ontoflow.runtime.http._serve import HttpEntryConfig, needs_token, parse_bind, serve_http_entry
@@ -15,6 +15,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_TEXT_CHARS",
     "MAX_TURNS",
+    "MAX_TURNS_PER_CLIENT",
     "Answerer",
     "ConversationBook",
     "HttpEntryConfig",

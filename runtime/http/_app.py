@@ -13,7 +13,8 @@ turn works (``_turn``); a client that goes away before the answer cancels its tu
 Every error answers the API's own error body (``{"error": {"message", "type", "param",
 "code"}}``) with the status code an OpenAI client expects: 400 for a request that does not
 decode (the message names the field, never the value), 401 without the right token, 404 for
-an unknown route, 413 for a body over the limit, 429 past ``max_turns`` requests at once,
+an unknown route, 413 for a body over the limit, 429 past ``max_turns`` requests at once (or
+``max_turns_per_client`` from one address: ``_slots``),
 429/503/500 for a turn the runtime did not
 take (busy at its run limit, shutting down, its edge failed: ``Reply.refused``; once a stream
 has begun, an error event instead), 415 for a body not declared
@@ -36,7 +37,7 @@ import anyio
 import msgspec
 import structlog
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -58,12 +59,14 @@ from ontoflow.protocols.chat_completions import (
 from ontoflow.protocols.errors import decode_failure
 from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RULE
 from ontoflow.runtime.actor import where
+from ontoflow.runtime.log_budget import at_doubling
 from ontoflow.runtime.http._conversations import ConversationBook, named_session
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
+from ontoflow.runtime.http._slots import MAX_TURNS_PER_CLIENT, TurnSlots
 from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
 
-__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "MAX_TURNS", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "MAX_TURNS", "MAX_TURNS_PER_CLIENT", "create_app"]
 
 log = structlog.get_logger()
 
@@ -107,6 +110,7 @@ def create_app(
     body_timeout_s: float = 30.0,
     keepalive_s: float = 15.0,
     max_turns: int = MAX_TURNS,
+    max_turns_per_client: int = MAX_TURNS_PER_CLIENT,
 ) -> Starlette:
     """The ASGI app answering chat requests with ``answer``.
 
@@ -126,6 +130,8 @@ def create_app(
             their body's first byte to their answer's last; one more is a 429 before its body is
             read. Unbounded, each waiting turn held its decoded body (a 4 MB history is about
             23 MB of objects): a client with a thousand connections to a slow model held 23 GB.
+        max_turns_per_client: how many of those one client (its address) is worked on at once
+            (``_slots``): past it, a 429 for that client alone.
 
     A client that closes its connection before the answer cancels the ``answer`` call (the
     turn is withdrawn behind: its run cancelled, no further model call), logged once as
@@ -133,26 +139,32 @@ def create_app(
     """
     book = conversations if conversations is not None else ConversationBook()
     expected = None if token is None else token.encode()
-    working = [0]  # turns between their body's first byte and their answer's last
-
-    def done() -> None:
-        working[0] -= 1
+    refusals: dict[str, int] = {}  # refused before anything was read, by code: logged at doubling counts
+    slots = TurnSlots(max_turns, max_turns_per_client)  # turns between their body's first byte and their answer's last
 
     def refusal(request: Request) -> Response | None:
         """The error a ``/v1`` request gets before anything is read: no token, or (tokenless)
-        a Host that is not loopback (``_guard``)."""
-        if not authorised(request):
-            return _error(401, "a valid bearer token is required", "invalid_request_error", code="invalid_api_key")
-        if expected is None and not names_loopback(request.headers.get("host")):
-            return _error(403, "this entry has no token and answers loopback clients only: the Host header names "
-                               "another host (a web page's DNS rebinding, or a proxy: give the entry a token)",
-                          "invalid_request_error", code="host_not_allowed")
+        a Host or an Origin that is not loopback (``_guard``); logged at its 1st, 2nd, 4th...
+        (a token guessed, a page trying the entry), naming the client's address, never a header."""
         origin = request.headers.get("origin")
-        if expected is None and origin is not None and not origin_is_loopback(origin):
-            return _error(403, "this entry has no token and answers no web page but its own machine's: the "
-                               "Origin header names another site (give the entry a token)",
-                          "invalid_request_error", code="origin_not_allowed")
-        return None
+        if not authorised(request):
+            code, refused = "invalid_api_key", _error(401, "a valid bearer token is required", "invalid_request_error",
+                                                      code="invalid_api_key")
+        elif expected is None and not names_loopback(request.headers.get("host")):
+            code, refused = "host_not_allowed", _error(
+                403, "this entry has no token and answers loopback clients only: the Host header names another host "
+                     "(a web page's DNS rebinding, or a proxy: give the entry a token)",
+                "invalid_request_error", code="host_not_allowed")
+        elif expected is None and origin is not None and not origin_is_loopback(origin):
+            code, refused = "origin_not_allowed", _error(
+                403, "this entry has no token and answers no web page but its own machine's: the Origin header names "
+                     "another site (give the entry a token)", "invalid_request_error", code="origin_not_allowed")
+        else:
+            return None
+        if count := at_doubling(refusals, code):
+            log.warning("http_request_refused", code=code, count=count,
+                        client=request.client.host if request.client else None)
+        return refused
 
     def authorised(request: Request) -> bool:
         if expected is None:
@@ -172,13 +184,16 @@ def create_app(
     async def completions(request: Request) -> Response:
         if (refused := refusal(request)) is not None:
             return refused
-        if working[0] >= max_turns:  # before the body is read: a refused turn costs nothing
-            log.info("http_turn_refused", code="too_many_turns", working=working[0])
-            busy = _error(429, f"the entry works on {max_turns} requests at once; retry later", "requests",
-                          code="rate_limit_exceeded")
+        client = request.client.host if request.client is not None else ""
+        full = slots.take(client)  # before the body is read: a refused turn costs nothing
+        if full is not None:
+            log.info("http_turn_refused", code=f"too_many_turns_{full}", working=slots.working)
+            busy = _error(429, f"the entry works on {max_turns} requests at once; retry later" if full == "entry" else
+                          f"the entry works on {slots.per_client} requests at once from one client; retry later",
+                          "requests", code="rate_limit_exceeded")
             busy.headers["retry-after"] = "1"
             return busy
-        working[0] += 1
+        done = partial(slots.give_back, client)
         try:
             response = await turn(request)
         except BaseException:
@@ -200,10 +215,14 @@ def create_app(
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
         body = bytearray()  # extended in place: a body in a million 4-byte parts stays linear
         with anyio.move_on_after(body_timeout_s) as reading:
-            async for part in request.stream():
-                body += part
-                if len(body) > MAX_BODY_BYTES:
-                    return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+            try:
+                async for part in request.stream():
+                    body += part
+                    if len(body) > MAX_BODY_BYTES:
+                        return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+            except ClientDisconnect:  # the client left (or sent a broken chunk): not the entry's failure
+                log.info("http_turn_cancelled", reason="client_disconnected_in_body", body_bytes=len(body))
+                return _error(499, "the client closed the connection before its body's end", "invalid_request_error")
         if reading.cancelled_caught:
             return _error(408, f"the request body did not arrive within {body_timeout_s:g} s", "invalid_request_error")
         try:

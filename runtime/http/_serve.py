@@ -21,8 +21,9 @@ import structlog
 from anyio.abc import TaskStatus
 
 from ontoflow.runtime.errors import ConfigError
-from ontoflow.runtime.http._app import MAX_TURNS, create_app
+from ontoflow.runtime.http._app import MAX_TURNS, MAX_TURNS_PER_CLIENT, create_app
 from ontoflow.runtime.http._conversations import ConversationBook
+from ontoflow.runtime.http._http1 import http1_only
 from ontoflow.runtime.http._reply import Answerer
 
 __all__ = ["HttpEntryConfig", "needs_token", "parse_bind", "serve_http_entry"]
@@ -41,6 +42,8 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
         keepalive_s: how often a streamed answer sends ``: keep-alive`` until the answer (under
             a proxy's idle timeout: nginx's is 60 s).
         max_turns: how many chat requests are worked on at once (one more is a 429).
+        max_turns_per_client: how many of them from one client address (one more is a 429 for
+            that client: one client cannot take every turn; clients behind one proxy share it).
     """
 
     bind: str = "127.0.0.1:8080"
@@ -49,6 +52,7 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     body_timeout_s: float = 30.0
     keepalive_s: Annotated[float, msgspec.Meta(gt=0)] = 15.0
     max_turns: Annotated[int, msgspec.Meta(ge=1)] = MAX_TURNS
+    max_turns_per_client: Annotated[int, msgspec.Meta(ge=1)] = MAX_TURNS_PER_CLIENT
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
@@ -114,6 +118,7 @@ async def serve_http_entry(
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
 
+    http1_only()  # HTTP/2 without a stream was never idle to Hypercorn: kept open for ever (_http1)
     host, port = parse_bind(config.bind)
     if config.token is None and not _is_loopback(host):
         raise ConfigError(f"--http-bind {config.bind}: a non-loopback address needs a bearer token (--http-token-file FILE)")
@@ -132,7 +137,7 @@ async def serve_http_entry(
         stopped = anyio.Event()
         app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations,
                               body_timeout_s=config.body_timeout_s, keepalive_s=config.keepalive_s,
-                              max_turns=config.max_turns)
+                              max_turns=config.max_turns, max_turns_per_client=config.max_turns_per_client)
 
         async def run_server() -> None:
             # Shielded: a cancelled caller sets ``stopped`` and Hypercorn closes its connections
