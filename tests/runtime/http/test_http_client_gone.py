@@ -126,7 +126,7 @@ async def test_a_client_gone_while_the_model_works_stops_its_model_calls(entry) 
         await client.aclose()
         await _until(lambda: served.composed.edge.intent.classifying() == (0, 0))  # its call is over
         release.set()
-    print("REQS", len(served.model.requests), served.composed.edge.intent.classifying()); assert len(served.model.requests) == 1  # no retry, and nothing ran
+    assert len(served.model.requests) == 1  # no retry, and nothing ran
     assert len(served.composed.orchestrator.runs) == 0
     gone = [e for e in logs if e["event"] == "http_turn_cancelled"]
     assert len(gone) == 1 and gone[0]["reason"] == "client_disconnected" and "Vale" not in str(gone)
