@@ -96,6 +96,13 @@ def open_journal_readonly(path: str | Path, *, check: bool = True) -> ReadOnlyJo
     except sqlite3.Error as exc:
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
     try:
+        # A journal may come from anyone (a file handed over for ``replay`` or ``graph --run``):
+        # its own schema (views, triggers, generated columns, CHECKs) may use no function or
+        # virtual table SQLite does not mark harmless (a view over ``pragma_database_list``
+        # read the reader's file names), and this connection writes nothing, a TEMP table
+        # included (``mode=ro`` and ``immutable`` refuse only the file's writes).
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.execute("PRAGMA query_only = ON")
         version = _check(conn, where, check)
     except BaseException:
         conn.close()
