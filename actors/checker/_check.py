@@ -7,6 +7,7 @@ structure, capability and contract problems all in one report, at once.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,17 +113,25 @@ def refuse_if_invalid(
     return report
 
 
-def read_document(path: str | Path) -> Any:
+def read_document(path: str | Path, *, sha256: str | None = None) -> Any:
     """Read and decode a document file (JSON, YAML or TOML by its suffix).
 
+    Args:
+        path: the file.
+        sha256: the digest of the bytes a caller read before (the document a run is pinned
+            to): the file read now must be those bytes, or what is checked is not what runs.
+
     Raises:
-        CheckerError: when the file cannot be read or decoded.
+        CheckerError: when the file cannot be read or decoded, or is not the bytes of ``sha256``.
     """
     p = Path(path)
     try:
         data = read_document_bytes(p)
     except OSError as exc:
         raise CheckerError(f"{p}: cannot read the file: {exc.strerror}") from None
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise CheckerError(f"{p}: the file changed after it was read to run (it is not the document the run "
+                           "is pinned to): nothing ran; run it again")
     try:
         return decode_document(data, p.suffix or "json")
     except ManifestError as exc:
