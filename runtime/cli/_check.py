@@ -147,7 +147,22 @@ def _daemon_catalog(args: argparse.Namespace) -> dict[str, Any] | int:
     return {meta.id: meta for meta in reply.capabilities}
 
 
+def _timeout_problem(args: argparse.Namespace) -> int | None:
+    """Exit 2 for a ``--timeout`` no wait takes (nan, inf, 1e308, not positive), whether or not
+    ``--connect`` uses it: it was taken silently without one."""
+    from ontoflow.runtime.cli._client import check_timeout
+    from ontoflow.runtime.errors import ConfigError
+
+    try:
+        check_timeout(args.timeout)
+    except ConfigError as exc:
+        return fail(str(exc))
+    return None
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    if (refused := _timeout_problem(args)) is not None:
+        return refused
     try:
         catalog = {} if args.connect and not args.capabilities else _catalog(args)
         document = read_document(args.document)
@@ -201,6 +216,8 @@ def _not_in(path: str, run_id: str) -> bool:
 
 
 def _cmd_graph(args: argparse.Namespace) -> int:
+    if (refused := _timeout_problem(args)) is not None:
+        return refused
     if args.run is not None and args.journal is None and args.connect is None:
         return fail("--run needs --journal FILE or --connect ADDRESS: where the run is")
     if args.run is None and (args.journal is not None or args.connect is not None):
