@@ -21,5 +21,5 @@ def test_a_bidi_or_c1_character_in_a_name_is_drawn_as_its_code(fmt: str, char: s
     doc = {"name": f"pay{char}evil", "start": "m", "nodes": {"m": node("a", {"a": block("t.a")})}}
     picture = render(scene_of(analyse_document(doc, {"t.a": cap("t.a")}, name=f"doc{char}")), fmt).decode()
     assert char not in picture
-    code = f"u{ord(char):04x}"
-    assert f"pay\\{code}evil" in picture or f"pay\\\\{code}evil" in picture
+    # The backslash escaped (DOT's, YAML's): read back, the title is the text "\u202e", not the character.
+    assert f"pay\\\\u{ord(char):04x}evil" in picture
