@@ -45,7 +45,10 @@ def _import_file(spec: str) -> ModuleType:
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:  # a sys.exit() at import ended the worker with its code, silently
+    except KeyboardInterrupt:
+        del sys.modules[name]
+        raise
+    except BaseException as exc:  # a sys.exit() at import ended the worker with its code, silently
         del sys.modules[name]
         raise CapabilityLoadError(f"importing capability file {spec!r} failed: {_describe(exc)}") from None
     return module
@@ -59,7 +62,9 @@ def _import_name(spec: str) -> ModuleType:
         if exc.name is not None and (spec == exc.name or spec.startswith(exc.name + ".")):
             raise CapabilityLoadError(f"capability module {spec!r} not found") from None
         raise CapabilityLoadError(f"importing capability module {spec!r} failed: {_describe(exc)}") from None
-    except (Exception, SystemExit) as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit, GeneratorExit, a bare BaseException: the module's fault
         raise CapabilityLoadError(f"importing capability module {spec!r} failed: {_describe(exc)}") from None
 
 
@@ -92,6 +97,25 @@ def _classes_of(spec: str, module: ModuleType) -> list[type[Capability]]:
         and obj.__module__ == module.__name__
         and isinstance(getattr(obj, "metadata", None), CapabilityMetadata)
     ]
+
+
+def _checked_classes(spec: str, module: ModuleType) -> list[tuple[type[Capability], CapabilityMetadata]]:
+    """The module's classes with their checked metadata.
+
+    Raises:
+        CapabilityLoadError: as :func:`load_capabilities`; also when reading them runs the
+            module's code and that exits or raises (a ``CAPABILITIES`` whose iteration, or a
+            ``metadata`` property, calls ``sys.exit(0)`` made ``check`` exit 0, printing nothing).
+    """
+    try:
+        classes = _classes_of(spec, module)
+        if not classes:
+            raise CapabilityLoadError(f"capability spec {spec!r} defines no capabilities")
+        return [(cls, _check_class(spec, cls)) for cls in classes]
+    except (CapabilityLoadError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        raise CapabilityLoadError(f"capability spec {spec!r}: reading its capabilities failed: {_describe(exc)}") from None
 
 
 def _check_class(spec: str, cls: type[Capability]) -> CapabilityMetadata:
@@ -135,11 +159,7 @@ def load_capabilities(specs: Iterable[str]) -> list[type[Capability]]:
                 continue
             files.add(resolved)
         module = _import_file(spec) if _is_path(spec) else _import_name(spec)
-        classes = _classes_of(spec, module)
-        if not classes:
-            raise CapabilityLoadError(f"capability spec {spec!r} defines no capabilities")
-        for cls in classes:
-            meta = _check_class(spec, cls)
+        for cls, meta in _checked_classes(spec, module):
             previous = owners.get(meta.id)
             if previous is not None:
                 if previous[1] is cls:  # the same class reached twice: harmless

@@ -7,6 +7,7 @@ structure, capability and contract problems all in one report, at once.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,13 @@ def analyse_document(
         manifest, problems = manifest_problems(document, start=start)
         findings = [Finding(kind="structure", severity=ERROR, path=p.path, message=p.message) for p in problems]
         exploration = None
-        if manifest is not None:
+        if manifest is not None and _overlong_ids(manifest):
+            # Every finding names its block's node, every counterexample step its blocks: a
+            # node id of 100,000 characters over 500 blocks made a 250 KB document a report of
+            # gigabytes (19 GB of memory before the check was stopped). Its ids are refused
+            # already (the structure errors above name them); the rest waits for them.
+            findings.append(Finding(kind="structure", severity=ERROR, path="nodes", message=_OVERLONG))
+        elif manifest is not None:
             more, exploration = check_workflow(manifest, catalog)
             findings.extend(more)
         report = Report(document=name, kind=kind, findings=findings,
@@ -73,6 +80,18 @@ def analyse_document(
         return Analysis(report, manifest=manifest, exploration=exploration)
     findings, plan = (check_pipeline if kind == "pipeline" else check_plan_document)(document, catalog)
     return Analysis(Report(document=name, kind=kind, findings=findings).sort(), plan=plan)
+
+
+#: The longest node or block id (the loader's rule) the contract analysis takes.
+MAX_ID_CHARS = 128
+
+_OVERLONG = (f"the capabilities and the contract are not checked: a node or block id is longer than "
+             f"{MAX_ID_CHARS} characters, and every finding would name it; shorten the ids and check again")
+
+
+def _overlong_ids(manifest: WorkflowManifest) -> bool:
+    return any(len(node_id) > MAX_ID_CHARS or any(len(b) > MAX_ID_CHARS for b in node.blocks)
+               for node_id, node in manifest.nodes.items())
 
 
 def check_document(
@@ -112,17 +131,25 @@ def refuse_if_invalid(
     return report
 
 
-def read_document(path: str | Path) -> Any:
+def read_document(path: str | Path, *, sha256: str | None = None) -> Any:
     """Read and decode a document file (JSON, YAML or TOML by its suffix).
 
+    Args:
+        path: the file.
+        sha256: the digest of the bytes a caller read before (the document a run is pinned
+            to): the file read now must be those bytes, or what is checked is not what runs.
+
     Raises:
-        CheckerError: when the file cannot be read or decoded.
+        CheckerError: when the file cannot be read or decoded, or is not the bytes of ``sha256``.
     """
     p = Path(path)
     try:
         data = read_document_bytes(p)
     except OSError as exc:
         raise CheckerError(f"{p}: cannot read the file: {exc.strerror}") from None
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise CheckerError(f"{p}: the file changed after it was read to run (it is not the document the run "
+                           "is pinned to): nothing ran; run it again")
     try:
         return decode_document(data, p.suffix or "json")
     except ManifestError as exc:

@@ -17,6 +17,7 @@ import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.events import is_success
 from ontoflow.protocols.oml import Pipeline, check_oml
 from ontoflow.protocols.plan import ExecutionPlan, find_references, plan_dependencies, plan_from_data
 
@@ -168,10 +169,42 @@ def plan_findings(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]
                                         message=f"the value given for {key!r} contradicts the schema of {meta.id}: {problem}"))
     reported = {f.path for f in findings if f.severity == ERROR}
     try:
-        compile_plan(plan, catalog)
+        compiled = compile_plan(plan, catalog)
     except ManifestError as exc:
         findings.extend(f for f in _from_problems(exc.problems, "capability") if f.path not in reported)
+        return findings
+    findings.extend(_never_run(compiled, plan))
     return findings
+
+
+def _never_run(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
+    """The steps that are always skipped: they need (must see succeed) a step whose capability
+    declares no success event, or a step that is itself always skipped. They were accepted
+    without a word, and every run of the plan skipped them (and failed, when they are required)."""
+    index = {s.id: i for i, s in enumerate(plan.steps)}
+    why: dict[str, list[str]] = {}  # step -> the chain from the step that can never succeed
+    out: list[Finding] = []
+    for step in compiled.steps:  # in the order they may run: a step's needs come before it
+        if not any(is_success(e) for e in step.capability.meta.events):
+            why[step.id] = [f"{step.id} ({step.capability.meta.id}) declares no success event: it never succeeds"]
+            if step.required:
+                out.append(Finding(
+                    kind="unreachable", severity=WARNING, path=f"steps[{index[step.id]}].capability",
+                    message=f"step {step.id!r} never succeeds: {step.capability.meta.id} declares no success event "
+                            f"({', '.join(step.capability.meta.events) or 'none'}), and the step is required, so every "
+                            "run of the plan fails"))
+            continue
+        blocked = next((n for n in step.needs if n in why), None)
+        if blocked is None:
+            continue
+        chain = why[step.id] = [*why[blocked], f"{step.id} needs {blocked} to succeed: skipped"]
+        out.append(Finding(
+            kind="unreachable", severity=WARNING, path=f"steps[{index[step.id]}]",
+            message=f"step {step.id!r} never runs: it needs {blocked!r} to succeed, which never does, so every run "
+                    "skips it",
+            counterexample=chain[:50],
+        ))
+    return out
 
 
 def _has_reference(value: Any) -> bool:

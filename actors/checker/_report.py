@@ -27,7 +27,7 @@ KINDS: dict[str, str] = {
     "type-mismatch": "a provided value (or declared input) whose type or enum contradicts the consumer's schema",
     "prerequisite": "a requires prerequisite that can never succeed before its consumer",
     "unrouted-event": "an event the capability declares that no transition routes and no SIGNAL:FAIL_DEFAULT catches",
-    "unreachable": "a block or node no path reaches",
+    "unreachable": "a block or node no path reaches, or a plan step always skipped (it needs one that never succeeds)",
     "no-exit": "a loop with no path out: a run that enters it cannot end",
     "return-empty-stack": "a RETURN that finds the return stack empty where a return to a caller was meant",
     "unbounded-recursion": "CALLs that can nest without bound",

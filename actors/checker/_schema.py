@@ -8,6 +8,7 @@ when their ``type`` sets cannot overlap (``integer`` is a ``number``) or when a 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -18,18 +19,29 @@ from ontoflow.runtime.regex_schema import compile_schema
 
 __all__ = ["declared_contradiction", "literal_problem"]
 
-_compiled: dict[bytes, Callable[[Any], Any] | None] = {}
 _encode = msgspec.json.Encoder(order="deterministic").encode
+
+#: The compiled validators kept, most recently used first out last: one per distinct schema, and
+#: a daemon checks every client's document against every worker's announced schemas, so the
+#: cache was a dict that only grew (a client submitting documents of ever new literal schemas,
+#: or workers announcing them, kept every compiled validator for the daemon's life).
+CACHED_VALIDATORS = 1_024
+
+
+@functools.lru_cache(maxsize=CACHED_VALIDATORS)
+def _compiled(key: bytes) -> Callable[[Any], Any] | None:
+    try:
+        return compile_schema(msgspec.json.decode(key))  # its patterns by RE2: the daemon checks clients' documents
+    except (fastjsonschema.JsonSchemaDefinitionException, TypeError, ValueError):
+        return None  # a broken schema is the capability's own problem
 
 
 def _validator(schema: dict[str, Any]) -> Callable[[Any], Any] | None:
-    key = _encode(schema)
-    if key not in _compiled:
-        try:
-            _compiled[key] = compile_schema(schema)  # its patterns by RE2: the daemon checks clients' documents
-        except (fastjsonschema.JsonSchemaDefinitionException, TypeError, ValueError):
-            _compiled[key] = None  # a broken schema is the capability's own problem
-    return _compiled[key]
+    try:
+        key = _encode(schema)
+    except (TypeError, ValueError):  # not JSON (a schema built in code with a set in it): not checked
+        return None
+    return _compiled(key)
 
 
 def literal_problem(value: Any, schema: dict[str, Any]) -> str | None:

@@ -6,6 +6,7 @@ import re
 import textwrap
 
 from ontoflow.actors.drawing._scene import Scene, SceneNode
+from ontoflow.actors.drawing._visible import visible
 
 __all__ = ["to_dot"]
 
@@ -21,7 +22,7 @@ _CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
 
 def _q(s: str) -> str:
     """A DOT double-quoted string (lines joined by ``\\n``)."""
-    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    s = visible(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return '"' + _CONTROL.sub(lambda m: f"\\\\x{ord(m[0]):02x}", s) + '"'
 
 

@@ -6,6 +6,7 @@ import json
 import re
 
 from ontoflow.actors.drawing._scene import Scene, SceneNode
+from ontoflow.actors.drawing._visible import visible
 
 __all__ = ["to_mermaid"]
 
@@ -29,7 +30,7 @@ _YAML_PERCENT = "\\x25"
 
 
 def _text(s: str) -> str:
-    return _SYNTAX.sub(lambda m: f"#{ord(m[0])};", s)
+    return _SYNTAX.sub(lambda m: f"#{ord(m[0])};", visible(s))
 
 
 def _box(n: SceneNode) -> str:
@@ -43,7 +44,7 @@ def to_mermaid(scene: Scene) -> str:
     """The scene as a Mermaid ``flowchart``; findings and the run's path as classes."""
     # The title as a YAML double-quoted scalar (JSON's escapes are YAML's): a ": ", a "#" or a
     # newline in a name broke the front matter; "%" as YAML's "\x25", never a "%%{" directive.
-    out = ["---", f"title: {json.dumps(scene.title).replace('%', _YAML_PERCENT)}", "---", "flowchart TD"]
+    out = ["---", f"title: {json.dumps(visible(scene.title)).replace('%', _YAML_PERCENT)}", "---", "flowchart TD"]
     by_cluster: dict[str, list[SceneNode]] = {}
     for n in scene.nodes:
         by_cluster.setdefault(n.cluster, []).append(n)

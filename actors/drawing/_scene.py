@@ -34,6 +34,10 @@ def node_id(*parts: str) -> str:
     return "n" + out if out[:1].isdigit() else out
 
 
+#: The longest id a box is drawn with as its name reads (past it: cut, and a digest added).
+_LONGEST_ID = 100
+
+
 class _Ids:
     """The ids of one picture: readable, and one to one with the names they are made of.
 
@@ -51,9 +55,12 @@ class _Ids:
 
     def __call__(self, *parts: str) -> str:
         readable = node_id(*parts)
-        if readable not in self._shared:
+        if readable not in self._shared and len(readable) <= _LONGEST_ID:
             return readable
-        return readable + "___" + hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        # A long id is cut and made unique by its digest: each box's id is written with every
+        # edge to and from it, and names of 100,000 characters made a 250 KB document a picture
+        # of 150 MB (the names themselves stay in the boxes' labels, once each).
+        return readable[:_LONGEST_ID] + "___" + hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass(slots=True)

@@ -89,6 +89,7 @@ def _catalog(args: argparse.Namespace) -> dict[str, Any]:
 
 def contract_gate(
     path: str, catalog: dict[str, Any], *, start: str | None = None, skip: bool = False, given: Any = (),
+    sha256: str | None = None,
 ) -> int | None:
     """The static check ``run``, ``plan run`` and ``pipeline run`` do before anything starts.
 
@@ -105,6 +106,8 @@ def contract_gate(
         skip: ``--no-check``: the check is not made.
         given: the keys of the run's ``--input`` values: provided on every path, as a
             workflow's declared ``inputs`` are.
+        sha256: the digest of the bytes the loader read (the run is pinned to them): a file
+            replaced since is refused, never checked as the new one while the old one runs.
     """
     if skip:
         return None
@@ -113,9 +116,9 @@ def contract_gate(
     if not os.path.isfile(path):  # a pipe, a FIFO, a device: a second read is not what the loader read
         return fail(f"{path}: {again}")
     try:
-        document = read_document(path)
+        document = read_document(path, sha256=sha256)
     except CheckerError as exc:  # changed since the loader read it
-        return fail(f"{exc}; {again}")
+        return fail(str(exc) if sha256 is not None else f"{exc}; {again}")
     if given and isinstance(document, dict) and "nodes" in document:
         declared = dict(document.get("inputs") or {})
         document = {**document, "inputs": {**{key: {} for key in given}, **declared}}
@@ -144,7 +147,22 @@ def _daemon_catalog(args: argparse.Namespace) -> dict[str, Any] | int:
     return {meta.id: meta for meta in reply.capabilities}
 
 
+def _timeout_problem(args: argparse.Namespace) -> int | None:
+    """Exit 2 for a ``--timeout`` no wait takes (nan, inf, 1e308, not positive), whether or not
+    ``--connect`` uses it: it was taken silently without one."""
+    from ontoflow.runtime.cli._client import check_timeout
+    from ontoflow.runtime.errors import ConfigError
+
+    try:
+        check_timeout(args.timeout)
+    except ConfigError as exc:
+        return fail(str(exc))
+    return None
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    if (refused := _timeout_problem(args)) is not None:
+        return refused
     try:
         catalog = {} if args.connect and not args.capabilities else _catalog(args)
         document = read_document(args.document)
@@ -198,6 +216,8 @@ def _not_in(path: str, run_id: str) -> bool:
 
 
 def _cmd_graph(args: argparse.Namespace) -> int:
+    if (refused := _timeout_problem(args)) is not None:
+        return refused
     if args.run is not None and args.journal is None and args.connect is None:
         return fail("--run needs --journal FILE or --connect ADDRESS: where the run is")
     if args.run is None and (args.journal is not None or args.connect is not None):

@@ -189,15 +189,22 @@ def _tcp_ok(address: str) -> bool:
     return port == "*" or (port.isascii() and port.isdigit() and int(port) <= 65535)
 
 
+#: The longest wait a ``--timeout`` may ask for: a week. ``1e308`` passed as finite and waited
+#: as for ever on a daemon that is not there.
+MAX_TIMEOUT_S = 604_800.0
+
+
 def check_timeout(timeout: float | None, flag: str = "--timeout") -> None:
-    """Refuse a ``--timeout`` that is not a positive finite number (``nan`` or ``inf`` would
-    wait for ever when the daemon does not answer).
+    """Refuse a ``--timeout`` that is not a positive finite number of at most
+    :data:`MAX_TIMEOUT_S` (``nan``, ``inf`` or ``1e308`` would wait for ever when the daemon
+    does not answer).
 
     Raises:
         ConfigError: naming the flag (``flag``: where it may have come from) and the value.
     """
-    if timeout is not None and not 0 < timeout < math.inf:  # a comparison so that nan is refused too
-        raise ConfigError(f"{flag} must be a positive finite number of seconds, got {timeout:g}")
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT_S:  # a comparison so that nan is refused too
+        raise ConfigError(f"{flag} must be a positive finite number of seconds, at most {MAX_TIMEOUT_S:,.0f} "
+                          f"(a week), got {timeout:g}")
 
 
 def client_curve(args: argparse.Namespace) -> CurveClient | None:

@@ -226,7 +226,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     from ontoflow.runtime.cli._check import contract_gate
 
-    refused = contract_gate(args.manifest, catalog, start=args.start, skip=args.no_check, given=sorted(inputs))
+    refused = contract_gate(args.manifest, catalog, start=args.start, skip=args.no_check, given=sorted(inputs),
+                            sha256=digest)
     if refused is not None:
         return refused
 

@@ -194,7 +194,7 @@ def _run(args: argparse.Namespace, load: Any) -> int:
     from ontoflow.runtime.cli._check import contract_gate
 
     refused = contract_gate(getattr(args, "plan", None) or args.pipeline, catalog, skip=args.no_check,
-                            given=sorted(inputs))
+                            given=sorted(inputs), sha256=digest)
     if refused is not None:
         return refused
     work_dir = tempfile.mkdtemp(prefix="ontoflow-work-")

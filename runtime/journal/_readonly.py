@@ -96,11 +96,44 @@ def open_journal_readonly(path: str | Path, *, check: bool = True) -> ReadOnlyJo
     except sqlite3.Error as exc:
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
     try:
+        # A journal may come from anyone (a file handed over for ``replay`` or ``graph --run``):
+        # its own schema (views, triggers, generated columns, CHECKs) may use no function or
+        # virtual table SQLite does not mark harmless (a view over ``pragma_database_list``
+        # read the reader's file names), and this connection writes nothing, a TEMP table
+        # included (``mode=ro`` and ``immutable`` refuse only the file's writes).
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.execute("PRAGMA query_only = ON")
         version = _check(conn, where, check)
+        _check_whole_pages(conn, file, where, quiet)
     except BaseException:
         conn.close()
         raise
     return ReadOnlyJournal(conn, where, version=version)
+
+
+def _check_whole_pages(conn: sqlite3.Connection, file: Path, where: str, quiet: bool) -> None:
+    """Refuse a main file cut short inside a page.
+
+    SQLite writes whole pages at page-aligned offsets, so a journal's main file is always a
+    whole number of pages. One cut short mid-page is read as if its tail were zeros, and passes
+    ``quick_check`` and ``integrity_check`` (the cells lost are simply not there): ``replay``
+    reported a run whose last rows were cut as a mismatch ("s3#1 was never sent"), accusing the
+    daemon of a decision the disk lost. With no WAL (``immutable``: nobody writes) a file shorter
+    than the pages its header counts is cut short too.
+
+    Raises:
+        JournalCorruptError: naming the journal and its size, never its bytes.
+    """
+    try:
+        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        size = file.stat().st_size
+    except (sqlite3.DatabaseError, OSError, TypeError, ValueError) as exc:
+        raise JournalCorruptError(f"journal {where} is not a readable SQLite database ({type(exc).__name__})") from None
+    if page_size > 0 and (size % page_size or (quiet and size < pages * page_size)):
+        raise JournalCorruptError(
+            f"journal {where} is damaged: its file is {size:,} bytes, not the whole {page_size:,}-byte pages "
+            "it holds (cut short?)")
 
 
 def _check(conn: sqlite3.Connection, where: str, check: bool) -> int:

@@ -21,7 +21,7 @@ def test_a_timeout_that_bounds_nothing_is_refused(timeout: float) -> None:
         check_timeout(timeout)
 
 
-@pytest.mark.parametrize("timeout", [None, 0.001, 10.0, 1e9])
+@pytest.mark.parametrize("timeout", [None, 0.001, 10.0, 604_800.0])
 def test_a_finite_positive_timeout_passes(timeout: float | None) -> None:
     check_timeout(timeout)
 
