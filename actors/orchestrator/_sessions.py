@@ -9,7 +9,8 @@ same journal reads every session back (:meth:`SessionBook.restore`) and the next
 on where the last one left off.
 
 Bounds, in memory and in the journal alike: ``MemoryLimits.max_turns`` turns per session,
-``max_sessions`` sessions (least recently used first out), and an age: a record is kept until
+``max_sessions`` sessions (least recently used first out, a session waiting on a question only
+when every session does), and an age: a record is kept until
 its last turn is ``max_age_ms`` old, or, while it holds a question, until that question
 expires (``answer_timeout_ms`` after it was asked). The HTTP entry's conversations (which
 session a chat history belongs to) are kept the same way under scope ``conversation``.
@@ -159,11 +160,28 @@ class SessionBook:
             return
         self._records[sid] = record
         self._records.move_to_end(sid)
-        while len(self._records) > most:
-            self._records.popitem(last=False)  # the journal's bound drops the same row
+        evicted = self._evict(most)
         if self._durability.journal is not None:  # nothing to encode for a memory only
-            self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now, most=most)
+            for gone in evicted:  # forgotten by name: the journal keeps what the book keeps
+                self._durability.keep(SESSION_SCOPE, gone, None, 0, now_ms=now, most=most)
+            if sid not in evicted:
+                self._durability.keep(SESSION_SCOPE, sid, _encoder.encode(record), self._until(record), now_ms=now,
+                                      most=most)
             self._commit()
+
+    def _evict(self, most: int) -> list[str]:
+        """Make the book hold at most ``most`` sessions; returns the ids dropped. The least
+        recently used session waiting on no question goes first: cheap new sessions (anyone's
+        first sentence) must not push out a question someone is about to answer. Only when
+        every session waits on one does the least recently used of them go."""
+        evicted: list[str] = []
+        while len(self._records) > most:
+            victim = next((k for k, r in self._records.items() if r.asked is None), None)
+            if victim is None:
+                victim = next(iter(self._records))
+            del self._records[victim]
+            evicted.append(victim)
+        return evicted
 
     def _commit(self) -> None:
         """Commit a change to the book's own journal (the orchestrator commits its journal's).

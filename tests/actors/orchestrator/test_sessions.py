@@ -102,3 +102,40 @@ def test_the_gates_question_is_kept_until_the_sessions_next_sentence(tmp_path: P
         assert again.gated("g1") is None and len(again) == 0 and journal.memory("session", 0) == []
     finally:
         journal.close()
+
+
+def test_new_sessions_push_out_those_without_a_question_first_in_memory_and_journal(tmp_path: Path) -> None:
+    """A flood of first sentences (anyone's, each a new session) must not evict a question a
+    person is about to answer: their next sentence would be understood afresh."""
+    clock, limits = _Clock(), MemoryLimits(max_age_ms=60_000, max_sessions=3)
+    journal, durability, book = _book(tmp_path / "j.sqlite", clock, limits, timeout=600_000)
+    book.question("asked", "run-1", ["1"])
+    book.remember("asked", [_turn(1_000)])
+    for n in range(10):
+        clock.now += 1
+        book.remember(f"flood-{n}", [_turn(clock.now)])
+    durability.commit()
+    assert book.asked("asked") == ("run-1", ("1",))
+    assert len(book) == 3
+    journal.close()
+
+    journal, _, again = _book(tmp_path / "j.sqlite", clock, limits, timeout=600_000)
+    try:
+        assert again.restore() == 3
+        assert again.asked("asked") == ("run-1", ("1",))
+        assert again.turns("flood-9") is not None and again.turns("flood-7") is None
+    finally:
+        journal.close()
+
+
+def test_when_every_session_waits_on_a_question_the_least_recently_used_goes(tmp_path: Path) -> None:
+    clock, limits = _Clock(), MemoryLimits(max_sessions=2)
+    journal, durability, book = _book(tmp_path / "j.sqlite", clock, limits)
+    try:
+        for n in range(3):
+            book.question(f"s{n}", f"run-{n}", [])
+        durability.commit()
+        assert book.asked("s0") is None and book.asked("s2") == ("run-2", ())
+        assert sorted(key for key, _, _ in journal.memory("session", 0)) == ["s1", "s2"]
+    finally:
+        journal.close()
