@@ -14,8 +14,6 @@ flags added as the parser is built in ``_options``); the configuration file in `
     _queries.py     runs, show, workers
     _keys.py        keys generate
     _completion.py  completion bash|zsh
-    _files.py       reading --config's and --input-file's file: never a device, nor a pipe
-                    nobody writes to
     _entry.py       main, light to import (a Ctrl-C during the imports ends quietly)
     errors.py       NoAnswerError
     _client.py      the client socket (open_client, request, reach), the connection flags,

@@ -15,8 +15,7 @@ from typing import Any
 
 from ontoflow.protocols.client_limits import non_finite
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.runtime.cli._files import read_settings_file
-from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, read_bounded
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = ["BUILTIN_CAPABILITIES", "KEY", "capability_specs", "common_options", "first_error", "input_options",
@@ -73,7 +72,7 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError("--input-file: the file name is empty")
     p = Path(path)
     try:
-        data = read_settings_file(p, MAX_DOCUMENT_BYTES)  # never a device, nor a pipe nobody writes to
+        data = read_bounded(p, MAX_DOCUMENT_BYTES)  # never a device, nor a pipe nobody writes to
     except OSError as exc:
         raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
     try:
