@@ -26,6 +26,7 @@ from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
+    StderrLog,
     fail,
     json_errors,
     set_json_errors,
@@ -176,7 +177,8 @@ def _main(argv: list[str]) -> int:
         held = _refuse_unread_pipe(getattr(args, "log_file", None))
         try:
             # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.
-            configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None))
+            configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None),
+                              stream=StderrLog())
         finally:
             if held is not None:  # closed once the log has its own writer: its reader saw no end
                 os.close(held)
