@@ -81,9 +81,15 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
     if not isinstance(doc, dict):
         raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {_kind(doc)}")
+    toml = p.suffix.lower() == ".toml"
     for key, value in doc.items():
         if not isinstance(key, str) or not KEY.match(key):
             raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
+        if toml and "." not in key and isinstance(value, dict):
+            # TOML reads ``acme.lang = "pt"`` (and ``[acme]``) as a table ``acme`` holding
+            # ``lang``: the run got an input ``acme`` the user never named, and no ``acme.lang``.
+            raise ConfigError(f"--input-file {p}: {key!r} is a TOML table (a dotted key or a [{key}] header "
+                              f"nests its keys): quote an ontology key whole, \"{key}.NAME\" = VALUE")
         if non_finite({key: value}) is not None:  # the daemon's rule (``protocols.client_limits``)
             # JSON has no NaN nor infinity: YAML's .nan and TOML's inf reached the run as null,
             # a value the user never wrote. The key is named, never the value.
