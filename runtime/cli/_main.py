@@ -166,7 +166,11 @@ def _main(argv: list[str]) -> int:
     # Parsed twice: once to learn the verb and --config as argparse reads them (a usage error,
     # --help and --version end here, in the house's format), then with the file's defaults.
     args = parser.parse_args(argv)
-    if getattr(args, "config_section", None) or getattr(args, "edge_adapters", None) is not None:
+    reads = getattr(args, "config_section", None) or getattr(args, "edge_adapters", None) is not None
+    # A --config given to a verb no section serves (run, check, replay...) is read too: it was
+    # ignored, so `--config missing.toml run` or a file with a typo ran as if all were well.
+    named = getattr(args, "config", None) is not None and getattr(args, "command", None) != "completion"
+    if reads or named:
         try:  # only a verb that reads the file fails on it (not --version, completion)
             _apply_config(parser, argv)
         except ConfigError as exc:
