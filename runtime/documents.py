@@ -60,7 +60,12 @@ def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
             its ``strerror`` says which in words.
     """
     # O_NONBLOCK: a named pipe opens at once even with no writer (a blocking open waits for one).
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:  # a socket fails as "No such device or address": say what it is
+        if exc.errno == errno.ENXIO and _is_socket(path):
+            raise OSError(errno.ENXIO, "is a socket, not a file") from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -74,6 +79,13 @@ def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
         return _read_rest(fd, first, limit)
     finally:
         os.close(fd)
+
+
+def _is_socket(path: str | os.PathLike[str]) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _first_of_pipe(fd: int, limit: int) -> bytes:

@@ -13,8 +13,9 @@ import argparse
 import errno
 import importlib
 import os
+import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
@@ -222,9 +223,20 @@ def _refuse_unread_pipe(log_file: str | None) -> int | None:
     try:
         return os.open(log_file, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # only a FIFO's open can wait
     except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a FIFO with no reader (O_NONBLOCK says so instead of waiting)
+        if exc.errno == errno.ENXIO and _is(log_file, stat.S_ISFIFO):  # no reader (O_NONBLOCK says so instead of waiting)
             raise ConfigError(f"--log-file {log_file}: a pipe no program reads (start its reader first)") from None
+        if exc.errno == errno.ENXIO:  # a socket, or a device with nothing behind it (/dev/tty without a terminal)
+            what = "is a socket, not a file" if _is(log_file, stat.S_ISSOCK) else f"cannot open it: {exc.strerror}"
+            raise ConfigError(f"--log-file {log_file}: {what}") from None
         return None  # missing, a folder...: configure_logging names it
+
+
+def _is(path: str, kind: Callable[[int], bool]) -> bool:
+    """Whether ``path`` is of ``kind`` (``stat.S_ISFIFO``...); False when it cannot be looked at."""
+    try:
+        return kind(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _from_encoding(exc: BaseException) -> bool:
