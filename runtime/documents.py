@@ -25,7 +25,7 @@ import select
 import stat
 import time
 
-__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WRITER_WAIT_S", "read_bounded", "read_document_bytes"]
+__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WRITER_WAIT_S", "document_format", "read_bounded", "read_document_bytes"]
 
 #: The largest document file read: 64 MiB (``DEFAULT_MAX_MESSAGE_BYTES``).
 MAX_DOCUMENT_BYTES = 64 * 2**20
@@ -38,6 +38,17 @@ PIPE_WRITER_WAIT_S = 5.0
 #: How often a pipe still without a writer is looked at again: a writer that opens it and says
 #: nothing for a while wakes no ``poll``, but a read tells its presence (EAGAIN, not end of file).
 _WRITER_LOOK_S = 0.05
+
+
+def document_format(path: str | os.PathLike[str], data: bytes) -> str:
+    """The format to decode the document at ``path`` in: its suffix (``yaml``, ``.json``...);
+    for a name without one (``/dev/stdin``, ``<(...)``'s ``/dev/fd/63``), JSON when its text
+    starts as JSON does (``{`` or ``[``), else YAML. A YAML manifest piped in was decoded as
+    JSON and refused at line 1, column 1, though the same text in a ``.yaml`` file runs."""
+    suffix = os.path.splitext(os.fspath(path))[1]
+    if suffix:
+        return suffix
+    return "json" if data.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] in (b"{", b"[") else "yaml"
 
 
 def read_document_bytes(path: str | os.PathLike[str]) -> bytes:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ontoflow.protocols.client_limits import non_finite
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, read_bounded
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, document_format, read_bounded
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = ["BUILTIN_CAPABILITIES", "KEY", "capability_specs", "common_options", "first_error", "input_options",
@@ -60,7 +60,7 @@ KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 
 def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read inputs from a JSON, YAML or TOML map of ontology key -> value (by the suffix;
-    JSON when there is none).
+    without one, JSON when the text starts as JSON does, else YAML: ``documents.document_format``).
 
     Raises:
         ConfigError: naming the file, and the line and column of a syntax error, or the key
@@ -76,7 +76,7 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
     try:
-        doc = decode_document(data, p.suffix or "json", source=str(p))
+        doc = decode_document(data, document_format(p, data), source=str(p))
     except ManifestError as exc:
         raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
     if not isinstance(doc, dict):
