@@ -51,7 +51,19 @@ def capability_specs(args: argparse.Namespace) -> list[str]:
 def input_options(parser: argparse.ArgumentParser) -> None:
     """``--input KEY=VALUE`` (repeatable) and ``--input-file FILE``."""
     parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
-    parser.add_argument("--input-file", default=None, metavar="FILE", help="a JSON or YAML map of ontology key -> value (--input wins)")
+    parser.add_argument("--input-file", default=None, metavar="FILE", action=_Once,
+                        help="a JSON, YAML or TOML map of ontology key -> value (--input wins)")
+
+
+class _Once(argparse.Action):
+    """Store a flag's value, refusing a second one (a usage error, exit 2): ``--input-file a
+    --input-file b`` read b alone, and a user who meant both files ran without a's inputs."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            raise argparse.ArgumentError(self, "given twice: give one file (--input KEY=VALUE sets a key over it)")
+        setattr(namespace, self.dest, values)
 
 
 #: An ontology key: dotted words (``obdc.base.lang.code``).

@@ -48,3 +48,13 @@ def test_an_input_over_the_input_file_still_wins(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     context = json.loads(done.stdout)["context"]
     assert context["acme.a"] == "from-flag" and context["acme.b"] == 1
+
+
+def test_an_input_file_given_twice_is_a_usage_error(tmp_path: Path) -> None:
+    # The second file alone was read: a user who meant both ran without the first's inputs.
+    (tmp_path / "a.json").write_text('{"acme.a": 1}')
+    (tmp_path / "b.json").write_text('{"acme.b": 2}')
+    done = _run(tmp_path, "run", str(WORKFLOW), "--input-file", "a.json", "--input-file", "b.json", "--json")
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    error = json.loads(done.stderr.strip().splitlines()[-1])["error"]
+    assert error["code"] == "usage" and "--input-file: given twice" in error["message"]
