@@ -2,7 +2,9 @@
 
 One module per verb group, joined in ``_main`` (``COMMAND_GROUPS``); what they share (exit
 codes, error reporting, output, a run's progress, the input flags) is in ``_shared`` (the
-flags added as the parser is built in ``_options``); the configuration file in ``_config``.
+flags added as the parser is built in ``_options``, the ``--input`` pairs read in ``_inputs``);
+the configuration file in ``_config``; every file a user names is read by
+``runtime.documents.read_bounded``.
 
     _local.py       run, worker
     _plans.py       plan run, pipeline check|compile|run
