@@ -1,32 +1,141 @@
-"""Reading a document file (a manifest, a plan, an input file, a config file) with a bound.
+"""Reading a file a user named (a manifest, a plan, an input file, a config file, a key or token
+file) with a bound, and never waiting for ever on something that is no file.
 
 A user may name any path: ``--input-file /dev/zero`` or ``ontoflow run /dev/urandom`` read
-without end until a MemoryError traceback (or the machine's OOM killer). A document is read up
-to :data:`MAX_DOCUMENT_BYTES`, the largest message a daemon takes by default (a bigger one could
-not be submitted anyway), and one past it is an ``OSError`` as a file that cannot be read is,
-so every caller's ``cannot read the file: ...`` names it.
+without end until a MemoryError traceback (or the machine's OOM killer); ``ontoflow run FIFO``
+on a named pipe nothing writes to waited for ever, printing nothing. One reader,
+:func:`read_bounded`, serves every such file:
+
+- a regular file is read up to its bound; one past it is an ``OSError`` (``errno.EFBIG``) as a
+  file that cannot be read is, so every caller's ``cannot read the file: ...`` names it;
+- ``/dev/null`` is read as empty (``--config /dev/null`` sets nothing);
+- a pipe a program writes to (``--config <(...)``, ``/dev/stdin`` with stdin a pipe) is read
+  until it ends; a named pipe no program has opened yet is waited on for a writer for at most
+  :data:`PIPE_WRITER_WAIT_S` (a writer started beside ontoflow opens it a moment later), then
+  refused;
+- a folder and any other device (``/dev/zero``, a terminal: ``/dev/stdin`` on a terminal
+  waited for a person who did not know to type) are refused without reading.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import select
+import stat
+import time
 
-__all__ = ["MAX_DOCUMENT_BYTES", "read_document_bytes"]
+__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WRITER_WAIT_S", "document_format", "read_bounded", "read_document_bytes"]
 
 #: The largest document file read: 64 MiB (``DEFAULT_MAX_MESSAGE_BYTES``).
 MAX_DOCUMENT_BYTES = 64 * 2**20
 
+#: How long a named pipe no program has opened to write is waited on for one. Long enough for
+#: a writer started with the command (``mkfifo p; gen > p & ontoflow --config p``, a shell's
+#: process substitution through a named pipe), short enough that a forgotten one is said soon.
+PIPE_WRITER_WAIT_S = 5.0
+
+#: How often a pipe still without a writer is looked at again: a writer that opens it and says
+#: nothing for a while wakes no ``poll``, but a read tells its presence (EAGAIN, not end of file).
+_WRITER_LOOK_S = 0.05
+
+
+def document_format(path: str | os.PathLike[str], data: bytes) -> str:
+    """The format to decode the document at ``path`` in: its suffix (``yaml``, ``.json``...);
+    for a name without one (``/dev/stdin``, ``<(...)``'s ``/dev/fd/63``), JSON when its text
+    starts as JSON does (``{`` or ``[``), else YAML. A YAML manifest piped in was decoded as
+    JSON and refused at line 1, column 1, though the same text in a ``.yaml`` file runs."""
+    suffix = os.path.splitext(os.fspath(path))[1]
+    if suffix:
+        return suffix
+    return "json" if data.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] in (b"{", b"[") else "yaml"
+
 
 def read_document_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the file at ``path`` (a pipe or a device too), at most :data:`MAX_DOCUMENT_BYTES`.
+    """The bytes of the document at ``path``, at most :data:`MAX_DOCUMENT_BYTES` (see :func:`read_bounded`).
 
     Raises:
-        OSError: when the file cannot be read, or holds more than :data:`MAX_DOCUMENT_BYTES`
-            (``errno.EFBIG``, its ``strerror`` saying the bound).
+        OSError: as :func:`read_bounded`.
     """
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise OSError(errno.EFBIG, f"larger than {MAX_DOCUMENT_BYTES // 2**20} MiB, the most a document may be")
-    return data
+    return read_bounded(path, MAX_DOCUMENT_BYTES)
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the file at ``path``, at most ``limit`` (what is read and refused: see the
+    module docstring).
+
+    Raises:
+        OSError: when the file cannot be opened or read, is no file to read (a folder, a device
+            but ``/dev/null``, a named pipe no program opened to write within
+            :data:`PIPE_WRITER_WAIT_S`), or holds more than ``limit`` bytes (``errno.EFBIG``);
+            its ``strerror`` says which in words.
+    """
+    # O_NONBLOCK: a named pipe opens at once even with no writer (a blocking open waits for one).
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:  # a socket fails as "No such device or address": say what it is
+        if exc.errno == errno.ENXIO and _is_socket(path):
+            raise OSError(errno.ENXIO, "is a socket, not a file") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise OSError(errno.EISDIR, "is a folder, not a file")
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            if os.path.samestat(os.fstat(fd), os.stat(os.devnull)):
+                return b""
+            raise OSError(errno.ENODEV, "is a device (a terminal, /dev/zero...), not a file")
+        first = _first_of_pipe(fd, limit) if stat.S_ISFIFO(mode) else b""
+        os.set_blocking(fd, True)
+        return _read_rest(fd, first, limit)
+    finally:
+        os.close(fd)
+
+
+def _is_socket(path: str | os.PathLike[str]) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _first_of_pipe(fd: int, limit: int) -> bytes:
+    """What a pipe holds at once, once a writer holds it (b"" when it holds it and has not
+    written yet, or came and went without a word).
+
+    Raises:
+        OSError: ``ENXIO`` when no program opened it to write within :data:`PIPE_WRITER_WAIT_S`.
+    """
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + PIPE_WRITER_WAIT_S
+    heard = False
+    while True:
+        try:
+            data = os.read(fd, limit + 1)
+        except BlockingIOError:  # a writer holds it and has not written yet: the blocking read waits
+            return b""
+        if data or heard:  # what it wrote; or a writer came and went (poll said so) without a word
+            return data
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise OSError(errno.ENXIO, f"is a pipe no program writes to (none opened it within {PIPE_WRITER_WAIT_S:g} s)")
+        # Linux: a hang-up is reported only for a writer that came after this open, so an
+        # event here means one did (data, or a close).
+        heard = bool(poller.poll(min(left, _WRITER_LOOK_S) * 1000))
+
+
+def _read_rest(fd: int, data: bytes, limit: int) -> bytes:
+    chunks = [data]
+    size = len(data)
+    while size <= limit:
+        chunk = os.read(fd, min(limit + 1 - size, 1 << 20))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    raise OSError(errno.EFBIG, f"larger than {_size(limit)}, the most it may be")
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit:,} bytes"

@@ -2,7 +2,9 @@
 
 One module per verb group, joined in ``_main`` (``COMMAND_GROUPS``); what they share (exit
 codes, error reporting, output, a run's progress, the input flags) is in ``_shared`` (the
-flags added as the parser is built in ``_options``); the configuration file in ``_config``.
+flags added as the parser is built in ``_options``, the ``--input`` pairs read in ``_inputs``);
+the configuration file in ``_config``; every file a user names is read by
+``runtime.documents.read_bounded``.
 
     _local.py       run, worker
     _plans.py       plan run, pipeline check|compile|run
@@ -14,8 +16,6 @@ flags added as the parser is built in ``_options``); the configuration file in `
     _queries.py     runs, show, workers
     _keys.py        keys generate
     _completion.py  completion bash|zsh
-    _files.py       reading --config's and --input-file's file: never a device, nor a pipe
-                    nobody writes to
     _entry.py       main, light to import (a Ctrl-C during the imports ends quietly)
     errors.py       NoAnswerError
     _client.py      the client socket (open_client, request, reach), the connection flags,

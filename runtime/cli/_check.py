@@ -35,6 +35,7 @@ from ontoflow.runtime.cli._shared import (
     json_errors,
     logging_options,
     note,
+    safe_text,
 )
 from ontoflow.runtime.errors import CapabilityLoadError
 
@@ -130,7 +131,7 @@ def contract_gate(
         if json_errors():
             note(render_text(report))
         else:
-            print(render_text(report), file=sys.stderr)
+            print(safe_text(render_text(report)), file=sys.stderr)
     if report.ok:
         return None
     return fail(f"{refused} above; see ontoflow check, or run with --no-check)")
@@ -177,8 +178,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         body = {**msgspec.to_builtins(report), "errors": len(report.errors), "warnings": len(report.warnings), "ok": report.ok}
         sys.stdout.write(_json.encode(body).decode() + "\n")
-    else:
-        print(render_text(report))
+    else:  # a line past 1,000 characters is cut: a --start of 100,000 was echoed whole (as an error's line is cut)
+        print(safe_text(render_text(report)))
     return EXIT_OK if report.ok else EXIT_INVALID
 
 

@@ -25,8 +25,8 @@ value of the wrong type, a number out of its flag's range (``_bounds``), or an a
 timeout its flag would refuse is an error naming the key and the file.
 
 The file must be a file: a folder, a device (a terminal, ``/dev/zero``) or a named pipe no
-program writes to is refused at once, naming it (``_files``); ``/dev/null`` sets nothing and a
-pipe a program writes to (``--config <(...)``) is read.
+program opens to write within a few seconds is refused, naming it (``runtime.documents``);
+``/dev/null`` sets nothing and a pipe a program writes to (``--config <(...)``) is read.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
 from ontoflow.runtime.cli._bounds import Bound, check_section
 from ontoflow.runtime.cli._client import check_address
-from ontoflow.runtime.cli._files import read_settings_file
+from ontoflow.runtime.documents import read_bounded
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
@@ -239,7 +239,7 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:  # a pipe too (--config <(...)), and /dev/null; never a device, nor a pipe nobody writes to
-        data = read_settings_file(path, MAX_CONFIG_BYTES)
+        data = read_bounded(path, MAX_CONFIG_BYTES)
     except OSError as exc:
         if exc.errno == errno.EFBIG:
             raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, "

@@ -60,7 +60,7 @@ from ontoflow.runtime.cli._shared import (
     gather_inputs,
     input_options,
 )
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError, TransportError
 from ontoflow.runtime.inputs import check_inputs
@@ -185,7 +185,7 @@ def load_manifest(
         data = read_document_bytes(p)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
-    document = decode_document(data, p.suffix or "json", source=str(p))
+    document = decode_document(data, document_format(p, data), source=str(p))
     check_kind(document, "workflow", source=str(p))
     manifest = manifest_from_data(document, source=str(p), start=start, catalog=catalog)
     return manifest, hashlib.sha256(data).hexdigest()

@@ -13,8 +13,9 @@ import argparse
 import errno
 import importlib
 import os
+import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
@@ -26,6 +27,7 @@ from ontoflow.runtime.cli._shared import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
+    StderrLog,
     fail,
     json_errors,
     set_json_errors,
@@ -165,7 +167,11 @@ def _main(argv: list[str]) -> int:
     # Parsed twice: once to learn the verb and --config as argparse reads them (a usage error,
     # --help and --version end here, in the house's format), then with the file's defaults.
     args = parser.parse_args(argv)
-    if getattr(args, "config_section", None) or getattr(args, "edge_adapters", None) is not None:
+    reads = getattr(args, "config_section", None) or getattr(args, "edge_adapters", None) is not None
+    # A --config given to a verb no section serves (run, check, replay...) is read too: it was
+    # ignored, so `--config missing.toml run` or a file with a typo ran as if all were well.
+    named = getattr(args, "config", None) is not None and getattr(args, "command", None) != "completion"
+    if reads or named:
         try:  # only a verb that reads the file fails on it (not --version, completion)
             _apply_config(parser, argv)
         except ConfigError as exc:
@@ -176,7 +182,8 @@ def _main(argv: list[str]) -> int:
         held = _refuse_unread_pipe(getattr(args, "log_file", None))
         try:
             # A verb without ``common_options`` (a group that forgot them) logs warnings to stderr.
-            configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None))
+            configure_logging(level=getattr(args, "log_level", "warning"), file=getattr(args, "log_file", None),
+                              stream=StderrLog())
         finally:
             if held is not None:  # closed once the log has its own writer: its reader saw no end
                 os.close(held)
@@ -216,9 +223,20 @@ def _refuse_unread_pipe(log_file: str | None) -> int | None:
     try:
         return os.open(log_file, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # only a FIFO's open can wait
     except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a FIFO with no reader (O_NONBLOCK says so instead of waiting)
+        if exc.errno == errno.ENXIO and _is(log_file, stat.S_ISFIFO):  # no reader (O_NONBLOCK says so instead of waiting)
             raise ConfigError(f"--log-file {log_file}: a pipe no program reads (start its reader first)") from None
+        if exc.errno == errno.ENXIO:  # a socket, or a device with nothing behind it (/dev/tty without a terminal)
+            what = "is a socket, not a file" if _is(log_file, stat.S_ISSOCK) else f"cannot open it: {exc.strerror}"
+            raise ConfigError(f"--log-file {log_file}: {what}") from None
         return None  # missing, a folder...: configure_logging names it
+
+
+def _is(path: str, kind: Callable[[int], bool]) -> bool:
+    """Whether ``path`` is of ``kind`` (``stat.S_ISFIFO``...); False when it cannot be looked at."""
+    try:
+        return kind(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _from_encoding(exc: BaseException) -> bool:

@@ -15,8 +15,7 @@ from typing import Any
 
 from ontoflow.protocols.client_limits import non_finite
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.runtime.cli._files import read_settings_file
-from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, document_format, read_bounded
 from ontoflow.runtime.errors import ConfigError
 
 __all__ = ["BUILTIN_CAPABILITIES", "KEY", "capability_specs", "common_options", "first_error", "input_options",
@@ -52,7 +51,19 @@ def capability_specs(args: argparse.Namespace) -> list[str]:
 def input_options(parser: argparse.ArgumentParser) -> None:
     """``--input KEY=VALUE`` (repeatable) and ``--input-file FILE``."""
     parser.add_argument("--input", "-i", action="append", default=[], metavar="KEY=VALUE", help="an ontology key and its value (JSON or text)")
-    parser.add_argument("--input-file", default=None, metavar="FILE", help="a JSON or YAML map of ontology key -> value (--input wins)")
+    parser.add_argument("--input-file", default=None, metavar="FILE", action=_Once,
+                        help="a JSON, YAML or TOML map of ontology key -> value (--input wins)")
+
+
+class _Once(argparse.Action):
+    """Store a flag's value, refusing a second one (a usage error, exit 2): ``--input-file a
+    --input-file b`` read b alone, and a user who meant both files ran without a's inputs."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            raise argparse.ArgumentError(self, "given twice: give one file (--input KEY=VALUE sets a key over it)")
+        setattr(namespace, self.dest, values)
 
 
 #: An ontology key: dotted words (``obdc.base.lang.code``).
@@ -61,7 +72,7 @@ KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 
 def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read inputs from a JSON, YAML or TOML map of ontology key -> value (by the suffix;
-    JSON when there is none).
+    without one, JSON when the text starts as JSON does, else YAML: ``documents.document_format``).
 
     Raises:
         ConfigError: naming the file, and the line and column of a syntax error, or the key
@@ -73,18 +84,24 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError("--input-file: the file name is empty")
     p = Path(path)
     try:
-        data = read_settings_file(p, MAX_DOCUMENT_BYTES)  # never a device, nor a pipe nobody writes to
+        data = read_bounded(p, MAX_DOCUMENT_BYTES)  # never a device, nor a pipe nobody writes to
     except OSError as exc:
         raise ConfigError(f"--input-file {p}: cannot read the file: {exc.strerror}") from None
     try:
-        doc = decode_document(data, p.suffix or "json", source=str(p))
+        doc = decode_document(data, document_format(p, data), source=str(p))
     except ManifestError as exc:
         raise ConfigError(f"--input-file {p}: {exc.problems[0]}") from None  # with its path, if any
     if not isinstance(doc, dict):
         raise ConfigError(f"--input-file {p}: expected a map of ontology key -> value, got {_kind(doc)}")
+    toml = p.suffix.lower() == ".toml"
     for key, value in doc.items():
         if not isinstance(key, str) or not KEY.match(key):
             raise ConfigError(f"--input-file {p}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
+        if toml and "." not in key and isinstance(value, dict):
+            # TOML reads ``acme.lang = "pt"`` (and ``[acme]``) as a table ``acme`` holding
+            # ``lang``: the run got an input ``acme`` the user never named, and no ``acme.lang``.
+            raise ConfigError(f"--input-file {p}: {key!r} is a TOML table (a dotted key or a [{key}] header "
+                              f"nests its keys): quote an ontology key whole, \"{key}.NAME\" = VALUE")
         if non_finite({key: value}) is not None:  # the daemon's rule (``protocols.client_limits``)
             # JSON has no NaN nor infinity: YAML's .nan and TOML's inf reached the run as null,
             # a value the user never wrote. The key is named, never the value.

@@ -47,7 +47,7 @@ from ontoflow.runtime.cli._shared import (
     print_line,
     write_json,
 )
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 from ontoflow.runtime.embedded import TRANSPORTS, open_local_cluster
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 from ontoflow.runtime.inputs import check_inputs
@@ -110,7 +110,7 @@ def _read(path: str, kind: str | None = None) -> tuple[Any, str]:
         data = read_document_bytes(p)
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(p)) from None
-    document = decode_document(data, p.suffix or "json", source=str(p))
+    document = decode_document(data, document_format(p, data), source=str(p))
     if kind is not None:
         check_kind(document, kind, source=str(p))
     return document, hashlib.sha256(data).hexdigest()

@@ -124,7 +124,7 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
         PinnedSourceError: when the run's pinned source is missing, damaged or does not decode.
         ReplayError: when the run is not in the journal, or the document is of another kind.
     """
-    from ontoflow.runtime.documents import read_document_bytes  # only a --manifest reads a document
+    from ontoflow.runtime.documents import document_format, read_document_bytes  # only a --manifest reads a document
 
     path = Path(args.manifest)
     try:
@@ -132,7 +132,7 @@ def _load_new(args: argparse.Namespace, journal: Journal) -> RunEngine:
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path)) from None
     try:
-        document = decode_document(data, path.suffix or "json")
+        document = decode_document(data, document_format(path, data))
     except ManifestError as exc:  # name the file: the decoder does not know it
         raise ManifestError(exc.problems, source=str(path)) from None
     if not isinstance(document, dict):

@@ -68,7 +68,7 @@ from ontoflow.runtime.cli._shared import (
     write_json,
 )
 from ontoflow.runtime.cli.errors import NoAnswerError
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 from ontoflow.runtime.errors import ConfigError, TransportError
 
 __all__ = ["register", "wait_for_run"]
@@ -148,7 +148,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(str(ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path))))
     try:
-        document = decode_document(data, path.suffix or "json", source=str(path))
+        document = decode_document(data, document_format(path, data), source=str(path))
         if document_kind(document) == "workflow":
             if args.start is not None and isinstance(document, dict):
                 document = {**document, "start": args.start}  # the daemon runs what it is sent

@@ -37,11 +37,11 @@ daemon sent: control characters in it are shown escaped (``\\x1b``) and a line l
 
 from __future__ import annotations
 
-import argparse
+import os
 import re
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, TextIO
@@ -49,7 +49,7 @@ from typing import Any, TextIO
 import anyio
 import msgspec
 
-from ontoflow.protocols.documents import oversized_int_path
+from ontoflow.runtime.cli._inputs import gather_inputs, parse_inputs
 from ontoflow.runtime.cli._options import (
     BUILTIN_CAPABILITIES,
     KEY,
@@ -60,7 +60,6 @@ from ontoflow.runtime.cli._options import (
     logging_options,
     read_input_file,
 )
-from ontoflow.runtime.errors import ConfigError
 
 __all__ = [
     "BUILTIN_CAPABILITIES",
@@ -75,6 +74,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_TIMEOUT",
     "ProgressLine",
+    "StderrLog",
     "capability_specs",
     "common_options",
     "describe",
@@ -164,9 +164,54 @@ def note(message: str) -> None:
 
 def _write_err(line: str) -> None:
     # None when the process started with fd 2 closed: print(file=None) wrote errors on stdout.
-    if sys.stderr is not None:
+    if sys.stderr is None:
+        return
+    try:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+    except OSError:
+        # stderr is a pipe its reader closed (or a full disk): the message cannot be said, but
+        # the error's own exit code still can. A BrokenPipeError let through ended the command
+        # as a closed stdout does (141), whatever the error was.
+        _stderr_to_devnull()
+
+
+class StderrLog:
+    """stderr as the log's stream: a line stderr will not take (its reader closed the pipe, a
+    full disk) is dropped and stderr pointed at /dev/null, instead of raising into whatever
+    was logging (a run then ended 141, as if stdout had been closed). ``sys.stderr`` is looked
+    up at each write."""
+
+    def write(self, text: str) -> int:
+        """Write ``text`` on stderr; 0 when it was dropped."""
+        try:
+            return sys.stderr.write(text)
+        except OSError:
+            _stderr_to_devnull()
+            return 0
+
+    def flush(self) -> None:
+        """Flush stderr; what it cannot take is dropped."""
+        try:
+            sys.stderr.flush()
+        except OSError:
+            _stderr_to_devnull()
+
+    def isatty(self) -> bool:
+        """Whether stderr is a terminal (the console renderer's colours ask)."""
+        return sys.stderr.isatty()
+
+
+def _stderr_to_devnull() -> None:
+    """Point fd 2 at /dev/null: what is left in stderr's buffer, the log lines still to come
+    and the interpreter's last flush go nowhere instead of failing again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stderr.fileno())
+    except (OSError, ValueError):  # a stderr with no descriptor (replaced in-process): nothing to point
+        pass
+    finally:
+        os.close(devnull)
 
 
 #: The longest line of a message shown whole: a 100,000-character argument echoed in an
@@ -276,58 +321,6 @@ def print_line(line: str) -> None:
     """Print a line of an answer on stdout through :func:`safe_text`: what a run, a daemon or
     a worker (its id, its host name) wrote there could otherwise drive the reader's terminal."""
     print(safe_text(line))
-
-
-def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
-    """The run's inputs: ``--input-file``'s map, then the ``--input`` pairs over it.
-
-    Raises:
-        ConfigError: naming the file or the pair that is malformed (never a value).
-    """
-    # ``is not None``: an empty --input-file (an unset variable, ``--input-file "$F"``) was
-    # silently no file at all, and the run went on without the inputs the user meant.
-    inputs = read_input_file(args.input_file) if args.input_file is not None else {}
-    inputs.update(parse_inputs(args.input))
-    return inputs
-
-
-
-def parse_inputs(pairs: Iterable[str]) -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` pairs; a VALUE that is valid JSON (a number, ``true``, a list...)
-    is taken as that JSON value, anything else as a string.
-
-    Args:
-        pairs: the ``--input`` arguments in the order given.
-
-    Returns:
-        The inputs by ontology key.
-
-    Raises:
-        ConfigError: naming the malformed pair by position (not by value) or the bad key.
-    """
-    inputs: dict[str, Any] = {}
-    for i, pair in enumerate(pairs, start=1):
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--input #{i}: expected KEY=VALUE")
-        if not KEY.match(key):
-            raise ConfigError(f"--input #{i}: {key!r} is not an ontology key (dotted words, e.g. obdc.base.lang.code)")
-        try:
-            raw.encode()
-        except UnicodeEncodeError:  # argv keeps bytes that are not UTF-8 as surrogates
-            raise ConfigError(f"--input #{i}: the value of {key!r} is not UTF-8") from None
-        try:
-            value = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
-            if "out of range" in str(exc):  # 1e999: JSON for an infinity, which no run carries (as --input-file's)
-                raise ConfigError(f"--input #{i}: the value of {key!r} is a number out of range") from None
-            value = raw
-        except RecursionError:
-            raise ConfigError(f"--input #{i}: the value of {key!r} is JSON nested deeper than the decoder goes") from None
-        if oversized_int_path(value) is not None:  # it failed as the run's first message was encoded
-            raise ConfigError(f"--input #{i}: the value of {key!r} holds an integer past 64 bits (no message can carry it)")
-        inputs[key] = value
-    return inputs
 
 
 # -- a run's progress on stderr (see the module docstring) --------------------------------------

@@ -98,6 +98,7 @@ def test_keys_generated_where_only_the_public_file_exists_leave_no_secret_behind
 
 
 def test_a_key_file_without_end_is_refused_at_the_document_bound() -> None:
-    # --curve-secret /dev/zero read until a MemoryError traceback (found in review).
-    with pytest.raises(ConfigError, match=r"cannot read key file /dev/zero: larger than 64 MiB"):
+    # --curve-secret /dev/zero read until a MemoryError traceback (found in review); a device
+    # is now refused before it is read (runtime.documents, one reader for every named file).
+    with pytest.raises(ConfigError, match=r"cannot read key file /dev/zero: is a device"):
         load_keys("/dev/zero")

@@ -1,6 +1,7 @@
 """A document file is read with a bound: ``--input-file /dev/zero``, ``ontoflow run /dev/zero``
 or ``--config /dev/zero`` read without end until a MemoryError traceback (or the OOM killer
-took the machine). Past 64 MiB it is a file that cannot be read, exit 2 naming it."""
+took the machine). Past 64 MiB it is a file that cannot be read, and a device is refused before
+it is read, exit 2 naming it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, read_document_bytes
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, read_bounded, read_document_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / "configs/examples/building_report/workflow.yaml"
@@ -23,27 +24,37 @@ def test_a_file_within_the_bound_is_read_whole(tmp_path: Path) -> None:
     assert read_document_bytes(tmp_path / "a.json") == b"{}"
 
 
-def test_a_device_without_end_is_refused_at_the_bound() -> None:
+def test_a_file_past_the_bound_is_refused_at_the_bound(tmp_path: Path) -> None:
+    (tmp_path / "big.json").write_bytes(b"x" * 11)
+    with pytest.raises(OSError) as caught:
+        read_bounded(tmp_path / "big.json", 10)
+    assert caught.value.errno == errno.EFBIG and "larger than 10 bytes" in caught.value.strerror
+
+
+def test_a_device_without_end_is_refused_before_it_is_read() -> None:
+    # It was read up to the bound (64 MiB of zeros, then refused); one reader now serves every
+    # named file (runtime.documents.read_bounded), and a device is no document.
     with pytest.raises(OSError) as caught:
         read_document_bytes("/dev/zero")
-    assert caught.value.errno == errno.EFBIG and f"{MAX_DOCUMENT_BYTES // 2**20} MiB" in caught.value.strerror
+    assert caught.value.errno == errno.ENODEV and "is a device" in caught.value.strerror
+    assert MAX_DOCUMENT_BYTES == 64 * 2**20
 
 
 @pytest.mark.parametrize(
     ("argv", "says"),
-    [(["run", "/dev/zero"], "/dev/zero: cannot read the file: larger than 64 MiB"),
-     # --input-file and --config refuse a device before reading it (test_settings_not_files)
+    [(["run", "/dev/zero"], "/dev/zero: cannot read the file: is a device"),
+     # Every named file refuses a device before reading it (runtime.documents.read_bounded).
      (["run", str(WORKFLOW), "--input-file", "/dev/zero"], "--input-file /dev/zero: cannot read the file: is a device"),
      (["--config", "/dev/zero", "runs"], "config file /dev/zero: cannot read it: is a device"),
-     (["check", "/dev/zero"], "/dev/zero: cannot read the file: larger than"),
+     (["check", "/dev/zero"], "/dev/zero: cannot read the file: is a device"),
      # Files the daemon reads at start (probe4 found them unbounded).
      (["daemon", "--bind", "tcp://127.0.0.1:0", "--trigger-workflow", "/dev/zero"],
-      "trigger workflow /dev/zero: cannot read the file: larger than"),
+      "trigger workflow /dev/zero: cannot read the file: is a device"),
      (["daemon", "--bind", "tcp://127.0.0.1:0", "--domains", str(REPO / "configs/examples/finance"), "--http-bind",
        "127.0.0.1:0", "--http-token-file", "/dev/zero"],
-      "--http-token-file /dev/zero: cannot read the file: larger than"),
+      "--http-token-file /dev/zero: cannot read the file: is a device"),
      (["daemon", "--bind", "tcp://127.0.0.1:0", "--connections", "/dev/zero"],
-      "cannot read the connections file /dev/zero: larger than")],
+      "cannot read the connections file /dev/zero: is a device")],
 )
 def test_the_cli_exits_2_naming_the_file(tmp_path: Path, argv: list[str], says: str) -> None:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}  # nothing shared

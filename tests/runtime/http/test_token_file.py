@@ -67,5 +67,5 @@ def test_a_token_file_without_a_token_is_a_config_error_naming_the_file_not_its_
 
 
 def test_a_folder_is_not_a_token_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read the file: Is a directory"):
+    with pytest.raises(ConfigError, match="cannot read the file: is a folder, not a file"):
         read_token_file(tmp_path)
