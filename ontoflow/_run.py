@@ -25,6 +25,7 @@ from ontoflow.actors.orchestrator import AnswerRefused, RunResult, compile_docum
 from ontoflow.actors.worker import run_guarded
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.manifest import decode_document
+from ontoflow.runtime.documents import document_format, read_document_bytes
 from ontoflow.runtime.embedded import Asked, LocalCluster, open_local_cluster
 
 __all__ = ["arun_manifest", "run_manifest"]
@@ -36,10 +37,10 @@ def _read(document: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Mapping
         return document, "", os.getcwd()
     path = Path(document)
     try:
-        data = path.read_bytes()
+        data = read_document_bytes(path)  # bounded; a pipe nothing writes to, or a device, refused
     except OSError as exc:
         raise ManifestError(Problem(path="", message=f"cannot read the file: {exc.strerror}"), source=str(path)) from None
-    decoded = decode_document(data, path.suffix or "json")
+    decoded = decode_document(data, document_format(path, data))
     if not isinstance(decoded, Mapping):
         raise ManifestError(Problem(path="", message="expected a map at the top of the document"), source=str(path))
     return decoded, hashlib.sha256(data).hexdigest(), str(path.resolve().parent)
@@ -220,13 +221,13 @@ def run_manifest(
 ) -> RunResult:
     """:func:`arun_manifest` from synchronous code (it runs its own event loop).
 
-    Raises:
-        RuntimeError: when called from inside a running event loop (await
-            :func:`arun_manifest` there).
-
     A ``SystemExit`` raised by a task a capability started itself (not by a step, which fails
     the step) is logged, ``capability_task_exited``, and the run goes on: it does not end the
     caller's process.
+
+    Raises:
+        RuntimeError: when called from inside a running event loop (await
+            :func:`arun_manifest` there).
         ontoflow.protocols.ManifestError: as :func:`arun_manifest`.
     """
     try:

@@ -60,7 +60,7 @@ from ontoflow.runtime.daemon_config import DEFAULT_MAX_RUNS, DaemonConfig, check
 from ontoflow.runtime.daemon_retention import retention_loop
 from ontoflow.runtime.daemon_signals import drain_on_signal, stop_signals
 from ontoflow.runtime.daemon_spools import SpoolSweeper
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 from ontoflow.runtime.curve import CurveServer, load_keys, load_roles, open_authenticator
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 from ontoflow.runtime.http import ConversationBook, HttpEntryConfig, Reply, read_token_file, serve_http_entry
@@ -143,7 +143,7 @@ def _trigger_documents(paths: list[str]) -> list[dict]:
         except OSError as exc:
             raise ConfigError(f"trigger workflow {path}: cannot read the file: {exc.strerror}") from None
         try:  # checked here too, to be named by its file (the trigger service names its index)
-            documents.append(document := decode_document(data, Path(path).suffix or "json"))
+            documents.append(document := decode_document(data, document_format(path, data)))
             if not manifest_from_data(document, source=f"trigger workflow {path}").triggers:
                 raise ConfigError(f"trigger workflow {path}: a trigger workflow must declare triggers")
         except ManifestError as exc:

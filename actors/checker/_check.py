@@ -24,7 +24,7 @@ from ontoflow.actors.checker._plans import check_pipeline, check_plan_document
 from ontoflow.actors.checker._report import ERROR, Finding, Report
 from ontoflow.actors.checker._workflow import check_workflow
 from ontoflow.actors.checker.errors import CheckerError
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 
 __all__ = ["Analysis", "analyse_document", "check_document", "read_document", "refuse_if_invalid"]
 
@@ -132,7 +132,8 @@ def refuse_if_invalid(
 
 
 def read_document(path: str | Path, *, sha256: str | None = None) -> Any:
-    """Read and decode a document file (JSON, YAML or TOML by its suffix).
+    """Read and decode a document file (JSON, YAML or TOML by its suffix; without one, JSON
+    when it starts as JSON does, else YAML: ``runtime.documents.document_format``).
 
     Args:
         path: the file.
@@ -151,7 +152,7 @@ def read_document(path: str | Path, *, sha256: str | None = None) -> Any:
         raise CheckerError(f"{p}: the file changed after it was read to run (it is not the document the run "
                            "is pinned to): nothing ran; run it again")
     try:
-        return decode_document(data, p.suffix or "json")
+        return decode_document(data, document_format(p, data))
     except ManifestError as exc:
         raise CheckerError(f"{p}: {'; '.join(str(q) for q in exc.problems)}") from None
 

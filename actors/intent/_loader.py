@@ -14,7 +14,7 @@ from ontoflow.actors.intent.errors import DomainLoadError
 from ontoflow.protocols.domain import DomainManifest, domain_from_data
 from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.manifest import decode_document
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 
 __all__ = ["MANIFEST_NAMES", "DomainSource", "find_domain_folders", "read_domain"]
 
@@ -52,7 +52,7 @@ def read_domain(path: str | os.PathLike[str]) -> DomainSource:
     except OSError as exc:
         raise DomainLoadError(f"{file}: cannot read the file: {exc.strerror}") from None
     try:
-        manifest = domain_from_data(decode_document(data, file.suffix or "yaml", source=str(file)), source=str(file))
+        manifest = domain_from_data(decode_document(data, document_format(file, data), source=str(file)), source=str(file))
     except ManifestError as exc:
         raise DomainLoadError(str(exc)) from None
     handlers = None

@@ -27,7 +27,7 @@ from ontoflow.actors.intent import DomainLoadError, read_domain
 from ontoflow.actors.orchestrator._domains import ExpectedDomain, placeholder_metadata
 from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 from ontoflow.runtime.errors import CapabilityLoadError
 
 __all__ = ["DomainsFile", "DomainsFileEntry", "expected_domain", "read_domains_file"]
@@ -76,7 +76,7 @@ def read_domains_file(path: str | os.PathLike[str]) -> list[ExpectedDomain]:
     except OSError as exc:
         raise DomainLoadError(f"{file}: cannot read the file: {exc.strerror}") from None
     try:
-        listed = msgspec.convert(decode_document(data, file.suffix or "yaml", source=str(file)), DomainsFile)
+        listed = msgspec.convert(decode_document(data, document_format(file, data), source=str(file)), DomainsFile)
     except ManifestError as exc:
         raise DomainLoadError(str(exc)) from None
     except msgspec.ValidationError as exc:

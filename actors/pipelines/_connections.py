@@ -32,7 +32,7 @@ from ontoflow.protocols.oml import MAX_CONNECTION_NAME_CHARS, URL_QUERY_SECRET, 
 from ontoflow.protocols.plan import ExecutionPlan
 
 from ontoflow.actors.pipelines.errors import ConnectionResolutionError
-from ontoflow.runtime.documents import read_document_bytes
+from ontoflow.runtime.documents import document_format, read_document_bytes
 
 __all__ = [
     "ENV_PREFIX",
@@ -110,7 +110,8 @@ def load_connections(path: str | os.PathLike[str], *, check_mode: bool = True) -
     """
     p = Path(path)
     try:
-        data = decode_document(read_document_bytes(p), p.suffix or "json")
+        raw = read_document_bytes(p)
+        data = decode_document(raw, document_format(p, raw))
     except OSError as exc:
         raise ConnectionResolutionError(f"cannot read the connections file {p}: {exc.strerror}") from None
     except ManifestError as exc:  # its line and column (a syntax error's text quotes no value)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,7 +17,7 @@ from ontoflow.runtime.cli._adapter_option import adapter_choice
 from ontoflow.runtime.cli._domains import domain_paths, load_catalogue
 from ontoflow.runtime.cli._embedded_turn import edge_adapters
 from ontoflow.runtime.cli._shared import EXIT_FAILED, EXIT_OK, fail
-from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, read_bounded
+from ontoflow.runtime.documents import MAX_DOCUMENT_BYTES, document_format, read_bounded
 from ontoflow.runtime.errors import CapabilityLoadError, ConfigError
 
 __all__ = ["cmd_eval"]
@@ -31,7 +30,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         # Bounded, and never a device nor a pipe nobody writes to: /dev/zero read until a
         # MemoryError traceback (or the OOM killer), a named pipe waited for ever.
         raw = read_bounded(args.file, MAX_DOCUMENT_BYTES)
-        data = decode_document(raw, Path(args.file).suffix or "yaml", source=args.file)
+        data = decode_document(raw, document_format(args.file, raw), source=args.file)
         cases = msgspec.convert(data, list[EvalCase])
     except OSError as exc:
         return fail(f"{args.file}: cannot read the file: {exc.strerror}")
