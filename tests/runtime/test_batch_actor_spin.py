@@ -14,7 +14,7 @@ import zmq
 
 from ontoflow.protocols.messages import Heartbeat, Outcome
 from ontoflow.runtime.actor import BatchActor, MemoryMailbox
-from ontoflow.runtime.actor._batch_actor import DEFAULT_SPIN_US
+from ontoflow.runtime.actor._batch_actor import DEFAULT_SPIN_US, SPIN_BATCH_MAX
 from ontoflow.runtime.codec import HEADER, encode
 from ontoflow.runtime.transport import DealerMailbox, open_dealer
 
@@ -123,6 +123,35 @@ async def test_an_actor_that_may_not_spin_parks_at_once() -> None:
         assert mailbox.polls == 0 and (actor.spin_hits, actor.spin_misses) == (0, 0)  # parked, no window
         mailbox.put(_outcome("late"))
     assert actor.received == ["first", "late"]
+
+
+async def test_an_actor_that_handled_a_pipelined_batch_parks_at_once() -> None:
+    # More than SPIN_BATCH_MAX messages at once: the peer has many in flight, and its next batch
+    # follows its handling of these answers, so a window would only take a core from it.
+    actor, mailbox = _Echo(spin_us=10_000_000), MemoryMailbox()
+    actor.outbox.attach(mailbox)
+    for n in range(SPIN_BATCH_MAX + 1):
+        mailbox.put(_outcome(f"s{n}"))
+    await actor.pump(mailbox)
+    assert mailbox.flushes == 1 and len(actor.received) == SPIN_BATCH_MAX + 1  # one batch, answered
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(actor.pump, mailbox)
+        await anyio.wait_all_tasks_blocked()
+        assert mailbox.polls == 0 and (actor.spin_hits, actor.spin_misses) == (0, 0)  # parked, no window
+        mailbox.put(_outcome("late"))
+    assert actor.received[-1] == "late"
+
+
+async def test_an_actor_that_handled_a_small_batch_still_spins() -> None:
+    actor, mailbox = _Echo(spin_us=10_000_000), MemoryMailbox()
+    actor.outbox.attach(mailbox)
+    for n in range(SPIN_BATCH_MAX):  # at the bound: a reply is still likely within the window
+        mailbox.put(_outcome(f"s{n}"))
+    await actor.pump(mailbox)
+    mailbox.on_poll = lambda: mailbox.put(_outcome("second"))
+    with anyio.fail_after(5):
+        await actor.pump(mailbox)
+    assert (actor.spin_hits, actor.spin_misses) == (1, 0) and mailbox.polls == 1
 
 
 async def test_spin_zero_never_polls() -> None:
