@@ -24,7 +24,6 @@ cancel out. ``PYTHONHASHSEED`` is fixed so the two runs hash alike.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import re
@@ -171,9 +170,10 @@ class Driver:
 
 def _in_process(workload: str, warm: int, runs: int, repeats: int) -> None:
     from ontoflow.runtime.logging import configure_logging
+    from ontoflow.runtime.loop import tune_gc
 
     configure_logging(level="error", stream=sys.stderr)
-    gc.set_threshold(50_000, 20, 10)  # as ``ontoflow daemon`` sets it
+    tune_gc()  # as ``ontoflow daemon`` sets it (``run_async``)
     driver = Driver(workload)
     driver.drive(warm)
     for _ in range(repeats):

@@ -9,7 +9,6 @@ config file, but ``--intent-adapter``, which comes from ``[edge]`` (``_adapter_o
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -123,11 +122,8 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         intent_adapters=adapter_choice(args),
         handle_signals=True,
     )
-    # The cyclic collector's default young generation (700 allocations) runs a collection every
-    # few messages on the run path (each step allocates Structs, dicts and lists), which cost
-    # about 6% of the daemon's instructions per run (callgrind, 256 runs in flight). A larger
-    # one collects the same cycles less often; the memory it lets wait is a few MB at most.
-    gc.set_threshold(50_000, 20, 10)
+    # The collector's thresholds are set by ``run_async`` (``runtime.loop.tune_gc``), as for
+    # every entry point: one setting here was overwritten there, and read as the daemon's.
     try:
         run_async(serve_daemon, config)
     except (ConfigError, TransportError, JournalError, BaseExceptionGroup) as exc:
