@@ -162,8 +162,8 @@ class RouterSocket(_Endpoint):
         """Send several ``(identity, message)`` pairs, the messages of each peer in order and
         in as few ZeroMQ messages as ``runtime.codec.pack`` makes (a ``Batch`` per peer).
 
-        A peer that is unknown or whose queue is full loses what was for it, logged as
-        ``send_dropped`` (as ``send``); the other peers get theirs. For an identity carrying a
+        A peer unknown or full loses what was for it from the body refused on (``send_dropped``,
+        as ``send``; handed to ``on_undelivered``); the other peers get theirs. For an identity carrying a
         size limit, the bodies are cut under it, and a message bigger than it on its own is
         withheld (``send_dropped`` reason ``too_large``; ``on_undelivered`` gets a
         :class:`TooLarge`).
@@ -191,8 +191,9 @@ class RouterSocket(_Endpoint):
             for n, body in enumerate(bodies):
                 # ROUTER_MANDATORY makes an unknown identity fail on the first frame.
                 if not self._send_frames(identity, (identity, HEADER, body), messages[0]):
-                    if n == 0 and self.on_undelivered is not None:  # none of them left: all known undelivered
-                        self.on_undelivered(identity, messages)
+                    if self.on_undelivered is not None:  # this body and those after it never left
+                        left = messages if n == 0 else [m for rest in bodies[n:] for m in decode(rest)]
+                        self.on_undelivered(identity, left)
                     break
         self._after_send()
         if withheld and self.on_undelivered is not None:
