@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from ontoflow.protocols.messages import Invoke
+from ontoflow.protocols.events import UNAVAILABLE
+from ontoflow.protocols.messages import Invoke, Outcome
 from ontoflow.runtime.log_budget import LogBudget
 
 if TYPE_CHECKING:
     from ontoflow.actors.capability import Capability
     from ontoflow.actors.worker._scheduler import StepScheduler
 
-__all__ = ["DUPLICATES_LOG_MS", "InvokeIntake"]
+__all__ = ["DUPLICATES_LOG_MS", "InvokeIntake", "refusal"]
 
 log = structlog.get_logger()
 
@@ -93,3 +94,21 @@ class InvokeIntake:
             self.enqueue(invokes, now)
         except Exception:
             self._each([(b"", invoke) for invoke in invokes], now)
+
+
+def refusal(invoke: Invoke, draining: bool, welcomed: bool, worker_id: str) -> Outcome | None:
+    """The answer to an Invoke the host cannot run (its capability is not hosted), or None when
+    it is left unanswered (logged): while draining, or before the session is welcomed
+    (``welcomed``: a welcomed session is current)."""
+    if draining:
+        # Not started, not answered: the coming Disconnect hands it back as a lost worker's step.
+        log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
+        return None
+    if not welcomed:
+        # Sent before the orchestrator read this session's Ready (to a replaced connection, or
+        # to this one while it was in flight): the Ready does not list it, so the orchestrator
+        # sends it again once it has (``WorkerPool.ready``); running this copy too would run it twice.
+        log.info("invoke_before_welcome", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
+        return None
+    return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
+                   reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {worker_id}")
