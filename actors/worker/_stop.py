@@ -13,6 +13,11 @@ library installing its own) took the drain away: SIGTERM was ignored for good, o
 ``SIG_DFL`` killed the worker outright (no drain, no answers, no ``shutdown()``). The worker
 looks every ``PARENT_CHECK_MS`` too and puts its own handler back (``stop_signal_restored``).
 
+A capability that closes fd 2 (``os.close(2)``) took the worker's stderr, where its log lines
+go, away for good (and the next file a step opened became fd 2, its log lines written into
+it). The worker keeps a copy of its stderr and, on the same look, puts it back on fd 2 when
+fd 2 is closed (``stderr_restored``); meanwhile log lines are dropped (``runtime.logging``).
+
 Once drained, a stopping worker cancels the steps still running and waits for them to end;
 one that swallows every cancellation held the process for ever (it never exited, and a second
 SIGTERM killed it without any ``shutdown()``). ``bound_exit`` gives them the cancel grace,
@@ -35,7 +40,7 @@ import structlog
 from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, EXIT_BLOCKED
 from ontoflow.runtime.loop import stop_signals
 
-__all__ = ["PARENT_CHECK_MS", "StopRequests"]
+__all__ = ["PARENT_CHECK_MS", "StopRequests", "restore_stderr"]
 
 log = structlog.get_logger()
 
@@ -61,6 +66,7 @@ class StopRequests:
         self._signals: Any = None
         self._handlers: dict[int, Any] = {}  # the handlers ``listening`` installed, by signal
         self._exit: threading.Timer | None = None
+        self._stderr: int | None = None  # a copy of fd 2 while listening (``restore_stderr``)
 
     @contextmanager
     def listening(self) -> Iterator[None]:
@@ -69,7 +75,16 @@ class StopRequests:
         signums = stop_signals()
         with anyio.open_signal_receiver(*signums) as self._signals:
             self._handlers = {signum: signal.getsignal(signum) for signum in signums}
-            yield
+            try:
+                self._stderr = os.dup(2)  # not inherited by a step's children
+            except OSError:
+                self._stderr = None  # started without one
+            try:
+                yield
+            finally:
+                if self._stderr is not None:
+                    os.close(self._stderr)
+                    self._stderr = None
 
     async def wait(self) -> None:
         """Return at the first stop request (inside ``listening``): a signal, logged
@@ -108,10 +123,26 @@ class StopRequests:
                 if signal.getsignal(signum) is not handler:
                     signal.signal(signum, handler)
                     log.warning("stop_signal_restored", worker_id=self._worker_id, signal=signal.Signals(signum).name)
+            if self._stderr is not None and restore_stderr(self._stderr):
+                log.warning("stderr_restored", worker_id=self._worker_id)
             if parent is not None and os.getppid() != parent:
                 log.warning("worker_orphaned", worker_id=self._worker_id, parent_pid=parent)
                 scope.cancel()
                 return
+
+
+def restore_stderr(copy: int) -> bool:
+    """Put ``copy`` (a duplicate of the process's stderr) back on fd 2 when fd 2 is closed.
+
+    Returns:
+        Whether it was closed (and is now the copy again).
+    """
+    try:
+        os.fstat(2)
+    except OSError:
+        os.dup2(copy, 2)
+        return True
+    return False
 
 
 def _stuck(worker_id: str, running: int, after_s: float) -> None:
