@@ -44,7 +44,7 @@ from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, i
 from ontoflow.actors.worker._intake import InvokeIntake, refusal
 from ontoflow.actors.worker._perceptions import Perceptions
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
-from ontoflow.actors.worker._session import AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._session import AnswerBook, Session, absolute_ipc, default_worker_id, monotonic_ms, tick_ms_for
 from ontoflow.actors.worker._stall_beats import DEFAULT_MAX_STALL_S, StallBeats, stall_allowance_ms
 from ontoflow.actors.worker._stop import StopRequests
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
@@ -130,7 +130,7 @@ class WorkerHost(BatchActor):
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
-        self.address = address
+        self.address = absolute_ipc(address)  # a step's os.chdir must not move it (``absolute_ipc``)
         self.slots = slots
         self.worker_id = worker_id or default_worker_id()
         self.context = context
@@ -156,7 +156,7 @@ class WorkerHost(BatchActor):
         self.init_timeout_s = init_timeout_s
         self._draining = False  # no step is started any more
         self._perceptions = Perceptions(self._capabilities, self.now, self._observed)
-        self._beats = StallBeats(self.worker_id, address=address, context=context, curve=curve, clock=self.now,
+        self._beats = StallBeats(self.worker_id, address=self.address, context=context, curve=curve, clock=self.now,
                                  allowance_ms=stall_allowance_ms(self._capabilities.values(), max_stall_s))
         self._intake = InvokeIntake(self._capabilities, self.steps, takes=self._takes_invokes, each=partial(BatchActor.receive_batch, self))
 
