@@ -12,6 +12,10 @@ A capability that changes a stop signal's handler (``signal.signal(SIGTERM, SIG_
 library installing its own) took the drain away: SIGTERM was ignored for good, or with
 ``SIG_DFL`` killed the worker outright (no drain, no answers, no ``shutdown()``). The worker
 looks every ``PARENT_CHECK_MS`` too and puts its own handler back (``stop_signal_restored``).
+That left a window: a SIGTERM within 500 ms of the change still killed it. While it listens,
+``signal.signal`` for a stop signal now keeps the worker's handler (``stop_signal_kept``; the
+caller gets it back as the previous one); the look remains for code that does not go through
+``signal.signal`` (a C library's ``sigaction``).
 
 A capability that closes fd 2 (``os.close(2)``) took the worker's stderr, where its log lines
 go, away for good (and the next file a step opened became fd 2, its log lines written into
@@ -32,6 +36,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -79,9 +84,12 @@ class StopRequests:
                 self._stderr = os.dup(2)  # not inherited by a step's children
             except OSError:
                 self._stderr = None  # started without one
+            original = signal.signal
+            signal.signal = partial(_kept, original, self._handlers, self._worker_id)  # type: ignore[assignment]
             try:
                 yield
             finally:
+                signal.signal = original  # the receiver's exit puts the defaults back
                 if self._stderr is not None:
                     os.close(self._stderr)
                     self._stderr = None
@@ -129,6 +137,16 @@ class StopRequests:
                 log.warning("worker_orphaned", worker_id=self._worker_id, parent_pid=parent)
                 scope.cancel()
                 return
+
+
+def _kept(original: Callable[..., Any], ours: dict[int, Any], worker_id: str, signum: int, handler: Any) -> Any:
+    """``signal.signal`` while a worker listens: a stop signal keeps the worker's handler
+    (returned, as the previous one), any other signal is set as asked. The event loop's own
+    handler (``loop.add_signal_handler``, anyio's receiver) is let through."""
+    if signum in ours and handler is not ours[signum] and getattr(handler, "__module__", None) != "asyncio.unix_events":
+        log.warning("stop_signal_kept", worker_id=worker_id, signal=signal.Signals(signum).name)
+        return ours[signum]
+    return original(signum, handler)
 
 
 def restore_stderr(copy: int) -> bool:
