@@ -40,6 +40,7 @@ import structlog
 
 from ontoflow.actors.capability import Capability, shut_down
 from ontoflow.actors.worker._announce import say_not_welcomed
+from ontoflow.actors.worker._children import end_children
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
 from ontoflow.actors.worker._intake import InvokeIntake, refusal
 from ontoflow.actors.worker._perceptions import Perceptions
@@ -133,15 +134,13 @@ class WorkerHost(BatchActor):
         self.address = absolute_ipc(address)  # a step's os.chdir must not move it (``absolute_ipc``)
         self.slots = slots
         self.worker_id = worker_id or default_worker_id()
-        self.context = context
-        self._protocol = protocol
+        self.context, self._protocol = context, protocol
         self.curve = curve
         self.max_message_bytes = max_message_bytes
         self._backoff = ReconnectBackoff(reconnect_initial_s, reconnect_max_s)
         #: Waits and repeated jobs on this host's Ticks (a bridged service's /health).
         self.timers = HostTimers(self.now)
-        self.heartbeat_s = heartbeat_ms / 1000
-        self.liveness = liveness
+        self.heartbeat_s, self.liveness = heartbeat_ms / 1000, liveness
         self._answers = AnswerBook()
         self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
                                    hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)), seal=self._answers.seal)
@@ -152,8 +151,7 @@ class WorkerHost(BatchActor):
         self.registered = anyio.Event()  # set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
         self._stops = StopRequests(self.worker_id, parent_pid, self.timers.sleep)  # a worker process's
-        self.grace_s = grace_s
-        self.init_timeout_s = init_timeout_s
+        self.grace_s, self.init_timeout_s = grace_s, init_timeout_s
         self._draining = False  # no step is started any more
         self._perceptions = Perceptions(self._capabilities, self.now, self._observed)
         self._beats = StallBeats(self.worker_id, address=self.address, context=context, curve=curve, clock=self.now,
@@ -202,6 +200,8 @@ class WorkerHost(BatchActor):
                 for cap in reversed(started):
                     # A broken one must not hide the others; not the steps' grace (``--grace-s 0``).
                     await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S), own_process=self._drain_on_signals)
+                if self._drain_on_signals:  # a worker process: what its steps started ends with it (``_children``)
+                    await anyio.to_thread.run_sync(end_children)
                 if self._draining and self._drain_on_signals and self.context is None:
                     # The goodbye may still sit in libzmq's queue: terminating the process's
                     # context waits for it to leave (at most the linger), then the process may exit.
