@@ -43,8 +43,20 @@ def interpret(
 
     Raises:
         BadResult: anything else, an undeclared event, outputs or segments of the wrong type,
-            outputs that cannot be encoded, outputs and segments over ``max_bytes``.
+            outputs that cannot be encoded, outputs and segments over ``max_bytes``; outputs
+            that raise when read (a dict subclass whose iteration raises, a key whose hash
+            does): before, that escaped as the capability base's own failure (``internal``).
     """
+    try:
+        return _interpret(raw, capability_id, events, declared, max_bytes)
+    except BadResult:
+        raise
+    except Exception as exc:  # the capability's objects' own code raised while they were read
+        raise BadResult(REASON_INVALID_RESULT, f"the result cannot be read: {type(exc).__name__}") from None
+
+
+def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: frozenset[str],
+               max_bytes: int) -> tuple[str, dict[str, Any], list[Segment]]:
     if raw is None:
         if SUCCESS not in events:  # a capability that routes by its own events: None is no answer
             raise BadResult(REASON_UNDECLARED_EVENT, f"capability returned None: undeclared event {SUCCESS!r}")
