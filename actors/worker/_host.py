@@ -292,7 +292,7 @@ class WorkerHost(BatchActor):
                 if session is not None:
                     session.refused(reason)
             case _:
-                log.warning("message_unexpected", op=type(message).__name__)
+                self._intake.unexpected(message)
 
     def _refuse(self, invoke: Invoke) -> None:
         """A step that cannot run here: answered when its capability is not hosted, else logged."""

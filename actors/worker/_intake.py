@@ -19,7 +19,7 @@ import structlog
 
 from ontoflow.protocols.events import UNAVAILABLE
 from ontoflow.protocols.messages import Invoke, Outcome
-from ontoflow.runtime.log_budget import LogBudget
+from ontoflow.runtime.log_budget import LogBudget, at_doubling
 
 if TYPE_CHECKING:
     from ontoflow.actors.capability import Capability
@@ -55,6 +55,15 @@ class InvokeIntake:
         self._takes = takes
         self._each = each
         self._duplicates = LogBudget("invokes_duplicate", interval=DUPLICATES_LOG_MS)
+        #: Messages no worker takes (an Outcome, a Ready...), by type (``unexpected``).
+        self.unexpected_counts: dict[str, int] = {}
+
+    def unexpected(self, message: Any) -> None:
+        """A message no worker takes, from a confused orchestrator: counted by type and logged at
+        the 1st, 2nd, 4th, 8th... with the count (a flood of them wrote a line each)."""
+        op = type(message).__name__
+        if n := at_doubling(self.unexpected_counts, op):
+            log.warning("message_unexpected", op=op, count=n)
 
     def take(self, batch: Batch, now: int) -> None:
         """Handle each message of ``batch`` in order, the Invokes that can run here queued
