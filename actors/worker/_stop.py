@@ -19,8 +19,10 @@ caller gets it back as the previous one); the look remains for code that does no
 
 A capability that closes fd 2 (``os.close(2)``) took the worker's stderr, where its log lines
 go, away for good (and the next file a step opened became fd 2, its log lines written into
-it). The worker keeps a copy of its stderr and, on the same look, puts it back on fd 2 when
-fd 2 is closed (``stderr_restored``); meanwhile log lines are dropped (``runtime.logging``).
+it); one closing fd 1 left it to the next file or socket opened (the worker's own connection
+included), where every ``print`` then wrote. The worker keeps a copy of its fds 0, 1 and 2
+and, on the same look, puts back each one found closed (``stdio_restored``); meanwhile log
+lines are dropped (``runtime.logging``). An fd already reused is left to its new owner.
 
 Once drained, a stopping worker cancels the steps still running and waits for them to end;
 one that swallows every cancellation held the process for ever (it never exited, and a second
@@ -35,7 +37,7 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from typing import Any
 
@@ -45,7 +47,7 @@ import structlog
 from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, EXIT_BLOCKED
 from ontoflow.runtime.loop import stop_signals
 
-__all__ = ["PARENT_CHECK_MS", "StopRequests", "restore_stderr"]
+__all__ = ["PARENT_CHECK_MS", "StopRequests", "restore_stdio"]
 
 log = structlog.get_logger()
 
@@ -71,7 +73,7 @@ class StopRequests:
         self._signals: Any = None
         self._handlers: dict[int, Any] = {}  # the handlers ``listening`` installed, by signal
         self._exit: threading.Timer | None = None
-        self._stderr: int | None = None  # a copy of fd 2 while listening (``restore_stderr``)
+        self._stdio: dict[int, int] = {}  # copies of fds 0, 1, 2 while listening (``restore_stdio``)
 
     @contextmanager
     def listening(self) -> Iterator[None]:
@@ -80,19 +82,18 @@ class StopRequests:
         signums = stop_signals()
         with anyio.open_signal_receiver(*signums) as self._signals:
             self._handlers = {signum: signal.getsignal(signum) for signum in signums}
-            try:
-                self._stderr = os.dup(2)  # not inherited by a step's children
-            except OSError:
-                self._stderr = None  # started without one
+            for fd in (0, 1, 2):
+                with suppress(OSError):  # started without it
+                    self._stdio[fd] = os.dup(fd)  # not inherited by a step's children
             original = signal.signal
             signal.signal = partial(_kept, original, self._handlers, self._worker_id)  # type: ignore[assignment]
             try:
                 yield
             finally:
                 signal.signal = original  # the receiver's exit puts the defaults back
-                if self._stderr is not None:
-                    os.close(self._stderr)
-                    self._stderr = None
+                for copy in self._stdio.values():
+                    os.close(copy)
+                self._stdio = {}
 
     async def wait(self) -> None:
         """Return at the first stop request (inside ``listening``): a signal, logged
@@ -131,8 +132,8 @@ class StopRequests:
                 if signal.getsignal(signum) is not handler:
                     signal.signal(signum, handler)
                     log.warning("stop_signal_restored", worker_id=self._worker_id, signal=signal.Signals(signum).name)
-            if self._stderr is not None and restore_stderr(self._stderr):
-                log.warning("stderr_restored", worker_id=self._worker_id)
+            if restored := restore_stdio(self._stdio):
+                log.warning("stdio_restored", worker_id=self._worker_id, fds=restored)
             if parent is not None and os.getppid() != parent:
                 log.warning("worker_orphaned", worker_id=self._worker_id, parent_pid=parent)
                 scope.cancel()
@@ -149,18 +150,20 @@ def _kept(original: Callable[..., Any], ours: dict[int, Any], worker_id: str, si
     return original(signum, handler)
 
 
-def restore_stderr(copy: int) -> bool:
-    """Put ``copy`` (a duplicate of the process's stderr) back on fd 2 when fd 2 is closed.
+def restore_stdio(copies: dict[int, int]) -> list[int]:
+    """Put each copy back on its fd (``copies``: fd -> a duplicate of it) when that fd is closed.
 
     Returns:
-        Whether it was closed (and is now the copy again).
+        The fds that were closed (and are now their copies again).
     """
-    try:
-        os.fstat(2)
-    except OSError:
-        os.dup2(copy, 2)
-        return True
-    return False
+    restored = []
+    for fd, copy in copies.items():
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.dup2(copy, fd)
+            restored.append(fd)
+    return restored
 
 
 def _stuck(worker_id: str, running: int, after_s: float) -> None:

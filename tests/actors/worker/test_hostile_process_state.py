@@ -59,21 +59,24 @@ async def test_a_step_closing_fd_2_leaves_later_failures_plain_failures(tmp_path
 RESTORE = '''
 import os, structlog
 from ontoflow.runtime.logging import configure_logging
-from ontoflow.actors.worker._stop import restore_stderr
+from ontoflow.actors.worker._stop import restore_stdio
 configure_logging(level="info")
 log = structlog.get_logger()
-copy = os.dup(2)
+copies = {1: os.dup(1), 2: os.dup(2)}
+os.close(1)
 os.close(2)  # what a step did
 log.warning("while_closed")  # dropped, never raised into the caller
-assert restore_stderr(copy) and not restore_stderr(copy)
+assert restore_stdio(copies) == [1, 2] and restore_stdio(copies) == []
 log.warning("after_restore")
+print("stdout_back", flush=True)
 '''
 
 
-def test_a_closed_stderr_is_put_back_and_logging_never_raises_meanwhile() -> None:
+def test_a_closed_stdout_and_stderr_are_put_back_and_logging_never_raises_meanwhile() -> None:
     import subprocess
     import sys
 
     done = subprocess.run([sys.executable, "-c", RESTORE], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "after_restore" in done.stderr and "while_closed" not in done.stderr
+    assert done.stdout == "stdout_back\n"
