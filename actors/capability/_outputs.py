@@ -17,6 +17,9 @@ __all__ = ["interpret"]
 
 log = structlog.get_logger()
 
+#: How many undeclared output keys a warning names, and how much of each.
+MAX_KEYS_LOGGED, MAX_KEY_CHARS = 20, 200
+
 # Reused: a fresh Encoder per call is the slow path msgspec warns about.
 _ENCODER = msgspec.msgpack.Encoder()
 
@@ -86,8 +89,11 @@ def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: f
     if not all(isinstance(k, str) for k in outputs):
         raise BadResult(REASON_INVALID_RESULT, "outputs are dict with non-str keys, expected dict[str, Any]")
     if declared and not declared.issuperset(outputs):
-        dropped = sorted(k for k in outputs if k not in declared)
-        log.warning("undeclared_output_dropped", capability=capability_id, keys=dropped)
+        dropped = [k for k in outputs if k not in declared]
+        # A few of them, each cut: the keys are the capability's (a dict of a million, a key of
+        # megabytes made one log line of that size).
+        log.warning("undeclared_output_dropped", capability=capability_id, count=len(dropped),
+                    keys=sorted(k[:MAX_KEY_CHARS] for k in dropped[:MAX_KEYS_LOGGED]))
         outputs = {k: v for k, v in outputs.items() if k in declared}
     try:
         # Caught here, where the capability is known, rather than in the host's encoder.
