@@ -28,6 +28,8 @@ from typing import Any, TypeVar
 
 import structlog
 
+from ontoflow.actors.capability._scrub import type_name
+
 __all__ = ["run_guarded"]
 
 log = structlog.get_logger()
@@ -61,7 +63,7 @@ def run_guarded(func: Callable[..., Awaitable[T]], *args: Any, use_uvloop: bool 
             except SystemExit as exc:
                 if main.done() and not main.cancelled() and main.exception() is exc:
                     raise  # the main task's own exit: the caller's to have
-                log.error("capability_task_exited", exc_type=type(exc).__name__, task=_task_function(exc.__traceback__))
+                log.error("capability_task_exited", exc_type=type_name(exc), task=_task_function(exc.__traceback__))
             except RuntimeError as exc:
                 if main.done() or "stopped" not in str(exc):  # only the loop's own "stopped before"
                     raise
@@ -97,5 +99,5 @@ def _told_by_type(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> N
         return  # told when it left the loop (capability_task_exited)
     task = context.get("task") or context.get("future")
     coro = task.get_coro() if isinstance(task, asyncio.Task) else None
-    log.error("event_loop_error", exc_type=type(exc).__name__ if exc is not None else None,
+    log.error("event_loop_error", exc_type=type_name(exc) if exc is not None else None,
               task=getattr(coro, "__qualname__", None))
