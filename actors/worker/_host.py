@@ -132,11 +132,9 @@ class WorkerHost(BatchActor):
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
         self.address = absolute_ipc(address)  # a step's os.chdir must not move it (``absolute_ipc``)
-        self.slots = slots
-        self.worker_id = worker_id or default_worker_id()
+        self.slots, self.worker_id = slots, worker_id or default_worker_id()
         self.context, self._protocol = context, protocol
-        self.curve = curve
-        self.max_message_bytes = max_message_bytes
+        self.curve, self.max_message_bytes = curve, max_message_bytes
         self._backoff = ReconnectBackoff(reconnect_initial_s, reconnect_max_s)
         #: Waits and repeated jobs on this host's Ticks (a bridged service's /health).
         self.timers = HostTimers(self.now)
@@ -147,8 +145,7 @@ class WorkerHost(BatchActor):
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._session: Session | None = None  # the welcomed session, if any
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)
-        self.sessions = 0
-        self.registered = anyio.Event()  # set by every Welcome, then replaced
+        self.sessions, self.registered = 0, anyio.Event()  # registered: set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
         self._stops = StopRequests(self.worker_id, parent_pid, self.timers.sleep)  # a worker process's
         self.grace_s, self.init_timeout_s = grace_s, init_timeout_s
@@ -208,6 +205,8 @@ class WorkerHost(BatchActor):
                     await anyio.to_thread.run_sync(shared_context().destroy, GOODBYE_LINGER_MS)
         if self._failure is not None:
             raise self._failure
+        if self._drain_on_signals:  # a thread a capability left running must not hold the exit (``_stop``)
+            self._stops.exit_despite_threads()
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
         with self._stops.listening():  # before anyone knows we started: none missed

@@ -24,6 +24,11 @@ included), where every ``print`` then wrote. The worker keeps a copy of its fds 
 and, on the same look, puts back each one found closed (``stdio_restored``); meanwhile log
 lines are dropped (``runtime.logging``). An fd already reused is left to its new owner.
 
+A thread a capability started and left running (not a daemon thread) held the worker process
+up for ever once it was drained and shut down: the interpreter waits for every such thread at
+exit. ``exit_despite_threads`` logs them (``worker_threads_left``) and ends the process with
+exit code 0 if it is still there ``THREADS_EXIT_S`` later.
+
 Once drained, a stopping worker cancels the steps still running and waits for them to end;
 one that swallows every cancellation held the process for ever (it never exited, and a second
 SIGTERM killed it without any ``shutdown()``). ``bound_exit`` gives them the cancel grace,
@@ -47,9 +52,12 @@ import structlog
 from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, EXIT_BLOCKED
 from ontoflow.runtime.loop import stop_signals
 
-__all__ = ["PARENT_CHECK_MS", "StopRequests", "restore_stdio"]
+__all__ = ["PARENT_CHECK_MS", "THREADS_EXIT_S", "StopRequests", "restore_stdio"]
 
 log = structlog.get_logger()
+
+#: How long a drained worker process may take to exit while a capability's thread still runs.
+THREADS_EXIT_S = 5.0
 
 #: How often a worker asks whether its supervising parent is still its parent, and whether its
 #: stop signals still have its handlers.
@@ -121,6 +129,19 @@ class StopRequests:
         if self._exit is not None:
             self._exit.cancel()
 
+    def exit_despite_threads(self) -> None:
+        """The worker is drained and shut down: if threads other than the interpreter's and
+        anyio's are left running (not daemons), log them and end the process (exit 0) unless it
+        has exited by itself ``THREADS_EXIT_S`` later (see the module docstring)."""
+        left = [t.name[:60] for t in threading.enumerate()
+                if t.is_alive() and not t.daemon and t is not threading.main_thread() and t.name != "AnyIO worker thread"]
+        if not left:
+            return
+        log.warning("worker_threads_left", worker_id=self._worker_id, count=len(left), threads=left[:20])
+        timer = threading.Timer(THREADS_EXIT_S, _exit_held)
+        timer.daemon = True
+        timer.start()
+
     async def _watch(self, scope: anyio.CancelScope) -> None:
         """Every ``PARENT_CHECK_MS``: put back a stop signal's handler a capability changed, and
         end the wait (``scope``) once the supervising parent is gone."""
@@ -164,6 +185,14 @@ def restore_stdio(copies: dict[int, int]) -> list[int]:
             os.dup2(copy, fd)
             restored.append(fd)
     return restored
+
+
+def _exit_held() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(0)  # drained and shut down: only a capability's thread was left
 
 
 def _stuck(worker_id: str, running: int, after_s: float) -> None:
