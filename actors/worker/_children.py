@@ -8,6 +8,13 @@ capabilities' ``shutdown()`` ran (a capability may stop its own processes gracef
 every child process it still has: SIGTERM, ``CHILDREN_GRACE_S`` to exit, then SIGKILL, each
 reaped (``worker_children_ended``). As Ray's ``kill_child_processes_on_worker_exit``.
 
+While the worker runs, a child a step started with ``Popen`` and dropped unwaited is reaped once
+it exits (``reap_dropped``, on the worker's 500 ms look; ``step_children_reaped``): Python
+reaps such a one only when the next ``Popen`` is made, so a capability that starts one per step
+and never another filled the process table with zombies, one per step, until no process could
+be started on the host. Only those ``Popen`` let go of are reaped: one a capability still holds
+keeps its exit status for its own ``wait``.
+
 What is left alone, and why: a process a step's child started in turn (a grandchild) or one
 started in a session of its own and reparented already, is no child of the worker (a detached
 daemon is the capability's to own); children are not ended when the step that started them
@@ -20,12 +27,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import structlog
 
-__all__ = ["CHILDREN_GRACE_S", "child_pids", "end_children"]
+__all__ = ["CHILDREN_GRACE_S", "child_pids", "end_children", "reap_dropped"]
 
 log = structlog.get_logger()
 
@@ -72,6 +80,22 @@ def end_children(grace_s: float = CHILDREN_GRACE_S) -> int:
         _signal(pid, signal.SIGKILL)
         _reaped(pid, block=True)
     return len(pids)
+
+
+def reap_dropped() -> int:
+    """Reap the exited children of ``Popen`` objects no one holds any more (what the next
+    ``Popen`` would do: ``subprocess._cleanup``; without it, nothing).
+
+    Returns:
+        How many were reaped.
+    """
+    active = getattr(subprocess, "_active", None)
+    cleanup = getattr(subprocess, "_cleanup", None)
+    if not active or cleanup is None:
+        return 0
+    before = len(active)
+    cleanup()
+    return before - len(active)
 
 
 def _signal(pid: int, signum: int) -> None:

@@ -50,6 +50,7 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, EXIT_BLOCKED
+from ontoflow.actors.worker._children import reap_dropped
 from ontoflow.runtime.loop import stop_signals
 
 __all__ = ["PARENT_CHECK_MS", "THREADS_EXIT_S", "StopRequests", "restore_stdio"]
@@ -155,6 +156,8 @@ class StopRequests:
                     log.warning("stop_signal_restored", worker_id=self._worker_id, signal=signal.Signals(signum).name)
             if restored := restore_stdio(self._stdio):
                 log.warning("stdio_restored", worker_id=self._worker_id, fds=restored)
+            if reaped := reap_dropped():  # zombies of Popen a step dropped unwaited (``_children``)
+                log.info("step_children_reaped", worker_id=self._worker_id, count=reaped)
             if parent is not None and os.getppid() != parent:
                 log.warning("worker_orphaned", worker_id=self._worker_id, parent_pid=parent)
                 scope.cancel()

@@ -82,3 +82,54 @@ async def test_a_process_a_step_left_running_ends_with_the_worker() -> None:
         router.close()
         ctx.term()
         shutil.rmtree(where, ignore_errors=True)
+
+
+DROPS = '''
+import subprocess, sys
+from ontoflow.actors.capability import Capability
+from ontoflow.protocols import CapabilityMetadata
+
+class Drops(Capability):
+    metadata = CapabilityMetadata(id="test.capability.drops", outputs=["test.pid"])
+
+    async def execute(self, inputs, context):
+        # Dropped unwaited while it runs: Python keeps it to reap at the next Popen, never made.
+        return {"test.pid": subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"]).pid}
+'''
+
+
+async def test_a_child_a_step_dropped_unwaited_is_reaped_once_it_exits(tmp_path: Path) -> None:
+    # Before: a zombie for the worker's whole life, one per step (the process table filled).
+    (tmp_path / "drops_cap.py").write_text(textwrap.dedent(DROPS))
+    where = Path(tempfile.mkdtemp(prefix="ofz", dir="/tmp"))
+    ctx = zmq.asyncio.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.linger = 0
+    router.bind(f"ipc://{where}/w.sock")
+    worker = await anyio.open_process([sys.executable, "-m", "ontoflow", "worker", "--connect", f"ipc://{where}/w.sock",
+                                       "-c", str(tmp_path / "drops_cap.py"), "--worker-id", "w1", "--no-builtins",
+                                       "--log-level", "info"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    assert worker.stderr is not None
+    pid = None
+    logged = ""
+    try:
+        with anyio.fail_after(30):
+            while pid is None:
+                identity, *frames = await router.recv_multipart()
+                for message in from_frames(frames):
+                    if isinstance(message, Ready):
+                        await router.send_multipart([identity, *to_frames(Welcome(worker_id="w1", heartbeat_ms=1000, liveness=30, session="t"))])
+                        await router.send_multipart([identity, *to_frames(Invoke("r", "s", 1, "test.capability.drops"))])
+                    elif isinstance(message, Outcome):
+                        pid = message.outputs["test.pid"]
+            while "step_children_reaped" not in logged:
+                logged += (await worker.stderr.receive()).decode(errors="replace")
+        assert not Path(f"/proc/{pid}").exists()  # reaped: not even a zombie
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        with anyio.fail_after(30):
+            await worker.wait()
+        await worker.aclose()
+        router.close()
+        ctx.term()
+        shutil.rmtree(where, ignore_errors=True)
