@@ -38,6 +38,7 @@ __all__ = [
     "MAX_HOST_CHARS",
     "MIN_MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
+    "STALL_BEAT_SUFFIX",
     "Batch",
     "Cancel",
     "Disconnect",
@@ -63,6 +64,12 @@ MIN_MAX_MESSAGE_BYTES = 1024
 
 #: The longest worker id (a default one is HOST-PID-RANDOM, and a host name may be 253 long).
 MAX_WORKER_ID_CHARS = 256
+
+#: What ends the routing identity of a worker's second connection, kept by a thread of its own
+#: to send its Heartbeats while a step blocks its event loop (``actors.worker._stall_beats``):
+#: the worker's identity then this (``#`` is in no worker id). The daemon takes such a
+#: Heartbeat as the worker's when it carries the worker's session token, and only then.
+STALL_BEAT_SUFFIX = b"#beat"
 
 #: The longest ``Ready.host`` (a DNS name is at most 253 characters).
 MAX_HOST_CHARS = 255

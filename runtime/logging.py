@@ -75,7 +75,9 @@ def configure_logging(
             where = os.fspath(file)
             raise ConfigError(f"cannot open the log file {where!s}: {exc.strerror}") from None
     else:
-        target = stream if stream is not None else sys.stderr
+        # Dropping too: a capability that closed fd 2 made every later log call raise (a worker's
+        # next failing step was answered ``internal``, its error lost).
+        target = cast(TextIO, _DroppingFile(stream if stream is not None else sys.stderr, stream=True))
     _close_open_file()
     if file is not None:
         _open_file = target
@@ -110,8 +112,9 @@ class _DroppingFile:
     line instead of raising into whatever was logging: a run must not fail because its log
     cannot be written. The first failure is said once on stderr, without the line."""
 
-    def __init__(self, file: TextIO) -> None:
+    def __init__(self, file: TextIO, *, stream: bool = False) -> None:
         self._file = file
+        self._stream = stream  # stderr itself, or a stream: nowhere else to say it
         self.dropped = 0
 
     def write(self, text: str) -> int:
@@ -142,9 +145,12 @@ class _DroppingFile:
 
     def _drop(self, exc: OSError) -> None:
         self.dropped += 1
-        if self.dropped == 1:
-            print(f"ontoflow: the log file {self._file.name} cannot be written ({exc.strerror}); "
-                  "its log lines are dropped", file=sys.stderr)
+        if self.dropped == 1 and not self._stream:
+            try:
+                print(f"ontoflow: the log file {self._file.name} cannot be written ({exc.strerror}); "
+                      "its log lines are dropped", file=sys.stderr)
+            except (OSError, AttributeError):  # stderr closed, or None
+                pass
 
 
 def _close_open_file() -> None:

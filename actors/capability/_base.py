@@ -39,7 +39,7 @@ from ontoflow.actors.capability._outputs import interpret
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import describe_violation
 from ontoflow.actors.capability._spec import ClassSpec
-from ontoflow.actors.capability._scrub import error_text, handed_values, scrub
+from ontoflow.actors.capability._scrub import error_text, handed_values, scrub, type_name
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
@@ -306,7 +306,7 @@ class Capability(abc.ABC):
                 step_id=request.step_id,
                 attempt=retries + 1,
                 error_class=str(error_class),
-                exc_type="TimeoutError" if timed_out else type(error).__name__,
+                exc_type="TimeoutError" if timed_out else type_name(error),
             )
             if error_class is ErrorClass.TRANSIENT and retries < policy.max_retries:
                 delay_s = backoff_ms(policy, retries + 1, self._random.random()) / 1000
@@ -380,7 +380,7 @@ class Capability(abc.ABC):
 
     def _internal_failure(self, request: Any, started: float, exc: Exception) -> Outcome:
         """An Outcome built from nothing that can raise: the base itself went wrong."""
-        exc_type = type(exc).__name__
+        exc_type = type_name(exc)
         try:
             log.error("capability_internal_error", capability=self._spec.metadata.id, exc_type=exc_type)
         except Exception:  # a broken log pipeline must not break the guarantee

@@ -19,6 +19,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability._cancel import must_propagate
+from ontoflow.actors.capability._scrub import type_name
 from ontoflow.protocols.messages import Observation, observation_problem
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ async def observe(cap: Capability) -> list[Observation]:
         if must_propagate(exc):
             raise
         if not scope.cancel_called:
-            log.warning("perceive_failed", capability=capability, error=type(exc).__name__)
+            log.warning("perceive_failed", capability=capability, error=type_name(exc))
             return []
     if scope.cancel_called:  # stopped by the bound (what it raised or returned then is dropped)
         log.warning("perceive_timed_out", capability=capability, timeout_ms=meta.timeout_ms)
@@ -68,13 +69,13 @@ async def observe(cap: Capability) -> list[Observation]:
     if got is None:
         return []
     if not isinstance(got, (list, tuple)):
-        log.warning("observations_dropped", capability=capability, reason=f"perceive returned {type(got).__name__}, "
+        log.warning("observations_dropped", capability=capability, reason=f"perceive returned {type_name(got)}, "
                                                                           "expected a list of Observation")
         return []
     kept: list[Observation] = []
     for item in got:
         if not isinstance(item, Observation):
-            log.warning("observations_dropped", capability=capability, reason=f"an item is {type(item).__name__}, "
+            log.warning("observations_dropped", capability=capability, reason=f"an item is {type_name(item)}, "
                                                                               "expected Observation")
             continue
         try:
@@ -83,7 +84,7 @@ async def observe(cap: Capability) -> list[Observation]:
             # refused there as a malformed message, far from its cause.
             msgspec.msgpack.decode(encoded, type=Observation)
         except Exception as exc:
-            log.warning("observations_dropped", capability=capability, reason=f"not encodable: {type(exc).__name__}")
+            log.warning("observations_dropped", capability=capability, reason=f"not encodable: {type_name(exc)}")
             continue
         # Its own name, and words a log line and a trigger's memory of ids can hold (the
         # orchestrator refuses the rest too: a peer need not be our worker).

@@ -17,6 +17,9 @@ __all__ = ["interpret"]
 
 log = structlog.get_logger()
 
+#: How many undeclared output keys a warning names, and how much of each.
+MAX_KEYS_LOGGED, MAX_KEY_CHARS = 20, 200
+
 # Reused: a fresh Encoder per call is the slow path msgspec warns about.
 _ENCODER = msgspec.msgpack.Encoder()
 
@@ -43,8 +46,20 @@ def interpret(
 
     Raises:
         BadResult: anything else, an undeclared event, outputs or segments of the wrong type,
-            outputs that cannot be encoded, outputs and segments over ``max_bytes``.
+            outputs that cannot be encoded, outputs and segments over ``max_bytes``; outputs
+            that raise when read (a dict subclass whose iteration raises, a key whose hash
+            does): before, that escaped as the capability base's own failure (``internal``).
     """
+    try:
+        return _interpret(raw, capability_id, events, declared, max_bytes)
+    except BadResult:
+        raise
+    except Exception as exc:  # the capability's objects' own code raised while they were read
+        raise BadResult(REASON_INVALID_RESULT, f"the result cannot be read: {type(exc).__name__}") from None
+
+
+def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: frozenset[str],
+               max_bytes: int) -> tuple[str, dict[str, Any], list[Segment]]:
     if raw is None:
         if SUCCESS not in events:  # a capability that routes by its own events: None is no answer
             raise BadResult(REASON_UNDECLARED_EVENT, f"capability returned None: undeclared event {SUCCESS!r}")
@@ -74,8 +89,11 @@ def interpret(
     if not all(isinstance(k, str) for k in outputs):
         raise BadResult(REASON_INVALID_RESULT, "outputs are dict with non-str keys, expected dict[str, Any]")
     if declared and not declared.issuperset(outputs):
-        dropped = sorted(k for k in outputs if k not in declared)
-        log.warning("undeclared_output_dropped", capability=capability_id, keys=dropped)
+        dropped = [k for k in outputs if k not in declared]
+        # A few of them, each cut: the keys are the capability's (a dict of a million, a key of
+        # megabytes made one log line of that size).
+        log.warning("undeclared_output_dropped", capability=capability_id, count=len(dropped),
+                    keys=sorted(k[:MAX_KEY_CHARS] for k in dropped[:MAX_KEYS_LOGGED]))
         outputs = {k: v for k, v in outputs.items() if k in declared}
     try:
         # Caught here, where the capability is known, rather than in the host's encoder.

@@ -13,7 +13,7 @@ import msgspec
 from ontoflow.actors.capability._classify import ErrorClass
 from ontoflow.protocols.context import StepContext
 
-__all__ = ["REDACTED", "error_text", "handed_values", "scrub"]
+__all__ = ["MAX_TYPE_CHARS", "REDACTED", "error_text", "handed_values", "scrub", "type_name"]
 
 REDACTED = "<redacted>"
 #: The default cap of a scrubbed text (an Outcome's ``error``).
@@ -210,3 +210,14 @@ def error_text(error_class: ErrorClass, exc: BaseException, values: list[Any], s
     head = f"{error_class}: {type(exc).__name__}: "
     body = scrub(message, values=values, secrets=secrets, max_chars=MAX_CHARS)
     return (head + body)[:MAX_CHARS]
+
+
+#: The most of a type's name a log line shows (``type_name``).
+MAX_TYPE_CHARS = 120
+
+
+def type_name(obj: object) -> str:
+    """The name of ``obj``'s type, cut to ``MAX_TYPE_CHARS``: a capability's exception class is
+    its own, and ``type("E" * 5_000_000, (Exception,), {})`` made every log line naming it
+    five megabytes long."""
+    return type(obj).__name__[:MAX_TYPE_CHARS]

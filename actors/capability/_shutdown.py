@@ -9,6 +9,7 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability._cancel import must_propagate
+from ontoflow.actors.capability._scrub import type_name
 from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, watch_blocking
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ async def shut_down(cap: Capability, *, timeout_s: float, own_process: bool = Fa
     except BaseException as exc:  # an exit too, but a cancellation must propagate
         if must_propagate(exc):
             raise
-        log.warning("capability_shutdown_failed", capability=capability, error=type(exc).__name__)
+        log.warning("capability_shutdown_failed", capability=capability, error=type_name(exc))
         return False
     if scope.cancel_called or anyio.current_time() >= scope.deadline:  # stopped, or back too late
         log.warning("capability_shutdown_timed_out", capability=capability, timeout_s=timeout_s)

@@ -58,7 +58,7 @@ from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.actors.orchestrator._parking import ParkingLot
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunExpired
 from ontoflow.protocols.client import CancelRun, ClientMessage, Error
-from ontoflow.protocols.messages import Disconnect, Heartbeat, Observation, Outcome, Ready, observation_problem
+from ontoflow.protocols.messages import STALL_BEAT_SUFFIX, Disconnect, Heartbeat, Observation, Outcome, Ready, observation_problem
 from ontoflow.runtime.actor import Outbox, Tick, where
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import ADMIN, CLIENT, WORKER
@@ -85,6 +85,13 @@ def _unknown_heartbeat(pool: WorkerPool, identity: bytes) -> None:
     flood at the rate it sends (red team, session 21)."""
     if n := pool.count_refused("heartbeat_unknown"):
         log.warning("heartbeat_from_unknown_peer", peer=identity.hex()[:64], count=n)
+
+
+def beating_for(identity: bytes) -> bytes:
+    """The worker whose event loop a step blocks, when ``identity`` is its heartbeat thread's
+    connection (``STALL_BEAT_SUFFIX``; ``actors.worker._stall_beats``), else b"" (no worker):
+    its Heartbeat keeps that worker alive when it carries the worker's session token."""
+    return identity[: -len(STALL_BEAT_SUFFIX)] if identity.endswith(STALL_BEAT_SUFFIX) else b""
 
 
 def key_of(identity: bytes) -> str:
@@ -180,7 +187,7 @@ class Mailbox:
             case Tick(now_ms=tick_now):
                 self._tick(tick_now)
             case Heartbeat(session=session):
-                if pool.seen(identity, now, session) is None:
+                if pool.seen(identity, now, session) is None and pool.seen(beating_for(identity), now, session) is None:
                     _unknown_heartbeat(pool, identity)
             case Ready():
                 pool.seen(identity, now)
@@ -220,8 +227,9 @@ class Mailbox:
                     self._heartbeat_at = now
                     for worker in list(pool.registry):
                         self._outbox.bypass(worker.identity, Heartbeat())
-            case Heartbeat():
-                pool.seen(identity, now)
+            case Heartbeat(session=session):
+                if pool.seen(identity, now) is None:
+                    pool.seen(beating_for(identity), now, session)
             case _ if isinstance(message, _CLIENT_TYPES) and self.client_handler is not None:
                 self.client_handler(identity, message)  # reads answered, writes refused
             case _:

@@ -20,6 +20,7 @@ import msgspec
 import structlog
 
 from ontoflow.actors.capability._reasons import REASON_INVALID_RESULT
+from ontoflow.actors.capability._scrub import type_name
 from ontoflow.protocols.events import FAILURE
 from ontoflow.protocols.messages import Outcome
 from ontoflow.runtime.codec import encode
@@ -51,11 +52,11 @@ def _encode_outcome(outcome: Outcome | bytes) -> bytes:
 def _unencodable(outcome: Outcome, exc: Exception) -> bytes:
     """The body of the failure that stands for ``outcome``, which raised ``exc`` when encoded."""
     log.error("outcome_unencodable", run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
-              exc_type=type(exc).__name__)
+              exc_type=type_name(exc))
     return _encode_plain(Outcome(run_id=outcome.run_id, step_id=outcome.step_id, attempt=outcome.attempt,
                                  event=FAILURE, reason=REASON_INVALID_RESULT, duration_ms=outcome.duration_ms,
                                  error=f"the step's outputs changed after it answered and no longer encode "
-                                       f"({type(exc).__name__})", session=outcome.session))
+                                       f"({type_name(exc)})", session=outcome.session))
 
 
 StepKey = tuple[str, str, int]

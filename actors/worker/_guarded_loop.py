@@ -9,6 +9,9 @@ printed on stderr; under ``run_manifest`` the caller's own process ended. :func:
 runs the loop again after such an exit, as long as the main task has not ended: it is logged
 (``capability_task_exited``, the task's function named) and every other task goes on. An
 exit of the main task, and ``KeyboardInterrupt`` (a person's Ctrl-C), still end the call.
+A capability that stops the loop (``asyncio.get_running_loop().stop()``) ended the worker
+process the same way (``RuntimeError: Event loop stopped before Future completed``): the
+loop is run again too (``event_loop_stopped``).
 
 The loop's exception handler (:func:`_told_by_type`) replaces asyncio's default one, which
 logged a task's unretrieved exception (``Task exception was never retrieved``) with its
@@ -24,6 +27,8 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import structlog
+
+from ontoflow.actors.capability._scrub import type_name
 
 __all__ = ["run_guarded"]
 
@@ -58,7 +63,11 @@ def run_guarded(func: Callable[..., Awaitable[T]], *args: Any, use_uvloop: bool 
             except SystemExit as exc:
                 if main.done() and not main.cancelled() and main.exception() is exc:
                     raise  # the main task's own exit: the caller's to have
-                log.error("capability_task_exited", exc_type=type(exc).__name__, task=_task_function(exc.__traceback__))
+                log.error("capability_task_exited", exc_type=type_name(exc), task=_task_function(exc.__traceback__))
+            except RuntimeError as exc:
+                if main.done() or "stopped" not in str(exc):  # only the loop's own "stopped before"
+                    raise
+                log.error("event_loop_stopped")
         return main.result()
 
 
@@ -90,5 +99,5 @@ def _told_by_type(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> N
         return  # told when it left the loop (capability_task_exited)
     task = context.get("task") or context.get("future")
     coro = task.get_coro() if isinstance(task, asyncio.Task) else None
-    log.error("event_loop_error", exc_type=type(exc).__name__ if exc is not None else None,
+    log.error("event_loop_error", exc_type=type_name(exc) if exc is not None else None,
               task=getattr(coro, "__qualname__", None))

@@ -17,7 +17,8 @@ waited on Ticks (``HostTimers``, which also runs ``host.timers.every`` jobs). St
 meanwhile. What is answered while no session is up, and what was sent recently, is held
 (``_session.AnswerBook``); a new ``Ready`` lists every attempt the host still runs or holds an
 answer for (``holding``) and after the ``Welcome`` the held answers are sent once more (an
-answer the orchestrator already had is ignored: ``outcome_ignored``).
+answer the orchestrator already had is ignored: ``outcome_ignored``). While a step blocks the
+event loop, a thread sends the heartbeats (``_stall_beats.StallBeats``) up to its allowance.
 
 Draining (``drain``, or SIGTERM/SIGINT with ``drain_on_signals``): no new step starts, the
 running ones get a grace period and their answers are sent, then ``Disconnect``, and ``run``
@@ -39,14 +40,16 @@ import structlog
 
 from ontoflow.actors.capability import Capability, shut_down
 from ontoflow.actors.worker._announce import say_not_welcomed
+from ontoflow.actors.worker._children import end_children
 from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
-from ontoflow.actors.worker._intake import InvokeIntake
+from ontoflow.actors.worker._intake import InvokeIntake, refusal
 from ontoflow.actors.worker._perceptions import Perceptions
-from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, MAX_SEEN_WINDOW_MS, StepScheduler
-from ontoflow.actors.worker._session import MIN_DAEMON_LIMIT, AnswerBook, Session, default_worker_id, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
+from ontoflow.actors.worker._session import AnswerBook, Session, absolute_ipc, default_worker_id, monotonic_ms, tick_ms_for
+from ontoflow.actors.worker._stall_beats import DEFAULT_MAX_STALL_S, StallBeats, stall_allowance_ms
 from ontoflow.actors.worker._stop import StopRequests
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
-from ontoflow.protocols.events import UNAVAILABLE
+from ontoflow.actors.worker._welcome import held_window_ms, welcome_problem
 from ontoflow.protocols.messages import PROTOCOL_VERSION, Cancel, Disconnect, Heartbeat, Invoke, Observation, Outcome, Ready, Welcome
 from ontoflow.runtime.actor import BatchActor, Tick
 from ontoflow.runtime.curve import CurveClient
@@ -89,6 +92,7 @@ class WorkerHost(BatchActor):
         init_timeout_s: the most each ``initialize()`` may take (``run`` raises past it; inf: none).
         cancel_grace_s: how long a step may take to stop after its Cancel (``abandon_overdue``).
         parent_pid: with ``drain_on_signals``, stop as on SIGTERM once this parent is gone (``_stop.py``).
+        max_stall_s: how long a step may block the loop, beaten for, with a capability of no timeout (``_stall_beats``).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -123,35 +127,32 @@ class WorkerHost(BatchActor):
         init_timeout_s: float = DEFAULT_INIT_TIMEOUT_S,
         cancel_grace_s: float = DEFAULT_CANCEL_GRACE_S,
         parent_pid: int | None = None,
+        max_stall_s: float = DEFAULT_MAX_STALL_S,
     ) -> None:
         super().__init__(tick_ms=tick_ms_for(heartbeat_ms), clock=monotonic_ms, spin_us=spin_us)
         self._capabilities = hosted(capabilities, max_message_bytes)  # checked, answers bounded to a message
-        self.address = address
-        self.slots = slots
-        self.worker_id = worker_id or default_worker_id()
-        self.context = context
-        self._protocol = protocol
-        self.curve = curve
-        self.max_message_bytes = max_message_bytes
+        self.address = absolute_ipc(address)  # a step's os.chdir must not move it (``absolute_ipc``)
+        self.slots, self.worker_id = slots, worker_id or default_worker_id()
+        self.context, self._protocol = context, protocol
+        self.curve, self.max_message_bytes = curve, max_message_bytes
         self._backoff = ReconnectBackoff(reconnect_initial_s, reconnect_max_s)
         #: Waits and repeated jobs on this host's Ticks (a bridged service's /health).
         self.timers = HostTimers(self.now)
-        self.heartbeat_s = heartbeat_ms / 1000
-        self.liveness = liveness
+        self.heartbeat_s, self.liveness = heartbeat_ms / 1000, liveness
         self._answers = AnswerBook()
         self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
                                    hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)), seal=self._answers.seal)
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._session: Session | None = None  # the welcomed session, if any
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)
-        self.sessions = 0
-        self.registered = anyio.Event()  # set by every Welcome, then replaced
+        self.sessions, self.registered = 0, anyio.Event()  # registered: set by every Welcome, then replaced
         self._drain_on_signals = drain_on_signals
         self._stops = StopRequests(self.worker_id, parent_pid, self.timers.sleep)  # a worker process's
-        self.grace_s = grace_s
-        self.init_timeout_s = init_timeout_s
+        self.grace_s, self.init_timeout_s = grace_s, init_timeout_s
         self._draining = False  # no step is started any more
         self._perceptions = Perceptions(self._capabilities, self.now, self._observed)
+        self._beats = StallBeats(self.worker_id, address=self.address, context=context, curve=curve, clock=self.now,
+                                 allowance_ms=stall_allowance_ms(self._capabilities.values(), max_stall_s))
         self._intake = InvokeIntake(self._capabilities, self.steps, takes=self._takes_invokes, each=partial(BatchActor.receive_batch, self))
 
     @property
@@ -173,6 +174,7 @@ class WorkerHost(BatchActor):
                 await initialize(cap, timeout_s=self.init_timeout_s, own_process=self._drain_on_signals)
                 started.append(cap)
             log.info("worker_started", worker_id=self.worker_id, address=self.address, capabilities=sorted(self._capabilities))
+            self._beats.start()
             with anyio.CancelScope() as self._scope:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self.steps.run)
@@ -186,6 +188,7 @@ class WorkerHost(BatchActor):
                         await self._connection_loop()
                     tg.cancel_scope.cancel()
         finally:
+            self._beats.stop()
             self._stops.stopped()  # every step ended: the process need not be ended for them
             self._scope = None
             self._perceptions.start(None, 0)
@@ -194,12 +197,16 @@ class WorkerHost(BatchActor):
                 for cap in reversed(started):
                     # A broken one must not hide the others; not the steps' grace (``--grace-s 0``).
                     await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S), own_process=self._drain_on_signals)
+                if self._drain_on_signals:  # a worker process: what its steps started ends with it (``_children``)
+                    await anyio.to_thread.run_sync(end_children)
                 if self._draining and self._drain_on_signals and self.context is None:
                     # The goodbye may still sit in libzmq's queue: terminating the process's
                     # context waits for it to leave (at most the linger), then the process may exit.
                     await anyio.to_thread.run_sync(shared_context().destroy, GOODBYE_LINGER_MS)
         if self._failure is not None:
             raise self._failure
+        if self._drain_on_signals:  # a thread a capability left running must not hold the exit (``_stop``)
+            self._stops.exit_despite_threads()
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
         with self._stops.listening():  # before anyone knows we started: none missed
@@ -268,6 +275,7 @@ class WorkerHost(BatchActor):
             case Heartbeat():
                 pass
             case Tick(now_ms=tick_now):
+                self._beats.turned(tick_now)  # the loop turns: no heartbeat from the thread
                 self.timers.on_tick(tick_now)
                 self.steps.on_tick(tick_now)  # forgets attempts answered long ago; answers the overdue
                 self._perceptions.on_tick(tick_now)
@@ -283,34 +291,24 @@ class WorkerHost(BatchActor):
                 if session is not None:
                     session.refused(reason)
             case _:
-                log.warning("message_unexpected", op=type(message).__name__)
+                self._intake.unexpected(message)
 
     def _refuse(self, invoke: Invoke) -> None:
         """A step that cannot run here: answered when its capability is not hosted, else logged."""
-        if self._draining:
-            # Not started, not answered: the coming Disconnect hands it back as a lost worker's step.
-            log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-            return
-        session = self._current
-        if session is None or not session.welcomed:
-            # Sent before the orchestrator read this session's Ready (to a replaced connection, or
-            # to this one while it was in flight): the Ready does not list it, so the orchestrator
-            # sends it again once it has (``WorkerPool.ready``); running this copy too would run it twice.
-            log.info("invoke_before_welcome", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
-            return
-        self.answer(Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
-                            reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {self.worker_id}"))
+        if (outcome := refusal(invoke, self._draining, self._takes_invokes(), self.worker_id)) is not None:
+            self.answer(outcome)
 
     def _on_welcome(self, heartbeat_ms: int, liveness: int, token: str, now: int, limit: int) -> None:
         session = self._current
         if session is None:
             return
-        if heartbeat_ms < 1 or liveness < 1 or 0 < limit < MIN_DAEMON_LIMIT:  # a limit no answer fits in: mute
-            log.warning("welcome_invalid", worker_id=self.worker_id, reason=f"heartbeat_ms, liveness >= 1; max_message_bytes 0 or >= {MIN_DAEMON_LIMIT}")
+        if (problem := welcome_problem(heartbeat_ms, liveness, limit)) is not None:
+            log.warning("welcome_invalid", worker_id=self.worker_id, reason=problem)
             return
         self.heartbeat_s, self.liveness, self.tick_ms = heartbeat_ms / 1000, liveness, tick_ms_for(heartbeat_ms)
-        self.steps.seen_window_ms = min(heartbeat_ms * (liveness + 1), MAX_SEEN_WINDOW_MS)  # as answers are held
+        self.steps.seen_window_ms = held_window_ms(heartbeat_ms, liveness)  # as answers are held
         self._answers.set_token(token)  # proves this host is the one registered
+        self._beats.serve(token, heartbeat_ms)
         if session.on_welcome(now, limit, self._capabilities.values()):  # nothing bigger than the daemon takes
             log.info("worker_registered", worker_id=self.worker_id, session=session.number, heartbeat_ms=heartbeat_ms, liveness=liveness)
             self._welcomed(session)
@@ -346,6 +344,7 @@ class WorkerHost(BatchActor):
         sent or read until the next one (the runner reading gets ``ClosedResourceError``)."""
         if self._session is session:
             self._session = None
+            self._beats.serve("", self._beats.interval_ms)
         if self._current is session:
             self._current = None
             self.steps.attach(None)
@@ -365,11 +364,11 @@ class WorkerHost(BatchActor):
         self.registered = anyio.Event()
 
     def _prune(self, last_heard_ms: int) -> None:
-        """Forget answers sent more than a liveness window plus one interval before the orchestrator
-        was last heard from (``monotonic_ms``), while a session is welcomed: it kept talking that long
-        after them, so it had them (counted from "now", one that lags, or died, could lose one).
-        Between sessions nothing is forgotten."""
-        self._answers.prune(last_heard_ms / 1000 - self.heartbeat_s * (self.liveness + 1))
+        """Forget answers sent more than ``held_window_ms`` before the orchestrator was last heard
+        from (``monotonic_ms``), while a session is welcomed: it kept talking that long after them,
+        so it had them (counted from "now", one that lags, or died, could lose one). Between
+        sessions nothing is forgotten."""
+        self._answers.prune((last_heard_ms - held_window_ms(self.heartbeat_s * 1000, self.liveness)) / 1000)
 
     # -- answers -------------------------------------------------------------------------------
 

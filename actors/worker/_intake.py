@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from ontoflow.protocols.messages import Invoke
-from ontoflow.runtime.log_budget import LogBudget
+from ontoflow.protocols.events import UNAVAILABLE
+from ontoflow.protocols.messages import Invoke, Outcome
+from ontoflow.runtime.log_budget import LogBudget, at_doubling
 
 if TYPE_CHECKING:
     from ontoflow.actors.capability import Capability
     from ontoflow.actors.worker._scheduler import StepScheduler
 
-__all__ = ["DUPLICATES_LOG_MS", "InvokeIntake"]
+__all__ = ["DUPLICATES_LOG_MS", "InvokeIntake", "refusal"]
 
 log = structlog.get_logger()
 
@@ -54,6 +55,15 @@ class InvokeIntake:
         self._takes = takes
         self._each = each
         self._duplicates = LogBudget("invokes_duplicate", interval=DUPLICATES_LOG_MS)
+        #: Messages no worker takes (an Outcome, a Ready...), by type (``unexpected``).
+        self.unexpected_counts: dict[str, int] = {}
+
+    def unexpected(self, message: Any) -> None:
+        """A message no worker takes, from a confused orchestrator: counted by type and logged at
+        the 1st, 2nd, 4th, 8th... with the count (a flood of them wrote a line each)."""
+        op = type(message).__name__
+        if n := at_doubling(self.unexpected_counts, op):
+            log.warning("message_unexpected", op=op, count=n)
 
     def take(self, batch: Batch, now: int) -> None:
         """Handle each message of ``batch`` in order, the Invokes that can run here queued
@@ -93,3 +103,21 @@ class InvokeIntake:
             self.enqueue(invokes, now)
         except Exception:
             self._each([(b"", invoke) for invoke in invokes], now)
+
+
+def refusal(invoke: Invoke, draining: bool, welcomed: bool, worker_id: str) -> Outcome | None:
+    """The answer to an Invoke the host cannot run (its capability is not hosted), or None when
+    it is left unanswered (logged): while draining, or before the session is welcomed
+    (``welcomed``: a welcomed session is current)."""
+    if draining:
+        # Not started, not answered: the coming Disconnect hands it back as a lost worker's step.
+        log.info("invoke_refused_draining", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
+        return None
+    if not welcomed:
+        # Sent before the orchestrator read this session's Ready (to a replaced connection, or
+        # to this one while it was in flight): the Ready does not list it, so the orchestrator
+        # sends it again once it has (``WorkerPool.ready``); running this copy too would run it twice.
+        log.info("invoke_before_welcome", run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt)
+        return None
+    return Outcome(run_id=invoke.run_id, step_id=invoke.step_id, attempt=invoke.attempt, event=UNAVAILABLE,
+                   reason="not_hosted", error=f"capability {invoke.capability!r} is not hosted by worker {worker_id}")

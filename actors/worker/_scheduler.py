@@ -39,6 +39,7 @@ import anyio
 import structlog
 
 from ontoflow.actors.capability import Capability
+from ontoflow.actors.capability._scrub import type_name
 from ontoflow.actors.worker._inline import not_closed, resume
 from ontoflow.actors.worker._answer_groups import AnswerGroups
 from ontoflow.actors.worker._step_exits import escaped, host_stops, take_back
@@ -359,7 +360,7 @@ class StepScheduler:
                 # An ``invoke`` overridden despite ``@final``, an exit it let through: the step
                 # fails, the host and every other step in it go on.
                 raised = exc.__cause__ if isinstance(exc.__cause__, GeneratorExit) else exc  # see not_closed
-                outcome = escaped(invoke, type(raised).__name__)
+                outcome = escaped(invoke, type_name(raised))
             finally:
                 abandoned = bool(self._abandoned) and key in self._abandoned  # its slot was given back already
                 if not abandoned:

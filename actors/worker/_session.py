@@ -42,7 +42,8 @@ from ontoflow.runtime.transport import DealerMailbox, open_dealer
 if TYPE_CHECKING:
     from ontoflow.actors.worker._host import WorkerHost
 
-__all__ = ["MAX_REFUSAL_CHARS", "MAX_TICK_MS", "MIN_DAEMON_LIMIT", "AnswerBook", "Session", "bound_answers", "default_worker_id", "monotonic_ms", "tick_ms_for"]
+__all__ = ["MAX_REFUSAL_CHARS", "MAX_TICK_MS", "MIN_DAEMON_LIMIT", "AnswerBook", "Session", "absolute_ipc", "bound_answers", "default_worker_id",
+           "monotonic_ms", "tick_ms_for"]
 
 # AnswerBook is re-exported here, where it lived before ``_answer_book.py``.
 
@@ -70,6 +71,26 @@ def default_worker_id() -> str:
     """``HOST-PID-RANDOM``: a worker id that follows the worker id rule for any host name."""
     host = _HOST_PART.sub("-", socket.gethostname())[:_HOST_PART_CHARS].lstrip("_.:@-") or "worker"
     return f"{host}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def absolute_ipc(address: str) -> str:
+    """``address`` with a relative ``ipc://`` path made absolute against the working directory
+    now. libzmq resolves the path at each (re)connect: after a step's ``os.chdir`` the worker's
+    next session, its socket's own reconnect and its heartbeat thread's connection went to
+    another file, and the worker never registered again. An abstract socket (``ipc://@``) and
+    other transports are left as they are, and so is a path whose absolute form a Unix socket
+    address cannot hold (``_MAX_IPC_PATH``: it connected relative, and still does)."""
+    if not address.startswith("ipc://"):
+        return address
+    path = address[len("ipc://"):]
+    if not path or path.startswith(("/", "@")):
+        return address
+    absolute = os.path.abspath(path)
+    return address if len(os.fsencode(absolute)) > _MAX_IPC_PATH else "ipc://" + absolute
+
+
+#: The longest path of a Unix socket address (``sun_path`` holds 108 bytes with its NUL on Linux).
+_MAX_IPC_PATH = 107
 
 
 def monotonic_ms() -> int:
