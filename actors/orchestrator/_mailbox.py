@@ -58,7 +58,15 @@ from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.actors.orchestrator._parking import ParkingLot
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunExpired
 from ontoflow.protocols.client import CancelRun, ClientMessage, Error
-from ontoflow.protocols.messages import STALL_BEAT_SUFFIX, Disconnect, Heartbeat, Observation, Outcome, Ready, observation_problem
+from ontoflow.protocols.messages import (
+    STALL_BEAT_SUFFIX,
+    Disconnect,
+    Heartbeat,
+    Observation,
+    Outcome,
+    Ready,
+    observation_problem,
+)
 from ontoflow.runtime.actor import Outbox, Tick, where
 from ontoflow.runtime.batching import SEND_CHUNK
 from ontoflow.runtime.curve import ADMIN, CLIENT, WORKER
@@ -89,9 +97,11 @@ def _unknown_heartbeat(pool: WorkerPool, identity: bytes) -> None:
 
 def beating_for(identity: bytes) -> bytes:
     """The worker whose event loop a step blocks, when ``identity`` is its heartbeat thread's
-    connection (``STALL_BEAT_SUFFIX``; ``actors.worker._stall_beats``), else b"" (no worker):
-    its Heartbeat keeps that worker alive when it carries the worker's session token."""
-    return identity[: -len(STALL_BEAT_SUFFIX)] if identity.endswith(STALL_BEAT_SUFFIX) else b""
+    connection (the worker's id, ``STALL_BEAT_SUFFIX``, a random tail: ``actors.worker._stall_beats``),
+    else b"" (no worker): its Heartbeat keeps that worker alive when it carries the worker's
+    session token and, under CURVE, comes with the worker's own key (``Mailbox._beat``)."""
+    head, suffix, _ = identity.partition(STALL_BEAT_SUFFIX)
+    return head if suffix else b""
 
 
 def key_of(identity: bytes) -> str:
@@ -187,7 +197,7 @@ class Mailbox:
             case Tick(now_ms=tick_now):
                 self._tick(tick_now)
             case Heartbeat(session=session):
-                if pool.seen(identity, now, session) is None and pool.seen(beating_for(identity), now, session) is None:
+                if pool.seen(identity, now, session) is None and self._beat(identity, now, session) is None:
                     _unknown_heartbeat(pool, identity)
             case Ready():
                 pool.seen(identity, now)
@@ -204,6 +214,16 @@ class Mailbox:
                     callback(message)
             case _:
                 log.warning("message_unexpected", peer=identity.hex(), op=type(message).__name__)
+
+    def _beat(self, identity: bytes, now: int, session: str | None) -> object | None:
+        """Credit a heartbeat thread's Heartbeat to its worker (``beating_for``): only with the
+        worker's session token, and under CURVE only from the key the worker registered with
+        (another admitted key, a client's, keeps no worker alive). The worker, or None."""
+        worker_identity = beating_for(identity)
+        worker = self._pool.registry.get(worker_identity) if worker_identity else None
+        if worker is None or worker.key != key_of(identity):
+            return None
+        return self._pool.seen(worker_identity, now, session)
 
     def _tick(self, now: int) -> None:
         """Time as a fact: the pool's clock, then the runs and questions whose time is up."""
@@ -229,7 +249,7 @@ class Mailbox:
                         self._outbox.bypass(worker.identity, Heartbeat())
             case Heartbeat(session=session):
                 if pool.seen(identity, now) is None:
-                    pool.seen(beating_for(identity), now, session)
+                    self._beat(identity, now, session)
             case _ if isinstance(message, _CLIENT_TYPES) and self.client_handler is not None:
                 self.client_handler(identity, message)  # reads answered, writes refused
             case _:

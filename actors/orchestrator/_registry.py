@@ -3,6 +3,7 @@ book-keeping). Pure data and decisions: the orchestrator actor feeds it time and
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 import msgspec
@@ -72,6 +73,11 @@ class WorkerInfo(msgspec.Struct, kw_only=True):
     #: The largest message it accepts (``Ready.max_message_bytes``; 0: unknown). Its
     #: ``identity`` carries it too (``runtime.transport.limited``), for the ROUTER.
     max_message_bytes: int = 0
+
+    def carries(self, token: str) -> bool:
+        """Whether ``token`` is this registration's session token, compared in constant time
+        (a Heartbeat anyone may send is answered the same whatever part of it matches)."""
+        return hmac.compare_digest(token.encode(errors="replace"), self.session.encode())
 
     def token_kind(self, token: str) -> str:
         """What a new Ready of this worker's identity presenting ``token`` is.

@@ -152,7 +152,7 @@ class WorkerPool:
         worker = self.registry.get(identity)
         if worker is not None:
             if session is not None:
-                if session != worker.session:
+                if not worker.carries(session):
                     return None
                 worker.confirmed = True  # it has our Welcome
             worker.last_seen_ms = now

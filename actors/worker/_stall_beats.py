@@ -10,9 +10,12 @@ a thread of their own (Temporal's core, Ray's core-worker thread), not by the us
 :class:`StallBeats` is that thread. The loop tells it at every Tick that it turned
 (``turned``); when it has not turned for a heartbeat interval, the thread sends the Heartbeat
 itself, on a DEALER of its own (a ZeroMQ socket belongs to one thread: the session's cannot be
-touched from here), whose identity is the worker's with ``STALL_BEAT_SUFFIX``. The daemon
-keeps the worker alive on it when it carries the worker's session token (which nobody else
-knows), as on the session's own Heartbeat.
+touched from here), whose identity is the worker's, ``STALL_BEAT_SUFFIX`` and a random tail
+drawn per process: a peer that took a guessable identity first would have held its route (the
+ROUTER keeps the first connection under an identity), and the thread's beats would have gone
+nowhere. The daemon keeps the worker alive on it when it carries the worker's session token
+(which nobody else knows), under CURVE only from the worker's own key, as on the session's own
+Heartbeat. The connection is made when the first Welcome is served, not at the first stall.
 
 What "hung" means: a loop that has not turned for longer than any step hosted here may take
 blocking it, the ``allowance``: the longest ``timeout_ms`` of the hosted capabilities (an
@@ -27,6 +30,7 @@ call holding it longer than the liveness window is not told from a hang.
 from __future__ import annotations
 
 import math
+import secrets
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -78,13 +82,16 @@ class StallBeats:
         clock: the host's clock (milliseconds; the one its Ticks carry).
 
     Attributes:
+        identity: the thread's routing identity (the worker's id, ``STALL_BEAT_SUFFIX``, a
+            random tail drawn here).
         token: the welcomed session's token, "" while none is (no Heartbeat is sent then).
         interval_ms: the heartbeat interval of the last Welcome.
     """
 
     def __init__(self, worker_id: str, *, address: str, context: Any, curve: CurveClient | None,
                  allowance_ms: float, clock: Any) -> None:
-        self._identity = worker_id.encode() + STALL_BEAT_SUFFIX
+        self._worker_id = worker_id
+        self.identity = worker_id.encode() + STALL_BEAT_SUFFIX + secrets.token_hex(8).encode()
         self._address = address
         self._context = context
         self._curve = curve
@@ -107,7 +114,7 @@ class StallBeats:
 
     def start(self) -> None:
         """Start the thread (once; a worker id too long for the suffix has none, logged)."""
-        if len(self._identity) > _MAX_IDENTITY_BYTES:
+        if len(self.identity) > _MAX_IDENTITY_BYTES:
             log.warning("stall_beats_off", reason="worker id too long for the heartbeat connection's identity")
             return
         self._turned = self._clock()
@@ -125,31 +132,42 @@ class StallBeats:
         sock: zmq.Socket | None = None
         last_beat = -math.inf
         told_stalled = told_hung = None  # the ``turned`` of the last stall told (each once)
+        failures = 0
         try:
             while True:
                 now = self._clock()
                 turned, interval, token = self._turned, self.interval_ms, self.token
-                if token and beat_due(now, turned, last_beat, interval, self.allowance_ms):  # type: ignore[arg-type]
-                    if sock is None:
+                try:
+                    if token and sock is None:  # connected once welcomed, before any stall
                         sock = self._open()
-                    try:
-                        sock.send_multipart([HEADER, encode(Heartbeat(session=token))], zmq.NOBLOCK)
-                    except zmq.Again:
-                        pass  # the queue is full (the daemon is away): the next one may pass
-                    last_beat = now
-                    if told_stalled != turned:
-                        told_stalled = turned
-                        log.warning("event_loop_stalled", stalled_ms=now - turned, heartbeats="from a thread")
-                elif token and now - turned > self.allowance_ms and told_hung != turned:
-                    told_hung = turned
-                    log.error("event_loop_hung", stalled_ms=now - turned, allowance_ms=self.allowance_ms)
+                    due = beat_due(now, turned, last_beat, interval, self.allowance_ms)  # type: ignore[arg-type]
+                    if sock is not None and due:
+                        try:
+                            sock.send_multipart([HEADER, encode(Heartbeat(session=token))], zmq.NOBLOCK)
+                        except zmq.Again:
+                            pass  # the queue is full (the daemon is away): the next one may pass
+                        last_beat = now
+                        if told_stalled != turned:
+                            told_stalled = turned
+                            log.warning("event_loop_stalled", worker_id=self._worker_id, stalled_ms=now - turned,
+                                        heartbeats="from a thread")
+                    elif token and now - turned > self.allowance_ms and told_hung != turned:
+                        told_hung = turned
+                        log.error("event_loop_hung", worker_id=self._worker_id, stalled_ms=now - turned,
+                                  allowance_ms=self.allowance_ms)
+                except Exception as exc:  # no socket now (EMFILE...): tried again at the next wake
+                    failures += 1
+                    if failures & (failures - 1) == 0:  # the 1st, 2nd, 4th...
+                        log.error("stall_beats_failed", worker_id=self._worker_id, exc_type=type(exc).__name__,
+                                  count=failures)
+                    if sock is not None:
+                        sock.close(linger=0)
+                        sock = None
                 # Wake when the next one may be due: an interval after the loop's last turn, or
                 # after this thread's last beat (a quarter of one at most, to see a new Welcome).
                 wait_ms = max(turned + interval, last_beat + interval) - now
                 if self._stop.wait(min(max(wait_ms, 1.0), max(interval / 4, 1.0)) / 1000):
                     return
-        except Exception as exc:  # its socket could not be made: the worker goes on without it
-            log.error("stall_beats_failed", exc_type=type(exc).__name__)
         finally:
             if sock is not None:
                 sock.close(linger=0)
@@ -158,8 +176,16 @@ class StallBeats:
         """This thread's DEALER, connected as the session's is (the same context: ``inproc://``)."""
         ctx = self._context if self._context is not None else shared_context()
         sock: zmq.Socket = zmq.Socket(ctx, zmq.DEALER)
+        try:
+            self._configure(sock)
+        except BaseException:
+            sock.close(linger=0)
+            raise
+        return sock
+
+    def _configure(self, sock: zmq.Socket) -> None:
         sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.ROUTING_ID, self._identity)
+        sock.setsockopt(zmq.ROUTING_ID, self.identity)
         sock.setsockopt(zmq.SNDHWM, 4)  # a few Heartbeats, never a backlog of them
         if self._address.startswith("tcp://") and "[" in self._address:
             sock.setsockopt(zmq.IPV6, 1)
@@ -168,4 +194,3 @@ class StallBeats:
             sock.setsockopt(zmq.CURVE_PUBLICKEY, self._curve.keys.public)
             sock.setsockopt(zmq.CURVE_SECRETKEY, self._curve.keys.secret)
         sock.connect(self._address)
-        return sock
