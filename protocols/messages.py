@@ -36,6 +36,8 @@ from ontoflow.protocols.patterns import PatternBudget
 __all__ = [
     "MAX_BATCH_MESSAGES",
     "MAX_HOST_CHARS",
+    "MAX_HEARTBEAT_MS",
+    "MAX_LIVENESS",
     "MIN_MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "STALL_BEAT_SUFFIX",
@@ -70,6 +72,12 @@ MAX_WORKER_ID_CHARS = 256
 #: the worker's identity then this (``#`` is in no worker id). The daemon takes such a
 #: Heartbeat as the worker's when it carries the worker's session token, and only then.
 STALL_BEAT_SUFFIX = b"#beat"
+
+#: The longest heartbeat interval and the most liveness intervals a daemon may run with and a
+#: ``Welcome`` may announce (what ``ontoflow daemon --heartbeat-ms/--liveness`` accept): a
+#: worker refuses a Welcome outside them, so an orchestrator refuses to be made with them.
+MAX_HEARTBEAT_MS = 86_400_000
+MAX_LIVENESS = 1000
 
 #: The longest ``Ready.host`` (a DNS name is at most 253 characters).
 MAX_HOST_CHARS = 255

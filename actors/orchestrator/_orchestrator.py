@@ -46,7 +46,7 @@ from ontoflow.actors.orchestrator.engine import (
     Suspended,
 )
 from ontoflow.protocols.client import Question
-from ontoflow.protocols.messages import Invoke, Observation
+from ontoflow.protocols.messages import MAX_HEARTBEAT_MS, MAX_LIVENESS, Invoke, Observation
 from ontoflow.runtime.actor import SocketActor, wall_clock_ms
 from ontoflow.runtime.curve import CurveServer
 from ontoflow.runtime.journal import FactRow, Journal, RunRow
@@ -121,8 +121,10 @@ class Orchestrator(SocketActor):
         roles: Mapping[str, frozenset[str]] | None = None,
         artifact_roots: Iterable[str | Path] | None = None,
     ) -> None:
-        if heartbeat_ms < 1 or liveness < 1 or schedule_to_start_ms < 0 or tick_ms < 1:
-            raise ValueError("heartbeat_ms, liveness and tick_ms must be >= 1, schedule_to_start_ms >= 0")
+        if not (1 <= heartbeat_ms <= MAX_HEARTBEAT_MS and 1 <= liveness <= MAX_LIVENESS) or schedule_to_start_ms < 0 \
+                or tick_ms < 1:  # a worker refuses a Welcome outside them: none would ever register
+            raise ValueError(f"heartbeat_ms 1-{MAX_HEARTBEAT_MS}, liveness 1-{MAX_LIVENESS}, tick_ms >= 1, "
+                             "schedule_to_start_ms >= 0")
         self.durability = Durability(journal, connections)
         self.durability.on_unwritable = self.fail  # a batch that can never be written stops the daemon
         if answer_timeout_ms is not None and answer_timeout_ms < 1:
@@ -334,8 +336,7 @@ class Orchestrator(SocketActor):
         return self.commands.submit(workflow, inputs, **options)
 
     async def asubmit(self, workflow: RunEngine, inputs: Mapping[str, Any], **options: Any) -> str:
-        """``submit``, but the callers of one event-loop turn share one commit (group commit;
-        ``RunCommands.asubmit``)."""
+        """``submit``, the callers of one loop turn sharing one commit (``RunCommands.asubmit``)."""
         return await self.commands.asubmit(workflow, inputs, **options)
 
     async def result(self, run_id: str) -> RunResult:

@@ -206,7 +206,7 @@ class WorkerHost(BatchActor):
         if self._failure is not None:
             raise self._failure
         if self._drain_on_signals:  # a thread a capability left running must not hold the exit (``_stop``)
-            self._stops.exit_despite_threads()
+            await self._stops.exit_despite_threads()
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
         with self._stops.listening():  # before anyone knows we started: none missed

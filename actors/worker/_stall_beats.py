@@ -20,8 +20,8 @@ Heartbeat. The connection is made when the first Welcome is served, not at the f
 What "hung" means: a loop that has not turned for longer than any step hosted here may take
 blocking it, the ``allowance``: the longest ``timeout_ms`` of the hosted capabilities (an
 attempt that blocks the loop past its own timeout is answered ``timeout`` as soon as the loop
-turns again) plus the watchdog's ``BLOCKED_GRACE_S``; with a capability that declares no
-timeout, ``max_stall_s`` (``DEFAULT_MAX_STALL_S``). Past it the thread stops beating and logs
+turns again) plus the watchdog's ``BLOCKED_GRACE_S``, at most ``max_stall_s``
+(``DEFAULT_MAX_STALL_S``), the allowance too when a capability declares no timeout. Past it the thread stops beating and logs
 ``event_loop_hung``: the daemon takes the worker as lost a liveness window later, as a dead
 or stopped (SIGSTOP) process, whose thread beats no more either. The thread needs the GIL: a C
 call holding it longer than the liveness window is not told from a hang.
@@ -61,7 +61,8 @@ def stall_allowance_ms(capabilities: Iterable[Capability], max_stall_s: float) -
     timeouts = [type(cap).metadata.timeout_ms for cap in capabilities]
     if not timeouts or None in timeouts:
         return max_stall_s * 1000
-    return max(t for t in timeouts if t is not None) + BLOCKED_GRACE_S * 1000
+    # At most ``max_stall_s`` too: a declared timeout of years would have beaten for years.
+    return min(max(t for t in timeouts if t is not None) + BLOCKED_GRACE_S * 1000, max_stall_s * 1000)
 
 
 def beat_due(now: int, turned: int, last_beat: int, interval_ms: float, allowance_ms: float) -> bool:

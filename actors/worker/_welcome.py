@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from ontoflow.actors.worker._scheduler import MAX_SEEN_WINDOW_MS
 from ontoflow.actors.worker._session import MIN_DAEMON_LIMIT
+from ontoflow.protocols.messages import MAX_HEARTBEAT_MS, MAX_LIVENESS
 
 __all__ = ["MAX_WELCOME_HEARTBEAT_MS", "MAX_WELCOME_LIVENESS", "held_window_ms", "welcome_problem"]
 
-#: The longest heartbeat interval and the most liveness intervals a Welcome may announce (what
-#: ``ontoflow daemon --heartbeat-ms/--liveness`` accept).
-MAX_WELCOME_HEARTBEAT_MS = 86_400_000
-MAX_WELCOME_LIVENESS = 1000
+#: The longest heartbeat interval and the most liveness intervals a Welcome may announce (the
+#: orchestrator's own bounds, ``protocols.messages``).
+MAX_WELCOME_HEARTBEAT_MS = MAX_HEARTBEAT_MS
+MAX_WELCOME_LIVENESS = MAX_LIVENESS
 
 
 def welcome_problem(heartbeat_ms: int, liveness: int, limit: int) -> str | None:

@@ -65,6 +65,7 @@ class Untimed(Timed):
 def test_hung_means_blocked_past_the_longest_timeout_and_a_grace_or_the_max_stall() -> None:
     assert stall_allowance_ms([Timed()], DEFAULT_MAX_STALL_S) == 3_000
     assert stall_allowance_ms([Timed(), Untimed()], 7.0) == 7_000
+    assert stall_allowance_ms([Timed()], 2.5) == 2_500  # a long declared timeout is held to the max stall too
     # Beats only while the loop has not turned for an interval, one per interval, until hung.
     assert not beat_due(now=1_050, turned=1_000, last_beat=0, interval_ms=100, allowance_ms=3_000)
     assert beat_due(now=1_100, turned=1_000, last_beat=0, interval_ms=100, allowance_ms=3_000)
