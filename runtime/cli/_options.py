@@ -100,8 +100,9 @@ def read_input_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         if toml and "." not in key and isinstance(value, dict):
             # TOML reads ``acme.lang = "pt"`` (and ``[acme]``) as a table ``acme`` holding
             # ``lang``: the run got an input ``acme`` the user never named, and no ``acme.lang``.
-            raise ConfigError(f"--input-file {p}: {key!r} is a TOML table (a dotted key or a [{key}] header "
-                              f"nests its keys): quote an ontology key whole, \"{key}.NAME\" = VALUE")
+            raise ConfigError(f"--input-file {p}: {key!r} is a TOML table (a dotted key, a [{key}] header or an "
+                              f"inline table): quote an ontology key whole, \"{key}.NAME\" = VALUE; a map value "
+                              "under a key without a dot goes in a JSON or YAML file")
         if non_finite({key: value}) is not None:  # the daemon's rule (``protocols.client_limits``)
             # JSON has no NaN nor infinity: YAML's .nan and TOML's inf reached the run as null,
             # a value the user never wrote. The key is named, never the value.
