@@ -17,8 +17,9 @@ client then reads no message. It gets the entry's error body instead, naming no 
 request.
 
 Hypercorn builds its HTTP/1.1 protocol by the name ``hypercorn.protocol.H11Protocol``; that
-name is pointed at a subclass that never switches (the process's one Hypercorn server is the
-entry's).
+name is pointed at a subclass that changes nothing but for a server whose ``Config`` the entry
+marked (``http1_only(config)``): another Hypercorn server in the same process (an application
+embedding the runtime) keeps HTTP/2 and its own refusals.
 """
 
 from __future__ import annotations
@@ -36,12 +37,19 @@ def protocol_error_body(status: int) -> bytes:
             + b' (HTTP ' + str(status).encode() + b')","type":"invalid_request_error","param":null,"code":null}}')
 
 
-def http1_only() -> None:
-    """Make Hypercorn's connections stay HTTP/1.1 and its refusals the API's error body (idempotent)."""
+#: The attribute that marks the entry's own Hypercorn ``Config``.
+ENTRY_MARK = "ontoflow_http_entry"
+
+
+def http1_only(config: Any) -> None:
+    """Make the connections of the server run with ``config`` stay HTTP/1.1 and its refusals
+    the API's error body (the process-wide protocol class is replaced once; it changes only
+    servers whose config is marked so)."""
     import h11
     import hypercorn.protocol as protocol
     from hypercorn.protocol.h11 import H11Protocol
 
+    setattr(config, ENTRY_MARK, True)
     if getattr(protocol.H11Protocol, "http1_only", False):
         return
 
@@ -52,9 +60,14 @@ def http1_only() -> None:
 
         async def _check_protocol(self, event: Any) -> None:
             """Switch to nothing: an h2c upgrade is ignored, the preface is a request like any."""
+            if not getattr(self.config, ENTRY_MARK, False):
+                await super()._check_protocol(event)
 
         async def _send_error_response(self, status_code: int) -> None:
             """Hypercorn's refusal of an unreadable request, with the API's error body."""
+            if not getattr(self.config, ENTRY_MARK, False):
+                await super()._send_error_response(status_code)
+                return
             body = protocol_error_body(status_code)
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                        (b"connection", b"close")]

@@ -118,7 +118,6 @@ async def serve_http_entry(
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
 
-    http1_only()  # HTTP/2 without a stream was never idle to Hypercorn: kept open for ever (_http1)
     host, port = parse_bind(config.bind)
     if config.token is None and not _is_loopback(host):
         raise ConfigError(f"--http-bind {config.bind}: a non-loopback address needs a bearer token (--http-token-file FILE)")
@@ -134,6 +133,7 @@ async def serve_http_entry(
         hyper.accesslog = None
         hyper.errorlog = None
         hyper.graceful_timeout = 1.0
+        http1_only(hyper)  # HTTP/2 without a stream was never idle to Hypercorn: kept open for ever (_http1)
         stopped = anyio.Event()
         app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations,
                               body_timeout_s=config.body_timeout_s, keepalive_s=config.keepalive_s,

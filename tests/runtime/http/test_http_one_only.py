@@ -6,7 +6,9 @@ ever (an HTTP/1.1 connection that says nothing is closed after 5 s)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
+from functools import partial
 
 import anyio
 import msgspec
@@ -76,3 +78,38 @@ async def test_a_request_hypercorn_cannot_read_gets_the_api_error_body(address, 
     error = msgspec.json.decode(body)["error"]  # was an empty body: an OpenAI client read no message
     assert error["type"] == "invalid_request_error" and "refused before it was read" in error["message"]
     assert b"secret" not in body
+
+
+
+async def test_another_hypercorn_server_in_the_process_keeps_http2(address) -> None:
+    """The entry's change is its own server's: an application that embeds the runtime and runs
+    a Hypercorn server of its own beside the entry keeps HTTP/2 (the patch was process-wide)."""
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config
+
+    async def app(scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": message["type"] + ".complete"})  # lifespan.startup.complete
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    config = Config()
+    config.bind = [f"fd://{listener.detach()}"]
+    config.accesslog = config.errorlog = None
+    stopped = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(serve, app, config, shutdown_trigger=stopped.wait))  # type: ignore[arg-type]
+        with anyio.fail_after(30):
+            sock = await anyio.connect_tcp("127.0.0.1", port)  # listening already: served once it runs
+            await sock.send(PREFACE + SETTINGS)
+            first = await sock.receive()
+        await sock.aclose()
+        stopped.set()
+    assert first[3:4] == b"\x04", first[:40]  # an HTTP/2 SETTINGS frame, not an HTTP/1.1 answer
