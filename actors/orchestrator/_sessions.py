@@ -10,7 +10,7 @@ on where the last one left off.
 
 Bounds, in memory and in the journal alike: ``MemoryLimits.max_turns`` turns per session,
 ``max_sessions`` sessions (least recently used first out, a session waiting on a question only
-when every session does), and an age: a record is kept until
+once such sessions hold half the book), and an age: a record is kept until
 its last turn is ``max_age_ms`` old, or, while it holds a question, until that question
 expires (``answer_timeout_ms`` after it was asked). The HTTP entry's conversations (which
 session a chat history belongs to) are kept the same way under scope ``conversation``.
@@ -172,13 +172,15 @@ class SessionBook:
     def _evict(self, most: int) -> list[str]:
         """Make the book hold at most ``most`` sessions; returns the ids dropped. The least
         recently used session waiting on no question goes first: cheap new sessions (anyone's
-        first sentence) must not push out a question someone is about to answer. Only when
-        every session waits on one does the least recently used of them go."""
+        first sentence) must not push out a question someone is about to answer. But sessions
+        waiting on a question hold at most half the book: past that the least recently used of
+        them goes, so a flood of questions cannot leave everyone else without a memory."""
         evicted: list[str] = []
         while len(self._records) > most:
-            victim = next((k for k, r in self._records.items() if r.asked is None), None)
-            if victim is None:
-                victim = next(iter(self._records))
+            asking = [k for k, r in self._records.items() if r.asked is not None]
+            calm = next((k for k, r in self._records.items() if r.asked is None), None)
+            victim = asking[0] if asking and (calm is None or len(asking) > most // 2) else calm
+            assert victim is not None  # the book holds more than ``most`` >= 1 sessions
             del self._records[victim]
             evicted.append(victim)
         return evicted

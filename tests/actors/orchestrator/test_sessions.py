@@ -139,3 +139,20 @@ def test_when_every_session_waits_on_a_question_the_least_recently_used_goes(tmp
         assert sorted(key for key, _, _ in journal.memory("session", 0)) == ["s1", "s2"]
     finally:
         journal.close()
+
+
+def test_sessions_waiting_on_a_question_hold_at_most_half_the_book(tmp_path: Path) -> None:
+    """A flood of questions (ambiguous first sentences) must not leave everyone else without a
+    memory: past half the book, the least recently used question goes first."""
+    clock, limits = _Clock(), MemoryLimits(max_age_ms=60_000, max_sessions=4)
+    journal, durability, book = _book(tmp_path / "j.sqlite", clock, limits, timeout=600_000)
+    try:
+        for n in range(4):
+            book.question(f"asked-{n}", f"run-{n}", [])
+        book.remember("person", [_turn(clock.now)])
+        durability.commit()
+        assert book.turns("person") is not None  # kept: the questions were over half the book
+        assert book.asked("asked-0") is None and book.asked("asked-3") == ("run-3", ())
+        assert sorted(key for key, _, _ in journal.memory("session", 0)) == ["asked-1", "asked-2", "asked-3", "person"]
+    finally:
+        journal.close()
