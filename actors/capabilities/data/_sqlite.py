@@ -1,4 +1,14 @@
-"""``sqlite.extractor``: run a query on a SQLite database file and spool its rows (read mode)."""
+"""``sqlite.extractor``: run a query on a SQLite database file and spool its rows (read mode).
+
+Read mode means the query reads and nothing else. Opening the file read-only (``mode=ro``) is
+not enough: ``VACUUM INTO '/any/file'`` and ``ATTACH '/any/file' AS x`` still create files
+(a query is a pipeline's setting, and a model may write it). So the connection also runs with
+an authorizer that refuses ``ATTACH``/``DETACH`` (``VACUUM INTO`` asks for an attach first) and
+every ``PRAGMA`` but the read-only ones a query may call as functions (``pragma_table_info``),
+with ``query_only`` on and ``trusted_schema`` off (a hostile database's views and triggers
+call no function with side effects). A query that runs until cancelled is interrupted by
+SQLite's progress handler when its step is cancelled (a timeout), not left burning a thread.
+"""
 
 from __future__ import annotations
 
@@ -78,15 +88,64 @@ class SqliteExtractor(Capability):
         return Result(event="success" if ref["rows"] else "empty", outputs=outputs)
 
 
-def _extract(path: Path, query: str, batch_rows: int, target: Path) -> dict[str, Any]:
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+#: The pragmas a query may use (as table-valued functions): they only read the schema.
+_READ_PRAGMAS = frozenset({
+    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo", "foreign_key_list",
+    "collation_list", "database_list", "function_list", "module_list", "pragma_list",
+})
+_DENIED = frozenset({sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH})
+_SQLITE_AUTH = 23  # the authorizer refused (an ATTACH says so by this code, a PRAGMA by its text)
+# The opcodes between two calls of the progress handler (a cancellation check is cheap).
+_PROGRESS_OPS = 100_000
+
+
+def _authorize(action: int, arg1: str | None, _arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+    if action in _DENIED:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").casefold() not in _READ_PRAGMAS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _cancelled() -> int:
+    """SQLite's progress handler: non-zero interrupts the query once the step is cancelled."""
     try:
-        db = sqlite3.connect(uri, uri=True)
+        anyio.from_thread.check_cancelled()
+    except RuntimeError:  # not in an anyio worker thread (a direct call): nothing cancels it
+        return 0
+    except BaseException:  # the step's cancellation: interrupt, the caller sees the cancel
+        return 1
+    return 0
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """The database at ``path`` opened for reading only (see the module docstring)."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    db = sqlite3.connect(uri, uri=True)
+    try:
+        db.execute("PRAGMA trusted_schema = OFF")
+        db.execute("PRAGMA query_only = ON")
+        db.set_authorizer(_authorize)
+        db.set_progress_handler(_cancelled, _PROGRESS_OPS)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _extract(path: Path, query: str, batch_rows: int, target: Path) -> dict[str, Any]:
+    try:
+        db = _open_read_only(path)
     except sqlite3.Error as exc:
         raise PermanentError(f"cannot open the database: {type(exc).__name__}") from None
     try:
         try:
             cursor = db.execute(query)
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) == _SQLITE_AUTH or "not authorized" in str(exc):
+                raise PermanentError(f"{QUERY} may only read: ATTACH, DETACH, VACUUM INTO and PRAGMA (but the "
+                                     "read-only ones, as pragma_table_info) are refused") from None
+            raise PermanentError(f"the query failed: {exc}") from None
         except sqlite3.Error as exc:
             raise PermanentError(f"the query failed: {exc}") from None
         columns = [d[0] for d in cursor.description or ()]
