@@ -93,13 +93,19 @@ def _private_folder(path: Path, *, check_owner: bool) -> None:
     """Create ``path`` owner-only (0700), or tighten it when it is ours and more open.
 
     Raises:
-        PermanentError: when ``check_owner`` and the folder belongs to someone else.
+        PermanentError: when ``path`` is a symbolic link or no folder, or when ``check_owner``
+            and the folder belongs to someone else.
     """
     try:
         path.mkdir(mode=0o700, parents=True)
     except FileExistsError:
         pass
-    info = path.stat()
+    # lstat: a link planted where the folder goes (``<work_dir>/<run_id>`` chosen ahead by
+    # whoever can write the work folder) pointed at a folder of ours and passed the owner check,
+    # so the spool files were written wherever the link led.
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise PermanentError(f"spool folder {path} is a symbolic link or no folder; remove it or set data.work_dir")
     if info.st_uid != os.getuid():
         if check_owner:
             raise PermanentError(f"spool folder {path} belongs to another user; set data.work_dir")
@@ -173,7 +179,7 @@ class DatasetSpool:
         self.rows = 0
         self._tmp = path.with_name(path.name + ".part")
         # Owner-only from the first byte (a chmod after open would leave a window).
-        self._fh = os.fdopen(os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600), "wb")
+        self._fh = os.fdopen(os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), "wb")
 
     def write(self, batch: list[Any]) -> None:
         """Append one batch of rows (a list of row sequences)."""
