@@ -206,11 +206,19 @@ class DatasetSpool:
         return dataset_ref(self.path, self.columns, self.rows)
 
 
-def check_ref(ref: Any) -> tuple[Path, list[str]]:
+def check_ref(ref: Any, run_id: str | None = None) -> tuple[Path, list[str]]:
     """The path and columns of a dataset reference.
 
+    Args:
+        ref: the ``data.dataset`` input.
+        run_id: the reading step's run: the reference must then name a spool file of that run
+            (``<work_dir>/<run_id>/<step>.rows``, a regular file, not a link). A reference is
+            plain data a plan may also write by hand: on a daemon, one naming another run's
+            spool had its rows (another client's table) written where the plan said.
+
     Raises:
-        PermanentError: when ``ref`` is not a dataset reference or its file is gone.
+        PermanentError: when ``ref`` is not a dataset reference, names no spool file of the
+            run, or its file is gone (the message never names the path).
     """
     if not isinstance(ref, dict) or ref.get("format") != DATASET_FORMAT:
         raise PermanentError(f"data.dataset is not a dataset reference ({DATASET_FORMAT})")
@@ -218,7 +226,13 @@ def check_ref(ref: Any) -> tuple[Path, list[str]]:
     columns = ref.get("columns")
     if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
         raise PermanentError("data.dataset has no column list")
-    if not path.is_file():
+    if run_id is not None and (path.parent.name != _safe_name(run_id or "adhoc") or path.suffix != ".rows"):
+        raise PermanentError("data.dataset names no spool file of this run: a dataset comes from a step this one needs")
+    try:
+        info = path.lstat()
+    except (OSError, ValueError):
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):  # gone, a link, a FIFO (a read would wait)
         raise PermanentError("the spool file of data.dataset does not exist (was the run's work folder removed?)")
     return path, columns
 

@@ -115,7 +115,7 @@ class CsvWriter(Capability):
     )
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
-        spool, columns = check_ref(inputs[DATASET])
+        spool, columns = check_ref(inputs[DATASET], context.system.run_id)
         target, tmp = _target(inputs)
         rows = await anyio.to_thread.run_sync(_write_csv, spool, columns, target, tmp, inputs[DELIMITER], inputs[HEADER])
         return {FILE: str(target), ROWS: rows}
@@ -144,7 +144,7 @@ class JsonlWriter(Capability):
     )
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
-        spool, columns = check_ref(inputs[DATASET])
+        spool, columns = check_ref(inputs[DATASET], context.system.run_id)
         target, tmp = _target(inputs)
         rows = await anyio.to_thread.run_sync(_write_jsonl, spool, columns, target, tmp)
         return {FILE: str(target), ROWS: rows}

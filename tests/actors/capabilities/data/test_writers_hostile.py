@@ -82,3 +82,30 @@ async def test_an_existing_file_link_or_fifo_at_the_target_is_replaced_not_follo
     refused = await _invoke(CsvWriter(), {"data.dataset": ref, "data.path": str(folder)}, "w")
     assert refused.event == "failure" and "names a folder" in refused.error
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary left
+
+
+async def _invoke_in(run_id: str, capability, inputs: dict, step: str):
+    ctx = StepContext(system=SystemMetadata(run_id=run_id, step_id=step))
+    return await capability.invoke(
+        Invoke(run_id=run_id, step_id=step, attempt=1, capability=capability.metadata.id, inputs=inputs, context=ctx))
+
+
+@pytest.mark.parametrize("reader", [CsvWriter, JsonlWriter, "transform"])
+async def test_a_dataset_of_another_run_is_not_read(tmp_path: Path, reader) -> None:
+    # A plan may write data.dataset by hand: on a daemon, naming another client's run spool.
+    from ontoflow.actors.capabilities.data import TableTransform
+
+    theirs = await _dataset(tmp_path, [(1, "their secret row")])  # run r1's spool
+    assert theirs["path"].endswith("/r1/x.rows")
+    stolen = tmp_path / "stolen.csv"
+    capability = TableTransform() if reader == "transform" else reader()
+    inputs = {"data.dataset": theirs, "data.work_dir": str(tmp_path / "work")} if reader == "transform" \
+        else {"data.dataset": theirs, "data.path": str(stolen)}
+    result = await _invoke_in("r2", capability, inputs, "w")
+    assert result.event == "failure" and "no spool file of this run" in result.error
+    assert theirs["path"] not in result.error and not stolen.exists()
+    fifo = tmp_path / "work" / "r2" / "f.rows"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)  # a FIFO in the run's own folder is refused, not waited on
+    result = await _invoke_in("r2", capability, {**inputs, "data.dataset": {**theirs, "path": str(fifo)}}, "w")
+    assert result.event == "failure" and "does not exist" in result.error
