@@ -11,7 +11,8 @@ written: it is resolved when the plan runs (:func:`resolve_connections`), never 
 The plan is a ``dag`` with ``combine_mode: report``; the same pipeline always gives the same
 plan, and :func:`render_plan` the same bytes.
 
-Two ``write`` steps may not write one file: in a DAG they run side by side and the last rename
+A ``write`` step may not write the ``database`` a ``read`` step reads (the source was replaced
+by its own export), and two ``write`` steps may not write one file: in a DAG they run side by side and the last rename
 wins, so one table was lost from a run that said ``completed``. Paths are compared as a
 case-insensitive, normalisation-insensitive file system (macOS, Windows) sees them:
 ``Café.csv``, ``café.csv`` and ``cafe\u0301.csv`` are one file there, and a pipeline is run on
@@ -52,15 +53,20 @@ def _file_key(path: str) -> str:
 
 
 def _same_files(pipeline: Pipeline) -> list[Problem]:
-    """A problem for each ``write`` step whose ``path`` an earlier ``write`` step writes too."""
+    """A problem for each ``write`` step whose ``path`` an earlier ``write`` step writes too, or
+    a ``read`` step's ``database`` is."""
     problems: list[Problem] = []
     first: dict[str, str] = {}
+    sources = {_file_key(db): step.id for step in pipeline.steps if step.mode == "read"
+               for db in (step.config.get("database"),) if isinstance(db, str)}
     for i, step in enumerate(pipeline.steps):
         path = step.config.get("path")
         if step.mode != "write" or not isinstance(path, str):
             continue
         key = _file_key(path)
-        if key in first:  # the step ids, never the path (a value)
+        if key in sources:  # the export replaced the database it was read from
+            problems.append(Problem(path=f"steps[{i}].config.path", message=f"overwrites the database step {sources[key]} reads"))
+        elif key in first:  # the step ids, never the path (a value)
             problems.append(Problem(path=f"steps[{i}].config.path",
                                     message=f"step {first[key]} writes the same file (names that differ only in case "
                                             "or accents are one file on macOS and Windows)"))

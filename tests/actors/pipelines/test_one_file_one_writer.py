@@ -48,3 +48,16 @@ def test_tables_whose_names_differ_in_case_or_accents_get_distinct_files(tmp_pat
     paths = [s["config"]["path"] for s in document["steps"] if s["component"] == "csv.writer"]
     assert len({p.casefold() for p in paths}) == 3, paths
     assert guard_pipeline(document, request) == []
+
+
+def test_a_pipeline_writing_over_its_source_database_is_refused(tmp_path: Path) -> None:
+    con = sqlite3.connect(tmp_path / "d.db")
+    with con:
+        con.execute("CREATE TABLE t (a INTEGER)")
+    con.close()
+    before = (tmp_path / "d.db").read_bytes()
+    (tmp_path / "p.yaml").write_text(_pipeline(["./d.db"]), encoding="utf-8")
+    ran = run_ontoflow(tmp_path, "pipeline", "run", "p.yaml")
+    assert ran.code == 2, ran.stderr
+    assert "steps[1].config.path: overwrites the database step extract reads" in ran.stderr
+    assert (tmp_path / "d.db").read_bytes() == before
