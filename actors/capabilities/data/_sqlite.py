@@ -12,6 +12,7 @@ SQLite's progress handler when its step is cancelled (a timeout), not left burni
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any, ClassVar
@@ -99,6 +100,16 @@ _SQLITE_AUTH = 23  # the authorizer refused (an ATTACH says so by this code, a P
 _PROGRESS_OPS = 100_000
 
 
+# SQLite quotes the text it could not read (``unrecognized token: "'password=..."``): a
+# literal of the query, a setting's value, goes no further than this step (an error reaches
+# the trace and the journal). A name it misses (``no such table: t``) is kept.
+_QUOTED = re.compile(r"[\"'].*[\"']|[\"'].*$", re.DOTALL)
+
+
+def _failed(exc: sqlite3.Error) -> PermanentError:
+    return PermanentError(f"the query failed: {_QUOTED.sub('(quoted text)', str(exc))[:200]}")
+
+
 def _authorize(action: int, arg1: str | None, _arg2: str | None, _db: str | None, _trigger: str | None) -> int:
     if action in _DENIED:
         return sqlite3.SQLITE_DENY
@@ -145,13 +156,16 @@ def _extract(path: Path, query: str, batch_rows: int, target: Path) -> dict[str,
             if getattr(exc, "sqlite_errorcode", None) == _SQLITE_AUTH or "not authorized" in str(exc):
                 raise PermanentError(f"{QUERY} may only read: ATTACH, DETACH, VACUUM INTO and PRAGMA (but the "
                                      "read-only ones, as pragma_table_info) are refused") from None
-            raise PermanentError(f"the query failed: {exc}") from None
+            raise _failed(exc) from None
         except sqlite3.Error as exc:
-            raise PermanentError(f"the query failed: {exc}") from None
+            raise _failed(exc) from None
         columns = [d[0] for d in cursor.description or ()]
         with DatasetSpool(target, columns) as spool:
             while True:
-                batch = cursor.fetchmany(batch_rows)
+                try:  # a row may fail too (an overflow, malformed JSON, a corrupt page)
+                    batch = cursor.fetchmany(batch_rows)
+                except sqlite3.Error as exc:
+                    raise _failed(exc) from None
                 if not batch:
                     break
                 spool.write(batch)

@@ -94,3 +94,20 @@ async def test_a_cancelled_step_interrupts_a_query_that_never_ends(tmp_path: Pat
             await anyio.wait_all_tasks_blocked()  # the query runs in its thread
             tg.cancel_scope.cancel()
     assert not list((tmp_path / "work").rglob("*.rows"))
+
+
+@pytest.mark.parametrize(("query", "kept"), [
+    ("SELECT 'the-customer-list hunter2", "unrecognized token"),
+    ("SELECT id FROM t WHERE name = \"hunter2", "unrecognized token"),
+    # The first row reads; the second fails while the rows stream (json() of a text it cannot read).
+    ("SELECT json(CASE id WHEN 1 THEN '[1]' ELSE '{hunter2' END) FROM t", "malformed JSON"),
+])
+async def test_a_failing_query_is_named_without_its_literals(tmp_path: Path, query: str, kept: str) -> None:
+    result = await _extract(_db(tmp_path / "shop.db"), query, tmp_path / "work")
+    assert result.event == "failure" and "the query failed" in result.error and kept in result.error
+    assert "hunter2" not in result.error
+
+
+async def test_a_missing_table_is_still_named(tmp_path: Path) -> None:
+    result = await _extract(_db(tmp_path / "shop.db"), "SELECT * FROM nope", tmp_path / "work")
+    assert result.event == "failure" and "no such table: nope" in result.error
