@@ -36,6 +36,7 @@ from typing import Any
 import anyio.from_thread
 import msgspec
 
+from ontoflow.actors.capabilities.data._roots import check_inside_roots
 from ontoflow.actors.errors import PermanentError
 from ontoflow.protocols.context import StepContext
 
@@ -118,6 +119,8 @@ def spool_path(work_dir: str | None, context: StepContext) -> Path:
     """The spool file of this step: ``<work_dir>/<run_id>/<step_id>.rows`` (folders created
     owner-only; the default work folder must belong to this user)."""
     system = context.system
+    if work_dir:  # the default folder is the worker's own, as the temporary folder is
+        check_inside_roots(Path(work_dir), "data.work_dir", also=tempfile.gettempdir())
     folder = run_spool_folder(work_dir, system.run_id)
     if not work_dir:
         _private_folder(folder.parent, check_owner=True)

@@ -22,6 +22,7 @@ import anyio
 import anyio.from_thread
 
 from ontoflow.actors.capabilities.data._dataset import DatasetSpool, spool_path
+from ontoflow.actors.capabilities.data._roots import check_inside_roots
 from ontoflow.actors.capabilities.data._keys import BATCH_ROWS, COMMON_INPUTS, CONNECTION, DATABASE, DATASET, QUERY, ROWS, WORK_DIR
 from ontoflow.actors.capability import Capability, PermanentError, Result
 from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
@@ -46,6 +47,7 @@ def _database(inputs: dict[str, Any]) -> Path:
     if not isinstance(source, str) or not source:
         raise PermanentError(f"give the database file as {DATABASE} or through {CONNECTION}")
     path = Path(source).expanduser()
+    check_inside_roots(path, f"{DATABASE}/{CONNECTION}")
     if not path.is_file():
         raise PermanentError(f"the database file given by {DATABASE}/{CONNECTION} does not exist")
     return path

@@ -27,6 +27,7 @@ import anyio
 import msgspec
 
 from ontoflow.actors.capabilities.data._dataset import check_ref, read_batches
+from ontoflow.actors.capabilities.data._roots import check_inside_roots
 from ontoflow.actors.capabilities.data._keys import DATASET, DELIMITER, FILE, HEADER, PATH, ROWS
 from ontoflow.actors.capability import Capability, PermanentError
 from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
@@ -38,6 +39,7 @@ _DATASET_INPUT = {"type": "object", "description": "a dataset reference (see act
 
 def _target(inputs: dict[str, Any]) -> tuple[Path, Path]:
     path = Path(inputs[PATH]).expanduser()
+    check_inside_roots(path, PATH, target=True)
     if path.is_dir():
         raise PermanentError(f"{PATH} names a folder, not a file")
     path.parent.mkdir(parents=True, exist_ok=True)
