@@ -34,6 +34,9 @@ from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
 
 __all__ = ["CsvWriter", "JsonlWriter"]
 
+# A quote as the delimiter, or a line break, writes a file no CSV reader splits back into the
+# same fields (values silently merged or cut).
+_NOT_DELIMITERS = frozenset('"\r\n')
 _DATASET_INPUT = {"type": "object", "description": "a dataset reference (see actors.capabilities.data)"}
 
 
@@ -117,6 +120,8 @@ class CsvWriter(Capability):
     )
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
+        if inputs[DELIMITER] in _NOT_DELIMITERS:  # the file would not read back as the rows written
+            raise PermanentError(f"{DELIMITER} may not be a double quote or a line break")
         spool, columns = check_ref(inputs[DATASET], context.system.run_id)
         target, tmp = _target(inputs)
         rows = await anyio.to_thread.run_sync(_write_csv, spool, columns, target, tmp, inputs[DELIMITER], inputs[HEADER])

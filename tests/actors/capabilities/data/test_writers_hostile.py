@@ -109,3 +109,21 @@ async def test_a_dataset_of_another_run_is_not_read(tmp_path: Path, reader) -> N
     os.mkfifo(fifo)  # a FIFO in the run's own folder is refused, not waited on
     result = await _invoke_in("r2", capability, {**inputs, "data.dataset": {**theirs, "path": str(fifo)}}, "w")
     assert result.event == "failure" and "does not exist" in result.error
+
+
+@pytest.mark.parametrize("delimiter", ['"', "\n", "\r"])
+async def test_a_delimiter_that_would_not_read_back_is_refused(tmp_path: Path, delimiter: str) -> None:
+    ref = await _dataset(tmp_path, [(1, 'a\nb"c')])
+    target = tmp_path / "out.csv"
+    result = await _invoke(CsvWriter(), {"data.dataset": ref, "data.path": str(target), "data.delimiter": delimiter}, "w")
+    assert result.event == "failure" and "data.delimiter may not be" in result.error and not target.exists()
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t", "|", "\u00a7"])
+async def test_other_delimiters_read_back(tmp_path: Path, delimiter: str) -> None:
+    ref = await _dataset(tmp_path, [(1, f'a{delimiter}\nb"c')])
+    target = tmp_path / "out.csv"
+    result = await _invoke(CsvWriter(), {"data.dataset": ref, "data.path": str(target), "data.delimiter": delimiter}, "w")
+    assert result.event == "success", result.error
+    with target.open(newline="", encoding="utf-8") as fh:
+        assert list(csv.reader(fh, delimiter=delimiter)) == [["id", "v"], ["1", f'a{delimiter}\nb"c']]
