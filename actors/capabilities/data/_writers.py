@@ -152,6 +152,12 @@ class JsonlWriter(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
         spool, columns = check_ref(inputs[DATASET], context.system.run_id)
+        seen: dict[str, int] = {}
+        for i, column in enumerate(columns, 1):  # an object keeps one value per key: the other was lost
+            if column in seen:
+                raise PermanentError(f"{DATASET} has two columns of one name (columns {seen[column]} and {i}): "
+                                     "name them apart (AS in the query, or data.rename)")
+            seen[column] = i
         target, tmp = _target(inputs)
         rows = await anyio.to_thread.run_sync(_write_jsonl, spool, columns, target, tmp)
         return {FILE: str(target), ROWS: rows}

@@ -127,3 +127,20 @@ async def test_other_delimiters_read_back(tmp_path: Path, delimiter: str) -> Non
     assert result.event == "success", result.error
     with target.open(newline="", encoding="utf-8") as fh:
         assert list(csv.reader(fh, delimiter=delimiter)) == [["id", "v"], ["1", f'a{delimiter}\nb"c']]
+
+
+async def test_jsonl_refuses_columns_of_one_name_rather_than_drop_one(tmp_path: Path) -> None:
+    db = tmp_path / "j.db"
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("CREATE TABLE a (id INTEGER, name TEXT)")
+        con.execute("CREATE TABLE b (id INTEGER, name TEXT)")
+        con.execute("INSERT INTO a VALUES (1, 'left')")
+        con.execute("INSERT INTO b VALUES (1, 'right')")
+    con.close()
+    out = await _invoke(SqliteExtractor(), {"data.query": "SELECT * FROM a JOIN b USING (id)", "data.database": str(db),
+                                             "data.work_dir": str(tmp_path / "work")}, "x")
+    assert out.outputs["data.dataset"]["columns"] == ["id", "name", "name"]
+    target = tmp_path / "out.jsonl"
+    result = await _invoke(JsonlWriter(), {"data.dataset": out.outputs["data.dataset"], "data.path": str(target)}, "w")
+    assert result.event == "failure" and "columns 2 and 3" in result.error and not target.exists()
