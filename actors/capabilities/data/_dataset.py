@@ -41,7 +41,9 @@ from ontoflow.actors.errors import PermanentError
 from ontoflow.protocols.context import StepContext
 
 __all__ = [
+    "BATCH_BYTES",
     "DATASET_FORMAT",
+    "MAX_FRAME_BYTES",
     "DatasetSpool",
     "check_ref",
     "dataset_ref",
@@ -53,6 +55,10 @@ __all__ = [
 ]
 
 DATASET_FORMAT = "ontoflow.rows.v1"
+#: The largest frame of a spool file (a batch past it is split; one row past it is refused).
+MAX_FRAME_BYTES = 256 * 2**20
+#: The bytes a producing step aims a batch at: it fetches fewer rows when they are large.
+BATCH_BYTES = 32 * 2**20
 _LEN = struct.Struct("<I")
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(list[list[Any]]).decode
@@ -184,14 +190,27 @@ class DatasetSpool:
         # Owner-only from the first byte (a chmod after open would leave a window).
         self._fh = os.fdopen(os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), "wb")
 
-    def write(self, batch: list[Any]) -> None:
-        """Append one batch of rows (a list of row sequences)."""
+    def write(self, batch: list[Any]) -> int:
+        """Append one batch of rows (a list of row sequences); returns the bytes it took.
+
+        A batch larger than :data:`MAX_FRAME_BYTES` is written as several frames (a frame's
+        length is 4 bytes: 5000 rows of 1 MB BLOBs had ``struct.error`` end the step).
+
+        Raises:
+            PermanentError: when one row alone is larger than a frame may be.
+        """
         if not batch:
-            return
+            return 0
         data = _encode(batch)
+        if len(data) > MAX_FRAME_BYTES:
+            if len(batch) == 1:
+                raise PermanentError(f"a row is larger than {MAX_FRAME_BYTES >> 20} MiB, the most one row may be")
+            half = len(batch) // 2
+            return self.write(batch[:half]) + self.write(batch[half:])
         self._fh.write(_LEN.pack(len(data)))
         self._fh.write(data)
         self.rows += len(batch)
+        return len(data)
 
     def __enter__(self) -> DatasetSpool:
         return self

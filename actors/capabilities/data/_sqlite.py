@@ -21,7 +21,7 @@ from urllib.parse import quote
 import anyio
 import anyio.from_thread
 
-from ontoflow.actors.capabilities.data._dataset import DatasetSpool, spool_path
+from ontoflow.actors.capabilities.data._dataset import BATCH_BYTES, DatasetSpool, spool_path
 from ontoflow.actors.capabilities.data._roots import check_inside_roots
 from ontoflow.actors.capabilities.data._keys import BATCH_ROWS, COMMON_INPUTS, CONNECTION, DATABASE, DATASET, QUERY, ROWS, WORK_DIR
 from ontoflow.actors.capability import Capability, PermanentError, Result
@@ -162,15 +162,18 @@ def _extract(path: Path, query: str, batch_rows: int, target: Path) -> dict[str,
         except sqlite3.Error as exc:
             raise _failed(exc) from None
         columns = [d[0] for d in cursor.description or ()]
+        size = batch_rows
         with DatasetSpool(target, columns) as spool:
             while True:
                 try:  # a row may fail too (an overflow, malformed JSON, a corrupt page)
-                    batch = cursor.fetchmany(batch_rows)
+                    batch = cursor.fetchmany(size)
                 except sqlite3.Error as exc:
                     raise _failed(exc) from None
                 if not batch:
                     break
-                spool.write(batch)
+                written = spool.write(batch)
+                # Rows of large BLOBs: fewer at a time, so a batch in memory stays near BATCH_BYTES.
+                size = max(1, min(batch_rows, BATCH_BYTES * len(batch) // max(written, 1)))
                 anyio.from_thread.check_cancelled()
         return spool.ref
     finally:
