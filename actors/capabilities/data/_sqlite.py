@@ -48,8 +48,9 @@ def _database(inputs: dict[str, Any]) -> Path:
         raise PermanentError(f"give the database file as {DATABASE} or through {CONNECTION}")
     path = Path(source).expanduser()
     check_inside_roots(path, f"{DATABASE}/{CONNECTION}")
-    if not path.is_file():
-        raise PermanentError(f"the database file given by {DATABASE}/{CONNECTION} does not exist")
+    if not path.is_file():  # a FIFO or a device is refused here: SQLite's open of a FIFO waits for a writer
+        what = "is not a regular file (a folder, a pipe or a device)" if path.exists() else "does not exist"
+        raise PermanentError(f"the database file given by {DATABASE}/{CONNECTION} {what}")
     return path
 
 

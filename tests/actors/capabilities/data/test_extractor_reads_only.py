@@ -4,6 +4,7 @@ function; the step fails naming what was refused (real SQLite files)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -111,3 +112,13 @@ async def test_a_failing_query_is_named_without_its_literals(tmp_path: Path, que
 async def test_a_missing_table_is_still_named(tmp_path: Path) -> None:
     result = await _extract(_db(tmp_path / "shop.db"), "SELECT * FROM nope", tmp_path / "work")
     assert result.event == "failure" and "no such table: nope" in result.error
+
+
+async def test_a_fifo_device_or_folder_as_the_database_is_named_as_such(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    for source in (fifo, Path("/dev/zero"), tmp_path):
+        result = await _extract(source, "SELECT 1", tmp_path / "work")
+        assert result.event == "failure" and "is not a regular file" in result.error, source
+    missing = await _extract(tmp_path / "none.db", "SELECT 1", tmp_path / "work")
+    assert "does not exist" in missing.error
