@@ -96,6 +96,9 @@ class SqliteExtractor(Capability):
 _READ_PRAGMAS = frozenset({
     "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo", "foreign_key_list",
     "collation_list", "database_list", "function_list", "module_list", "pragma_list",
+    # Numbers about the file; setting one fails on the read-only file anyway.
+    "user_version", "application_id", "schema_version", "data_version", "page_count", "page_size", "freelist_count",
+    "encoding",
 })
 _DENIED = frozenset({sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH})
 _SQLITE_AUTH = 23  # the authorizer refused (an ATTACH says so by this code, a PRAGMA by its text)

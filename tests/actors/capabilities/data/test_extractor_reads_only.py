@@ -122,3 +122,15 @@ async def test_a_fifo_device_or_folder_as_the_database_is_named_as_such(tmp_path
         assert result.event == "failure" and "is not a regular file" in result.error, source
     missing = await _extract(tmp_path / "none.db", "SELECT 1", tmp_path / "work")
     assert "does not exist" in missing.error
+
+
+async def test_pragmas_that_read_numbers_of_the_file_are_allowed(tmp_path: Path) -> None:
+    db = _db(tmp_path / "shop.db")
+    for query in ("PRAGMA user_version", "SELECT * FROM pragma_page_count()"):
+        result = await _extract(db, query, tmp_path / "work")
+        assert result.event == "success", (query, result.error)
+    refused = await _extract(db, "PRAGMA user_version = 7", tmp_path / "work")
+    assert refused.event == "failure"
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone() == (0,)
+    con.close()
