@@ -10,10 +10,19 @@ written: it is resolved when the plan runs (:func:`resolve_connections`), never 
 
 The plan is a ``dag`` with ``combine_mode: report``; the same pipeline always gives the same
 plan, and :func:`render_plan` the same bytes.
+
+A ``write`` step may not write the ``database`` a ``read`` step reads (the source was replaced
+by its own export), and two ``write`` steps may not write one file: in a DAG they run side by side and the last rename
+wins, so one table was lost from a run that said ``completed``. Paths are compared as a
+case-insensitive, normalisation-insensitive file system (macOS, Windows) sees them:
+``Café.csv``, ``café.csv`` and ``cafe\u0301.csv`` are one file there, and a pipeline is run on
+whatever worker takes it.
 """
 
 from __future__ import annotations
 
+import posixpath
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +47,34 @@ def _input_key(meta: CapabilityMetadata, key: str) -> str | list[str]:
     return found[0] if len(found) == 1 else found
 
 
+def _file_key(path: str) -> str:
+    """``path`` as a case- and normalisation-insensitive file system names the file."""
+    return unicodedata.normalize("NFC", posixpath.normpath(path.replace("\\", "/"))).casefold()
+
+
+def _same_files(pipeline: Pipeline) -> list[Problem]:
+    """A problem for each ``write`` step whose ``path`` an earlier ``write`` step writes too, or
+    a ``read`` step's ``database`` is."""
+    problems: list[Problem] = []
+    first: dict[str, str] = {}
+    sources = {_file_key(db): step.id for step in pipeline.steps if step.mode == "read"
+               for db in (step.config.get("database"),) if isinstance(db, str)}
+    for i, step in enumerate(pipeline.steps):
+        path = step.config.get("path")
+        if step.mode != "write" or not isinstance(path, str):
+            continue
+        key = _file_key(path)
+        if key in sources:  # the export replaced the database it was read from
+            problems.append(Problem(path=f"steps[{i}].config.path", message=f"overwrites the database step {sources[key]} reads"))
+        elif key in first:  # the step ids, never the path (a value)
+            problems.append(Problem(path=f"steps[{i}].config.path",
+                                    message=f"step {first[key]} writes the same file (names that differ only in case "
+                                            "or accents are one file on macOS and Windows)"))
+        else:
+            first[key] = step.id
+    return problems
+
+
 def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadata], *, max_concurrency: int = 4) -> ExecutionPlan:
     """Compile a guarded pipeline into an :class:`ExecutionPlan`.
 
@@ -49,9 +86,9 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
     Raises:
         ManifestError: listing every problem with its path: an unknown component, a mode
             the component does not declare (``flow.modes``), a config key the component does
-            not take (or that is ambiguous).
+            not take (or that is ambiguous), two ``write`` steps writing one file.
     """
-    problems: list[Problem] = []
+    problems: list[Problem] = _same_files(pipeline)
     steps: list[ExecutionStep] = []
     # Every step's component first: ``needs`` may name a step listed later, and its outputs are
     # wired all the same (else the order of the list changed the plan and hid the data flow).

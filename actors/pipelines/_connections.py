@@ -51,8 +51,11 @@ _NAME = re.compile(r"^@([A-Za-z0-9_-]+)$")
 # (db_password, MYSQL_PWD, aws_secret_access_key, refresh_token, client-secret).
 _SECRET_KEYS = frozenset({"pass", "key", "auth", "access_key"})
 # ``token`` as a word of the key only: ``refresh_token`` is a secret, ``max_tokens`` a number.
-_SECRET_IN_KEY = re.compile(r"pass(word|wd)|pwd|secret|(^|[_.-])token($|[_.-])|api[_-]?key|private[_-]?key|credential|"
-                            r"authori[sz]ation", re.IGNORECASE)
+# A passphrase (SQLCipher's, a key file's), a cookie, an encryption key are secrets as a password
+# is: the pipeline guard refused them in a pipeline, and a connections file holding one was
+# let be readable by everyone.
+_SECRET_IN_KEY = re.compile(r"pass(word|wd|phrase|code)|pwd|secret|(^|[_.-])token($|[_.-])|api[_-]?key|private[_-]?key|"
+                            r"(encryption|signing|session|master)[_-]?key|credential|cookie|authori[sz]ation", re.IGNORECASE)
 # A key naming where a secret is (``password_env: SHOP_PW``, ``key_file: ...``), not the secret.
 _SECRET_REFERENCE = re.compile(r"[_.-](env|file|path|var)$", re.IGNORECASE)
 # Text that is or holds a secret: a URL with a password or with a secret in its query (as a

@@ -11,6 +11,7 @@ missing, instead of writing a pipeline that would fail later.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 import msgspec
@@ -67,10 +68,16 @@ def _unique(base: str, taken: set[str]) -> str:
 
 
 def _file_name(table: str, suffix: str, taken: set[str]) -> str:
+    """A file name for ``table``, unique as a case- and normalisation-insensitive file system
+    compares names (tables ``café`` and ``CAFÉ`` are two in SQLite, one file on macOS)."""
     stem = _UNSAFE_FILE.sub("_", table)
     if stem.startswith(".") or not stem:
         stem = "_" + stem
-    return _unique(stem, taken) + suffix
+    name, n = stem, 2
+    while (key := unicodedata.normalize("NFC", name).casefold()) in taken:
+        name, n = f"{stem}-{n}", n + 1
+    taken.add(key)
+    return name + suffix
 
 
 def _unreadable(discovery: DiscoverySummary, names: list[str]) -> SynthesisError:

@@ -36,11 +36,14 @@ from typing import Any
 import anyio.from_thread
 import msgspec
 
+from ontoflow.actors.capabilities.data._roots import check_inside_roots
 from ontoflow.actors.errors import PermanentError
 from ontoflow.protocols.context import StepContext
 
 __all__ = [
+    "BATCH_BYTES",
     "DATASET_FORMAT",
+    "MAX_FRAME_BYTES",
     "DatasetSpool",
     "check_ref",
     "dataset_ref",
@@ -52,6 +55,10 @@ __all__ = [
 ]
 
 DATASET_FORMAT = "ontoflow.rows.v1"
+#: The largest frame of a spool file (a batch past it is split; one row past it is refused).
+MAX_FRAME_BYTES = 256 * 2**20
+#: The bytes a producing step aims a batch at: it fetches fewer rows when they are large.
+BATCH_BYTES = 32 * 2**20
 _LEN = struct.Struct("<I")
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(list[list[Any]]).decode
@@ -93,13 +100,19 @@ def _private_folder(path: Path, *, check_owner: bool) -> None:
     """Create ``path`` owner-only (0700), or tighten it when it is ours and more open.
 
     Raises:
-        PermanentError: when ``check_owner`` and the folder belongs to someone else.
+        PermanentError: when ``path`` is a symbolic link or no folder, or when ``check_owner``
+            and the folder belongs to someone else.
     """
     try:
         path.mkdir(mode=0o700, parents=True)
     except FileExistsError:
         pass
-    info = path.stat()
+    # lstat: a link planted where the folder goes (``<work_dir>/<run_id>`` chosen ahead by
+    # whoever can write the work folder) pointed at a folder of ours and passed the owner check,
+    # so the spool files were written wherever the link led.
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise PermanentError(f"spool folder {path} is a symbolic link or no folder; remove it or set data.work_dir")
     if info.st_uid != os.getuid():
         if check_owner:
             raise PermanentError(f"spool folder {path} belongs to another user; set data.work_dir")
@@ -112,6 +125,8 @@ def spool_path(work_dir: str | None, context: StepContext) -> Path:
     """The spool file of this step: ``<work_dir>/<run_id>/<step_id>.rows`` (folders created
     owner-only; the default work folder must belong to this user)."""
     system = context.system
+    if work_dir:  # the default folder is the worker's own, as the temporary folder is
+        check_inside_roots(Path(work_dir), "data.work_dir", also=tempfile.gettempdir())
     folder = run_spool_folder(work_dir, system.run_id)
     if not work_dir:
         _private_folder(folder.parent, check_owner=True)
@@ -173,16 +188,29 @@ class DatasetSpool:
         self.rows = 0
         self._tmp = path.with_name(path.name + ".part")
         # Owner-only from the first byte (a chmod after open would leave a window).
-        self._fh = os.fdopen(os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600), "wb")
+        self._fh = os.fdopen(os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), "wb")
 
-    def write(self, batch: list[Any]) -> None:
-        """Append one batch of rows (a list of row sequences)."""
+    def write(self, batch: list[Any]) -> int:
+        """Append one batch of rows (a list of row sequences); returns the bytes it took.
+
+        A batch larger than :data:`MAX_FRAME_BYTES` is written as several frames (a frame's
+        length is 4 bytes: 5000 rows of 1 MB BLOBs had ``struct.error`` end the step).
+
+        Raises:
+            PermanentError: when one row alone is larger than a frame may be.
+        """
         if not batch:
-            return
+            return 0
         data = _encode(batch)
+        if len(data) > MAX_FRAME_BYTES:
+            if len(batch) == 1:
+                raise PermanentError(f"a row is larger than {MAX_FRAME_BYTES >> 20} MiB, the most one row may be")
+            half = len(batch) // 2
+            return self.write(batch[:half]) + self.write(batch[half:])
         self._fh.write(_LEN.pack(len(data)))
         self._fh.write(data)
         self.rows += len(batch)
+        return len(data)
 
     def __enter__(self) -> DatasetSpool:
         return self
@@ -200,11 +228,19 @@ class DatasetSpool:
         return dataset_ref(self.path, self.columns, self.rows)
 
 
-def check_ref(ref: Any) -> tuple[Path, list[str]]:
+def check_ref(ref: Any, run_id: str | None = None) -> tuple[Path, list[str]]:
     """The path and columns of a dataset reference.
 
+    Args:
+        ref: the ``data.dataset`` input.
+        run_id: the reading step's run: the reference must then name a spool file of that run
+            (``<work_dir>/<run_id>/<step>.rows``, a regular file, not a link). A reference is
+            plain data a plan may also write by hand: on a daemon, one naming another run's
+            spool had its rows (another client's table) written where the plan said.
+
     Raises:
-        PermanentError: when ``ref`` is not a dataset reference or its file is gone.
+        PermanentError: when ``ref`` is not a dataset reference, names no spool file of the
+            run, or its file is gone (the message never names the path).
     """
     if not isinstance(ref, dict) or ref.get("format") != DATASET_FORMAT:
         raise PermanentError(f"data.dataset is not a dataset reference ({DATASET_FORMAT})")
@@ -212,7 +248,13 @@ def check_ref(ref: Any) -> tuple[Path, list[str]]:
     columns = ref.get("columns")
     if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
         raise PermanentError("data.dataset has no column list")
-    if not path.is_file():
+    if run_id is not None and (path.parent.name != _safe_name(run_id or "adhoc") or path.suffix != ".rows"):
+        raise PermanentError("data.dataset names no spool file of this run: a dataset comes from a step this one needs")
+    try:
+        info = path.lstat()
+    except (OSError, ValueError):
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):  # gone, a link, a FIFO (a read would wait)
         raise PermanentError("the spool file of data.dataset does not exist (was the run's work folder removed?)")
     return path, columns
 

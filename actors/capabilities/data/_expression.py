@@ -12,7 +12,10 @@ Grammar (keywords lower case)::
 (letters, digits, ``_``) or any text in backquotes (`` `first name` ``). A bare operand is
 true when it is truthy. Comparisons never raise: ``==``/``!=`` compare values as Python does;
 an ordering between a null or values of different kinds (a number and a text) is false.
-Compilation turns the text into nested closures over a row's positions, once per step.
+Compilation turns the text into nested closures over a row's positions, once per step. A
+chain of ``and``/``or`` is one flat closure (a chain of a hundred thousand terms had a row's
+test recurse that deep and fail with a RecursionError in the worker's thread), and parentheses
+and ``not`` nest at most :data:`MAX_DEPTH` deep; a number is at most 4,000 digits.
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["ExpressionError", "compile_filter"]
+__all__ = ["MAX_DEPTH", "ExpressionError", "compile_filter"]
+
+#: How deep parentheses and ``not`` may nest in a filter.
+MAX_DEPTH = 64
 
 Row = Sequence[Any]
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>-?\d+(?:\.\d+)?)|(?P<str>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')"
     r"|(?P<op>==|!=|<=|>=|<|>|\(|\))|(?P<bq>`[^`]+`)|(?P<name>[A-Za-z_][A-Za-z0-9_]*))"
 )
+_BLANK = re.compile(r"\s*")
 _ORDER = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
 
@@ -47,15 +54,20 @@ def _tokens(text: str) -> list[tuple[str, Any, int]]:
     out: list[tuple[str, Any, int]] = []
     pos = 0
     while pos < len(text):
-        if text[pos:].strip() == "":
+        # Matches at pos, never a copy of the rest (``text[pos:]`` per token was quadratic: a
+        # filter of a megabyte took minutes of the worker's thread).
+        blank = _BLANK.match(text, pos)
+        if blank.end() == len(text):
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            raise ExpressionError(f"unexpected character at position {pos + len(text[pos:]) - len(text[pos:].lstrip())}")
+            raise ExpressionError(f"unexpected character at position {blank.end()}")
         kind = m.lastgroup
         raw = m.group(kind)  # type: ignore[arg-type]
         start = m.start(kind)  # type: ignore[arg-type]
         if kind == "num":
+            if len(raw) > 4000:  # int() of a longer text raises (or takes quadratic time)
+                raise ExpressionError(f"a number longer than 4000 digits at position {start}")
             out.append(("lit", float(raw) if "." in raw else int(raw), start))
         elif kind == "str":
             out.append(("lit", re.sub(r"\\(.)", r"\1", raw[1:-1]), start))
@@ -81,6 +93,12 @@ class _Parser:
         self.i = 0
         self.index = {c: n for n, c in enumerate(columns)}
         self.end = len(text)
+        self.depth = 0
+
+    def nested(self, pos: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ExpressionError(f"the filter nests deeper than {MAX_DEPTH} at position {pos}")
 
     def peek(self) -> tuple[str, Any, int] | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -97,22 +115,27 @@ class _Parser:
         return tok[2] if tok is not None else self.end
 
     def expr(self) -> Callable[[Row], Any]:
-        left = self.and_expr()
+        terms = [self.and_expr()]
         while self.take("kw", "or"):
-            right = self.and_expr()
-            left = (lambda a, b: lambda r: bool(a(r)) or bool(b(r)))(left, right)
-        return left
+            terms.append(self.and_expr())
+        if len(terms) == 1:
+            return terms[0]
+        return lambda r: any(t(r) for t in terms)
 
     def and_expr(self) -> Callable[[Row], Any]:
-        left = self.not_expr()
+        terms = [self.not_expr()]
         while self.take("kw", "and"):
-            right = self.not_expr()
-            left = (lambda a, b: lambda r: bool(a(r)) and bool(b(r)))(left, right)
-        return left
+            terms.append(self.not_expr())
+        if len(terms) == 1:
+            return terms[0]
+        return lambda r: all(t(r) for t in terms)
 
     def not_expr(self) -> Callable[[Row], Any]:
+        pos = self.where()
         if self.take("kw", "not"):
+            self.nested(pos)
             inner = self.not_expr()
+            self.depth -= 1
             return lambda r: not inner(r)
         return self.compare()
 
@@ -148,11 +171,14 @@ class _Parser:
             return lambda r: value
         if kind == "col":
             if value not in self.index:
-                raise ExpressionError(f"unknown column {value!r} at position {pos}")
+                shown = repr(value) if len(value) <= 64 else f"of {len(value)} characters"
+                raise ExpressionError(f"unknown column {shown} at position {pos}")
             n = self.index[value]
             return lambda r: r[n]
         if kind == "op" and value == "(":
+            self.nested(pos)
             inner = self.expr()
+            self.depth -= 1
             if not self.take("op", ")"):
                 raise ExpressionError(f"expected ')' at position {self.where()}")
             return inner

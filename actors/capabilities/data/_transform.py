@@ -85,7 +85,7 @@ class TableTransform(Capability):
     )
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
-        spool, columns = check_ref(inputs[DATASET])
+        spool, columns = check_ref(inputs[DATASET], context.system.run_id)
         keep, positions, out_columns = _plan(inputs, columns)
         target = spool_path(inputs.get(WORK_DIR), context)
         ref = await anyio.to_thread.run_sync(_transform, spool, keep, positions, len(columns), out_columns, target)

@@ -2,13 +2,24 @@
 
 Both read the spool one batch at a time and write the file under a temporary name, renamed
 into place at the end, so a reader never sees half a file and re-running is safe
-(idempotent).
+(idempotent). The temporary file is created new (``O_EXCL``, never through a symbolic link) under
+a random name beside the target: a predictable name let whoever can write the folder plant a
+link there and have the export written through it into any file the worker may write. An
+existing target is replaced whole, never written into: a link or a FIFO at the target is
+replaced by the file, not followed (nor blocked on).
+
+Values are written as they are: a BLOB as its base64 text (as JSON Lines writes it; Python's
+``b'...'`` spelling was no data), ``NULL`` as an empty field. A text starting with ``=``, ``+``,
+``-`` or ``@`` is not altered: the file is data, not a spreadsheet (prefixing a quote would
+change the values); open an untrusted export in a spreadsheet as text, not as formulas.
 """
 
 from __future__ import annotations
 
+import base64
 import csv
 import os
+import secrets
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,32 +27,47 @@ import anyio
 import msgspec
 
 from ontoflow.actors.capabilities.data._dataset import check_ref, read_batches
+from ontoflow.actors.capabilities.data._roots import check_inside_roots
 from ontoflow.actors.capabilities.data._keys import DATASET, DELIMITER, FILE, HEADER, PATH, ROWS
 from ontoflow.actors.capability import Capability, PermanentError
 from ontoflow.protocols import CapabilityMetadata, RetryPolicy, StepContext
 
 __all__ = ["CsvWriter", "JsonlWriter"]
 
+# A quote as the delimiter, or a line break, writes a file no CSV reader splits back into the
+# same fields (values silently merged or cut).
+_NOT_DELIMITERS = frozenset('"\r\n')
 _DATASET_INPUT = {"type": "object", "description": "a dataset reference (see actors.capabilities.data)"}
 
 
 def _target(inputs: dict[str, Any]) -> tuple[Path, Path]:
     path = Path(inputs[PATH]).expanduser()
+    check_inside_roots(path, PATH, target=True)
     if path.is_dir():
         raise PermanentError(f"{PATH} names a folder, not a file")
     path.parent.mkdir(parents=True, exist_ok=True)
-    return path, path.with_name(f".{path.name}.{os.getpid()}.part")
+    return path, path.with_name(f".{path.name}.{secrets.token_hex(8)}.part")
+
+
+def _create(tmp: Path) -> int:
+    """A new file at ``tmp``, never an existing one nor through a link (the umask applies)."""
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+
+
+def _cell(value: Any) -> Any:
+    return base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
 
 
 def _write_csv(spool: Path, columns: list[str], target: Path, tmp: Path, delimiter: str, header: bool) -> int:
     rows = 0
+    fd = _create(tmp)  # before the try: a file not created here is not removed either
     try:
-        with tmp.open("w", newline="", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh, delimiter=delimiter)
             if header:
                 writer.writerow(columns)
             for batch in read_batches(spool):
-                writer.writerows(batch)
+                writer.writerows([_cell(v) for v in row] for row in batch)
                 rows += len(batch)
         os.replace(tmp, target)
     finally:
@@ -52,8 +78,9 @@ def _write_csv(spool: Path, columns: list[str], target: Path, tmp: Path, delimit
 def _write_jsonl(spool: Path, columns: list[str], target: Path, tmp: Path) -> int:
     rows = 0
     encoder = msgspec.json.Encoder()
+    fd = _create(tmp)
     try:
-        with tmp.open("wb") as fh:
+        with os.fdopen(fd, "wb") as fh:
             for batch in read_batches(spool):
                 fh.write(encoder.encode_lines([dict(zip(columns, row, strict=False)) for row in batch]))
                 rows += len(batch)
@@ -93,7 +120,9 @@ class CsvWriter(Capability):
     )
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
-        spool, columns = check_ref(inputs[DATASET])
+        if inputs[DELIMITER] in _NOT_DELIMITERS:  # the file would not read back as the rows written
+            raise PermanentError(f"{DELIMITER} may not be a double quote or a line break")
+        spool, columns = check_ref(inputs[DATASET], context.system.run_id)
         target, tmp = _target(inputs)
         rows = await anyio.to_thread.run_sync(_write_csv, spool, columns, target, tmp, inputs[DELIMITER], inputs[HEADER])
         return {FILE: str(target), ROWS: rows}
@@ -122,7 +151,13 @@ class JsonlWriter(Capability):
     )
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> dict[str, Any]:
-        spool, columns = check_ref(inputs[DATASET])
+        spool, columns = check_ref(inputs[DATASET], context.system.run_id)
+        seen: dict[str, int] = {}
+        for i, column in enumerate(columns, 1):  # an object keeps one value per key: the other was lost
+            if column in seen:
+                raise PermanentError(f"{DATASET} has two columns of one name (columns {seen[column]} and {i}): "
+                                     "name them apart (AS in the query, or data.rename)")
+            seen[column] = i
         target, tmp = _target(inputs)
         rows = await anyio.to_thread.run_sync(_write_jsonl, spool, columns, target, tmp)
         return {FILE: str(target), ROWS: rows}

@@ -26,6 +26,10 @@ SECRET = "hunter2-0123456789"
     {"dsn": f"host=db user=bob password={SECRET} dbname=shop"},
     f"https://api.example.com/rows?api_key={SECRET}",
     f"postgres://bob:{SECRET}@db/shop",
+    {"database": "shop.db", "passphrase": SECRET},  # SQLCipher's key
+    {"database": "shop.db", "cipher_passcode": SECRET},
+    {"url": "https://x", "session_cookie": SECRET},
+    {"database": "shop.db", "encryption_key": SECRET},
 ])
 def test_a_world_readable_file_holding_a_secret_is_refused(tmp_path: Path, value: Any) -> None:
     file = tmp_path / "connections.json"

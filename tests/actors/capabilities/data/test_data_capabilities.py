@@ -81,3 +81,22 @@ def test_filter_language() -> None:
     for bad, where in [("", "empty"), ("a >", "position"), ("zz == 1", "unknown column 'zz'"), ("a == 1 b", "position"), ("(a", "expected")]:
         with pytest.raises(ExpressionError, match=where):
             compile_filter(bad, cols)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("(" * 100_000 + "a" + ")" * 100_000, "nests deeper than 64 at position 64"),
+    ("not " * 100_000 + "a", "nests deeper than 64 at position 256"),
+    ("a == " + "1" * 5000, "longer than 4000 digits at position 5"),
+    ("`" + "x" * 100_000 + "` == 1", "unknown column of 100000 characters at position 0"),
+])
+def test_a_hostile_filter_is_an_expression_error(text: str, said: str) -> None:
+    with pytest.raises(ExpressionError, match=said):
+        compile_filter(text, ["a"])
+
+
+def test_a_long_chain_of_terms_tests_a_row_without_deep_recursion() -> None:
+    chain = compile_filter(" and ".join(["a > 0"] * 20_000), ["a"])
+    assert chain([1]) and not chain([0])
+    either = compile_filter(" or ".join(["a == 1"] * 20_000 + ["a == 2"]), ["a"])
+    assert either([2]) and not either([3])
+    assert compile_filter("(a > 0 and not a == 5) or (a == 0)", ["a"])([0])

@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from ontoflow.actors.capabilities.data import DatasetSpool, remove_run_spool, remove_runs_spools, run_spool_folder, spool_path
+from ontoflow.actors.errors import PermanentError
 from ontoflow.protocols import StepContext
 from ontoflow.protocols.client import RunStatus, Status, Submit, SubmitAccepted, Workers, WorkersInfo
 from ontoflow.protocols.context import SystemMetadata
@@ -107,3 +108,15 @@ async def test_a_daemon_removes_a_plan_runs_spool_when_it_ends(tmp_path: Path, m
         daemon.close()
         worker.terminate()
         worker.wait(timeout=10)
+
+
+def test_a_link_planted_where_the_run_folder_goes_is_refused(tmp_path: Path) -> None:
+    # Whoever can write a shared work folder can name a run's folder ahead of it; a link there
+    # to a folder of ours passed the owner check, and the spool went wherever it led.
+    work, ours = tmp_path / "shared", tmp_path / "private"
+    work.mkdir()
+    ours.mkdir()
+    (work / "r1").symlink_to(ours)
+    with pytest.raises(PermanentError, match="symbolic link"):
+        spool_path(str(work), _context("r1"))
+    assert list(ours.iterdir()) == []
