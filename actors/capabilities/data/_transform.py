@@ -29,14 +29,18 @@ def _plan(inputs: dict[str, Any], columns: list[str]) -> tuple[Any, list[int], l
         except ExpressionError as exc:
             raise PermanentError(f"{FILTER}: {exc}") from None
     select = inputs.get(SELECT) or columns
-    for name in select:
-        if name not in columns:
-            raise PermanentError(f"{SELECT} names column {name!r}, which the dataset does not have")
-    positions = [columns.index(name) for name in select]
+    # Named by position, not by the name given: an input's value never reaches an error (and
+    # a name of a megabyte made one of that size).
+    known = {name: i for i, name in reversed(list(enumerate(columns)))}
+    for n, name in enumerate(select):
+        if name not in known:
+            raise PermanentError(f"{SELECT}[{n}] names a column the dataset does not have")
+    positions = [known[name] for name in select]
     rename = inputs.get(RENAME, {})
-    for old in rename:
-        if old not in select:
-            raise PermanentError(f"{RENAME} renames column {old!r}, which is not selected")
+    chosen = set(select)
+    for n, old in enumerate(rename):
+        if old not in chosen:
+            raise PermanentError(f"{RENAME}: its key #{n + 1} renames a column that is not selected")
     out = [rename.get(name, name) for name in select]
     if len(set(out)) != len(out):
         raise PermanentError("the selected and renamed columns are not unique")

@@ -144,3 +144,21 @@ async def test_jsonl_refuses_columns_of_one_name_rather_than_drop_one(tmp_path: 
     target = tmp_path / "out.jsonl"
     result = await _invoke(JsonlWriter(), {"data.dataset": out.outputs["data.dataset"], "data.path": str(target)}, "w")
     assert result.event == "failure" and "columns 2 and 3" in result.error and not target.exists()
+
+
+async def test_transform_names_an_unknown_column_by_its_place_never_by_the_name_given(tmp_path: Path) -> None:
+    """``data.select`` and ``data.rename`` are inputs: their values never reach an error (a name
+    of a megabyte made an error of that size, and a name may be what a person typed)."""
+    from ontoflow.actors.capabilities.data import TableTransform
+
+    ref = await _dataset(tmp_path, [(1, "a")])
+    secret_like = "nope-" + "x" * 100_000
+    work = str(tmp_path / "work")
+    bad_select = await _invoke(TableTransform(), {"data.dataset": ref, "data.select": ["id", secret_like],
+                                                  "data.work_dir": work}, "t1")
+    assert bad_select.event == "failure" and "data.select[1]" in bad_select.error
+    bad_rename = await _invoke(TableTransform(), {"data.dataset": ref, "data.select": ["id"],
+                                                  "data.rename": {secret_like: "w"}, "data.work_dir": work}, "t2")
+    assert bad_rename.event == "failure" and "key #1" in bad_rename.error
+    for result in (bad_select, bad_rename):
+        assert "nope-" not in result.error and len(result.error) < 500
