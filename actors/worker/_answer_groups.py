@@ -1,10 +1,12 @@
 """How a worker's step runners hand their answers to the host: one at a time for a step that
 waited, together for the steps a runner ran back to back (``_scheduler.StepScheduler``).
 
-A runner that answers a step without ever waiting goes on with the next queued step: its answer
-is kept here (``add``) and the group is handed to the host in one call (``answer_many``) when the
-runner stops taking steps, before it waits, reads or parks, and every ``SEND_CHUNK`` answers
-(``hand_over``); the host's outbox then sends them at once (``flush``).
+A runner that answers a step without ever waiting goes on with the next queued step, if any: its
+answer is sealed and kept here (``inline``) and the group is handed to the host in one call
+(``answer_many``) when the runner stops taking steps, before it waits, reads or parks, and every
+``SEND_CHUNK`` answers (``hand_over``); the host's outbox then sends them at once (``flush``).
+Whether the runner goes on is its own loop's question: the step's end asks only whether anything
+is queued (a step run alone, nothing queued nor kept, is answered at once through ``answer``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class AnswerGroups:
     """The answers a scheduler's runners give (see the module docstring).
 
     Args:
-        answer: called with one step's Outcome.
+        answer: called with one step's Outcome (a step that waited, or one run alone).
         answer_many: called instead with the Outcomes of steps run back to back, once per
             group; by default ``answer`` is called for each.
         flush: called once a group (or a step run alone) is handed over: its answers may leave now.
@@ -57,22 +59,20 @@ class AnswerGroups:
         self._hold = hold
         self._seal = seal
 
-    def inline(self, outcome: Outcome, more: bool) -> None:
-        """The answer of a step that never waited; ``more``: its runner goes on with the next
-        queued step (the answer waits in the group, handed over every ``SEND_CHUNK``)."""
+    def inline(self, outcome: Outcome, last: bool) -> None:
+        """The answer of a step that never waited; ``last``: nothing is queued after it. A step
+        run alone (``last``, nothing kept) is answered at once; any other is kept for its group
+        (sealed: its runner may go on with the next queued step first), handed over every
+        ``SEND_CHUNK``; the runner hands the rest over when it stops taking steps (``hand_over``)."""
         answered = self.answered
-        if more:
-            answered.append(outcome if self._seal is None else self._seal(outcome))  # later steps run first
-            if len(answered) >= SEND_CHUNK:
-                self.hand_over()
-        elif answered:
-            # The last of the steps run back to back: their answers leave together, now.
-            answered.append(outcome)
-            self.hand_over()
-        else:  # a step run alone (one at a time): no list to make
+        if last and not answered:  # a step run alone (one at a time): no list to make
             with self._hold():
                 self.answer(outcome)
             self._flush()
+            return
+        answered.append(outcome if self._seal is None else self._seal(outcome))
+        if len(answered) >= SEND_CHUNK:
+            self.hand_over()
 
     def hand_over(self) -> None:
         """Answer the steps answered back to back, in one call, and send them now."""

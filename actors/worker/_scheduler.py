@@ -385,8 +385,8 @@ class StepScheduler:
                               event=CANCELLED, reason="cancelled")
         if waited:
             self._out.answer(outcome)  # leaves with the outbox's flush at the end of the event-loop turn
-        else:  # the runner goes on with the next queued step, if any: its answer may wait for theirs
-            self._out.inline(outcome, bool(self._queue) and self._busy < self.slots and not self._closed)
+        else:  # the runner goes on with the next queued step, if any: its answer waits for theirs (``_serve``)
+            self._out.inline(outcome, not self._queue)
         if self._quiet is not None and not self._busy:
             self._quiet.set()  # the last running step of a drain is answered
         return False

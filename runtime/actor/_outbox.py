@@ -172,6 +172,26 @@ class Outbox:
             # (with a gate, each flush is a commit, so the batch's end is waited for).
             self.flush()
 
+    def put_all(self, items: list[tuple[bytes, Any]]) -> None:
+        """``put`` each of ``items`` (``(identity, message)``) in order, in one call (a worker
+        host's answers of the steps it ran back to back): appended together, with a flush
+        exactly where ``put`` would make one (each ``chunk`` reached while held)."""
+        if not self._depth:
+            for identity, message in items:
+                self.put(identity, message)
+            return
+        while True:
+            held = self._items
+            room = self.chunk - len(held)
+            if self._gate is not None or len(items) < room:
+                held.extend(items)
+                return
+            held.extend(items[:room])
+            self.flush()
+            items = items[room:]
+            if not items:
+                return
+
     def put_client(self, identity: bytes, message: Any) -> None:
         """Queue a client API reply for ``identity``; it leaves after its batch's commit."""
         self._replies.append((identity, message))
