@@ -8,7 +8,9 @@ outputs a *dataset reference* (``data.dataset``) that the next step streams from
 """
 
 from ontoflow.actors.capabilities.data._dataset import (
+    BATCH_BYTES,
     DATASET_FORMAT,
+    MAX_FRAME_BYTES,
     DatasetSpool,
     check_ref,
     dataset_ref,
@@ -18,13 +20,16 @@ from ontoflow.actors.capabilities.data._dataset import (
     run_spool_folder,
     spool_path,
 )
-from ontoflow.actors.capabilities.data._expression import ExpressionError, compile_filter
+from ontoflow.actors.capabilities.data._expression import MAX_DEPTH, ExpressionError, compile_filter
 from ontoflow.actors.capabilities.data._sqlite import SqliteExtractor
 from ontoflow.actors.capabilities.data._transform import TableTransform
 from ontoflow.actors.capabilities.data._writers import CsvWriter, JsonlWriter
 
 __all__ = [
+    "BATCH_BYTES",
     "DATASET_FORMAT",
+    "MAX_DEPTH",
+    "MAX_FRAME_BYTES",
     "CsvWriter",
     "DatasetSpool",
     "ExpressionError",
