@@ -11,8 +11,8 @@ on a named pipe nothing writes to waited for ever, printing nothing. One reader,
 - ``/dev/null`` is read as empty (``--config /dev/null`` sets nothing);
 - a pipe a program writes to (``--config <(...)``, ``/dev/stdin`` with stdin a pipe) is read
   until it ends; a named pipe no program has opened yet is waited on for a writer for at most
-  :data:`PIPE_WRITER_WAIT_S` (a writer started beside ontoflow opens it a moment later), then
-  refused;
+  :data:`PIPE_WRITER_WAIT_S` (a writer started beside ontoflow opens it a moment later;
+  ``ONTOFLOW_PIPE_WAIT_S`` sets another, 0 to 3600 seconds), then refused;
 - a folder and any other device (``/dev/zero``, a terminal: ``/dev/stdin`` on a terminal
   waited for a person who did not know to type) are refused without reading.
 """
@@ -25,7 +25,8 @@ import select
 import stat
 import time
 
-__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WRITER_WAIT_S", "document_format", "read_bounded", "read_document_bytes"]
+__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WAIT_ENV", "PIPE_WRITER_WAIT_S", "document_format", "read_bounded",
+           "read_document_bytes"]
 
 #: The largest document file read: 64 MiB (``DEFAULT_MAX_MESSAGE_BYTES``).
 MAX_DOCUMENT_BYTES = 64 * 2**20
@@ -34,6 +35,8 @@ MAX_DOCUMENT_BYTES = 64 * 2**20
 #: a writer started with the command (``mkfifo p; gen > p & ontoflow --config p``, a shell's
 #: process substitution through a named pipe), short enough that a forgotten one is said soon.
 PIPE_WRITER_WAIT_S = 5.0
+#: The environment variable that sets another wait (seconds, 0 to 3600).
+PIPE_WAIT_ENV = "ONTOFLOW_PIPE_WAIT_S"
 
 #: How often a pipe still without a writer is looked at again: a writer that opens it and says
 #: nothing for a while wakes no ``poll``, but a read tells its presence (EAGAIN, not end of file).
@@ -106,9 +109,10 @@ def _first_of_pipe(fd: int, limit: int) -> bytes:
     Raises:
         OSError: ``ENXIO`` when no program opened it to write within :data:`PIPE_WRITER_WAIT_S`.
     """
+    wait_s = _pipe_wait_s()
     poller = select.poll()
     poller.register(fd, select.POLLIN)
-    deadline = time.monotonic() + PIPE_WRITER_WAIT_S
+    deadline = time.monotonic() + wait_s
     heard = False
     while True:
         try:
@@ -119,10 +123,28 @@ def _first_of_pipe(fd: int, limit: int) -> bytes:
             return data
         left = deadline - time.monotonic()
         if left <= 0:
-            raise OSError(errno.ENXIO, f"is a pipe no program writes to (none opened it within {PIPE_WRITER_WAIT_S:g} s)")
+            raise OSError(errno.ENXIO, f"is a pipe no program writes to (none opened it within {wait_s:g} s)")
         # Linux: a hang-up is reported only for a writer that came after this open, so an
         # event here means one did (data, or a close).
         heard = bool(poller.poll(min(left, _WRITER_LOOK_S) * 1000))
+
+
+def _pipe_wait_s() -> float:
+    """How long a pipe is waited on for a writer: :data:`PIPE_WAIT_ENV`, else :data:`PIPE_WRITER_WAIT_S`.
+
+    Raises:
+        OSError: ``EINVAL`` naming the variable when it is not a number of seconds from 0 to 3600.
+    """
+    given = os.environ.get(PIPE_WAIT_ENV)
+    if given is None:
+        return PIPE_WRITER_WAIT_S
+    try:
+        wait_s = float(given)
+    except ValueError:
+        wait_s = -1.0
+    if not 0 <= wait_s <= 3600:  # nan and inf too
+        raise OSError(errno.EINVAL, f"{PIPE_WAIT_ENV} must be a number of seconds from 0 to 3600")
+    return wait_s
 
 
 def _read_rest(fd: int, data: bytes, limit: int) -> bytes:

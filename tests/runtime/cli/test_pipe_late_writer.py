@@ -26,9 +26,10 @@ WORKFLOW = REPO / "configs/examples/building_report/workflow.yaml"
 NOWHERE = "ipc:///nonexistent/ontoflow-red22c.sock"
 
 
-def _start(tmp: Path, *args: str) -> subprocess.Popen[bytes]:
+def _start(tmp: Path, *args: str, **more_env: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONTOFLOW_")}
     env["XDG_CONFIG_HOME"] = str(tmp / "xdg")
+    env.update(more_env)
     return subprocess.Popen([sys.executable, "-m", "ontoflow", *args], cwd=tmp, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -93,6 +94,6 @@ def test_a_manifest_pipe_whose_writer_comes_late_is_run(tmp_path: Path) -> None:
 def test_a_manifest_pipe_nothing_writes_to_is_refused(tmp_path: Path) -> None:
     # It waited for ever (the bound of communicate() ended it, a failure here).
     os.mkfifo(tmp_path / "wf.yaml")
-    code, out, err = _finish(_start(tmp_path, "run", "wf.yaml"))
+    code, out, err = _finish(_start(tmp_path, "run", "wf.yaml", ONTOFLOW_PIPE_WAIT_S="0.3"))
     assert code == 2 and out == "", err
-    assert "wf.yaml: cannot read the file: is a pipe no program writes to" in err, err
+    assert "wf.yaml: cannot read the file: is a pipe no program writes to (none opened it within 0.3 s)" in err, err

@@ -27,6 +27,7 @@ def _capped() -> None:
 def _run(tmp: Path, *args: str, stdin: int | None = subprocess.DEVNULL, given: bytes | None = None) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONTOFLOW_")}
     env["XDG_CONFIG_HOME"] = str(tmp / "xdg")
+    env["ONTOFLOW_PIPE_WAIT_S"] = "0.3"  # a pipe nothing writes to is refused after 0.3 s, not 5
     done = subprocess.run([sys.executable, "-m", "ontoflow", *args], cwd=tmp, env=env, capture_output=True,
                           stdin=None if given is not None else stdin, input=given, timeout=60, preexec_fn=_capped)
     err = done.stderr.decode()
@@ -43,6 +44,7 @@ def test_a_named_pipe_nothing_writes_to_is_refused_at_once(tmp_path: Path, which
     os.mkfifo(tmp_path / "settings.fifo")
     code, err = _run(tmp_path, *_both("settings.fifo")[which])
     assert code == 2 and "settings.fifo: cannot read" in err and "is a pipe no program writes to" in err, err
+    assert "within 0.3 s" in err, err  # ONTOFLOW_PIPE_WAIT_S
 
 
 @pytest.mark.parametrize("which", [0, 1])
@@ -90,3 +92,14 @@ def test_intents_eval_refuses_a_device_or_a_pipe_nothing_writes_to(tmp_path: Pat
         os.mkfifo(tmp_path / name)
     code, err = _run(tmp_path, "intents", "eval", name, "--domains", str(REPO / "configs/examples/finance"))
     assert code == 2 and f"{name}: cannot read the file: is a" in err, err
+
+
+@pytest.mark.parametrize("wait", ["soon", "nan"])
+def test_a_pipe_wait_that_is_no_number_of_seconds_is_refused_naming_the_variable(tmp_path: Path, wait: str) -> None:
+    os.mkfifo(tmp_path / "settings.fifo")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONTOFLOW_")}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "xdg"), ONTOFLOW_PIPE_WAIT_S=wait)
+    done = subprocess.run([sys.executable, "-m", "ontoflow", *_both("settings.fifo")[1]], cwd=tmp_path, env=env,
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "ONTOFLOW_PIPE_WAIT_S must be a number of seconds from 0 to 3600" in err, err
