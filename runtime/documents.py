@@ -135,8 +135,8 @@ def _pipe_wait_s() -> float:
     Raises:
         OSError: ``EINVAL`` naming the variable when it is not a number of seconds from 0 to 3600.
     """
-    given = os.environ.get(PIPE_WAIT_ENV)
-    if given is None:
+    given = os.environ.get(PIPE_WAIT_ENV, "").strip()
+    if not given:  # unset, or set empty (a common way to unset it)
         return PIPE_WRITER_WAIT_S
     try:
         wait_s = float(given)

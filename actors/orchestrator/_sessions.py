@@ -179,7 +179,7 @@ class SessionBook:
         while len(self._records) > most:
             asking = [k for k, r in self._records.items() if r.asked is not None]
             calm = next((k for k, r in self._records.items() if r.asked is None), None)
-            victim = asking[0] if asking and (calm is None or len(asking) > most // 2) else calm
+            victim = asking[0] if asking and (calm is None or len(asking) > max(1, most // 2)) else calm
             assert victim is not None  # the book holds more than ``most`` >= 1 sessions
             del self._records[victim]
             evicted.append(victim)

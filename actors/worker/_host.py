@@ -94,7 +94,7 @@ class WorkerHost(BatchActor):
         init_timeout_s: the most each ``initialize()`` may take (``run`` raises past it; inf: none).
         cancel_grace_s: how long a step may take to stop after its Cancel (``abandon_overdue``).
         parent_pid: with ``drain_on_signals``, stop as on SIGTERM once this parent is gone (``_stop.py``).
-        max_stall_s: how long a step may block the loop, beaten for, with a capability of no timeout (``_stall_beats``).
+        max_stall_s: how long a step may block the loop, beaten for, at most (``_stall_beats``).
 
     Attributes:
         steps: the step scheduler (slots, queued and running steps); ``sessions``: sessions
@@ -208,7 +208,7 @@ class WorkerHost(BatchActor):
         if self._failure is not None:
             raise self._failure
         if self._drain_on_signals:  # a thread a capability left running must not hold the exit (``_stop``)
-            await self._stops.exit_despite_threads()
+            self._stops.exit_despite_threads()
 
     async def _serve_until_signal(self, tg: anyio.abc.TaskGroup, task_status: anyio.abc.TaskStatus) -> None:
         with self._stops.listening():  # before anyone knows we started: none missed

@@ -92,7 +92,7 @@ class StallBeats:
     def __init__(self, worker_id: str, *, address: str, context: Any, curve: CurveClient | None,
                  allowance_ms: float, clock: Any) -> None:
         self._worker_id = worker_id
-        self.identity = worker_id.encode() + STALL_BEAT_SUFFIX + secrets.token_hex(8).encode()
+        self.identity = worker_id.encode() + STALL_BEAT_SUFFIX + secrets.token_bytes(8)  # any bytes: 8 of them
         self._address = address
         self._context = context
         self._curve = curve

@@ -37,7 +37,6 @@ then ends the process with exit code 1, saying so on stderr (``worker_stop_stuck
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
@@ -60,8 +59,6 @@ log = structlog.get_logger()
 
 #: How long a drained worker process may take to exit while a capability's thread still runs.
 THREADS_EXIT_S = 5.0
-#: How long the loop's idle executor threads are given to end before threads are counted.
-EXECUTOR_END_S = 1.0
 
 #: How often a worker asks whether its supervising parent is still its parent, and whether its
 #: stop signals still have its handlers.
@@ -133,14 +130,10 @@ class StopRequests:
         if self._exit is not None:
             self._exit.cancel()
 
-    async def exit_despite_threads(self) -> None:
+    def exit_despite_threads(self) -> None:
         """The worker is drained and shut down: if threads other than the interpreter's and
         anyio's are left running (not daemons), log them and end the process (exit 0) unless it
         has exited by itself ``THREADS_EXIT_S`` later (see the module docstring)."""
-        # The loop's default executor (``asyncio.to_thread``) keeps idle threads until the loop
-        # shuts it down: end them first, so only threads still busy are counted as left.
-        with anyio.move_on_after(EXECUTOR_END_S):
-            await asyncio.get_running_loop().shutdown_default_executor()
         left = [t.name[:60] for t in threading.enumerate()
                 if t.is_alive() and not t.daemon and t is not threading.main_thread() and t.name != "AnyIO worker thread"]
         if not left:

@@ -156,3 +156,18 @@ def test_sessions_waiting_on_a_question_hold_at_most_half_the_book(tmp_path: Pat
         assert sorted(key for key, _, _ in journal.memory("session", 0)) == ["asked-1", "asked-2", "asked-3", "person"]
     finally:
         journal.close()
+
+
+def test_a_book_of_one_session_keeps_the_question_just_asked(tmp_path: Path) -> None:
+    """With room for one session, half the book rounds to none: a question just asked was
+    evicted at once (and never journaled) in favour of a session without one (review22b)."""
+    clock, limits = _Clock(), MemoryLimits(max_sessions=1)
+    journal, durability, book = _book(tmp_path / "j.sqlite", clock, limits)
+    try:
+        book.remember("person", [_turn(clock.now)])
+        book.question("asker", "run-1", ["1"])
+        durability.commit()
+        assert book.asked("asker") == ("run-1", ("1",)) and book.turns("person") is None
+        assert [key for key, _, _ in journal.memory("session", 0)] == ["asker"]
+    finally:
+        journal.close()

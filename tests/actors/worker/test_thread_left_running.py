@@ -36,30 +36,31 @@ class LeavesAThread(Capability):
 '''
 
 
-USES_TO_THREAD = '''
+BUSY_EXECUTOR = '''
 import asyncio
+import time
 from ontoflow.actors.capability import Capability
 from ontoflow.protocols import CapabilityMetadata
 
-class UsesToThread(Capability):
+class BusyExecutor(Capability):
     metadata = CapabilityMetadata(id="test.capability.thread")
 
     async def execute(self, inputs, context):
-        await asyncio.to_thread(sum, [1, 2])  # leaves the loop's executor an idle asyncio_0 thread
+        asyncio.get_running_loop().run_in_executor(None, time.sleep, 600)  # fire and forget, busy for ten minutes
 '''
+
+
+async def test_a_busy_thread_of_the_loops_executor_does_not_hold_the_worker_after_sigterm() -> None:
+    """Shutting the loop's executor down before counting threads (to spare idle ones a warning)
+    joined a busy one on the event loop's thread, whatever the bound around it (review22b):
+    the worker waited ten minutes here."""
+    code, _ = await _run_then_sigterm(BUSY_EXECUTOR)
+    assert code == 0
 
 
 async def test_a_non_daemon_thread_left_running_does_not_hold_the_worker_after_sigterm() -> None:
     code, _ = await _run_then_sigterm(LEAVES_A_THREAD)
     assert code == 0
-
-
-async def test_the_loops_idle_executor_threads_are_no_threads_left_running() -> None:
-    """``asyncio.to_thread`` leaves idle ``asyncio_N`` threads, joined by the loop's own
-    shutdown: they were listed as left running, and the 5 s exit armed, on every clean stop."""
-    code, log = await _run_then_sigterm(USES_TO_THREAD)
-    assert code == 0
-    assert "worker_threads_left" not in log, log
 
 
 async def _run_then_sigterm(module: str) -> tuple[int, str]:
