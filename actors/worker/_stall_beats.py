@@ -43,6 +43,7 @@ from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S
 from ontoflow.protocols.messages import STALL_BEAT_SUFFIX, Heartbeat
 from ontoflow.runtime.codec import HEADER, encode
 from ontoflow.runtime.curve import CurveClient
+from ontoflow.runtime.log_budget import at_doubling
 from ontoflow.runtime.transport import shared_context
 
 __all__ = ["DEFAULT_MAX_STALL_S", "StallBeats", "beat_due", "stall_allowance_ms"]
@@ -133,7 +134,7 @@ class StallBeats:
         sock: zmq.Socket | None = None
         last_beat = -math.inf
         told_stalled = told_hung = None  # the ``turned`` of the last stall told (each once)
-        failures = 0
+        failures: dict[str, int] = {}
         try:
             while True:
                 now = self._clock()
@@ -157,10 +158,9 @@ class StallBeats:
                         log.error("event_loop_hung", worker_id=self._worker_id, stalled_ms=now - turned,
                                   allowance_ms=self.allowance_ms)
                 except Exception as exc:  # no socket now (EMFILE...): tried again at the next wake
-                    failures += 1
-                    if failures & (failures - 1) == 0:  # the 1st, 2nd, 4th...
+                    if count := at_doubling(failures, "failed"):
                         log.error("stall_beats_failed", worker_id=self._worker_id, exc_type=type(exc).__name__,
-                                  count=failures)
+                                  count=count)
                     if sock is not None:
                         sock.close(linger=0)
                         sock = None

@@ -31,10 +31,6 @@ def data_roots() -> list[str] | None:
     return roots or None
 
 
-def _inside(place: str, root: str) -> bool:
-    return place == root or place.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def check_inside_roots(path: Path, setting: str, *, target: bool = False, also: str | None = None) -> None:
     """Refuse ``path`` when data roots are set and it lies outside every one.
 
@@ -56,5 +52,5 @@ def check_inside_roots(path: Path, setting: str, *, target: bool = False, also: 
         place = os.path.join(os.path.realpath(path.parent), path.name) if target else os.path.realpath(path)
     except (OSError, ValueError):
         place = None
-    if place is None or not any(_inside(place, root) for root in roots):
+    if place is None or not any(Path(place).is_relative_to(root) for root in roots):
         raise PermanentError(f"{setting} is outside the folders this worker's data steps may use ({ROOTS_ENV})")
