@@ -22,9 +22,10 @@ blocking it, the ``allowance``: the longest ``timeout_ms`` of the hosted capabil
 attempt that blocks the loop past its own timeout is answered ``timeout`` as soon as the loop
 turns again) plus the watchdog's ``BLOCKED_GRACE_S``, at most ``max_stall_s``
 (``DEFAULT_MAX_STALL_S``), the allowance too when a capability declares no timeout. Past it
-the thread stops beating and logs ``event_loop_hung``: the daemon takes the worker as lost a liveness window later, as a dead
-or stopped (SIGSTOP) process, whose thread beats no more either. The thread needs the GIL: a C
-call holding it longer than the liveness window is not told from a hang.
+the thread stops beating and logs ``event_loop_hung``: the daemon takes the worker as lost a
+liveness window later, as a dead or stopped (SIGSTOP) process, whose thread beats no more
+either. The thread needs the GIL: a C call holding it longer than the liveness window is not
+told from a hang.
 """
 
 from __future__ import annotations
