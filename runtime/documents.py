@@ -25,8 +25,8 @@ import select
 import stat
 import time
 
-__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WAIT_ENV", "PIPE_WRITER_WAIT_S", "document_format", "read_bounded",
-           "read_document_bytes"]
+__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WAIT_ENV", "PIPE_WRITER_WAIT_S", "document_format", "pipe_wait_s",
+           "read_bounded", "read_document_bytes"]
 
 #: The largest document file read: 64 MiB (``DEFAULT_MAX_MESSAGE_BYTES``).
 MAX_DOCUMENT_BYTES = 64 * 2**20
@@ -109,7 +109,7 @@ def _first_of_pipe(fd: int, limit: int) -> bytes:
     Raises:
         OSError: ``ENXIO`` when no program opened it to write within :data:`PIPE_WRITER_WAIT_S`.
     """
-    wait_s = _pipe_wait_s()
+    wait_s = pipe_wait_s()
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     deadline = time.monotonic() + wait_s
@@ -129,8 +129,9 @@ def _first_of_pipe(fd: int, limit: int) -> bytes:
         heard = bool(poller.poll(min(left, _WRITER_LOOK_S) * 1000))
 
 
-def _pipe_wait_s() -> float:
-    """How long a pipe is waited on for a writer: :data:`PIPE_WAIT_ENV`, else :data:`PIPE_WRITER_WAIT_S`.
+def pipe_wait_s() -> float:
+    """How long a pipe is waited on for a writer (or, for ``--log-file``, a reader):
+    :data:`PIPE_WAIT_ENV`, else :data:`PIPE_WRITER_WAIT_S`.
 
     Raises:
         OSError: ``EINVAL`` naming the variable when it is not a number of seconds from 0 to 3600.

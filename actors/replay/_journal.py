@@ -60,7 +60,12 @@ def replay_journal(journal: Journal, *, new: RunEngine | None = None, against: s
         mismatched=sum(1 for r in runs if r.mismatch is not None),
         failed=sum(1 for r in runs if r.error is not None),
         skipped=skipped,
+        in_flight=sum(1 for r in runs if r.matched and r.status in _NOT_ENDED),
     )
+
+
+# A run still going has no end to check yet: it matches on the decisions made so far.
+_NOT_ENDED = frozenset({"running", "suspended"})
 
 
 def _snapshot(journal: Journal) -> AbstractContextManager[None]:

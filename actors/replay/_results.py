@@ -83,6 +83,8 @@ class ReplaySummary(msgspec.Struct, frozen=True, kw_only=True):
         runs: one :class:`RunReplay` per run, oldest first.
         matched, mismatched, failed: how many matched, showed a mismatch, could not be replayed.
         skipped: runs of other documents, left out of a ``--manifest`` check.
+        in_flight: of the matched runs, those not ended when the journal was read (running or
+            suspended): their decisions so far were made again, their end is still to come.
     """
 
     runs: list[RunReplay]
@@ -90,6 +92,7 @@ class ReplaySummary(msgspec.Struct, frozen=True, kw_only=True):
     mismatched: int
     failed: int
     skipped: int = 0
+    in_flight: int = 0
 
     @property
     def ok(self) -> bool:

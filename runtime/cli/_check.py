@@ -14,6 +14,7 @@ verb's "no such run").
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sqlite3
 import sys
@@ -27,6 +28,7 @@ from ontoflow.actors.checker import CheckerError, analyse_document, read_documen
 from ontoflow.actors.drawing import FORMATS, DrawingError, GraphvizMissingError, RunNotFoundError, overlay_from_journal, render, scene_of
 from ontoflow.runtime.cli._picture_file import write_whole
 from ontoflow.runtime.cli._shared import (
+    EXIT_FAILED,
     EXIT_INVALID,
     EXIT_NOT_FOUND,
     EXIT_OK,
@@ -270,8 +272,15 @@ def _cmd_graph(args: argparse.Namespace) -> int:
         try:
             write_whole(args.output, data)
         except OSError as exc:
+            if exc.errno in _FULL:  # the flag was right, the disk was not: as stdout on a full disk
+                return fail(f"cannot write {args.output}: {exc.strerror}", EXIT_FAILED, kind="output")
             return fail(f"cannot write {args.output}: {exc.strerror}")
     return EXIT_OK
+
+
+# Errors of a disk or device that cannot take the bytes, not of a wrong -o (a missing folder,
+# a folder, no permission): exit 1 and JSON code "output", as stdout's own full disk.
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _read_by_graph(args: argparse.Namespace, output: str) -> str | None:

@@ -183,7 +183,8 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
     Raises:
         ConfigError: when ``explicit`` is empty or names a file that does not exist, a
             usual place cannot be looked at (a name too long, a NUL in ``$XDG_CONFIG_HOME``),
-            or ``./ontoflow.toml`` is another user's or anyone's to write.
+            the user's ``config.toml`` is a folder or a dangling link, or the file found is
+            another user's or anyone's to write.
     """
     if explicit is not None:
         if not explicit:  # Path("") is the current folder: "is a folder" said nothing useful
@@ -203,20 +204,37 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
         if local.is_file():
             _refuse_if_foreign(local)
             return local
-        base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
-        user = base / "ontoflow" / "config.toml"
-        return user if user.is_file() else None
+        user = _user_config(env)
+        if user.is_file():
+            _refuse_if_foreign(user)
+            return user
+        if user.exists() or user.is_symlink():  # a folder or a dangling link is a mistake to say, not to skip
+            raise ConfigError(f"{user}: not read, it is {'a folder' if user.is_dir() else 'no regular file'}, "
+                              "not a file: remove it, or name a file with --config")
+        return None
     except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: no home folder to expand
         where = "$XDG_CONFIG_HOME" if env.get("XDG_CONFIG_HOME") else "the home folder"
         raise ConfigError(f"the configuration file under {where} cannot be looked for: "
                           f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
+def _user_config(env: os._Environ[str] | dict[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/ontoflow/config.toml``, else ``~/.config/ontoflow/config.toml``.
+
+    A relative ``$XDG_CONFIG_HOME`` is ignored, as the XDG base directory specification asks:
+    it would name a different file in every folder the command runs in.
+    """
+    xdg = env.get("XDG_CONFIG_HOME") or ""
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "ontoflow" / "config.toml"
+
+
 def _refuse_if_foreign(local: Path) -> None:
-    """Refuse ``./ontoflow.toml`` found without being named when another user owns it or
-    anyone may write it: run in a folder someone else made (a clone, /tmp), it chose the daemon
-    a client sends its inputs to (``connect``) and the key it trusts, unseen. Named with
-    ``--config``, it is read (the user chose it).
+    """Refuse a configuration file found without being named (``./ontoflow.toml`` or the
+    user's ``config.toml``) when another user owns it or anyone may write it: run in a folder
+    someone else made (a clone, /tmp), it chose the daemon a client sends its inputs to
+    (``connect``) and the key it trusts, unseen. Named with ``--config``, it is read (the user
+    chose it).
 
     Raises:
         ConfigError: naming the file, why, and how to read it anyway.

@@ -190,7 +190,8 @@ def _print_summary(summary: ReplaySummary, as_json: bool) -> None:
     for one in summary.runs:
         _print(_describe(one))
     skipped = f", {summary.skipped} of other documents skipped" if summary.skipped else ""
-    print(f"replayed {len(summary.runs)} runs: {summary.matched} matched, {summary.mismatched} mismatched, "
+    going = f" ({summary.in_flight} of them still in flight: matched so far)" if summary.in_flight else ""
+    print(f"replayed {len(summary.runs)} runs: {summary.matched} matched{going}, {summary.mismatched} mismatched, "
           f"{summary.failed} could not be replayed{skipped}")
 
 

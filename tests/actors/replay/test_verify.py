@@ -119,3 +119,14 @@ def test_every_run_is_replayed_and_one_that_cannot_be_is_counted(tmp_path: Path)
 
 def test_connections_stay_unresolved() -> None:
     assert UNRESOLVED["default"] == "@default" and "anything" in UNRESOLVED and bool(UNRESOLVED)
+
+
+def test_runs_still_in_flight_are_counted_apart_among_the_matched(tmp_path: Path) -> None:
+    # A CI job replaying a live journal read "2 matched" for one ended run and one whose end
+    # was still to come: nothing told it that one run's end had not been checked.
+    path = tmp_path / "j.sqlite"
+    record(path, workflow(), run_id="r1")
+    record(path, workflow(), run_id="r2", stop_after=1)
+    with open_journal_readonly(path) as journal:
+        summary = replay_journal(journal)
+    assert (summary.matched, summary.in_flight, summary.ok) == (2, 1, True)

@@ -113,3 +113,11 @@ def test_the_picture_is_not_written_over_the_journals_lock(tmp_path: Path) -> No
     done = _graph(tmp_path, "--run", "r1", "--journal", "j.db", "-o", "j.db.lock")
     assert done.returncode == 2 and "is what graph reads" in done.stderr, done.stderr
     assert lock.stat().st_ino == inode and lock.read_text() == ""
+
+
+def test_a_device_that_cannot_take_the_picture_exits_1_as_stdout_does(tmp_path: Path) -> None:
+    # -o /dev/full exited 2, "invalid input", while `graph > /dev/full` exited 1: the flag was
+    # right, the device full.
+    (tmp_path / "w.json").write_text(json.dumps(workflow()))
+    done = _graph(tmp_path, "w.json", "--no-builtins", "-o", "/dev/full")
+    assert done.returncode == 1 and "cannot write /dev/full: No space left on device" in done.stderr, done.stderr

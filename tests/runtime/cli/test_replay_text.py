@@ -27,3 +27,14 @@ def test_a_documents_name_reaches_the_terminal_escaped_and_a_workers_event_not_a
     lines = done.stdout.splitlines()
     assert len(lines) == 2 and not lines[1].startswith("replayed 9"), done.stdout
     assert "n\\x1b[2J\\u202e\\n" in lines[0] and "x\\x1b" not in lines[0]
+
+
+def test_the_summary_says_how_many_matched_runs_are_still_in_flight(tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    record(journal, workflow(), run_id="r1")
+    record(journal, workflow(), run_id="r2", stop_after=1)
+    done = subprocess.run([sys.executable, "-m", "ontoflow", "replay", "--all", "--journal", str(journal)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == ("replayed 2 runs: 2 matched (1 of them still in flight: matched so far), "
+                                            "0 mismatched, 0 could not be replayed"), done.stdout

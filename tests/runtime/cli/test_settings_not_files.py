@@ -108,9 +108,9 @@ def test_a_pipe_wait_that_is_no_number_of_seconds_is_refused_naming_the_variable
 
 def test_an_empty_pipe_wait_is_the_default_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """``ONTOFLOW_PIPE_WAIT_S=`` is a common way to unset a variable: it is the default wait."""
-    from ontoflow.runtime.documents import PIPE_WRITER_WAIT_S, _pipe_wait_s
+    from ontoflow.runtime.documents import PIPE_WRITER_WAIT_S, pipe_wait_s
 
     monkeypatch.setenv("ONTOFLOW_PIPE_WAIT_S", "")
-    assert _pipe_wait_s() == PIPE_WRITER_WAIT_S
+    assert pipe_wait_s() == PIPE_WRITER_WAIT_S
     monkeypatch.setenv("ONTOFLOW_PIPE_WAIT_S", "0")
-    assert _pipe_wait_s() == 0
+    assert pipe_wait_s() == 0
