@@ -22,6 +22,7 @@ from anyio.abc import TaskStatus
 
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.http._app import MAX_TURNS, MAX_TURNS_PER_CLIENT, create_app
+from ontoflow.runtime.http._connections import MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, bound_connections
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._http1 import http1_only
 from ontoflow.runtime.http._reply import Answerer
@@ -44,6 +45,11 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
         max_turns: how many chat requests are worked on at once (one more is a 429).
         max_turns_per_client: how many of them from one client address (one more is a 429 for
             that client: one client cannot take every turn; clients behind one proxy share it).
+        max_connections: how many TCP connections are held open at once (one more is answered
+            503 and closed at once: ``_connections``; idle connections held descriptors unbounded).
+        max_connections_per_client: how many of them from one client address.
+        idle_timeout_s: how long a connection may stay open without a whole request's headers
+            (having sent nothing, or between requests) before it is closed.
     """
 
     bind: str = "127.0.0.1:8080"
@@ -53,6 +59,9 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     keepalive_s: Annotated[float, msgspec.Meta(gt=0)] = 15.0
     max_turns: Annotated[int, msgspec.Meta(ge=1)] = MAX_TURNS
     max_turns_per_client: Annotated[int, msgspec.Meta(ge=1)] = MAX_TURNS_PER_CLIENT
+    max_connections: Annotated[int, msgspec.Meta(ge=1)] = MAX_CONNECTIONS
+    max_connections_per_client: Annotated[int, msgspec.Meta(ge=1)] = MAX_CONNECTIONS_PER_CLIENT
+    idle_timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 5.0
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
@@ -133,6 +142,8 @@ async def serve_http_entry(
         hyper.accesslog = None
         hyper.errorlog = None
         hyper.graceful_timeout = 1.0
+        hyper.keep_alive_timeout = config.idle_timeout_s
+        bound_connections(hyper, config.max_connections, config.max_connections_per_client)  # Hypercorn has none
         http1_only(hyper)  # HTTP/2 without a stream was never idle to Hypercorn: kept open for ever (_http1)
         stopped = anyio.Event()
         app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations,
