@@ -44,12 +44,10 @@ from starlette.routing import Route
 from ontoflow.protocols.chat_completions import (
     ChatChoice,
     ChatCompletion,
-    ChatCompletionRequest,
     ChatDelta,
     ChatMessage,
     ChatModel,
     ChatModelList,
-    ChatUsage,
     message_text,
 )
 from ontoflow.protocols.errors import decode_failure
@@ -61,6 +59,7 @@ from ontoflow.runtime.http._errors import error, refusal_of
 from ontoflow.runtime.http._events import chunks, error_event, event
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
+from ontoflow.runtime.http._request import EntryRequest, as_asked, unsupported, usage_of
 from ontoflow.runtime.http._slots import MAX_TURNS_PER_CLIENT, TurnSlots
 from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
 
@@ -80,13 +79,9 @@ _ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
 #: longer one is a 400 naming the field (it was a 200 whose answer was the refusal).
 MAX_TEXT_CHARS = MAX_INPUT_CHARS
 
-_request_decoder = msgspec.json.Decoder(ChatCompletionRequest)
+_request_decoder = msgspec.json.Decoder(EntryRequest)
 _encode = msgspec.json.encode
 _JSON = "application/json"
-
-
-def _words(text: str) -> int:
-    return len(text.split())
 
 
 def create_app(
@@ -224,6 +219,8 @@ def create_app(
         except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
             return error(400, "the request body is not JSON", "invalid_request_error")
         del body  # decoded: its bytes are not held while the turn works
+        if (refused := unsupported(chat)) is not None:  # asked what the entry cannot do: not silently ignored
+            return refused
         if not chat.messages or chat.messages[-1].role != "user":
             return error(400, "messages: the last message must be the user's", "invalid_request_error", param="messages")
         text = message_text(chat.messages[-1])
@@ -268,8 +265,11 @@ def create_app(
                     log.info("http_turn_refused", code=outcome.refused, stream=True)
                     code = "rate_limit_exceeded" if outcome.refused == "busy" else outcome.refused
                     return [error_event(outcome.text, "requests" if outcome.refused == "busy" else "server_error", code)]
+                outcome, finish = as_asked(outcome, chat)
                 taken(outcome)
-                return chunks(completion_id, created, chat.model, outcome)
+                usage = usage_of(chat.messages, outcome.text) if chat.stream_options and chat.stream_options.include_usage \
+                    else None
+                return chunks(completion_id, created, chat.model, outcome, finish, usage)
 
             first = event(completion_id, created, chat.model, "ontoflow", ChatDelta(role="assistant", content=""))
             return TurnStream(call, first=first, events=events, on_gone=gone, keepalive_s=keepalive_s)
@@ -282,13 +282,12 @@ def create_app(
             return error(500, "the runtime failed to answer (see its log)", "server_error")
         if reply.refused is not None:  # not taken: an error a client retries, no turn of the conversation
             return refusal_of(reply)
+        reply, finish = as_asked(reply, chat)
         taken(reply)
-        prompt = sum(_words(message_text(m)) for m in chat.messages)
         done = ChatCompletion(
             id=completion_id, created=created, model=chat.model,
-            choices=[ChatChoice(index=0, message=ChatMessage(role="assistant", content=reply.text), finish_reason="stop")],
-            usage=ChatUsage(prompt_tokens=prompt, completion_tokens=_words(reply.text),
-                            total_tokens=prompt + _words(reply.text)),
+            choices=[ChatChoice(index=0, message=ChatMessage(role="assistant", content=reply.text), finish_reason=finish)],
+            usage=usage_of(chat.messages, reply.text),
             system_fingerprint=f"ontoflow-{reply.status}",
         )
         return Response(_encode(done), media_type=_JSON)
