@@ -1,9 +1,9 @@
 """The ASGI application of the HTTP entry: the OpenAI chat-completions API over an Answerer.
 
 Routes: ``POST /v1/chat/completions`` (plain, or streamed as server-sent events when the
-request says ``stream``), ``GET /v1/models`` and ``GET /health``. With a token configured,
-every ``/v1`` route needs ``Authorization: Bearer <token>`` (compared in constant time).
-The request's ``metadata`` may name the session (``session_id``; else the conversation's
+request says ``stream``), ``GET /v1/models``, ``GET /v1/models/ID`` and ``GET /health``.
+With a token configured, every ``/v1`` route needs ``Authorization: Bearer <token>``
+(compared in constant time). The request's ``metadata`` may name the session (``session_id``; else the conversation's
 history finds it, apart for each ``user``: ``ConversationBook``) and ask for a run
 (``run: "true"``: the CLI's ``--run``, e.g. the pipelines domain runs the pipeline it wrote).
 
@@ -74,7 +74,7 @@ MAX_BODY_BYTES = 4 << 20
 MAX_TURNS = 64
 
 #: What a 404 or a 405 lists.
-_ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
+_ROUTES = "GET /health, GET /v1/models, GET /v1/models/ID, POST /v1/chat/completions"
 #: The longest user message handed to the runtime: the edge's own limit on a sentence, so a
 #: longer one is a 400 naming the field (it was a 200 whose answer was the refusal).
 MAX_TEXT_CHARS = MAX_INPUT_CHARS
@@ -164,6 +164,15 @@ def create_app(
         if (refused := refusal(request)) is not None:
             return refused
         return Response(_encode(ChatModelList(data=[ChatModel(id=model, created=int(clock()))])), media_type=_JSON)
+
+    async def one_model(request: Request) -> Response:
+        # ``client.models.retrieve(ID)``: it was a 404 "no such route" for the listed model too.
+        if (refused := refusal(request)) is not None:
+            return refused
+        if request.path_params["model_id"] != model:  # not echoed: a path may carry what was pasted by mistake
+            return error(404, f"no such model; this entry lists one: {model}", "invalid_request_error",
+                         param="model", code="model_not_found")
+        return Response(_encode(ChatModel(id=model, created=int(clock()))), media_type=_JSON)
 
     async def completions(request: Request) -> Response:
         if (refused := refusal(request)) is not None:
@@ -310,6 +319,7 @@ def create_app(
         routes=[
             Route("/health", health, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model_id:path}", one_model, methods=["GET"]),
             Route("/v1/chat/completions", completions, methods=["POST"]),
         ],
         exception_handlers={404: not_found, 405: not_allowed, Exception: failed},

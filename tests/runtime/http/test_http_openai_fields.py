@@ -130,3 +130,12 @@ async def test_tools_the_client_offers_are_answered_in_words(client) -> None:
             model="m", messages=_ASK, tools=[{"type": "function", "function": {"name": "f"}}], tool_choice="auto",
             response_format={"type": "text"}, seed=7, top_p=0.5)
     assert (done.choices[0].message.content, done.choices[0].message.tool_calls) == (_ANSWER, None)
+
+
+async def test_the_listed_model_is_retrieved_and_another_is_not_found(client) -> None:
+    with anyio.fail_after(30):
+        found = await client.models.retrieve("ontoflow")
+        with pytest.raises(openai.NotFoundError) as missing:
+            await client.models.retrieve("SECRET-model")
+    assert (found.id, found.owned_by) == ("ontoflow", "ontoflow")
+    assert missing.value.code == "model_not_found" and "SECRET" not in missing.value.message
