@@ -3,9 +3,10 @@
 Routes: ``POST /v1/chat/completions`` (plain, or streamed as server-sent events when the
 request says ``stream``), ``GET /v1/models``, ``GET /v1/models/ID`` and ``GET /health``.
 With a token configured, every ``/v1`` route needs ``Authorization: Bearer <token>``
-(compared in constant time). The request's ``metadata`` may name the session (``session_id``; else the conversation's
-history finds it, apart for each ``user``: ``ConversationBook``) and ask for a run
-(``run: "true"``: the CLI's ``--run``, e.g. the pipelines domain runs the pipeline it wrote).
+(compared in constant time). The request's ``metadata`` may name the session
+(``session_id``; else the conversation's history finds it, apart for each ``user``:
+``ConversationBook``) and ask for a run (``run: "true"``: the CLI's ``--run``, e.g. the
+pipelines domain runs the pipeline it wrote). What else a request may ask is ``_request``'s.
 
 A streamed answer's first chunk leaves at once and ``: keep-alive`` lines follow while the
 turn works (``_turn``); a client that goes away before the answer cancels its turn.
@@ -276,8 +277,8 @@ def create_app(
                     return [error_event(outcome.text, "requests" if outcome.refused == "busy" else "server_error", code)]
                 outcome, finish = as_asked(outcome, chat)
                 taken(outcome)
-                usage = usage_of(chat.messages, outcome.text) if chat.stream_options and chat.stream_options.include_usage \
-                    else None
+                asks_usage = chat.stream_options is not None and chat.stream_options.include_usage
+                usage = usage_of(chat.messages, outcome.text) if asks_usage else None
                 return chunks(completion_id, created, chat.model, outcome, finish, usage)
 
             first = event(completion_id, created, chat.model, "ontoflow", ChatDelta(role="assistant", content=""))

@@ -2,8 +2,9 @@
 
 The first chunk carries the role, the answer follows a line per chunk, the last chunk carries
 ``finish_reason``; a request with ``stream_options.include_usage`` gets one more with no
-choices and the turn's ``usage`` (as OpenAI's API sends it), then ``data: [DONE]``. An error after the stream began is an event with the
-API's error body (the openai SDK raises it as ``APIError``).
+choices and the turn's ``usage`` (as OpenAI's API sends it), then ``data: [DONE]``. An error
+after the stream began is an event with the API's error body (the openai SDK raises it as
+``APIError``).
 """
 
 from __future__ import annotations

@@ -76,8 +76,8 @@ def test_an_idle_flood_is_bounded_and_the_daemon_still_serves(tmp_path: Path) ->
         assert len(closed) == FLOOD - SHARE
         assert all(sent.startswith(b"HTTP/1.1 503 ") and b"too_many_connections" in sent for sent in closed.values())
         assert _fds(daemon.pid) - before <= SHARE + 8  # 300 before: one per connection
-        other = openai.OpenAI(base_url=f"{http}/v1", api_key="unused", max_retries=0, timeout=30, http_client=httpx2.Client(
-            transport=httpx2.HTTPTransport(local_address="127.0.0.2")))
+        source = httpx2.Client(transport=httpx2.HTTPTransport(local_address="127.0.0.2"))
+        other = openai.OpenAI(base_url=f"{http}/v1", api_key="unused", max_retries=0, timeout=30, http_client=source)
         assert [m.id for m in other.models.list()] == ["ontoflow"]  # another address is served meanwhile
         workers = subprocess.run([*PYTHON, "workers", "--json", "--connect", address], cwd=tmp_path, env=env,
                                  capture_output=True, timeout=60)

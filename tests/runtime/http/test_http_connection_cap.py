@@ -70,8 +70,8 @@ class _Closed:
 
 async def _ask(host: str, port: int, source: str = "127.0.0.1", retries: int = 0) -> str:
     http = httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(local_address=source))
-    async with openai.AsyncOpenAI(base_url=f"http://{host}:{port}/v1", api_key="unused", max_retries=retries, timeout=30,
-                                  http_client=http) as client:
+    async with openai.AsyncOpenAI(base_url=f"http://{host}:{port}/v1", api_key="unused", max_retries=retries,
+                                  timeout=30, http_client=http) as client:
         done = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hello"}])
     return done.choices[0].message.content or ""
 

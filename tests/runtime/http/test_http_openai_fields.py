@@ -75,8 +75,9 @@ async def test_a_content_part_that_is_not_text_is_refused_by_its_place(client, p
         await client.chat.completions.create(model="m", messages=messages)
     assert refused.value.param == "messages[2].content[1].type"
     assert isinstance(refused.value.body, dict)
-    assert refused.value.body["message"] == ("messages[2].content[1].type: a content part of a type this entry does not "
-                                             "read; it reads text parts (no image, audio or file)")
+    assert refused.value.body["message"] == (
+        "messages[2].content[1].type: a content part of a type this entry does not read; it reads text parts "
+        "(no image, audio or file)")
     assert "SECRET" not in refused.value.message
 
 
