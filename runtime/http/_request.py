@@ -17,7 +17,7 @@ probabilities got plain text. So the entry reads them here (``EntryRequest``) an
   an audio output, ``stream_options`` without ``stream``;
 * takes ``tools`` and ``functions`` without calling any (``tool_choice: auto`` lets a model
   answer in words), and ignores settings that only shape sampling (``seed``, ``top_p``,
-  penalties): the answer is deterministic.
+  penalties: the answer is deterministic), held to OpenAI's ranges all the same.
 """
 
 from __future__ import annotations
@@ -57,7 +57,12 @@ class EntryRequest(ChatCompletionRequest, frozen=True):
     function_call: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
     logprobs: bool | None = None
-    top_logprobs: int | None = None
+    top_logprobs: Annotated[int, msgspec.Meta(ge=0, le=20)] | None = None
+    # Ignored (the answer is deterministic), but held to OpenAI's ranges like ``temperature``:
+    # a request the API refuses is refused here too.
+    top_p: Annotated[float, msgspec.Meta(ge=0, le=1)] | None = None
+    presence_penalty: Annotated[float, msgspec.Meta(ge=-2, le=2)] | None = None
+    frequency_penalty: Annotated[float, msgspec.Meta(ge=-2, le=2)] | None = None
     modalities: list[str] | None = None
     audio: dict[str, Any] | None = None
 

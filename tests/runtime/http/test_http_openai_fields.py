@@ -118,6 +118,11 @@ async def test_stop_and_max_tokens_cut_the_answer(client) -> None:
     ({"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}}, "audio"),
     ({"stream_options": {"include_usage": True}}, "stream_options"),
     ({"n": 2}, "n"),
+    ({"top_p": 1.5}, "top_p"),
+    ({"presence_penalty": -3}, "presence_penalty"),
+    ({"frequency_penalty": 2.5}, "frequency_penalty"),
+    ({"top_logprobs": 21}, "top_logprobs"),
+    ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
 ])
 async def test_what_the_entry_cannot_do_is_refused_naming_the_field(client, asked: dict[str, Any], param: str) -> None:
     with anyio.fail_after(30), pytest.raises(openai.BadRequestError) as refused:
