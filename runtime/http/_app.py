@@ -134,7 +134,7 @@ def create_app(
         origin = request.headers.get("origin")
         if not authorised(request):
             code, refused = "invalid_api_key", error(401, "a valid bearer token is required", "invalid_request_error",
-                                                      code="invalid_api_key")
+                                                     code="invalid_api_key")
         elif expected is None and not names_loopback(request.headers.get("host")):
             code, refused = "host_not_allowed", error(
                 403, "this entry has no token and answers loopback clients only: the Host header names another host "
@@ -183,8 +183,8 @@ def create_app(
         if full is not None:
             log.info("http_turn_refused", code=f"too_many_turns_{full}", working=slots.working)
             busy = error(429, f"the entry works on {max_turns} requests at once; retry later" if full == "entry" else
-                          f"the entry works on {slots.per_client} requests at once from one client; retry later",
-                          "requests", code="rate_limit_exceeded")
+                         f"the entry works on {slots.per_client} requests at once from one client; retry later",
+                         "requests", code="rate_limit_exceeded")
             busy.headers["retry-after"] = "1"
             return busy
         done = partial(slots.give_back, client)
@@ -203,7 +203,7 @@ def create_app(
         # Only a browser sends Origin: a page's "simple" POST (_guard). curl -d and scripts do not.
         if "origin" in request.headers and not is_json(request.headers.get("content-type")):
             return error(415, "the request body must be JSON, sent with Content-Type: application/json",
-                          "invalid_request_error")
+                         "invalid_request_error")
         size = request.headers.get("content-length")
         if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
             return error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
@@ -236,10 +236,10 @@ def create_app(
         text = message_text(chat.messages[-1])
         if not text.strip():
             return error(400, "messages[-1].content: the message is empty", "invalid_request_error",
-                          param="messages[-1].content")
+                         param="messages[-1].content")
         if len(text) > MAX_TEXT_CHARS:
             return error(400, f"messages[-1].content: {len(text)} characters, over the limit of {MAX_TEXT_CHARS}",
-                          "invalid_request_error", param="messages[-1].content")
+                         "invalid_request_error", param="messages[-1].content")
         history = chat.messages[:-1]
         # ``user`` is who asks, not which conversation: it scopes the history and a named session.
         named = (chat.metadata or {}).get("session_id")
