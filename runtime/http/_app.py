@@ -61,7 +61,7 @@ from ontoflow.runtime.http._events import chunks, error_event, event
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
 from ontoflow.runtime.http._request import EntryRequest, as_asked, unsupported, usage_of
-from ontoflow.runtime.http._slots import MAX_TURNS_PER_CLIENT, TurnSlots
+from ontoflow.runtime.http._slots import MAX_TURNS_PER_CLIENT, TurnSlots, client_of
 from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
 
 __all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "MAX_TURNS", "MAX_TURNS_PER_CLIENT", "create_app"]
@@ -178,7 +178,7 @@ def create_app(
     async def completions(request: Request) -> Response:
         if (refused := refusal(request)) is not None:
             return refused
-        client = request.client.host if request.client is not None else ""
+        client = client_of(request.client.host) if request.client is not None else ""
         full = slots.take(client)  # before the body is read: a refused turn costs nothing
         if full is not None:
             log.info("http_turn_refused", code=f"too_many_turns_{full}", working=slots.working)

@@ -8,7 +8,7 @@ journal, its workers' sockets or its own model calls. The entry's turns are boun
 
 So the entry holds at most ``max_connections`` connections, and at most
 ``max_connections_per_client`` from one address (the same share as the turns': clients behind
-one proxy, or on one machine's loopback, are one address). A connection past either bound is
+one proxy, or on one machine's loopback, are one address; an IPv6 /64 is one: ``client_of``). A connection past either bound is
 answered at once with a 503 in the API's error body (``connection: close``; an OpenAI client
 retries it) and closed: its file descriptor lives for the few microseconds that takes, so the
 daemon's descriptors stay bounded by the bound plus the listen backlog's kernel queue (which
@@ -28,7 +28,7 @@ from typing import Any
 
 import structlog
 
-from ontoflow.runtime.http._slots import TurnSlots
+from ontoflow.runtime.http._slots import TurnSlots, client_of
 from ontoflow.runtime.log_budget import at_doubling
 
 __all__ = ["MAX_CONNECTIONS", "MAX_CONNECTIONS_PER_CLIENT", "bound_connections"]
@@ -83,7 +83,7 @@ def bound_connections(config: Any, total: int, per_client: int) -> TurnSlots:
                 await super().run()
                 return
             peer = self.writer.get_extra_info("peername")
-            client = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+            client = client_of(str(peer[0])) if isinstance(peer, tuple) and peer else ""
             full = held.take(client)
             if full is None:
                 try:

@@ -19,6 +19,7 @@ import pytest
 from anyio.abc import SocketStream
 
 from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
+from ontoflow.runtime.http._slots import TurnSlots, client_of
 
 pytestmark = pytest.mark.anyio
 
@@ -131,3 +132,12 @@ async def test_a_connection_that_says_nothing_or_never_ends_its_headers_is_close
                 tg.start_soon(closed.read_to_end, silent)
                 tg.start_soon(closed.read_to_end, trickle)
     assert closed.sent == [b"", b""]
+
+
+def test_an_ipv6_client_is_its_64_so_a_flood_from_its_addresses_is_one_client() -> None:
+    assert client_of("2001:db8:1:2::1") == client_of("2001:db8:1:2:ffff:ffff:ffff:fffe") == "2001:db8:1:2::/64"
+    assert client_of("2001:db8:1:3::1") != client_of("2001:db8:1:2::1")
+    assert client_of("::ffff:192.0.2.7") == client_of("192.0.2.7") == "192.0.2.7"
+    assert client_of("fe80::1%eth0") == "fe80::/64"
+    slots = TurnSlots(8, 2)
+    assert [slots.take(client_of(f"2001:db8:1:2::{n}")) for n in range(1, 4)] == [None, None, "client"]
