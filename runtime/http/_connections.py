@@ -31,7 +31,7 @@ import structlog
 from ontoflow.runtime.http._slots import TurnSlots, client_of
 from ontoflow.runtime.log_budget import at_doubling
 
-__all__ = ["MAX_CONNECTIONS", "MAX_CONNECTIONS_PER_CLIENT", "bound_connections"]
+__all__ = ["MAX_CONNECTIONS", "MAX_CONNECTIONS_PER_CLIENT", "bound_connections", "within_fd_limit"]
 
 log = structlog.get_logger()
 
@@ -51,6 +51,20 @@ _FULL_BODY = (b'{"error":{"message":"the entry holds as many connections as it m
               b'"type":"server_error","param":null,"code":"too_many_connections"}}')
 _FULL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
          b"connection: close\r\ncontent-length: " + str(len(_FULL_BODY)).encode() + b"\r\n\r\n" + _FULL_BODY)
+
+
+def within_fd_limit(wanted: int) -> int:
+    """``wanted`` connections, or half the process's file descriptors (``RLIMIT_NOFILE``'s soft
+    limit) when that is fewer, logged as ``http_max_connections_lowered``: a bound past the
+    limit bounds nothing, and the other half is the journal's, the workers' and the model's."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or wanted <= soft // 2:
+        return wanted
+    lowered = max(1, soft // 2)
+    log.warning("http_max_connections_lowered", max_connections=lowered, configured=wanted, fd_limit=soft)
+    return lowered
 
 
 def bound_connections(config: Any, total: int, per_client: int) -> TurnSlots:

@@ -10,6 +10,7 @@ process until the process had none left (``EMFILE`` for its journal and its work
 from __future__ import annotations
 
 import os
+import resource
 from collections.abc import AsyncIterator
 
 import anyio
@@ -17,6 +18,7 @@ import httpx2
 import openai
 import pytest
 from anyio.abc import SocketStream
+from structlog.testing import capture_logs
 
 from ontoflow.runtime.http import HttpEntryConfig, Reply, serve_http_entry
 from ontoflow.runtime.http._slots import TurnSlots, client_of
@@ -141,3 +143,14 @@ def test_an_ipv6_client_is_its_64_so_a_flood_from_its_addresses_is_one_client() 
     assert client_of("fe80::1%eth0") == "fe80::/64"
     slots = TurnSlots(8, 2)
     assert [slots.take(client_of(f"2001:db8:1:2::{n}")) for n in range(1, 4)] == [None, None, "client"]
+
+
+async def test_a_bound_past_the_descriptor_limit_is_lowered_to_half_of_it() -> None:
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    config = HttpEntryConfig(bind="127.0.0.1:0", max_connections=soft * 4)
+    with capture_logs() as logs, anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            await tg.start(serve_http_entry, config, _answer)
+            tg.cancel_scope.cancel()
+    lowered = [e for e in logs if e["event"] == "http_max_connections_lowered"]
+    assert [(e["max_connections"], e["configured"], e["fd_limit"]) for e in lowered] == [(soft // 2, soft * 4, soft)]
