@@ -1,11 +1,12 @@
 """The ASGI application of the HTTP entry: the OpenAI chat-completions API over an Answerer.
 
 Routes: ``POST /v1/chat/completions`` (plain, or streamed as server-sent events when the
-request says ``stream``), ``GET /v1/models`` and ``GET /health``. With a token configured,
-every ``/v1`` route needs ``Authorization: Bearer <token>`` (compared in constant time).
-The request's ``metadata`` may name the session (``session_id``; else the conversation's
-history finds it, apart for each ``user``: ``ConversationBook``) and ask for a run
-(``run: "true"``: the CLI's ``--run``, e.g. the pipelines domain runs the pipeline it wrote).
+request says ``stream``), ``GET /v1/models``, ``GET /v1/models/ID`` and ``GET /health``.
+With a token configured, every ``/v1`` route needs ``Authorization: Bearer <token>``
+(compared in constant time). The request's ``metadata`` may name the session
+(``session_id``; else the conversation's history finds it, apart for each ``user``:
+``ConversationBook``) and ask for a run (``run: "true"``: the CLI's ``--run``, e.g. the
+pipelines domain runs the pipeline it wrote). What else a request may ask is ``_request``'s.
 
 A streamed answer's first chunk leaves at once and ``: keep-alive`` lines follow while the
 turn works (``_turn``); a client that goes away before the answer cancels its turn.
@@ -44,16 +45,10 @@ from starlette.routing import Route
 from ontoflow.protocols.chat_completions import (
     ChatChoice,
     ChatCompletion,
-    ChatCompletionChunk,
-    ChatCompletionRequest,
     ChatDelta,
-    ChatError,
-    ChatErrorBody,
     ChatMessage,
     ChatModel,
     ChatModelList,
-    ChatUsage,
-    ChunkChoice,
     message_text,
 )
 from ontoflow.protocols.errors import decode_failure
@@ -61,9 +56,12 @@ from ontoflow.protocols.intent import MAX_INPUT_CHARS, SESSION_ID, SESSION_ID_RU
 from ontoflow.runtime.actor import where
 from ontoflow.runtime.log_budget import at_doubling
 from ontoflow.runtime.http._conversations import ConversationBook, named_session
+from ontoflow.runtime.http._errors import error, refusal_of
+from ontoflow.runtime.http._events import chunks, error_event, event
 from ontoflow.runtime.http._guard import is_json, names_loopback, origin_is_loopback
 from ontoflow.runtime.http._reply import Answerer, Reply
-from ontoflow.runtime.http._slots import MAX_TURNS_PER_CLIENT, TurnSlots
+from ontoflow.runtime.http._request import EntryRequest, as_asked, unsupported, usage_of
+from ontoflow.runtime.http._slots import MAX_TURNS_PER_CLIENT, TurnSlots, client_of
 from ontoflow.runtime.http._turn import ClientGone, TurnStream, until_gone
 
 __all__ = ["MAX_BODY_BYTES", "MAX_TEXT_CHARS", "MAX_TURNS", "MAX_TURNS_PER_CLIENT", "create_app"]
@@ -77,27 +75,14 @@ MAX_BODY_BYTES = 4 << 20
 MAX_TURNS = 64
 
 #: What a 404 or a 405 lists.
-_ROUTES = "GET /health, GET /v1/models, POST /v1/chat/completions"
+_ROUTES = "GET /health, GET /v1/models, GET /v1/models/ID, POST /v1/chat/completions"
 #: The longest user message handed to the runtime: the edge's own limit on a sentence, so a
 #: longer one is a 400 naming the field (it was a 200 whose answer was the refusal).
 MAX_TEXT_CHARS = MAX_INPUT_CHARS
 
-#: Refusals the runtime already retried (the model endpoint, with the adapter's own retries):
-#: still 503, but the client is told not to retry on top (``x-should-retry: false``).
-_RETRIED_BEHIND = frozenset({"adapter_failed"})
-
-_request_decoder = msgspec.json.Decoder(ChatCompletionRequest)
+_request_decoder = msgspec.json.Decoder(EntryRequest)
 _encode = msgspec.json.encode
 _JSON = "application/json"
-
-
-def _error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None) -> Response:
-    body = _encode(ChatError(ChatErrorBody(message=message, type=kind, param=param, code=code)))
-    return Response(body, status_code=status, media_type=_JSON)
-
-
-def _words(text: str) -> int:
-    return len(text.split())
 
 
 def create_app(
@@ -148,15 +133,15 @@ def create_app(
         (a token guessed, a page trying the entry), naming the client's address, never a header."""
         origin = request.headers.get("origin")
         if not authorised(request):
-            code, refused = "invalid_api_key", _error(401, "a valid bearer token is required", "invalid_request_error",
-                                                      code="invalid_api_key")
+            code, refused = "invalid_api_key", error(401, "a valid bearer token is required", "invalid_request_error",
+                                                     code="invalid_api_key")
         elif expected is None and not names_loopback(request.headers.get("host")):
-            code, refused = "host_not_allowed", _error(
+            code, refused = "host_not_allowed", error(
                 403, "this entry has no token and answers loopback clients only: the Host header names another host "
                      "(a web page's DNS rebinding, or a proxy: give the entry a token)",
                 "invalid_request_error", code="host_not_allowed")
         elif expected is None and origin is not None and not origin_is_loopback(origin):
-            code, refused = "origin_not_allowed", _error(
+            code, refused = "origin_not_allowed", error(
                 403, "this entry has no token and answers no web page but its own machine's: the Origin header names "
                      "another site (give the entry a token)", "invalid_request_error", code="origin_not_allowed")
         else:
@@ -181,16 +166,25 @@ def create_app(
             return refused
         return Response(_encode(ChatModelList(data=[ChatModel(id=model, created=int(clock()))])), media_type=_JSON)
 
+    async def one_model(request: Request) -> Response:
+        # ``client.models.retrieve(ID)``: it was a 404 "no such route" for the listed model too.
+        if (refused := refusal(request)) is not None:
+            return refused
+        if request.path_params["model_id"] != model:  # not echoed: a path may carry what was pasted by mistake
+            return error(404, f"no such model; this entry lists one: {model}", "invalid_request_error",
+                         param="model", code="model_not_found")
+        return Response(_encode(ChatModel(id=model, created=int(clock()))), media_type=_JSON)
+
     async def completions(request: Request) -> Response:
         if (refused := refusal(request)) is not None:
             return refused
-        client = request.client.host if request.client is not None else ""
+        client = client_of(request.client.host) if request.client is not None else ""
         full = slots.take(client)  # before the body is read: a refused turn costs nothing
         if full is not None:
             log.info("http_turn_refused", code=f"too_many_turns_{full}", working=slots.working)
-            busy = _error(429, f"the entry works on {max_turns} requests at once; retry later" if full == "entry" else
-                          f"the entry works on {slots.per_client} requests at once from one client; retry later",
-                          "requests", code="rate_limit_exceeded")
+            busy = error(429, f"the entry works on {max_turns} requests at once; retry later" if full == "entry" else
+                         f"the entry works on {slots.per_client} requests at once from one client; retry later",
+                         "requests", code="rate_limit_exceeded")
             busy.headers["retry-after"] = "1"
             return busy
         done = partial(slots.give_back, client)
@@ -208,47 +202,49 @@ def create_app(
     async def turn(request: Request) -> Response:
         # Only a browser sends Origin: a page's "simple" POST (_guard). curl -d and scripts do not.
         if "origin" in request.headers and not is_json(request.headers.get("content-type")):
-            return _error(415, "the request body must be JSON, sent with Content-Type: application/json",
-                          "invalid_request_error")
+            return error(415, "the request body must be JSON, sent with Content-Type: application/json",
+                         "invalid_request_error")
         size = request.headers.get("content-length")
         if size is not None and size.isdigit() and int(size) > MAX_BODY_BYTES:
-            return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+            return error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
         body = bytearray()  # extended in place: a body in a million 4-byte parts stays linear
         with anyio.move_on_after(body_timeout_s) as reading:
             try:
                 async for part in request.stream():
                     body += part
                     if len(body) > MAX_BODY_BYTES:
-                        return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+                        return error(413, f"the request body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
             except ClientDisconnect:  # the client left (or sent a broken chunk): not the entry's failure
                 log.info("http_turn_cancelled", reason="client_disconnected_in_body", body_bytes=len(body))
-                return _error(499, "the client closed the connection before its body's end", "invalid_request_error")
+                return error(499, "the client closed the connection before its body's end", "invalid_request_error")
         if reading.cancelled_caught:
-            return _error(408, f"the request body did not arrive within {body_timeout_s:g} s", "invalid_request_error")
+            return error(408, f"the request body did not arrive within {body_timeout_s:g} s", "invalid_request_error")
         try:
             chat = _request_decoder.decode(body)
         except msgspec.ValidationError as exc:
             # decode_failure keeps msgspec's path, not the value it quotes for an unknown enum
-            return _error(400, str(decode_failure(exc, "request")), "invalid_request_error", param=_param_of(exc))
+            return error(400, str(decode_failure(exc, "request")), "invalid_request_error", param=_param_of(exc))
         except UnicodeDecodeError:  # msgspec raises it, not a DecodeError, for a string that is not UTF-8
-            return _error(400, "the request body is not JSON: a string is not valid UTF-8", "invalid_request_error")
+            return error(400, "the request body is not JSON: a string is not valid UTF-8", "invalid_request_error")
         except (msgspec.DecodeError, RecursionError):  # RecursionError: nested deeper than msgspec goes
-            return _error(400, "the request body is not JSON", "invalid_request_error")
+            return error(400, "the request body is not JSON", "invalid_request_error")
         del body  # decoded: its bytes are not held while the turn works
+        if (refused := unsupported(chat)) is not None:  # asked what the entry cannot do: not silently ignored
+            return refused
         if not chat.messages or chat.messages[-1].role != "user":
-            return _error(400, "messages: the last message must be the user's", "invalid_request_error", param="messages")
+            return error(400, "messages: the last message must be the user's", "invalid_request_error", param="messages")
         text = message_text(chat.messages[-1])
         if not text.strip():
-            return _error(400, "messages[-1].content: the message is empty", "invalid_request_error",
-                          param="messages[-1].content")
+            return error(400, "messages[-1].content: the message is empty", "invalid_request_error",
+                         param="messages[-1].content")
         if len(text) > MAX_TEXT_CHARS:
-            return _error(400, f"messages[-1].content: {len(text)} characters, over the limit of {MAX_TEXT_CHARS}",
-                          "invalid_request_error", param="messages[-1].content")
+            return error(400, f"messages[-1].content: {len(text)} characters, over the limit of {MAX_TEXT_CHARS}",
+                         "invalid_request_error", param="messages[-1].content")
         history = chat.messages[:-1]
         # ``user`` is who asks, not which conversation: it scopes the history and a named session.
         named = (chat.metadata or {}).get("session_id")
         if named and not SESSION_ID.match(named):  # else the refusal came back as a 200's message
-            return _error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="metadata.session_id")
+            return error(400, f"a session id {SESSION_ID_RULE}", "invalid_request_error", param="metadata.session_id")
         session = named_session(named, chat.user) if named else book.session_for(history, chat.user)
         call = partial(answer, session, text, channel="http", run=_flag((chat.metadata or {}).get("run")))
         completion_id, created = f"chatcmpl-{secrets.token_hex(12)}", int(clock())
@@ -269,37 +265,39 @@ def create_app(
                     return answered(outcome)
                 except Exception as exc:  # the entry's own failure: its 200 went, so an error event
                     _entry_failed(exc)
-                    return [_error_event(_ENTRY_FAILED, "server_error")]
+                    return [error_event(_ENTRY_FAILED, "server_error")]
 
             def answered(outcome: Reply | Exception) -> list[bytes]:
                 if isinstance(outcome, Exception):
                     _failed(outcome, session)
-                    return [_error_event("the runtime failed to answer (see its log)", "server_error")]
+                    return [error_event("the runtime failed to answer (see its log)", "server_error")]
                 if outcome.refused is not None:  # after the 200 went: an error event (OpenAI's mid-stream shape)
                     log.info("http_turn_refused", code=outcome.refused, stream=True)
                     code = "rate_limit_exceeded" if outcome.refused == "busy" else outcome.refused
-                    return [_error_event(outcome.text, "requests" if outcome.refused == "busy" else "server_error", code)]
+                    return [error_event(outcome.text, "requests" if outcome.refused == "busy" else "server_error", code)]
+                outcome, finish = as_asked(outcome, chat)
                 taken(outcome)
-                return _chunks(completion_id, created, chat.model, outcome)
+                asks_usage = chat.stream_options is not None and chat.stream_options.include_usage
+                usage = usage_of(chat.messages, outcome.text) if asks_usage else None
+                return chunks(completion_id, created, chat.model, outcome, finish, usage)
 
-            first = _event(completion_id, created, chat.model, "ontoflow", ChatDelta(role="assistant", content=""))
+            first = event(completion_id, created, chat.model, "ontoflow", ChatDelta(role="assistant", content=""))
             return TurnStream(call, first=first, events=events, on_gone=gone, keepalive_s=keepalive_s)
         try:
             reply = await until_gone(request.receive, call, gone)
         except ClientGone:
-            return _error(499, "the client closed the connection before the answer", "invalid_request_error")
+            return error(499, "the client closed the connection before the answer", "invalid_request_error")
         except Exception as exc:  # a bug behind the entry: logged by type, never echoed
             _failed(exc, session)
-            return _error(500, "the runtime failed to answer (see its log)", "server_error")
+            return error(500, "the runtime failed to answer (see its log)", "server_error")
         if reply.refused is not None:  # not taken: an error a client retries, no turn of the conversation
-            return _refusal(reply)
+            return refusal_of(reply)
+        reply, finish = as_asked(reply, chat)
         taken(reply)
-        prompt = sum(_words(message_text(m)) for m in chat.messages)
         done = ChatCompletion(
             id=completion_id, created=created, model=chat.model,
-            choices=[ChatChoice(index=0, message=ChatMessage(role="assistant", content=reply.text), finish_reason="stop")],
-            usage=ChatUsage(prompt_tokens=prompt, completion_tokens=_words(reply.text),
-                            total_tokens=prompt + _words(reply.text)),
+            choices=[ChatChoice(index=0, message=ChatMessage(role="assistant", content=reply.text), finish_reason=finish)],
+            usage=usage_of(chat.messages, reply.text),
             system_fingerprint=f"ontoflow-{reply.status}",
         )
         return Response(_encode(done), media_type=_JSON)
@@ -307,44 +305,26 @@ def create_app(
     # The path and the method are not echoed: a path may carry what a caller pasted by
     # mistake (a token), and an error names what was wrong, never the value.
     async def not_found(request: Request, exc: Exception) -> Response:
-        return _error(404, f"no such route; the routes are {_ROUTES}", "invalid_request_error", code="unknown_url")
+        return error(404, f"no such route; the routes are {_ROUTES}", "invalid_request_error", code="unknown_url")
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
-        return _error(405, f"the method is not allowed on this route; the routes are {_ROUTES}", "invalid_request_error")
+        return error(405, f"the method is not allowed on this route; the routes are {_ROUTES}", "invalid_request_error")
 
     async def failed(request: Request, exc: Exception) -> Response:
         # The entry's own bug or a failure behind it (the journal refused a conversation's
         # record): it was Starlette's plain-text 500, and nothing logged (Hypercorn's log is off).
         _entry_failed(exc)
-        return _error(500, _ENTRY_FAILED, "server_error")
+        return error(500, _ENTRY_FAILED, "server_error")
 
     return Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model_id:path}", one_model, methods=["GET"]),
             Route("/v1/chat/completions", completions, methods=["POST"]),
         ],
         exception_handlers={404: not_found, 405: not_allowed, Exception: failed},
     )
-
-
-def _refusal(reply: Reply) -> Response:
-    """A turn the runtime did not take, as the error an OpenAI client retries (``Reply.refused``)."""
-    log.info("http_turn_refused", code=reply.refused)
-    if reply.refused == "busy":
-        status, kind, code = 429, "requests", "rate_limit_exceeded"
-    elif reply.refused == "internal":
-        status, kind, code = 500, "server_error", None
-    else:
-        status, kind, code = 503, "server_error", reply.refused
-    response = _error(status, reply.text, kind, code=code)
-    if reply.retry_after_s is not None:
-        response.headers["retry-after"] = str(max(1, round(reply.retry_after_s)))
-    if reply.refused in _RETRIED_BEHIND:
-        # The openai SDK obeys it (``_should_retry``): its own two retries each cost the
-        # adapter's whole round of retries again, for a failure that is not transient by then.
-        response.headers["x-should-retry"] = "false"
-    return response
 
 
 def _flag(value: Any) -> bool:
@@ -361,12 +341,6 @@ def _param_of(exc: msgspec.ValidationError) -> str | None:
     return text[at + 2 :].strip("`.") or None
 
 
-def _pieces(text: str) -> list[str]:
-    """The answer cut after each line, so a streaming client shows it as it would a model's."""
-    lines = text.splitlines(keepends=True)
-    return lines or [text]
-
-
 #: What a client reads when the entry itself failed (the log says what).
 _ENTRY_FAILED = "the entry failed to answer (see its log)"
 
@@ -377,23 +351,3 @@ def _entry_failed(exc: BaseException) -> None:
 
 def _failed(exc: Exception, session: str) -> None:
     log.error("http_answer_failed", error=type(exc).__name__, session_chars=len(session))
-
-
-def _event(completion_id: str, created: int, model: str, fingerprint: str, delta: ChatDelta,
-           finish: str | None = None) -> bytes:
-    chunk = ChatCompletionChunk(id=completion_id, created=created, model=model,
-                                choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
-                                system_fingerprint=fingerprint)
-    return b"data: " + _encode(chunk) + b"\n\n"
-
-
-def _error_event(message: str, kind: str, code: str | None = None) -> bytes:
-    """An error after a stream began, as OpenAI sends one (the openai SDK raises it as ``APIError``)."""
-    return b"data: " + _encode(ChatError(ChatErrorBody(message=message, type=kind, param=None, code=code))) + b"\n\n"
-
-
-def _chunks(completion_id: str, created: int, model: str, reply: Reply) -> list[bytes]:
-    """The answer's chunks after the first (the role's), its end and ``[DONE]``."""
-    fingerprint = f"ontoflow-{reply.status}"
-    pieces = [_event(completion_id, created, model, fingerprint, ChatDelta(content=p)) for p in _pieces(reply.text)]
-    return [*pieces, _event(completion_id, created, model, fingerprint, ChatDelta(), "stop"), b"data: [DONE]\n\n"]

@@ -22,6 +22,12 @@ from anyio.abc import TaskStatus
 
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.http._app import MAX_TURNS, MAX_TURNS_PER_CLIENT, create_app
+from ontoflow.runtime.http._connections import (
+    MAX_CONNECTIONS,
+    MAX_CONNECTIONS_PER_CLIENT,
+    bound_connections,
+    within_fd_limit,
+)
 from ontoflow.runtime.http._conversations import ConversationBook
 from ontoflow.runtime.http._http1 import http1_only
 from ontoflow.runtime.http._reply import Answerer
@@ -44,6 +50,12 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
         max_turns: how many chat requests are worked on at once (one more is a 429).
         max_turns_per_client: how many of them from one client address (one more is a 429 for
             that client: one client cannot take every turn; clients behind one proxy share it).
+        max_connections: how many TCP connections are held open at once (one more is answered
+            503 and closed at once: ``_connections``; idle connections held descriptors unbounded);
+            at most half the process's file descriptor limit (lowered, with a warning).
+        max_connections_per_client: how many of them from one client address.
+        idle_timeout_s: how long a connection may stay open without a whole request's headers
+            (having sent nothing, or between requests) before it is closed.
     """
 
     bind: str = "127.0.0.1:8080"
@@ -53,6 +65,9 @@ class HttpEntryConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     keepalive_s: Annotated[float, msgspec.Meta(gt=0)] = 15.0
     max_turns: Annotated[int, msgspec.Meta(ge=1)] = MAX_TURNS
     max_turns_per_client: Annotated[int, msgspec.Meta(ge=1)] = MAX_TURNS_PER_CLIENT
+    max_connections: Annotated[int, msgspec.Meta(ge=1)] = MAX_CONNECTIONS
+    max_connections_per_client: Annotated[int, msgspec.Meta(ge=1)] = MAX_CONNECTIONS_PER_CLIENT
+    idle_timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 5.0
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
@@ -133,6 +148,9 @@ async def serve_http_entry(
         hyper.accesslog = None
         hyper.errorlog = None
         hyper.graceful_timeout = 1.0
+        hyper.keep_alive_timeout = config.idle_timeout_s
+        # Hypercorn has no bound of its own on connections (_connections)
+        bound_connections(hyper, within_fd_limit(config.max_connections), config.max_connections_per_client)
         http1_only(hyper)  # HTTP/2 without a stream was never idle to Hypercorn: kept open for ever (_http1)
         stopped = anyio.Event()
         app: Any = create_app(answer, token=config.token, model=config.model, conversations=conversations,

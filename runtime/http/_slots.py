@@ -6,18 +6,34 @@ client take every slot (64 streams to a slow model) and every other client was a
 until that client let go. So each client (the address it connects from: the token, when there
 is one, is everybody's) holds at most ``per_client`` slots, and the others stay free for the
 rest. Clients behind one proxy, or on one machine's loopback, are one address: they share one
-client's share.
+client's share. An IPv6 client is its /64 (``client_of``): one host is given a /64 and picks
+any address in it, so counted by address each connection of a flood could be a client of its own.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 
-__all__ = ["MAX_TURNS_PER_CLIENT", "TurnSlots"]
+__all__ = ["MAX_TURNS_PER_CLIENT", "TurnSlots", "client_of"]
 
 #: How many turns one client (one address) is worked on at once by default: a quarter of the
 #: entry's default bound, so at least four clients are served while one holds all it may.
 MAX_TURNS_PER_CLIENT = 16
+
+
+def client_of(host: str) -> str:
+    """The client a peer address counts as: an IPv4 address itself (an IPv4-mapped IPv6 one
+    too), an IPv6 address its /64 (``2001:db8:1:2::/64``); anything else as given."""
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 class TurnSlots:
