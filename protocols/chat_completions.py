@@ -3,8 +3,9 @@
 Only the part of the API a chat client needs to talk to ontoflow: a request with ``messages``
 (and ``stream``), an answer as one ``chat.completion`` or as a stream of
 ``chat.completion.chunk`` events, and the error body. Requests are decoded strictly in their
-types but tolerate fields this entry ignores (``temperature``, ``max_tokens``...): every SDK
-sends some, and refusing them would refuse the SDKs. Nothing here does I/O.
+types but tolerate fields every SDK sends (``temperature``...): refusing them would refuse the
+SDKs. What the entry honours (``stop``, ``max_tokens``) or refuses (a field it cannot honour)
+is decided in ``runtime.http``. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -60,8 +61,10 @@ class ChatCompletionRequest(msgspec.Struct, frozen=True):
             asks for a run (``ask --run``).
         n: how many choices; ontoflow answers one, so only 1 is taken (OpenAI's own API
             answers 400 to a value it cannot serve rather than fewer choices).
-        max_tokens, max_completion_tokens, temperature: ignored (the answer is deterministic),
-            but held to OpenAI's ranges, so a request the API refuses is refused here too.
+        max_tokens, max_completion_tokens: the answer is cut after that many words (the entry
+            counts words, not tokens; ``finish_reason`` ``length``).
+        temperature: ignored (the answer is deterministic), but held to OpenAI's range, so a
+            request the API refuses is refused here too.
     """
 
     model: Annotated[str, msgspec.Meta(max_length=256)]

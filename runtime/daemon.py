@@ -100,6 +100,14 @@ def _expected_domains(config: DaemonConfig) -> list[ExpectedDomain]:
     return found
 
 
+def _http_entry(bind: str, config: DaemonConfig) -> HttpEntryConfig:
+    """The HTTP entry's settings on ``bind``: the flags given, the entry's own defaults for the others."""
+    bounds = {name: value for name, value in (("max_connections", config.http_max_connections),
+                                              ("max_connections_per_client", config.http_max_connections_per_client))
+              if value is not None}
+    return HttpEntryConfig(bind=bind, token=_token(config.http_token_file), **bounds)
+
+
 def _token(path: str | None) -> str | None:
     return None if path is None else read_token_file(path)
 
@@ -170,7 +178,7 @@ async def serve_daemon(config: DaemonConfig, *, task_status: anyio.abc.TaskStatu
         adapters = adapter_factories(config.intent_adapters)
     except AdapterChoiceError as exc:  # names the key, or the variable llm needs (never a value)
         raise ConfigError(str(exc)) from None
-    http = HttpEntryConfig(bind=config.http_bind, token=_token(config.http_token_file)) if config.http_bind else None
+    http = _http_entry(config.http_bind, config) if config.http_bind else None
     try:
         connections = load_connections(config.connections) if config.connections is not None else {}
     except ConnectionResolutionError as exc:

@@ -69,6 +69,8 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         http_bind: serve the chat-completions HTTP entry on ``HOST:PORT`` (needs ``domains``
             or ``domains_file``).
         http_token_file: a file holding the HTTP entry's bearer token (required off loopback).
+        http_max_connections, http_max_connections_per_client: the HTTP entry's bounds on open
+            connections, in all and from one client address (None: ``runtime.http``'s defaults).
         intent_adapters: domain id (``"*"``: every other) -> ``matcher`` (default) or ``llm``
             (``actors.intent.adapter_factories``).
     """
@@ -99,6 +101,8 @@ class DaemonConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     domains_file: str | None = None
     http_bind: str | None = None
     http_token_file: str | None = None
+    http_max_connections: int | None = None
+    http_max_connections_per_client: int | None = None
     intent_adapters: dict[str, str] = {}
 
 
@@ -133,6 +137,10 @@ def check_config(config: DaemonConfig) -> None:
         raise ConfigError(f"authorised keys directory {config.authorized_keys} does not exist")
     if config.http_bind is not None and not config.domains and config.domains_file is None:
         raise ConfigError("--http-bind needs --domains DIR or --domains-file FILE (the HTTP entry answers sentences for domains)")
+    for flag, value in (("--http-max-connections", config.http_max_connections),
+                        ("--http-max-connections-per-client", config.http_max_connections_per_client)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} must be >= 1")
     for root in config.artifact_roots:
         if not root or not _is_folder(root):
             raise ConfigError(f"--artifact-root {root!r}: not a folder")

@@ -101,6 +101,8 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "grace_s": _SECONDS,
         "retention_s": _POSITIVE_SECONDS,
         "prune_every_s": Bound(float, MIN_PRUNE_EVERY_S, _TEN_YEARS_S, why="seconds: shorter spins the loop; ten years at most"),
+        "http_max_connections": Bound(int, 1, 65_536),
+        "http_max_connections_per_client": Bound(int, 1, 65_536),
     },
     "worker": {
         "slots": Bound(int, 1, MAX_SLOTS),

@@ -118,6 +118,8 @@ class DaemonSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     artifact_root: list[str] | None = None
     http_bind: str | None = None
     http_token_file: str | None = None
+    http_max_connections: int | None = None
+    http_max_connections_per_client: int | None = None
 
 
 class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="kebab"):

@@ -74,6 +74,10 @@ def register(subparsers: Any) -> None:
                    help="serve the OpenAI chat-completions API here (needs --domains or --domains-file; port 0 picks one)")
     d.add_argument("--http-token-file", default=None, metavar="FILE",
                    help="the HTTP entry's bearer token (required on a non-loopback address)")
+    d.add_argument("--http-max-connections", type=bounded("daemon", "http_max_connections"), default=None, metavar="N",
+                   help="TCP connections the HTTP entry holds open at once; one more is answered 503 and closed (default 256)")
+    d.add_argument("--http-max-connections-per-client", type=bounded("daemon", "http_max_connections_per_client"),
+                   default=None, metavar="N", help="of them, from one client address (an IPv6 /64 counts as one; default 64)")
     adapter_option(d)
     common_options(d)
     d.set_defaults(handler=_cmd_daemon, config_section="daemon")
@@ -119,6 +123,8 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         artifact_roots=list(args.artifact_root),
         http_bind=args.http_bind,
         http_token_file=args.http_token_file,
+        http_max_connections=args.http_max_connections,
+        http_max_connections_per_client=args.http_max_connections_per_client,
         intent_adapters=adapter_choice(args),
         handle_signals=True,
     )

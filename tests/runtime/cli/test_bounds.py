@@ -80,6 +80,7 @@ NONSENSE = {
     "slots": ["0", "10001"], "nice": ["-1", "20"], "spin_us": ["-1", "1000001"], "reconnect_max": ["0.5", "nan"],
     "cancel_grace_s": ["-1", "inf"], "init_timeout_s": ["0", "nan", "1e300"], "http_timeout_s": ["0", "inf"],
     "http_health_interval_s": ["0", "nan"],
+    "http_max_connections": ["0", "65537"], "http_max_connections_per_client": ["0", "-3"],
 }
 CASES = [(verb, dest, value) for verb, bounds in BOUNDS.items() for dest in bounds for value in NONSENSE[dest]]
 
