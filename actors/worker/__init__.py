@@ -15,7 +15,7 @@ from ontoflow.actors.worker._http_bridge import (
     bridge_http_domain,
     public_url,
 )
-from ontoflow.actors.worker._stall_beats import DEFAULT_MAX_STALL_S
+from ontoflow.actors.worker._stall_allowance import DEFAULT_MAX_STALL_S
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.actors.worker.errors import (
     DomainServiceAnswerError,

@@ -13,7 +13,7 @@ CLI's bounds: an interval of 1 ms to a day, a liveness of 1 to 1000) is refused
 
 from __future__ import annotations
 
-from ontoflow.actors.worker._scheduler import MAX_SEEN_WINDOW_MS
+from ontoflow.actors.worker._seen_attempts import MAX_SEEN_WINDOW_MS
 from ontoflow.actors.worker._session import MIN_DAEMON_LIMIT
 from ontoflow.protocols.messages import MAX_HEARTBEAT_MS, MAX_LIVENESS
 

@@ -42,6 +42,8 @@ def test_the_flag_and_the_key_set_the_bound_the_host_beats_for(tmp_path: Path) -
     assert _args(["--config", str(config), "worker", *where, "--max-stall-s", "7"]).max_stall_s == 7  # the flag wins
     # What the host is given is what its heartbeat thread holds a stall to (nothing declared: all of it).
     host = WorkerHost([Untimed()], address=f"ipc://{tmp_path}/d.sock", max_stall_s=12.5)
+    stall = host._beats.allowance
+    stall.enter("test.untimed")  # a step of it runs
     assert host._beats.allowance_ms == 12_500
 
 
