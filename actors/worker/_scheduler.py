@@ -178,7 +178,7 @@ class StepScheduler:
         return again
 
     def on_tick(self, now_ms: int) -> None:
-        """The host's Tick: forget the attempts accepted two ``seen_window_ms`` ago (a copy of an
+        """The host's Tick: forget the attempts accepted two ``seen.window_ms`` ago (a copy of an
         Invoke answered before ran it twice: only one arriving while it ran was caught), and
         answer the steps past their Cancel's grace (``abandon_overdue``)."""
         self.seen.on_tick(now_ms)

@@ -74,14 +74,14 @@ class StallAllowance:
     def leave(self, capability: str) -> None:
         """A step (or a perception) of ``capability`` ended: the longest of those left, if it held it."""
         in_flight = self._in_flight
-        left = in_flight.get(capability, 0) - 1
+        left = in_flight.pop(capability, 1) - 1
         if left > 0:
             in_flight[capability] = left
-            return
-        in_flight.pop(capability, None)
-        if self._allowances.get(capability, self.idle_ms) >= self.ms:
-            allowances = self._allowances
-            self.ms = max((allowances.get(c, self.idle_ms) for c in in_flight), default=self.idle_ms)
+        elif not in_flight:  # the usual end: nothing else runs (a step per turn costs no search)
+            self.ms = self.idle_ms
+        elif self._allowances.get(capability, self.idle_ms) >= self.ms:
+            allowances, idle = self._allowances, self.idle_ms
+            self.ms = max([allowances.get(c, idle) for c in in_flight] + [idle])
 
     def running(self) -> dict[str, int]:
         """Capability id -> how many of its steps and perceptions run now (a copy)."""

@@ -118,3 +118,19 @@ async def test_every_allowance_is_held_to_max_stall_s() -> None:
         RELEASE[0].set()
         await _until(lambda: len(outcomes) == 2)
     assert StallAllowance.of({}, 0.5).ms == 500  # the idle grace too, under a max_stall_s below it
+
+
+def test_the_allowance_falls_to_the_longest_of_the_steps_left() -> None:
+    stall = StallAllowance({"fast": 2_000.0, "slow": 61_000.0}, 1_000.0)
+    stall.enter("fast")
+    stall.enter("slow")
+    stall.enter("slow")
+    stall.leave("slow")
+    assert stall.ms == 61_000  # one of them still runs
+    stall.leave("slow")
+    assert stall.ms == 2_000 and stall.running() == {"fast": 1}
+    stall.enter("unknown")  # not hosted (never run): the grace only
+    stall.leave("fast")
+    assert stall.ms == 1_000
+    stall.leave("unknown")
+    assert stall.ms == 1_000 and stall.running() == {}
