@@ -20,9 +20,9 @@ Heartbeat. The connection is made when the first Welcome is served, not at the f
 What "hung" means: a loop that has not turned for longer than the steps running at the moment
 may take blocking it, the ``allowance`` (``_stall_allowance.StallAllowance``: the longest
 allowance of the steps in flight, each its capability's ``timeout_ms`` plus a grace, at most
-``max_stall_s``). Past it the thread stops beating and logs ``event_loop_hung``: the daemon takes the worker as lost a
-liveness window later, as a dead or stopped (SIGSTOP) process, whose thread beats no more
-either. The thread needs the GIL: a C call holding it longer than the liveness window is not
+``max_stall_s``). Past it the thread stops beating and logs ``event_loop_hung``: the daemon
+takes the worker as lost a liveness window later, as a dead or stopped (SIGSTOP) process,
+whose thread beats no more either. The thread needs the GIL: a C call holding it longer than the liveness window is not
 told from a hang.
 """
 
