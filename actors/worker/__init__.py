@@ -15,6 +15,7 @@ from ontoflow.actors.worker._http_bridge import (
     bridge_http_domain,
     public_url,
 )
+from ontoflow.actors.worker._stall_allowance import DEFAULT_MAX_STALL_S
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.actors.worker.errors import (
     DomainServiceAnswerError,
@@ -28,6 +29,7 @@ __all__ = [
     "DEFAULT_HEALTH_INTERVAL_S",
     "DEFAULT_HTTP_TIMEOUT_S",
     "DEFAULT_INIT_TIMEOUT_S",
+    "DEFAULT_MAX_STALL_S",
     "DomainAnnouncement",
     "DomainServiceAnswerError",
     "DomainServiceError",

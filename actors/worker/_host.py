@@ -39,15 +39,16 @@ import anyio
 import msgspec
 import structlog
 
-from ontoflow.actors.capability import Capability, shut_down
+from ontoflow.actors.capability import Capability
 from ontoflow.actors.worker._announce import say_not_welcomed
 from ontoflow.actors.worker._children import end_children
-from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize
+from ontoflow.actors.worker._initialize import DEFAULT_INIT_TIMEOUT_S, hosted, initialize_all, shut_down_all
 from ontoflow.actors.worker._intake import InvokeIntake, refusal
 from ontoflow.actors.worker._perceptions import Perceptions
 from ontoflow.actors.worker._scheduler import DEFAULT_CANCEL_GRACE_S, StepScheduler
 from ontoflow.actors.worker._session import AnswerBook, Session, absolute_ipc, default_worker_id, monotonic_ms, tick_ms_for
-from ontoflow.actors.worker._stall_beats import DEFAULT_MAX_STALL_S, StallBeats, stall_allowance_ms
+from ontoflow.actors.worker._stall_allowance import DEFAULT_MAX_STALL_S, StallAllowance
+from ontoflow.actors.worker._stall_beats import StallBeats
 from ontoflow.actors.worker._stop import StopRequests
 from ontoflow.actors.worker._timers import HostTimers, ReconnectBackoff
 from ontoflow.actors.worker._welcome import held_window_ms, welcome_problem
@@ -142,8 +143,10 @@ class WorkerHost(BatchActor):
         self.timers = HostTimers(self.now)
         self.heartbeat_s, self.liveness = heartbeat_ms / 1000, liveness
         self._answers = AnswerBook()
+        stall = StallAllowance.of(self._capabilities, max_stall_s)  # by the steps in flight (``_stall_allowance``)
         self.steps = StepScheduler(self._capabilities, slots=slots, answer=self.answer, answer_many=self.answer_many, flush=self.outbox.flush,
-                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)), seal=self._answers.seal)
+                                   hold=self.outbox.holding, cancel_grace_ms=max(0, round(cancel_grace_s * 1000)), seal=self._answers.seal,
+                                   stall=stall)
         self.may_spin = self.steps.idle  # a spin window would delay the wake-up of a step waiting on I/O
         self._session: Session | None = None  # the welcomed session, if any
         self._current: Session | None = None  # the session whose socket is read (welcomed or not)
@@ -152,9 +155,8 @@ class WorkerHost(BatchActor):
         self._stops = StopRequests(self.worker_id, parent_pid, self.timers.sleep)  # a worker process's
         self.grace_s, self.init_timeout_s = grace_s, init_timeout_s
         self._draining = False  # no step is started any more
-        self._perceptions = Perceptions(self._capabilities, self.now, self._observed)
-        self._beats = StallBeats(self.worker_id, address=self.address, context=context, curve=curve, clock=self.now,
-                                 allowance_ms=stall_allowance_ms(self._capabilities.values(), max_stall_s))
+        self._perceptions = Perceptions(self._capabilities, self.now, self._observed, stall)
+        self._beats = StallBeats(self.worker_id, address=self.address, context=context, curve=curve, clock=self.now, allowance=stall)
         self._intake = InvokeIntake(self._capabilities, self.steps, takes=self._takes_invokes, each=partial(BatchActor.receive_batch, self))
 
     @property
@@ -172,9 +174,7 @@ class WorkerHost(BatchActor):
         """
         started: list[Capability] = []
         try:
-            for cap in self._capabilities.values():
-                await initialize(cap, timeout_s=self.init_timeout_s, own_process=self._drain_on_signals)
-                started.append(cap)
+            await initialize_all(self._capabilities.values(), started, timeout_s=self.init_timeout_s, own_process=self._drain_on_signals)
             log.info("worker_started", worker_id=self.worker_id, address=self.address, capabilities=sorted(self._capabilities))
             self._beats.start()
             with anyio.CancelScope() as self._scope:
@@ -196,9 +196,8 @@ class WorkerHost(BatchActor):
             self._perceptions.start(None, 0)
             self._session = None
             with anyio.CancelScope(shield=True):
-                for cap in reversed(started):
-                    # A broken one must not hide the others; not the steps' grace (``--grace-s 0``).
-                    await shut_down(cap, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S), own_process=self._drain_on_signals)
+                # Not the steps' grace alone (``--grace-s 0``).
+                await shut_down_all(started, timeout_s=max(self.grace_s, SHUTDOWN_MIN_S), own_process=self._drain_on_signals)
                 if self._drain_on_signals:  # a worker process: what its steps started ends with it (``_children``)
                     await anyio.to_thread.run_sync(end_children)
                 if self._draining and self._drain_on_signals and self.context is None:
@@ -308,7 +307,7 @@ class WorkerHost(BatchActor):
             log.warning("welcome_invalid", worker_id=self.worker_id, reason=problem)
             return
         self.heartbeat_s, self.liveness, self.tick_ms = heartbeat_ms / 1000, liveness, tick_ms_for(heartbeat_ms)
-        self.steps.seen_window_ms = held_window_ms(heartbeat_ms, liveness)  # as answers are held
+        self.steps.seen.window_ms = held_window_ms(heartbeat_ms, liveness)  # as answers are held
         self._answers.set_token(token)  # proves this host is the one registered
         self._beats.serve(token, heartbeat_ms)
         if session.on_welcome(now, limit, self._capabilities.values()):  # nothing bigger than the daemon takes

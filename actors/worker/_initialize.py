@@ -1,5 +1,5 @@
 """Starting capabilities in a worker host: checking what it is handed (``hosted``), and each
-one's ``initialize()``, bounded, whose error a worker prints.
+one's ``initialize()``, bounded, whose error a worker prints; stopping them (``shut_down_all``).
 
 An ``initialize()`` that never returned (a connection to a host that does not answer, awaited
 without a timeout) kept its worker from ever registering, and said nothing: the worker sat
@@ -14,19 +14,19 @@ ends the process with exit code 1, as nothing else can happen in it any more.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import anyio
 
 from ontoflow.actors.capability import (
     BLOCKED_GRACE_S, Capability, ErrorClass, check_hosted, classify_error, must_propagate, result_bytes_for, scrub,
-    watch_blocking,
+    shut_down, watch_blocking,
 )
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
 from ontoflow.actors.worker._connection_secrets import add_connection_secrets
 from ontoflow.actors.worker.errors import PermanentInitError
 
-__all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize", "instantiate"]
+__all__ = ["DEFAULT_INIT_TIMEOUT_S", "hosted", "initialize", "initialize_all", "instantiate", "shut_down_all"]
 
 #: How long a capability's ``initialize()`` may take by default (``--init-timeout-s``).
 DEFAULT_INIT_TIMEOUT_S = 60.0
@@ -136,3 +136,23 @@ async def initialize(
 def _too_long(capability: str, timeout_s: float) -> CapabilityInitError:
     return CapabilityInitError(f"capability {capability!r} did not initialise within {timeout_s:g} s "
                                "(the worker's init timeout: ontoflow worker --init-timeout-s)")
+
+
+async def initialize_all(capabilities: Iterable[Capability], started: list[Capability], *, timeout_s: float,
+                         own_process: bool) -> None:
+    """``initialize`` each of ``capabilities`` in turn, appending each one started to ``started``
+    (what ``shut_down_all`` stops, even when a later one fails).
+
+    Raises:
+        CapabilityInitError: as ``initialize``, for the first that fails.
+    """
+    for cap in capabilities:
+        await initialize(cap, timeout_s=timeout_s, own_process=own_process)
+        started.append(cap)
+
+
+async def shut_down_all(started: Sequence[Capability], *, timeout_s: float, own_process: bool) -> None:
+    """Every ``shutdown()`` of ``started``, the last started first, each bounded by ``timeout_s``
+    (a broken one does not hide the others: ``capability.shut_down`` never raises for one)."""
+    for cap in reversed(started):
+        await shut_down(cap, timeout_s=timeout_s, own_process=own_process)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 import anyio
 
 from ontoflow.actors.capability import Capability, observe
+from ontoflow.actors.worker._stall_allowance import StallAllowance
 from ontoflow.protocols.messages import Observation
 
 __all__ = ["Perceptions"]
@@ -21,13 +22,15 @@ class Perceptions:
             perceive).
         now: the host's clock (milliseconds), read when a perception ends.
         observed: called with every observation a perception made.
+        stall: told of every perception's start and end (a ``perceive()`` may block the loop too).
     """
 
     def __init__(self, capabilities: Mapping[str, Capability], now: Callable[[], int],
-                 observed: Callable[[Observation], None]) -> None:
+                 observed: Callable[[Observation], None], stall: StallAllowance | None = None) -> None:
         self._capabilities = capabilities
         self._now = now
         self._observed = observed
+        self._stall = stall if stall is not None else StallAllowance({}, 0.0)
         self._due: dict[str, int] = {}  # capability id -> next perception (ms); absent while one runs
         self._group: anyio.abc.TaskGroup | None = None  # where perceptions run
 
@@ -49,6 +52,11 @@ class Perceptions:
 
     async def _perceive_once(self, cap: Capability) -> None:
         meta = type(cap).metadata
-        for observation in await observe(cap):  # never raises: perception must never take the host down
+        self._stall.enter(meta.id)
+        try:
+            observations = await observe(cap)  # never raises: perception must never take the host down
+        finally:
+            self._stall.leave(meta.id)
+        for observation in observations:
             self._observed(observation)
         self._due[meta.id] = self._now() + meta.perceive_interval_ms

@@ -19,11 +19,8 @@ whole no-op step) that take turns at two jobs:
 task cancelled (``Task.cancel``, taken back with ``uncancel`` once the step is over; an anyio
 cancel scope per step would cost a third of a no-op step) and is answered ``cancelled``.
 
-A step that ignores its Cancel held its slot for good, unanswered (the worker served with one
-slot less, silently): ``abandon_overdue`` (on the host's Ticks) answers a step still running
-``cancel_grace_ms`` after its Cancel (``cancelled``, reason ``cancel_ignored``), gives its slot
-back with a new runner, logs ``step_cancel_ignored`` and counts it in ``stuck`` until it ends
-(its late answer is dropped), as Temporal moves on from an activity ignoring its cancellation.
+A step that ignores its Cancel is answered ``cancel_ignored`` past its grace, its slot given
+back with a new runner (``abandon_overdue`` on the host's Ticks; ``_cancel_grace``).
 """
 
 from __future__ import annotations
@@ -42,6 +39,9 @@ from ontoflow.actors.capability import Capability
 from ontoflow.actors.capability._scrub import type_name
 from ontoflow.actors.worker._inline import not_closed, resume
 from ontoflow.actors.worker._answer_groups import AnswerGroups
+from ontoflow.actors.worker._cancel_grace import CancelGrace
+from ontoflow.actors.worker._seen_attempts import MAX_SEEN_WINDOW_MS, SeenAttempts
+from ontoflow.actors.worker._stall_allowance import StallAllowance
 from ontoflow.actors.worker._step_exits import escaped, host_stops, take_back
 from ontoflow.protocols.events import CANCELLED
 from ontoflow.protocols.messages import Invoke, Outcome
@@ -58,11 +58,6 @@ StepKey = tuple[str, str, int]
 #: slot given back (``ontoflow worker --cancel-grace-s``).
 DEFAULT_CANCEL_GRACE_MS = 10_000
 DEFAULT_CANCEL_GRACE_S = DEFAULT_CANCEL_GRACE_MS / 1000
-
-#: How long an accepted attempt is remembered at least (``on_tick``), until a Welcome sets the
-#: window answers are held for; at most the MAX whatever it says (two windows of keys are kept).
-DEFAULT_SEEN_WINDOW_MS = 4_000
-MAX_SEEN_WINDOW_MS = 60_000
 
 
 class StepScheduler:
@@ -84,6 +79,8 @@ class StepScheduler:
         cancel_grace_ms: how long a running step may take to stop after its Cancel
             (``abandon_overdue``).
         seal: applied to an answer that waits for the steps run after it (``AnswerGroups``).
+        stall: told of every step's start and end (``StallAllowance``: how long the heartbeat
+            thread covers a blocked loop depends on the steps in flight).
     """
 
     def __init__(
@@ -97,6 +94,7 @@ class StepScheduler:
         hold: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
         cancel_grace_ms: int = DEFAULT_CANCEL_GRACE_MS,
         seal: Callable[[Outcome], Any] | None = None,
+        stall: StallAllowance | None = None,
     ) -> None:
         if slots < 1:
             raise ValueError(f"slots must be >= 1, got {slots}")
@@ -117,16 +115,11 @@ class StepScheduler:
         self._quiet: anyio.Event | None = None  # set when the last running step is answered
         #: Whether INFO log lines are on, passed to every step (None: each step asks the logger).
         self.verbose: bool | None = None
-        self.cancel_grace_ms = cancel_grace_ms
-        self._cancel_due: dict[StepKey, int] = {}  # running steps cancelled -> when their grace ends
-        self._abandoned: set[StepKey] = set()  # answered after ignoring their Cancel, still running
+        self._grace = CancelGrace(cancel_grace_ms)  # running steps cancelled; those that ignored it
         self._group: anyio.abc.TaskGroup | None = None  # the runners' (a replacement joins it)
-        # Attempts accepted lately, in two generations (``on_tick``): never run twice.
-        self._seen: set[StepKey] = set()
-        self._seen_before: set[StepKey] = set()
-        self._seen_since = 0
-        #: How long an attempt accepted is remembered at least (the host sets its answers' window).
-        self.seen_window_ms = DEFAULT_SEEN_WINDOW_MS
+        #: Attempts accepted lately (``on_tick``): never run twice. The host sets its ``window_ms``.
+        self.seen = SeenAttempts()
+        self._stall = stall if stall is not None else StallAllowance({}, 0.0)
 
     # -- what the host calls ------------------------------------------------------------------
 
@@ -172,7 +165,7 @@ class StepScheduler:
     def enqueue_many(self, invokes: list[Invoke]) -> list[Invoke]:
         """Queue steps in order (their capabilities among ``capabilities``), waking no runner:
         the reader's, whose runner runs them next. Returns those already here, not queued again."""
-        running, queue, again, seen, before = self._running, self._queue, [], self._seen, self._seen_before
+        running, queue, again, seen, before = self._running, self._queue, [], self.seen.now, self.seen.before
         for invoke in invokes:
             key = (invoke.run_id, invoke.step_id, invoke.attempt)
             if key in seen or key in running or key in before:  # running, or answered lately (``on_tick``)
@@ -185,11 +178,10 @@ class StepScheduler:
         return again
 
     def on_tick(self, now_ms: int) -> None:
-        """The host's Tick: forget the attempts accepted two ``seen_window_ms`` ago (a copy of an
+        """The host's Tick: forget the attempts accepted two ``seen.window_ms`` ago (a copy of an
         Invoke answered before ran it twice: only one arriving while it ran was caught), and
         answer the steps past their Cancel's grace (``abandon_overdue``)."""
-        if now_ms - self._seen_since >= self.seen_window_ms:
-            self._seen_before, self._seen, self._seen_since = self._seen, set(), now_ms
+        self.seen.on_tick(now_ms)
         self.abandon_overdue(now_ms)
 
     def cancel(self, key: StepKey, now_ms: int | None = None) -> None:
@@ -202,33 +194,30 @@ class StepScheduler:
         if runner is not None:
             runner.cancel()  # the step is the only thing this runner awaits right now
             if now_ms is not None:
-                self._cancel_due[key] = now_ms + self.cancel_grace_ms
+                self._grace.due[key] = now_ms + self._grace.grace_ms
+
+    @property
+    def cancel_grace_ms(self) -> int:
+        """How long a running step may take to stop after its Cancel (``abandon_overdue``)."""
+        return self._grace.grace_ms
 
     @property
     def stuck(self) -> int:
         """Steps answered after ignoring their Cancel past the grace, still running."""
-        return len(self._abandoned)
+        return len(self._grace.abandoned)
 
     def abandon_overdue(self, now_ms: int) -> None:
         """Answer every step still running past its Cancel's grace, give its slot back (a new
         runner takes the place of the one it holds) and log it (see the module docstring)."""
-        if not self._cancel_due:  # the usual Tick
+        if not self._grace.due:  # the usual Tick
             return
-        for key, due in list(self._cancel_due.items()):
-            if now_ms < due:
-                continue
-            del self._cancel_due[key]
+        for key in self._grace.overdue(now_ms):
             if self._running.get(key) is None or self._group is None:
                 continue  # ended meanwhile
             del self._running[key]  # off the books: a Ready no longer lists it
-            self._abandoned.add(key)
             self._busy -= 1
             self._group.start_soon(self.runner)
-            log.error("step_cancel_ignored", run_id=key[0], step_id=key[1], attempt=key[2],
-                      grace_s=self.cancel_grace_ms / 1000, stuck=len(self._abandoned))
-            self._out.answer(Outcome(run_id=key[0], step_id=key[1], attempt=key[2], event=CANCELLED, reason="cancel_ignored",
-                                     error=f"the step did not stop within {self.cancel_grace_ms / 1000:g} s of its Cancel: "
-                                           "answered without it, it still runs on its worker"))
+            self._out.answer(self._grace.abandon(key))
             if self._quiet is not None and not self._busy:
                 self._quiet.set()
 
@@ -329,6 +318,8 @@ class StepScheduler:
         if not cancels or key not in cancels:  # else cancelled while queued: never started
             running[key] = task
             self._busy += 1
+            stall = self._stall
+            stall.enter(invoke.capability)  # before its first slice: the one that blocks, most often
             try:
                 # In the try: an ``invoke`` overridden as a plain function may raise when called.
                 coro = self._capabilities[invoke.capability].invoke(invoke, verbose=self.verbose)
@@ -362,7 +353,8 @@ class StepScheduler:
                 raised = exc.__cause__ if isinstance(exc.__cause__, GeneratorExit) else exc  # see not_closed
                 outcome = escaped(invoke, type_name(raised))
             finally:
-                abandoned = bool(self._abandoned) and key in self._abandoned  # its slot was given back already
+                stall.leave(invoke.capability)  # whether answered or abandoned: it runs no more
+                abandoned = bool(self._grace.abandoned) and key in self._grace.abandoned  # its slot was given back already
                 if not abandoned:
                     self._busy -= 1
                 if cancels and key in cancels:
@@ -373,8 +365,8 @@ class StepScheduler:
                 return self._ended_abandoned(key)
         if cancels:
             cancels.discard(key)
-        if self._cancel_due:
-            self._cancel_due.pop(key, None)
+        if self._grace.due:
+            self._grace.due.pop(key, None)
         running.pop(key, None)  # before any wait: a Cancel for this step must not reach the runner now
         if task.cancelling() and not host_stops():
             if self._out.answered:
@@ -393,7 +385,6 @@ class StepScheduler:
 
     def _ended_abandoned(self, key: StepKey) -> bool:
         """A step answered without it (``abandon_overdue``) ended at last: its outcome is dropped."""
-        self._abandoned.discard(key)
+        self._grace.ended(key)
         self._cancel_requested.discard(key)
-        log.warning("stuck_step_ended", run_id=key[0], step_id=key[1], attempt=key[2], stuck=len(self._abandoned))
         return True

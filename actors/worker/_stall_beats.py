@@ -17,14 +17,12 @@ nowhere. The daemon keeps the worker alive on it when it carries the worker's se
 (which nobody else knows), under CURVE only from the worker's own key, as on the session's own
 Heartbeat. The connection is made when the first Welcome is served, not at the first stall.
 
-What "hung" means: a loop that has not turned for longer than any step hosted here may take
-blocking it, the ``allowance``: the longest ``timeout_ms`` of the hosted capabilities (an
-attempt that blocks the loop past its own timeout is answered ``timeout`` as soon as the loop
-turns again) plus the watchdog's ``BLOCKED_GRACE_S``, at most ``max_stall_s``
-(``DEFAULT_MAX_STALL_S``), the allowance too when a capability declares no timeout. Past it
-the thread stops beating and logs ``event_loop_hung``: the daemon takes the worker as lost a
-liveness window later, as a dead or stopped (SIGSTOP) process, whose thread beats no more
-either. The thread needs the GIL: a C call holding it longer than the liveness window is not
+What "hung" means: a loop that has not turned for longer than the steps running at the moment
+may take blocking it, the ``allowance`` (``_stall_allowance.StallAllowance``: the longest
+allowance of the steps in flight, each its capability's ``timeout_ms`` plus a grace, at most
+``max_stall_s``). Past it the thread stops beating and logs ``event_loop_hung``: the daemon
+takes the worker as lost a liveness window later, as a dead or stopped (SIGSTOP) process,
+whose thread beats no more either. The thread needs the GIL: a C call holding it longer than the liveness window is not
 told from a hang.
 """
 
@@ -33,14 +31,12 @@ from __future__ import annotations
 import math
 import secrets
 import threading
-from collections.abc import Iterable
 from typing import Any
 
 import structlog
 import zmq
 
-from ontoflow.actors.capability import Capability
-from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S
+from ontoflow.actors.worker._stall_allowance import DEFAULT_MAX_STALL_S, StallAllowance, stall_allowance_ms
 from ontoflow.protocols.messages import STALL_BEAT_SUFFIX, Heartbeat
 from ontoflow.runtime.codec import HEADER, encode
 from ontoflow.runtime.curve import CurveClient
@@ -51,20 +47,8 @@ __all__ = ["DEFAULT_MAX_STALL_S", "StallBeats", "beat_due", "stall_allowance_ms"
 
 log = structlog.get_logger()
 
-#: How long a loop may stay blocked, beaten for, when a hosted capability declares no timeout.
-DEFAULT_MAX_STALL_S = 300.0
-
 #: The longest routing identity ZeroMQ takes.
 _MAX_IDENTITY_BYTES = 255
-
-
-def stall_allowance_ms(capabilities: Iterable[Capability], max_stall_s: float) -> float:
-    """How long (ms) the loop may stay blocked before the worker is hung (module docstring)."""
-    timeouts = [type(cap).metadata.timeout_ms for cap in capabilities]
-    if not timeouts or None in timeouts:
-        return max_stall_s * 1000
-    # At most ``max_stall_s`` too: a declared timeout of years would have beaten for years.
-    return min(max(t for t in timeouts if t is not None) + BLOCKED_GRACE_S * 1000, max_stall_s * 1000)
 
 
 def beat_due(now: int, turned: int, last_beat: int, interval_ms: float, allowance_ms: float) -> bool:
@@ -81,7 +65,8 @@ class StallBeats:
     Args:
         worker_id: the worker's id (its session's routing identity).
         address, context, curve: where and how the worker's session connects.
-        allowance_ms: how long the loop may stay blocked (``stall_allowance_ms``).
+        allowance: how long the loop may stay blocked, by the steps in flight (read at each
+            wake); or ``allowance_ms``: a fixed allowance.
         clock: the host's clock (milliseconds; the one its Ticks carry).
 
     Attributes:
@@ -92,19 +77,24 @@ class StallBeats:
     """
 
     def __init__(self, worker_id: str, *, address: str, context: Any, curve: CurveClient | None,
-                 allowance_ms: float, clock: Any) -> None:
+                 allowance: StallAllowance | None = None, allowance_ms: float = 0.0, clock: Any) -> None:
         self._worker_id = worker_id
         self.identity = worker_id.encode() + STALL_BEAT_SUFFIX + secrets.token_bytes(8)  # any bytes: 8 of them
         self._address = address
         self._context = context
         self._curve = curve
-        self.allowance_ms = allowance_ms
+        self.allowance = allowance if allowance is not None else StallAllowance({}, allowance_ms)
         self._clock = clock
         self.token = ""
         self.interval_ms = 1000.0
         self._turned = clock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    @property
+    def allowance_ms(self) -> float:
+        """How long (ms) the loop may stay blocked now."""
+        return self.allowance.ms
 
     def turned(self, now: int) -> None:
         """The event loop ran at ``now`` (the host calls it with every Tick)."""
@@ -139,11 +129,11 @@ class StallBeats:
         try:
             while True:
                 now = self._clock()
-                turned, interval, token = self._turned, self.interval_ms, self.token
+                turned, interval, token, allowance = self._turned, self.interval_ms, self.token, self.allowance.ms
                 try:
                     if token and sock is None:  # connected once welcomed, before any stall
                         sock = self._open()
-                    due = beat_due(now, turned, last_beat, interval, self.allowance_ms)  # type: ignore[arg-type]
+                    due = beat_due(now, turned, last_beat, interval, allowance)  # type: ignore[arg-type]
                     if sock is not None and due:
                         try:
                             sock.send_multipart([HEADER, encode(Heartbeat(session=token))], zmq.NOBLOCK)
@@ -154,10 +144,10 @@ class StallBeats:
                             told_stalled = turned
                             log.warning("event_loop_stalled", worker_id=self._worker_id, stalled_ms=now - turned,
                                         heartbeats="from a thread")
-                    elif token and now - turned > self.allowance_ms and told_hung != turned:
+                    elif token and now - turned > allowance and told_hung != turned:
                         told_hung = turned
                         log.error("event_loop_hung", worker_id=self._worker_id, stalled_ms=now - turned,
-                                  allowance_ms=self.allowance_ms)
+                                  allowance_ms=allowance)
                 except Exception as exc:  # no socket now (EMFILE...): tried again at the next wake
                     if count := at_doubling(failures, "failed"):
                         log.error("stall_beats_failed", worker_id=self._worker_id, exc_type=type(exc).__name__,

@@ -2,7 +2,7 @@
 
 A Welcome sets the heartbeat interval and the liveness (the silence that ends a session) and
 with them how long the host keeps the answers it sent (``AnswerBook.prune``) and the attempts
-it accepted (``StepScheduler.seen_window_ms``). A confused or hostile daemon announcing an
+it accepted (``StepScheduler.seen.window_ms``). A confused or hostile daemon announcing an
 interval of ``10**12`` ms registered the worker under it: its answers were kept for ever (the
 book never pruned: a worker's memory grew with every step it ran), and a daemon gone silent
 was never noticed. Now a Welcome outside what a daemon may itself be configured with (the
@@ -13,7 +13,7 @@ CLI's bounds: an interval of 1 ms to a day, a liveness of 1 to 1000) is refused
 
 from __future__ import annotations
 
-from ontoflow.actors.worker._scheduler import MAX_SEEN_WINDOW_MS
+from ontoflow.actors.worker._seen_attempts import MAX_SEEN_WINDOW_MS
 from ontoflow.actors.worker._session import MIN_DAEMON_LIMIT
 from ontoflow.protocols.messages import MAX_HEARTBEAT_MS, MAX_LIVENESS
 

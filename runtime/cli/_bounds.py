@@ -115,6 +115,8 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "init_timeout_s": Bound(float, 0, _TEN_YEARS_S, above=True, infinite=True, why="seconds: ten years at most"),
         "http_timeout_s": _POSITIVE_SECONDS,
         "http_health_interval_s": _POSITIVE_SECONDS,
+        # Past a day of a blocked event loop a worker is hung, whatever its steps' timeouts say.
+        "max_stall_s": Bound(float, 0, 86_400, above=True, why="seconds: a day at most"),
     },
 }
 

@@ -135,6 +135,7 @@ class WorkerSection(_Section, kw_only=True, forbid_unknown_fields=True, rename="
     grace_s: float | None = None
     cancel_grace_s: float | None = None
     init_timeout_s: float | None = None
+    max_stall_s: float | None = None
     http_timeout_s: float | None = None
     curve_secret: str | None = None
     curve_server_key: str | None = None

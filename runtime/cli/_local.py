@@ -32,6 +32,7 @@ from ontoflow.actors.worker import (
     DEFAULT_HEALTH_INTERVAL_S,
     DEFAULT_INIT_TIMEOUT_S,
     DEFAULT_HTTP_TIMEOUT_S,
+    DEFAULT_MAX_STALL_S,
     WORKER_SPIN_US,
     DomainServiceError,
     PermanentInitError,
@@ -129,6 +130,10 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--init-timeout-s", type=bounded("worker", "init_timeout_s"), default=DEFAULT_INIT_TIMEOUT_S, metavar="SECONDS",
                         help="how long each capability's initialize() may take before the worker stops with an "
                              f"error naming it (exit 1; 'inf': no bound; default {DEFAULT_INIT_TIMEOUT_S:g})")
+    worker.add_argument("--max-stall-s", type=bounded("worker", "max_stall_s"), default=DEFAULT_MAX_STALL_S, metavar="SECONDS",
+                        help="the longest a running step may block the event loop while a thread keeps the worker's "
+                             "heartbeats going; past it the worker is hung and lost like a dead one "
+                             f"(at most a day; default {DEFAULT_MAX_STALL_S:g})")
     worker.add_argument("--curve-secret", default=None, metavar="FILE", help="this worker's NAME.key_secret (CURVE on)")
     worker.add_argument("--curve-server-key", default=None, metavar="FILE", help="the daemon's public NAME.key")
     worker.add_argument("--max-message-bytes", type=bounded("worker", "max_message_bytes"), default=DEFAULT_MAX_MESSAGE_BYTES,
@@ -306,6 +311,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             spin_us=args.spin_us,
             init_timeout_s=args.init_timeout_s,
             cancel_grace_s=args.cancel_grace_s,
+            max_stall_s=args.max_stall_s,
             parent_pid=supervising_parent(),  # started by ``ontoflow run``: stop if it is killed
         )
         host.domains = domains
