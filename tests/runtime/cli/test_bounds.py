@@ -81,6 +81,7 @@ NONSENSE = {
     "cancel_grace_s": ["-1", "inf"], "init_timeout_s": ["0", "nan", "1e300"], "http_timeout_s": ["0", "inf"],
     "http_health_interval_s": ["0", "nan"],
     "http_max_connections": ["0", "65537"], "http_max_connections_per_client": ["0", "-3"],
+    "max_stall_s": ["0", "inf", "86401"],
 }
 CASES = [(verb, dest, value) for verb, bounds in BOUNDS.items() for dest in bounds for value in NONSENSE[dest]]
 
