@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
+from ontoflow.protocols._manifest_refs import merge_reference_problems
 from ontoflow.protocols.artifact_names import artifact_problems
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
@@ -235,6 +236,8 @@ def _load(
                 node.blocks[block_id] = msgspec.structs.replace(
                     block, transitions=[t for t in block.transitions if _followable(t, node, nodes)]
                 )
+    if ids:  # not for a journaled document: it ran before, refused now it would be lost
+        problems += merge_reference_problems(nodes, block_home)
     manifest = WorkflowManifest(
         start=first,
         nodes=nodes,
