@@ -229,13 +229,8 @@ def _load(
         where = "start" if not start else "--start"
         problems.append(Problem(path=where, message=f"node {first!r} does not exist"))
     block_home = {b: n for n, node in nodes.items() for b in node.blocks}
-    for node_id, node in nodes.items():
-        for block_id, block in list(node.blocks.items()):
-            if not _check_block(node_id, node, block_id, block, nodes, block_home, problems):
-                # Keep the block for the checker, without the transitions that cannot be followed.
-                node.blocks[block_id] = msgspec.structs.replace(
-                    block, transitions=[t for t in block.transitions if _followable(t, node, nodes)]
-                )
+    cut = [(node, block_id, block) for node_id, node in nodes.items() for block_id, block in node.blocks.items()
+           if not _check_block(node_id, node, block_id, block, nodes, block_home, problems)]
     if ids:  # not for a journaled document: it ran before, refused now it would be lost
         problems += merge_reference_problems(nodes, block_home)
     manifest = WorkflowManifest(
@@ -247,8 +242,11 @@ def _load(
         triggers=raw.triggers,
         inputs=raw.inputs,
     )
-    if catalog is not None:
+    if catalog is not None:  # before the cut below: its paths count every transition of a block
         problems.extend(check_workflow_capabilities(manifest, catalog))
+    for node, block_id, block in cut:  # kept for the checker, without the transitions it cannot follow
+        node.blocks[block_id] = msgspec.structs.replace(block, transitions=[t for t in block.transitions
+                                                                            if _followable(t, node, nodes)])
     return manifest, problems
 
 
