@@ -24,6 +24,7 @@ import msgspec
 
 from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols._manifest_refs import merge_reference_problems
+from ontoflow.protocols._manifest_size import MAX_BLOCKS, MAX_TRANSITIONS, size_problem
 from ontoflow.protocols.artifact_names import artifact_problems
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
@@ -33,8 +34,8 @@ from ontoflow.protocols.merge_strategy import MAX_INSTRUCTIONS, parse_merge_inst
 from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
-    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "Node", "Return", "Transition", "Trigger",
-    "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
+    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "MAX_TRANSITIONS", "Node", "Return", "Transition",
+    "Trigger", "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
     "manifest_problems", "parse_action", "signal_event", "structure_problems",
 ]
 
@@ -94,10 +95,6 @@ class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
 #: The longest ``timeout_ms`` a block may give: ten years (as a submit's deadline).
 _MAX_TIMEOUT_MS = 10 * 365 * 86_400_000
-
-#: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
-#: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
-MAX_BLOCKS = 5_000
 
 #: The most return addresses a run's stack holds: a CALL that would nest deeper fails the run
 #: (as a stack overflow). ``ontoflow check`` follows caller chains this deep and refuses deeper.
@@ -187,9 +184,9 @@ def _load(
     raw = _convert(data, _RawManifest, "", problems)
     if raw is None:
         return None, problems
-    count = sum(len(n["blocks"]) for n in raw.nodes.values() if isinstance(n, dict) and isinstance(n.get("blocks"), dict))
-    if count > MAX_BLOCKS:  # refused before any check: every check and finding grows with the blocks
-        return None, [Problem(path="nodes", message=f"{count} blocks; a manifest has at most {MAX_BLOCKS:,}")]
+    too_big = size_problem(raw.nodes)
+    if too_big is not None:  # refused before any check: every check and finding grows with the size
+        return None, [too_big]
     nodes: dict[str, Node] = {}
     for node_id, node_data in raw.nodes.items():
         npath = f"nodes.{node_id}"
