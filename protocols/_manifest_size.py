@@ -12,7 +12,7 @@ from typing import Any
 
 from ontoflow.protocols.errors import Problem
 
-__all__ = ["MAX_BLOCKS", "MAX_TRANSITIONS", "size_problem"]
+__all__ = ["MAX_BLOCKS", "MAX_PROBLEMS", "MAX_TRANSITIONS", "bounded", "size_problem"]
 
 #: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
 #: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
@@ -36,3 +36,17 @@ def size_problem(nodes: Mapping[str, Any]) -> Problem | None:
     if routes > MAX_TRANSITIONS:
         return Problem(path="nodes", message=f"{routes:,} transitions; a manifest has at most {MAX_TRANSITIONS:,}")
     return None
+
+
+#: The most problems one document's report lists; a last line counts the others. 5,000 blocks
+#: of 100 unknown merge instructions (a 2 MB document) made 500,000, a report of 73 MB.
+MAX_PROBLEMS = 1_000
+
+
+def bounded(problems: list[Problem]) -> list[Problem]:
+    """``problems``, or its first :data:`MAX_PROBLEMS` and one more saying how many are left out."""
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    left = len(problems) - MAX_PROBLEMS
+    return [*problems[:MAX_PROBLEMS],
+            Problem(path="", message=f"and {left:,} more problems (the first {MAX_PROBLEMS:,} are listed)")]

@@ -24,7 +24,7 @@ import msgspec
 
 from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols._manifest_refs import merge_reference_problems
-from ontoflow.protocols._manifest_size import MAX_BLOCKS, MAX_TRANSITIONS, size_problem
+from ontoflow.protocols._manifest_size import MAX_BLOCKS, MAX_TRANSITIONS, bounded, size_problem
 from ontoflow.protocols.artifact_names import artifact_problems
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
@@ -244,7 +244,7 @@ def _load(
     for node, block_id, block in cut:  # kept for the checker, without the transitions it cannot follow
         node.blocks[block_id] = msgspec.structs.replace(block, transitions=[t for t in block.transitions
                                                                             if _followable(t, node, nodes)])
-    return manifest, problems
+    return manifest, bounded(problems)
 
 
 def structure_problems(manifest: WorkflowManifest) -> list[Problem]:
