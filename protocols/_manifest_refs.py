@@ -17,11 +17,14 @@ from ontoflow.protocols.merge_strategy import MAX_INSTRUCTIONS, parse_merge_inst
 __all__ = ["merge_reference_problems"]
 
 
-def merge_reference_problems(nodes: Mapping[str, Any], block_home: Mapping[str, str]) -> list[Problem]:
-    """The ``block:B`` and ``memory:K`` instructions that name a block or key nowhere in
-    ``nodes`` (node id -> ``Node``), each with its path; instructions that do not parse are
-    the loader's to report. ``block_home``: block id -> the node holding it."""
-    keys = {key for node in nodes.values() for key in node.static_memory}
+def merge_reference_problems(nodes: Mapping[str, Any], raw_nodes: Mapping[str, Any]) -> list[Problem]:
+    """The ``block:B`` and ``memory:K`` instructions of ``nodes`` (node id -> ``Node``) that
+    name a block or key nowhere in ``raw_nodes`` (the document's, so that a block or node
+    with a problem of its own is still a name), each with its path; instructions that do not
+    parse are the loader's to report."""
+    raw = [n for n in raw_nodes.values() if isinstance(n, dict)]
+    block_home = {b for n in raw if isinstance(n.get("blocks"), dict) for b in n["blocks"]}
+    keys = {k for n in raw if isinstance(n.get("static_memory"), dict) for k in n["static_memory"]}
     problems: list[Problem] = []
     for node_id, node in nodes.items():
         for block_id, block in node.blocks.items():

@@ -229,7 +229,7 @@ def _load(
     cut = [(node, block_id, block) for node_id, node in nodes.items() for block_id, block in node.blocks.items()
            if not _check_block(node_id, node, block_id, block, nodes, block_home, problems)]
     if ids:  # not for a journaled document: it ran before, refused now it would be lost
-        problems += merge_reference_problems(nodes, block_home)
+        problems += merge_reference_problems(nodes, raw.nodes)
     manifest = WorkflowManifest(
         start=first,
         nodes=nodes,

@@ -44,3 +44,10 @@ def test_blocks_and_keys_of_any_node_are_accepted() -> None:
 def test_a_journaled_document_is_compiled_again_as_it_ran() -> None:
     manifest = manifest_from_data(_doc("block:laod"), recorded=True)
     assert manifest.nodes["main"].blocks["review"].payload_merge_strategy == ["block:laod"]
+
+
+def test_a_block_with_a_problem_of_its_own_is_still_a_name_it_may_be_selected_by() -> None:
+    doc = _doc("block:write", "memory:sub.rule")
+    doc["nodes"]["sub"]["blocks"]["write"]["timeout"] = 5  # an unknown field: the block does not load
+    _, problems = manifest_problems(doc)
+    assert [p.path for p in problems] == ["nodes.sub.blocks.write.timeout"]
