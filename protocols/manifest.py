@@ -337,7 +337,9 @@ def _check_block(
             continue
         if isinstance(action, Jump) and action.block not in node.blocks:
             home = block_home.get(action.block)
-            hint = f" (it is in node {home!r}: use CALL:{home})" if home is not None else ""
+            entry = None if home is None else nodes[home].entry_block  # a CALL runs that, not the block
+            hint = "" if home is None else f" (it is in node {home!r}: use CALL:{home})" if entry == action.block \
+                else f" (it is in node {home!r}, which a CALL:{home} enters at its entry block {entry!r})"
             problems.append(
                 Problem(path=f"{tpath}.action", message=f"JUMP to block {action.block!r} that does not exist in node {node_id!r}{hint}")
             )
