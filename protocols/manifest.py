@@ -103,7 +103,7 @@ MAX_CALL_DEPTH = 1_000
 
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     nodes: dict[str, Any]
-    start: str = ""
+    start: str | None = None
     name: str = ""
     description: str = ""
     version: str = "1"
@@ -212,17 +212,21 @@ def _load(
             problems.append(Problem(path=f"{npath}.blocks", message="a node needs at least one block"))
         elif raw_node.entry_block not in raw_node.blocks:
             problems.append(Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}"))
-    first = start or raw.start
+    # ``--start "$NODE"`` with NODE unset ran the document's start node (or its only node).
+    empty = [Problem(path=p, message="must name a node (it is empty)") for v, p in ((start, "--start"),
+             (raw.start, "start")) if v == "" and ids]
+    problems += empty
+    first = start or raw.start or ""
     if not raw.nodes:
         problems.append(Problem(path="nodes", message="a manifest needs at least one node"))
-    elif not first:
+    elif not first and not empty:
         if len(raw.nodes) == 1:
             first = next(iter(raw.nodes))
         else:
             problems.append(
                 Problem(path="start", message="required key is missing: name the node a run starts in (or pass --start NODE)")
             )
-    elif first not in raw.nodes:
+    elif first not in raw.nodes and not empty:
         where = "start" if not start else "--start"
         problems.append(Problem(path=where, message=f"node {first!r} does not exist"))
     block_home = {b: n for n, node in nodes.items() for b in node.blocks}
