@@ -23,6 +23,8 @@ from typing import Any
 import msgspec
 
 from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
+from ontoflow.protocols._manifest_refs import merge_reference_problems
+from ontoflow.protocols._manifest_size import MAX_BLOCKS, MAX_TRANSITIONS, bounded, size_problem
 from ontoflow.protocols.artifact_names import artifact_problems
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
@@ -32,8 +34,8 @@ from ontoflow.protocols.merge_strategy import MAX_INSTRUCTIONS, parse_merge_inst
 from ontoflow.protocols.trigger import Trigger
 
 __all__ = [
-    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "Node", "Return", "Transition", "Trigger",
-    "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
+    "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "MAX_TRANSITIONS", "Node", "Return", "Transition",
+    "Trigger", "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
     "manifest_problems", "parse_action", "signal_event", "structure_problems",
 ]
 
@@ -94,10 +96,6 @@ class WorkflowManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 #: The longest ``timeout_ms`` a block may give: ten years (as a submit's deadline).
 _MAX_TIMEOUT_MS = 10 * 365 * 86_400_000
 
-#: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
-#: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
-MAX_BLOCKS = 5_000
-
 #: The most return addresses a run's stack holds: a CALL that would nest deeper fails the run
 #: (as a stack overflow). ``ontoflow check`` follows caller chains this deep and refuses deeper.
 MAX_CALL_DEPTH = 1_000
@@ -105,7 +103,7 @@ MAX_CALL_DEPTH = 1_000
 
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     nodes: dict[str, Any]
-    start: str = ""
+    start: str | None = None
     name: str = ""
     description: str = ""
     version: str = "1"
@@ -186,9 +184,9 @@ def _load(
     raw = _convert(data, _RawManifest, "", problems)
     if raw is None:
         return None, problems
-    count = sum(len(n["blocks"]) for n in raw.nodes.values() if isinstance(n, dict) and isinstance(n.get("blocks"), dict))
-    if count > MAX_BLOCKS:  # refused before any check: every check and finding grows with the blocks
-        return None, [Problem(path="nodes", message=f"{count} blocks; a manifest has at most {MAX_BLOCKS:,}")]
+    too_big = size_problem(raw.nodes)
+    if too_big is not None:  # refused before any check: every check and finding grows with the size
+        return None, [too_big]
     nodes: dict[str, Node] = {}
     for node_id, node_data in raw.nodes.items():
         npath = f"nodes.{node_id}"
@@ -214,27 +212,28 @@ def _load(
             problems.append(Problem(path=f"{npath}.blocks", message="a node needs at least one block"))
         elif raw_node.entry_block not in raw_node.blocks:
             problems.append(Problem(path=f"{npath}.entry_block", message=f"block {raw_node.entry_block!r} is not in node {node_id!r}"))
-    first = start or raw.start
+    # ``--start "$NODE"`` with NODE unset ran the document's start node (or its only node).
+    empty = [Problem(path=p, message="must name a node (it is empty)") for v, p in ((start, "--start"),
+             (raw.start, "start")) if v == "" and ids]
+    problems += empty
+    first = start or raw.start or ""
     if not raw.nodes:
         problems.append(Problem(path="nodes", message="a manifest needs at least one node"))
-    elif not first:
+    elif not first and not empty:
         if len(raw.nodes) == 1:
             first = next(iter(raw.nodes))
         else:
             problems.append(
                 Problem(path="start", message="required key is missing: name the node a run starts in (or pass --start NODE)")
             )
-    elif first not in raw.nodes:
+    elif first not in raw.nodes and not empty:
         where = "start" if not start else "--start"
         problems.append(Problem(path=where, message=f"node {first!r} does not exist"))
     block_home = {b: n for n, node in nodes.items() for b in node.blocks}
-    for node_id, node in nodes.items():
-        for block_id, block in list(node.blocks.items()):
-            if not _check_block(node_id, node, block_id, block, nodes, block_home, problems):
-                # Keep the block for the checker, without the transitions that cannot be followed.
-                node.blocks[block_id] = msgspec.structs.replace(
-                    block, transitions=[t for t in block.transitions if _followable(t, node, nodes)]
-                )
+    cut = [(node, block_id, block) for node_id, node in nodes.items() for block_id, block in node.blocks.items()
+           if not _check_block(node_id, node, block_id, block, nodes, block_home, problems)]
+    if ids:  # not for a journaled document: it ran before, refused now it would be lost
+        problems += merge_reference_problems(nodes, raw.nodes)
     manifest = WorkflowManifest(
         start=first,
         nodes=nodes,
@@ -244,9 +243,12 @@ def _load(
         triggers=raw.triggers,
         inputs=raw.inputs,
     )
-    if catalog is not None:
+    if catalog is not None:  # before the cut below: its paths count every transition of a block
         problems.extend(check_workflow_capabilities(manifest, catalog))
-    return manifest, problems
+    for node, block_id, block in cut:  # kept for the checker, without the transitions it cannot follow
+        node.blocks[block_id] = msgspec.structs.replace(block, transitions=[t for t in block.transitions
+                                                                            if _followable(t, node, nodes)])
+    return manifest, bounded(problems)
 
 
 def structure_problems(manifest: WorkflowManifest) -> list[Problem]:
@@ -339,7 +341,9 @@ def _check_block(
             continue
         if isinstance(action, Jump) and action.block not in node.blocks:
             home = block_home.get(action.block)
-            hint = f" (it is in node {home!r}: use CALL:{home})" if home is not None else ""
+            entry = None if home is None else nodes[home].entry_block  # a CALL runs that, not the block
+            hint = "" if home is None else f" (it is in node {home!r}: use CALL:{home})" if entry == action.block \
+                else f" (it is in node {home!r}, which a CALL:{home} enters at its entry block {entry!r})"
             problems.append(
                 Problem(path=f"{tpath}.action", message=f"JUMP to block {action.block!r} that does not exist in node {node_id!r}{hint}")
             )

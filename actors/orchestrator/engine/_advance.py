@@ -209,7 +209,10 @@ def _answered_otherwise(workflow: CompiledWorkflow, state: RunState, fact: StepF
     if end.event == CLARIFICATION:
         _suspend(workflow, state, pending, end, outcome.outputs, cmds)
         return
-    _take_answer(state, pending, cap.id, end.event, end.outputs, outcome.segments)
+    # An event the capability does not declare was ended ``failure`` with its outputs dropped:
+    # its segments are dropped too (as the capability base drops them), not shown to later steps.
+    undeclared = end.event != outcome.event.removeprefix(cap.prefix)
+    _take_answer(state, pending, cap.id, end.event, end.outputs, [] if undeclared else outcome.segments)
     _route(workflow, state, pending, end, cmds)
 
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from ontoflow.protocols.context import BlockContract, Segment, StepContext, SystemMetadata
 from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 from ontoflow.protocols.manifest import Call, Jump
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
+from ontoflow.actors.orchestrator.engine._segment_text import json_text
 from ontoflow.actors.orchestrator.engine._state import (
     KEPT_STEP_IDS, STEP_IDS, Frame, PendingStep, RunState, step_id_of,
 )
@@ -57,7 +56,6 @@ MAX_ENDED_AT_ONCE = 1_000
 
 _NO_PARAMS: dict[str, Any] = {}
 _MISSING: Any = object()
-_encode_json = msgspec.json.Encoder().encode
 
 
 def end_run(state: RunState, status: RunStatusName, error: str | None, now_ms: int, cmds: list[Command]) -> None:
@@ -387,7 +385,7 @@ def assemble_payload(
             value = source.get(arg, _MISSING)
             if value is _MISSING:
                 continue
-            content = value if isinstance(value, str) else _encode_json(value).decode()
+            content = value if isinstance(value, str) else json_text(value)
             picked = (Segment(f"{kind}:{arg}", "STATIC_MEMORY" if kind == "memory" else "CONTEXT", content),)
         for segment in picked:
             if segment.id not in seen:
