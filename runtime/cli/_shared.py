@@ -49,6 +49,7 @@ from typing import Any, TextIO
 import anyio
 import msgspec
 
+from ontoflow.protocols.json_text import json_text
 from ontoflow.runtime.cli._inputs import gather_inputs, parse_inputs
 from ontoflow.runtime.cli._options import (
     BUILTIN_CAPABILITIES,
@@ -242,8 +243,9 @@ def safe_text(text: str) -> str:
 
 
 def write_json(value: Any) -> None:
-    """Print ``value`` as one JSON line on stdout (Structs as maps; JSON escapes controls)."""
-    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+    """Print ``value`` as one JSON line on stdout (Structs as maps; JSON escapes controls; a map
+    key JSON cannot hold, such as a capability's ``None``, as its JSON text)."""
+    sys.stdout.write(json_text(value) + "\n")
 
 
 def utc(ms: int | None) -> str:
@@ -311,7 +313,7 @@ def print_result(result: Any, *, as_json: bool) -> None:
             print_line(f"        {t['error']}")
     print("context:")
     for key in sorted(context):
-        text = msgspec.json.encode(context[key]).decode()
+        text = json_text(context[key])
         if len(text) > 100:
             text = text[:97] + "..."
         print_line(f"  {key} = {text}")

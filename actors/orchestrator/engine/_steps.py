@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ontoflow.protocols.context import BlockContract, Segment, StepContext, SystemMetadata
+from ontoflow.protocols.json_text import json_text
 from ontoflow.protocols.events import CLARIFICATION, INVALID, PREREQUISITE_FAILED, RESERVED_EVENTS  # success: not reserved (``events.is_success``, tested in line: per fact, no call)
 from ontoflow.protocols.manifest import Call, Jump
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine._commands import Command, Dispatch, RunEnded
-from ontoflow.actors.orchestrator.engine._segment_text import json_text
 from ontoflow.actors.orchestrator.engine._state import (
     KEPT_STEP_IDS, STEP_IDS, Frame, PendingStep, RunState, step_id_of,
 )
