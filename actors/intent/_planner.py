@@ -20,7 +20,8 @@ engine runs them in parallel. Each step gets the parameters its capability decla
 intent's confidence and sentence too when it declares the reserved ``INTENT_PARAMS``
 (``protocols.intent``: an HTTP domain bridge posts them as its ``ExecutionIntent``).
 Step ids: ``<n>`` per intent (1-based), ``<n>-<k>`` per element, ``<step>-<type>`` for a pre
-step; the combine mode is ``report``, so every step's answer is read back in step order.
+step (``<step>-<type>-2`` and on for a second pre step of one type: two of one type, for two
+params, were two steps of one id, a plan the engine refused); the combine mode is ``report``, so every step's answer is read back in step order.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 DEFAULT_MAX_CONCURRENCY = 4
 #: The most elements one sentence fans out to (each a step, and its pre steps).
 MAX_FAN_OUT = 32
+#: How much of a ``flow.pre`` type a pre step's id keeps (a step id is at most 128 characters).
+_PRE_TYPE_CHARS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,18 @@ def _fold_key(item: Any) -> Any:
     return (type(item).__name__, item)
 
 
+def _pre_id(sid: str, kind: str, used: set[str]) -> str:
+    """A new step id for a pre step of type ``kind`` serving step ``sid``, none of ``used``
+    (which it joins): a plan's ids are unique and at most 128 characters."""
+    base = f"{sid}-{_UNSAFE.sub('_', kind)[:_PRE_TYPE_CHARS]}"
+    pid, n = base, 1
+    while pid in used:
+        n += 1
+        pid = f"{base}-{n}"
+    used.add(pid)
+    return pid
+
+
 def build_plan(
     intents: list[ExecutionIntent], catalogue: Catalogue, *, entities: Mapping[str, Any], name: str = "ask"
 ) -> Planned:
@@ -131,6 +146,7 @@ def build_plan(
     """
     steps: list[ExecutionStep] = []
     answers: list[str] = []
+    used: set[str] = set()
     concurrency: list[int] = []
     for n, intent in enumerate(intents, start=1):
         meta = catalogue.capabilities.get(intent.capability)
@@ -152,7 +168,7 @@ def build_plan(
                 search = catalogue.capabilities.get(pre.search_capability)
                 if search is None:
                     raise IntentRejected([Problem(path=f"{meta.id}.flow.pre", message=f"search capability {pre.search_capability!r} is not loaded")])
-                pid = f"{sid}-{_UNSAFE.sub('_', pre.type)}"
+                pid = _pre_id(sid, pre.type, used)
                 steps.append(
                     ExecutionStep(id=pid, capability=search.id, params=_accepted(search, params), domain=intent.domain,
                                   description=f"{pre.type} for step {sid}", output_key=pid)
