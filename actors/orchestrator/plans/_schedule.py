@@ -135,6 +135,12 @@ def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) ->
     while i < len(queue) and len(state.running) < limit:
         item = queue[i]
         if isinstance(item, Unit):
+            group = state.groups.get(item.group) if item.group is not None else None
+            if group is not None:  # an answered fan-out child: it waits for a slot of its fan-out too
+                if group.running >= group.limit:
+                    i += 1
+                    continue
+                group.running += 1
             del queue[i]
             _dispatch(c, state, item, now, cmds)
             continue
