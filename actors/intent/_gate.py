@@ -51,6 +51,12 @@ def confidence_gate(intent: IntentOutput, catalogue: Catalogue) -> DomainOutput 
         return None
     picks = [(intent.primary_domain, intent.goal, intent.confidence)] if known else []
     picks += [(a.domain, a.goal, a.confidence) for a in intent.alternatives]
+    # Each goal once, at its first (best) mention: an adapter naming its pick again among its
+    # alternatives listed one goal twice, "1." and "2." the same answer.
+    firsts: dict[tuple[str, str], tuple[str, str, float]] = {}
+    for pick in picks:
+        firsts.setdefault(pick[:2], pick)
+    picks = list(firsts.values())
     candidates = [c for c in (_candidate(catalogue, *p) for p in picks) if c is not None]
     if not candidates:
         candidates = [{"domain": m.domain, "goal": g.id, "description": g.description, "confidence": 0.0} for m, g in catalogue.goals()]

@@ -42,3 +42,16 @@ def test_exactly_the_threshold_passes_and_just_under_it_is_asked(catalogue) -> N
     sure = IntentOutput(primary_domain="finance", goal="GET_QUOTE", confidence=0.94, original_query="x")
     assert confidence_gate(sure, catalogue) is None
     assert "needed 0.94" in _said(catalogue, 0.94 - 1e-12)
+
+
+def test_a_goal_named_again_among_the_alternatives_is_listed_once(catalogue) -> None:
+    """Before: an adapter naming its pick again as an alternative had it listed twice."""
+    from ontoflow.protocols.intent import Alternative
+
+    unsure = IntentOutput(primary_domain="finance", goal="GET_QUOTE", confidence=0.6, original_query="x", alternatives=[
+        Alternative(domain="finance", goal="GET_QUOTE", confidence=0.3),
+        Alternative(domain="finance", goal="TOP_MOVERS", confidence=0.2),
+        Alternative(domain="finance", goal="TOP_MOVERS", confidence=0.1)])
+    question = confidence_gate(unsure, catalogue)
+    assert question is not None
+    assert [(c["goal"], c["confidence"]) for c in question.result["candidates"]] == [("GET_QUOTE", 0.6), ("TOP_MOVERS", 0.2)]
