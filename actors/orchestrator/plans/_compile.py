@@ -173,6 +173,13 @@ def not_a_list(meta: CapabilityMetadata, key: str, value: Any) -> str:
             f"{type(value).__name__} (a list of one for a single {single!r})")
 
 
+def two_lists(meta: CapabilityMetadata, first: str, second: str) -> str:
+    """Why a step giving lists for two of its capability's fan-out parameters is refused: it
+    fanned out over the first, and the second list was dropped without a word."""
+    return (f"{meta.id} fans out over one list at a time, and both {first!r} and {second!r} are lists "
+            "(split the step, one list each)")
+
+
 def _followup_roles(meta: CapabilityMetadata) -> list[str]:
     """The roles a capability's composition asks for, each once, in their order.
 
@@ -254,6 +261,9 @@ def compile_plan(
             continue
         accepted = set(cap_plan(meta.id).input_keys)
         fan_names = {a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])}
+        listed = [k for k in step.params if k in fan_names and isinstance(step.params[k], list)]
+        if len(listed) > 1:  # a reference's list is found as the step begins (``_schedule``)
+            problems.append(Problem(path=f"steps[{i}].params.{listed[1]}", message=two_lists(meta, listed[0], listed[1])))
         for key in step.params:
             if key in fan_names and isinstance(step.params[key], list) and len(step.params[key]) > MAX_FAN_OUT:
                 problems.append(Problem(path=f"steps[{i}].params.{key}", message=f"fans out to {len(step.params[key]):,} "

@@ -19,7 +19,7 @@ from ontoflow.protocols.events import INVALID
 
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
 from ontoflow.actors.orchestrator.plans._asking import dispatch_resumed
-from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan, not_a_list
+from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan, not_a_list, two_lists
 from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
 from ontoflow.actors.orchestrator.plans._refs import ParamsTooLarge, UnresolvedReference, substitute
 from ontoflow.actors.orchestrator.plans._state import (
@@ -98,6 +98,12 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
                          error=f"step {step.id!r}: " + not_a_list(cap.meta, rule.param_name, items))
                 return
             continue
+        also = next((r.param_name for r in step.fan_out if r.param_name != rule.param_name
+                     and isinstance(params.get(r.param_name, layer.get(r.param_name)), list)), None)
+        if also is not None:  # fanned over the first, the second list was dropped without a word
+            _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
+                     error=f"step {step.id!r}: " + two_lists(cap.meta, rule.param_name, also))
+            return
         if len(items) > MAX_FAN_OUT:  # one journaled child per item: a run's size is not the data's
             _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
                      error=f"step {step.id!r}: {rule.param_name!r} fans out to {len(items):,} items; at most {MAX_FAN_OUT:,}")
