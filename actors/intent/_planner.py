@@ -71,12 +71,22 @@ def _elements(meta: CapabilityMetadata, params: dict[str, Any]) -> tuple[list[di
     sentence") was a plan of 40,000 steps.
 
     Raises:
-        IntentRejected: more distinct elements than :data:`MAX_FAN_OUT`.
+        IntentRejected: more distinct elements than :data:`MAX_FAN_OUT`, or lists for two rules.
     """
     rules = meta.decomposition.array_params if meta.decomposition else []
+    takes = set(meta.input_keys)
+    for rule in rules:  # one value where several may be (a ``many`` entity said once): it was dropped
+        value = params.get(rule.param_name)
+        if rule.param_name in params and rule.param_name not in takes and not isinstance(value, list):
+            params = {**{k: v for k, v in params.items() if k != rule.param_name}, rule.single_param_name: value}
     for rule in rules:
         items = params.get(rule.param_name)
         if isinstance(items, list):
+            also = next((r.param_name for r in rules if r.param_name != rule.param_name
+                         and isinstance(params.get(r.param_name), list)), None)
+            if also is not None:  # fanned over the first, the second list was dropped without a word
+                raise IntentRejected([Problem(path=f"parameters.{also}", message=(
+                    f"carries several values, as {rule.param_name!r} does; one sentence may list several of one thing only"))])
             firsts: dict[Any, Any] = {}
             for item in items:
                 firsts.setdefault(_fold_key(item), item)

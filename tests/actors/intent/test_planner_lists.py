@@ -1,0 +1,44 @@
+"""The planner's lists: one list fans a step out; a second is refused; one value where several
+may be reaches the single parameter.
+
+Before, for a capability whose rules fan ``c.symbols_text`` out as ``c.symbol_text`` and
+``c.markets_text`` as ``c.market_text`` (seed 004's ``symbols`` -> ``symbol``):
+* lists for both: the plan fanned out over the symbols and dropped the markets without a word;
+* one market said as a plain value (a ``many`` entity may be one value): dropped too, since
+  the capability takes ``c.market_text``, not ``c.markets_text``."""
+
+from __future__ import annotations
+
+import pytest
+
+from ontoflow.actors.intent import Catalogue, IntentRejected, build_plan
+from ontoflow.protocols import ArrayParam, CapabilityMetadata, Decomposition, ExecutionIntent
+from ontoflow.protocols.domain import domain_from_data
+
+QUOTE = CapabilityMetadata(
+    id="c.quote", input_schema={"type": "object", "properties": {"c.symbol_text": {}, "c.market_text": {}}},
+    decomposition=Decomposition(array_params=[
+        ArrayParam(param_name="c.symbols_text", single_param_name="c.symbol_text", max_concurrency=4),
+        ArrayParam(param_name="c.markets_text", single_param_name="c.market_text", max_concurrency=4)]))
+DOMAIN = domain_from_data({"domain": "c", "capabilities": ["c.quote"], "goals": [
+    {"id": "QUOTE", "capability": "c.quote", "entities_schema": {
+        "symbol_text": {"param": "c.symbols_text", "many": True}, "market_text": {"param": "c.markets_text", "many": True}}}]})
+CATALOGUE = Catalogue([DOMAIN], {QUOTE.id: QUOTE})
+
+
+def _plan(**parameters):
+    intent = ExecutionIntent(domain="c", capability="c.quote", parameters=parameters)
+    return build_plan([intent], CATALOGUE, entities={}).plan
+
+
+def test_lists_for_two_fan_out_rules_are_refused_not_one_dropped() -> None:
+    with pytest.raises(IntentRejected, match="parameters.c.markets_text"):
+        _plan(**{"c.symbols_text": ["Vale", "Nordea"], "c.markets_text": ["Brasil", "Suecia"]})
+
+
+def test_one_value_where_several_may_be_reaches_the_single_parameter() -> None:
+    plan = _plan(**{"c.symbols_text": ["Vale", "Nordea"], "c.markets_text": "Brasil"})
+    assert [s.params for s in plan.steps] == [{"c.symbol_text": "Vale", "c.market_text": "Brasil"},
+                                              {"c.symbol_text": "Nordea", "c.market_text": "Brasil"}]
+    plan = _plan(**{"c.symbols_text": "Vale"})
+    assert [s.params for s in plan.steps] == [{"c.symbol_text": "Vale"}]
