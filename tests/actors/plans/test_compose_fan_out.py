@@ -42,3 +42,18 @@ def test_the_notifier_of_a_fan_out_gets_every_elements_explanation_in_order() ->
 def test_elements_without_an_explanation_give_none() -> None:
     assert map_params(SEED_PARAM_MAP, {}, {OUT: [{"status": "success"}, "not a map"]}) == {}
     assert map_params(SEED_PARAM_MAP, {}, {"explanation": ["x", 3, "y"]}) == {"t.message": "x\ny"}
+
+
+def test_a_reference_to_a_fan_out_steps_domain_output_field_is_the_list_of_its_elements() -> None:
+    """Before: ``${q.explanation}`` compiled (the capability speaks DomainOutput) and then did
+    not resolve, the gathered outputs holding a list of DomainOutputs: the step ended invalid."""
+    caps = [*CAPS, cap("t.say", "t.message", "t.all", outputs=("t.sent",), retry=_NO_RETRY, timeout_ms=1000)]
+    plan = {"steps": [{"id": "q", "capability": "t.quote", "params": {"t.syms": ["A", "B"]}},
+                      {"id": "s", "capability": "t.say", "depends_on": ["q"],
+                       "params": {"t.all": "${q.result.price}", "t.message": "got ${q.explanation}"}}]}
+    d = Driver(compile_data(plan, caps))
+    d.submit()
+    d.finish("q[0]", outputs={OUT: {"status": "success", "explanation": "A is 1", "result": {"price": 1}}})
+    cmds = d.finish("q[1]", outputs={OUT: {"status": "success", "explanation": "B is 2", "result": {"price": 2}}})
+    assert dispatched(cmds) == ["s"]
+    assert d.in_flight["s"].inputs == {"t.all": [1, 2], "t.message": 'got ["A is 1","B is 2"]'}
