@@ -95,7 +95,9 @@ def _elements(meta: CapabilityMetadata, params: dict[str, Any]) -> tuple[list[di
                 raise IntentRejected([Problem(path=f"parameters.{rule.param_name}", message=(
                     f"carries {len(distinct)} different values; one sentence may ask for at most {MAX_FAN_OUT}"))])
             base = {k: v for k, v in params.items() if k != rule.param_name}
-            return [{**base, rule.single_param_name: item} for item in distinct], rule.max_concurrency
+            # At least 1, as the engine reads a rule: a rule's 0 made a plan of max_concurrency 0,
+            # refused by the plan's check, so the sentence failed (a True, a plan no journal decodes).
+            return [{**base, rule.single_param_name: item} for item in distinct], max(1, int(rule.max_concurrency))
     return [params], None
 
 

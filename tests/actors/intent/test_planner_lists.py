@@ -42,3 +42,18 @@ def test_one_value_where_several_may_be_reaches_the_single_parameter() -> None:
                                               {"c.symbol_text": "Nordea", "c.market_text": "Brasil"}]
     plan = _plan(**{"c.symbols_text": "Vale"})
     assert [s.params for s in plan.steps] == [{"c.symbol_text": "Vale"}]
+
+
+@pytest.mark.parametrize("limit", [0, -3, True])
+def test_a_rules_concurrency_under_one_plans_one_at_a_time(limit) -> None:
+    """Before: the rule's 0 (or -3) became the plan's ``max_concurrency``, which the plan's own
+    check refuses, so the sentence failed; a True became a plan no journal could decode."""
+    from ontoflow.protocols.plan import check_plan
+
+    rule = ArrayParam(param_name="c.symbols_text", single_param_name="c.symbol_text", max_concurrency=limit)
+    quote = CapabilityMetadata(id="c.quote", input_schema=QUOTE.input_schema,
+                               decomposition=Decomposition(array_params=[rule]))
+    catalogue = Catalogue([DOMAIN], {quote.id: quote})
+    intent = ExecutionIntent(domain="c", capability="c.quote", parameters={"c.symbols_text": ["Vale", "Nordea"]})
+    plan = build_plan([intent], catalogue, entities={}).plan
+    assert plan.max_concurrency == 1 and type(plan.max_concurrency) is int and check_plan(plan) == []
