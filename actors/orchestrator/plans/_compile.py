@@ -2,7 +2,8 @@
 
 Everything static is checked and precomputed here: each step's capability plan (inputs,
 defaults, outputs, budget: the workflow engine's own :class:`CapabilityPlan`), effective
-dependencies, ancestors in merge order, fan-out rules, follow-up capabilities chosen by role.
+dependencies, ancestors in merge order, fan-out rules, follow-up capabilities chosen by role
+(the parent's own namespace first).
 """
 
 from __future__ import annotations
@@ -206,6 +207,16 @@ def _check_report_names(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMet
                 named[name] = where
 
 
+def _filler(cap_id: str, role: str, catalog: Mapping[str, CapabilityMetadata]) -> str:
+    """The capability that fills ``role`` for ``cap_id``'s follow-up: the lowest id of its own
+    namespace (``finance.`` for ``finance.get_stock_price``) that fills it, else the lowest id.
+    The lowest id alone let a domain added later (``alerts.push``) take every other domain's
+    notifications (``finance.notify``): a new domain changed what an old one did."""
+    fillers = sorted(c for c, m in catalog.items() if role in m.roles)
+    own = cap_id.split(".", 1)[0] + "."
+    return next((c for c in fillers if c.startswith(own)), fillers[0])
+
+
 def _depths(deps: Mapping[str, list[str]]) -> dict[str, int]:
     depth: dict[str, int] = {}
     for node in graphlib.TopologicalSorter(deps).static_order():
@@ -315,7 +326,7 @@ def compile_plan(
         follow_ups: list[FollowUp] = []
         if meta.composition is not None:
             for role in _followup_roles(meta):
-                chosen = min(c for c, m in catalog.items() if role in m.roles)  # deterministic: lowest id
+                chosen = _filler(meta.id, role, catalog)
                 follow_ups.append(FollowUp(role, cap_plan(chosen), dict(meta.composition.enabled_if), dict(meta.composition.param_map)))
         steps.append(
             StepPlan(
