@@ -8,7 +8,6 @@ dependencies, ancestors in merge order, fan-out rules, follow-up capabilities ch
 
 from __future__ import annotations
 
-import graphlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -70,8 +69,9 @@ class StepPlan:
             its ``depends_on``, the steps its references name and, in a sequential plan, the
             nearest required step before it. Not the optional step before it: in a sequential
             plan an optional step's failure once skipped every step after it, failing the plan.
-        ancestors: every ancestor, sorted by (depth, index): the order their outputs are
-            layered into this step's context, so a nearer ancestor wins on a shared key.
+        ancestors: every ancestor, farthest first (dependency edges away, then index): the
+            order their outputs are layered into this step's context, so a nearer ancestor
+            wins on a shared key.
         required: a failure fails the plan.
         output_key: its name in a report.
         description: the contract's instructions.
@@ -217,11 +217,18 @@ def _filler(cap_id: str, role: str, catalog: Mapping[str, CapabilityMetadata]) -
     return next((c for c in fillers if c.startswith(own)), fillers[0])
 
 
-def _depths(deps: Mapping[str, list[str]]) -> dict[str, int]:
-    depth: dict[str, int] = {}
-    for node in graphlib.TopologicalSorter(deps).static_order():
-        depth[node] = 1 + max((depth[d] for d in deps[node]), default=-1)
-    return depth
+def _ancestors_by_distance(step_id: str, deps: Mapping[str, list[str]], index: Mapping[str, int]) -> tuple[str, ...]:
+    """Every ancestor of ``step_id``, farthest first (fewest dependency edges away; step order
+    between equals): the order their outputs are layered, so a nearer ancestor wins. Sorted by
+    depth from the plan's roots, a grandparent of a deeper branch once won over a parent."""
+    distance: dict[str, int] = {}
+    level, hops = list(deps[step_id]), 1
+    while level:
+        fresh = [d for d in dict.fromkeys(level) if d not in distance]
+        for d in fresh:
+            distance[d] = hops
+        level, hops = [a for d in fresh for a in deps[d]], hops + 1
+    return tuple(sorted(distance, key=lambda s: (-distance[s], index[s])))
 
 
 def compile_plan(
@@ -306,7 +313,6 @@ def compile_plan(
         raise ManifestError(list(dict.fromkeys(problems[:own] + [p for p in problems[own:] if p.path not in said])))
 
     deps = plan_dependencies(plan)
-    depth = _depths(deps)
     index = {s.id: i for i, s in enumerate(plan.steps)}
     steps: list[StepPlan] = []
     gate: list[str] = []  # the nearest required step so far (a sequential plan's)
@@ -316,13 +322,6 @@ def compile_plan(
         needs = tuple(dict.fromkeys([*step.depends_on, *gate, *referenced]))
         if plan.execution_mode == "sequential" and step.required:
             gate = [step.id]
-        found: set[str] = set()
-        todo = list(deps[step.id])
-        while todo:
-            d = todo.pop()
-            if d not in found:
-                found.add(d)
-                todo.extend(deps[d])
         follow_ups: list[FollowUp] = []
         if meta.composition is not None:
             for role in _followup_roles(meta):
@@ -337,7 +336,7 @@ def compile_plan(
                 sites=reference_sites(step.params),
                 deps=tuple(deps[step.id]),
                 needs=needs,
-                ancestors=tuple(sorted(found, key=lambda s: (depth[s], index[s]))),
+                ancestors=_ancestors_by_distance(step.id, deps, index),
                 required=step.required,
                 output_key=step.output_key or step.id,
                 description=step.description,
