@@ -37,6 +37,8 @@ def _apart(confidence: float, threshold: float) -> tuple[str, str]:
     needed = Decimal(repr(threshold))
     places = max(2, -needed.as_tuple().exponent)  # type: ignore[operator]  # a finite threshold (check_domain)
     step = Decimal(1).scaleb(-places)
+    if not 0.0 <= confidence <= 1.0:  # an adapter's NaN or -1e300 (built in code, never checked): no quantize
+        return f"{confidence:.{places}f}"[:16], str(needed.quantize(step))
     shown = Decimal(confidence).quantize(step, rounding=ROUND_FLOOR)
     return str(shown), str(needed.quantize(step))
 

@@ -55,3 +55,10 @@ def test_a_goal_named_again_among_the_alternatives_is_listed_once(catalogue) -> 
     question = confidence_gate(unsure, catalogue)
     assert question is not None
     assert [(c["goal"], c["confidence"]) for c in question.result["candidates"]] == [("GET_QUOTE", 0.6), ("TOP_MOVERS", 0.2)]
+
+
+@pytest.mark.parametrize("confidence", [float("nan"), float("-inf"), -1e300, -0.5])
+def test_an_adapters_impossible_confidence_is_asked_about_not_a_crash(catalogue, confidence: float) -> None:
+    """An ``IntentAdapter`` builds its answer in code (nothing checks it): the gate's figures
+    must not raise on it (a raise here restarts the Planner actor, failing every sentence)."""
+    assert "needed 0.94" in _said(catalogue, confidence)
