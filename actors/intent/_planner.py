@@ -38,7 +38,7 @@ from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.capability import CapabilityMetadata, flow_pre
 from ontoflow.protocols.errors import Problem
 from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent, fold
-from ontoflow.protocols.plan import MAX_PARAMS_DEPTH, ExecutionPlan, ExecutionStep
+from ontoflow.protocols.plan import MAX_NAME_CHARS, MAX_PARAMS_DEPTH, ExecutionPlan, ExecutionStep
 
 __all__ = ["Planned", "build_plan"]
 
@@ -197,6 +197,6 @@ def build_plan(
         combine_mode="report",
         max_concurrency=min(concurrency) if concurrency else DEFAULT_MAX_CONCURRENCY,
         parameters=dict(entities),
-        name=name,
+        name=name[:MAX_NAME_CHARS],  # ``ask:<domain>.<goal>``: ids of any length made a plan refused for its name
     )
     return Planned(plan=plan, answer_steps=tuple(answers))

@@ -54,3 +54,12 @@ def test_types_that_read_alike_or_run_long_still_give_valid_distinct_ids() -> No
     assert len({s.id for s in plan.steps}) == 3 and all(len(s.id) <= 128 for s in plan.steps)
     catalogue = _catalogue("resolve symbol", "resolve_symbol")  # one id once the space is replaced
     assert check_plan(_plan(catalogue)) == []
+
+
+def test_a_long_goal_name_does_not_make_a_plan_refused_for_its_name() -> None:
+    """Before: the plan's name ``ask:<domain>.<goal>`` took ids of any length (a goal id has no
+    bound), and a plan named past 256 characters was refused: the goal could never run."""
+    catalogue = _catalogue("resolve_symbol", "resolve_symbol")
+    intent = ExecutionIntent(domain="c", capability="c.compare", parameters={"c.a_text": "Vale", "c.b_text": "Petrobras"})
+    plan = build_plan([intent], catalogue, entities={}, name="ask:c." + "G" * 400).plan
+    assert check_plan(plan) == [] and plan.name.startswith("ask:c.GGG")
