@@ -183,7 +183,7 @@ def build_plan(
                 pid = _pre_id(sid, pre.type, used)
                 steps.append(
                     ExecutionStep(id=pid, capability=search.id, params=_accepted(search, params), domain=intent.domain,
-                                  description=f"{pre.type} for step {sid}", output_key=pid)
+                                  description=f"{pre.type[:_PRE_TYPE_CHARS]} for step {sid}", output_key=pid)
                 )
                 own[pre.param] = "${" + pid + "." + pre.param + "}"
                 depends.append(pid)

@@ -63,3 +63,8 @@ def test_a_long_goal_name_does_not_make_a_plan_refused_for_its_name() -> None:
     intent = ExecutionIntent(domain="c", capability="c.compare", parameters={"c.a_text": "Vale", "c.b_text": "Petrobras"})
     plan = build_plan([intent], catalogue, entities={}, name="ask:c." + "G" * 400).plan
     assert check_plan(plan) == [] and plan.name.startswith("ask:c.GGG")
+
+
+def test_a_huge_pre_type_does_not_make_a_description_past_the_plans_bound() -> None:
+    catalogue = _catalogue("r" * 20_000, "resolve_symbol")
+    assert check_plan(_plan(catalogue)) == []
