@@ -20,7 +20,7 @@ from ontoflow.protocols.events import INVALID
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
 from ontoflow.actors.orchestrator.plans._asking import dispatch_resumed
 from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan, not_a_list, two_lists
-from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
+from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group, run_layer
 from ontoflow.actors.orchestrator.plans._refs import ParamsTooLarge, UnresolvedReference, substitute
 from ontoflow.actors.orchestrator.plans._state import (
     FAILED,
@@ -87,7 +87,7 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
         reason = "params_too_large" if isinstance(exc, ParamsTooLarge) else "reference"
         _end_now(c, state, step, now, status=FAILED, event=INVALID, reason=reason, error=str(exc))
         return
-    layer = dict(state.context)
+    layer = run_layer(state)
     for a in step.ancestors:
         layer.update(produced[a])
     for rule in step.fan_out:
