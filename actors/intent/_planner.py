@@ -101,6 +101,18 @@ def _elements(meta: CapabilityMetadata, params: dict[str, Any]) -> tuple[list[di
     return [params], None
 
 
+def _takes_a_list(meta: CapabilityMetadata, key: str) -> bool:
+    """Whether ``meta``'s input ``key`` takes a list: its schema's type is (or lists) "array", or
+    it is the schema ``true`` (anything). A boolean schema raised AttributeError here, which
+    crashed the Planner actor (restarted, failing every sentence it held)."""
+    properties = meta.input_schema.get("properties", {})
+    prop = properties.get(key, {}) if isinstance(properties, dict) else {}
+    if not isinstance(prop, dict):
+        return prop is True
+    kind = prop.get("type")
+    return kind == "array" or (isinstance(kind, list) and "array" in kind)
+
+
 def _as_text(value: Any, depth: int = 0) -> Any:
     """``value`` with every ``${`` of its strings written ``$${``: what a person said (and the
     entities taken from it) is text, which the plan engine must not read as a reference
@@ -172,7 +184,7 @@ def build_plan(
         for k, params in enumerate(elements, start=1):
             sid = str(n) if len(elements) == 1 else f"{n}-{k}"
             for key, value in params.items():
-                if isinstance(value, list) and key in set(meta.input_keys) and meta.input_schema.get("properties", {}).get(key, {}).get("type") != "array":
+                if isinstance(value, list) and key in set(meta.input_keys) and not _takes_a_list(meta, key):
                     raise IntentRejected([Problem(path=f"parameters.{key}", message=f"carries several values, and {meta.id} takes one (it declares no decomposition for it)")])
             own = _accepted(meta, params)
             depends: list[str] = []

@@ -57,3 +57,18 @@ def test_a_rules_concurrency_under_one_plans_one_at_a_time(limit) -> None:
     intent = ExecutionIntent(domain="c", capability="c.quote", parameters={"c.symbols_text": ["Vale", "Nordea"]})
     plan = build_plan([intent], catalogue, entities={}).plan
     assert plan.max_concurrency == 1 and type(plan.max_concurrency) is int and check_plan(plan) == []
+
+
+@pytest.mark.parametrize(("schema", "takes"), [(True, True), (False, False), ({"type": ["array", "null"]}, True),
+                                               ({"type": "string"}, False), ({}, False)])
+def test_a_list_for_an_input_is_read_against_any_schema_the_input_may_have(schema, takes: bool) -> None:
+    """Before: a boolean schema (``true``: anything) raised AttributeError in the planner, which
+    crashed the Planner actor; a type list holding "array" was refused."""
+    quote = CapabilityMetadata(id="c.quote", input_schema={"type": "object", "properties": {"c.symbols_text": schema}})
+    catalogue = Catalogue([DOMAIN], {quote.id: quote})
+    intent = ExecutionIntent(domain="c", capability="c.quote", parameters={"c.symbols_text": ["Vale", "Nordea"]})
+    if takes:
+        assert build_plan([intent], catalogue, entities={}).plan.steps[0].params == {"c.symbols_text": ["Vale", "Nordea"]}
+    else:
+        with pytest.raises(IntentRejected, match="several values"):
+            build_plan([intent], catalogue, entities={})
