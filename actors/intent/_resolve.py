@@ -87,7 +87,8 @@ def resolve_goal(intent: IntentOutput, catalogue: Catalogue, *, said: str | None
         spec = goal.entities_schema[mapping]
         value = entities.get(mapping, spec.values[0])
         target = spec.capability_map[value]
-        capabilities = [target] if isinstance(target, str) else list(target)
+        # Each capability once: a value mapped to [a, a] ran ``a`` twice and answered it twice.
+        capabilities = [target] if isinstance(target, str) else list(dict.fromkeys(target))
     else:
         capabilities = [goal.capability]
     parameters = {(goal.entities_schema[n].param or n): v for n, v in entities.items()}
