@@ -38,7 +38,7 @@ from ontoflow.actors.intent.errors import IntentRejected
 from ontoflow.protocols.capability import CapabilityMetadata, flow_pre
 from ontoflow.protocols.errors import Problem
 from ontoflow.protocols.intent import INTENT_CONFIDENCE_PARAM, INTENT_QUERY_PARAM, ExecutionIntent, fold
-from ontoflow.protocols.plan import MAX_NAME_CHARS, MAX_PARAMS_DEPTH, ExecutionPlan, ExecutionStep
+from ontoflow.protocols.plan import MAX_NAME_CHARS, MAX_PARAMS_DEPTH, MAX_PLAN_STEPS, ExecutionPlan, ExecutionStep
 
 __all__ = ["Planned", "build_plan"]
 
@@ -166,7 +166,8 @@ def build_plan(
 
     Raises:
         IntentRejected: a capability the catalogue does not hold, a list parameter that no
-            decomposition rule takes, or a ``flow.pre`` search capability not loaded.
+            decomposition rule takes, a ``flow.pre`` search capability not loaded, or more
+            steps than a plan may have.
     """
     steps: list[ExecutionStep] = []
     answers: list[str] = []
@@ -203,6 +204,9 @@ def build_plan(
                 ExecutionStep(id=sid, capability=meta.id, params=own, depends_on=depends, domain=intent.domain, output_key=sid)
             )
             answers.append(sid)
+    if len(steps) > MAX_PLAN_STEPS:  # said here, in the sentence's words, not as a plan the engine refuses
+        raise IntentRejected([Problem(path="parameters", message=(
+            f"asks for {len(steps):,} steps; a plan has at most {MAX_PLAN_STEPS:,} (ask for fewer things at once)"))])
     plan = ExecutionPlan(
         steps=steps,
         execution_mode="dag",

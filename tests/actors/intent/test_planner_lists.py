@@ -72,3 +72,17 @@ def test_a_list_for_an_input_is_read_against_any_schema_the_input_may_have(schem
     else:
         with pytest.raises(IntentRejected, match="several values"):
             build_plan([intent], catalogue, entities={})
+
+
+def test_a_sentence_planning_more_steps_than_a_plan_may_have_is_refused_in_its_words() -> None:
+    """Before: 20 capabilities for one value, each fanned out to 32 companies, made a plan of
+    640 steps the engine refused ("the plan for this question cannot run here: steps: ...")."""
+    from ontoflow.protocols.plan import MAX_PLAN_STEPS
+
+    many = [CapabilityMetadata(id=f"c.q{n:02d}", input_schema=QUOTE.input_schema, decomposition=QUOTE.decomposition)
+            for n in range(20)]
+    catalogue = Catalogue([DOMAIN], {QUOTE.id: QUOTE, **{m.id: m for m in many}})
+    names = [f"company {n}" for n in range(32)]
+    intents = [ExecutionIntent(domain="c", capability=m.id, parameters={"c.symbols_text": names}) for m in many]
+    with pytest.raises(IntentRejected, match=f"asks for 640 steps; a plan has at most {MAX_PLAN_STEPS}"):
+        build_plan(intents, catalogue, entities={})
