@@ -82,7 +82,7 @@ def _elements(meta: CapabilityMetadata, params: dict[str, Any]) -> tuple[list[di
     for rule in rules:
         items = params.get(rule.param_name)
         if isinstance(items, list):
-            also = next((r.param_name for r in rules if r.param_name != rule.param_name
+            also = next((r.param_name for r in rules if r.param_name != rule.param_name and r.param_name not in takes
                          and isinstance(params.get(r.param_name), list)), None)
             if also is not None:  # fanned over the first, the second list was dropped without a word
                 raise IntentRejected([Problem(path=f"parameters.{also}", message=(

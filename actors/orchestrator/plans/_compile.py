@@ -279,9 +279,13 @@ def compile_plan(
             continue
         accepted = set(cap_plan(meta.id).input_keys)
         fan_names = {a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])}
-        listed = [k for k in step.params if k in fan_names and isinstance(step.params[k], list)]
-        if len(listed) > 1:  # a reference's list is found as the step begins (``_schedule``)
-            problems.append(Problem(path=f"steps[{i}].params.{listed[1]}", message=two_lists(meta, listed[0], listed[1])))
+        # The first rule holding a list fans out; a later one's list the capability does not
+        # take was dropped (a reference's list is found as the step begins: ``_schedule``).
+        listed = [a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])
+                  if isinstance(step.params.get(a.param_name), list)]
+        dropped = next((k for k in listed[1:] if k not in accepted), None)
+        if dropped is not None:
+            problems.append(Problem(path=f"steps[{i}].params.{dropped}", message=two_lists(meta, listed[0], dropped)))
         for key in step.params:
             if key in fan_names and isinstance(step.params[key], list) and len(step.params[key]) > MAX_FAN_OUT:
                 problems.append(Problem(path=f"steps[{i}].params.{key}", message=f"fans out to {len(step.params[key]):,} "

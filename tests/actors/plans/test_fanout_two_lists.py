@@ -44,3 +44,13 @@ def test_one_list_and_one_single_value_still_fan_out() -> None:
     d = Driver(compile_data({"steps": [{"id": "r", "capability": "t.pair", "params": {"t.as": [1, 2], "t.b": 3}}]}, CAPS))
     assert dispatched(d.submit()) == ["r[0]", "r[1]"]
     assert [d.in_flight[k].inputs for k in ("r[0]", "r[1]")] == [{"t.a": 1, "t.b": 3}, {"t.a": 2, "t.b": 3}]
+
+
+def test_a_second_list_the_capability_takes_as_an_input_reaches_every_child() -> None:
+    """Not dropped, so not refused: the capability takes ``t.bs`` itself."""
+    takes = [cap("t.pair", "t.a", "t.bs", outputs=("t.v",), retry=RetryPolicy(max_retries=0), timeout_ms=1000,
+                 decomposition=Decomposition(array_params=_RULES))]
+    d = Driver(compile_data({"steps": [{"id": "r", "capability": "t.pair", "params": {"t.as": [1, 2], "t.bs": [3, 4]}}]},
+                            takes))
+    assert dispatched(d.submit()) == ["r[0]", "r[1]"]
+    assert [d.in_flight[k].inputs for k in ("r[0]", "r[1]")] == [{"t.a": 1, "t.bs": [3, 4]}, {"t.a": 2, "t.bs": [3, 4]}]
