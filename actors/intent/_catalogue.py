@@ -11,27 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from ontoflow.protocols.capability import CapabilityMetadata, IntentHints, intent_hints
 from ontoflow.protocols.domain import DomainManifest, GoalSpec, check_domain
 from ontoflow.protocols.errors import ManifestError, Problem
-from ontoflow.protocols.intent import INTENT_PARAMS
 
 __all__ = ["Catalogue"]
-
-
-def _param_clashes(manifest: DomainManifest) -> list[Problem]:
-    """Entities of one goal that would reach its capability under one input key (``param``,
-    else the entity's name), or under a key the planner reserves: the resolver kept whichever
-    the adapter happened to list last, or the planner overwrote it, without a word."""
-    problems: list[Problem] = []
-    for i, goal in enumerate(manifest.goals):
-        taken: dict[str, str] = {}
-        for name, spec in goal.entities_schema.items():
-            key, where = spec.param or name, f"goals[{i}].entities_schema.{name}.param"
-            if key in INTENT_PARAMS:
-                problems.append(Problem(path=where, message=f"{key!r} is reserved for the intent's own figures"))
-            elif key in taken:
-                problems.append(Problem(path=where, message=f"passes as {key!r}, as entity {taken[key]!r} does "
-                                                            "(one would replace the other)"))
-            taken.setdefault(key, name)
-    return problems
 
 
 class Catalogue:
@@ -42,8 +23,7 @@ class Catalogue:
         capabilities: capability id -> metadata; every capability a domain names must be here.
 
     Raises:
-        ManifestError: two domains with one id, a domain naming a capability not loaded, or
-            two entities of a goal passing as one input key (or as a reserved one).
+        ManifestError: two domains with one id, or a domain naming a capability not loaded.
     """
 
     def __init__(self, domains: Iterable[DomainManifest], capabilities: Mapping[str, CapabilityMetadata]) -> None:
@@ -54,7 +34,7 @@ class Catalogue:
             if manifest.domain in self.domains:
                 problems.append(Problem(path="domain", message=f"domain {manifest.domain!r} is declared twice"))
                 continue
-            for p in [*check_domain(manifest, self.capabilities), *_param_clashes(manifest)]:
+            for p in check_domain(manifest, self.capabilities):
                 problems.append(Problem(path=f"{manifest.domain}.{p.path}", message=p.message))
             self.domains[manifest.domain] = manifest
         if problems:
