@@ -21,7 +21,8 @@ intent's confidence and sentence too when it declares the reserved ``INTENT_PARA
 (``protocols.intent``: an HTTP domain bridge posts them as its ``ExecutionIntent``).
 Step ids: ``<n>`` per intent (1-based), ``<n>-<k>`` per element, ``<step>-<type>`` for a pre
 step (``<step>-<type>-2`` and on for a second pre step of one type: two of one type, for two
-params, were two steps of one id, a plan the engine refused); the combine mode is ``report``, so every step's answer is read back in step order.
+params, were two steps of one id, a plan the engine refused); the combine mode is
+``report``, so every step's answer is read back in step order.
 """
 
 from __future__ import annotations
