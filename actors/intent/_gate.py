@@ -11,6 +11,7 @@ Planner actor and failed every sentence it held).
 
 from __future__ import annotations
 
+from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
 from ontoflow.actors.intent._catalogue import Catalogue
@@ -29,6 +30,19 @@ def _candidate(catalogue: Catalogue, domain: str, goal: str, confidence: float) 
     return {"domain": domain, "goal": goal, "description": found[1].description, "confidence": confidence}
 
 
+def _apart(confidence: float, threshold: float) -> tuple[str, str]:
+    """The figures of a refusal: the threshold as written (two decimals at least), the
+    confidence cut down (never rounded up) to as many decimals. Both rounded to two decimals,
+    an adapter's 0.938 under 0.94 was told "confidence 0.94, needed 0.94"."""
+    needed = Decimal(repr(threshold))
+    places = max(2, -needed.as_tuple().exponent)  # type: ignore[operator]  # a finite threshold (check_domain)
+    step = Decimal(1).scaleb(-places)
+    if not 0.0 <= confidence <= 1.0:  # an adapter's NaN or -1e300 (built in code, never checked): no quantize
+        return f"{confidence:.{places}f}"[:16], str(needed.quantize(step))
+    shown = Decimal(confidence).quantize(step, rounding=ROUND_FLOOR)
+    return str(shown), str(needed.quantize(step))
+
+
 def confidence_gate(intent: IntentOutput, catalogue: Catalogue) -> DomainOutput | None:
     """None when ``intent`` may go on; else a clarification listing the closest goals."""
     manifest = catalogue.domains.get(intent.primary_domain)
@@ -39,13 +53,20 @@ def confidence_gate(intent: IntentOutput, catalogue: Catalogue) -> DomainOutput 
         return None
     picks = [(intent.primary_domain, intent.goal, intent.confidence)] if known else []
     picks += [(a.domain, a.goal, a.confidence) for a in intent.alternatives]
+    # Each goal once, at its first (best) mention: an adapter naming its pick again among its
+    # alternatives listed one goal twice, "1." and "2." the same answer.
+    firsts: dict[tuple[str, str], tuple[str, str, float]] = {}
+    for pick in picks:
+        firsts.setdefault(pick[:2], pick)
+    picks = list(firsts.values())
     candidates = [c for c in (_candidate(catalogue, *p) for p in picks) if c is not None]
     if not candidates:
         candidates = [{"domain": m.domain, "goal": g.id, "description": g.description, "confidence": 0.0} for m, g in catalogue.goals()]
     candidates = candidates[:MAX_CANDIDATES]
     threshold = manifest.confidence_threshold if manifest is not None else None
     if known and threshold is not None:
-        why = f"I am not sure enough what you mean (confidence {intent.confidence:.2f}, needed {threshold:.2f})."
+        shown, needed = _apart(intent.confidence, threshold)
+        why = f"I am not sure enough what you mean (confidence {shown}, needed {needed})."
     else:
         why = "I did not recognise what you want."
     return DomainOutput(

@@ -33,6 +33,8 @@ class DomainSource:
 def _manifest_file(path: Path) -> Path:
     if path.is_file():
         return path
+    if not path.exists():  # said "no domain manifest (looked for ...)", as for a folder without one
+        raise DomainLoadError(f"{path}: no domain manifest: no such folder or file")
     for name in MANIFEST_NAMES:
         if (path / name).is_file():
             return path / name

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import msgspec
 import structlog
 
 from ontoflow.actors.intent._catalogue import Catalogue
@@ -62,6 +63,16 @@ _LET_GO = DomainOutput(status="success", explanation="Cancelled: the question is
 
 #: What the gate's candidates resolve to when a person picks one (the question's "resolution").
 _GATED = frozenset({"low_confidence", "no_match"})
+
+
+def _checked(intent: IntentOutput) -> IntentOutput | None:
+    """``intent`` as its type says it is, or None. An ``IntentAdapter`` builds its answer in
+    code, which nothing checks (a decoder would): a confidence of "high" or entities that are
+    a list raised in the gate, restarting this actor and failing every sentence it held."""
+    try:
+        return msgspec.convert(msgspec.to_builtins(intent), IntentOutput)
+    except (msgspec.ValidationError, TypeError, ValueError, RecursionError):
+        return None
 
 
 class Sessions(Protocol):
@@ -188,7 +199,13 @@ class PlannerActor(BatchActor):
         if message.intent is None:
             self.send(pending.entry, PlanAnswer(ask_id=message.ask_id, rejected=message.error, code="adapter_failed"))
             return
-        self._conclude(message.ask_id, pending, message.intent, message.adapter, now)
+        intent = _checked(message.intent)
+        if intent is None:
+            log.warning("intent_adapter_answer_malformed", adapter=message.adapter)
+            self.send(pending.entry, PlanAnswer(ask_id=message.ask_id, code="adapter_failed",
+                                                rejected=f"the intent adapter {message.adapter} answered a malformed intent"))
+            return
+        self._conclude(message.ask_id, pending, intent, message.adapter, now)
 
     def _conclude(self, ask_id: int, pending: _Pending, intent: IntentOutput, adapter: str, now: int) -> None:
         sid = pending.request.session_id

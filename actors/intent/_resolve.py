@@ -16,10 +16,10 @@ from typing import Any
 
 from ontoflow.actors.intent._catalogue import Catalogue
 from ontoflow.actors.intent.errors import IntentRejected
-from ontoflow.protocols.domain import DomainOutput
+from ontoflow.protocols.domain import DomainOutput, GoalSpec
 from ontoflow.protocols.entities import check_entities
 from ontoflow.protocols.errors import Problem
-from ontoflow.protocols.intent import ExecutionIntent, IntentOutput
+from ontoflow.protocols.intent import INTENT_PARAMS, ExecutionIntent, IntentOutput
 
 __all__ = ["Resolution", "resolve_goal"]
 
@@ -39,6 +39,27 @@ class Resolution:
     clarification: DomainOutput | None = None
 
 
+def _parameters(goal: GoalSpec, entities: dict[str, Any]) -> dict[str, Any]:
+    """The entities under their ``param`` keys.
+
+    Raises:
+        IntentRejected: two of them pass as one key (the one the adapter listed last was kept,
+            the other dropped without a word), or one as a key the planner reserves (which
+            overwrote it); the goal is misdeclared, and the problem names its entities.
+    """
+    parameters: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for name, value in entities.items():
+        key = goal.entities_schema[name].param or name
+        if key in INTENT_PARAMS or key in given:
+            why = "a key the planner reserves" if key in INTENT_PARAMS else f"the key entity {given[key]!r} passes as"
+            raise IntentRejected([Problem(path=f"entities.{name}", message=(
+                f"goal {goal.id} passes it as {why} ({key!r}): fix the goal's entities_schema params"))])
+        given[key] = name
+        parameters[key] = value
+    return parameters
+
+
 def resolve_goal(intent: IntentOutput, catalogue: Catalogue, *, said: str | None = None) -> Resolution:
     """Resolve ``intent`` against the catalogue.
 
@@ -49,7 +70,8 @@ def resolve_goal(intent: IntentOutput, catalogue: Catalogue, *, said: str | None
             with memory, the earlier sentences too).
 
     Raises:
-        IntentRejected: an unknown domain or goal, or entities the goal refuses.
+        IntentRejected: an unknown domain or goal, entities the goal refuses, or two entities
+            given that the goal passes as one key.
     """
     found = catalogue.find(intent.primary_domain, intent.goal)
     if found is None:
@@ -87,10 +109,11 @@ def resolve_goal(intent: IntentOutput, catalogue: Catalogue, *, said: str | None
         spec = goal.entities_schema[mapping]
         value = entities.get(mapping, spec.values[0])
         target = spec.capability_map[value]
-        capabilities = [target] if isinstance(target, str) else list(target)
+        # Each capability once: a value mapped to [a, a] ran ``a`` twice and answered it twice.
+        capabilities = [target] if isinstance(target, str) else list(dict.fromkeys(target))
     else:
         capabilities = [goal.capability]
-    parameters = {(goal.entities_schema[n].param or n): v for n, v in entities.items()}
+    parameters = _parameters(goal, entities)
     intents = [
         ExecutionIntent(
             domain=manifest.domain, capability=cap, parameters=dict(parameters),

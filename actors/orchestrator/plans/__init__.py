@@ -9,9 +9,9 @@ How a step's params meet its capability's inputs: params are keyed by ontology k
 capability's ``input_schema`` property names), references resolved first. Each input key
 then resolves like a workflow step's, first layer wins: the step's params -> the run's
 context, which for a plan step is the submitted inputs overlaid with the outputs of the step's
-*ancestors* (only them, layered by depth then step order, so a nearer ancestor wins and the
-result never depends on arrival order) -> the orchestrator's defaults -> the schema's
-``default``. A required key found nowhere ends the step ``invalid`` without dispatching it.
+*ancestors* (only them, farthest first, by dependency edges then step order, so a nearer
+ancestor wins and the result never depends on arrival order) -> the orchestrator's defaults
+-> the schema's ``default``. A required key found nowhere ends the step ``invalid`` without dispatching it.
 A param its capability does not take is a compile error (except a fan-out list parameter).
 
 Step outputs: the declared keys of the outcome; a capability that declares no outputs

@@ -119,8 +119,12 @@ def _on_finished(c: CompiledPlan, state: PlanState, fact: StepFinished, cmds: li
     end = outcome_end(fact, capability=cap.id, prefix=cap.prefix, declared=cap.outputs, started_ms=running.started_ms,
                       events=cap.events)
     if end.event == CLARIFICATION:
-        # The step asks a person: it leaves its slot (other steps go on) and waits for an answer.
+        # The step asks a person: it leaves its slot (other steps go on) and waits for an answer;
+        # a fan-out child leaves its fan-out's slot too: held, with the rest of the fan-out
+        # waiting behind it, the run was neither going on nor "suspended", nothing in flight.
         trace(c, state, running.unit, end, action="SUSPEND")
+        if running.unit.group is not None:
+            state.groups[running.unit.group].running -= 1
         suspension, command = suspend(state.run_id, end, running.dispatch, outcome.outputs)
         state.asking[outcome.step_id] = (suspension, running)
         cmds.append(command)

@@ -41,7 +41,8 @@ def combine(compiled: CompiledPlan, state: PlanState) -> dict[str, Any]:
     """The keys the plan's ``combine_mode`` adds to the run's context at its end."""
     order = step_order(compiled, state)
     results = state.results
-    combined: dict[str, Any] = {STEPS_KEY: {rid: results[rid].status for rid, _, _ in order}}
+    steps = {rid: results[rid].status for rid, _, _ in order}
+    combined: dict[str, Any] = {STEPS_KEY: steps}
     mode = compiled.plan.combine_mode
     if mode == "last":
         for rid, _, follow_up in reversed(order):
@@ -65,4 +66,6 @@ def combine(compiled: CompiledPlan, state: PlanState) -> dict[str, Any]:
                 "error": r.error,
             }
         combined[REPORT_KEY] = report
+    # The engine's own record wins over a step's output of that name, which replaced it.
+    combined[STEPS_KEY] = steps
     return combined

@@ -2,12 +2,12 @@
 
 Everything static is checked and precomputed here: each step's capability plan (inputs,
 defaults, outputs, budget: the workflow engine's own :class:`CapabilityPlan`), effective
-dependencies, ancestors in merge order, fan-out rules, follow-up capabilities chosen by role.
+dependencies, ancestors in merge order, fan-out rules, follow-up capabilities chosen by role
+(the parent's own namespace first).
 """
 
 from __future__ import annotations
 
-import graphlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -69,8 +69,9 @@ class StepPlan:
             its ``depends_on``, the steps its references name and, in a sequential plan, the
             nearest required step before it. Not the optional step before it: in a sequential
             plan an optional step's failure once skipped every step after it, failing the plan.
-        ancestors: every ancestor, sorted by (depth, index): the order their outputs are
-            layered into this step's context, so a nearer ancestor wins on a shared key.
+        ancestors: every ancestor, farthest first (dependency edges away, then index): the
+            order their outputs are layered into this step's context, so a nearer ancestor
+            wins on a shared key.
         required: a failure fails the plan.
         output_key: its name in a report.
         description: the contract's instructions.
@@ -173,6 +174,13 @@ def not_a_list(meta: CapabilityMetadata, key: str, value: Any) -> str:
             f"{type(value).__name__} (a list of one for a single {single!r})")
 
 
+def two_lists(meta: CapabilityMetadata, first: str, second: str) -> str:
+    """Why a step giving lists for two of its capability's fan-out parameters is refused: it
+    fanned out over the first, and the second list was dropped without a word."""
+    return (f"{meta.id} fans out over one list at a time, and both {first!r} and {second!r} are lists "
+            "(split the step, one list each)")
+
+
 def _followup_roles(meta: CapabilityMetadata) -> list[str]:
     """The roles a capability's composition asks for, each once, in their order.
 
@@ -199,11 +207,28 @@ def _check_report_names(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMet
                 named[name] = where
 
 
-def _depths(deps: Mapping[str, list[str]]) -> dict[str, int]:
-    depth: dict[str, int] = {}
-    for node in graphlib.TopologicalSorter(deps).static_order():
-        depth[node] = 1 + max((depth[d] for d in deps[node]), default=-1)
-    return depth
+def _filler(cap_id: str, role: str, catalog: Mapping[str, CapabilityMetadata]) -> str:
+    """The capability that fills ``role`` for ``cap_id``'s follow-up: the lowest id of its own
+    namespace (``finance.`` for ``finance.get_stock_price``) that fills it, else the lowest id.
+    The lowest id alone let a domain added later (``alerts.push``) take every other domain's
+    notifications (``finance.notify``): a new domain changed what an old one did."""
+    fillers = sorted(c for c, m in catalog.items() if role in m.roles)
+    own = cap_id.split(".", 1)[0] + "."
+    return next((c for c in fillers if c.startswith(own)), fillers[0])
+
+
+def _ancestors_by_distance(step_id: str, deps: Mapping[str, list[str]], index: Mapping[str, int]) -> tuple[str, ...]:
+    """Every ancestor of ``step_id``, farthest first (fewest dependency edges away; step order
+    between equals): the order their outputs are layered, so a nearer ancestor wins. Sorted by
+    depth from the plan's roots, a grandparent of a deeper branch once won over a parent."""
+    distance: dict[str, int] = {}
+    level, hops = list(deps[step_id]), 1
+    while level:
+        fresh = [d for d in dict.fromkeys(level) if d not in distance]
+        for d in fresh:
+            distance[d] = hops
+        level, hops = [a for d in fresh for a in deps[d]], hops + 1
+    return tuple(sorted(distance, key=lambda s: (-distance[s], index[s])))
 
 
 def compile_plan(
@@ -254,6 +279,13 @@ def compile_plan(
             continue
         accepted = set(cap_plan(meta.id).input_keys)
         fan_names = {a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])}
+        # The first rule holding a list fans out; a later one's list the capability does not
+        # take was dropped (a reference's list is found as the step begins: ``_schedule``).
+        listed = [a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])
+                  if isinstance(step.params.get(a.param_name), list)]
+        dropped = next((k for k in listed[1:] if k not in accepted), None)
+        if dropped is not None:
+            problems.append(Problem(path=f"steps[{i}].params.{dropped}", message=two_lists(meta, listed[0], dropped)))
         for key in step.params:
             if key in fan_names and isinstance(step.params[key], list) and len(step.params[key]) > MAX_FAN_OUT:
                 problems.append(Problem(path=f"steps[{i}].params.{key}", message=f"fans out to {len(step.params[key]):,} "
@@ -285,7 +317,6 @@ def compile_plan(
         raise ManifestError(list(dict.fromkeys(problems[:own] + [p for p in problems[own:] if p.path not in said])))
 
     deps = plan_dependencies(plan)
-    depth = _depths(deps)
     index = {s.id: i for i, s in enumerate(plan.steps)}
     steps: list[StepPlan] = []
     gate: list[str] = []  # the nearest required step so far (a sequential plan's)
@@ -295,17 +326,10 @@ def compile_plan(
         needs = tuple(dict.fromkeys([*step.depends_on, *gate, *referenced]))
         if plan.execution_mode == "sequential" and step.required:
             gate = [step.id]
-        found: set[str] = set()
-        todo = list(deps[step.id])
-        while todo:
-            d = todo.pop()
-            if d not in found:
-                found.add(d)
-                todo.extend(deps[d])
         follow_ups: list[FollowUp] = []
         if meta.composition is not None:
             for role in _followup_roles(meta):
-                chosen = min(c for c, m in catalog.items() if role in m.roles)  # deterministic: lowest id
+                chosen = _filler(meta.id, role, catalog)
                 follow_ups.append(FollowUp(role, cap_plan(chosen), dict(meta.composition.enabled_if), dict(meta.composition.param_map)))
         steps.append(
             StepPlan(
@@ -316,7 +340,7 @@ def compile_plan(
                 sites=reference_sites(step.params),
                 deps=tuple(deps[step.id]),
                 needs=needs,
-                ancestors=tuple(sorted(found, key=lambda s: (depth[s], index[s]))),
+                ancestors=_ancestors_by_distance(step.id, deps, index),
                 required=step.required,
                 output_key=step.output_key or step.id,
                 description=step.description,

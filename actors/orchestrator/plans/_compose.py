@@ -13,7 +13,8 @@ Everything comes from the parent capability's ``composition`` metadata, never fr
   the run context or a default, or end the follow-up ``invalid`` if required).
 * ``_step_explanation``, the name seed 004's example maps a notifier's ``message`` from, is
   the parent step's explanation when nothing carries that name: its ``DomainOutput``'s
-  ``explanation`` (under ``ontoflow.domain.output``), else its output named ``explanation``.
+  ``explanation`` (under ``ontoflow.domain.output``), else its output named ``explanation``;
+  for a fan-out, its elements' explanations, one a line, in element order.
 """
 
 from __future__ import annotations
@@ -97,4 +98,12 @@ def _explanation(outputs: Mapping[str, Any]) -> Any:
     domain_output = outputs.get(DOMAIN_OUTPUT_KEY)
     if isinstance(domain_output, Mapping) and isinstance(domain_output.get("explanation"), str):
         return domain_output["explanation"]
-    return outputs.get("explanation", _MISSING)
+    explanation = outputs.get("explanation", _MISSING)
+    # A fan-out's outputs are its elements' values, gathered in a list: the follow-up (run once
+    # for the step) found no explanation there and ended ``invalid``, nothing notified.
+    said = [d.get("explanation") for d in domain_output if isinstance(d, Mapping)] \
+        if isinstance(domain_output, list) else explanation if isinstance(explanation, list) else None
+    if said is not None:
+        said = [e for e in said if isinstance(e, str) and e]
+        return "\n".join(said) if said else _MISSING
+    return explanation

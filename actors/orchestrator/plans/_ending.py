@@ -25,15 +25,26 @@ from ontoflow.actors.orchestrator.engine import (
     resolve_inputs,
     trace_entry,
 )
+from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY
 from ontoflow.actors.orchestrator.plans._combine import combine
 from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, StepPlan
 from ontoflow.actors.orchestrator.plans._compose import condition_holds, map_params
 from ontoflow.actors.orchestrator.plans._state import FAILED, SUCCEEDED, FanOut, PlanState, StepResult, Unit
 
-__all__ = ["NO_MEMORY", "close", "end_at_once", "end_run", "enqueue", "finish_group", "trace"]
+__all__ = ["NO_MEMORY", "close", "end_at_once", "end_run", "enqueue", "finish_group", "run_layer", "trace"]
 
 #: Plan steps have no static memory: the empty layer ``resolve_inputs`` is given.
 NO_MEMORY: dict[str, Any] = {}
+
+
+def run_layer(state: PlanState) -> dict[str, Any]:
+    """The run's context as a step's input layer: without a person's answer to a question
+    (``ANSWER_KEY``, which an answer writes there): that answer reaches the step that asked,
+    in its own dispatch. Layered, it reached every step after as the answer to a question
+    it never asked (a second "which Springfield?" step took the first one's answer)."""
+    if ANSWER_KEY not in state.context:
+        return dict(state.context)
+    return {k: v for k, v in state.context.items() if k != ANSWER_KEY}
 
 
 def _key(item: Unit | FanOut) -> tuple[int, int, int]:
@@ -113,7 +124,7 @@ def _compose(c: CompiledPlan, state: PlanState, step: StepPlan, params: dict[str
             continue
         fid = f"{step.id}+{fu.role}"
         mapped = map_params(fu.param_map, visible, outputs)
-        inputs, missing = resolve_inputs(fu.capability, mapped, NO_MEMORY, {**state.context, **outputs}, c.defaults)
+        inputs, missing = resolve_inputs(fu.capability, mapped, NO_MEMORY, {**run_layer(state), **outputs}, c.defaults)
         unit = Unit((step.index, 1, n), fid, step.id, fu.capability, inputs or {}, mapped, follow_up=True)
         if missing is not None:
             result = StepResult(FAILED, INVALID, fu.capability.id, {}, f"step {fid!r}: required input {missing!r} resolved to nothing", "missing_input")

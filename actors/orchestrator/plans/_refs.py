@@ -8,7 +8,8 @@ never a value.
 A domain handler answers one ``DomainOutput`` under ``ontoflow.domain.output``; seed 004's
 plans reference its fields directly (``${1.explanation}``), so a field of a ``DomainOutput``
 (``status``, ``result``, ``explanation``, ``confidence``, ``metadata``) that no declared key
-matches is looked up in the step's ``DomainOutput``.
+matches is looked up in the step's ``DomainOutput``; in a fan-out's, the field of each element's,
+a list in element order (as its other outputs are gathered).
 """
 
 from __future__ import annotations
@@ -117,9 +118,12 @@ def _resolve(ref_body: str, step_id: str, outputs: Mapping[str, Mapping[str, Any
         return lookup(produced, ref.path)
     except LookupError as exc:
         domain_output = produced.get(DOMAIN_OUTPUT_KEY)
-        if isinstance(domain_output, Mapping) and ref.path and ref.path[0] in _DOMAIN_OUTPUT_FIELDS:
+        if ref.path and ref.path[0] in _DOMAIN_OUTPUT_FIELDS:
             try:
-                return lookup(domain_output, ref.path)
+                if isinstance(domain_output, Mapping):
+                    return lookup(domain_output, ref.path)
+                if isinstance(domain_output, list):  # a fan-out's, gathered: the field of each, in order
+                    return [lookup(one, ref.path) for one in domain_output]
             except LookupError:
                 pass
         raise UnresolvedReference(f"step {step_id!r}: reference {ref.text} does not resolve: {exc}") from None

@@ -19,8 +19,8 @@ from ontoflow.protocols.events import INVALID
 
 from ontoflow.actors.orchestrator.engine import Command, Dispatch, resolve_inputs
 from ontoflow.actors.orchestrator.plans._asking import dispatch_resumed
-from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan, not_a_list
-from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group
+from ontoflow.actors.orchestrator.plans._compile import MAX_FAN_OUT, CompiledPlan, StepPlan, not_a_list, two_lists
+from ontoflow.actors.orchestrator.plans._ending import NO_MEMORY, end_at_once, end_run, enqueue, finish_group, run_layer
 from ontoflow.actors.orchestrator.plans._refs import ParamsTooLarge, UnresolvedReference, substitute
 from ontoflow.actors.orchestrator.plans._state import (
     FAILED,
@@ -87,7 +87,7 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
         reason = "params_too_large" if isinstance(exc, ParamsTooLarge) else "reference"
         _end_now(c, state, step, now, status=FAILED, event=INVALID, reason=reason, error=str(exc))
         return
-    layer = dict(state.context)
+    layer = run_layer(state)
     for a in step.ancestors:
         layer.update(produced[a])
     for rule in step.fan_out:
@@ -98,6 +98,12 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
                          error=f"step {step.id!r}: " + not_a_list(cap.meta, rule.param_name, items))
                 return
             continue
+        also = next((r.param_name for r in step.fan_out if r.param_name != rule.param_name and r.param_name not in
+                     cap.input_keys and isinstance(params.get(r.param_name, layer.get(r.param_name)), list)), None)
+        if also is not None:  # fanned over the first, the second list was dropped without a word
+            _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
+                     error=f"step {step.id!r}: " + two_lists(cap.meta, rule.param_name, also))
+            return
         if len(items) > MAX_FAN_OUT:  # one journaled child per item: a run's size is not the data's
             _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
                      error=f"step {step.id!r}: {rule.param_name!r} fans out to {len(items):,} items; at most {MAX_FAN_OUT:,}")
@@ -135,6 +141,12 @@ def _launch(c: CompiledPlan, state: PlanState, now: int, cmds: list[Command]) ->
     while i < len(queue) and len(state.running) < limit:
         item = queue[i]
         if isinstance(item, Unit):
+            group = state.groups.get(item.group) if item.group is not None else None
+            if group is not None:  # an answered fan-out child: it waits for a slot of its fan-out too
+                if group.running >= group.limit:
+                    i += 1
+                    continue
+                group.running += 1
             del queue[i]
             _dispatch(c, state, item, now, cmds)
             continue
