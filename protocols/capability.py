@@ -277,6 +277,10 @@ def check_metadata(meta: CapabilityMetadata, where: str | None = None, budget: P
         problems.append(Problem(path=f"{where}.retry.multiplier", message="must be >= 1.0"))
     if not 0.0 <= r.jitter < 1.0:
         problems.append(Problem(path=f"{where}.retry.jitter", message="must be in [0, 1)"))
+    for i, rule in enumerate(meta.decomposition.array_params if meta.decomposition else ()):
+        if isinstance(rule.max_concurrency, bool) or rule.max_concurrency < 1:  # built in code: never decoded
+            problems.append(Problem(path=f"{where}.decomposition.array_params[{i}].max_concurrency",
+                                    message="must be a whole number >= 1"))
     if meta.timeout_ms is not None and meta.timeout_ms <= 0:
         problems.append(Problem(path=f"{where}.timeout_ms", message="must be > 0 or null"))
     big = oversized_int_path(msgspec.to_builtins(meta))  # the worker's Register failed to encode, a traceback

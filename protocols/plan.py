@@ -279,8 +279,8 @@ def check_plan(plan: ExecutionPlan) -> list[Problem]:
         size = references_problem(plan)
     if size is not None:  # nothing else is checked: the checks past it cost too much
         return [size]
-    if plan.max_concurrency < 1:
-        problems.append(Problem(path="max_concurrency", message="must be >= 1"))
+    if isinstance(plan.max_concurrency, bool) or plan.max_concurrency < 1:  # True passed as 1; the journal cannot decode it
+        problems.append(Problem(path="max_concurrency", message="must be a whole number >= 1"))
     problems.extend(filter(None, [text_problem("name", plan.name, MAX_NAME_CHARS)]))
     seen: dict[str, int] = {}
     deep: set[int] = set()
