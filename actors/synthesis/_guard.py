@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ontoflow.actors.pipelines._compile import setting_keys
 from ontoflow.actors.synthesis._deterministic import WRITERS, SynthesisRequest
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ManifestError, Problem
@@ -100,28 +101,36 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
     writer = WRITERS.get(request.format.casefold(), (None, ""))[0]
     wired = {out for meta in catalog.values() if meta.flow.get("modes") for out in meta.outputs}
     for i, step in enumerate(steps):
-        where, config = f"steps[{i}]", step["config"]
-        for key in config:  # a dataset reference set by hand could read any spool file on this host
-            if key in wired or any(out.endswith("." + key) for out in wired):
+        meta = catalog[step["component"]]
+        # Each setting by its short name, under whichever spelling the step gave it (``path`` or
+        # ``data.path``): compile passed, so each names one input key, and no two the same.
+        named, _ = setting_keys(meta, step["config"])
+        config = {target.rsplit(".", 1)[-1]: value for key, value in step["config"].items()
+                  if (target := named.get(key)) is not None}
+        written = {target.rsplit(".", 1)[-1]: key for key, target in named.items()}
+        where = f"steps[{i}]"
+        for key, target in named.items():  # a dataset reference set by hand could read any spool file on this host
+            if target in wired:
                 problems.append(Problem(path=f"{where}.config.{key}",
                                         message="comes from the step this one needs: remove it and list that step in needs"))
-        modes = catalog[step["component"]].flow.get("modes") or []
+        modes = meta.flow.get("modes") or []
         if "write" in modes and writer is not None and step["component"] != writer:
             problems.append(Problem(path=f"{where}.component", message=f"the request asks for {request.format}: use {writer}"))
         if "database" in config or "connection" in config or step["component"] == "sqlite.extractor":
-            problems += _reads_the_source(where, config, source, by_path)
+            problems += _reads_the_source(where, config, written, source, by_path)
         for key in _PLACES:
             value = config.get(key)
             if not isinstance(value, str):
                 continue
+            at = f"{where}.config.{written[key]}"
             place = _place(value)
             if place is None:
-                problems.append(Problem(path=f"{where}.config.{key}", message="is not a usable file path"))
+                problems.append(Problem(path=at, message="is not a usable file path"))
             elif not (_inside(place, destination) or (_inside(place, here) and not value.lstrip().startswith("~"))):
-                problems.append(Problem(path=f"{where}.config.{key}",
+                problems.append(Problem(path=at,
                                         message=f"must stay inside the destination {request.destination} or the working folder"))
             elif by_path and place == _place(source):
-                problems.append(Problem(path=f"{where}.config.{key}", message="must not overwrite the source database"))
+                problems.append(Problem(path=at, message="must not overwrite the source database"))
     return problems
 
 
@@ -137,17 +146,22 @@ def _references(value: Any, path: str) -> list[str]:
     return []
 
 
-def _reads_the_source(where: str, config: dict[str, Any], source: str, by_path: bool) -> list[Problem]:
-    """A reading step must read the requested source, named as the request named it."""
+def _reads_the_source(where: str, config: dict[str, Any], written: dict[str, str], source: str,
+                      by_path: bool) -> list[Problem]:
+    """A reading step must read the requested source, named as the request named it (``config``
+    by short setting names, ``written`` each one's key as the step spelled it)."""
+    def at(setting: str) -> str:
+        return f"{where}.config.{written.get(setting, setting)}"
+
     if by_path:
         if "connection" in config:
-            return [Problem(path=f"{where}.config.connection", message=f"read the requested source as database: {source}")]
+            return [Problem(path=at("connection"), message=f"read the requested source as database: {source}")]
         database = config.get("database")
         if not isinstance(database, str) or _place(database) is None or _place(database) != _place(source):
-            return [Problem(path=f"{where}.config.database", message=f"must be the requested source {source}")]
+            return [Problem(path=at("database"), message=f"must be the requested source {source}")]
         return []
     if "database" in config:
-        return [Problem(path=f"{where}.config.database", message=f'read the requested source as connection: "{source}"')]
+        return [Problem(path=at("database"), message=f'read the requested source as connection: "{source}"')]
     if config.get("connection") != source:
-        return [Problem(path=f"{where}.config.connection", message=f'must be the requested source "{source}"')]
+        return [Problem(path=at("connection"), message=f'must be the requested source "{source}"')]
     return []
