@@ -31,6 +31,7 @@ from ontoflow.actors.synthesis._deterministic import WRITERS, SynthesisRequest
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.oml import check_oml, pipeline_from_data
+from ontoflow.protocols.plan import MAX_PARAMS_DEPTH
 
 __all__ = ["component_catalog", "component_ids", "guard_pipeline"]
 
@@ -61,6 +62,12 @@ def guard_pipeline(document: Any, request: SynthesisRequest | None = None) -> li
         The problems of the first check that found any, each with its path.
     """
     catalog = component_catalog()
+    # The schema guard walks a config by recursion: one nested past what a plan's params may
+    # (and far past what the stack holds) is said first, so that the guard answers, not raises.
+    problems = [Problem(path=f"steps[{i}].config", message=f"nested deeper than {MAX_PARAMS_DEPTH} levels")
+                for i, step in enumerate(_steps(document)) if _deeper_than(step.get("config"), MAX_PARAMS_DEPTH)]
+    if problems:
+        return problems
     problems = check_oml(document, components=component_ids(catalog))
     if problems:
         return problems
@@ -76,6 +83,25 @@ def guard_pipeline(document: Any, request: SynthesisRequest | None = None) -> li
     except ManifestError as exc:
         return list(exc.problems)
     return [] if request is None else _conformance(document["steps"], request, catalog)
+
+
+def _steps(document: Any) -> list[dict[str, Any]]:
+    steps = document.get("steps") if isinstance(document, dict) else None
+    return [step for step in steps if isinstance(step, dict)] if isinstance(steps, list) else []
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests maps and lists deeper than ``limit`` levels (without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _place(path: str) -> str | None:
