@@ -29,6 +29,7 @@ from typing import Any
 from ontoflow.actors.pipelines._compile import setting_keys
 from ontoflow.actors.synthesis._deterministic import WRITERS, SynthesisRequest
 from ontoflow.protocols.capability import CapabilityMetadata
+from ontoflow.protocols.documents import decode_document
 from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.oml import check_oml, pipeline_from_data
 from ontoflow.protocols.plan import MAX_PARAMS_DEPTH
@@ -55,12 +56,18 @@ def guard_pipeline(document: Any, request: SynthesisRequest | None = None) -> li
     """Every problem of ``document`` as the pipeline for ``request`` (empty when it may compile).
 
     Args:
-        document: the decoded pipeline (whatever a synthesiser wrote).
+        document: the decoded pipeline (whatever a synthesiser wrote; a text that is no YAML is
+            one problem, where the decoder stopped).
         request: what was asked; ``None`` skips the third check (see the module docstring).
 
     Returns:
         The problems of the first check that found any, each with its path.
     """
+    if isinstance(document, str):  # a model's answer that is no YAML map: the decoder says where it stops
+        try:
+            decode_document(document.encode(errors="replace"), "yaml", source="the model's answer")
+        except ManifestError as exc:
+            return list(exc.problems)
     catalog = component_catalog()
     # The schema guard walks a config by recursion: one nested past what a plan's params may
     # (and far past what the stack holds) is said first, so that the guard answers, not raises.
