@@ -111,9 +111,17 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
+#: No file system opens a longer path (Linux's PATH_MAX; macOS's is shorter): resolving one
+#: costs time quadratic in its parts (a model's 600 KB path held the worker's loop for minutes).
+_PATH_MAX_BYTES = 4096
+
+
 def _place(path: str) -> str | None:
     """Where ``path`` points from this worker, as the components would open it (``~`` expanded,
-    relative to the working folder, symbolic links followed); None for no usable path (a NUL)."""
+    relative to the working folder, symbolic links followed); None for no usable path (a NUL,
+    a path longer than any file system opens)."""
+    if len(path) > _PATH_MAX_BYTES or len(path.encode(errors="replace")) > _PATH_MAX_BYTES:
+        return None
     try:
         return os.path.realpath(os.path.expanduser(path))
     except (ValueError, OSError):

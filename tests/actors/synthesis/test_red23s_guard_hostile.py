@@ -37,3 +37,15 @@ def test_references_deep_in_a_config_are_found_at_their_paths() -> None:
     config = {"query": "SELECT 1", "database": "d.db", "batch_rows": [{"x": "${a.b}"}, "${c.d}"]}
     assert [p.path for p in guard_pipeline(_pipeline(config))] == ["steps[0].config.batch_rows[0].x",
                                                                    "steps[0].config.batch_rows[1]"]
+
+
+def test_a_path_longer_than_any_file_system_opens_is_no_usable_path() -> None:
+    # Resolving it (os.path.realpath) takes time quadratic in its parts: a model's 600 KB path
+    # held the worker's loop for minutes; no system opens a path past 4,096 bytes anyway.
+    from ontoflow.actors.synthesis import SynthesisRequest
+
+    document = _pipeline({"query": "SELECT 1", "database": "./shop.db"})
+    document["steps"].append({"id": "write", "component": "csv.writer", "mode": "write", "needs": ["extract"],
+                              "config": {"path": "a/" * 100_000 + "x.csv"}})
+    problems = guard_pipeline(document, SynthesisRequest(source="./shop.db"))
+    assert [(p.path, p.message) for p in problems] == [("steps[1].config.path", "is not a usable file path")]
