@@ -270,7 +270,9 @@ class GuardPipeline(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs) if REQUEST in inputs else None
-        problems = guard_pipeline(inputs[DOCUMENT], request)
+        # In a thread: a model's 4 MB answer takes the guard seconds (a text is decoded again to
+        # say where it stops; long texts are scanned for secrets), and the loop must go on.
+        problems = await anyio.to_thread.run_sync(guard_pipeline, inputs[DOCUMENT], request)
         errors = _told(problems)
         if problems:
             log.info("schema_guard_fail", errors=len(problems), paths=_logged([p.path for p in problems]))
