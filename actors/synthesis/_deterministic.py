@@ -54,8 +54,18 @@ class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
     hint: str | None = None
 
 
-def _kebab(text: str, fallback: str) -> str:
+#: The longest slug of a table or a source in a step id or the pipeline's name: the database
+#: chooses its names, and an id is at most 128 characters ("extract-", "write-", "-jsonl" and
+#: a "-2" fit around it), a name at most 256.
+_SLUG_CHARS = 100
+#: The longest file stem, in bytes: a file name is at most 255 bytes (with "-2" and ".jsonl").
+_STEM_BYTES = 200
+
+
+def _kebab(text: str, fallback: str, most: int | None = None) -> str:
     slug = _NOT_KEBAB.sub("-", text.casefold()).strip("-")
+    if most is not None:
+        slug = slug[:most].rstrip("-")
     return slug or fallback
 
 
@@ -70,7 +80,7 @@ def _unique(base: str, taken: set[str]) -> str:
 def _file_name(table: str, suffix: str, taken: set[str]) -> str:
     """A file name for ``table``, unique as a case- and normalisation-insensitive file system
     compares names (tables ``café`` and ``CAFÉ`` are two in SQLite, one file on macOS)."""
-    stem = _UNSAFE_FILE.sub("_", table)
+    stem = _UNSAFE_FILE.sub("_", table).encode()[:_STEM_BYTES].decode(errors="ignore")
     if stem.startswith(".") or not stem:
         stem = "_" + stem
     name, n = stem, 2
@@ -153,7 +163,7 @@ def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[s
     files: set[str] = set()
     steps: list[dict[str, Any]] = []
     for table in tables:
-        slug = _kebab(table.name, "table")
+        slug = _kebab(table.name, "table", _SLUG_CHARS)
         extract = _unique(f"extract-{slug}", ids)
         steps.append({"id": extract, "component": "sqlite.extractor", "mode": "read",
                       "config": {"query": f"SELECT * FROM {quote_identifier(table.name)}", **where}})
@@ -162,7 +172,7 @@ def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[s
             config["header"] = True
         steps.append({"id": _unique(f"write-{slug}-{fmt}", ids), "component": writer, "mode": "write",
                       "needs": [extract], "config": config})
-    source_stem = _kebab(request.source.removeprefix("@").rsplit("/", 1)[-1].rsplit(".", 1)[0], "source")
+    source_stem = _kebab(request.source.removeprefix("@").rsplit("/", 1)[-1].rsplit(".", 1)[0], "source", _SLUG_CHARS)
     name = request.name or f"{source_stem}-to-{fmt}"
     return {"oml_version": OML_VERSION, "name": _kebab(name, "pipeline"), "steps": steps}
 
