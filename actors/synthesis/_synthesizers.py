@@ -161,6 +161,9 @@ class LlmSynthesizer:
     async def _ask(self, messages: list[dict[str, str]]) -> SynthesisAnswer:
         answer = await self._client.chat(messages, tools=[GENERATE_PIPELINE], tool_choice=_CHOICE)
         text = ""
+        strays = sum(call.name != "generate_pipeline" for call in answer.tool_calls)
+        if strays:  # scoping holds (nothing runs a tool but generate_pipeline): said, even beside a pipeline
+            log.warning("llm_tool_out_of_scope", tool_calls=strays, offered=["generate_pipeline"])
         for call in answer.tool_calls:
             if call.name == "generate_pipeline":
                 try:
@@ -173,8 +176,6 @@ class LlmSynthesizer:
                 text = given if isinstance(given, str) else call.arguments  # else: the guard says it is no pipeline
                 break
         else:
-            if answer.tool_calls:  # scoping holds (nothing runs a tool but generate_pipeline): said, not as "empty"
-                log.warning("llm_tool_out_of_scope", tool_calls=len(answer.tool_calls), offered=["generate_pipeline"])
             text = answer.content  # a model that ignored the tool and wrote text
         if not text.strip():
             log.warning("empty_llm_response", tool_calls=len(answer.tool_calls), finish_reason=answer.finish_reason)
