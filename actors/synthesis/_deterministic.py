@@ -27,9 +27,12 @@ __all__ = ["WRITERS", "SynthesisRequest", "check_request", "render_pipeline", "s
 WRITERS: dict[str, tuple[str, str]] = {"csv": ("csv.writer", ".csv"), "jsonl": ("jsonl.writer", ".jsonl")}
 
 _NOT_KEBAB = re.compile(r"[^a-z0-9]+")
-# A separator, or a control character (a table name is the database's to choose: a newline or
-# an ESC in a file name breaks scripts and drives the terminal of whoever lists the folder).
-_UNSAFE_FILE = re.compile(r"[/\\\x00-\x1f\x7f]")
+# A separator, or a character that is not printable (a table name is the database's to choose:
+# a newline or an ESC in a file name breaks scripts and drives the terminal of whoever lists the
+# folder, as a C1 control does (U+009B is CSI); a bidirectional control (U+202E) shows a name
+# that is not the file's). str.isprintable is False for every control and format character.
+def _safe_file_char(ch: str) -> str:
+    return "_" if ch in "/\\" or not ch.isprintable() else ch
 
 
 class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,7 +83,7 @@ def _unique(base: str, taken: set[str]) -> str:
 def _file_name(table: str, suffix: str, taken: set[str]) -> str:
     """A file name for ``table``, unique as a case- and normalisation-insensitive file system
     compares names (tables ``café`` and ``CAFÉ`` are two in SQLite, one file on macOS)."""
-    stem = _UNSAFE_FILE.sub("_", table).encode()[:_STEM_BYTES].decode(errors="ignore")
+    stem = "".join(map(_safe_file_char, table)).encode()[:_STEM_BYTES].decode(errors="ignore")
     if stem.startswith(".") or not stem:
         stem = "_" + stem
     name, n = stem, 2
