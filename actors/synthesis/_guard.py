@@ -89,7 +89,29 @@ def guard_pipeline(document: Any, request: SynthesisRequest | None = None) -> li
         compile_pipeline(pipeline_from_data(document, source="synthesised pipeline"), catalog)
     except ManifestError as exc:
         return list(exc.problems)
-    return [] if request is None else _conformance(document["steps"], request, catalog)
+    problems = _runnable(document["steps"], catalog)
+    return problems + ([] if request is None else _conformance(document["steps"], request, catalog))
+
+
+def _runnable(steps: list[dict[str, Any]], catalog: dict[str, CapabilityMetadata]) -> list[Problem]:
+    """Each input a step's component requires and will not get: a setting its config does not
+    give, or data none of its needs brings (a writer that needs no step has no rows to write)."""
+    wired = {out for meta in catalog.values() if meta.flow.get("modes") for out in meta.outputs}
+    components = {step["id"]: step["component"] for step in steps}
+    problems: list[Problem] = []
+    for i, step in enumerate(steps):
+        meta = catalog[step["component"]]
+        given = set(setting_keys(meta, step["config"])[0].values())
+        brought = {out for need in step.get("needs", []) for out in catalog[components[need]].outputs}
+        for key in meta.input_schema.get("required", []):
+            if key in given or key in brought:
+                continue
+            if key in wired:
+                problems.append(Problem(path=f"steps[{i}].needs",
+                                        message=f"none of the steps it needs gives {key}: list the step whose data it takes"))
+            else:
+                problems.append(Problem(path=f"steps[{i}].config", message=f"the setting {key.rsplit('.', 1)[-1]} is missing"))
+    return problems
 
 
 def _steps(document: Any) -> list[dict[str, Any]]:
@@ -141,6 +163,9 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
     here, destination = _place("."), _place(request.destination or ".")
     writer = WRITERS.get(request.format.casefold(), (None, ""))[0]
     wired = {out for meta in catalog.values() if meta.flow.get("modes") for out in meta.outputs}
+    if writer is not None and not any("write" in (catalog[step["component"]].flow.get("modes") or []) for step in steps):
+        problems.append(Problem(path="steps", message=f"no step writes {request.format}: add a {writer} step that "
+                                                      "needs the step reading the source"))
     for i, step in enumerate(steps):
         meta = catalog[step["component"]]
         # Each setting by its short name, under whichever spelling the step gave it (``path`` or
