@@ -12,13 +12,14 @@ problem before any check walks it):
    resolve; a mode the component does not work in, a config key it does not take): found here
    so that the one guided regeneration can fix it, never after it;
 3. whether the pipeline can run (each step is given what its component requires: a setting,
-   or data from a step it needs) and does what was asked (a model's answer is untrusted, and discovery puts
-   the database's own table and column names in its prompt): every step that reads a source
-   reads the requested one, a step writes, writers write the requested format, and no ``path`` or ``work_dir``
-   leaves the requested destination or the working folder (an absolute path elsewhere, ``..``,
-   ``~``) or overwrites the source, and no config sets what flows from a needed step (a
-   ``dataset`` reference written by hand names any spool file on the host). Paths are read as
-   the components will open them, on this worker: relative to its working folder, symbolic
+   or data from a step it needs) and does what was asked (a model's answer is untrusted, and
+   discovery puts the database's own table and column names in its prompt): every step that
+   reads a source reads the requested one, a step writes, writers write the requested format,
+   and no ``path`` or ``work_dir`` leaves the requested destination or the working folder (an
+   absolute path elsewhere, ``..``, ``~``) or overwrites the source, and no config sets what
+   flows from a needed step (a ``dataset`` reference written by hand names any spool file on
+   the host). Paths are read as the components will open them, on this worker: relative to its
+   working folder, symbolic
    links followed. A setting is read under either of its names (``path``, ``data.path``).
 
 Messages name paths and what was asked, never a value the pipeline holds.
