@@ -19,8 +19,8 @@ problem before any check walks it):
    absolute path elsewhere, ``..``, ``~``) or overwrites the source, and no config sets what
    flows from a needed step (a ``dataset`` reference written by hand names any spool file on
    the host). Paths are read as the components will open them, on this worker: relative to its
-   working folder, symbolic
-   links followed. A setting is read under either of its names (``path``, ``data.path``).
+   working folder, symbolic links followed. A setting is read under either of its names
+   (``path``, ``data.path``).
 
 Messages name paths and what was asked, never a value the pipeline holds.
 """
