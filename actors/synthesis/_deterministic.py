@@ -19,7 +19,7 @@ import msgspec
 from ontoflow.actors.synthesis._discovery import DiscoverySummary, TableSummary, quote_identifier
 from ontoflow.actors.synthesis.errors import SynthesisError, UnknownTableError, UnsupportedFormatError
 from ontoflow.protocols.oml import OML_VERSION
-from ontoflow.protocols.plan import MAX_PLAN_STEPS
+from ontoflow.protocols.plan import MAX_NAME_CHARS, MAX_PLAN_STEPS
 
 __all__ = ["WRITERS", "SynthesisRequest", "check_request", "render_pipeline", "synthesize"]
 
@@ -131,7 +131,8 @@ def check_request(request: SynthesisRequest, discovery: DiscoverySummary) -> lis
     Raises:
         UnsupportedFormatError: when no writer handles ``request.format``.
         UnknownTableError: when a requested table is not in ``discovery``.
-        SynthesisError: when there is nothing to export, or more tables than one pipeline holds.
+        SynthesisError: when there is nothing to export, more tables than one pipeline holds, a
+            folder or a source with ``${`` in it, or a name past 256 characters.
     """
     if request.format.casefold() not in WRITERS:
         raise UnsupportedFormatError(f"no writer for the format {request.format!r}: use one of {', '.join(WRITERS)}")
@@ -143,6 +144,14 @@ def check_request(request: SynthesisRequest, discovery: DiscoverySummary) -> lis
         raise SynthesisError(f"{discovery.source}: the table{'s' if len(unnamable) > 1 else ''} "
                              f"{', '.join(map(repr, unnamable))} cannot be exported: a pipeline reads '${{' as a "
                              "reference to another step; name the tables to export")
+    # The same for the folder and the source: a pipeline's every path would hold it.
+    for what, text in (("the folder", request.destination), ("the source", request.source)):
+        if "${" in text:
+            raise SynthesisError(f"{what} {text} cannot be written in a pipeline: it reads '${{' as a reference to "
+                                 "another step; name it without '${'")
+    if request.name is not None and len(name := _kebab(request.name, "pipeline")) > MAX_NAME_CHARS:
+        raise SynthesisError(f"the pipeline's name would have {len(name):,} characters; at most {MAX_NAME_CHARS}: "
+                             "give a shorter name")
     if 2 * len(tables) > MAX_PLAN_STEPS:  # an extractor and a writer per table: past it, no pipeline is valid
         raise SynthesisError(f"{discovery.source} has {len(tables)} tables; one pipeline exports at most "
                              f"{MAX_PLAN_STEPS // 2}: name the tables to export")
