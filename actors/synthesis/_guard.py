@@ -165,7 +165,7 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
     source = request.source
     by_path = not source.startswith("@")
     here, destination = _place("."), _place(request.destination or ".")
-    writer = WRITERS.get(request.format.casefold(), (None, ""))[0]
+    writer, suffix = WRITERS.get(request.format.casefold(), (None, ""))
     wired = {out for meta in catalog.values() if meta.flow.get("modes") for out in meta.outputs}
     if writer is not None and not any("write" in (catalog[step["component"]].flow.get("modes") or []) for step in steps):
         problems.append(Problem(path="steps", message=f"no step writes {request.format}: add a {writer} step that "
@@ -186,6 +186,7 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
         modes = meta.flow.get("modes") or []
         if "write" in modes and writer is not None and step["component"] != writer:
             problems.append(Problem(path=f"{where}.component", message=f"the request asks for {request.format}: use {writer}"))
+        misplaced = len(problems)
         if "database" in config or "connection" in config or step["component"] == "sqlite.extractor":
             problems += _reads_the_source(where, config, written, source, by_path)
         for key in _PLACES:
@@ -201,7 +202,19 @@ def _conformance(steps: list[dict[str, Any]], request: SynthesisRequest, catalog
                                         message=f"must stay inside the destination {request.destination} or the working folder"))
             elif by_path and place == _place(source):
                 problems.append(Problem(path=at, message="must not overwrite the source database"))
+        file = config.get("path") if step["component"] == writer else None
+        if len(problems) == misplaced and isinstance(file, str) and not _a_file_of(file, suffix):
+            # Inside the working folder is not enough: not ./.bashrc, not the worker's own files.
+            problems.append(Problem(path=f"{where}.config.{written['path']}",
+                                    message=f"must name a {suffix} file, not a hidden one (the request asks for "
+                                            f"{request.format})"))
     return problems
+
+
+def _a_file_of(path: str, suffix: str) -> bool:
+    """Whether ``path`` names a file ending in ``suffix`` (in any case) whose name is not hidden."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return not name.startswith(".") and name.casefold().endswith(suffix)
 
 
 def _references(value: Any, path: str) -> list[str]:
