@@ -158,7 +158,11 @@ def _database_of(source: str) -> str:
         return source
     from ontoflow.actors.pipelines import ConnectionResolutionError, lookup_connection
 
+    from ontoflow.protocols.oml import MAX_CONNECTION_NAME_CHARS, connection_name_too_long
+
     name = source[1:]
+    if len(name) > MAX_CONNECTION_NAME_CHARS:  # refused by its length, never echoed (nor its variable's name)
+        raise _Unconfigured(connection_name_too_long(len(name)))
     try:
         value = lookup_connection(name)
     except ConnectionResolutionError:
