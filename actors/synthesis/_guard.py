@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ontoflow.actors.pipelines._compile import setting_keys
+from ontoflow.actors.pipelines import setting_keys
 from ontoflow.actors.synthesis._deterministic import WRITERS, SynthesisRequest
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
