@@ -177,6 +177,8 @@ def _database_of(source: str) -> str:
 def _destination_problem(destination: str) -> str | None:
     """Why the files cannot go into ``destination`` (the folder itself, or the nearest of its
     parents that exists, is a file), read on this worker as the writers will; None when they can."""
+    if len(destination.encode(errors="replace")) > 4096:  # no file system opens it; its parents cost n² to list
+        return f"cannot write into the folder given: it is {len(destination):,} characters, a path is at most 4,096 bytes"
     path = Path(destination or ".").expanduser()
     try:
         for folder in (path, *path.parents):
