@@ -7,7 +7,7 @@ confused with the plan engine (``actors/orchestrator/plans``) nor the intent pla
 :func:`resolve_connections` fills in ``@name`` connections at run time, in memory only.
 """
 
-from ontoflow.actors.pipelines._compile import compile_pipeline, render_plan
+from ontoflow.actors.pipelines._compile import compile_pipeline, render_plan, setting_keys
 from ontoflow.actors.pipelines._connections import (
     ENV_PREFIX,
     connection_names,
@@ -32,5 +32,6 @@ __all__ = [
     "lookup_connection",
     "render_plan",
     "resolve_connections",
+    "setting_keys",
     "using_connections",
 ]

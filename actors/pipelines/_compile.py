@@ -33,7 +33,7 @@ from ontoflow.protocols.errors import ManifestError, Problem
 from ontoflow.protocols.oml import Pipeline
 from ontoflow.protocols.plan import ExecutionPlan, ExecutionStep, check_plan
 
-__all__ = ["compile_pipeline", "render_plan"]
+__all__ = ["compile_pipeline", "render_plan", "setting_keys"]
 
 _encoder = msgspec.json.Encoder(order="deterministic")
 
@@ -52,22 +52,51 @@ def _file_key(path: str) -> str:
     return unicodedata.normalize("NFC", posixpath.normpath(path.replace("\\", "/"))).casefold()
 
 
-def _same_files(pipeline: Pipeline) -> list[Problem]:
+def setting_keys(meta: CapabilityMetadata, config: Mapping[str, Any]) -> tuple[dict[str, str], list[tuple[str, str | list[str]]]]:
+    """Each config key of a step's ``config`` -> the input key it names (``path`` and
+    ``data.path`` both name ``data.path``), and the keys that name none, several, or one another
+    key names already: ``(key, candidates)``, or ``(key, the other key)`` for a second spelling."""
+    named: dict[str, str] = {}
+    by_target: dict[str, str] = {}
+    wrong: list[tuple[str, str | list[str]]] = []
+    for key in config:
+        target = _input_key(meta, key)
+        if isinstance(target, list):
+            wrong.append((key, target))
+        elif target in by_target:  # the step would take whichever came last, not the one checked
+            wrong.append((key, by_target[target]))
+        else:
+            named[key] = by_target[target] = target
+    return named, wrong
+
+
+def _setting(config: Mapping[str, Any], named: Mapping[str, str], short: str) -> tuple[str, Any] | None:
+    """The config key that sets the setting ``short`` (``path``: ``path`` or ``data.path``), and its value."""
+    for key, target in named.items():
+        if target == short or target.endswith("." + short):
+            return key, config[key]
+    return None
+
+
+def _same_files(steps: list[tuple[int, Any, dict[str, str]]]) -> list[Problem]:
     """A problem for each ``write`` step whose ``path`` an earlier ``write`` step writes too, or
-    a ``read`` step's ``database`` is."""
+    a ``read`` step's ``database`` is (under either spelling of each setting)."""
     problems: list[Problem] = []
     first: dict[str, str] = {}
-    sources = {_file_key(db): step.id for step in pipeline.steps if step.mode == "read"
-               for db in (step.config.get("database"),) if isinstance(db, str)}
-    for i, step in enumerate(pipeline.steps):
-        path = step.config.get("path")
-        if step.mode != "write" or not isinstance(path, str):
+    sources: dict[str, str] = {}
+    for _, step, named in steps:
+        found = _setting(step.config, named, "database") if step.mode == "read" else None
+        if found is not None and isinstance(found[1], str):
+            sources.setdefault(_file_key(found[1]), step.id)
+    for i, step, named in steps:
+        found = _setting(step.config, named, "path") if step.mode == "write" else None
+        if found is None or not isinstance(found[1], str):
             continue
-        key = _file_key(path)
+        where, key = f"steps[{i}].config.{found[0]}", _file_key(found[1])
         if key in sources:  # the export replaced the database it was read from
-            problems.append(Problem(path=f"steps[{i}].config.path", message=f"overwrites the database step {sources[key]} reads"))
+            problems.append(Problem(path=where, message=f"overwrites the database step {sources[key]} reads"))
         elif key in first:  # the step ids, never the path (a value)
-            problems.append(Problem(path=f"steps[{i}].config.path",
+            problems.append(Problem(path=where,
                                     message=f"step {first[key]} writes the same file (names that differ only in case "
                                             "or accents are one file on macOS and Windows)"))
         else:
@@ -88,8 +117,9 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
             the component does not declare (``flow.modes``), a config key the component does
             not take (or that is ambiguous), two ``write`` steps writing one file.
     """
-    problems: list[Problem] = _same_files(pipeline)
+    problems: list[Problem] = []
     steps: list[ExecutionStep] = []
+    settings: list[tuple[int, Any, dict[str, str]]] = []
     # Every step's component first: ``needs`` may name a step listed later, and its outputs are
     # wired all the same (else the order of the list changed the plan and hid the data flow).
     metas = {step.id: catalog[step.component] for step in pipeline.steps if step.component in catalog}
@@ -101,14 +131,17 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
         modes = meta.flow.get("modes")
         if isinstance(modes, list) and step.mode not in modes:
             problems.append(Problem(path=f"steps[{i}].mode", message=f"{meta.id} works in mode {', '.join(modes)}, not {step.mode}"))
-        params: dict[str, Any] = {}
-        for key, value in step.config.items():
-            target = _input_key(meta, key)
-            if isinstance(target, list):
-                why = f"is ambiguous ({', '.join(target)})" if target else f"is not a setting of {meta.id} (it takes: {', '.join(meta.input_keys)})"
-                problems.append(Problem(path=f"steps[{i}].config.{key}", message=why))
-                continue
-            params[target] = value
+        named, wrong = setting_keys(meta, step.config)
+        for key, target in wrong:
+            if isinstance(target, str):
+                why = f"names the setting config.{target} names already: give it once"
+            elif target:
+                why = f"is ambiguous ({', '.join(target)})"
+            else:
+                why = f"is not a setting of {meta.id} (it takes: {', '.join(meta.input_keys)})"
+            problems.append(Problem(path=f"steps[{i}].config.{key}", message=why))
+        settings.append((i, step, named))
+        params: dict[str, Any] = {named[key]: value for key, value in step.config.items() if key in named}
         for need in step.needs:
             upstream = metas.get(need)
             if upstream is None:
@@ -119,6 +152,7 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
         steps.append(
             ExecutionStep(id=step.id, capability=step.component, params=params, depends_on=list(step.needs), description=step.description)
         )
+    problems = _same_files(settings) + problems
     if problems:
         raise ManifestError(problems)
     plan = ExecutionPlan(

@@ -158,7 +158,11 @@ def _database_of(source: str) -> str:
         return source
     from ontoflow.actors.pipelines import ConnectionResolutionError, lookup_connection
 
+    from ontoflow.protocols.oml import MAX_CONNECTION_NAME_CHARS, connection_name_too_long
+
     name = source[1:]
+    if len(name) > MAX_CONNECTION_NAME_CHARS:  # refused by its length, never echoed (nor its variable's name)
+        raise _Unconfigured(connection_name_too_long(len(name)))
     try:
         value = lookup_connection(name)
     except ConnectionResolutionError:
@@ -173,6 +177,8 @@ def _database_of(source: str) -> str:
 def _destination_problem(destination: str) -> str | None:
     """Why the files cannot go into ``destination`` (the folder itself, or the nearest of its
     parents that exists, is a file), read on this worker as the writers will; None when they can."""
+    if len(destination.encode(errors="replace")) > 4096:  # no file system opens it; its parents cost n² to list
+        return f"cannot write into the folder given: it is {len(destination):,} characters, a path is at most 4,096 bytes"
     path = Path(destination or ".").expanduser()
     try:
         for folder in (path, *path.parents):
@@ -270,7 +276,9 @@ class GuardPipeline(Capability):
 
     async def execute(self, inputs: dict[str, Any], context: StepContext) -> Result:
         request = _request(inputs) if REQUEST in inputs else None
-        problems = guard_pipeline(inputs[DOCUMENT], request)
+        # In a thread: a model's 4 MB answer takes the guard seconds (a text is decoded again to
+        # say where it stops; long texts are scanned for secrets), and the loop must go on.
+        problems = await anyio.to_thread.run_sync(guard_pipeline, inputs[DOCUMENT], request)
         errors = _told(problems)
         if problems:
             log.info("schema_guard_fail", errors=len(problems), paths=_logged([p.path for p in problems]))

@@ -19,7 +19,7 @@ import msgspec
 from ontoflow.actors.synthesis._discovery import DiscoverySummary, TableSummary, quote_identifier
 from ontoflow.actors.synthesis.errors import SynthesisError, UnknownTableError, UnsupportedFormatError
 from ontoflow.protocols.oml import OML_VERSION
-from ontoflow.protocols.plan import MAX_PLAN_STEPS
+from ontoflow.protocols.plan import MAX_NAME_CHARS, MAX_PLAN_STEPS
 
 __all__ = ["WRITERS", "SynthesisRequest", "check_request", "render_pipeline", "synthesize"]
 
@@ -27,9 +27,12 @@ __all__ = ["WRITERS", "SynthesisRequest", "check_request", "render_pipeline", "s
 WRITERS: dict[str, tuple[str, str]] = {"csv": ("csv.writer", ".csv"), "jsonl": ("jsonl.writer", ".jsonl")}
 
 _NOT_KEBAB = re.compile(r"[^a-z0-9]+")
-# A separator, or a control character (a table name is the database's to choose: a newline or
-# an ESC in a file name breaks scripts and drives the terminal of whoever lists the folder).
-_UNSAFE_FILE = re.compile(r"[/\\\x00-\x1f\x7f]")
+# A separator, or a character that is not printable (a table name is the database's to choose:
+# a newline or an ESC in a file name breaks scripts and drives the terminal of whoever lists the
+# folder, as a C1 control does (U+009B is CSI); a bidirectional control (U+202E) shows a name
+# that is not the file's). str.isprintable is False for every control and format character.
+def _safe_file_char(ch: str) -> str:
+    return "_" if ch in "/\\" or not ch.isprintable() else ch
 
 
 class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,8 +57,18 @@ class SynthesisRequest(msgspec.Struct, frozen=True, kw_only=True):
     hint: str | None = None
 
 
-def _kebab(text: str, fallback: str) -> str:
+#: The longest slug of a table or a source in a step id or the pipeline's name: the database
+#: chooses its names, and an id is at most 128 characters ("extract-", "write-", "-jsonl" and
+#: a "-2" fit around it), a name at most 256.
+_SLUG_CHARS = 100
+#: The longest file stem, in bytes: a file name is at most 255 bytes (with "-2" and ".jsonl").
+_STEM_BYTES = 200
+
+
+def _kebab(text: str, fallback: str, most: int | None = None) -> str:
     slug = _NOT_KEBAB.sub("-", text.casefold()).strip("-")
+    if most is not None:
+        slug = slug[:most].rstrip("-")
     return slug or fallback
 
 
@@ -70,7 +83,7 @@ def _unique(base: str, taken: set[str]) -> str:
 def _file_name(table: str, suffix: str, taken: set[str]) -> str:
     """A file name for ``table``, unique as a case- and normalisation-insensitive file system
     compares names (tables ``café`` and ``CAFÉ`` are two in SQLite, one file on macOS)."""
-    stem = _UNSAFE_FILE.sub("_", table)
+    stem = "".join(map(_safe_file_char, table)).encode()[:_STEM_BYTES].decode(errors="ignore")
     if stem.startswith(".") or not stem:
         stem = "_" + stem
     name, n = stem, 2
@@ -118,7 +131,8 @@ def check_request(request: SynthesisRequest, discovery: DiscoverySummary) -> lis
     Raises:
         UnsupportedFormatError: when no writer handles ``request.format``.
         UnknownTableError: when a requested table is not in ``discovery``.
-        SynthesisError: when there is nothing to export, or more tables than one pipeline holds.
+        SynthesisError: when there is nothing to export, more tables than one pipeline holds, a
+            folder or a source with ``${`` in it, or a name past 256 characters.
     """
     if request.format.casefold() not in WRITERS:
         raise UnsupportedFormatError(f"no writer for the format {request.format!r}: use one of {', '.join(WRITERS)}")
@@ -130,6 +144,14 @@ def check_request(request: SynthesisRequest, discovery: DiscoverySummary) -> lis
         raise SynthesisError(f"{discovery.source}: the table{'s' if len(unnamable) > 1 else ''} "
                              f"{', '.join(map(repr, unnamable))} cannot be exported: a pipeline reads '${{' as a "
                              "reference to another step; name the tables to export")
+    # The same for the folder and the source: a pipeline's every path would hold it.
+    for what, text in (("the folder", request.destination), ("the source", request.source)):
+        if "${" in text:
+            raise SynthesisError(f"{what} {text} cannot be written in a pipeline: it reads '${{' as a reference to "
+                                 "another step; name it without '${'")
+    if request.name is not None and len(name := _kebab(request.name, "pipeline")) > MAX_NAME_CHARS:
+        raise SynthesisError(f"the pipeline's name would have {len(name):,} characters; at most {MAX_NAME_CHARS}: "
+                             "give a shorter name")
     if 2 * len(tables) > MAX_PLAN_STEPS:  # an extractor and a writer per table: past it, no pipeline is valid
         raise SynthesisError(f"{discovery.source} has {len(tables)} tables; one pipeline exports at most "
                              f"{MAX_PLAN_STEPS // 2}: name the tables to export")
@@ -153,7 +175,7 @@ def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[s
     files: set[str] = set()
     steps: list[dict[str, Any]] = []
     for table in tables:
-        slug = _kebab(table.name, "table")
+        slug = _kebab(table.name, "table", _SLUG_CHARS)
         extract = _unique(f"extract-{slug}", ids)
         steps.append({"id": extract, "component": "sqlite.extractor", "mode": "read",
                       "config": {"query": f"SELECT * FROM {quote_identifier(table.name)}", **where}})
@@ -162,7 +184,7 @@ def synthesize(request: SynthesisRequest, discovery: DiscoverySummary) -> dict[s
             config["header"] = True
         steps.append({"id": _unique(f"write-{slug}-{fmt}", ids), "component": writer, "mode": "write",
                       "needs": [extract], "config": config})
-    source_stem = _kebab(request.source.removeprefix("@").rsplit("/", 1)[-1].rsplit(".", 1)[0], "source")
+    source_stem = _kebab(request.source.removeprefix("@").rsplit("/", 1)[-1].rsplit(".", 1)[0], "source", _SLUG_CHARS)
     name = request.name or f"{source_stem}-to-{fmt}"
     return {"oml_version": OML_VERSION, "name": _kebab(name, "pipeline"), "steps": steps}
 

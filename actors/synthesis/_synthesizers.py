@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+import anyio
 import msgspec
 import structlog
 
@@ -59,6 +60,18 @@ def _decoded(text: str) -> Any:
         return decode_document(text.encode(), "yaml", source="the model's answer")
     except ManifestError:
         return text
+
+
+def _document_of(text: str) -> Any:
+    """The pipeline a model's answer text holds: the whole text as YAML, else the body of its
+    first fenced block (the whole text first: a fence may sit inside a valid pipeline, a
+    description's block), else the text itself (the guard says why it is no pipeline)."""
+    document = _decoded(text)
+    if not _looks_like_a_pipeline(document):
+        inner = _unfenced(text)
+        if inner is not text and _looks_like_a_pipeline(fenced := _decoded(inner)):
+            document = fenced
+    return document
 
 
 def _looks_like_a_pipeline(document: Any) -> bool:
@@ -148,6 +161,9 @@ class LlmSynthesizer:
     async def _ask(self, messages: list[dict[str, str]]) -> SynthesisAnswer:
         answer = await self._client.chat(messages, tools=[GENERATE_PIPELINE], tool_choice=_CHOICE)
         text = ""
+        strays = sum(call.name != "generate_pipeline" for call in answer.tool_calls)
+        if strays:  # scoping holds (nothing runs a tool but generate_pipeline): said, even beside a pipeline
+            log.warning("llm_tool_out_of_scope", tool_calls=strays, offered=["generate_pipeline"])
         for call in answer.tool_calls:
             if call.name == "generate_pipeline":
                 try:
@@ -160,18 +176,13 @@ class LlmSynthesizer:
                 text = given if isinstance(given, str) else call.arguments  # else: the guard says it is no pipeline
                 break
         else:
-            if answer.tool_calls:  # scoping holds (nothing runs a tool but generate_pipeline): said, not as "empty"
-                log.warning("llm_tool_out_of_scope", tool_calls=len(answer.tool_calls), offered=["generate_pipeline"])
             text = answer.content  # a model that ignored the tool and wrote text
         if not text.strip():
             log.warning("empty_llm_response", tool_calls=len(answer.tool_calls), finish_reason=answer.finish_reason)
             return SynthesisAnswer(empty=True)
-        document = _decoded(text)
-        if not _looks_like_a_pipeline(document):  # perhaps fenced; the whole text first, as a fence
-            inner = _unfenced(text)  # may sit inside a valid pipeline (a description's block)
-            if inner is not text and _looks_like_a_pipeline(fenced := _decoded(inner)):
-                document = fenced
-        return SynthesisAnswer(document)
+        # In a thread: decoding the 4 MB an answer may be takes seconds (14 s for a long flow
+        # list), and the worker's loop (its other steps, its messages) must go on meanwhile.
+        return SynthesisAnswer(await anyio.to_thread.run_sync(_document_of, text))
 
     async def generate(self, request: SynthesisRequest, discovery: DiscoverySummary) -> SynthesisAnswer:
         """See :class:`Synthesizer` (a request no pipeline can meet raises before the model is asked)."""
