@@ -41,6 +41,7 @@ from ontoflow.protocols.plan import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, plan_
 __all__ = [
     "LEGACY_KEYS",
     "MAX_CONNECTION_NAME_CHARS",
+    "MAX_PIPELINE_DESCRIPTION_CHARS",
     "OML_MODES",
     "OML_VERSION",
     "Pipeline",
@@ -63,13 +64,17 @@ LEGACY_KEYS: dict[str, str] = {
     "outputs": "put the output settings in the config of the step that writes them",
 }
 
-_KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*\Z")  # \Z: "$" took "shop\n"
 #: The longest connection name (``@name`` without its ``@``): a name is a key of a connections
 #: file or the tail of an environment variable's name, not a document; a longer one is refused
 #: naming its length, never echoed whole (a client could make it megabytes).
 MAX_CONNECTION_NAME_CHARS = 64
+#: The longest description of a whole pipeline (a step's is a plan step's: ``MAX_DESCRIPTION_CHARS``).
+MAX_PIPELINE_DESCRIPTION_CHARS = 65_536
+#: How many ids of a cycle of ``needs`` its problem names (a cycle through 500 steps named them all).
+_CYCLE_SHOWN = 10
 # Any length: a too-long name is still a name, refused as such (``connection_name_problem``).
-_CONNECTION = re.compile(r"^@[A-Za-z0-9_-]+$")
+_CONNECTION = re.compile(r"^@[A-Za-z0-9_-]+\Z")
 _SECRET_KEY = re.compile(r"(pass(word|wd)?|pwd|secret|token|api[_-]?key|private[_-]?key|credential|"
                          r"authori[sz]ation|^auth$|cookie)", re.IGNORECASE)
 #: A URL with a password (``scheme://user:password@host``): a secret whatever its key (a
@@ -202,7 +207,10 @@ def _holds_literal(value: Any) -> bool:
 def _check_description(value: Any, path: str, problems: list[Problem]) -> None:
     # A step's description is its plan step's: bounded here by the plan's own rule, so that the
     # guard (`pipeline check`) says it with every other problem, as `pipeline run` refuses it.
-    too_long = text_problem(path, value, MAX_DESCRIPTION_CHARS) if isinstance(value, str) and path != "description" else None
+    # The pipeline's own description has no plan rule; it is bounded before the scan below,
+    # which took 6 s over a 4 MB one.
+    limit = MAX_DESCRIPTION_CHARS if path != "description" else MAX_PIPELINE_DESCRIPTION_CHARS
+    too_long = text_problem(path, value, limit) if isinstance(value, str) else None
     if not isinstance(value, str):
         problems.append(Problem(path=path, message="must be a string"))
     elif too_long is not None:
@@ -336,7 +344,9 @@ def _check_ids_and_needs(steps: list[Any], problems: list[Problem]) -> None:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as exc:
         cycle = list(exc.args[1])
-        problems.append(Problem(path=f"steps[{index[cycle[0]]}].needs", message="needs form a cycle: " + " -> ".join(reversed(cycle))))
+        shown = [c if len(c) <= 128 and _KEBAB.match(c) else ascii(c[:64]) for c in reversed(cycle[-_CYCLE_SHOWN:])]
+        more = f" (and {len(cycle) - _CYCLE_SHOWN:,} more)" if len(cycle) > _CYCLE_SHOWN else ""
+        problems.append(Problem(path=f"steps[{index[cycle[0]]}].needs", message="needs form a cycle: " + " -> ".join(shown) + more))
 
 
 def pipeline_from_data(data: Any, *, components: Collection[str] | None = None, source: str = "") -> Pipeline:

@@ -34,11 +34,12 @@ def test_the_search_finds_what_the_pattern_found() -> None:
 
 def test_a_description_of_a_million_letters_is_searched_at_once() -> None:
     # Run apart, so that a search as slow as before is killed by the hang guard, not left running.
-    code = ("from ontoflow.protocols.oml import check_oml; "
-            "print(check_oml({'oml_version': '0.1.0', 'name': 'p', 'description': 'd' * 1_000_000 + ' ' + 'a://' * 250_000, "
-            "'steps': [{'id': 's', 'component': 'c', 'mode': 'read', 'config': {}}]}))")
+    # (A pipeline's own description is now bounded before it is scanned, at 64 KiB: the search
+    # itself is what is timed here.)
+    code = ("from ontoflow.protocols.oml import _url_secret_in_text; "
+            "print(_url_secret_in_text('d' * 1_000_000 + ' ' + 'a://' * 250_000))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).parents[2])
-    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr[-2000:]
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr[-2000:]
     assert check_oml({"oml_version": "0.1.0", "name": "p", "description": "https://u:pw@h",
                       "steps": [{"id": "s", "component": "c", "mode": "read", "config": {}}]})
