@@ -162,6 +162,16 @@ def check_folder(path: Path) -> None:
         raise JournalPathError(f"journal {path}: cannot look at its folder: {exc.strerror}") from None
     if not present:
         raise JournalPathError(f"journal {path}: the folder {folder} does not exist; create it or choose another path")
+    # A symbolic link is followed (by the lock and by SQLite): the folder of the file it names
+    # must exist too, else the lock file could not be made ('cannot open its lock file', exit 3).
+    target = Path(os.path.realpath(path)).parent
+    try:
+        missing = target != folder and not target.is_dir()
+    except OSError as exc:
+        raise JournalPathError(f"journal {path}: cannot look at the folder it links into: {exc.strerror}") from None
+    if missing:
+        raise JournalPathError(f"journal {path}: it is a link into the folder {target}, which does not exist; "
+                               "create it or choose another path")
 
 
 def prepare_journal_file(path: Path) -> None:
