@@ -104,7 +104,35 @@ def _unreadable(exc: sqlite3.DatabaseError, where: str, what: str) -> JournalErr
                         f"{hint}, then start again")
 
 
+#: A WAL's header alone: past it, frames (commits) that were never moved into the journal file.
+_WAL_HEADER_BYTES = 32
+
+
+def _check_orphan_wal(where: str) -> None:
+    """Refuse an empty journal file beside a WAL holding commits.
+
+    SQLite reads a WAL only for a database whose header says WAL mode: an empty file (cut to
+    nothing, or deleted and its WAL left behind) was taken for a new journal, its WAL of
+    acknowledged runs overwritten by the new schema, and the daemon started with none of them.
+    SQLite itself never leaves that state (the journal's first page is written when it turns
+    WAL on), so it is damage.
+
+    Raises:
+        JournalCorruptError: naming the journal and its WAL.
+    """
+    try:
+        empty = os.stat(where).st_size == 0
+        wal = os.stat(f"{where}-wal").st_size if empty else 0
+    except OSError:
+        return  # no WAL (or nothing to look at): SQLite's own open says the rest
+    if wal > _WAL_HEADER_BYTES:
+        raise JournalCorruptError(
+            f"journal {where} is empty but its WAL {where}-wal holds {wal} bytes of commits, which opening it would "
+            "discard; refusing to start: restore the journal file, or move the WAL away to start a new journal")
+
+
 def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool) -> None:
+    _check_orphan_wal(where)
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if check:
