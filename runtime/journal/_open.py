@@ -12,6 +12,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 import structlog
 
@@ -20,7 +21,7 @@ from ontoflow.runtime.journal._lock import check_folder, lock_journal, prepare_j
 from ontoflow.runtime.journal._schema import SCHEMA, SCHEMA_VERSION, migrate
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
-__all__ = ["open_journal"]
+__all__ = ["connect_file", "open_journal"]
 
 log = structlog.get_logger()
 
@@ -66,7 +67,7 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
     try:
         prepare_journal_file(file)
         lock.hold_file(file)
-        conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+        conn = connect_file(where)
     except sqlite3.Error as exc:
         lock.release(failed_open=True)
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
@@ -81,6 +82,19 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
         raise
     tighten_journal_files(file)
     return Journal(conn, where, lock)
+
+
+def connect_file(where: str, **options: float) -> sqlite3.Connection:
+    """Connect to the file named ``where``, as a file name whatever it looks like.
+
+    This SQLite reads every file name as a URI (``USE_URI``): a relative ``--journal`` such as
+    ``file:runs.sqlite?mode=memory`` was a journal in memory (nothing durable, every run
+    acknowledged lost at the next start), and ``file:runs.sqlite`` wrote ``runs.sqlite`` while
+    the lock was taken on a file named ``file:runs.sqlite`` (two daemons on one journal). So the
+    URI is made here, the path quoted, as ``open_journal_readonly`` makes its own.
+    """
+    uri = f"file:{quote(os.path.abspath(where))}"
+    return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, **options)
 
 
 #: SQLite's primary result codes that say nothing of the file: PERM, BUSY, LOCKED, NOMEM,
