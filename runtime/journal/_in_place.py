@@ -41,8 +41,8 @@ class InPlace:
     __slots__ = ("_file", "_moved", "_wal", "path")
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self._file = _identity(path)
+        self.path = os.path.abspath(path)  # as SQLite keeps it: a later chdir must not look like a move
+        self._file = _identity(self.path)
         self._wal: tuple[int, int] | None = None  # learnt at the first commit (SQLite makes it lazily)
         self._moved = False
 

@@ -80,3 +80,14 @@ def test_a_journal_replaced_by_another_file_takes_no_commit(tmp_path: Path) -> N
         os.replace(other, path)  # a backup restored over the journal in use
         with pytest.raises(JournalError, match="the journal file was removed or replaced"):
             journal.commit(_batch("r2"))
+
+
+def test_a_change_of_folder_is_no_move(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite keeps the journal's absolute path: a relative one checked after a chdir named nothing.
+    monkeypatch.chdir(tmp_path)
+    with open_journal("j.sqlite") as journal:
+        journal.commit(_batch("r1"))
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        journal.commit(_batch("r2"))
+    assert _runs(tmp_path / "j.sqlite") == ["r1", "r2"]
