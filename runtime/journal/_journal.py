@@ -119,6 +119,7 @@ class Journal:
         self._lock = lock
         self.path = path
         self.commits = 0
+        self._failing: str | None = None  # SQLite's reason of the failing commits, said once
         # A writer (it holds the lock) checks its files are still at the path (``_in_place.py``).
         self._in_place = InPlace(path) if lock is not None else None
         # A journal written is always migrated to this version; an older one is read as it is.
@@ -168,7 +169,15 @@ class Journal:
                                     "writing it again would fail the same way") from None
         except sqlite3.Error as exc:
             _rollback(conn)
+            # The caller retries and logs the error's type alone: SQLite's reason (a full disk, a
+            # read-only file system, an I/O error, damage) is said here, once until it changes.
+            if str(exc) != self._failing:
+                self._failing = str(exc)
+                log.error("journal_write_failed", path=self.path, reason=self._failing)
             raise JournalError(f"journal {self.path}: write failed: {exc}") from None
+        if self._failing is not None:
+            log.warning("journal_write_recovered", path=self.path)
+            self._failing = None
         self.commits += 1
         if self._in_place is not None:
             self._in_place.committed()
