@@ -20,6 +20,7 @@ import msgspec
 import structlog
 
 from ontoflow.runtime.journal._damage import absent_table, bad_group, check_fact_row, check_run_row, damage_named, named_damage
+from ontoflow.runtime.journal._in_place import InPlace
 from ontoflow.runtime.journal._rows import GROUP_KIND, insert_facts, insert_runs, members, update_ends
 from ontoflow.runtime.journal._lock import JournalLock
 from ontoflow.runtime.journal._memory import read_memory, write_memory
@@ -118,6 +119,9 @@ class Journal:
         self._lock = lock
         self.path = path
         self.commits = 0
+        self._failing: str | None = None  # SQLite's reason of the failing commits, said once
+        # A writer (it holds the lock) checks its files are still at the path (``_in_place.py``).
+        self._in_place = InPlace(path) if lock is not None else None
         # A journal written is always migrated to this version; an older one is read as it is.
         self._columns = RUN_COLUMNS if version >= 3 else _RUN_COLUMNS_V2
 
@@ -129,10 +133,13 @@ class Journal:
         Raises:
             JournalBatchError: when the batch itself cannot be written (an integer past 64 bits,
                 a constraint it breaks): written again, it would fail again.
-            JournalError: when SQLite refuses the write (disk full, file removed...).
+            JournalError: when SQLite refuses the write (disk full...), or the journal file or
+                its WAL is no longer at its path (removed or replaced: ``_in_place.py``).
         """
         if not batch:
             return
+        if self._in_place is not None:
+            self._in_place.check()
         conn = self._conn
         try:
             if conn.in_transaction:  # a rollback after an earlier failure failed too
@@ -162,8 +169,18 @@ class Journal:
                                     "writing it again would fail the same way") from None
         except sqlite3.Error as exc:
             _rollback(conn)
+            # The caller retries and logs the error's type alone: SQLite's reason (a full disk, a
+            # read-only file system, an I/O error, damage) is said here, once until it changes.
+            if str(exc) != self._failing:
+                self._failing = str(exc)
+                log.error("journal_write_failed", path=self.path, reason=self._failing)
             raise JournalError(f"journal {self.path}: write failed: {exc}") from None
+        if self._failing is not None:
+            log.warning("journal_write_recovered", path=self.path)
+            self._failing = None
         self.commits += 1
+        if self._in_place is not None:
+            self._in_place.committed()
 
     def prune(self, ended_before_ms: int) -> int:
         """Delete runs that ended before ``ended_before_ms`` with their facts; returns how many.

@@ -24,6 +24,7 @@ the mode of the database file), and a journal found more open than that is tight
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import stat
@@ -126,16 +127,27 @@ def open_lock_file(path: Path, lock_path: Path) -> tuple[int, bool]:
         Its descriptor, and whether this call created it.
 
     Raises:
-        JournalError: when it cannot be opened.
+        JournalError: when it cannot be opened, or is a link (symbolic or hard) or not a file.
     """
-    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+    # Never through a link: the holder writes its pid into the file, and a symbolic (or hard)
+    # link planted at the lock's path (a folder others can write) had it overwrite the file
+    # linked to, whatever that was.
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
         try:
             return os.open(lock_path, flags | os.O_EXCL, FILE_MODE), True
         except FileExistsError:
-            return os.open(lock_path, flags, FILE_MODE), False
+            fd = os.open(lock_path, flags, FILE_MODE)
     except OSError as exc:
-        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {exc.strerror}") from None
+        why = "it is a symbolic link (ontoflow makes this file itself: remove it)" if exc.errno == errno.ELOOP \
+            else exc.strerror
+        raise JournalError(f"journal {path}: cannot open its lock file {lock_path}: {why}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        raise JournalError(f"journal {path}: its lock file {lock_path} is not a plain file of its own (a link to "
+                           "another file, or no file at all); ontoflow makes this file itself: remove it")
+    return fd, False
 
 
 def held_file_is_current(fd: int, lock_path: Path) -> bool:
@@ -162,6 +174,16 @@ def check_folder(path: Path) -> None:
         raise JournalPathError(f"journal {path}: cannot look at its folder: {exc.strerror}") from None
     if not present:
         raise JournalPathError(f"journal {path}: the folder {folder} does not exist; create it or choose another path")
+    # A symbolic link is followed (by the lock and by SQLite): the folder of the file it names
+    # must exist too, else the lock file could not be made ('cannot open its lock file', exit 3).
+    target = Path(os.path.realpath(path)).parent
+    try:
+        missing = target != folder and not target.is_dir()
+    except OSError as exc:
+        raise JournalPathError(f"journal {path}: cannot look at the folder it links into: {exc.strerror}") from None
+    if missing:
+        raise JournalPathError(f"journal {path}: it is a link into the folder {target}, which does not exist; "
+                               "create it or choose another path")
 
 
 def prepare_journal_file(path: Path) -> None:

@@ -12,6 +12,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 import structlog
 
@@ -20,12 +21,18 @@ from ontoflow.runtime.journal._lock import check_folder, lock_journal, prepare_j
 from ontoflow.runtime.journal._schema import SCHEMA, SCHEMA_VERSION, migrate
 from ontoflow.runtime.journal.errors import JournalCorruptError, JournalError, JournalVersionError
 
-__all__ = ["open_journal"]
+__all__ = ["connect_file", "open_journal"]
 
 log = structlog.get_logger()
 
 #: The tables a journal of the current schema has (checked at open).
 _TABLES = frozenset(re.findall(r"CREATE TABLE (\w+)", SCHEMA))
+
+#: The size the WAL is cut back to once checkpointed. SQLite reuses a WAL from its start and
+#: never shrinks it: one burst (thousands of submits in one group commit) left a WAL of its size
+#: beside the journal for the daemon's life, the room of every row twice. Twice the automatic
+#: checkpoint's 1,000 pages of 4 KiB: a steady daemon's WAL never reaches it.
+WAL_KEPT_BYTES = 8 << 20
 
 
 def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool = True) -> Journal:
@@ -60,7 +67,7 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
     try:
         prepare_journal_file(file)
         lock.hold_file(file)
-        conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+        conn = connect_file(where)
     except sqlite3.Error as exc:
         lock.release(failed_open=True)
         raise JournalError(f"journal {where}: cannot open: {exc}") from None
@@ -75,6 +82,19 @@ def open_journal(path: str | Path, *, synchronous: str = "NORMAL", check: bool =
         raise
     tighten_journal_files(file)
     return Journal(conn, where, lock)
+
+
+def connect_file(where: str, **options: float) -> sqlite3.Connection:
+    """Connect to the file named ``where``, as a file name whatever it looks like.
+
+    This SQLite reads every file name as a URI (``USE_URI``): a relative ``--journal`` such as
+    ``file:runs.sqlite?mode=memory`` was a journal in memory (nothing durable, every run
+    acknowledged lost at the next start), and ``file:runs.sqlite`` wrote ``runs.sqlite`` while
+    the lock was taken on a file named ``file:runs.sqlite`` (two daemons on one journal). So the
+    URI is made here, the path quoted, as ``open_journal_readonly`` makes its own.
+    """
+    uri = f"file:{quote(os.path.abspath(where))}"
+    return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, **options)
 
 
 #: SQLite's primary result codes that say nothing of the file: PERM, BUSY, LOCKED, NOMEM,
@@ -98,7 +118,35 @@ def _unreadable(exc: sqlite3.DatabaseError, where: str, what: str) -> JournalErr
                         f"{hint}, then start again")
 
 
+#: A WAL's header alone: past it, frames (commits) that were never moved into the journal file.
+_WAL_HEADER_BYTES = 32
+
+
+def _check_orphan_wal(where: str) -> None:
+    """Refuse an empty journal file beside a WAL holding commits.
+
+    SQLite reads a WAL only for a database whose header says WAL mode: an empty file (cut to
+    nothing, or deleted and its WAL left behind) was taken for a new journal, its WAL of
+    acknowledged runs overwritten by the new schema, and the daemon started with none of them.
+    SQLite itself never leaves that state (the journal's first page is written when it turns
+    WAL on), so it is damage.
+
+    Raises:
+        JournalCorruptError: naming the journal and its WAL.
+    """
+    try:
+        empty = os.stat(where).st_size == 0
+        wal = os.stat(f"{where}-wal").st_size if empty else 0
+    except OSError:
+        return  # no WAL (or nothing to look at): SQLite's own open says the rest
+    if wal > _WAL_HEADER_BYTES:
+        raise JournalCorruptError(
+            f"journal {where} is empty but its WAL {where}-wal holds {wal} bytes of commits, which opening it would "
+            "discard; refusing to start: restore the journal file, or move the WAL away to start a new journal")
+
+
 def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool) -> None:
+    _check_orphan_wal(where)
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if check:
@@ -110,6 +158,7 @@ def _prepare(conn: sqlite3.Connection, where: str, synchronous: str, check: bool
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")
         if not tables:
             conn.executescript("BEGIN;" + SCHEMA + "COMMIT;")
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ontoflow.runtime.journal._journal import Journal
-from ontoflow.runtime.journal._open import _prepare
+from ontoflow.runtime.journal._open import _prepare, connect_file
 from ontoflow.runtime.journal._lock import (
     JournalLock,
     check_folder,
@@ -77,7 +77,7 @@ def open_shared_journal(path: str | os.PathLike[str], *, busy_timeout_s: float =
         prepare_journal_file(file)
         lock.hold_file(file, shared=True)
         try:
-            conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False, timeout=busy_timeout_s)
+            conn = connect_file(where, timeout=busy_timeout_s)
         except sqlite3.Error as exc:
             raise JournalError(f"journal {where}: cannot open: {exc}") from None
         try:
