@@ -22,6 +22,7 @@ from typing import Any
 
 from ontoflow.actors.intent import choose
 from ontoflow.protocols.client import Answer, RunStatus, Status
+from ontoflow.protocols.documents import oversized_int_path
 from ontoflow.runtime.cli._client import client_options, reply_code, unexpected
 from ontoflow.runtime.cli._one_shot import converse
 from ontoflow.runtime.cli._runs import wait_for_run
@@ -68,6 +69,10 @@ def _cmd_answer(args: argparse.Namespace) -> int:
             choice = json.loads(args.choice)
         except json.JSONDecodeError as exc:
             return fail(f"CHOICE: not valid JSON (line {exc.lineno}, column {exc.colno})")
+        except RecursionError:
+            return fail("CHOICE: nested too deep to read")
+        if oversized_int_path(choice) is not None:  # it failed as the Answer was encoded: a traceback
+            return fail("CHOICE: holds an integer past 64 bits (no message can carry it)")
     else:
         choice, code = _named(args, choice)
         if code is not None:
