@@ -278,9 +278,12 @@ def check_metadata(meta: CapabilityMetadata, where: str | None = None, budget: P
     if not 0.0 <= r.jitter < 1.0:
         problems.append(Problem(path=f"{where}.retry.jitter", message="must be in [0, 1)"))
     for i, rule in enumerate(meta.decomposition.array_params if meta.decomposition else ()):
-        if isinstance(rule.max_concurrency, bool) or rule.max_concurrency < 1:  # built in code: never decoded
+        # A bool is built in code only (a Ready's decoder refuses it). Under 1 stays what it
+        # was (one at a time, as the engine reads it): refused, a worker that registered
+        # before an upgrade could not any more.
+        if isinstance(rule.max_concurrency, bool):
             problems.append(Problem(path=f"{where}.decomposition.array_params[{i}].max_concurrency",
-                                    message="must be a whole number >= 1"))
+                                    message="must be a whole number (under 1: one at a time), not a bool"))
     if meta.timeout_ms is not None and meta.timeout_ms <= 0:
         problems.append(Problem(path=f"{where}.timeout_ms", message="must be > 0 or null"))
     big = oversized_int_path(msgspec.to_builtins(meta))  # the worker's Register failed to encode, a traceback

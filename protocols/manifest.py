@@ -103,7 +103,7 @@ MAX_CALL_DEPTH = 1_000
 
 class _RawManifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     nodes: dict[str, Any]
-    start: str | None = None
+    start: str | msgspec.UnsetType = msgspec.UNSET  # absent (UNSET) is told from "" (refused); null is no name
     name: str = ""
     description: str = ""
     version: str = "1"

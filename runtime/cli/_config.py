@@ -209,7 +209,7 @@ def find_config(explicit: str | None, *, cwd: Path | None = None, environ: dict[
             return local
         user = _user_config(env)
         if user.is_file():
-            _refuse_if_foreign(user)
+            _refuse_if_foreign(user, owners=(os.geteuid(), 0))  # root's: a nix store link, sudo -E
             return user
         if user.exists() or user.is_symlink():  # a folder or a dangling link is a mistake to say, not to skip
             raise ConfigError(f"{user}: not read, it is {'a folder' if user.is_dir() else 'no regular file'}, "
@@ -232,18 +232,19 @@ def _user_config(env: os._Environ[str] | dict[str, str]) -> Path:
     return base / "ontoflow" / "config.toml"
 
 
-def _refuse_if_foreign(local: Path) -> None:
+def _refuse_if_foreign(local: Path, *, owners: tuple[int, ...] | None = None) -> None:
     """Refuse a configuration file found without being named (``./ontoflow.toml`` or the
     user's ``config.toml``) when another user owns it or anyone may write it: run in a folder
     someone else made (a clone, /tmp), it chose the daemon a client sends its inputs to
     (``connect``) and the key it trusts, unseen. Named with ``--config``, it is read (the user
-    chose it).
+    chose it). ``owners``: the users who may own it (this user by default; the user's own
+    ``config.toml`` may be root's too, as a link into a nix store or under ``sudo -E`` is).
 
     Raises:
         ConfigError: naming the file, why, and how to read it anyway.
     """
     st = local.stat()
-    why = ("another user owns it" if st.st_uid != os.geteuid()
+    why = ("another user owns it" if st.st_uid not in (owners or (os.geteuid(),))
            else "anyone may write it" if st.st_mode & stat.S_IWOTH else None)
     if why is not None:
         raise ConfigError(f"{local}: not read, {why} (it would choose the daemon and keys of this command): "

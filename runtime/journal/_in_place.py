@@ -38,11 +38,14 @@ class InPlace:
         path: the journal's path (links followed, as SQLite follows them).
     """
 
-    __slots__ = ("_file", "_moved", "_wal", "path")
+    __slots__ = ("_file", "_moved", "_wal", "_wal_path", "path")
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)  # as SQLite keeps it: a later chdir must not look like a move
         self._file = _identity(self.path)
+        # SQLite keeps the WAL beside the file a link names, not beside the link: looked for
+        # there, a linked journal's WAL was never found, and its removal never noticed.
+        self._wal_path = f"{os.path.realpath(self.path)}-wal"
         self._wal: tuple[int, int] | None = None  # learnt at the first commit (SQLite makes it lazily)
         self._moved = False
 
@@ -55,7 +58,7 @@ class InPlace:
         gone = None
         if self._file is not None and _identity(self.path) != self._file:
             gone = "the journal file"
-        elif self._wal is not None and _identity(f"{self.path}-wal") != self._wal:
+        elif self._wal is not None and _identity(self._wal_path) != self._wal:
             gone = "its WAL file (-wal)"
         if gone is None:
             if self._moved:
@@ -71,4 +74,4 @@ class InPlace:
     def committed(self) -> None:
         """A commit succeeded: the WAL exists now; learn its identity once."""
         if self._wal is None and self._file is not None:
-            self._wal = _identity(f"{self.path}-wal")
+            self._wal = _identity(self._wal_path)

@@ -136,7 +136,7 @@ def _check_orphan_wal(where: str) -> None:
     """
     try:
         empty = os.stat(where).st_size == 0
-        wal = os.stat(f"{where}-wal").st_size if empty else 0
+        wal = os.stat(f"{os.path.realpath(where)}-wal").st_size if empty else 0  # beside a link's file, as SQLite keeps it
     except OSError:
         return  # no WAL (or nothing to look at): SQLite's own open says the rest
     if wal > _WAL_HEADER_BYTES:

@@ -18,6 +18,7 @@ from ontoflow.protocols.events import INVALID
 from ontoflow.protocols.types import RunStatusName
 
 from ontoflow.actors.orchestrator.engine import (
+    ANSWER_KEY,
     Command,
     RunEnded,
     StepEnd,
@@ -25,7 +26,6 @@ from ontoflow.actors.orchestrator.engine import (
     resolve_inputs,
     trace_entry,
 )
-from ontoflow.actors.orchestrator.engine._suspend import ANSWER_KEY
 from ontoflow.actors.orchestrator.plans._combine import combine
 from ontoflow.actors.orchestrator.plans._compile import CompiledPlan, StepPlan
 from ontoflow.actors.orchestrator.plans._compose import condition_holds, map_params

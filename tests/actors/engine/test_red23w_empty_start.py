@@ -32,3 +32,12 @@ def test_no_start_at_all_still_starts_the_only_node() -> None:
 
 def test_a_journaled_document_with_an_empty_start_is_compiled_again_as_it_ran() -> None:
     assert manifest_from_data(_doc(start=""), recorded=True).start == "main"
+
+
+def test_a_null_start_is_refused_as_it_was_before_the_empty_one_was() -> None:
+    # `start:` with no value (envsubst of an unset $NODE in YAML) is null: it ran the only
+    # node once "" was told from absent with None (review23a).
+    document = {"nodes": {"a": {"entry_block": "b", "blocks": {"b": {"worker": "t.w", "transitions": []}}}}}
+    manifest_from_data(document)
+    with pytest.raises(ManifestError, match="start"):
+        manifest_from_data({**document, "start": None})

@@ -5,6 +5,7 @@ would name another file in every folder)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,16 @@ def test_a_relative_xdg_config_home_is_ignored(tmp_path: Path, monkeypatch: pyte
     home_file = tmp_path / "home" / ".config" / "ontoflow" / "config.toml"
     home_file.write_text("")
     assert find_config(None, cwd=here, environ={"XDG_CONFIG_HOME": "rel"}) == home_file
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_users_file_another_user_owns_is_refused_but_roots_is_read(tmp_path: Path) -> None:
+    # root's: a home-manager link into /nix/store, or `sudo -E` (review23a); this user's own
+    # folder holding a file of a third user is what a shared machine's mistake looks like.
+    here, user, env = _places(tmp_path)
+    user.write_text("")
+    os.chown(user, 0, -1)
+    assert find_config(None, cwd=here, environ=env) == user
+    os.chown(user, 65534, -1)
+    with pytest.raises(ConfigError, match="config.toml: not read, another user owns it"):
+        find_config(None, cwd=here, environ=env)

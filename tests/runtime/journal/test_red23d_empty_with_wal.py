@@ -72,3 +72,16 @@ def test_an_empty_file_without_a_wal_is_a_new_journal(tmp_path: Path) -> None:
     Path(f"{path}-wal").touch()  # a WAL of nothing holds no commit
     with open_journal(path) as journal:
         assert journal.unfinished() == []
+
+
+def test_a_journal_named_through_a_link_cut_to_nothing_beside_its_wal_is_refused(tmp_path: Path) -> None:
+    # The WAL is beside the file the link names: looked for beside the link, it was not found
+    # and the journal was started afresh over it (review23a).
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "j.sqlite"
+    _killed_after_a_commit(real)
+    os.truncate(real, 0)
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(real)
+    with pytest.raises(JournalCorruptError, match="-wal"):
+        open_journal(link)

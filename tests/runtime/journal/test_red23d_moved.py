@@ -91,3 +91,18 @@ def test_a_change_of_folder_is_no_move(tmp_path: Path, monkeypatch: pytest.Monke
         monkeypatch.chdir(tmp_path / "elsewhere")
         journal.commit(_batch("r2"))
     assert _runs(tmp_path / "j.sqlite") == ["r1", "r2"]
+
+
+def test_the_wal_of_a_journal_named_through_a_link_is_watched_where_sqlite_keeps_it(tmp_path: Path) -> None:
+    # SQLite keeps the WAL beside the file the link names: looked for beside the link, it was
+    # never found, and its removal took the next commit, acknowledged, then lost (review23a).
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(tmp_path / "real" / "j.sqlite")
+    with open_journal(link) as journal:
+        journal.commit(_batch("r1"))
+        journal.commit(_batch("r2"))
+        assert os.path.exists(tmp_path / "real" / "j.sqlite-wal")
+        os.unlink(tmp_path / "real" / "j.sqlite-wal")
+        with pytest.raises(JournalError, match=r"its WAL file \(-wal\) was removed or replaced"):
+            journal.commit(_batch("r3"))
