@@ -28,6 +28,7 @@ from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.client_limits import MAX_INPUT_KEYS, input_key_problem, non_finite
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.messages import Observation
 from ontoflow.runtime.log_budget import LogBudget
@@ -41,6 +42,28 @@ NOT_STARTED_LOG_S = 10.0
 
 #: Context key of ``{"id", "kind", "capability"}`` in a run started by an observation.
 OBSERVATION_KEY = "ontoflow.observation"
+
+
+def _data_problem(data: dict[str, Any], limit: int) -> tuple[str, str] | None:
+    """``(reason, message)`` when an observation's ``data`` cannot become a run's context, or
+    None: the bounds a submit's inputs have (``protocols.client_limits``: at most
+    ``MAX_INPUT_KEYS`` keys of at most ``MAX_INPUT_KEY_CHARS`` characters, no nan or infinity)
+    and ``limit`` bytes a value (``check_payload``). The message names a key by its position
+    and length or (once keys are known short) by itself, never a value."""
+    # Keys first: check_payload's message quotes the key whole, and the run's ``run_submitted``
+    # line lists the keys (a 1 MB key was a log line of a megabyte; 100,000 keys a run each).
+    if len(data) > MAX_INPUT_KEYS:
+        return "invalid", f"data: {len(data):,} keys; the most is {MAX_INPUT_KEYS:,}"
+    too_long = input_key_problem(tuple(data))
+    if too_long is not None:
+        return "invalid", f"data: {too_long.removeprefix('inputs: ')}"
+    too_big = check_payload(data, limit, "observation value")
+    if too_big is not None:
+        return "too_large", too_big
+    key = non_finite(data)  # JSON carries neither: read back as null, a value nobody perceived
+    if key is not None:
+        return "invalid", f"observation value '{key}' holds a number that is not finite (nan or inf)"
+    return None
 
 
 class _Triggered(msgspec.Struct):
@@ -98,11 +121,11 @@ class TriggerService:
                     log.warning("observation_deferred", capability=observation.capability, id=observation.id,
                                 reason=reason)
                 continue
-            too_big = check_payload(observation.data, clients.max_value_bytes, "observation value")
-            if too_big is not None:
-                if self.not_started.admit("too_large", time.monotonic()):
+            refused = _data_problem(observation.data, clients.max_value_bytes)
+            if refused is not None:
+                if self.not_started.admit(refused[0], time.monotonic()):
                     log.warning("observation_refused", capability=observation.capability, id=observation.id,
-                                reason=too_big)
+                                reason=refused[1])
                 continue
             try:
                 workflow, source = clients.compile(wf.document, wf.manifest_hash)
