@@ -8,7 +8,9 @@ observation's ``data`` as it is (its keys are ontology keys, e.g. ``fs.file.path
 this daemon or, with a journal, any earlier one) starts no second run, even once its run was
 pruned (the journal keeps the keys of pruned triggered runs: ``Journal.trigger_pruned``).
 
-An observation that starts no run now (the daemon busy or draining, its data too big, the
+Triggered runs take at most :func:`trigger_share` of the daemon's ``max_runs``, so that a flood
+of observations leaves room for clients' submits. An observation that starts no run now (the
+daemon busy or draining, its data too big, the
 workflow not compiling) is logged within a budget (``runtime.log_budget``): a capability
 reports what it perceives again and again, so a line each was thousands a second for as long
 as the daemon stayed busy.
@@ -33,7 +35,7 @@ from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.messages import Observation
 from ontoflow.runtime.log_budget import LogBudget
 
-__all__ = ["OBSERVATION_KEY", "TriggerService"]
+__all__ = ["OBSERVATION_KEY", "TriggerService", "trigger_share"]
 
 log = structlog.get_logger()
 
@@ -42,6 +44,14 @@ NOT_STARTED_LOG_S = 10.0
 
 #: Context key of ``{"id", "kind", "capability"}`` in a run started by an observation.
 OBSERVATION_KEY = "ontoflow.observation"
+
+
+def trigger_share(max_runs: int) -> int:
+    """The runs in flight past which an observation starts no run: nine tenths of ``max_runs``
+    (at least one). A capability perceiving faster than workers run kept every one of
+    ``--max-runs`` taken by triggered runs, and every client's submit was answered ``busy``
+    for as long as the flood lasted; the tenth left is for submits."""
+    return max(1, max_runs - max_runs // 10)
 
 
 def _data_problem(data: dict[str, Any], limit: int) -> tuple[str, str] | None:
@@ -114,7 +124,8 @@ class TriggerService:
                 log.debug("observation_repeated", capability=observation.capability, id=observation.id)
                 continue
             clients = self._clients
-            if not clients.accepting or (clients.max_runs is not None and self._orch.runs_in_flight >= clients.max_runs):
+            if not clients.accepting or (clients.max_runs is not None
+                                         and self._orch.runs_in_flight >= trigger_share(clients.max_runs)):
                 # Not recorded: the capability reports it again and it starts a run then.
                 reason = "draining" if not clients.accepting else "busy"
                 if self.not_started.admit(reason, time.monotonic()):
