@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import msgspec
 
@@ -36,10 +36,14 @@ from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
 from ontoflow.protocols.client import Error, RunList, RunStatus, RunSummary, RunTrace
+from ontoflow.protocols.types import StatusReply
 
 __all__ = ["Found", "Hold", "Queries", "ReadsSpent", "Waiters", "run_status", "trace_dicts"]
 
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
+
+#: The statuses a ``ListRuns`` may filter on (what a run can be listed with).
+_STATUSES = frozenset(get_args(StatusReply))
 _record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
 
 
@@ -154,7 +158,13 @@ class Queries:
 
     def list_runs(self, status: str | None, limit: int) -> RunList | Error:
         """The newest runs first (from the journal when there is one); ``unavailable`` when
-        this turn's reads are spent (``READS_PER_TURN``)."""
+        this turn's reads are spent (``READS_PER_TURN``); ``invalid_request`` for a ``status``
+        no run can have (named by its length, never quoted)."""
+        if status is not None and status not in _STATUSES:
+            # A typo (or a megabyte) was a query of the journal and an empty list, as if no run
+            # had that status: the client could not tell it from the truth.
+            return Error(code="invalid_request", message=f"status must be one of {', '.join(sorted(_STATUSES))} "
+                                                         f"(got {len(status):,} characters)")
         limit = max(1, min(limit, 10_000))
         orch = self._orch
         unfinished = status in ("running", "suspended")

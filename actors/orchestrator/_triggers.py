@@ -8,7 +8,9 @@ observation's ``data`` as it is (its keys are ontology keys, e.g. ``fs.file.path
 this daemon or, with a journal, any earlier one) starts no second run, even once its run was
 pruned (the journal keeps the keys of pruned triggered runs: ``Journal.trigger_pruned``).
 
-An observation that starts no run now (the daemon busy or draining, its data too big, the
+Triggered runs take at most :func:`trigger_share` of the daemon's ``max_runs``, so that a flood
+of observations leaves room for clients' submits. An observation that starts no run now (the
+daemon busy or draining, its data too big, the
 workflow not compiling) is logged within a budget (``runtime.log_budget``): a capability
 reports what it perceives again and again, so a line each was thousands a second for as long
 as the daemon stayed busy.
@@ -28,11 +30,12 @@ from ontoflow.actors.orchestrator._clients import ClientService
 from ontoflow.actors.orchestrator._step_payload import check_payload
 from ontoflow.actors.orchestrator._orchestrator import Orchestrator
 from ontoflow.protocols.errors import ManifestError, Problem
+from ontoflow.protocols.client_limits import MAX_INPUT_KEYS, input_key_problem, non_finite
 from ontoflow.protocols.manifest import manifest_from_data
 from ontoflow.protocols.messages import Observation
 from ontoflow.runtime.log_budget import LogBudget
 
-__all__ = ["OBSERVATION_KEY", "TriggerService"]
+__all__ = ["OBSERVATION_KEY", "TriggerService", "trigger_share"]
 
 log = structlog.get_logger()
 
@@ -41,6 +44,36 @@ NOT_STARTED_LOG_S = 10.0
 
 #: Context key of ``{"id", "kind", "capability"}`` in a run started by an observation.
 OBSERVATION_KEY = "ontoflow.observation"
+
+
+def trigger_share(max_runs: int) -> int:
+    """The runs in flight past which an observation starts no run: nine tenths of ``max_runs``
+    (at least one). A capability perceiving faster than workers run kept every one of
+    ``--max-runs`` taken by triggered runs, and every client's submit was answered ``busy``
+    for as long as the flood lasted; the tenth left is for submits."""
+    return max(1, max_runs - max_runs // 10)
+
+
+def _data_problem(data: dict[str, Any], limit: int) -> tuple[str, str] | None:
+    """``(reason, message)`` when an observation's ``data`` cannot become a run's context, or
+    None: the bounds a submit's inputs have (``protocols.client_limits``: at most
+    ``MAX_INPUT_KEYS`` keys of at most ``MAX_INPUT_KEY_CHARS`` characters, no nan or infinity)
+    and ``limit`` bytes a value (``check_payload``). The message names a key by its position
+    and length or (once keys are known short) by itself, never a value."""
+    # Keys first: check_payload's message quotes the key whole, and the run's ``run_submitted``
+    # line lists the keys (a 1 MB key was a log line of a megabyte; 100,000 keys a run each).
+    if len(data) > MAX_INPUT_KEYS:
+        return "invalid", f"data: {len(data):,} keys; the most is {MAX_INPUT_KEYS:,}"
+    too_long = input_key_problem(tuple(data))
+    if too_long is not None:
+        return "invalid", f"data: {too_long.removeprefix('inputs: ')}"
+    too_big = check_payload(data, limit, "observation value")
+    if too_big is not None:
+        return "too_large", too_big
+    key = non_finite(data)  # JSON carries neither: read back as null, a value nobody perceived
+    if key is not None:
+        return "invalid", f"observation value '{key}' holds a number that is not finite (nan or inf)"
+    return None
 
 
 class _Triggered(msgspec.Struct):
@@ -91,18 +124,19 @@ class TriggerService:
                 log.debug("observation_repeated", capability=observation.capability, id=observation.id)
                 continue
             clients = self._clients
-            if not clients.accepting or (clients.max_runs is not None and self._orch.runs_in_flight >= clients.max_runs):
+            if not clients.accepting or (clients.max_runs is not None
+                                         and self._orch.runs_in_flight >= trigger_share(clients.max_runs)):
                 # Not recorded: the capability reports it again and it starts a run then.
                 reason = "draining" if not clients.accepting else "busy"
                 if self.not_started.admit(reason, time.monotonic()):
                     log.warning("observation_deferred", capability=observation.capability, id=observation.id,
                                 reason=reason)
                 continue
-            too_big = check_payload(observation.data, clients.max_value_bytes, "observation value")
-            if too_big is not None:
-                if self.not_started.admit("too_large", time.monotonic()):
+            refused = _data_problem(observation.data, clients.max_value_bytes)
+            if refused is not None:
+                if self.not_started.admit(refused[0], time.monotonic()):
                     log.warning("observation_refused", capability=observation.capability, id=observation.id,
-                                reason=too_big)
+                                reason=refused[1])
                 continue
             try:
                 workflow, source = clients.compile(wf.document, wf.manifest_hash)
