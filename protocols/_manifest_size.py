@@ -7,12 +7,13 @@ which re-exports the bounds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ontoflow.protocols.errors import Problem
 
-__all__ = ["MAX_BLOCKS", "MAX_PROBLEMS", "MAX_TRANSITIONS", "bounded", "size_problem"]
+__all__ = ["MAX_BLOCKS", "MAX_PROBLEMS", "MAX_TRANSITIONS", "bounded", "problem_count", "size_problem"]
 
 #: The most blocks (over all nodes) a manifest may have: 10 times a plan's steps. 100,000
 #: blocks kept ``ontoflow check`` (and so ``run`` and a daemon's submit) busy for minutes.
@@ -48,5 +49,17 @@ def bounded(problems: list[Problem]) -> list[Problem]:
     if len(problems) <= MAX_PROBLEMS:
         return problems
     left = len(problems) - MAX_PROBLEMS
-    return [*problems[:MAX_PROBLEMS],
-            Problem(path="", message=f"and {left:,} more problems (the first {MAX_PROBLEMS:,} are listed)")]
+    return [*problems[:MAX_PROBLEMS], Problem(path="", message=_MORE.format(left=left, listed=MAX_PROBLEMS))]
+
+
+def problem_count(problems: list[Problem]) -> int:
+    """How many problems ``problems`` stands for: its length, or, for a list :func:`bounded`
+    cut, the problems listed plus those its last line counts (a later cut to fewer lines, a
+    client's refusal, counted the cut list's 1,001 instead of them all)."""
+    last = problems[-1] if problems else None
+    counted = _COUNTED.fullmatch(last.message) if last is not None and not last.path else None
+    return len(problems) - 1 + int(counted[1].replace(",", "")) if counted else len(problems)
+
+
+_MORE = "and {left:,} more problems (the first {listed:,} are listed)"
+_COUNTED = re.compile(r"and ([0-9,]+) more problems \(the first [0-9,]+ are listed\)")

@@ -24,7 +24,7 @@ import msgspec
 
 from ontoflow.protocols.actions import Action, Call, Jump, Return, parse_action
 from ontoflow.protocols._manifest_refs import merge_reference_problems
-from ontoflow.protocols._manifest_size import MAX_BLOCKS, MAX_TRANSITIONS, bounded, size_problem
+from ontoflow.protocols._manifest_size import MAX_BLOCKS, MAX_TRANSITIONS, bounded, problem_count, size_problem
 from ontoflow.protocols.artifact_names import artifact_problems
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.documents import decode_document
@@ -36,7 +36,7 @@ from ontoflow.protocols.trigger import Trigger
 __all__ = [
     "Action", "Block", "Call", "Jump", "MAX_BLOCKS", "MAX_CALL_DEPTH", "MAX_TRANSITIONS", "Node", "Return", "Transition",
     "Trigger", "WorkflowManifest", "check_workflow_capabilities", "decode_document", "manifest_from_data",
-    "manifest_problems", "parse_action", "signal_event", "structure_problems",
+    "manifest_problems", "parse_action", "problem_count", "signal_event", "structure_problems",
 ]
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 import msgspec
 
 from ontoflow.protocols.errors import Problem
+from ontoflow.protocols.manifest import problem_count
 
 __all__ = ["ERROR", "KINDS", "SHOWN", "WARNING", "Finding", "Report", "capped_problems", "render_text"]
 
@@ -170,9 +171,10 @@ def render_text(report: Report, *, limit: int | None = None) -> str:
 def capped_problems(problems: list[Problem], limit: int = SHOWN) -> list[Problem]:
     """The first ``limit`` of ``problems``, each message cut as a capped report's lines are, then
     one problem saying how many more there are (for a refusal a client is sent and a log keeps)."""
-    if len(problems) <= limit and all(len(str(p)) <= _LINE_CHARS for p in problems):
+    total = problem_count(problems)  # a list the loader already cut counts all it stands for
+    if total <= limit and all(len(str(p)) <= _LINE_CHARS for p in problems):
         return problems
     out = [Problem(path=_cut(p.path), message=_cut(p.message)) for p in problems[:limit]]
-    if len(problems) > limit:
-        out.append(Problem(path="", message=f"... and {len(problems) - limit:,} more problem(s)"))
+    if total > limit:
+        out.append(Problem(path="", message=f"... and {total - limit:,} more problem(s)"))
     return out
