@@ -29,8 +29,8 @@ WORKFLOW = "name: oddkeys\nnodes:\n  main:\n    entry_block: a\n    blocks:\n   
 def _run(tmp: Path, *more: str) -> subprocess.CompletedProcess[str]:
     (tmp / "caps.py").write_text(CAPS)
     (tmp / "w.yaml").write_text(WORKFLOW)
-    return subprocess.run([sys.executable, "-m", "ontoflow", "run", "w.yaml", "-c", "caps.py", *more], cwd=tmp,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    return subprocess.run([sys.executable, "-m", "ontoflow", "run", "w.yaml", "-c", "caps.py", "--transport", "inproc",
+                           *more], cwd=tmp, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
 
 
 def test_the_text_answer_shows_odd_keys_as_json_text(tmp_path: Path) -> None:
