@@ -237,7 +237,7 @@ def _check_step(i: int, step: Any, components: Collection[str] | None, problems:
     sid = step.get("id")
     if sid is None:
         problems.append(Problem(path=f"{where}.id", message="required key is missing"))
-    elif not isinstance(sid, str) or not _rule(_KEBAB, recorded).match(sid) or len(sid) > 128:  # a plan step's id: 1-128 characters
+    elif not isinstance(sid, str) or not _rule(_KEBAB, recorded).match(sid) or len(sid) > 128:  # a plan step's: 1-128
         problems.append(Problem(path=f"{where}.id", message="must be kebab-case of at most 128 characters (e.g. extract-users)"))
     component = step.get("component")
     if component is None:

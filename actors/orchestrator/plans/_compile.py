@@ -75,7 +75,8 @@ class StepPlan:
         required: a failure fails the plan.
         output_key: its name in a report.
         description: the contract's instructions.
-        fan_out: the capability's ``decomposition.array_params``.
+        fan_out: the capability's ``decomposition.array_params`` (a recorded plan's step: less
+            the rules whose lists it drops, see :func:`compile_plan`).
         follow_ups: the capability's composition, a capability chosen per role.
     """
 
