@@ -25,16 +25,18 @@ MAX_BLOCKS = 5_000
 MAX_TRANSITIONS = 10 * MAX_BLOCKS
 
 
-def size_problem(nodes: Mapping[str, Any]) -> Problem | None:
+def size_problem(nodes: Mapping[str, Any], *, transitions: bool = True) -> Problem | None:
     """The problem of a document whose ``nodes`` (as decoded) hold too many blocks or
     transitions, ``None`` when within bounds (values of a wrong type are not counted: the
-    type check reports them)."""
+    type check reports them). ``transitions=False`` (a journaled document compiled again to
+    recover its run) counts only the blocks: the transitions' bound is newer than some journals,
+    and a run accepted before it would be lost."""
     blocks = [b for n in nodes.values() if isinstance(n, dict) and isinstance(n.get("blocks"), dict)
               for b in n["blocks"].values()]
     if len(blocks) > MAX_BLOCKS:
         return Problem(path="nodes", message=f"{len(blocks)} blocks; a manifest has at most {MAX_BLOCKS:,}")
     routes = sum(len(b["transitions"]) for b in blocks if isinstance(b, dict) and isinstance(b.get("transitions"), list))
-    if routes > MAX_TRANSITIONS:
+    if routes > MAX_TRANSITIONS and transitions:
         return Problem(path="nodes", message=f"{routes:,} transitions; a manifest has at most {MAX_TRANSITIONS:,}")
     return None
 

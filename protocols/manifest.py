@@ -148,8 +148,8 @@ def manifest_from_data(
         start: the node to start in (``--start NODE``); it overrides the document's ``start``.
             Without either, a manifest with a single node starts there.
         catalog: capability id -> metadata, to report capability problems at once.
-        recorded: a document journaled by an earlier version, compiled again: the node and
-            block id rule, newer than some journals, is not applied to it.
+        recorded: a document journaled by an earlier version, compiled again: rules newer than
+            some journals (ids, merge references, the transitions' bound) are not applied to it.
 
     Raises:
         ManifestError: listing each problem with its path.
@@ -184,7 +184,7 @@ def _load(
     raw = _convert(data, _RawManifest, "", problems)
     if raw is None:
         return None, problems
-    too_big = size_problem(raw.nodes)
+    too_big = size_problem(raw.nodes, transitions=ids)
     if too_big is not None:  # refused before any check: every check and finding grows with the size
         return None, [too_big]
     nodes: dict[str, Node] = {}

@@ -75,6 +75,8 @@ MAX_PIPELINE_DESCRIPTION_CHARS = 65_536
 _CYCLE_SHOWN = 10
 # Any length: a too-long name is still a name, refused as such (``connection_name_problem``).
 _CONNECTION = re.compile(r"^@[A-Za-z0-9_-]+\Z")
+# The rules before ``\Z`` (a final newline taken), for a journaled pipeline (``recorded``).
+_RECORDED = {_KEBAB: re.compile(_KEBAB.pattern[:-2] + "$"), _CONNECTION: re.compile(_CONNECTION.pattern[:-2] + "$")}
 _SECRET_KEY = re.compile(r"(pass(word|wd)?|pwd|secret|token|api[_-]?key|private[_-]?key|credential|"
                          r"authori[sz]ation|^auth$|cookie)", re.IGNORECASE)
 #: A URL with a password (``scheme://user:password@host``): a secret whatever its key (a
@@ -140,7 +142,12 @@ class Pipeline(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     description: str = ""
 
 
-def _check_config(value: Any, path: str, problems: list[Problem]) -> None:
+def _rule(pattern: re.Pattern[str], recorded: bool) -> re.Pattern[str]:
+    """``pattern``, or for a journaled document (``recorded``) the one it replaced."""
+    return _RECORDED[pattern] if recorded else pattern
+
+
+def _check_config(value: Any, path: str, problems: list[Problem], recorded: bool = False) -> None:
     """Refuse literal secrets anywhere in ``value`` (a step's config)."""
     if isinstance(value, dict):
         for key, item in value.items():
@@ -149,22 +156,22 @@ def _check_config(value: Any, path: str, problems: list[Problem]) -> None:
                 problems.append(Problem(path=where, message="config keys must be strings"))
                 continue
             if key == "connection":
-                if not isinstance(item, str) or not _CONNECTION.match(item):
+                if not isinstance(item, str) or not _rule(_CONNECTION, recorded).match(item):
                     problems.append(
                         Problem(path=where, message='must be "@name": connections are resolved at run time, never written in the pipeline')
                     )
                 elif len(item) - 1 > MAX_CONNECTION_NAME_CHARS:
                     problems.append(Problem(path=where, message=connection_name_too_long(len(item) - 1)))
                 continue
-            if _SECRET_KEY.search(key) and _holds_literal(item):
+            if _SECRET_KEY.search(key) and _holds_literal(item, recorded):
                 problems.append(
                     Problem(path=where, message='a literal secret is not allowed in a pipeline: use connection: "@name"')
                 )
                 continue
-            _check_config(item, where, problems)
+            _check_config(item, where, problems, recorded)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _check_config(item, f"{path}[{i}]", problems)
+            _check_config(item, f"{path}[{i}]", problems, recorded)
     elif isinstance(value, str) and URL_WITH_PASSWORD.match(value):
         problems.append(Problem(path=path, message='a URL with a password is not allowed in a pipeline: use connection: "@name"'))
     elif isinstance(value, str) and (URL_QUERY_SECRET.match(value) or _is_credential(value)):
@@ -190,27 +197,27 @@ def connection_name_too_long(length: int) -> str:
     return f"a connection name is at most {MAX_CONNECTION_NAME_CHARS} characters (this one has {length:,})"
 
 
-def _holds_literal(value: Any) -> bool:
+def _holds_literal(value: Any, recorded: bool = False) -> bool:
     """Whether a secret-named key's value holds a literal (a scalar, or one inside a list or a
     map: ``password: [x]`` is as much a secret as ``password: x``); an ``@name`` is no literal."""
     if isinstance(value, str):
-        return not _CONNECTION.match(value)
+        return not _rule(_CONNECTION, recorded).match(value)
     if isinstance(value, int | float):
         return True
     if isinstance(value, dict):
-        return any(_holds_literal(v) for v in value.values())
+        return any(_holds_literal(v, recorded) for v in value.values())
     if isinstance(value, list):
-        return any(_holds_literal(v) for v in value)
+        return any(_holds_literal(v, recorded) for v in value)
     return False
 
 
-def _check_description(value: Any, path: str, problems: list[Problem]) -> None:
+def _check_description(value: Any, path: str, problems: list[Problem], recorded: bool = False) -> None:
     # A step's description is its plan step's: bounded here by the plan's own rule, so that the
     # guard (`pipeline check`) says it with every other problem, as `pipeline run` refuses it.
     # The pipeline's own description has no plan rule; it is bounded before the scan below,
-    # which took 6 s over a 4 MB one.
-    limit = MAX_DESCRIPTION_CHARS if path != "description" else MAX_PIPELINE_DESCRIPTION_CHARS
-    too_long = text_problem(path, value, limit) if isinstance(value, str) else None
+    # which took 6 s over a 4 MB one (not for a journaled pipeline: it ran unbounded before).
+    limit = MAX_DESCRIPTION_CHARS if path != "description" else None if recorded else MAX_PIPELINE_DESCRIPTION_CHARS
+    too_long = text_problem(path, value, limit) if isinstance(value, str) and limit is not None else None
     if not isinstance(value, str):
         problems.append(Problem(path=path, message="must be a string"))
     elif too_long is not None:
@@ -219,7 +226,7 @@ def _check_description(value: Any, path: str, problems: list[Problem]) -> None:
         problems.append(Problem(path=path, message='a URL with a secret in it is not allowed in a pipeline: use connection: "@name"'))
 
 
-def _check_step(i: int, step: Any, components: Collection[str] | None, problems: list[Problem]) -> None:
+def _check_step(i: int, step: Any, components: Collection[str] | None, problems: list[Problem], recorded: bool) -> None:
     where = f"steps[{i}]"
     if not isinstance(step, dict):
         problems.append(Problem(path=where, message=f"expected a map, got {type(step).__name__}"))
@@ -230,7 +237,7 @@ def _check_step(i: int, step: Any, components: Collection[str] | None, problems:
     sid = step.get("id")
     if sid is None:
         problems.append(Problem(path=f"{where}.id", message="required key is missing"))
-    elif not isinstance(sid, str) or not _KEBAB.match(sid) or len(sid) > 128:  # a plan step's id: 1-128 characters
+    elif not isinstance(sid, str) or not _rule(_KEBAB, recorded).match(sid) or len(sid) > 128:  # a plan step's: 1-128
         problems.append(Problem(path=f"{where}.id", message="must be kebab-case of at most 128 characters (e.g. extract-users)"))
     component = step.get("component")
     if component is None:
@@ -251,17 +258,20 @@ def _check_step(i: int, step: Any, components: Collection[str] | None, problems:
     elif not isinstance(config, dict):
         problems.append(Problem(path=f"{where}.config", message=f"must be a map, got {type(config).__name__}"))
     else:
-        _check_config(config, f"{where}.config", problems)
+        _check_config(config, f"{where}.config", problems, recorded)
     if "description" in step:
-        _check_description(step["description"], f"{where}.description", problems)
+        _check_description(step["description"], f"{where}.description", problems, recorded)
 
 
-def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[Problem]:
+def check_oml(data: Any, *, components: Collection[str] | None = None, recorded: bool = False) -> list[Problem]:
     """Return every problem of ``data`` as an OML v0.1.0 pipeline (empty when valid).
 
     Args:
         data: the decoded document.
         components: the capability ids that may serve as components; ``None`` skips that check.
+        recorded: a pipeline journaled by an earlier version, checked again to recover its run:
+            names, ids and connections may end in a newline and its description is unbounded,
+            as before those rules (refused now, its run would be lost).
 
     Returns:
         The problems, in document order, each with its path (``steps[1].needs[0]``).
@@ -282,12 +292,12 @@ def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[P
     name = data.get("name")
     if name is None:
         problems.append(Problem(path="name", message="required key is missing"))
-    elif not isinstance(name, str) or not _KEBAB.match(name):
+    elif not isinstance(name, str) or not _rule(_KEBAB, recorded).match(name):
         problems.append(Problem(path="name", message="must be kebab-case (e.g. mysql-to-csv-export)"))
     elif (long_name := text_problem("name", name, MAX_NAME_CHARS)) is not None:
         problems.append(long_name)
     if "description" in data:
-        _check_description(data["description"], "description", problems)
+        _check_description(data["description"], "description", problems, recorded)
     steps = data.get("steps")
     if steps is None:
         problems.append(Problem(path="steps", message="required key is missing"))
@@ -303,7 +313,7 @@ def check_oml(data: Any, *, components: Collection[str] | None = None) -> list[P
         problems.append(size)
         return problems
     for i, step in enumerate(steps):
-        _check_step(i, step, components, problems)
+        _check_step(i, step, components, problems, recorded)
     _check_ids_and_needs(steps, problems)
     return problems
 
@@ -349,13 +359,14 @@ def _check_ids_and_needs(steps: list[Any], problems: list[Problem]) -> None:
         problems.append(Problem(path=f"steps[{index[cycle[0]]}].needs", message="needs form a cycle: " + " -> ".join(shown) + more))
 
 
-def pipeline_from_data(data: Any, *, components: Collection[str] | None = None, source: str = "") -> Pipeline:
-    """Check ``data`` with :func:`check_oml` and return it typed.
+def pipeline_from_data(data: Any, *, components: Collection[str] | None = None, source: str = "",
+                       recorded: bool = False) -> Pipeline:
+    """Check ``data`` with :func:`check_oml` (``recorded`` as there) and return it typed.
 
     Raises:
         ManifestError: listing every problem with its path.
     """
-    problems = check_oml(data, components=components)
+    problems = check_oml(data, components=components, recorded=recorded)
     if problems:
         raise ManifestError(problems, source=source)
     try:

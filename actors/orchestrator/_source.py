@@ -120,8 +120,10 @@ def compile_document(
     """Compile a workflow manifest, a plan or a pipeline (``kind``, else by content) against
     ``catalog``; a pipeline's or a plan's ``@name`` connections are resolved from ``connections``, then
     ``ONTOFLOW_CONNECTION_<NAME>`` (the result lives in memory only). ``recorded``: a document
-    journaled earlier, compiled again (a workflow's id rule, newer than some journals, is not
-    applied: a run accepted then is recovered, not refused).
+    journaled earlier, compiled again: the rules newer than some journals are not applied, so a
+    run accepted then is recovered, not refused (a workflow's id, merge-reference and transition
+    rules; a plan's second fan-out list; a pipeline's setting given twice, its names, ids and
+    connections ending in a newline, its description's bound).
 
     Raises:
         protocols.errors.ManifestError: naming each problem's path.
@@ -132,14 +134,14 @@ def compile_document(
         manifest = manifest_from_data(document, source=source, recorded=recorded)
         return compile_workflow(manifest, dict(catalog), defaults=defaults, manifest_hash=manifest_hash, worktree=worktree)
     if kind == "pipeline":
-        pipeline = pipeline_from_data(document, components=catalog, source=source)
-        plan = compile_pipeline(pipeline, catalog)
+        pipeline = pipeline_from_data(document, components=catalog, source=source, recorded=recorded)
+        plan = compile_pipeline(pipeline, catalog, recorded=recorded)
     else:
         plan = plan_from_data(document, source=source)
     # A hand-written plan names its connections as a compiled pipeline does (``@name``), and
     # resolves them as ``ontoflow plan run --connections`` does.
     plan = resolve_connections(plan, connections or {})
-    return compile_plan(plan, catalog, defaults=defaults, plan_hash=manifest_hash, worktree=worktree)
+    return compile_plan(plan, catalog, defaults=defaults, plan_hash=manifest_hash, worktree=worktree, recorded=recorded)
 
 
 def compile_source(body: bytes, *, connections: Mapping[str, Any] | None = None) -> CompiledWorkflow | CompiledPlan:

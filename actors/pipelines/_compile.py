@@ -70,26 +70,29 @@ def setting_keys(meta: CapabilityMetadata, config: Mapping[str, Any]) -> tuple[d
     return named, wrong
 
 
-def _setting(config: Mapping[str, Any], named: Mapping[str, str], short: str) -> tuple[str, Any] | None:
-    """The config key that sets the setting ``short`` (``path``: ``path`` or ``data.path``), and its value."""
+def _setting(config: Mapping[str, Any], named: Mapping[str, str], short: str, recorded: bool) -> tuple[str, Any] | None:
+    """The config key that sets the setting ``short`` (``path``: ``path`` or ``data.path``), and its value;
+    for a journaled pipeline (``recorded``) only ``short`` itself, as before full names were checked."""
+    if recorded:
+        return (short, config[short]) if short in config else None
     for key, target in named.items():
         if target == short or target.endswith("." + short):
             return key, config[key]
     return None
 
 
-def _same_files(steps: list[tuple[int, Any, dict[str, str]]]) -> list[Problem]:
+def _same_files(steps: list[tuple[int, Any, dict[str, str]]], recorded: bool) -> list[Problem]:
     """A problem for each ``write`` step whose ``path`` an earlier ``write`` step writes too, or
     a ``read`` step's ``database`` is (under either spelling of each setting)."""
     problems: list[Problem] = []
     first: dict[str, str] = {}
     sources: dict[str, str] = {}
     for _, step, named in steps:
-        found = _setting(step.config, named, "database") if step.mode == "read" else None
+        found = _setting(step.config, named, "database", recorded) if step.mode == "read" else None
         if found is not None and isinstance(found[1], str):
             sources.setdefault(_file_key(found[1]), step.id)
     for i, step, named in steps:
-        found = _setting(step.config, named, "path") if step.mode == "write" else None
+        found = _setting(step.config, named, "path", recorded) if step.mode == "write" else None
         if found is None or not isinstance(found[1], str):
             continue
         where, key = f"steps[{i}].config.{found[0]}", _file_key(found[1])
@@ -104,13 +107,18 @@ def _same_files(steps: list[tuple[int, Any, dict[str, str]]]) -> list[Problem]:
     return problems
 
 
-def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadata], *, max_concurrency: int = 4) -> ExecutionPlan:
+def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadata], *, max_concurrency: int = 4,
+                     recorded: bool = False) -> ExecutionPlan:
     """Compile a guarded pipeline into an :class:`ExecutionPlan`.
 
     Args:
         pipeline: a pipeline that passed ``protocols.check_oml``.
         catalog: capability id -> metadata; components are looked up here.
         max_concurrency: the plan's bound on steps in flight.
+        recorded: a pipeline journaled by an earlier version, compiled again to recover its run:
+            a setting given under both its names is taken as before (the last one given), and
+            only ``path`` and ``database`` by those names are compared (refused now, the run
+            would be lost).
 
     Raises:
         ManifestError: listing every problem with its path: an unknown component, a mode
@@ -133,6 +141,9 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
             problems.append(Problem(path=f"steps[{i}].mode", message=f"{meta.id} works in mode {', '.join(modes)}, not {step.mode}"))
         named, wrong = setting_keys(meta, step.config)
         for key, target in wrong:
+            if isinstance(target, str) and recorded:  # a second spelling: the last given won, as then
+                named[key] = target
+                continue
             if isinstance(target, str):
                 why = f"names the setting config.{target} names already: give it once"
             elif target:
@@ -152,7 +163,7 @@ def compile_pipeline(pipeline: Pipeline, catalog: Mapping[str, CapabilityMetadat
         steps.append(
             ExecutionStep(id=step.id, capability=step.component, params=params, depends_on=list(step.needs), description=step.description)
         )
-    problems = _same_files(settings) + problems
+    problems = _same_files(settings, recorded) + problems
     if problems:
         raise ManifestError(problems)
     plan = ExecutionPlan(

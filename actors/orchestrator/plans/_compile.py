@@ -75,7 +75,8 @@ class StepPlan:
         required: a failure fails the plan.
         output_key: its name in a report.
         description: the contract's instructions.
-        fan_out: the capability's ``decomposition.array_params``.
+        fan_out: the capability's ``decomposition.array_params`` (a recorded plan's step: less
+            the rules whose lists it drops, see :func:`compile_plan`).
         follow_ups: the capability's composition, a capability chosen per role.
     """
 
@@ -238,6 +239,7 @@ def compile_plan(
     defaults: Mapping[str, Any] = {},  # noqa: B006 - read, never mutated; copied below
     plan_hash: str = "",
     worktree: str = "",
+    recorded: bool = False,
 ) -> CompiledPlan:
     """Check ``plan`` against ``catalog`` and precompute everything a run needs.
 
@@ -248,6 +250,10 @@ def compile_plan(
         defaults: daemon-wide input defaults.
         plan_hash: put into every step's system metadata.
         worktree: put into every step's system metadata.
+        recorded: a plan journaled by an earlier version, compiled again to recover its run: a
+            step's list for a second fan-out rule is dropped as it was then (that rule left out
+            of the step's, so the step's start does not fail it either), not refused: refused
+            now, the run would be lost.
 
     Raises:
         ManifestError: listing every problem with its path: the plan's own (ids, depends_on,
@@ -272,6 +278,7 @@ def compile_plan(
         return plans[cap_id]
 
     ids = {s.id: s for s in plan.steps}
+    spared: dict[str, set[str]] = {}  # a recorded plan's step -> the fan-out rules whose lists were dropped
     for i, step in enumerate(plan.steps):
         meta = catalog.get(step.capability)
         if meta is None:
@@ -284,7 +291,9 @@ def compile_plan(
         listed = [a.param_name for a in (meta.decomposition.array_params if meta.decomposition else [])
                   if isinstance(step.params.get(a.param_name), list)]
         dropped = next((k for k in listed[1:] if k not in accepted), None)
-        if dropped is not None:
+        if dropped is not None and recorded:
+            spared[step.id] = {k for k in listed[1:] if k not in accepted}
+        elif dropped is not None:
             problems.append(Problem(path=f"steps[{i}].params.{dropped}", message=two_lists(meta, listed[0], dropped)))
         for key in step.params:
             if key in fan_names and isinstance(step.params[key], list) and len(step.params[key]) > MAX_FAN_OUT:
@@ -344,7 +353,8 @@ def compile_plan(
                 required=step.required,
                 output_key=step.output_key or step.id,
                 description=step.description,
-                fan_out=tuple(meta.decomposition.array_params) if meta.decomposition else (),
+                fan_out=tuple(a for a in meta.decomposition.array_params if a.param_name not in spared.get(step.id, ()))
+                if meta.decomposition else (),
                 follow_ups=tuple(follow_ups),
             )
         )
