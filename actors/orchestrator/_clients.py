@@ -110,7 +110,7 @@ class ClientService:
         except JournalCorruptError as exc:  # a damaged row, not a bug: the log says which
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, detail=str(exc))
             reply = Error(code="journal_damaged", message=f"the journal's record of run {getattr(message, 'run_id', '?')} "
-                                                          "is damaged (the daemon's log names the row)")
+                                                          "is damaged or unreadable here (the daemon's log says why)")
         except Exception as exc:  # a bug here must not reach the client as a trace
             log.error("client_request_failed", op=type(message).__name__, error=type(exc).__name__, where=where(exc))
             reply = Error(code="internal", message="the daemon failed to answer (see its log)")

@@ -35,8 +35,11 @@ from ontoflow.actors.orchestrator._reply_check import checked_list, checked_repl
 from ontoflow.actors.orchestrator._results import RunResult
 from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
+from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Error, RunList, RunStatus, RunSummary, RunTrace
+from ontoflow.protocols.errors import ManifestError
 from ontoflow.protocols.types import StatusReply
+from ontoflow.runtime.journal import JournalCorruptError
 
 __all__ = ["Found", "Hold", "Queries", "ReadsSpent", "Waiters", "run_status", "trace_dicts"]
 
@@ -130,7 +133,7 @@ class Queries:
                 are spent (``charged``: a client's request; its facts count). 512 ``Status`` of
                 one ended run of 2,000 steps held the loop 13 s.
             runtime.journal.JournalCorruptError: when the run's rows make a reply no client
-                decodes (``_reply_check.py``).
+                decodes (``_reply_check.py``), or its pinned document does not compile here.
         """
         orch = self._orch
         if not orch.uncommitted(run_id):  # else memory is ahead of the journal: read what is committed
@@ -149,7 +152,13 @@ class Queries:
             self._workflows.popitem(last=False)
         facts = journal.facts(run_id)
         self._read += len(facts)
-        run = orch.replay(row, facts, self._workflows)
+        try:
+            run = orch.replay(row, facts, self._workflows)
+        except (ManifestError, ConnectionResolutionError, msgspec.DecodeError) as exc:
+            # The run's pinned document does not compile here (a rule it breaks, a connection
+            # defined nowhere now): a record this daemon cannot read, not a bug ("internal").
+            raise JournalCorruptError(f"run {run_id}: its pinned document cannot be compiled by this daemon: "
+                                      f"{type(exc).__name__}: {str(exc)[:500]}") from None
         state = run.state
         result = None if row.status == "running" else result_of(state, state.status, state.error)
         if result is not None:  # a row the journal holds may make a reply no client decodes
