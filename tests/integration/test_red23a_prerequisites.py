@@ -27,3 +27,38 @@ def test_the_block_own_missing_key_still_names_the_params() -> None:
     doc = {"start": "main", "nodes": {"main": node("a", {"a": block("t.needy")})}}
     [finding] = kinds(check(doc, NEEDY))["missing-input"]
     assert "not in the block's params" in finding.message
+
+
+class _Needy(Capability):
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
+        id="t.needy", events=["success", "failure"],
+        input_schema={"type": "object", "properties": {"k.y": {"type": "string"}}, "required": ["k.y"]},
+        outputs=["k.needy"])
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        return Result(outputs={"k.needy": inputs["k.y"]})
+
+
+class _User(Capability):
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(
+        id="t.user", events=["success", "failure"], requires=["t.needy"], outputs=["k.user"])
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        return Result(outputs={"k.user": True})
+
+
+def test_a_prerequisite_run_without_its_key_does_not_name_the_params_as_a_place_looked_at() -> None:
+    # The key is in the block's params, which only t.user reads: t.needy ends `invalid`, and its
+    # error listed "block params" among the places searched, where the key plainly was.
+    doc = {"start": "main", "nodes": {"main": node("a", {"a": block(
+        "t.user", ("prerequisite_failed", "JUMP:b"), params={"k.y": "v"}), "b": block("t.needy")})}}
+    result = run_manifest(doc, [_Needy, _User], inputs={})
+    first = result.trace[0]
+    assert (first.capability, first.event, first.prerequisite_of) == ("t.needy", "invalid", "t.user")
+    assert "'k.y' resolved to nothing" in (first.error or "")
+    assert "block params" not in (first.error or "")
+    assert result.trace[1].event == "prerequisite_failed"
+    # Its own block reads its params: there the key is found, and the list names them when missing.
+    last = result.trace[-1]
+    assert (last.block, last.capability, last.event) == ("b", "t.needy", "invalid")
+    assert "block params" in (last.error or "")
