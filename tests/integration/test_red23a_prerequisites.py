@@ -62,3 +62,21 @@ def test_a_prerequisite_run_without_its_key_does_not_name_the_params_as_a_place_
     last = result.trace[-1]
     assert (last.block, last.capability, last.event) == ("b", "t.needy", "invalid")
     assert "block params" in (last.error or "")
+
+
+class _Writer(Capability):
+    metadata: ClassVar[CapabilityMetadata] = CapabilityMetadata(id="t.writer", events=["success"], outputs=["k.y"])
+
+    async def execute(self, inputs: dict[str, Any], context: Any) -> Result:
+        return Result(outputs={"k.y": "written"})
+
+
+def test_the_last_value_written_wins_over_a_submitted_input_as_the_readme_says() -> None:
+    # README, context bus: a later output replaces a submitted input of the same key, and the
+    # next reader (here a prerequisite run for t.user) sees the output.
+    doc = {"start": "main", "nodes": {"main": node("w", {
+        "w": block("t.writer", ("success", "JUMP:u")), "u": block("t.user")})}}
+    result = run_manifest(doc, [_Writer, _Needy, _User], inputs={"k.y": "submitted"})
+    assert result.status == "completed"
+    assert result.context["k.y"] == "written"
+    assert result.context["k.needy"] == "written"
