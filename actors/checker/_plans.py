@@ -174,7 +174,33 @@ def plan_findings(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]
         findings.extend(f for f in _from_problems(exc.problems, "capability") if f.path not in reported)
         return findings
     findings.extend(_never_run(compiled, plan))
+    findings.extend(_unmet_prerequisites(compiled, plan))
     return findings
+
+
+def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
+    """The steps whose capability ``requires`` one that no step they need runs. A plan runs no
+    prerequisite for a step (a workflow does): such a step ran, accepted without a word, as if
+    its prerequisite had succeeded. A needed step's failure skips the step, so a prerequisite
+    run by one has succeeded whenever the step runs; an optional or parallel step's has not."""
+    index = {s.id: i for i, s in enumerate(plan.steps)}
+    needed: dict[str, frozenset[str]] = {}  # step -> the capabilities of every step it needs, at any depth
+    out: list[Finding] = []
+    for step in compiled.steps:  # in the order they may run: a step's needs come before it
+        caps: set[str] = set()
+        for n in step.needs:
+            caps |= needed[n]
+            caps.add(compiled.by_id[n].capability.meta.id)
+        needed[step.id] = frozenset(caps)
+        meta = step.capability.meta
+        for req in meta.requires:
+            if req not in caps:
+                out.append(Finding(
+                    kind="prerequisite", severity=ERROR, path=f"steps[{index[step.id]}].capability",
+                    message=f"step {step.id!r}: {meta.id} requires {req}, which no step it needs runs: a plan runs no "
+                            f"prerequisite for its steps; add a required step of {req} to its depends_on",
+                ))
+    return out
 
 
 def _never_run(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
