@@ -10,6 +10,7 @@ checked; findings on the compiled plan carry the pipeline step's path.
 
 from __future__ import annotations
 
+import graphlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -186,7 +187,9 @@ def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
     index = {s.id: i for i, s in enumerate(plan.steps)}
     needed: dict[str, frozenset[str]] = {}  # step -> the capabilities of every step it needs, at any depth
     out: list[Finding] = []
-    for step in compiled.steps:  # in the order they may run: a step's needs come before it
+    # A dag may list a step before the steps it depends on: needs first (a cycle was refused).
+    order = graphlib.TopologicalSorter({step.id: step.needs for step in compiled.steps}).static_order()
+    for step in (compiled.by_id[step_id] for step_id in order):
         caps: set[str] = set()
         for n in step.needs:
             caps |= needed[n]

@@ -33,6 +33,10 @@ def test_a_prerequisite_run_by_a_step_it_needs_is_enough() -> None:
     assert check_document(_plan({"id": "a", "capability": "t.first"}, {"id": "b", "capability": "t.second"}), CATALOG).ok
     dag = _plan({"id": "a", "capability": "t.first"}, {"id": "b", "capability": "t.second", "depends_on": ["a"]}, mode="dag")
     assert check_document(dag, CATALOG).ok
+    # A dag may list a step before the step it depends on (the check raised a KeyError on it).
+    backwards = _plan({"id": "b", "capability": "t.second", "depends_on": ["a"]}, {"id": "a", "capability": "t.first"},
+                      mode="dag")
+    assert check_document(backwards, CATALOG).ok
 
 
 def test_a_prerequisite_whose_failure_would_not_skip_the_step_is_not_enough() -> None:
