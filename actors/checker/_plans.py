@@ -187,9 +187,7 @@ def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
     index = {s.id: i for i, s in enumerate(plan.steps)}
     needed: dict[str, frozenset[str]] = {}  # step -> the capabilities of every step it needs, at any depth
     out: list[Finding] = []
-    # A dag may list a step before the steps it depends on: needs first (a cycle was refused).
-    order = graphlib.TopologicalSorter({step.id: step.needs for step in compiled.steps}).static_order()
-    for step in (compiled.by_id[step_id] for step_id in order):
+    for step in _needs_first(compiled):
         caps: set[str] = set()
         for n in step.needs:
             caps |= needed[n]
@@ -206,6 +204,13 @@ def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
     return out
 
 
+def _needs_first(compiled: Any) -> list[Any]:
+    """The compiled steps, each after the steps it needs: a dag may list a step before the
+    steps it depends on (a cycle was refused before the plan compiled)."""
+    order = graphlib.TopologicalSorter({step.id: step.needs for step in compiled.steps}).static_order()
+    return [compiled.by_id[step_id] for step_id in order]
+
+
 def _never_run(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
     """The steps that are always skipped: they need (must see succeed) a step whose capability
     declares no success event, or a step that is itself always skipped. They were accepted
@@ -213,7 +218,7 @@ def _never_run(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
     index = {s.id: i for i, s in enumerate(plan.steps)}
     why: dict[str, list[str]] = {}  # step -> the chain from the step that can never succeed
     out: list[Finding] = []
-    for step in compiled.steps:  # in the order they may run: a step's needs come before it
+    for step in _needs_first(compiled):
         if not any(is_success(e) for e in step.capability.meta.events):
             why[step.id] = [f"{step.id} ({step.capability.meta.id}) declares no success event: it never succeeds"]
             if step.required:

@@ -70,3 +70,15 @@ def test_plan_run_refuses_the_plan_before_anything_runs(tmp_path: Path) -> None:
     assert ran.code == 2, ran
     assert "t.second requires t.first" in ran.stderr
     assert "k.second" not in ran.stdout
+
+
+def test_a_step_always_skipped_is_found_whatever_order_the_dag_lists_it_in() -> None:
+    # The `unreachable` walk followed the document's order: a step listed before the step it
+    # needs (which never succeeds) was not reported, the same plan listed the other way was.
+    never = meta("t.never", events=["failure"])
+    catalog = {m.id: m for m in (never, FIRST)}
+    a = {"id": "a", "capability": "t.never", "required": False}
+    b = {"id": "b", "capability": "t.first", "depends_on": ["a"]}
+    for steps, path in (((a, b), "steps[1]"), ((b, a), "steps[0]")):
+        [finding] = kinds(check_document(_plan(*steps, mode="dag"), catalog))["unreachable"]
+        assert finding.path == path and "'b' never runs" in finding.message
