@@ -175,11 +175,11 @@ def plan_findings(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]
         findings.extend(f for f in _from_problems(exc.problems, "capability") if f.path not in reported)
         return findings
     findings.extend(_never_run(compiled, plan))
-    findings.extend(_unmet_prerequisites(compiled, plan))
+    findings.extend(_unmet_prerequisites(compiled, plan, catalog))
     return findings
 
 
-def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
+def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]) -> list[Finding]:
     """The steps whose capability ``requires`` one that no step they need runs. A plan runs no
     prerequisite for a step (a workflow does): such a step ran, accepted without a word, as if
     its prerequisite had succeeded. A needed step's failure skips the step, so a prerequisite
@@ -196,11 +196,10 @@ def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
         meta = step.capability.meta
         for req in meta.requires:
             if req not in caps:
-                out.append(Finding(
-                    kind="prerequisite", severity=ERROR, path=f"steps[{index[step.id]}].capability",
-                    message=f"step {step.id!r}: {meta.id} requires {req}, which no step it needs runs: a plan runs no "
-                            f"prerequisite for its steps; add a required step of {req} to its depends_on",
-                ))
+                why = "which no loaded capability provides" if req not in catalog else \
+                    f"which no step it needs runs: a plan runs no prerequisite for its steps; add a required step of {req} to its depends_on"
+                out.append(Finding(kind="prerequisite", severity=ERROR, path=f"steps[{index[step.id]}].capability",
+                                   message=f"step {step.id!r}: {meta.id} requires {req}, {why}"))
     return out
 
 

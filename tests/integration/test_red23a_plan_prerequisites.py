@@ -82,3 +82,9 @@ def test_a_step_always_skipped_is_found_whatever_order_the_dag_lists_it_in() -> 
     for steps, path in (((a, b), "steps[1]"), ((b, a), "steps[0]")):
         [finding] = kinds(check_document(_plan(*steps, mode="dag"), catalog))["unreachable"]
         assert finding.path == path and "'b' never runs" in finding.message
+
+
+def test_a_prerequisite_no_capability_provides_is_named_so() -> None:
+    lost = meta("t.lost", requires=["t.nowhere"])
+    [finding] = kinds(check_document(_plan({"id": "s", "capability": "t.lost"}), {lost.id: lost}))["prerequisite"]
+    assert finding.message == "step 's': t.lost requires t.nowhere, which no loaded capability provides"
