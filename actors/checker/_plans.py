@@ -197,7 +197,8 @@ def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan, catalog: Mapping[st
         for req in meta.requires:
             if req not in caps:
                 why = "which no loaded capability provides" if req not in catalog else \
-                    f"which no step it needs runs: a plan runs no prerequisite for its steps; add a required step of {req} to its depends_on"
+                    (f"which no step it needs runs: a plan runs no prerequisite for its steps; add a required step of {req} "
+                     "to its depends_on (in a pipeline: its needs)")
                 out.append(Finding(kind="prerequisite", severity=ERROR, path=f"steps[{index[step.id]}].capability",
                                    message=f"step {step.id!r}: {meta.id} requires {req}, {why}"))
     return out

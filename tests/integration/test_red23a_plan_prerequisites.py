@@ -88,3 +88,12 @@ def test_a_prerequisite_no_capability_provides_is_named_so() -> None:
     lost = meta("t.lost", requires=["t.nowhere"])
     [finding] = kinds(check_document(_plan({"id": "s", "capability": "t.lost"}), {lost.id: lost}))["prerequisite"]
     assert finding.message == "step 's': t.lost requires t.nowhere, which no loaded capability provides"
+
+
+def test_a_pipeline_step_is_told_in_the_pipeline_own_words() -> None:
+    doc = {"oml_version": "0.1.0", "name": "p-x", "steps": [{"id": "a", "component": "t.second", "mode": "read", "config": {}}]}
+    [finding] = kinds(check_document(doc, CATALOG))["prerequisite"]
+    assert finding.path == "steps[0].component"
+    assert "its needs" in finding.message
+    doc["steps"] = [{"id": "b", "component": "t.first", "mode": "read", "config": {}}, {**doc["steps"][0], "needs": ["b"]}]
+    assert check_document(doc, CATALOG).ok
