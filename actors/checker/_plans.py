@@ -10,6 +10,7 @@ checked; findings on the compiled plan carry the pipeline step's path.
 
 from __future__ import annotations
 
+import graphlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -174,7 +175,40 @@ def plan_findings(plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]
         findings.extend(f for f in _from_problems(exc.problems, "capability") if f.path not in reported)
         return findings
     findings.extend(_never_run(compiled, plan))
+    findings.extend(_unmet_prerequisites(compiled, plan, catalog))
     return findings
+
+
+def _unmet_prerequisites(compiled: Any, plan: ExecutionPlan, catalog: Mapping[str, CapabilityMetadata]) -> list[Finding]:
+    """The steps whose capability ``requires`` one that no step they need runs. A plan runs no
+    prerequisite for a step (a workflow does): such a step ran, accepted without a word, as if
+    its prerequisite had succeeded. A needed step's failure skips the step, so a prerequisite
+    run by one has succeeded whenever the step runs; an optional or parallel step's has not."""
+    index = {s.id: i for i, s in enumerate(plan.steps)}
+    needed: dict[str, frozenset[str]] = {}  # step -> the capabilities of every step it needs, at any depth
+    out: list[Finding] = []
+    for step in _needs_first(compiled):
+        caps: set[str] = set()
+        for n in step.needs:
+            caps |= needed[n]
+            caps.add(compiled.by_id[n].capability.meta.id)
+        needed[step.id] = frozenset(caps)
+        meta = step.capability.meta
+        for req in meta.requires:
+            if req not in caps:
+                why = "which no loaded capability provides" if req not in catalog else \
+                    (f"which no step it needs runs: a plan runs no prerequisite for its steps; add a required step of {req} "
+                     "to its depends_on (in a pipeline: its needs)")
+                out.append(Finding(kind="prerequisite", severity=ERROR, path=f"steps[{index[step.id]}].capability",
+                                   message=f"step {step.id!r}: {meta.id} requires {req}, {why}"))
+    return out
+
+
+def _needs_first(compiled: Any) -> list[Any]:
+    """The compiled steps, each after the steps it needs: a dag may list a step before the
+    steps it depends on (a cycle was refused before the plan compiled)."""
+    order = graphlib.TopologicalSorter({step.id: step.needs for step in compiled.steps}).static_order()
+    return [compiled.by_id[step_id] for step_id in order]
 
 
 def _never_run(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
@@ -184,7 +218,7 @@ def _never_run(compiled: Any, plan: ExecutionPlan) -> list[Finding]:
     index = {s.id: i for i, s in enumerate(plan.steps)}
     why: dict[str, list[str]] = {}  # step -> the chain from the step that can never succeed
     out: list[Finding] = []
-    for step in compiled.steps:  # in the order they may run: a step's needs come before it
+    for step in _needs_first(compiled):
         if not any(is_success(e) for e in step.capability.meta.events):
             why[step.id] = [f"{step.id} ({step.capability.meta.id}) declares no success event: it never succeeds"]
             if step.required:

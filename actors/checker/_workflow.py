@@ -187,13 +187,17 @@ def _state_findings(
             continue
         seen.add(("missing", b.path, cap_id, key))
         steps = paths.avoiding(ctrl, key)
-        who = cap_id if b.cap is None or cap_id == b.cap.id else f"{cap_id} (a prerequisite of {b.cap.id})"
+        own = b.cap is None or cap_id == b.cap.id
+        who = cap_id if own else f"{cap_id} (a prerequisite of {b.cap.id})"
+        # The block's params feed its own worker only (the engine hands a prerequisite none):
+        # naming them for a prerequisite sent users to add a key where it is never read.
+        where = "not in the block's params, " if own else "a prerequisite does not see the block's params; not in "
         # A block that routes ``invalid`` by name has said what happens then: the author
         # handles the missing key, so it is worth a warning, not a refusal.
         handled = "invalid" in b.routes
         findings.append(Finding(
             kind="missing-input", severity=WARNING if handled else ERROR, path=f"{b.path}.worker",
-            message=f"required input {key!r} of {who} is not provided on every path: not in the block's params, "
+            message=f"required input {key!r} of {who} is not provided on every path: {where}"
                     f"the static memory it inherits, the outputs that must have run, the declared inputs or a schema default"
                     + ("; the block routes 'invalid', so the run goes on there" if handled else ""),
             counterexample=[*steps, f"{ctrl[0]}.{ctrl[1]}: {cap_id} starts without {key!r} -> invalid"],

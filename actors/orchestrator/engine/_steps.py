@@ -170,8 +170,8 @@ def dispatch_step(
                                          workflow.defaults)
     if missing is not None:
         error = (
-            f"required input '{missing}' resolved to nothing "
-            "(block params, static memory, run context, defaults, schema default)"
+            f"required input '{missing}' resolved to nothing ({'block params, ' if own else ''}"  # not a prerequisite's
+            "static memory, run context, defaults, schema default)"
         )
         return at_once_end(step_id=step_id, capability=cap.id, event=INVALID, reason="missing_input", error=error,
                            started_ms=now_ms, ended_ms=now_ms)
