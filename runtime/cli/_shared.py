@@ -304,9 +304,9 @@ def print_result(result: Any, *, as_json: bool) -> None:
     print("path:")
     for t in trace:
         where = f"{t['node']}.{t['block']}" if t["node"] else str(t["block"] or t["capability"])
-        if t["prerequisite_of"]:
-            where += " (prerequisite)"
-        action = t["action"] or "end"
+        if t["prerequisite_of"]:  # its capability, not its block's; no route: the block's step comes next
+            where += f" (prerequisite {t['capability']})"
+        action = t["action"] or ("-" if t["prerequisite_of"] else "end")
         extra = f", {t['retries']} retries" if t["retries"] else ""
         print_line(f"  {t['step_id']:>4}  {where:<32} {t['event']:<12} -> {action:<18} {t['duration_ms']:8.2f} ms{extra}")
         if t["error"]:
