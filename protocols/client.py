@@ -49,14 +49,21 @@ the one run, whether the first attempt was recorded or not.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
 from ontoflow.protocols.capability import CapabilityMetadata
-from ontoflow.protocols.client_limits import Inputs, ManifestHash, Reason, Worktree
+from ontoflow.protocols.client_limits import (
+    MAX_IDEMPOTENCY_KEY_CHARS,
+    MAX_RUN_ID_CHARS,
+    Inputs,
+    ManifestHash,
+    Reason,
+    Worktree,
+    run_id_problem,
+)
 from ontoflow.protocols.error_codes import ERROR_CODES, ErrorCode
 from ontoflow.protocols.errors import ProtocolError, decode_failure
 from ontoflow.protocols.records import Question, RunSummary, TraceRecord, WorkerRecord
@@ -76,30 +83,6 @@ CLIENT_HEADER = b"ontoflow-client"
 #: The longest ``Submit.deadline_ms`` a daemon takes: ten years. A run's deadline is journaled
 #: as ``now + deadline_ms`` in a 64-bit INTEGER, so an unbounded one could not be stored.
 MAX_DEADLINE_MS = 10 * 365 * 86_400_000
-
-#: The longest run id a client may choose (generated ids are 32 characters).
-MAX_RUN_ID_CHARS = 128
-
-#: The longest idempotency key a daemon takes (the CLI's are 37 characters): a key is a
-#: journal index entry and is quoted by an idempotency_conflict; a 1 MB one was taken whole.
-MAX_IDEMPOTENCY_KEY_CHARS = 256
-
-_RUN_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@-]{{0,{MAX_RUN_ID_CHARS - 1}}}")
-
-
-def run_id_problem(run_id: str) -> str | None:
-    """Why ``run_id`` cannot name a run a client chooses, or None when it can.
-
-    A run id is 1 to ``MAX_RUN_ID_CHARS`` letters, digits and ``_ . : @ -``, starting with a
-    letter or a digit: it is a journal key, a spool folder's name and a word in every reply
-    about the run, so no path separator, no blank, no control character. The text never
-    quotes the id (it may be huge, and it is the client's value).
-    """
-    if _RUN_ID.fullmatch(run_id) is not None:
-        return None
-    return (f"run_id must be 1 to {MAX_RUN_ID_CHARS} letters, digits and '_.:@-', starting with a letter "
-            f"or a digit (got {len(run_id)} characters)")
-
 
 class _ClientMessage(msgspec.Struct, tag_field="op", frozen=True, gc=False):
     """Base of every client message (maps, not arrays: these are rare and must evolve).
@@ -227,7 +210,9 @@ class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
     ``expired``.
 
     ``context`` and ``trace`` (one dict per step) are filled once the run has ended;
-    ``questions`` lists what a suspended run asks (see :class:`Question`).
+    ``questions`` lists what a suspended run asks (see :class:`Question`); ``running``, while
+    the run goes on, its steps in flight as (step id, capability), in step-id order (seed 000:
+    the current state is always known), as :class:`RunProgress` gives them to a watcher.
     """
 
     run_id: str
@@ -238,6 +223,7 @@ class RunStatus(_ClientMessage, tag="run_status", frozen=True, kw_only=True):
     started_ms: int = 0
     ended_ms: int = 0
     questions: list[Question] = []
+    running: list[tuple[str, str]] = []
 
 
 class Workers(_ClientMessage, tag="workers", frozen=True):

@@ -12,13 +12,15 @@ too long is refused ``invalid_inputs`` by :func:`input_key_problem`'s message.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["MAX_INPUT_KEYS", "MAX_INPUT_KEY_CHARS", "MAX_MANIFEST_HASH_CHARS", "MAX_REASON_CHARS", "MAX_WORKTREE_CHARS",
-           "Inputs", "ManifestHash", "Reason", "Worktree", "input_key_problem", "non_finite"]
+__all__ = ["MAX_IDEMPOTENCY_KEY_CHARS", "MAX_INPUT_KEYS", "MAX_INPUT_KEY_CHARS", "MAX_MANIFEST_HASH_CHARS",
+           "MAX_REASON_CHARS", "MAX_RUN_ID_CHARS", "MAX_WORKTREE_CHARS", "Inputs", "ManifestHash", "Reason", "Worktree",
+           "input_key_problem", "non_finite", "run_id_problem"]
 
 #: The longest input key (an ontology key such as ``t.value``: a name, not a value).
 MAX_INPUT_KEY_CHARS = 256
@@ -76,3 +78,27 @@ def non_finite(values: Mapping[str, Any]) -> str | None:
                 elif kind is dict or kind is list or kind is tuple:
                     stack.append(child)
     return None
+
+
+#: The longest run id a client may choose (generated ids are 32 characters).
+MAX_RUN_ID_CHARS = 128
+
+#: The longest idempotency key a daemon takes (the CLI's are 37 characters): a key is a
+#: journal index entry and is quoted by an idempotency_conflict; a 1 MB one was taken whole.
+MAX_IDEMPOTENCY_KEY_CHARS = 256
+
+_RUN_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@-]{{0,{MAX_RUN_ID_CHARS - 1}}}")
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why ``run_id`` cannot name a run a client chooses, or None when it can.
+
+    A run id is 1 to ``MAX_RUN_ID_CHARS`` letters, digits and ``_ . : @ -``, starting with a
+    letter or a digit: it is a journal key, a spool folder's name and a word in every reply
+    about the run, so no path separator, no blank, no control character. The text never
+    quotes the id (it may be huge, and it is the client's value).
+    """
+    if _RUN_ID.fullmatch(run_id) is not None:
+        return None
+    return (f"run_id must be 1 to {MAX_RUN_ID_CHARS} letters, digits and '_.:@-', starting with a letter "
+            f"or a digit (got {len(run_id)} characters)")

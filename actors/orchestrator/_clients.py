@@ -342,11 +342,10 @@ class ClientService:
         run = runs.get(run_id)  # None: a run read from the journal, not live here
         return [] if run is None else runs.questions(run)
 
-    @staticmethod
-    def _live_status(run_id: str, state: Any, questions: list[Any]) -> RunStatus:
+    def _live_status(self, run_id: str, state: Any, questions: list[Any]) -> RunStatus:
         status = "running" if state is None else state.status
         return RunStatus(run_id=run_id, status=status, started_ms=0 if state is None else state.started_ms or 0,
-                         questions=questions)
+                         questions=questions, running=self._orch.runs.running(run_id))  # the current state, seed 000
 
     def run_suspended(self, run: Run) -> None:
         """Answer the clients waiting for a run that now asks a question (status ``suspended``

@@ -136,6 +136,8 @@ def print_status(status: RunStatus, as_json: bool) -> int:
         write_json(status)
     elif status.status in ("running", "cancelling"):
         print_line(f"run {status.run_id} {status.status}" + (f" (started {utc(status.started_ms)})" if status.started_ms else ""))
+        for step_id, capability in status.running:  # where the run is now (seed 000's "current state")
+            print_line(f"  in flight: {step_id} {capability}")
     else:
         print_result(status, as_json=False)
     return EXIT_OK if status.status in ("running", "cancelling", "completed") else EXIT_FAILED
