@@ -56,6 +56,9 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 # A segment made from a context or memory value holds its JSON; one past this is not decoded
 # (a message quoting a part of a document that large is beyond what a literal match can see).
 _MAX_JSON_SEGMENT = 64 * 1024
+# The most of a cut text's last word dropped when no space comes sooner: a token or a URL's
+# userinfo is shorter.
+_MAX_CUT_WORD = 256
 
 
 def _long_run(match: re.Match[str]) -> str:
@@ -96,7 +99,9 @@ def _flatten(value: Any, depth: int = 0, escaped: bool = True, encoded: bool = T
         if len(text) >= 4:
             yield text
     elif depth < _MAX_DEPTH and isinstance(value, Mapping):
-        for item in value.values():
+        # A map's keys are part of the value: {"alice@example.com": 5} quoted by a KeyError.
+        for key, item in value.items():
+            yield from _flatten(key, depth + 1, escaped, encoded)
             yield from _flatten(item, depth + 1, escaped, encoded)
     elif depth < _MAX_DEPTH and isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
@@ -144,12 +149,14 @@ def scrub(
     """Return ``text`` with secrets, parameter values and credential-looking parts redacted.
 
     Replaced by ``<redacted>``, in any case: every non-empty string of ``secrets``; every string
-    of length >= 3 among ``values`` (walked into nested dicts and lists; also as ``repr``,
+    of length >= 3 among ``values`` (walked into nested dicts, their keys too, and lists; also as ``repr``,
     ``json.dumps`` and URL percent-encoding quote it) and the ``str()`` of every
     int/float of >= 4 characters; ``password=``/``passwd``/``secret``/``token``/``api_key``
     values (``key=value`` and ``key: value``, quoted or not); ``Authorization`` headers and
     ``Bearer`` tokens; the userinfo of URLs (``scheme://<redacted>@host``); AWS access key ids;
-    long hex or base64-looking runs (>= 32 chars). The result is cut to ``max_chars``.
+    long hex or base64-looking runs (>= 32 chars). The result is cut to ``max_chars``. Only a
+    head of a long text is read; where it is cut, a tail that begins a value or secret and the
+    cut last word (a token too short, once cut, for its pattern) are dropped.
 
     Args:
         text: the text to clean (an exception message).
@@ -161,22 +168,29 @@ def scrub(
         The scrubbed text; never raises for a ``str`` input.
     """
     # Work on a bounded head: only max_chars survive, and the regexes stay cheap on huge text.
-    text = text[: max(max_chars * 4, 1024)]
+    head = max(max_chars * 4, 1024)
+    cut = len(text) > head
+    text = text[:head]
     literals = {s for s in secrets if isinstance(s, str) and s}
     escaped, encoded = "\\" in text, "%" in text or "+" in text
     for value in values:
         literals.update(_flatten(value, 0, escaped, encoded))
+    lowered = text.lower()
+    # The cut may split a value or a secret, which is then no literal the text holds; once a
+    # long value before it is redacted, the fragment reached the kept max_chars. It goes.
+    end = _safe_end(text, lowered, literals) if cut else len(text)
     # Only the literals the text holds (in any case) go into the pattern: a step handed twenty
     # thousand values compiled them all into one regex, seconds of the worker's loop per
     # failed step. The substring test runs in C; a literal longer than the text is never in it.
-    lowered = text.lower()
     literals = {s for s in literals if len(s) <= len(text) and s.lower() in lowered}
     if literals:
         # One pass, longest first, so a value inside a longer one (or inside an earlier
         # <redacted>) cannot leave a fragment behind.
         # Any case: a service that echoes a value back often normalises it (ALICE@EXAMPLE.COM).
         pattern = re.compile("|".join(re.escape(s) for s in sorted(literals, key=len, reverse=True)), re.IGNORECASE)
-        text = pattern.sub(REDACTED, text)
+        text = _redact_before(text, pattern, end)
+    elif end < len(text):
+        text = text[:end]
     text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     text = _AUTHORIZATION.sub(lambda m: f"{m.group('head')}{REDACTED}", text)
     text = _BEARER.sub(f"Bearer {REDACTED}", text)
@@ -187,6 +201,43 @@ def scrub(
     if len(text) > max_chars:
         text = text[: max(max_chars - 1, 0)] + "…"
     return text
+
+
+def _safe_end(text: str, lowered: str, literals: set[str]) -> int:
+    """Where a cut ``text`` stops being safe to show: before a tail that begins a literal (a
+    value or secret cut in two), and before the cut last word (a token or ``user:pass@`` the
+    patterns no longer recognise once cut short)."""
+    end = len(text)
+    if len(lowered) != len(text):  # a character whose lower case is longer: indices differ
+        longest = max((len(s) for s in literals), default=0)
+        end = max(end - longest, 0)
+    else:
+        for literal in literals:
+            low = literal.lower()
+            i = lowered.find(low[0], max(end - len(low) + 1, 0), end)
+            while i != -1:
+                if low.startswith(lowered[i:]):
+                    end = i
+                    break
+                i = lowered.find(low[0], i + 1, end)
+    space = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end), text.rfind("\t", 0, end))
+    return max(space + 1, end - _MAX_CUT_WORD, 0)
+
+
+def _redact_before(text: str, pattern: re.Pattern[str], end: int) -> str:
+    """``pattern.sub(REDACTED, text)``, dropping what is left of ``text`` from ``end`` on."""
+    if end >= len(text):
+        return pattern.sub(REDACTED, text)
+    kept: list[str] = []
+    pos = 0
+    for match in pattern.finditer(text):
+        if match.start() >= end:
+            break
+        kept.append(text[pos:match.start()])
+        kept.append(REDACTED)
+        pos = match.end()
+    kept.append(text[pos:max(pos, end)])
+    return "".join(kept)
 
 
 def error_text(error_class: ErrorClass, exc: BaseException, values: list[Any], secrets: Iterable[str]) -> str:
