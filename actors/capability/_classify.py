@@ -53,6 +53,7 @@ _TRANSIENT_TEXT = re.compile(
 # ConnectError...), requests' Timeout and ConnectionError, aiohttp's ClientConnectionError.
 # They carry no status and often an empty message, so neither rule below would see them.
 _TRANSIENT_CLASS = re.compile(r"Timeout|TimedOut|ConnectError|ConnectionError|NetworkError")
+_CLASS_NAME = vars(type)["__name__"].__get__
 _PERMANENT_TEXT = re.compile(
     r"auth|unauthorized|forbidden|invalid|validation|\b400\b|\b401\b|\b403\b|\b404\b|not found",
     re.IGNORECASE,
@@ -62,7 +63,11 @@ _PERMANENT_TEXT = re.compile(
 def _status_of(exc: BaseException) -> int | None:
     """The HTTP-ish status an exception carries (``status_code``/``status``, or its
     ``response``'s, as httpx and requests errors do)."""
-    for holder in (exc, getattr(exc, "response", None)):
+    try:
+        response = getattr(exc, "response", None)
+    except Exception:  # a property that raises: an error must still be classified, not the base fail
+        response = None
+    for holder in (exc, response):
         if holder is None:
             continue
         for attr in ("status_code", "status"):
@@ -116,7 +121,8 @@ def classify_error(exc: BaseException) -> ErrorClass:
         return ErrorClass.TRANSIENT
     if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno in _TRANSIENT_ERRNOS:
         return ErrorClass.TRANSIENT
-    if any(_TRANSIENT_CLASS.search(cls.__name__) for cls in type(exc).__mro__[:-2]):  # not BaseException, object
+    # not BaseException, object; each name as ``type`` keeps it (a metaclass's property may raise)
+    if any(_TRANSIENT_CLASS.search(_CLASS_NAME(cls)) for cls in type(exc).__mro__[:-2]):
         return ErrorClass.TRANSIENT
     status = _status_of(exc)
     if status in _TRANSIENT_STATUS:

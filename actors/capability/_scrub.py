@@ -258,7 +258,7 @@ def error_text(error_class: ErrorClass, exc: BaseException, values: list[Any], s
         message = str(exc)
     except Exception:
         message = "<unprintable message>"
-    head = f"{error_class}: {type(exc).__name__}: "
+    head = f"{error_class}: {type_name(exc)}: "
     body = scrub(message, values=values, secrets=secrets, max_chars=MAX_CHARS)
     return (head + body)[:MAX_CHARS]
 
@@ -270,5 +270,9 @@ MAX_TYPE_CHARS = 120
 def type_name(obj: object) -> str:
     """The name of ``obj``'s type, cut to ``MAX_TYPE_CHARS``: a capability's exception class is
     its own, and ``type("E" * 5_000_000, (Exception,), {})`` made every log line naming it
-    five megabytes long."""
-    return type(obj).__name__[:MAX_TYPE_CHARS]
+    five megabytes long. Read as ``type`` keeps it, never raising: a metaclass's ``__name__``
+    property that raised made the base report its own failure, and one could return any text."""
+    return _TYPE_NAME(type(obj))[:MAX_TYPE_CHARS]
+
+
+_TYPE_NAME = vars(type)["__name__"].__get__
