@@ -22,6 +22,8 @@ class ErrorClass(enum.StrEnum):
 
 #: Only the head of a message is searched: the cue is at the start, and regexes stay cheap.
 _MAX_TEXT = 2000
+#: The most members (at any depth) of an exception group classified; past it, unknown.
+_MAX_GROUP_MEMBERS = 10_000
 _TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
 _PERMANENT_STATUS = frozenset({400, 401, 403, 404, 422})
 # errnos of a network that is down, refusing or slow: the same call may work a moment later.
@@ -82,7 +84,26 @@ def _status_of(exc: BaseException) -> int | None:
 
 def _classify_group(group: BaseExceptionGroup) -> ErrorClass:
     # One permanent leaf makes the whole retry pointless; all-transient is worth another go.
-    classes = [classify_error(e) for e in group.exceptions if isinstance(e, Exception)]
+    # Walked with a stack, not by recursion: a group nested a thousand deep raised
+    # RecursionError here, and the step ended as the base's own failure, never retried.
+    classes: list[ErrorClass] = []
+    stack: list[BaseExceptionGroup] = [group]
+    seen = 0
+    while stack:
+        try:
+            members = tuple(stack.pop().exceptions)
+        except Exception:  # an ``exceptions`` of a subclass's own that raises
+            return ErrorClass.UNKNOWN
+        seen += len(members)
+        if seen > _MAX_GROUP_MEMBERS:  # a group that holds itself, or a flood: not worth judging
+            return ErrorClass.UNKNOWN
+        for member in members:
+            if not isinstance(member, Exception):  # KeyboardInterrupt... in a BaseExceptionGroup
+                continue
+            if isinstance(member, BaseExceptionGroup) and not isinstance(member, (TransientError, PermanentError)):
+                stack.append(member)
+            else:
+                classes.append(classify_error(member))
     if not classes:
         return ErrorClass.UNKNOWN
     if ErrorClass.PERMANENT in classes:

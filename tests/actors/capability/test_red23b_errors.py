@@ -85,3 +85,24 @@ async def test_an_error_class_whose_name_lies_is_named_as_python_names_it() -> N
     cap.to_raise = Liar("bad row")
     outcome = await cap.invoke(make_request())
     assert outcome.error == "unknown: Liar: bad row"
+
+
+def _nested(depth: int, leaf: Exception) -> ExceptionGroup:
+    group = ExceptionGroup("attempts", [leaf])
+    for _ in range(depth):
+        group = ExceptionGroup("attempts", [group])
+    return group
+
+
+@pytest.mark.parametrize(("leaf", "expected"), [(ConnectionError("reset"), ErrorClass.TRANSIENT),
+                                                (PermissionError("denied"), ErrorClass.PERMANENT)])
+def test_a_deeply_nested_exception_group_is_classified_by_its_leaves(leaf: Exception, expected: ErrorClass) -> None:
+    assert classify_error(_nested(3_000, leaf)) is expected
+
+
+async def test_a_deeply_nested_group_of_transient_errors_is_retried() -> None:
+    cap = Raiser(sleep=_no_sleep)
+    cap.to_raise = _nested(3_000, ConnectionError("reset"))
+    outcome = await cap.invoke(make_request())
+    assert (outcome.reason, outcome.retries) == ("error", 2)
+    assert outcome.error == "transient: ExceptionGroup: attempts (1 sub-exception)"
