@@ -253,7 +253,9 @@ class Capability(abc.ABC):
                                    duration_ms=(_clock() - started) * 1000.0)
                 return self._success(request, started, raw, 0, verbose)
             return await self._attempts(request, started, inputs, sent, verbose)
-        except Exception as exc:  # the last line of the zero-exception guarantee
+        except BaseException as exc:  # the last line of the zero-exception guarantee: an exit too
+            if must_propagate(exc):
+                raise
             return self._internal_failure(request, started, exc)
 
     async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], sent: SentInputs | None,
@@ -340,19 +342,9 @@ class Capability(abc.ABC):
         return self._finish(request, started, event, outputs=outputs, segments=segments, retries=retries,
                             verbose=verbose)
 
-    def _finish(
-        self,
-        request: Invoke,
-        started: float,
-        event: str,
-        *,
-        outputs: dict[str, Any] | None = None,
-        segments: list[Segment] | None = None,
-        error: str | None = None,
-        reason: str | None = None,
-        retries: int = 0,
-        verbose: bool = True,
-    ) -> Outcome:
+    def _finish(self, request: Invoke, started: float, event: str, *, outputs: dict[str, Any] | None = None,
+                segments: list[Segment] | None = None, error: str | None = None, reason: str | None = None,
+                retries: int = 0, verbose: bool = True) -> Outcome:
         duration_ms = (_clock() - started) * 1000.0
         if verbose:
             log.info(
@@ -378,7 +370,7 @@ class Capability(abc.ABC):
             segments=segments or [],
         )
 
-    def _internal_failure(self, request: Any, started: float, exc: Exception) -> Outcome:
+    def _internal_failure(self, request: Any, started: float, exc: BaseException) -> Outcome:
         """An Outcome built from nothing that can raise: the base itself went wrong."""
         exc_type = type_name(exc)
         try:

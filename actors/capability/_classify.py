@@ -7,6 +7,7 @@ import errno
 import re
 import socket
 
+from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.errors import PermanentError, TransientError
 
 __all__ = ["ErrorClass", "classify_error"]
@@ -128,8 +129,18 @@ def classify_error(exc: BaseException) -> ErrorClass:
         exc: the exception an attempt raised.
 
     Returns:
-        The class; never raises, even when ``str(exc)`` does.
+        The class; never raises, even when ``str(exc)`` or an attribute read does, with an
+        exit or an interrupt too (unknown then), but a cancellation or a person's stop signal.
     """
+    try:
+        return _classify(exc)
+    except BaseException as raised:  # the exception's own code (``__str__``, a property) raised
+        if must_propagate(raised):
+            raise
+        return ErrorClass.UNKNOWN
+
+
+def _classify(exc: BaseException) -> ErrorClass:
     if isinstance(exc, TransientError):
         return ErrorClass.TRANSIENT
     if isinstance(exc, PermanentError):

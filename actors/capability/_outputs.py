@@ -8,8 +8,10 @@ from typing import Any
 import msgspec
 import structlog
 
+from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._reasons import REASON_INVALID_RESULT, REASON_UNDECLARED_EVENT, BadResult
 from ontoflow.actors.capability._result import Result
+from ontoflow.actors.capability._scrub import type_name
 from ontoflow.protocols.context import Segment
 from ontoflow.protocols.events import SUCCESS
 
@@ -54,8 +56,10 @@ def interpret(
         return _interpret(raw, capability_id, events, declared, max_bytes)
     except BadResult:
         raise
-    except Exception as exc:  # the capability's objects' own code raised while they were read
-        raise BadResult(REASON_INVALID_RESULT, f"the result cannot be read: {type(exc).__name__}") from None
+    except BaseException as exc:  # the capability's objects' own code raised (an exit too) while read
+        if must_propagate(exc):
+            raise
+        raise BadResult(REASON_INVALID_RESULT, f"the result cannot be read: {type_name(exc)}") from None
 
 
 def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: frozenset[str],

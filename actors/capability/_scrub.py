@@ -10,6 +10,7 @@ from urllib.parse import quote, quote_plus
 
 import msgspec
 
+from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._classify import ErrorClass
 from ontoflow.protocols.context import StepContext
 
@@ -256,8 +257,12 @@ def error_text(error_class: ErrorClass, exc: BaseException, values: list[Any], s
     """
     try:
         message = str(exc)
-    except Exception:
+    except BaseException as raised:  # a __str__ that exits or interrupts too: not the step's caller's
+        if must_propagate(raised):
+            raise
         message = "<unprintable message>"
+    if type(message) is not str:  # a str subclass, whose methods the scrubbing calls may be its own
+        message = str.__str__(message)
     head = f"{error_class}: {type_name(exc)}: "
     body = scrub(message, values=values, secrets=secrets, max_chars=MAX_CHARS)
     return (head + body)[:MAX_CHARS]
