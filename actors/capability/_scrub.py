@@ -93,6 +93,18 @@ def _flatten(value: Any, depth: int = 0, escaped: bool = True, encoded: bool = T
             for form in forms:
                 if form != value:
                     yield form
+    elif isinstance(value, (bytes, bytearray)):
+        # msgpack carries bytes (one step's output, the next one's input): a message quotes
+        # them as b'...' or decoded.
+        if len(value) >= 3:
+            inner = repr(bytes(value))[2:-1]
+            yield inner
+            try:
+                text = bytes(value).decode()
+            except UnicodeDecodeError:
+                return
+            if text != inner:
+                yield from _flatten(text, depth, escaped, encoded)
     elif isinstance(value, bool):  # str(True) is a word, not a parameter value
         return
     elif isinstance(value, (int, float)):
@@ -150,7 +162,8 @@ def scrub(
     """Return ``text`` with secrets, parameter values and credential-looking parts redacted.
 
     Replaced by ``<redacted>``, in any case: every non-empty string of ``secrets``; every string
-    of length >= 3 among ``values`` (walked into nested dicts, their keys too, and lists; also as ``repr``,
+    of length >= 3 among ``values`` (walked into nested dicts, their keys too, and lists; bytes as ``b'...'`` quotes them and
+    decoded; also as ``repr``,
     ``json.dumps`` and URL percent-encoding quote it) and the ``str()`` of every
     int/float of >= 4 characters; ``password=``/``passwd``/``secret``/``token``/``api_key``
     values (``key=value`` and ``key: value``, quoted or not); ``Authorization`` headers and
