@@ -39,7 +39,7 @@ from ontoflow.actors.capability._outputs import interpret
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import describe_violation
 from ontoflow.actors.capability._spec import ClassSpec
-from ontoflow.actors.capability._scrub import error_text, handed_values, scrub, type_name
+from ontoflow.actors.capability._scrub import error_text, handed_values, scrub, secret_texts, type_name
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
@@ -75,13 +75,15 @@ class Capability(abc.ABC):
 
     Args:
         config: per-deployment settings, available as ``self.config`` (never logged).
-        secrets: strings scrubbed from every error text the base produces.
+        secrets: texts scrubbed from every error text the base produces (one string is one
+            secret; bytes are decoded; ``None`` is skipped).
         sleep: the backoff sleep; injectable so tests check delays without waiting.
         random: the source of jitter; a fresh ``random.Random()`` when ``None``.
 
     Raises:
         CapabilityDefinitionError: when the class has no ``metadata`` or its
             ``input_schema`` does not compile (the id is named).
+        TypeError: a secret neither text, bytes nor ``None`` (its position is named).
     """
 
     metadata: ClassVar[CapabilityMetadata]
@@ -108,7 +110,7 @@ class Capability(abc.ABC):
     ) -> None:
         self._spec = type(self)._class_spec()
         self.config: Mapping[str, Any] = MappingProxyType(dict(config or {}))
-        self._secrets: tuple[str, ...] = tuple(s for s in secrets if isinstance(s, str) and s)
+        self._secrets: tuple[str, ...] = secret_texts(secrets)
         self._sleep = sleep
         self._random = random if random is not None else _random.Random()
 

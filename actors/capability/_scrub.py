@@ -14,7 +14,7 @@ from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._classify import ErrorClass
 from ontoflow.protocols.context import StepContext
 
-__all__ = ["MAX_TYPE_CHARS", "REDACTED", "error_text", "handed_values", "scrub", "type_name"]
+__all__ = ["MAX_TYPE_CHARS", "REDACTED", "error_text", "handed_values", "scrub", "secret_texts", "type_name"]
 
 REDACTED = "<redacted>"
 #: The default cap of a scrubbed text (an Outcome's ``error``).
@@ -252,6 +252,27 @@ def _redact_before(text: str, pattern: re.Pattern[str], end: int) -> str:
         pos = match.end()
     kept.append(text[pos:max(pos, end)])
     return "".join(kept)
+
+
+def secret_texts(secrets: Iterable[str] | str | bytes) -> tuple[str, ...]:
+    """The secrets as texts: one string is one secret (iterated, each of its characters was one,
+    and every error text read as ``<redacted>``); bytes are decoded (they were dropped without
+    a word, and the secret left in the errors); ``None`` and empty ones are skipped.
+
+    Raises:
+        TypeError: an entry of another type (named by its position, never its value).
+    """
+    if isinstance(secrets, (str, bytes)):
+        secrets = [secrets]
+    texts: list[str] = []
+    for i, secret in enumerate(secrets):
+        if isinstance(secret, (bytes, bytearray)):
+            secret = bytes(secret).decode("utf-8", "replace")
+        elif secret is not None and not isinstance(secret, str):
+            raise TypeError(f"secrets[{i}] is a {type(secret).__name__}, expected str or bytes")
+        if secret:
+            texts.append(secret)
+    return tuple(texts)
 
 
 def error_text(error_class: ErrorClass, exc: BaseException, values: list[Any], secrets: Iterable[str]) -> str:
