@@ -334,7 +334,8 @@ class Capability(abc.ABC):
         try:
             spec = self._spec
             event, outputs, segments = interpret(raw, capability_id=spec.metadata.id, events=spec.events,
-                                                 declared=spec.outputs, max_bytes=self.max_result_bytes)
+                                                 declared=spec.outputs, max_bytes=self.max_result_bytes,
+                                                 request=request, secrets=self._secrets)
         except BadResult as bad:
             # An undeclared event's name is quoted: it may be a value the step was handed.
             raw_inputs = request.inputs if isinstance(request.inputs, dict) else {}
