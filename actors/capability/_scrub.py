@@ -88,6 +88,10 @@ def _flatten(value: Any, depth: int = 0, escaped: bool = True, encoded: bool = T
             # URL it called (httpx's raise_for_status: "... for url '...?email=alice%40x.org'"),
             # where the value is percent-encoded, a space as %20 or as +.
             forms = (repr(value)[1:-1], json.dumps(value)[1:-1]) if escaped else ()
+            if escaped and not value.isascii():
+                # ascii() (a "!a" format) escapes it as \xe9, and its UTF-8 bytes quoted as
+                # b'...' (a client's request body or header) as \xc3\xa9.
+                forms += (ascii(value)[1:-1], repr(value.encode("utf-8", "surrogatepass"))[2:-1])
             if encoded:
                 forms += (quote(value, safe=""), quote(value), quote_plus(value))
             for form in forms:
@@ -163,7 +167,7 @@ def scrub(
 
     Replaced by ``<redacted>``, in any case: every non-empty string of ``secrets``; every string
     of length >= 3 among ``values`` (walked into nested dicts, their keys too, and lists; bytes as ``b'...'`` quotes them and
-    decoded; also as ``repr``,
+    decoded; also as ``ascii()`` and a non-ASCII value's UTF-8 ``b'...'`` escape it, as ``repr``,
     ``json.dumps`` and URL percent-encoding quote it) and the ``str()`` of every
     int/float of >= 4 characters; ``password=``/``passwd``/``secret``/``token``/``api_key``
     values (``key=value`` and ``key: value``, quoted or not); ``Authorization`` headers and

@@ -61,3 +61,13 @@ async def test_a_key_of_a_map_the_step_was_handed_never_reaches_the_error() -> N
     scores = {"alice@example.com": 5, "carol@example.net": 7}
     outcome = await Echo().invoke(make_request({"a.scores": scores}))
     assert outcome.error == "unknown: LookupError: no rate for <redacted>, <redacted>"
+
+
+NAME = "José Álvarez-Núñez"
+
+
+@pytest.mark.parametrize("text", [f"header {NAME.encode()!r} refused", f"name {ascii(NAME)} unknown"],
+                         ids=["utf-8 bytes quoted", "ascii()"])
+def test_a_non_ascii_value_escaped_as_ascii_or_quoted_as_utf8_bytes_is_redacted(text: str) -> None:
+    out = scrub(text, values=[NAME])
+    assert "lvarez" not in out and "<redacted>" in out
