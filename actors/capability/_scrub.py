@@ -60,6 +60,8 @@ _MAX_JSON_SEGMENT = 64 * 1024
 # The most of a cut text's last word dropped when no space comes sooner: a token or a URL's
 # userinfo is shorter.
 _MAX_CUT_WORD = 256
+# The most places a cut text's tail is compared with a literal's head (``_safe_end``).
+_MAX_TAIL_CHECKS = 2048
 
 
 def _long_run(match: re.Match[str]) -> str:
@@ -226,18 +228,22 @@ def _safe_end(text: str, lowered: str, literals: set[str]) -> int:
     value or secret cut in two), and before the cut last word (a token or ``user:pass@`` the
     patterns no longer recognise once cut short)."""
     end = len(text)
-    if len(lowered) != len(text):  # a character whose lower case is longer: indices differ
+    checks = _MAX_TAIL_CHECKS  # each compares up to len(text) characters: a periodic text and
+    # many long values that nearly match it must not cost the worker's loop seconds
+    for literal in literals if len(lowered) == len(text) else ():
+        low = literal.lower()
+        i = lowered.find(low[0], max(end - len(low) + 1, 0), end)
+        while i != -1 and checks > 0:
+            checks -= 1
+            if low.startswith(lowered[i:]):
+                end = i
+                break
+            i = lowered.find(low[0], i + 1, end)
+        if checks <= 0:
+            break
+    if checks <= 0 or len(lowered) != len(text):  # no time to look, or indices differ (a longer lower case)
         longest = max((len(s) for s in literals), default=0)
-        end = max(end - longest, 0)
-    else:
-        for literal in literals:
-            low = literal.lower()
-            i = lowered.find(low[0], max(end - len(low) + 1, 0), end)
-            while i != -1:
-                if low.startswith(lowered[i:]):
-                    end = i
-                    break
-                i = lowered.find(low[0], i + 1, end)
+        end = max(min(end, len(text) - longest + 1), 0)
     space = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end), text.rfind("\t", 0, end))
     return max(space + 1, end - _MAX_CUT_WORD, 0)
 
