@@ -71,3 +71,29 @@ NAME = "José Álvarez-Núñez"
 def test_a_non_ascii_value_escaped_as_ascii_or_quoted_as_utf8_bytes_is_redacted(text: str) -> None:
     out = scrub(text, values=[NAME])
     assert "lvarez" not in out and "<redacted>" in out
+
+
+def test_a_huge_value_is_only_escaped_as_far_as_the_text_reaches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its forms were made whole: an 11 MB document held the worker's loop 1.3 s per failed step.
+    from ontoflow.actors.capability import _scrub
+
+    seen: list[int] = []
+
+    real = _scrub.quote
+
+    def quote(value: str, safe: str = "/") -> str:
+        seen.append(len(value))
+        return real(value, safe=safe)
+
+    monkeypatch.setattr(_scrub, "quote", quote)
+    document = "Lorem ipsum dolor sit amet, consectetur; " * 25_000
+    text = "failed at 50% of alice%20smith"
+    assert scrub(text, values=[document, "alice smith"]) == "failed at 50% of <redacted>"
+    assert seen and max(seen) <= len(text)
+
+
+def test_a_huge_bytes_value_whose_head_ends_inside_a_character_is_still_dropped_at_the_cut() -> None:
+    blob = ("€" * 1500).encode()  # 3 bytes a character: the head the text can hold ends inside one
+    text = "v" * 1800 + " " + "€" * 1500
+    out = scrub(text, values=["v" * 1800, blob])
+    assert "€" not in out
