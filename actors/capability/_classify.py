@@ -99,10 +99,10 @@ def _classify_group(group: BaseExceptionGroup) -> ErrorClass:
         if seen > _MAX_GROUP_MEMBERS:  # a group that holds itself, or a flood: not worth judging
             return ErrorClass.UNKNOWN
         for member in members:
-            if not isinstance(member, Exception):  # KeyboardInterrupt... in a BaseExceptionGroup
-                continue
             if isinstance(member, BaseExceptionGroup) and not isinstance(member, (TransientError, PermanentError)):
                 stack.append(member)
+            elif not isinstance(member, Exception):  # an exit or an interrupt among them: as alone, permanent
+                classes.append(ErrorClass.PERMANENT)
             else:
                 classes.append(classify_error(member))
     if not classes:
@@ -117,7 +117,8 @@ def _classify_group(group: BaseExceptionGroup) -> ErrorClass:
 def classify_error(exc: BaseException) -> ErrorClass:
     """Classify a failure as transient (retry), permanent or unknown (neither: not retried).
 
-    In order: ``TransientError``/``PermanentError``; a ``BaseException`` that is not an
+    In order: ``TransientError``/``PermanentError``; an exception group by its leaves (one
+    permanent leaf, an exit or an interrupt too, makes it permanent; all transient, transient); a ``BaseException`` that is not an
     ``Exception`` (``SystemExit``, ``KeyboardInterrupt``) is permanent; ``TimeoutError``, ``ConnectionError`` and
     socket-level ``OSError`` are transient, and so is an exception of a class whose name (or
     a base's) says timeout or connection/network error (httpx, requests, aiohttp); an int ``status_code``/``status`` of

@@ -106,3 +106,11 @@ async def test_a_deeply_nested_group_of_transient_errors_is_retried() -> None:
     outcome = await cap.invoke(make_request())
     assert (outcome.reason, outcome.retries) == ("error", 2)
     assert outcome.error == "transient: ExceptionGroup: attempts (1 sub-exception)"
+
+
+def test_a_group_holding_an_exit_is_permanent_as_the_exit_alone_is() -> None:
+    # A task group in execute where one child called sys.exit and another timed out: retried.
+    group = BaseExceptionGroup("children", [TimeoutError(), SystemExit(2)])
+    assert classify_error(SystemExit(2)) is ErrorClass.PERMANENT
+    assert classify_error(group) is ErrorClass.PERMANENT
+    assert classify_error(ExceptionGroup("outer", [ConnectionError()])) is ErrorClass.TRANSIENT
