@@ -52,6 +52,7 @@ _KNOWN_TOKEN = re.compile(
         |eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,})""",
     re.VERBOSE,
 )
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # A segment made from a context or memory value holds its JSON; one past this is not decoded
@@ -123,9 +124,12 @@ def _flatten(value: Any, depth: int = 0, escaped: bool = True, encoded: bool = T
         if len(text) >= 4:
             yield text
     elif depth < _MAX_DEPTH and isinstance(value, Mapping):
-        # A map's keys are part of the value: {"alice@example.com": 5} quoted by a KeyError.
+        # A map's keys are part of the value: {"alice@example.com": 5} quoted by a KeyError. A key
+        # that is a word or an identifier ("columns", "path") is the map's shape, named by the
+        # capability's own messages: it stays.
         for key, item in value.items():
-            yield from _flatten(key, depth + 1, escaped, encoded, limit)
+            if not (isinstance(key, str) and _FIELD_NAME.fullmatch(key)):
+                yield from _flatten(key, depth + 1, escaped, encoded, limit)
             yield from _flatten(item, depth + 1, escaped, encoded, limit)
     elif depth < _MAX_DEPTH and isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
@@ -173,7 +177,7 @@ def scrub(
     """Return ``text`` with secrets, parameter values and credential-looking parts redacted.
 
     Replaced by ``<redacted>``, in any case: every non-empty string of ``secrets``; every string
-    of length >= 3 among ``values`` (walked into nested dicts, their keys too, and lists; bytes as ``b'...'`` quotes them and
+    of length >= 3 among ``values`` (walked into nested dicts, their keys too but for identifier-like ones, and lists; bytes as ``b'...'`` quotes them and
     decoded; also as ``ascii()`` and a non-ASCII value's UTF-8 ``b'...'`` escape it, as ``repr``,
     ``json.dumps`` and URL percent-encoding quote it) and the ``str()`` of every
     int/float of >= 4 characters; ``password=``/``passwd``/``secret``/``token``/``api_key``

@@ -97,3 +97,9 @@ def test_a_huge_bytes_value_whose_head_ends_inside_a_character_is_still_dropped_
     text = "v" * 1800 + " " + "€" * 1500
     out = scrub(text, values=["v" * 1800, blob])
     assert "€" not in out
+
+
+def test_a_map_key_that_is_a_word_stays_readable() -> None:
+    dataset = {"columns": ["id"], "path": "/srv/out.jsonl", "alice smith": 1, "bob@example.org": 2}
+    text = "columns and path of alice smith, bob@example.org"
+    assert scrub(text, values=[dataset]) == "columns and path of <redacted>, <redacted>"
