@@ -39,7 +39,7 @@ from ontoflow.actors.capability._outputs import interpret
 from ontoflow.actors.capability._result import Result
 from ontoflow.actors.capability._schema import describe_violation
 from ontoflow.actors.capability._spec import ClassSpec
-from ontoflow.actors.capability._scrub import error_text, handed_values, scrub, type_name
+from ontoflow.actors.capability._scrub import error_text, handed_values, scrub, secret_texts, type_name
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.protocols.context import Segment, StepContext
@@ -75,13 +75,15 @@ class Capability(abc.ABC):
 
     Args:
         config: per-deployment settings, available as ``self.config`` (never logged).
-        secrets: strings scrubbed from every error text the base produces.
+        secrets: texts scrubbed from every error text the base produces (one string is one
+            secret; bytes are decoded; ``None`` is skipped).
         sleep: the backoff sleep; injectable so tests check delays without waiting.
         random: the source of jitter; a fresh ``random.Random()`` when ``None``.
 
     Raises:
         CapabilityDefinitionError: when the class has no ``metadata`` or its
             ``input_schema`` does not compile (the id is named).
+        TypeError: a secret neither text, bytes nor ``None`` (its position is named).
     """
 
     metadata: ClassVar[CapabilityMetadata]
@@ -108,7 +110,7 @@ class Capability(abc.ABC):
     ) -> None:
         self._spec = type(self)._class_spec()
         self.config: Mapping[str, Any] = MappingProxyType(dict(config or {}))
-        self._secrets: tuple[str, ...] = tuple(s for s in secrets if isinstance(s, str) and s)
+        self._secrets: tuple[str, ...] = secret_texts(secrets)
         self._sleep = sleep
         self._random = random if random is not None else _random.Random()
 
@@ -253,7 +255,9 @@ class Capability(abc.ABC):
                                    duration_ms=(_clock() - started) * 1000.0)
                 return self._success(request, started, raw, 0, verbose)
             return await self._attempts(request, started, inputs, sent, verbose)
-        except Exception as exc:  # the last line of the zero-exception guarantee
+        except BaseException as exc:  # the last line of the zero-exception guarantee: an exit too
+            if must_propagate(exc):
+                raise
             return self._internal_failure(request, started, exc)
 
     async def _attempts(self, request: Invoke, started: float, inputs: dict[str, Any], sent: SentInputs | None,
@@ -330,7 +334,8 @@ class Capability(abc.ABC):
         try:
             spec = self._spec
             event, outputs, segments = interpret(raw, capability_id=spec.metadata.id, events=spec.events,
-                                                 declared=spec.outputs, max_bytes=self.max_result_bytes)
+                                                 declared=spec.outputs, max_bytes=self.max_result_bytes,
+                                                 request=request, secrets=self._secrets)
         except BadResult as bad:
             # An undeclared event's name is quoted: it may be a value the step was handed.
             raw_inputs = request.inputs if isinstance(request.inputs, dict) else {}
@@ -340,19 +345,9 @@ class Capability(abc.ABC):
         return self._finish(request, started, event, outputs=outputs, segments=segments, retries=retries,
                             verbose=verbose)
 
-    def _finish(
-        self,
-        request: Invoke,
-        started: float,
-        event: str,
-        *,
-        outputs: dict[str, Any] | None = None,
-        segments: list[Segment] | None = None,
-        error: str | None = None,
-        reason: str | None = None,
-        retries: int = 0,
-        verbose: bool = True,
-    ) -> Outcome:
+    def _finish(self, request: Invoke, started: float, event: str, *, outputs: dict[str, Any] | None = None,
+                segments: list[Segment] | None = None, error: str | None = None, reason: str | None = None,
+                retries: int = 0, verbose: bool = True) -> Outcome:
         duration_ms = (_clock() - started) * 1000.0
         if verbose:
             log.info(
@@ -378,7 +373,7 @@ class Capability(abc.ABC):
             segments=segments or [],
         )
 
-    def _internal_failure(self, request: Any, started: float, exc: Exception) -> Outcome:
+    def _internal_failure(self, request: Any, started: float, exc: BaseException) -> Outcome:
         """An Outcome built from nothing that can raise: the base itself went wrong."""
         exc_type = type_name(exc)
         try:

@@ -51,7 +51,11 @@ def must_propagate(exc: BaseException) -> bool:
         return tb is None or tb.tb_next is None
     if isinstance(exc, Interrupted):
         return True
-    if not isinstance(exc, anyio.get_cancelled_exc_class()):
+    try:
+        cancelled = anyio.get_cancelled_exc_class()
+    except RuntimeError:  # no event loop (classifying an error in plain code): nothing to cancel
+        return False
+    if not isinstance(exc, cancelled):
         return False
     if not isinstance(exc, asyncio.CancelledError):
         return True  # another backend's cancellation

@@ -7,6 +7,7 @@ import errno
 import re
 import socket
 
+from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.errors import PermanentError, TransientError
 
 __all__ = ["ErrorClass", "classify_error"]
@@ -22,6 +23,8 @@ class ErrorClass(enum.StrEnum):
 
 #: Only the head of a message is searched: the cue is at the start, and regexes stay cheap.
 _MAX_TEXT = 2000
+#: The most members (at any depth) of an exception group classified; past it, unknown.
+_MAX_GROUP_MEMBERS = 10_000
 _TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
 _PERMANENT_STATUS = frozenset({400, 401, 403, 404, 422})
 # errnos of a network that is down, refusing or slow: the same call may work a moment later.
@@ -53,6 +56,7 @@ _TRANSIENT_TEXT = re.compile(
 # ConnectError...), requests' Timeout and ConnectionError, aiohttp's ClientConnectionError.
 # They carry no status and often an empty message, so neither rule below would see them.
 _TRANSIENT_CLASS = re.compile(r"Timeout|TimedOut|ConnectError|ConnectionError|NetworkError")
+_CLASS_NAME = vars(type)["__name__"].__get__
 _PERMANENT_TEXT = re.compile(
     r"auth|unauthorized|forbidden|invalid|validation|\b400\b|\b401\b|\b403\b|\b404\b|not found",
     re.IGNORECASE,
@@ -62,7 +66,11 @@ _PERMANENT_TEXT = re.compile(
 def _status_of(exc: BaseException) -> int | None:
     """The HTTP-ish status an exception carries (``status_code``/``status``, or its
     ``response``'s, as httpx and requests errors do)."""
-    for holder in (exc, getattr(exc, "response", None)):
+    try:
+        response = getattr(exc, "response", None)
+    except Exception:  # a property that raises: an error must still be classified, not the base fail
+        response = None
+    for holder in (exc, response):
         if holder is None:
             continue
         for attr in ("status_code", "status"):
@@ -77,7 +85,26 @@ def _status_of(exc: BaseException) -> int | None:
 
 def _classify_group(group: BaseExceptionGroup) -> ErrorClass:
     # One permanent leaf makes the whole retry pointless; all-transient is worth another go.
-    classes = [classify_error(e) for e in group.exceptions if isinstance(e, Exception)]
+    # Walked with a stack, not by recursion: a group nested a thousand deep raised
+    # RecursionError here, and the step ended as the base's own failure, never retried.
+    classes: list[ErrorClass] = []
+    stack: list[BaseExceptionGroup] = [group]
+    seen = 0
+    while stack:
+        try:
+            members = tuple(stack.pop().exceptions)
+        except Exception:  # an ``exceptions`` of a subclass's own that raises
+            return ErrorClass.UNKNOWN
+        seen += len(members)
+        if seen > _MAX_GROUP_MEMBERS:  # a group that holds itself, or a flood: not worth judging
+            return ErrorClass.UNKNOWN
+        for member in members:
+            if isinstance(member, BaseExceptionGroup) and not isinstance(member, (TransientError, PermanentError)):
+                stack.append(member)
+            elif not isinstance(member, Exception):  # an exit or an interrupt among them: as alone, permanent
+                classes.append(ErrorClass.PERMANENT)
+            else:
+                classes.append(classify_error(member))
     if not classes:
         return ErrorClass.UNKNOWN
     if ErrorClass.PERMANENT in classes:
@@ -90,7 +117,8 @@ def _classify_group(group: BaseExceptionGroup) -> ErrorClass:
 def classify_error(exc: BaseException) -> ErrorClass:
     """Classify a failure as transient (retry), permanent or unknown (neither: not retried).
 
-    In order: ``TransientError``/``PermanentError``; a ``BaseException`` that is not an
+    In order: ``TransientError``/``PermanentError``; an exception group by its leaves (one
+    permanent leaf, an exit or an interrupt too, makes it permanent; all transient, transient); a ``BaseException`` that is not an
     ``Exception`` (``SystemExit``, ``KeyboardInterrupt``) is permanent; ``TimeoutError``, ``ConnectionError`` and
     socket-level ``OSError`` are transient, and so is an exception of a class whose name (or
     a base's) says timeout or connection/network error (httpx, requests, aiohttp); an int ``status_code``/``status`` of
@@ -102,8 +130,18 @@ def classify_error(exc: BaseException) -> ErrorClass:
         exc: the exception an attempt raised.
 
     Returns:
-        The class; never raises, even when ``str(exc)`` does.
+        The class; never raises, even when ``str(exc)`` or an attribute read does, with an
+        exit or an interrupt too (unknown then), but a cancellation or a person's stop signal.
     """
+    try:
+        return _classify(exc)
+    except BaseException as raised:  # the exception's own code (``__str__``, a property) raised
+        if must_propagate(raised):
+            raise
+        return ErrorClass.UNKNOWN
+
+
+def _classify(exc: BaseException) -> ErrorClass:
     if isinstance(exc, TransientError):
         return ErrorClass.TRANSIENT
     if isinstance(exc, PermanentError):
@@ -116,7 +154,8 @@ def classify_error(exc: BaseException) -> ErrorClass:
         return ErrorClass.TRANSIENT
     if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno in _TRANSIENT_ERRNOS:
         return ErrorClass.TRANSIENT
-    if any(_TRANSIENT_CLASS.search(cls.__name__) for cls in type(exc).__mro__[:-2]):  # not BaseException, object
+    # not BaseException, object; each name as ``type`` keeps it (a metaclass's property may raise)
+    if any(_TRANSIENT_CLASS.search(_CLASS_NAME(cls)) for cls in type(exc).__mro__[:-2]):
         return ErrorClass.TRANSIENT
     status = _status_of(exc)
     if status in _TRANSIENT_STATUS:

@@ -13,7 +13,7 @@ from types import ModuleType
 
 from ontoflow.actors.capability._base import Capability
 from ontoflow.actors.capability._checks import check_capability_class
-from ontoflow.actors.capability._scrub import scrub
+from ontoflow.actors.capability._scrub import scrub, type_name
 from ontoflow.actors.errors import CapabilityDefinitionError
 from ontoflow.protocols.capability import CapabilityMetadata
 from ontoflow.runtime.errors import CapabilityLoadError
@@ -70,10 +70,12 @@ def _import_name(spec: str) -> ModuleType:
 
 def _describe(exc: BaseException) -> str:
     try:
-        message = str(exc)
-    except Exception:
+        message = str.__str__(str(exc))  # a str subclass's own methods are not called by scrub
+    except KeyboardInterrupt:  # a person's Ctrl-C while loading: they get out
+        raise
+    except BaseException:  # a __str__ that exits too: it made ``ontoflow run`` exit 0, saying nothing
         message = "<unprintable message>"
-    return f"{type(exc).__name__}: {scrub(message)}"
+    return f"{type_name(exc)}: {scrub(message)}"
 
 
 def _classes_of(spec: str, module: ModuleType) -> list[type[Capability]]:

@@ -72,8 +72,18 @@ async def observe(cap: Capability) -> list[Observation]:
         log.warning("observations_dropped", capability=capability, reason=f"perceive returned {type_name(got)}, "
                                                                           "expected a list of Observation")
         return []
+    try:
+        # A list subclass's own iteration (a lazy result set whose cursor is closed) raised
+        # into the host's task group, and ended the worker.
+        items = list(got)
+    except BaseException as exc:
+        if must_propagate(exc):
+            raise
+        log.warning("observations_dropped", capability=capability, reason=f"reading the {type_name(got)} "
+                                                                          f"perceive returned raised {type_name(exc)}")
+        return []
     kept: list[Observation] = []
-    for item in got:
+    for item in items:
         if not isinstance(item, Observation):
             log.warning("observations_dropped", capability=capability, reason=f"an item is {type_name(item)}, "
                                                                               "expected Observation")

@@ -8,10 +8,13 @@ from typing import Any
 import msgspec
 import structlog
 
+from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.capability._reasons import REASON_INVALID_RESULT, REASON_UNDECLARED_EVENT, BadResult
 from ontoflow.actors.capability._result import Result
+from ontoflow.actors.capability._scrub import handed_values, scrub, type_name
 from ontoflow.protocols.context import Segment
 from ontoflow.protocols.events import SUCCESS
+from ontoflow.protocols.messages import Invoke
 
 __all__ = ["interpret"]
 
@@ -25,7 +28,8 @@ _ENCODER = msgspec.msgpack.Encoder()
 
 
 def interpret(
-    raw: Any, *, capability_id: str, events: frozenset[str], declared: frozenset[str], max_bytes: int
+    raw: Any, *, capability_id: str, events: frozenset[str], declared: frozenset[str], max_bytes: int,
+    request: Invoke | None = None, secrets: tuple[str, ...] = ()
 ) -> tuple[str, dict[str, Any], list[Segment]]:
     """``(event, outputs, segments)`` of what ``execute`` returned.
 
@@ -40,6 +44,8 @@ def interpret(
         max_bytes: the most the outputs and segments may take encoded: the Outcome carrying
             them must fit in one message, or the receiving socket drops the connection and
             the step is never answered.
+        request, secrets: the step and the capability's secrets, scrubbed from a dropped key
+            before the warning names it (one made of a value the step was handed).
 
     Returns:
         The event, a copy of the outputs, a copy of the segments.
@@ -51,15 +57,18 @@ def interpret(
             does): before, that escaped as the capability base's own failure (``internal``).
     """
     try:
-        return _interpret(raw, capability_id, events, declared, max_bytes)
+        return _interpret(raw, capability_id, events, declared, max_bytes, request, secrets)
     except BadResult:
         raise
-    except Exception as exc:  # the capability's objects' own code raised while they were read
-        raise BadResult(REASON_INVALID_RESULT, f"the result cannot be read: {type(exc).__name__}") from None
+    except BaseException as exc:  # the capability's objects' own code raised (an exit too) while read
+        if must_propagate(exc):
+            raise
+        raise BadResult(REASON_INVALID_RESULT, f"the result cannot be read: {type_name(exc)}") from None
 
 
 def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: frozenset[str],
-               max_bytes: int) -> tuple[str, dict[str, Any], list[Segment]]:
+               max_bytes: int, request: Invoke | None,
+               secrets: tuple[str, ...]) -> tuple[str, dict[str, Any], list[Segment]]:
     if raw is None:
         if SUCCESS not in events:  # a capability that routes by its own events: None is no answer
             raise BadResult(REASON_UNDECLARED_EVENT, f"capability returned None: undeclared event {SUCCESS!r}")
@@ -91,9 +100,10 @@ def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: f
     if declared and not declared.issuperset(outputs):
         dropped = [k for k in outputs if k not in declared]
         # A few of them, each cut: the keys are the capability's (a dict of a million, a key of
-        # megabytes made one log line of that size).
+        # megabytes made one log line of that size), and scrubbed: one made of a value the
+        # step was handed ({name: ...}) put that value in the log.
         log.warning("undeclared_output_dropped", capability=capability_id, count=len(dropped),
-                    keys=sorted(k[:MAX_KEY_CHARS] for k in dropped[:MAX_KEYS_LOGGED]))
+                    keys=sorted(_hidden(k[:MAX_KEY_CHARS], request, secrets) for k in dropped[:MAX_KEYS_LOGGED]))
         outputs = {k: v for k, v in outputs.items() if k in declared}
     try:
         # Caught here, where the capability is known, rather than in the host's encoder.
@@ -103,6 +113,13 @@ def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: f
     if size > max_bytes or segments:
         _check_size(size, segments, max_bytes)
     return event, dict(outputs), list(segments)
+
+
+def _hidden(text: str, request: Invoke | None, secrets: tuple[str, ...]) -> str:
+    if request is None:
+        return scrub(text, secrets=secrets)
+    inputs = request.inputs if isinstance(request.inputs, dict) else {}
+    return scrub(text, values=handed_values(inputs, request.context), secrets=secrets)
 
 
 def _check_size(outputs_bytes: int, segments: list[Segment], max_bytes: int) -> None:
