@@ -15,7 +15,7 @@ from ontoflow.actors.capability._loader import load_capabilities
 from ontoflow.actors.capability._defaults import result_bytes_for
 from ontoflow.actors.capability._observe import observe
 from ontoflow.actors.capability._result import Result
-from ontoflow.actors.capability._scrub import scrub
+from ontoflow.actors.capability._scrub import scrub, type_name
 from ontoflow.actors.capability._shutdown import shut_down
 from ontoflow.actors.capability._watchdog import BLOCKED_GRACE_S, watch_blocking
 from ontoflow.actors.errors import PermanentError, TransientError
@@ -36,5 +36,6 @@ __all__ = [
     "result_bytes_for",
     "scrub",
     "shut_down",
+    "type_name",
     "watch_blocking",
 ]

@@ -103,7 +103,7 @@ def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: f
         # megabytes made one log line of that size), and scrubbed: one made of a value the
         # step was handed ({name: ...}) put that value in the log.
         log.warning("undeclared_output_dropped", capability=capability_id, count=len(dropped),
-                    keys=sorted(_hidden(k[:MAX_KEY_CHARS], request, secrets) for k in dropped[:MAX_KEYS_LOGGED]))
+                    keys=sorted(_hidden(dropped[:MAX_KEYS_LOGGED], request, secrets)))
         outputs = {k: v for k, v in outputs.items() if k in declared}
     try:
         # Caught here, where the capability is known, rather than in the host's encoder.
@@ -115,11 +115,14 @@ def _interpret(raw: Any, capability_id: str, events: frozenset[str], declared: f
     return event, dict(outputs), list(segments)
 
 
-def _hidden(text: str, request: Invoke | None, secrets: tuple[str, ...]) -> str:
-    if request is None:
-        return scrub(text, secrets=secrets)
-    inputs = request.inputs if isinstance(request.inputs, dict) else {}
-    return scrub(text, values=handed_values(inputs, request.context), secrets=secrets)
+def _hidden(keys: list[str], request: Invoke | None, secrets: tuple[str, ...]) -> list[str]:
+    """``keys`` scrubbed whole, then cut (cut first, a value straddling the cut was no longer
+    whole and its head got through); what the step was handed is gathered once for them all
+    (per key, it decoded every JSON segment again: 49 ms a step for 20 keys)."""
+    values: list[Any] = []
+    if request is not None:
+        values = handed_values(request.inputs if isinstance(request.inputs, dict) else {}, request.context)
+    return [scrub(k, values=values, secrets=secrets, max_chars=MAX_KEY_CHARS) for k in keys]
 
 
 def _check_size(outputs_bytes: int, segments: list[Segment], max_bytes: int) -> None:

@@ -37,8 +37,8 @@ from ontoflow.actors.orchestrator._run_table import result_of
 from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted, StepFinished
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Error, RunList, RunStatus, RunSummary, RunTrace
-from ontoflow.protocols.errors import ManifestError
-from ontoflow.protocols.types import StatusReply
+from ontoflow.protocols.errors import ProtocolsError
+from ontoflow.protocols.types import RunStatusName, StatusReply
 from ontoflow.runtime.journal import JournalCorruptError
 
 __all__ = ["Found", "Hold", "Queries", "ReadsSpent", "Waiters", "run_status", "trace_dicts"]
@@ -46,7 +46,7 @@ __all__ = ["Found", "Hold", "Queries", "ReadsSpent", "Waiters", "run_status", "t
 _fact_decoder = msgspec.msgpack.Decoder(Fact)
 
 #: The statuses a ``ListRuns`` may filter on (what a run can be listed with).
-_STATUSES = frozenset(get_args(StatusReply))
+_STATUSES = frozenset(get_args(RunStatusName))  # not StatusReply's "cancelling": no run is listed so
 _record_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, str])
 
 
@@ -154,7 +154,7 @@ class Queries:
         self._read += len(facts)
         try:
             run = orch.replay(row, facts, self._workflows)
-        except (ManifestError, ConnectionResolutionError, msgspec.DecodeError) as exc:
+        except (ProtocolsError, ConnectionResolutionError, msgspec.DecodeError) as exc:  # as replay reads them
             # The run's pinned document does not compile here (a rule it breaks, a connection
             # defined nowhere now): a record this daemon cannot read, not a bug ("internal").
             raise JournalCorruptError(f"run {run_id}: its pinned document cannot be compiled by this daemon: "

@@ -50,8 +50,9 @@ def trigger_share(max_runs: int) -> int:
     """The runs in flight past which an observation starts no run: nine tenths of ``max_runs``
     (at least one). A capability perceiving faster than workers run kept every one of
     ``--max-runs`` taken by triggered runs, and every client's submit was answered ``busy``
-    for as long as the flood lasted; the tenth left is for submits."""
-    return max(1, max_runs - max_runs // 10)
+    for as long as the flood lasted; the tenth left is for submits (at least one from 2 runs up:
+    with ``--max-runs 5`` the share was all five)."""
+    return max(1, max_runs - max(1, max_runs // 10)) if max_runs >= 2 else 1
 
 
 def _data_problem(data: dict[str, Any], limit: int) -> tuple[str, str] | None:

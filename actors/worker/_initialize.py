@@ -20,7 +20,7 @@ import anyio
 
 from ontoflow.actors.capability import (
     BLOCKED_GRACE_S, Capability, ErrorClass, check_hosted, classify_error, must_propagate, result_bytes_for, scrub,
-    shut_down, watch_blocking,
+    shut_down, type_name, watch_blocking,
 )
 from ontoflow.actors.errors import CapabilityDefinitionError, CapabilityInitError
 from ontoflow.actors.worker._connection_secrets import add_connection_secrets
@@ -55,10 +55,12 @@ def instantiate(classes: Sequence[type[Capability]]) -> list[Capability]:
 def _error_text(exc: BaseException, secrets: Sequence[str] = ()) -> str:
     """``Type: text`` of ``exc``, its text scrubbed (never the exception's values whole)."""
     try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - an unprintable error still names its type
+        text = str.__str__(str(exc))  # a str subclass's own methods are not called by the scrubbing
+    except BaseException as raised:  # noqa: BLE001 - a __str__ that exits too: the start failed, said so
+        if isinstance(raised, KeyboardInterrupt):
+            raise
         text = "<unprintable message>"
-    return f"{type(exc).__name__}: {scrub(text, secrets=secrets)}"
+    return f"{type_name(exc)}: {scrub(text, secrets=secrets)}"
 
 
 def hosted(capabilities: Sequence[Capability], max_message_bytes: int) -> dict[str, Capability]:

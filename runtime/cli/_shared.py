@@ -299,8 +299,8 @@ def print_result(result: Any, *, as_json: bool) -> None:
     took = f" in {ended - started} ms" if started and ended else ""
     print_line(f"run {result.run_id} {result.status}{took}")
     print(f"started {utc(started)}  ended {utc(ended)}")
-    if result.error:
-        print_line(f"error: {result.error}")
+    if result.error:  # continuation lines indented: an error's text comes from a capability
+        print_line("error: " + result.error.replace("\n", "\n       "))
     print("path:")
     for t in trace:
         where = f"{t['node']}.{t['block']}" if t["node"] else str(t["block"] or t["capability"])
@@ -309,8 +309,8 @@ def print_result(result: Any, *, as_json: bool) -> None:
         action = t["action"] or ("-" if t["prerequisite_of"] else "end")
         extra = f", {t['retries']} retries" if t["retries"] else ""
         print_line(f"  {t['step_id']:>4}  {where:<32} {t['event']:<12} -> {action:<18} {t['duration_ms']:8.2f} ms{extra}")
-        if t["error"]:
-            print_line(f"        {t['error']}")
+        if t["error"]:  # every line of it under its step: a newline in it forged a line of the path
+            print_line("        " + t["error"].replace("\n", "\n        "))
     print("context:")
     for key in sorted(context):
         text = json_text(context[key])

@@ -110,6 +110,7 @@ class CompiledPlan:
     worktree: str
     steps: tuple[StepPlan, ...]
     by_id: dict[str, StepPlan] = field(default_factory=dict)
+    recorded: bool = False  # journaled before newer rules: spared them as its steps begin too (``_schedule``)
     ended: EndedEngine = field(init=False, compare=False, repr=False)  # what an ended run keeps instead
     used: frozenset[str] = field(init=False, compare=False, repr=False)  # ``uses``: computed once
 
@@ -366,4 +367,5 @@ def compile_plan(
         worktree=worktree,
         steps=tuple(steps),
         by_id={s.id: s for s in steps},
+        recorded=recorded,
     )

@@ -100,7 +100,7 @@ def _begin(c: CompiledPlan, state: PlanState, step: StepPlan, now: int) -> None:
             continue
         also = next((r.param_name for r in step.fan_out if r.param_name != rule.param_name and r.param_name not in
                      cap.input_keys and isinstance(params.get(r.param_name, layer.get(r.param_name)), list)), None)
-        if also is not None:  # fanned over the first, the second list was dropped without a word
+        if also is not None and not c.recorded:  # fanned over the first, the second dropped without a word
             _end_now(c, state, step, now, status=FAILED, event=INVALID, reason="fan_out",
                      error=f"step {step.id!r}: " + two_lists(cap.meta, rule.param_name, also))
             return

@@ -24,7 +24,7 @@ def _answer(message: Any) -> Any:
     return reply
 
 
-@pytest.mark.parametrize("status", ["complted", "", "x" * 1_000_000, "running\u202e"])
+@pytest.mark.parametrize("status", ["complted", "", "x" * 1_000_000, "running\u202e", "cancelling"])
 def test_a_status_no_run_can_have_is_refused_without_quoting_it(status: str) -> None:
     reply = _answer(ListRuns(status=status))
     assert type(reply) is Error and reply.code == "invalid_request"
