@@ -76,17 +76,20 @@ def test_an_idle_flood_is_bounded_and_the_daemon_still_serves(tmp_path: Path) ->
         assert len(closed) == FLOOD - SHARE
         assert all(sent.startswith(b"HTTP/1.1 503 ") and b"too_many_connections" in sent for sent in closed.values())
         assert _fds(daemon.pid) - before <= SHARE + 8  # 300 before: one per connection
-        source = httpx2.Client(transport=httpx2.HTTPTransport(local_address="127.0.0.2"))
-        other = openai.OpenAI(base_url=f"{http}/v1", api_key="unused", max_retries=0, timeout=30, http_client=source)
-        assert [m.id for m in other.models.list()] == ["ontoflow"]  # another address is served meanwhile
+        # Closed here: left to the collector, its socket's ResourceWarning failed whichever test
+        # of this process ran when it was collected.
+        with httpx2.Client(transport=httpx2.HTTPTransport(local_address="127.0.0.2")) as source, \
+                openai.OpenAI(base_url=f"{http}/v1", api_key="unused", max_retries=0, timeout=30,
+                              http_client=source) as other:
+            assert [m.id for m in other.models.list()] == ["ontoflow"]  # another address is served meanwhile
         workers = subprocess.run([*PYTHON, "workers", "--json", "--connect", address], cwd=tmp_path, env=env,
                                  capture_output=True, timeout=60)
         assert workers.returncode == 0  # the daemon's client API too
         for s in flood:
             s.close()
         flood.clear()
-        again = openai.OpenAI(base_url=f"{http}/v1", api_key="unused", max_retries=3, timeout=30)
-        assert [m.id for m in again.models.list()] == ["ontoflow"]
+        with openai.OpenAI(base_url=f"{http}/v1", api_key="unused", max_retries=3, timeout=30) as again:
+            assert [m.id for m in again.models.list()] == ["ontoflow"]
     finally:
         for s in flood:
             s.close()
