@@ -38,7 +38,7 @@ from ontoflow.actors.orchestrator.engine import Fact, RunCancelled, RunSubmitted
 from ontoflow.actors.pipelines import ConnectionResolutionError
 from ontoflow.protocols.client import Error, RunList, RunStatus, RunSummary, RunTrace
 from ontoflow.protocols.errors import ProtocolsError
-from ontoflow.protocols.types import RunStatusName, StatusReply
+from ontoflow.protocols.types import RunStatusName
 from ontoflow.runtime.journal import JournalCorruptError
 
 __all__ = ["Found", "Hold", "Queries", "ReadsSpent", "Waiters", "run_status", "trace_dicts"]

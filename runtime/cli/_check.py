@@ -18,7 +18,6 @@ import errno
 import os
 import sqlite3
 import sys
-from pathlib import Path
 from typing import Any
 
 import msgspec

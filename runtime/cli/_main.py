@@ -223,7 +223,8 @@ def _refuse_unread_pipe(log_file: str | None) -> int | None:
     """
     if not log_file:
         return None
-    deadline: float | None = None
+    wait_s: float | None = None  # read once the pipe is found without a reader
+    deadline = 0.0
     while True:
         try:
             return os.open(log_file, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # only a FIFO's open can wait
@@ -236,8 +237,9 @@ def _refuse_unread_pipe(log_file: str | None) -> int | None:
         # No reader yet (O_NONBLOCK says so instead of waiting): one started with the command
         # (`ontoflow run ... --log-file p & cat p`) opens it a moment later, as a document's
         # pipe is waited on for its writer. A writer's open wakes no poll, so it is tried again.
-        wait_s = _log_pipe_wait_s(log_file)
-        deadline = time.monotonic() + wait_s if deadline is None else deadline
+        if wait_s is None:
+            wait_s = _log_pipe_wait_s(log_file)
+            deadline = time.monotonic() + wait_s
         if time.monotonic() >= deadline:
             raise ConfigError(f"--log-file {log_file}: a pipe no program reads (none opened it within {wait_s:g} s; "
                               "start its reader first)")
