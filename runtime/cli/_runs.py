@@ -200,6 +200,7 @@ def _wait(
     watch: bool = False,
     on_steps: Callable[[list[dict[str, Any]]], None] | None = None,
     progress: bool = False,
+    on_running: Callable[[list[tuple[str, str]]], None] | None = None,
 ) -> ClientMessage | int:
     """Submit (when ``submit`` is given) and wait for the run's end, resuming across daemon
     restarts (``_client``); returns the last reply or an exit code (reported)."""
@@ -225,7 +226,7 @@ def _wait(
             rid = known["run_id"]
             if not progress:
                 return await follow(client, rid, watch=watch, on_steps=on_steps, deadline=deadline,
-                                    answer_timeout_s=answer_s, answered=answered)
+                                    answer_timeout_s=answer_s, answered=answered, on_running=on_running)
             return await _follow_drawn(client, rid, deadline, answer_s, answered)
 
     # Ctrl-C raises at once: asyncio's own SIGINT handling cancels the main task instead, and a
@@ -330,7 +331,16 @@ def _cmd_watch(args: argparse.Namespace) -> int:
                            f" attempt {step.get('attempt', '')}")
         sys.stdout.flush()
 
-    reply = _wait(args, run_id=args.run_id, watch=True, on_steps=show)
+    shown: set[tuple[str, str]] = set()
+
+    def started(running: list[tuple[str, str]]) -> None:  # where the run is (seed 000), each step once
+        fresh = [(step_id, capability) for step_id, capability in running if (step_id, capability) not in shown]
+        shown.update(fresh)
+        for step_id, capability in [] if args.json else fresh:
+            print_line(f"  {step_id:>4}  {capability:<32} running")
+        sys.stdout.flush()
+
+    reply = _wait(args, run_id=args.run_id, watch=True, on_steps=show, on_running=started)
     if isinstance(reply, int):
         return reply
     reply = expect(reply, RunStatus)
