@@ -15,6 +15,9 @@ on a named pipe nothing writes to waited for ever, printing nothing. One reader,
   ``ONTOFLOW_PIPE_WAIT_S`` sets another, 0 to 3600 seconds), then refused;
 - a folder and any other device (``/dev/zero``, a terminal: ``/dev/stdin`` on a terminal
   waited for a person who did not know to type) are refused without reading.
+
+A file written to (``--log-file``) is opened by :func:`open_to_write`, whose named pipe waits
+the same way for its reader.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import select
 import stat
 import time
 
-__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WAIT_ENV", "PIPE_WRITER_WAIT_S", "document_format", "pipe_wait_s",
-           "read_bounded", "read_document_bytes"]
+__all__ = ["MAX_DOCUMENT_BYTES", "PIPE_WAIT_ENV", "PIPE_WRITER_WAIT_S", "document_format", "open_to_write",
+           "pipe_wait_s", "read_bounded", "read_document_bytes"]
 
 #: The largest document file read: 64 MiB (``DEFAULT_MAX_MESSAGE_BYTES``).
 MAX_DOCUMENT_BYTES = 64 * 2**20
@@ -38,9 +41,10 @@ PIPE_WRITER_WAIT_S = 5.0
 #: The environment variable that sets another wait (seconds, 0 to 3600).
 PIPE_WAIT_ENV = "ONTOFLOW_PIPE_WAIT_S"
 
-#: How often a pipe still without a writer is looked at again: a writer that opens it and says
-#: nothing for a while wakes no ``poll``, but a read tells its presence (EAGAIN, not end of file).
-_WRITER_LOOK_S = 0.05
+#: How often a pipe still without its other end is looked at again: a writer that opens it and
+#: says nothing for a while wakes no ``poll``, but a read tells its presence (EAGAIN, not end of
+#: file); a reader's open wakes nothing on the writing side, whose open is tried again.
+_PIPE_LOOK_S = 0.05
 
 
 def document_format(path: str | os.PathLike[str], data: bytes) -> str:
@@ -95,6 +99,40 @@ def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
         os.close(fd)
 
 
+def open_to_write(path: str | os.PathLike[str]) -> int:
+    """A descriptor open to write on ``path`` (a file to log to), never blocking: a named pipe
+    no program reads yet is tried again for :func:`pipe_wait_s` (a reader started with the
+    command, ``--log-file p & cat p``, opens it a moment later), as a document's pipe is waited
+    on for its writer.
+
+    Raises:
+        OSError: as ``os.open`` does (``ENXIO`` for a socket, or a device with nothing behind
+            it); ``ENXIO`` for a named pipe no program opened to read within the wait, its
+            ``strerror`` saying so; ``EINVAL`` naming :data:`PIPE_WAIT_ENV` when it is no wait.
+    """
+    deadline: float | None = None
+    while True:
+        try:
+            return os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # only a FIFO's open can wait
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or not _is_fifo(path):  # O_NONBLOCK: ENXIO, not a wait, for no reader
+                raise
+        if deadline is None:
+            wait_s = pipe_wait_s()
+            deadline = time.monotonic() + wait_s
+        if time.monotonic() >= deadline:
+            raise OSError(errno.ENXIO, f"a pipe no program reads (none opened it within {wait_s:g} s; "
+                                       "start its reader first)")
+        time.sleep(_PIPE_LOOK_S)
+
+
+def _is_fifo(path: str | os.PathLike[str]) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def _is_socket(path: str | os.PathLike[str]) -> bool:
     try:
         return stat.S_ISSOCK(os.stat(path).st_mode)
@@ -126,7 +164,7 @@ def _first_of_pipe(fd: int, limit: int) -> bytes:
             raise OSError(errno.ENXIO, f"is a pipe no program writes to (none opened it within {wait_s:g} s)")
         # Linux: a hang-up is reported only for a writer that came after this open, so an
         # event here means one did (data, or a close).
-        heard = bool(poller.poll(min(left, _WRITER_LOOK_S) * 1000))
+        heard = bool(poller.poll(min(left, _PIPE_LOOK_S) * 1000))
 
 
 def pipe_wait_s() -> float:

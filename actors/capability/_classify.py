@@ -10,7 +10,7 @@ import socket
 from ontoflow.actors.capability._cancel import must_propagate
 from ontoflow.actors.errors import PermanentError, TransientError
 
-__all__ = ["ErrorClass", "classify_error"]
+__all__ = ["ErrorClass", "class_name", "classify_error"]
 
 
 class ErrorClass(enum.StrEnum):
@@ -56,7 +56,9 @@ _TRANSIENT_TEXT = re.compile(
 # ConnectError...), requests' Timeout and ConnectionError, aiohttp's ClientConnectionError.
 # They carry no status and often an empty message, so neither rule below would see them.
 _TRANSIENT_CLASS = re.compile(r"Timeout|TimedOut|ConnectError|ConnectionError|NetworkError")
-_CLASS_NAME = vars(type)["__name__"].__get__
+#: A class's name as ``type`` keeps it, never raising: a metaclass's ``__name__`` property may
+#: raise or return any text (``_scrub.type_name`` reads it the same way).
+class_name = vars(type)["__name__"].__get__
 _PERMANENT_TEXT = re.compile(
     r"auth|unauthorized|forbidden|invalid|validation|\b400\b|\b401\b|\b403\b|\b404\b|not found",
     re.IGNORECASE,
@@ -155,7 +157,7 @@ def _classify(exc: BaseException) -> ErrorClass:
     if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno in _TRANSIENT_ERRNOS:
         return ErrorClass.TRANSIENT
     # not BaseException, object; each name as ``type`` keeps it (a metaclass's property may raise)
-    if any(_TRANSIENT_CLASS.search(_CLASS_NAME(cls)) for cls in type(exc).__mro__[:-2]):
+    if any(_TRANSIENT_CLASS.search(class_name(cls)) for cls in type(exc).__mro__[:-2]):
         return ErrorClass.TRANSIENT
     status = _status_of(exc)
     if status in _TRANSIENT_STATUS:

@@ -11,7 +11,7 @@ from urllib.parse import quote, quote_plus
 import msgspec
 
 from ontoflow.actors.capability._cancel import must_propagate
-from ontoflow.actors.capability._classify import ErrorClass
+from ontoflow.actors.capability._classify import ErrorClass, class_name
 from ontoflow.protocols.context import StepContext
 
 __all__ = ["MAX_TYPE_CHARS", "REDACTED", "error_text", "handed_values", "scrub", "secret_texts", "type_name"]
@@ -330,7 +330,4 @@ def type_name(obj: object) -> str:
     its own, and ``type("E" * 5_000_000, (Exception,), {})`` made every log line naming it
     five megabytes long. Read as ``type`` keeps it, never raising: a metaclass's ``__name__``
     property that raised made the base report its own failure, and one could return any text."""
-    return _TYPE_NAME(type(obj))[:MAX_TYPE_CHARS]
-
-
-_TYPE_NAME = vars(type)["__name__"].__get__
+    return class_name(type(obj))[:MAX_TYPE_CHARS]

@@ -15,7 +15,6 @@ import importlib
 import os
 import stat
 import sys
-import time
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
@@ -34,7 +33,7 @@ from ontoflow.runtime.cli._shared import (
     set_json_errors,
 )
 from ontoflow.runtime.cli._signals import EXIT_TERMINATED, Terminated
-from ontoflow.runtime.documents import pipe_wait_s
+from ontoflow.runtime.documents import open_to_write
 from ontoflow.runtime.errors import ConfigError
 from ontoflow.runtime.logging import configure_logging
 from ontoflow.runtime.loop import entry_options
@@ -223,38 +222,20 @@ def _refuse_unread_pipe(log_file: str | None) -> int | None:
     """
     if not log_file:
         return None
-    wait_s: float | None = None  # read once the pipe is found without a reader
-    deadline = 0.0
-    while True:
-        try:
-            return os.open(log_file, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # only a FIFO's open can wait
-        except OSError as exc:
-            if exc.errno != errno.ENXIO:
-                return None  # missing, a folder...: configure_logging names it
-            if not _is(log_file, stat.S_ISFIFO):  # a socket, or a device with nothing behind it (/dev/tty, no terminal)
-                what = "is a socket, not a file" if _is(log_file, stat.S_ISSOCK) else f"cannot open it: {exc.strerror}"
-                raise ConfigError(f"--log-file {log_file}: {what}") from None
-        # No reader yet (O_NONBLOCK says so instead of waiting): one started with the command
-        # (`ontoflow run ... --log-file p & cat p`) opens it a moment later, as a document's
-        # pipe is waited on for its writer. A writer's open wakes no poll, so it is tried again.
-        if wait_s is None:
-            wait_s = _log_pipe_wait_s(log_file)
-            deadline = time.monotonic() + wait_s
-        if time.monotonic() >= deadline:
-            raise ConfigError(f"--log-file {log_file}: a pipe no program reads (none opened it within {wait_s:g} s; "
-                              "start its reader first)")
-        time.sleep(_READER_LOOK_S)
-
-
-#: How often a ``--log-file`` pipe still without a reader is tried again.
-_READER_LOOK_S = 0.05
-
-
-def _log_pipe_wait_s(log_file: str) -> float:
     try:
-        return pipe_wait_s()
+        return open_to_write(log_file)
     except OSError as exc:
-        raise ConfigError(f"--log-file {log_file}: {exc.strerror}") from None
+        if exc.errno == errno.EINVAL:  # ONTOFLOW_PIPE_WAIT_S is no wait (os.open never says EINVAL here)
+            raise ConfigError(f"--log-file {log_file}: {exc.strerror}") from None
+        if exc.errno != errno.ENXIO:
+            return None  # missing, a folder...: configure_logging names it
+        if _is(log_file, stat.S_ISFIFO):  # no program read it within the wait: the text says so
+            what = exc.strerror
+        elif _is(log_file, stat.S_ISSOCK):
+            what = "is a socket, not a file"
+        else:  # a device with nothing behind it (/dev/tty without a terminal)
+            what = f"cannot open it: {exc.strerror}"
+        raise ConfigError(f"--log-file {log_file}: {what}") from None
 
 
 def _is(path: str, kind: Callable[[int], bool]) -> bool:
